@@ -1,0 +1,163 @@
+-- The protocol's SQL, taken from the seeds (../shared/seeds/). Each entry starts with
+-- `-- name: NAME`; parameters are bound by name (`:task_id`), never formatted in.
+-- Where the seeds disagree, this file follows seed 000 (the musician design document) and
+-- the variants of PROTOCOL.md "Where the seeds disagree" override single entries.
+-- The engine knows which parameters it supplies to each name (sim/sql_catalog.rs); a
+-- statement that needs any other parameter is rejected before the run starts.
+
+------------------------------------------------------------------------------------------
+-- Conductor (task-00). The conductor's own skill is not in the seeds (PROTOCOL.md,
+-- "Actors"); these statements follow seed 004's state machine and templates.
+------------------------------------------------------------------------------------------
+
+-- name: conductor_register
+-- 004 state-machine "Conductor States": task-00 is the conductor's own row, `watching`.
+INSERT INTO orchestration_tasks (task_id, state, session_id, worked_by, started_at, last_heartbeat)
+VALUES ('task-00', 'watching', :session_id, 'conductor', datetime('now'), datetime('now'));
+
+-- name: create_task
+-- 004 state-machine "Initial State": rows are created by the conductor before launch.
+INSERT INTO orchestration_tasks (task_id, state, instruction_path)
+VALUES (:task_id, 'watching', :instruction_path);
+
+-- name: send_instruction
+-- 000 Bootstrap 1a: one `instruction` message per task carries the instruction path.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, 'task-00', :message, 'instruction');
+
+-- name: conductor_heartbeat
+-- 000 Pause Watcher: musicians judge the conductor alive by task-00's heartbeat.
+UPDATE orchestration_tasks
+SET last_heartbeat = datetime('now')
+WHERE task_id = 'task-00';
+
+-- name: conductor_set_state
+-- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
+UPDATE orchestration_tasks
+SET state = :state,
+    last_heartbeat = datetime('now')
+WHERE task_id = 'task-00';
+
+-- name: poll_tasks
+-- 000 Parallel Awareness Queries 11/12: states, heartbeats and staleness of every task.
+SELECT task_id, state, last_heartbeat,
+       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale
+FROM orchestration_tasks
+WHERE task_id != 'task-00' AND task_id NOT LIKE 'fallback-%'
+ORDER BY task_id;
+
+-- name: read_musician_messages
+-- 000 Message Deduplication: new messages by id, never by timestamp.
+SELECT id, task_id, from_session, message_type, message
+FROM orchestration_messages
+WHERE from_session != 'task-00'
+  AND id > :last_id
+ORDER BY id;
+
+-- name: send_conductor_message
+-- 000 Review Request Flow 4: the musician reads the new state *and* the latest message, so
+-- the conductor writes its message before it changes the state.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, 'task-00', :message, :message_type);
+
+-- name: set_task_state
+-- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
+UPDATE orchestration_tasks
+SET state = :state,
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+------------------------------------------------------------------------------------------
+-- Musician session (task-01+).
+------------------------------------------------------------------------------------------
+
+-- name: claim_task
+-- 000 Bootstrap 3 / Bootstrap Queries 1; guard of 000 and 002 "Guard Clause Rules".
+UPDATE orchestration_tasks
+SET state = 'working',
+    session_id = :session_id,
+    worked_by = :worked_by,
+    started_at = datetime('now'),
+    last_heartbeat = datetime('now'),
+    retry_count = 0
+WHERE task_id = :task_id
+  AND state IN ('watching', 'fix_proposed', 'exit_requested');
+
+-- name: insert_fallback_row
+-- 000 Bootstrap 4: no guard, must always succeed, lets the stop hook end the session.
+INSERT INTO orchestration_tasks (task_id, state, session_id, last_heartbeat)
+VALUES ('fallback-' || :session_id, 'exited', :session_id, datetime('now'));
+
+-- name: send_claim_blocked
+-- 000 Bootstrap 4 / Message Format Standards "Claim Blocked".
+INSERT INTO orchestration_messages (task_id, from_session, message_type, message)
+VALUES (:task_id, :session_id, 'claim_blocked', :message);
+
+-- name: read_instruction
+-- 000 Bootstrap Queries 3 (with the message_type filter of the launch prompt, 000 1a).
+-- `id` is selected besides `message` so the session can start its watcher's
+-- last_processed_message_id past the instruction (000 Message Deduplication).
+SELECT id, message FROM orchestration_messages
+WHERE task_id = :task_id AND from_session = 'task-00'
+  AND message_type = 'instruction'
+ORDER BY timestamp ASC LIMIT 1;
+
+-- name: heartbeat
+-- 000 Execution Queries 4 / Heartbeat Protocol: step start, step end, watcher refresh.
+UPDATE orchestration_tasks
+SET last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+-- name: read_task_state
+-- 004 "Check Task State", with the heartbeat age of 000 Execution Queries 12 so a watcher
+-- can decide on a refresh (000 Heartbeat Refresh) from the same read.
+SELECT state, retry_count, last_heartbeat,
+       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale
+FROM orchestration_tasks
+WHERE task_id = :task_id;
+
+-- name: read_new_conductor_messages
+-- 000 Background Watcher query: new conductor messages by id.
+SELECT id, message, timestamp FROM orchestration_messages
+WHERE task_id = :task_id
+  AND from_session = 'task-00'
+  AND id > :last_processed_message_id
+ORDER BY id;
+
+-- name: send_review_request
+-- 004 "Request Review": message FIRST, then state change.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'review_request');
+
+-- name: set_needs_review
+-- 004 "Request Review" / 000 Execution Queries 5 and 8.
+UPDATE orchestration_tasks
+SET state = 'needs_review',
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+-- name: resume_working
+-- 004 "After Approval (Resume Working)".
+UPDATE orchestration_tasks
+SET state = 'working',
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+-- name: send_completion
+-- 000 Execution Queries 8 (completion review) and 004 "Mark Complete" (final message).
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'completion');
+
+-- name: mark_complete
+-- 000 Execution Queries 9: the TERMINAL WRITE, the absolute last database write.
+UPDATE orchestration_tasks
+SET state = 'complete', last_heartbeat = datetime('now'),
+    completed_at = datetime('now'),
+    report_path = :report_path
+WHERE task_id = :task_id;
+
+-- name: stop_hook_state
+-- 000 Implementation-Hook Integration: the stop hook finds the session's row by session_id.
+SELECT task_id, state FROM orchestration_tasks
+WHERE session_id = :session_id
+ORDER BY task_id;

@@ -1,0 +1,166 @@
+//! `Ctx`: the only door from an actor to the world (DESIGN.md, invariant 5).
+//!
+//! Every method that touches SQLite or time returns a future that hands one request to the
+//! engine and resolves when the engine has performed it. Spawning, killing and trace notes
+//! are queued for the engine to apply after the actor yields.
+
+use std::cell::{RefCell, RefMut};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::db::{Params, SqlOutcome};
+use crate::dist::Dist;
+use crate::engine::{ActorId, ActorMeta, Request, Response, Runtime, Slot, Spawn, SqlFailure};
+use crate::rng;
+use crate::trace::TraceRow;
+
+pub struct Ctx {
+    id: ActorId,
+    meta: ActorMeta,
+    slot: Rc<RefCell<Slot>>,
+    runtime: Rc<Runtime>,
+    rng: RefCell<ChaCha8Rng>,
+}
+
+/// Resolves with the engine's response to one request.
+struct Effect {
+    slot: Rc<RefCell<Slot>>,
+    request: Option<Request>,
+}
+
+impl Future for Effect {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Response> {
+        if let Some(request) = self.request.take() {
+            let mut slot = self.slot.borrow_mut();
+            assert!(slot.request.is_none(), "two requests in flight from one actor");
+            slot.request = Some(request);
+            return Poll::Pending;
+        }
+        let response = self.slot.borrow_mut().response.take();
+        Poll::Ready(response.expect("the engine polls an actor only with its response"))
+    }
+}
+
+impl Ctx {
+    pub(crate) fn queue_spawn<F, Fut>(runtime: &Rc<Runtime>, parent: Option<ActorId>, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        assert!(delay_ms >= 0);
+        let id = runtime.next_id.get();
+        runtime.next_id.set(id + 1);
+        let slot = Rc::new(RefCell::new(Slot::default()));
+        let ctx = Ctx {
+            id,
+            meta: meta.clone(),
+            slot: slot.clone(),
+            runtime: runtime.clone(),
+            rng: RefCell::new(rng::stream(runtime.seed, &meta.name)),
+        };
+        let future = Box::pin(make(ctx));
+        runtime.spawns.borrow_mut().push(Spawn { id, parent, meta, delay_ms, slot, future });
+        id
+    }
+
+    pub fn id(&self) -> ActorId {
+        self.id
+    }
+
+    pub fn meta(&self) -> &ActorMeta {
+        &self.meta
+    }
+
+    /// Simulated milliseconds since the run's epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.runtime.now_ms()
+    }
+
+    /// This actor's own random stream, derived from (seed, actor name).
+    pub fn rng(&self) -> RefMut<'_, ChaCha8Rng> {
+        self.rng.borrow_mut()
+    }
+
+    pub fn draw(&self, dist: &Dist) -> i64 {
+        dist.sample(&mut *self.rng())
+    }
+
+    /// Runs one named protocol statement at the instant the engine schedules it.
+    pub async fn sql(&self, name: &'static str, params: Params) -> Result<SqlOutcome, SqlFailure> {
+        match (Effect { slot: self.slot.clone(), request: Some(Request::Sql { name, params }) }).await {
+            Response::Sql(result) => result,
+            _ => unreachable!("a SQL request is answered with a SQL response"),
+        }
+    }
+
+    /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.
+    pub async fn sleep(&self, ms: i64) {
+        assert!(ms >= 0, "sleep of {ms} ms");
+        let response = (Effect { slot: self.slot.clone(), request: Some(Request::Sleep { ms }) }).await;
+        assert!(matches!(response, Response::Woke));
+    }
+
+    /// Waits until `actor` has finished (or was killed).
+    pub async fn join(&self, actor: ActorId) {
+        let response = (Effect { slot: self.slot.clone(), request: Some(Request::Join { actor }) }).await;
+        assert!(matches!(response, Response::Joined));
+    }
+
+    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one.
+    pub fn spawn_child<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, make)
+    }
+
+    /// Launches an independent process (a musician session) after `delay_ms`: it outlives
+    /// the launcher.
+    pub fn launch<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        Ctx::queue_spawn(&self.runtime, None, meta, delay_ms, make)
+    }
+
+    /// Stops another actor at once (TaskStop of a watcher): its future is dropped.
+    pub fn kill(&self, actor: ActorId) {
+        self.runtime.kills.borrow_mut().push(actor);
+    }
+
+    /// A trace row for a protocol decision that is not a database effect.
+    pub fn note(&self, event: &str, detail: impl Into<String>) {
+        self.runtime.record(TraceRow {
+            t_ms: self.now_ms(),
+            actor: self.meta.name.clone(),
+            session: self.meta.session_id.clone(),
+            event: event.to_string(),
+            detail: detail.into(),
+            ..TraceRow::default()
+        });
+    }
+
+    /// A UUID-shaped id drawn from the stream named `name`: how a launched session gets its
+    /// `CLAUDE_SESSION_ID` reproducibly, before it starts (the SessionStart hook, seed 000).
+    pub fn derive_uuid(&self, name: &str) -> String {
+        use rand::Rng;
+        let mut stream = rng::stream(self.runtime.seed, &format!("{name}#uuid"));
+        let (a, b) = (stream.next_u64(), stream.next_u64());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0x0fff,
+            0x8000 | ((b >> 48) & 0x3fff),
+            b & 0xffff_ffff_ffff
+        )
+    }
+}

@@ -1,0 +1,176 @@
+//! The run's `comms.db`: a real SQLite file with seed 004's exact schema, opened through the
+//! clock VFS, executing the catalog's named statements with bound parameters.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::Value;
+use rusqlite::{ffi, Connection, OpenFlags};
+
+use crate::clock::{ClockVfs, SimClock};
+use crate::error::{Error, Result};
+use crate::sql_catalog::Catalog;
+
+/// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
+pub const SCHEMA_SQL: &str = include_str!("../scenarios/schema.sql");
+
+/// Named parameter values for one statement, in the engine's fixed order.
+pub type Params = Vec<(&'static str, Value)>;
+
+/// What a statement returned: rows for a query, the change count for a write.
+#[derive(Clone, Debug, Default)]
+pub struct SqlOutcome {
+    pub rows_affected: usize,
+    pub rows: Vec<Vec<Value>>,
+    /// True when the statement only reads.
+    pub readonly: bool,
+}
+
+impl SqlOutcome {
+    pub fn text(&self, row: usize, col: usize) -> Option<&str> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Text(t) => Some(t.as_str()),
+            _ => None,
+        }
+    }
+
+    pub fn int(&self, row: usize, col: usize) -> Option<i64> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Integer(i) => Some(*i),
+            Value::Real(r) => Some(*r as i64),
+            _ => None,
+        }
+    }
+
+    pub fn real(&self, row: usize, col: usize) -> Option<f64> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Integer(i) => Some(*i as f64),
+            Value::Real(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
+/// Counters of what the run asked of SQLite.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbStats {
+    /// Protocol statements executed on behalf of actors.
+    pub statements: u64,
+    /// Reads the harness itself made to observe the database (trace "state after").
+    pub observer_reads: u64,
+}
+
+pub struct CommsDb {
+    // Field order matters: the connection must close before its VFS is unregistered.
+    conn: Connection,
+    catalog: Catalog,
+    pub stats: DbStats,
+    path: PathBuf,
+    _vfs: ClockVfs,
+}
+
+impl CommsDb {
+    /// Creates a fresh `comms.db` at `path` (removing an old one and its WAL), applies the
+    /// schema and prepares every statement of `catalog`.
+    pub fn create(path: &Path, clock: SimClock, sqlite_seed: u64, catalog: Catalog) -> Result<CommsDb> {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = PathBuf::from(format!("{}{suffix}", path.display()));
+            match std::fs::remove_file(&file) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::harness(format!("cannot remove {}: {e}", file.display()))),
+            }
+        }
+        let vfs = ClockVfs::register(clock).map_err(Error::harness)?;
+        seed_sqlite_prng(sqlite_seed);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags_and_vfs(path, flags, vfs.name())
+            .map_err(|e| Error::harness(format!("cannot create {}: {e}", path.display())))?;
+        // WAL: the protocol's own mode (seed 004 "Database": "WAL isolation").
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if mode != "wal" {
+            return Err(Error::harness(format!("{} refused WAL mode (got {mode})", path.display())));
+        }
+        // NORMAL is what WAL users run with; it is per connection, so it is set here.
+        conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+        // Lock waits are modelled in virtual time; a real wait would stall the whole
+        // simulation thread (DESIGN.md, invariant 7).
+        conn.busy_timeout(std::time::Duration::ZERO)?;
+        // One cached prepared statement per protocol statement, plus the observer's.
+        conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
+        conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
+        catalog.validate(&conn)?;
+        Ok(CommsDb { conn, catalog, stats: DbStats::default(), path: path.to_path_buf(), _vfs: vfs })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Executes one named protocol statement with the parameters the engine supplies.
+    /// Parameters the statement does not use are skipped (a variant may drop one).
+    pub fn execute(&mut self, name: &str, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        let statement = self.catalog.get(name);
+        let mut stmt = self.conn.prepare_cached(&statement.sql)?;
+        for (param, value) in params {
+            if let Some(index) = stmt.parameter_index(param)? {
+                stmt.raw_bind_parameter(index, value)?;
+            }
+        }
+        self.stats.statements += 1;
+        let readonly = stmt.readonly();
+        let column_count = stmt.column_count();
+        if column_count == 0 {
+            let rows_affected = stmt.raw_execute()?;
+            return Ok(SqlOutcome { rows_affected, rows: Vec::new(), readonly });
+        }
+        let mut rows_out = Vec::new();
+        let mut rows = stmt.raw_query();
+        while let Some(row) = rows.next()? {
+            let mut values = Vec::with_capacity(column_count);
+            for col in 0..column_count {
+                values.push(row.get::<_, Value>(col)?);
+            }
+            rows_out.push(values);
+        }
+        Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
+    }
+
+    /// The harness's own look at a task's state (not a protocol statement).
+    pub fn observe_state(&mut self, task_id: &str) -> rusqlite::Result<Option<String>> {
+        self.stats.observer_reads += 1;
+        let mut stmt = self.conn.prepare_cached("SELECT state FROM orchestration_tasks WHERE task_id = ?1")?;
+        let mut rows = stmt.query([task_id])?;
+        match rows.next()? {
+            Some(row) => Ok(Some(row.get(0)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Checkpoints the WAL into the main file and closes, so `comms.db` alone holds the run.
+    pub fn close(self) -> Result<()> {
+        let CommsDb { conn, _vfs, .. } = self;
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+        conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
+        drop(_vfs);
+        Ok(())
+    }
+}
+
+/// Seeds SQLite's PRNG (WAL salts, temp names) so database bytes are reproducible
+/// (DESIGN.md, invariant 3). The PRNG is process-wide; the final `comms.db` does not depend
+/// on it because the WAL is checkpointed and removed on close.
+fn seed_sqlite_prng(seed: u64) {
+    // SAFETY: SQLITE_TESTCTRL_PRNG_SEED takes (int seed, sqlite3 *db); a NULL db means "use
+    // the seed as given".
+    unsafe {
+        ffi::sqlite3_test_control(ffi::SQLITE_TESTCTRL_PRNG_SEED, (seed as u32) as std::ffi::c_int, std::ptr::null_mut::<ffi::sqlite3>());
+    }
+}

@@ -1,0 +1,411 @@
+//! The discrete-event engine: a deterministic executor for actor futures over simulated time.
+//!
+//! Actors (conductor, musician sessions, watchers) are `async` code that reaches the world
+//! only through `Ctx` (sim/ctx.rs): each `await` on a SQL statement, a sleep or a join hands
+//! one *request* to the engine and suspends. The engine keeps one queue of events ordered by
+//! (simulated ms, insertion sequence); when an actor's event comes up it performs that
+//! actor's pending request at that instant (SQL runs with the clock at the event's time),
+//! hands back the response and polls the actor to its next request.
+//!
+//! **Architecture Invariant:** between two requests of an actor the engine holds the actor's
+//! whole in-memory state in its suspended future, so dropping the future is exactly a crashed
+//! process (DESIGN.md, invariant 5), and any interleaving of actors is one queue order away.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::clock::SimClock;
+use crate::ctx::Ctx;
+use crate::db::{CommsDb, Params, SqlOutcome};
+use crate::dist::Dist;
+use crate::error::{Error, Result};
+use crate::rng;
+use crate::trace::{TraceRow, TraceSink};
+
+pub type ActorId = u32;
+
+/// Who an actor is, as the trace shows it.
+#[derive(Clone, Debug, Default)]
+pub struct ActorMeta {
+    /// Unique and stable across runs, e.g. `conductor`, `task-01.S1`, `task-01.S1.bg-watcher-2`.
+    /// It also names the actor's random stream.
+    pub name: String,
+    /// The task row this actor works on (`task-00` for the conductor).
+    pub task_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`), empty before it has one.
+    pub session_id: String,
+}
+
+/// A SQL statement failed inside SQLite (constraint, busy, …). The actor decides what follows.
+#[derive(Clone, Debug)]
+pub struct SqlFailure {
+    pub statement: &'static str,
+    pub message: String,
+}
+
+pub(crate) enum Request {
+    Sql { name: &'static str, params: Params },
+    Sleep { ms: i64 },
+    Join { actor: ActorId },
+}
+
+pub(crate) enum Response {
+    Sql(std::result::Result<SqlOutcome, SqlFailure>),
+    Woke,
+    Joined,
+}
+
+/// The mailbox between one actor's future and the engine.
+#[derive(Default)]
+pub(crate) struct Slot {
+    pub request: Option<Request>,
+    pub response: Option<Response>,
+}
+
+type ActorFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+pub(crate) struct Spawn {
+    pub id: ActorId,
+    /// A child (watcher, subagent) dies with its parent; a launched session has no parent.
+    pub parent: Option<ActorId>,
+    pub meta: ActorMeta,
+    pub delay_ms: i64,
+    pub slot: Rc<RefCell<Slot>>,
+    pub future: ActorFuture,
+}
+
+/// State shared between the engine and every `Ctx`: the clock, spawn and kill requests, and
+/// the trace. Actors read it; only the engine acts on it.
+pub(crate) struct Runtime {
+    pub seed: u64,
+    pub clock: SimClock,
+    pub epoch_unix_ms: i64,
+    pub next_id: Cell<ActorId>,
+    pub spawns: RefCell<Vec<Spawn>>,
+    pub kills: RefCell<Vec<ActorId>>,
+    pub trace: RefCell<TraceSink>,
+    /// The first trace write error, surfaced by the engine after the event.
+    pub trace_error: RefCell<Option<Error>>,
+}
+
+impl Runtime {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_unix_ms() - self.epoch_unix_ms
+    }
+
+    pub fn record(&self, row: TraceRow) {
+        if let Err(e) = self.trace.borrow_mut().push(row) {
+            self.trace_error.borrow_mut().get_or_insert(e);
+        }
+    }
+}
+
+struct ActorRec {
+    meta: ActorMeta,
+    future: ActorFuture,
+    slot: Rc<RefCell<Slot>>,
+    /// Bumped whenever the actor is scheduled; an event with an older token is stale.
+    token: u64,
+    /// Draws the engine makes on the actor's behalf (statement latency), kept apart from
+    /// the actor's own stream so protocol choices do not shift engine draws.
+    latency_rng: ChaCha8Rng,
+    joiners: Vec<ActorId>,
+    children: Vec<ActorId>,
+}
+
+/// Settings of the engine itself.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub seed: u64,
+    pub epoch_unix_ms: i64,
+    /// Round trip of one statement through a session's tool call.
+    pub statement_ms: Dist,
+    pub sim_time_max_ms: i64,
+    pub events_max: u64,
+}
+
+/// How the event loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Every actor finished.
+    Quiescent,
+    /// Simulated time reached `sim_time_max_ms` with actors still running.
+    TimeLimit,
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    runtime: Rc<Runtime>,
+    db: CommsDb,
+    actors: BTreeMap<ActorId, ActorRec>,
+    queue: BTreeMap<(i64, u64), (ActorId, u64)>,
+    seq: u64,
+    events: u64,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig, clock: SimClock, db: CommsDb, trace: TraceSink) -> Engine {
+        assert_eq!(clock.now_unix_ms(), config.epoch_unix_ms, "the clock starts at the epoch");
+        let runtime = Rc::new(Runtime {
+            seed: config.seed,
+            clock,
+            epoch_unix_ms: config.epoch_unix_ms,
+            next_id: Cell::new(0),
+            spawns: RefCell::new(Vec::new()),
+            kills: RefCell::new(Vec::new()),
+            trace: RefCell::new(trace),
+            trace_error: RefCell::new(None),
+        });
+        Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0 }
+    }
+
+    /// Adds a top-level actor that starts after `delay_ms`.
+    pub fn spawn<F, Fut>(&mut self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let id = Ctx::queue_spawn(&self.runtime, None, meta, delay_ms, make);
+        self.drain_requests();
+        id
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.runtime.now_ms()
+    }
+
+    pub fn db(&self) -> &CommsDb {
+        &self.db
+    }
+
+    /// Runs until no actor is left, or the time limit. The event cap is a harness error: a
+    /// run that needs more events than its scenario allows is a livelock, not a verdict.
+    pub fn run(&mut self) -> Result<Ending> {
+        let deadline_unix_ms = self.config.epoch_unix_ms + self.config.sim_time_max_ms;
+        while let Some((&(at_unix_ms, seq), &(actor, token))) = self.queue.iter().next() {
+            if at_unix_ms > deadline_unix_ms {
+                self.runtime.clock.advance_to(deadline_unix_ms);
+                return Ok(Ending::TimeLimit);
+            }
+            self.queue.remove(&(at_unix_ms, seq));
+            self.events += 1;
+            if self.events > self.config.events_max {
+                return Err(Error::harness(format!(
+                    "event cap reached: {} events by t={} ms (run.events_max); seed {}",
+                    self.config.events_max,
+                    self.runtime.now_ms(),
+                    self.config.seed
+                )));
+            }
+            self.runtime.clock.advance_to(at_unix_ms);
+            self.fire(actor, token)?;
+            if let Some(e) = self.runtime.trace_error.borrow_mut().take() {
+                return Err(e);
+            }
+        }
+        assert!(self.actors.is_empty(), "an actor is suspended with no event and no join: {:?}", self.actors.keys().collect::<Vec<_>>());
+        Ok(Ending::Quiescent)
+    }
+
+    /// Hands the trace back once the loop is over.
+    pub fn into_parts(self) -> (CommsDb, TraceSink) {
+        drop(self.actors);
+        let runtime = Rc::try_unwrap(self.runtime).unwrap_or_else(|_| panic!("a Ctx outlived its engine"));
+        (self.db, runtime.trace.into_inner())
+    }
+
+    fn fire(&mut self, actor: ActorId, token: u64) -> Result<()> {
+        let Some(rec) = self.actors.get_mut(&actor) else {
+            return Ok(());
+        };
+        if rec.token != token {
+            return Ok(());
+        }
+        let request = rec.slot.borrow_mut().request.take();
+        let response = match request {
+            None => None, // first poll
+            Some(Request::Sleep { .. }) => Some(Response::Woke),
+            Some(Request::Join { .. }) => Some(Response::Joined),
+            Some(Request::Sql { name, params }) => Some(Response::Sql(self.perform_sql(actor, name, &params)?)),
+        };
+        let rec = self.actors.get_mut(&actor).expect("actor still present");
+        rec.slot.borrow_mut().response = response;
+        let mut cx = Context::from_waker(Waker::noop());
+        let poll = rec.future.as_mut().poll(&mut cx);
+        // Spawns first: a request to join a child spawned in the same poll must find it.
+        self.drain_requests();
+        match poll {
+            Poll::Ready(()) => self.finish(actor, "exit"),
+            Poll::Pending if self.actors.contains_key(&actor) => self.schedule_next(actor),
+            Poll::Pending => {} // it killed itself through a kill request
+        }
+        self.drain_requests();
+        Ok(())
+    }
+
+    fn perform_sql(&mut self, actor: ActorId, name: &'static str, params: &Params) -> Result<std::result::Result<SqlOutcome, SqlFailure>> {
+        let meta = self.actors[&actor].meta.clone();
+        let outcome = self.db.execute(name, params);
+        let task_id = params
+            .iter()
+            .find(|(p, _)| *p == ":task_id")
+            .and_then(|(_, v)| if let rusqlite::types::Value::Text(t) = v { Some(t.clone()) } else { None })
+            .unwrap_or_else(|| meta.task_id.clone());
+        let (rows, state_after, result) = match outcome {
+            Ok(outcome) => {
+                let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
+                let state_after = if outcome.readonly { None } else { self.db.observe_state(&task_id)? };
+                (rows.to_string(), state_after.unwrap_or_default(), Ok(outcome))
+            }
+            Err(e) if is_sqlite_runtime_error(&e) => {
+                ("error".to_string(), String::new(), Err(SqlFailure { statement: name, message: e.to_string() }))
+            }
+            Err(e) => return Err(Error::harness(format!("statement `{name}` for {}: {e}", meta.name))),
+        };
+        let detail = match &result {
+            Ok(_) => describe_params(params),
+            Err(f) => format!("{}; {}", f.message, describe_params(params)),
+        };
+        self.runtime.record(TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: meta.name,
+            session: meta.session_id,
+            event: "sql".to_string(),
+            statement: name.to_string(),
+            rows,
+            state_after,
+            detail,
+        });
+        Ok(result)
+    }
+
+    fn schedule_next(&mut self, actor: ActorId) {
+        enum Next {
+            After(i64),
+            JoinOn(ActorId),
+        }
+        let now = self.runtime.clock.now_unix_ms();
+        let rec = self.actors.get_mut(&actor).expect("present");
+        let next = {
+            let slot = rec.slot.borrow();
+            let request =
+                slot.request.as_ref().unwrap_or_else(|| panic!("{} awaited something that is not an engine request", rec.meta.name));
+            match request {
+                Request::Sql { .. } => Next::After(self.config.statement_ms.sample(&mut rec.latency_rng)),
+                Request::Sleep { ms } => Next::After(*ms),
+                Request::Join { actor: child } => Next::JoinOn(*child),
+            }
+        };
+        let delay_ms = match next {
+            Next::After(ms) => ms,
+            Next::JoinOn(child) => match self.actors.get_mut(&child) {
+                Some(child_rec) => {
+                    child_rec.joiners.push(actor);
+                    return;
+                }
+                None => 0,
+            },
+        };
+        assert!(delay_ms >= 0, "negative delay");
+        self.schedule(actor, now + delay_ms);
+    }
+
+    fn schedule(&mut self, actor: ActorId, at_unix_ms: i64) {
+        let rec = self.actors.get_mut(&actor).expect("present");
+        rec.token += 1;
+        self.seq += 1;
+        self.queue.insert((at_unix_ms, self.seq), (actor, rec.token));
+    }
+
+    /// Removes an actor, and with it every descendant: when a session ends or dies, its
+    /// watchers and subagents end with it (000 "Heartbeat Refresh": "If the session crashes,
+    /// the watcher dies with it").
+    fn finish(&mut self, actor: ActorId, how: &str) {
+        let rec = self.actors.remove(&actor).expect("present");
+        for child in &rec.children {
+            if self.actors.contains_key(child) {
+                self.finish(*child, "killed_with_parent");
+            }
+        }
+        self.runtime.record(TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: rec.meta.name.clone(),
+            session: rec.meta.session_id.clone(),
+            event: how.to_string(),
+            ..TraceRow::default()
+        });
+        let now = self.runtime.clock.now_unix_ms();
+        for joiner in rec.joiners {
+            if self.actors.contains_key(&joiner) {
+                self.schedule(joiner, now);
+            }
+        }
+    }
+
+    /// Applies spawns and kills that actors asked for while they ran.
+    fn drain_requests(&mut self) {
+        loop {
+            let spawns: Vec<Spawn> = self.runtime.spawns.borrow_mut().drain(..).collect();
+            let kills: Vec<ActorId> = self.runtime.kills.borrow_mut().drain(..).collect();
+            if spawns.is_empty() && kills.is_empty() {
+                return;
+            }
+            let now = self.runtime.clock.now_unix_ms();
+            for spawn in spawns {
+                let latency_rng = rng::stream(self.config.seed, &format!("{}#latency", spawn.meta.name));
+                let rec = ActorRec {
+                    meta: spawn.meta,
+                    future: spawn.future,
+                    slot: spawn.slot,
+                    token: 0,
+                    latency_rng,
+                    joiners: Vec::new(),
+                    children: Vec::new(),
+                };
+                assert!(self.actors.insert(spawn.id, rec).is_none(), "actor id reused");
+                match spawn.parent.and_then(|parent| self.actors.get_mut(&parent)) {
+                    Some(parent) => parent.children.push(spawn.id),
+                    None => assert!(spawn.parent.is_none(), "a child spawned by an actor that is gone"),
+                }
+                self.schedule(spawn.id, now + spawn.delay_ms);
+            }
+            for victim in kills {
+                if self.actors.contains_key(&victim) {
+                    self.finish(victim, "killed");
+                }
+            }
+        }
+    }
+}
+
+/// Errors SQLite reports while running a statement (constraints, busy, …) are the protocol's
+/// business; anything else (misuse, I/O) is the harness's.
+fn is_sqlite_runtime_error(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, rusqlite::ErrorCode::ConstraintViolation | rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
+}
+
+/// `key=value` pairs for the trace's detail column; message bodies are cut to their first line.
+fn describe_params(params: &Params) -> String {
+    let mut parts = Vec::with_capacity(params.len());
+    for (name, value) in params {
+        let shown = match value {
+            rusqlite::types::Value::Text(t) => t.lines().next().unwrap_or("").to_string(),
+            rusqlite::types::Value::Integer(i) => i.to_string(),
+            rusqlite::types::Value::Real(r) => r.to_string(),
+            rusqlite::types::Value::Null => "NULL".to_string(),
+            rusqlite::types::Value::Blob(b) => format!("<{} bytes>", b.len()),
+        };
+        parts.push(format!("{}={}", name.trim_start_matches(':'), shown));
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,20 @@
+//! rehearsal: a deterministic discrete-event simulator and test harness for the
+//! conductor/musician protocol over a shared SQLite `comms.db`. See ARCHITECTURE.md.
+
+pub mod clock;
+pub mod conductor;
+pub mod ctx;
+pub mod db;
+pub mod dist;
+pub mod engine;
+pub mod error;
+pub mod messages;
+pub mod musician;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod session;
+pub mod sql_catalog;
+pub mod trace;
+pub mod verdict;
+pub mod watcher;

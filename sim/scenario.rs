@@ -1,0 +1,516 @@
+//! Scenario files: TOML, every key documented in scenarios/README.md with its default and
+//! the seed section it comes from. Unknown keys are errors; every error names the file, the
+//! line, the column and the key.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+
+use crate::clock::parse_utc;
+use crate::dist::Dist;
+use crate::error::{Error, Result};
+
+/// A loaded, validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file stem: `scenarios/quickstart.toml` → `quickstart`.
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+    pub run: RunSection,
+    pub timing: TimingSection,
+    pub conductor: ConductorSection,
+    pub context: ContextSection,
+    pub tasks: Vec<TaskPlan>,
+    /// A `.sql` file whose named entries replace the default protocol's (resolved path).
+    pub protocol_sql: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioFile {
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    run: RunSection,
+    #[serde(default)]
+    timing: TimingSection,
+    #[serde(default)]
+    conductor: ConductorSection,
+    #[serde(default)]
+    context: ContextSection,
+    tasks: TasksSection,
+    #[serde(default)]
+    protocol: ProtocolSection,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Used when the command line gives no `--seed`.
+    pub seed: u64,
+    /// Simulated wall-clock time at t = 0, UTC (`YYYY-MM-DD HH:MM:SS`).
+    #[serde(rename = "epoch", deserialize_with = "epoch")]
+    pub epoch_unix_ms: i64,
+    #[serde(deserialize_with = "positive_i64")]
+    pub sim_time_max_ms: i64,
+    #[serde(deserialize_with = "positive_u64")]
+    pub events_max: u64,
+}
+
+impl Default for RunSection {
+    fn default() -> RunSection {
+        RunSection {
+            seed: 1,
+            epoch_unix_ms: parse_utc("2026-01-05 09:00:00").expect("valid default epoch"),
+            sim_time_max_ms: 24 * 3_600_000,
+            events_max: 10_000_000,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TimingSection {
+    /// Round trip of one SQL statement through a session's tool call (comms-link).
+    pub statement_ms: Dist,
+    /// From the conductor's launch to the session's first action.
+    pub launch_delay_ms: Dist,
+    /// One subagent's work, from launch to its result (000 "Subagent Delegation").
+    pub subagent_ms: Dist,
+    /// The musician's own integration after each subagent returns (000 "Hybrid Work").
+    pub integration_ms: Dist,
+    /// Verification at a checkpoint before the review request (000 "Checkpoint Verification").
+    pub verification_ms: Dist,
+    /// Background watcher poll interval (000 "Background Watcher": 15 s; 004: 8 s).
+    #[serde(deserialize_with = "positive_i64")]
+    pub background_poll_ms: i64,
+    /// Background watcher iteration cap (004 "Background Monitoring Subagent Template": 500).
+    #[serde(deserialize_with = "positive_u64")]
+    pub background_max_iterations: u64,
+    /// Pause watcher poll interval (000 "Pause Watcher": 10 s; 004: 8 s).
+    #[serde(deserialize_with = "positive_i64")]
+    pub pause_poll_ms: i64,
+    /// Watchers refresh a heartbeat older than this (000 "Heartbeat Refresh": 8 min).
+    #[serde(deserialize_with = "positive_i64")]
+    pub heartbeat_refresh_s: i64,
+}
+
+impl Default for TimingSection {
+    fn default() -> TimingSection {
+        TimingSection {
+            statement_ms: Dist::uniform(500, 3_000),
+            launch_delay_ms: Dist::uniform(5_000, 30_000),
+            subagent_ms: Dist::uniform(180_000, 600_000),
+            integration_ms: Dist::uniform(30_000, 120_000),
+            verification_ms: Dist::uniform(60_000, 240_000),
+            background_poll_ms: 15_000,
+            background_max_iterations: 500,
+            pause_poll_ms: 10_000,
+            heartbeat_refresh_s: 480,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConductorSection {
+    /// How often the conductor looks at the database (not in the seeds: a policy).
+    #[serde(deserialize_with = "positive_i64")]
+    pub poll_ms: i64,
+    /// Time the conductor spends on one review before it answers.
+    pub review_ms: Dist,
+}
+
+impl Default for ConductorSection {
+    fn default() -> ConductorSection {
+        ConductorSection { poll_ms: 30_000, review_ms: Dist::uniform(60_000, 300_000) }
+    }
+}
+
+/// Context cost model of a musician session, in percent of its window (000 "Context
+/// Monitoring & Break Point Logic"). Distributions, drawn per event from the session's stream.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextSection {
+    /// Bootstrap (000 Bootstrap 7: 5 % → 7 % → 12 % by the end of it; ~12-15 %).
+    pub bootstrap_pct: Dist,
+    /// One subagent's cost to the musician (000 REF-3: 8 % default average).
+    pub subagent_pct: Dist,
+    /// One checkpoint verification (~2-3 %).
+    pub verification_pct: Dist,
+}
+
+impl Default for ContextSection {
+    fn default() -> ContextSection {
+        ContextSection { bootstrap_pct: Dist::uniform(12, 15), subagent_pct: Dist::uniform(6, 10), verification_pct: Dist::uniform(2, 3) }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TasksSection {
+    #[serde(deserialize_with = "positive_u64")]
+    count: u64,
+    #[serde(default = "default_steps", deserialize_with = "positive_u64")]
+    steps: u64,
+    #[serde(default = "default_subagents")]
+    subagents_per_step: u64,
+    #[serde(default = "default_checkpoints")]
+    checkpoints: Vec<u64>,
+    #[serde(default)]
+    custom: Vec<TaskCustom>,
+}
+
+fn default_steps() -> u64 {
+    4
+}
+fn default_subagents() -> u64 {
+    2
+}
+fn default_checkpoints() -> Vec<u64> {
+    vec![2]
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskCustom {
+    task: u64,
+    #[serde(default, deserialize_with = "positive_u64_opt")]
+    steps: Option<u64>,
+    subagents_per_step: Option<u64>,
+    checkpoints: Option<Vec<u64>>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProtocolSection {
+    sql: Option<String>,
+}
+
+/// One task's instruction plan: its steps, subagents per step, and the steps after which a
+/// checkpoint review is due (000 "Checkpoint Types"). The completion review after the last
+/// step is always there (000 "Completion Flow").
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskPlan {
+    /// `task-01`, `task-02`, … (000 Bootstrap 1: "task #3 → task-03").
+    pub task_id: String,
+    pub number: u64,
+    pub steps: u64,
+    pub subagents_per_step: u64,
+    /// Sorted, distinct, each in 1..=steps.
+    pub checkpoints: Vec<u64>,
+}
+
+impl TaskPlan {
+    pub fn is_checkpoint(&self, step: u64) -> bool {
+        self.checkpoints.contains(&step)
+    }
+}
+
+pub fn task_id(number: u64) -> String {
+    format!("task-{number:02}")
+}
+
+/// Upper bounds that keep a typo from asking for a simulation that cannot end.
+const TASKS_MAX: u64 = 10_000;
+const STEPS_MAX: u64 = 1_000;
+const SUBAGENTS_MAX: u64 = 100;
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", path.display())))?;
+        Scenario::parse(&text, path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
+        let file = path.display().to_string();
+        let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(&file, text, &e))?;
+        let at = |section: &str, index: Option<usize>, key: &str, message: String| {
+            let (line, col) = locate(text, section, index, key);
+            let full = if section.is_empty() { key.to_string() } else { format!("{section}.{key}") };
+            Error::input(format!("{file}:{line}:{col}: key `{full}`: {message}"))
+        };
+        let t = &raw.tasks;
+        if t.count > TASKS_MAX {
+            return Err(at("tasks", None, "count", format!("at most {TASKS_MAX} tasks, got {}", t.count)));
+        }
+        let default_plan = PlanShape { steps: t.steps, subagents_per_step: t.subagents_per_step, checkpoints: t.checkpoints.clone() };
+        default_plan.check().map_err(|(key, m)| at("tasks", None, key, m))?;
+        let mut tasks: Vec<TaskPlan> = (1..=t.count).map(|n| default_plan.plan(n)).collect();
+        let mut seen: Vec<u64> = Vec::new();
+        for (index, custom) in t.custom.iter().enumerate() {
+            if custom.task == 0 || custom.task > t.count {
+                return Err(at(
+                    "tasks.custom",
+                    Some(index),
+                    "task",
+                    format!("task {} does not exist: tasks.count is {}", custom.task, t.count),
+                ));
+            }
+            if seen.contains(&custom.task) {
+                return Err(at("tasks.custom", Some(index), "task", format!("task {} is customised twice", custom.task)));
+            }
+            seen.push(custom.task);
+            let shape = PlanShape {
+                steps: custom.steps.unwrap_or(t.steps),
+                subagents_per_step: custom.subagents_per_step.unwrap_or(t.subagents_per_step),
+                checkpoints: custom
+                    .checkpoints
+                    .clone()
+                    .unwrap_or_else(|| t.checkpoints.iter().copied().filter(|c| *c <= custom.steps.unwrap_or(t.steps)).collect()),
+            };
+            shape.check().map_err(|(key, m)| at("tasks.custom", Some(index), key, m))?;
+            tasks[(custom.task - 1) as usize] = shape.plan(custom.task);
+        }
+        if raw.timing.heartbeat_refresh_s * 1000 <= raw.timing.background_poll_ms {
+            return Err(at(
+                "timing",
+                None,
+                "heartbeat_refresh_s",
+                format!(
+                    "a refresh threshold of {} s is not longer than the background poll of {} ms: every poll would refresh",
+                    raw.timing.heartbeat_refresh_s, raw.timing.background_poll_ms
+                ),
+            ));
+        }
+        let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+        Ok(Scenario {
+            name,
+            path: path.to_path_buf(),
+            description: raw.description,
+            run: raw.run,
+            timing: raw.timing,
+            conductor: raw.conductor,
+            context: raw.context,
+            tasks,
+            protocol_sql,
+        })
+    }
+}
+
+struct PlanShape {
+    steps: u64,
+    subagents_per_step: u64,
+    checkpoints: Vec<u64>,
+}
+
+impl PlanShape {
+    fn check(&self) -> std::result::Result<(), (&'static str, String)> {
+        if self.steps > STEPS_MAX {
+            return Err(("steps", format!("at most {STEPS_MAX} steps, got {}", self.steps)));
+        }
+        if self.subagents_per_step > SUBAGENTS_MAX {
+            return Err(("subagents_per_step", format!("at most {SUBAGENTS_MAX}, got {}", self.subagents_per_step)));
+        }
+        for (i, c) in self.checkpoints.iter().enumerate() {
+            if *c == 0 || *c > self.steps {
+                return Err(("checkpoints", format!("checkpoint after step {c} is outside steps 1..={}", self.steps)));
+            }
+            if i > 0 && self.checkpoints[i - 1] >= *c {
+                return Err(("checkpoints", "checkpoints must be increasing step numbers".to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    fn plan(&self, number: u64) -> TaskPlan {
+        TaskPlan {
+            task_id: task_id(number),
+            number,
+            steps: self.steps,
+            subagents_per_step: self.subagents_per_step,
+            checkpoints: self.checkpoints.clone(),
+        }
+    }
+}
+
+fn positive_i64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<i64, D::Error> {
+    let v = i64::deserialize(d)?;
+    if v <= 0 {
+        return Err(de::Error::custom(format!("must be positive, got {v}")));
+    }
+    Ok(v)
+}
+
+fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    let v = i64::deserialize(d)?;
+    if v <= 0 {
+        return Err(de::Error::custom(format!("must be positive, got {v}")));
+    }
+    Ok(v as u64)
+}
+
+fn positive_u64_opt<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u64>, D::Error> {
+    positive_u64(d).map(Some)
+}
+
+fn epoch<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<i64, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_utc(&text).ok_or_else(|| de::Error::custom(format!("`{text}` is not a UTC time like \"2026-01-05 09:00:00\" (1970 or later)")))
+}
+
+/// Turns a TOML or serde error into `file:line:col: key `k`: message`.
+fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
+    let message = e.message().trim().to_string();
+    let Some(span) = e.span() else {
+        return Error::input(format!("{file}: {message}"));
+    };
+    let (line, col) = line_col(text, span.start);
+    let key = match missing_field(&message) {
+        // A missing key is reported on its table; the whole document for top-level keys.
+        // toml reports a missing top-level key with an empty span at offset 0, a missing key
+        // of a table with the span of its header.
+        Some(field) if span.is_empty() => Some(field.to_string()),
+        Some(field) => Some(key_at(text, span.start, span.end).map_or(field.to_string(), |table| format!("{table}.{field}"))),
+        None => key_at(text, span.start, span.end),
+    };
+    match key {
+        Some(key) => Error::input(format!("{file}:{line}:{col}: key `{key}`: {message}")),
+        None => Error::input(format!("{file}:{line}:{col}: {message}")),
+    }
+}
+
+fn missing_field(message: &str) -> Option<&str> {
+    message.strip_prefix("missing field `")?.split('`').next()
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map(|s| s.chars().count()).unwrap_or(0) + 1;
+    (line, col)
+}
+
+fn is_key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.'
+}
+
+/// Reconstructs the dotted key an error span belongs to: the enclosing `[table]`, the line's
+/// key, and for inline tables the inner key.
+fn key_at(text: &str, start: usize, end: usize) -> Option<String> {
+    let start = start.min(text.len());
+    let line_start = text[..start].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line_end = text[start..].find('\n').map(|i| start + i).unwrap_or(text.len());
+    let line = &text[line_start..line_end];
+    let col = start - line_start;
+    let mut header = String::new();
+    for previous in text[..line_start].lines().rev() {
+        let p = previous.trim();
+        if p.starts_with('[') {
+            header = p.trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            break;
+        }
+    }
+    if line.trim_start().starts_with('[') {
+        return Some(line.trim().trim_matches(|c| c == '[' || c == ']').trim().to_string());
+    }
+    let spanned = text.get(start..end.min(line_end)).unwrap_or("").trim();
+    let after = line[(end.min(line_end) - line_start).min(line.len())..].trim_start();
+    let mut parts: Vec<String> = Vec::new();
+    if !header.is_empty() {
+        parts.push(header);
+    }
+    let first_key: String = line.trim_start().chars().take_while(|c| is_key_char(*c)).collect();
+    // The span is a key itself (unknown field, duplicate key): name it.
+    if !spanned.is_empty() && spanned.chars().all(is_key_char) && after.starts_with('=') {
+        if first_key != spanned && !first_key.is_empty() {
+            parts.push(first_key);
+        }
+        parts.push(spanned.to_string());
+        return Some(parts.join("."));
+    }
+    if !first_key.is_empty() {
+        parts.push(first_key.clone());
+    }
+    // An inline table: the nearest `key =` left of the span is the inner key.
+    if let Some(eq) = line[..col].rfind('=') {
+        let inner: String =
+            line[..eq].trim_end().chars().rev().take_while(|c| is_key_char(*c)).collect::<Vec<_>>().into_iter().rev().collect();
+        if !inner.is_empty() && inner != first_key {
+            parts.push(inner);
+        }
+    }
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("."))
+    }
+}
+
+/// Finds `key = …` inside `[section]` (the `index`-th `[[section]]` for arrays of tables) and
+/// returns its 1-based line and column; falls back to the section header, then line 1.
+fn locate(text: &str, section: &str, index: Option<usize>, key: &str) -> (usize, usize) {
+    let mut current = String::new();
+    let mut occurrence: usize = 0;
+    let mut header_pos: Option<(usize, usize)> = None;
+    for (n, raw_line) in text.lines().enumerate() {
+        let line = raw_line.trim_start();
+        if line.starts_with('[') {
+            let name = line.trim_end().trim_matches(|c| c == '[' || c == ']').trim().to_string();
+            if name == section && line.starts_with("[[") {
+                occurrence += 1;
+            }
+            current = name;
+            if current == section && (index.is_none() || Some(occurrence - 1) == index) {
+                header_pos.get_or_insert((n + 1, 1));
+            }
+            continue;
+        }
+        let in_section = current == section && (index.is_none() || occurrence.checked_sub(1) == index);
+        if in_section && line.starts_with(key) && line[key.len()..].trim_start().starts_with('=') {
+            return (n + 1, raw_line.len() - line.len() + 1);
+        }
+    }
+    header_pos.unwrap_or((1, 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        match Scenario::parse(text, Path::new("s.toml")) {
+            Ok(_) => panic!("expected an error for:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn errors_name_file_line_column_and_key() {
+        let cases: &[(&str, &str)] = &[
+            ("[tasks]\ncount = 2\nbogus = 1\n", "s.toml:3:1: key `tasks.bogus`"),
+            ("[tasks]\ncount = 2\n[timing]\nsubagent_ms = -5\n", "s.toml:4:15: key `timing.subagent_ms`"),
+            ("[tasks]\ncount = 2\n[conductor]\nreview_ms = { kind = \"uniform\", min = 9, max = 3 }\n", "key `conductor.review_ms`"),
+            ("[tasks]\ncount = 2\n[timing]\npause_poll_ms = 0\n", "s.toml:4:17: key `timing.pause_poll_ms`: must be positive"),
+            ("[tasks]\ncount = = 2\n", "s.toml:2:"),
+            ("[tasks]\ncount = 2\ncheckpoints = [5]\n", "s.toml:3:1: key `tasks.checkpoints`"),
+            ("[tasks]\ncount = 2\n[[tasks.custom]]\ntask = 3\n", "s.toml:4:1: key `tasks.custom.task`: task 3 does not exist"),
+            ("[run]\nepoch = \"noon\"\n[tasks]\ncount = 1\n", "s.toml:2:9: key `run.epoch`"),
+            ("[timing]\nstatement_ms = 1\n", "s.toml:1:1: key `tasks`: missing field `tasks`"),
+            ("[tasks]\nsteps = 3\n", "key `tasks.count`: missing field `count`"),
+        ];
+        for (text, expected) in cases {
+            let message = err(text);
+            assert!(message.contains(expected), "expected `{expected}` in `{message}`");
+            assert!(message.starts_with("invalid input: s.toml"), "{message}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_custom_tasks_build_plans() {
+        let s = Scenario::parse(
+            "[tasks]\ncount = 3\nsteps = 5\ncheckpoints = [2, 4]\n[[tasks.custom]]\ntask = 2\nsteps = 3\n",
+            Path::new("x/demo.toml"),
+        )
+        .unwrap();
+        assert_eq!(s.name, "demo");
+        assert_eq!(s.tasks.len(), 3);
+        assert_eq!((s.tasks[0].task_id.as_str(), s.tasks[0].steps, s.tasks[0].checkpoints.clone()), ("task-01", 5, vec![2, 4]));
+        assert_eq!((s.tasks[1].steps, s.tasks[1].checkpoints.clone()), (3, vec![2]));
+        assert_eq!(s.timing.heartbeat_refresh_s, 480);
+    }
+}

@@ -1,0 +1,28 @@
+//! What one musician session keeps in memory, shared by the session and its watchers.
+//!
+//! It lives in an `Rc` held only by the session's own futures, so when the engine drops a
+//! session (a crash) this memory goes with it, as a dead process's would.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Why a watcher exited, as the musician learns it (000 "Watcher Lifecycle Summary").
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatcherReport {
+    /// The background watcher saw new conductor messages (ids ascending).
+    Messages(Vec<i64>),
+    /// The background watcher reached its iteration cap (004: 500) and must be relaunched.
+    IterationsExhausted,
+}
+
+#[derive(Debug, Default)]
+pub struct SessionMemory {
+    /// 000 "Message Deduplication": the highest conductor message id already handled.
+    pub last_processed_message_id: i64,
+    /// Reports of background watchers that exited since the musician last looked.
+    pub inbox: Vec<WatcherReport>,
+    /// The state the pause watcher saw when the conductor answered; `None` if it gave up.
+    pub pause_outcome: Option<String>,
+}
+
+pub type SharedMemory = Rc<RefCell<SessionMemory>>;

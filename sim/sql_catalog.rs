@@ -1,0 +1,228 @@
+//! The protocol's SQL as data: named statements parsed from `.sql` files.
+//!
+//! A file is a sequence of entries, each introduced by `-- name: NAME`. The engine supplies
+//! a fixed set of named parameters to each statement (`REQUIRED`); a statement may use any
+//! subset of them, and nothing else. Every statement is prepared against the real schema
+//! when the run starts, so a broken one is named before anything runs (DESIGN.md, inv. 4).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+/// The default protocol, compiled in so the binary works from any folder.
+pub const DEFAULT_PROTOCOL_SQL: &str = include_str!("../scenarios/protocol.sql");
+pub const DEFAULT_PROTOCOL_FILE: &str = "scenarios/protocol.sql";
+
+/// Every statement the engine executes, with the parameters it binds to it.
+pub const REQUIRED: &[(&str, &[&str])] = &[
+    ("conductor_register", &[":session_id"]),
+    ("create_task", &[":task_id", ":instruction_path"]),
+    ("send_instruction", &[":task_id", ":message"]),
+    ("conductor_heartbeat", &[]),
+    ("conductor_set_state", &[":state"]),
+    ("poll_tasks", &[]),
+    ("read_musician_messages", &[":last_id"]),
+    ("send_conductor_message", &[":task_id", ":message", ":message_type"]),
+    ("set_task_state", &[":task_id", ":state"]),
+    ("claim_task", &[":task_id", ":session_id", ":worked_by"]),
+    ("insert_fallback_row", &[":session_id"]),
+    ("send_claim_blocked", &[":task_id", ":session_id", ":message"]),
+    ("read_instruction", &[":task_id"]),
+    ("heartbeat", &[":task_id"]),
+    ("read_task_state", &[":task_id"]),
+    ("read_new_conductor_messages", &[":task_id", ":last_processed_message_id"]),
+    ("send_review_request", &[":task_id", ":session_id", ":message"]),
+    ("set_needs_review", &[":task_id"]),
+    ("resume_working", &[":task_id"]),
+    ("send_completion", &[":task_id", ":session_id", ":message"]),
+    ("mark_complete", &[":task_id", ":report_path"]),
+    ("stop_hook_state", &[":session_id"]),
+];
+
+#[derive(Clone, Debug)]
+pub struct Statement {
+    pub name: String,
+    pub sql: String,
+    /// Where the entry came from, for error messages: `file:line`.
+    pub origin: String,
+    /// Named parameters the statement actually uses, in order of first use.
+    pub params: Vec<String>,
+}
+
+/// The named statements of one run: the default file with any overrides applied.
+#[derive(Clone, Debug, Default)]
+pub struct Catalog {
+    statements: BTreeMap<String, Statement>,
+}
+
+impl Catalog {
+    pub fn default_protocol() -> Catalog {
+        let entries = parse(DEFAULT_PROTOCOL_SQL, DEFAULT_PROTOCOL_FILE).expect("the built-in protocol.sql parses");
+        let mut catalog = Catalog::default();
+        for entry in entries {
+            catalog.statements.insert(entry.name.clone(), entry);
+        }
+        catalog
+    }
+
+    /// Replaces the named entries of `text` (a variant or a scenario's own SQL file).
+    pub fn override_with(&mut self, text: &str, file: &str) -> Result<()> {
+        for entry in parse(text, file)? {
+            self.statements.insert(entry.name.clone(), entry);
+        }
+        Ok(())
+    }
+
+    pub fn override_from_file(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read SQL file: {e}", path.display())))?;
+        self.override_with(&text, &path.display().to_string())
+    }
+
+    pub fn get(&self, name: &str) -> &Statement {
+        self.statements.get(name).unwrap_or_else(|| panic!("statement {name} was validated at load"))
+    }
+
+    pub fn len(&self) -> usize {
+        self.statements.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.statements.is_empty()
+    }
+
+    /// Checks names and parameters, then prepares every statement on `conn` (which must
+    /// already hold the schema). The first problem is returned, naming the statement.
+    pub fn validate(&self, conn: &Connection) -> Result<()> {
+        for (name, _) in REQUIRED {
+            if !self.statements.contains_key(*name) {
+                return Err(Error::input(format!("statement `{name}` is missing from the protocol SQL")));
+            }
+        }
+        for statement in self.statements.values() {
+            let Some((_, supplied)) = REQUIRED.iter().find(|(name, _)| *name == statement.name) else {
+                let known: Vec<&str> = REQUIRED.iter().map(|(n, _)| *n).collect();
+                return Err(Error::input(format!(
+                    "statement `{}` ({}) is not one the engine runs; known names: {}",
+                    statement.name,
+                    statement.origin,
+                    known.join(", ")
+                )));
+            };
+            let prepared = conn
+                .prepare(&statement.sql)
+                .map_err(|e| Error::input(format!("statement `{}` ({}) does not prepare: {e}", statement.name, statement.origin)))?;
+            for index in 1..=prepared.parameter_count() {
+                let param = prepared.parameter_name(index).unwrap_or("?");
+                if !supplied.contains(&param) {
+                    return Err(Error::input(format!(
+                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply; it supplies: {}",
+                        statement.name,
+                        statement.origin,
+                        if supplied.is_empty() { "nothing".to_string() } else { supplied.join(", ") }
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Splits a `.sql` file into named entries. Text before the first `-- name:` is a header.
+pub fn parse(text: &str, file: &str) -> Result<Vec<Statement>> {
+    let mut entries: Vec<Statement> = Vec::new();
+    let mut current: Option<(String, usize, String)> = None;
+    let finish = |current: Option<(String, usize, String)>, entries: &mut Vec<Statement>| -> Result<()> {
+        if let Some((name, line, sql)) = current {
+            let origin = format!("{file}:{line}");
+            let body = strip_comments(&sql);
+            if body.trim().is_empty() {
+                return Err(Error::input(format!("statement `{name}` ({origin}) has no SQL")));
+            }
+            if entries.iter().any(|e| e.name == name) {
+                return Err(Error::input(format!("statement `{name}` ({origin}) is defined twice in {file}")));
+            }
+            let params = named_params(&body);
+            entries.push(Statement { name, sql: body.trim().to_string(), origin, params });
+        }
+        Ok(())
+    };
+    for (index, line) in text.lines().enumerate() {
+        if let Some(rest) = line.trim_start().strip_prefix("-- name:") {
+            finish(current.take(), &mut entries)?;
+            let name = rest.trim();
+            let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(Error::input(format!("{file}:{}: bad statement name `{name}`", index + 1)));
+            }
+            current = Some((name.to_string(), index + 1, String::new()));
+        } else if let Some((_, _, sql)) = current.as_mut() {
+            sql.push_str(line);
+            sql.push('\n');
+        }
+    }
+    finish(current, &mut entries)?;
+    Ok(entries)
+}
+
+/// Drops whole-line `--` comments so the stored SQL is what runs (string literals in the
+/// protocol never start a line with `--`).
+fn strip_comments(sql: &str) -> String {
+    sql.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n")
+}
+
+/// `:name` parameters in order of first appearance, ignoring string literals.
+fn named_params(sql: &str) -> Vec<String> {
+    let mut params: Vec<String> = Vec::new();
+    let bytes = sql.as_bytes();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'\'' {
+            in_string = !in_string;
+        } else if c == b':' && !in_string {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            let name = &sql[start..i];
+            if name.len() > 1 && !params.iter().any(|p| p == name) {
+                params.push(name.to_string());
+            }
+            continue;
+        }
+        i += 1;
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_names_entries_and_their_parameters() {
+        let entries = parse("-- header\n-- name: a\n-- why\nSELECT :x, ':y' WHERE z = :x;\n\n-- name: b\nSELECT 1;\n", "f.sql").unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!((entries[0].name.as_str(), entries[0].origin.as_str()), ("a", "f.sql:2"));
+        assert_eq!(entries[0].params, vec![":x".to_string()]);
+        assert_eq!(entries[0].sql, "SELECT :x, ':y' WHERE z = :x;");
+        assert!(parse("-- name: a\nSELECT 1;\n-- name: a\nSELECT 2;\n", "f.sql").is_err());
+        assert!(parse("-- name: a\n-- only a comment\n", "f.sql").is_err());
+    }
+
+    #[test]
+    fn every_required_statement_is_in_the_default_protocol() {
+        let catalog = Catalog::default_protocol();
+        assert_eq!(catalog.len(), REQUIRED.len());
+        for (name, supplied) in REQUIRED {
+            for param in &catalog.get(name).params {
+                assert!(supplied.contains(&param.as_str()), "{name} uses {param}");
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! The trace: one CSV row per event, streamed to disk and hashed as it is written.
+//!
+//! The trace hash (SHA-256 of the exact bytes of `trace.csv`) is the run's fingerprint:
+//! same scenario, seed and build ⇒ same hash (DESIGN.md, invariant 3).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::clock::format_utc_ms;
+use crate::error::{Error, Result};
+
+pub const HEADER: [&str; 10] = ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq"];
+
+/// One row of `trace.csv`.
+#[derive(Clone, Debug, Default)]
+pub struct TraceRow {
+    /// Simulated milliseconds since the run's epoch.
+    pub t_ms: i64,
+    pub actor: String,
+    pub session: String,
+    pub event: String,
+    pub statement: String,
+    pub rows: String,
+    pub state_after: String,
+    pub detail: String,
+}
+
+/// Bytes go to the file and into the hash at once, so the hash is of exactly what is on disk.
+struct HashingWriter {
+    file: BufWriter<File>,
+    hasher: Sha256,
+}
+
+impl Write for HashingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+pub struct TraceSink {
+    writer: csv::Writer<HashingWriter>,
+    epoch_unix_ms: i64,
+    rows_written: u64,
+    tmp_path: PathBuf,
+    final_path: PathBuf,
+    /// Rows kept in memory for verdicts and tests; bounded by the run's event cap.
+    pub keep: Vec<TraceRow>,
+}
+
+impl TraceSink {
+    /// Writes to `path.tmp` and renames into place on `finish`, so a killed run never leaves
+    /// half a trace under the real name.
+    pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
+        let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
+        let file = File::create(&tmp_path).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
+        let inner = HashingWriter { file: BufWriter::new(file), hasher: Sha256::new() };
+        let mut writer = csv::Writer::from_writer(inner);
+        writer.write_record(HEADER).map_err(|e| Error::harness(format!("trace: {e}")))?;
+        Ok(TraceSink { writer, epoch_unix_ms, rows_written: 0, tmp_path, final_path: path.to_path_buf(), keep: Vec::new() })
+    }
+
+    pub fn push(&mut self, row: TraceRow) -> Result<()> {
+        self.rows_written += 1;
+        let record = [
+            row.t_ms.to_string(),
+            format_utc_ms(self.epoch_unix_ms + row.t_ms),
+            row.actor.clone(),
+            row.session.clone(),
+            row.event.clone(),
+            row.statement.clone(),
+            row.rows.clone(),
+            row.state_after.clone(),
+            row.detail.clone(),
+            self.rows_written.to_string(),
+        ];
+        self.writer.write_record(&record).map_err(|e| Error::harness(format!("trace: {e}")))?;
+        self.keep.push(row);
+        Ok(())
+    }
+
+    pub fn rows_written(&self) -> u64 {
+        self.rows_written
+    }
+
+    /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.
+    pub fn finish(self) -> Result<(String, Vec<TraceRow>)> {
+        let inner = self.writer.into_inner().map_err(|e| Error::harness(format!("trace flush: {e}")))?;
+        let HashingWriter { file, hasher } = inner;
+        let file = file.into_inner().map_err(|e| Error::harness(format!("trace flush: {e}")))?;
+        file.sync_all()?;
+        std::fs::rename(&self.tmp_path, &self.final_path)?;
+        let digest = hasher.finalize();
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Ok((hex, self.keep))
+    }
+}

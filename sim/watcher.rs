@@ -1,0 +1,93 @@
+//! The two watchers of a musician session (000 "Message Watcher Protocol").
+//!
+//! Both are actors of their own (subagents in the seeds) that share the session's memory.
+//! Both refresh the task's heartbeat when it is older than the refresh threshold
+//! (000 "Heartbeat Refresh (Both Modes)").
+
+use std::rc::Rc;
+
+use rusqlite::types::Value;
+
+use crate::ctx::Ctx;
+use crate::engine::SqlFailure;
+use crate::scenario::Scenario;
+use crate::session::{SharedMemory, WatcherReport};
+
+/// A pause watcher that never sees an answer stops after this many polls, so every loop is
+/// bounded; the session then treats the wait as timed out.
+const PAUSE_POLLS_MAX: u64 = 100_000;
+
+/// 000 "Background Watcher (During Active Work)": poll for new conductor messages by id,
+/// refresh the heartbeat, sleep; exit on a message. 004 caps it at 500 iterations.
+pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, last_processed_message_id: i64) {
+    let task_id = ctx.meta().task_id.clone();
+    let result: Result<(), SqlFailure> = async {
+        for _iteration in 0..scenario.timing.background_max_iterations {
+            let found = ctx
+                .sql(
+                    "read_new_conductor_messages",
+                    vec![
+                        (":task_id", Value::Text(task_id.clone())),
+                        (":last_processed_message_id", Value::Integer(last_processed_message_id)),
+                    ],
+                )
+                .await?;
+            if !found.rows.is_empty() {
+                let ids: Vec<i64> = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).collect();
+                ctx.note("watcher_exit", format!("new conductor messages {ids:?}"));
+                memory.borrow_mut().inbox.push(WatcherReport::Messages(ids));
+                return Ok(());
+            }
+            refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
+            ctx.sleep(scenario.timing.background_poll_ms).await;
+        }
+        ctx.note("watcher_exit", "iterations exhausted");
+        memory.borrow_mut().inbox.push(WatcherReport::IterationsExhausted);
+        Ok(())
+    }
+    .await;
+    if let Err(failure) = result {
+        ctx.note("watcher_sql_failure", format!("{}: {}", failure.statement, failure.message));
+    }
+}
+
+/// 000 "Pause Watcher (During Conductor Wait)": poll the task's state until it is no longer
+/// `needs_review` or `error`, refreshing the heartbeat meanwhile.
+pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
+    let task_id = ctx.meta().task_id.clone();
+    let result: Result<(), SqlFailure> = async {
+        for _poll in 0..PAUSE_POLLS_MAX {
+            let row = ctx.sql("read_task_state", vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+            let state = row.text(0, 0).unwrap_or("").to_string();
+            if state != "needs_review" && state != "error" {
+                ctx.note("watcher_exit", format!("state changed to {state}"));
+                memory.borrow_mut().pause_outcome = Some(state);
+                return Ok(());
+            }
+            if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
+                refresh(&ctx, &task_id).await?;
+            }
+            ctx.sleep(scenario.timing.pause_poll_ms).await;
+        }
+        ctx.note("watcher_exit", "poll cap reached without an answer");
+        Ok(())
+    }
+    .await;
+    if let Err(failure) = result {
+        ctx.note("watcher_sql_failure", format!("{}: {}", failure.statement, failure.message));
+    }
+}
+
+async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<(), SqlFailure> {
+    let row = ctx.sql("read_task_state", vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
+    if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
+        refresh(ctx, task_id).await?;
+    }
+    Ok(())
+}
+
+async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
+    ctx.note("heartbeat_refresh", "heartbeat older than the refresh threshold");
+    ctx.sql("heartbeat", vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
+    Ok(())
+}
