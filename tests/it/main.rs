@@ -1,0 +1,9 @@
+//! rehearsal's integration tests: one binary, one module per concern. Every test runs real
+//! scenarios end to end (the built `rehearsal` binary or the library) and asserts on the
+//! database, the trace and the verdict.
+
+mod bad_input;
+mod clock;
+mod determinism;
+mod quickstart;
+mod support;
