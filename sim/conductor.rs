@@ -57,10 +57,10 @@ async fn run(ctx: &Ctx, scenario: &Rc<Scenario>) -> Result<(), SqlFailure> {
                     pending.insert(task_id, Pending::Checkpoint);
                 }
                 "completion" => {
-                    // The final `completion` message follows an approval: nothing to review.
-                    if !pending.contains_key(&task_id) {
-                        pending.insert(task_id, Pending::Completion);
-                    }
+                    // The final `completion` message (004 "Mark Complete") comes after the
+                    // task is approved and `complete`: it is never reviewed, as only
+                    // `needs_review` tasks are.
+                    pending.entry(task_id).or_insert(Pending::Completion);
                 }
                 other => ctx.note("conductor_read", format!("{other} from {task_id}")),
             }

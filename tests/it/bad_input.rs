@@ -36,7 +36,11 @@ fn an_unknown_key_is_an_error_naming_it() {
 #[test]
 fn a_negative_duration_is_an_error_naming_its_key() {
     check("[tasks]\ncount = 4\n[timing]\nsubagent_ms = -60000\n", None, &["FILE:4:15: key `timing.subagent_ms`", "cannot be negative"]);
-    check("[tasks]\ncount = 4\n[conductor]\nreview_ms = { kind = \"uniform\", min = -1, max = 5 }\n", None, &["FILE:4:", "key `conductor.review_ms", "cannot be negative"]);
+    check(
+        "[tasks]\ncount = 4\n[conductor]\nreview_ms = { kind = \"uniform\", min = -1, max = 5 }\n",
+        None,
+        &["FILE:4:", "key `conductor.review_ms", "cannot be negative"],
+    );
 }
 
 #[test]
@@ -49,15 +53,16 @@ fn a_missing_scenario_file_is_bad_input() {
 #[test]
 fn a_broken_sql_statement_is_named_before_the_run() {
     let scenario = "[tasks]\ncount = 1\n[protocol]\nsql = \"variant.sql\"\n";
-    check(scenario, Some("-- name: claim_task\nUPDATE orchestration_tasks SET stat = 'working' WHERE task_id = :task_id;\n"), &[
-        "statement `claim_task`",
-        "variant.sql:1",
-        "no such column: stat",
-    ]);
-    check(scenario, Some("-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task;\n"), &[
-        "statement `heartbeat`",
-        "uses parameter :task, which the engine does not supply",
-    ]);
+    check(
+        scenario,
+        Some("-- name: claim_task\nUPDATE orchestration_tasks SET stat = 'working' WHERE task_id = :task_id;\n"),
+        &["statement `claim_task`", "variant.sql:1", "no such column: stat"],
+    );
+    check(
+        scenario,
+        Some("-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task;\n"),
+        &["statement `heartbeat`", "uses parameter :task, which the engine does not supply"],
+    );
     check(scenario, Some("-- name: hartbeat\nSELECT 1;\n"), &["statement `hartbeat`", "is not one the engine runs"]);
 }
 

@@ -12,14 +12,19 @@ fn every_sql_time_function_reads_the_simulated_clock() {
     let clock = SimClock::new(epoch);
     let db = CommsDb::create(&tmp.path().join("comms.db"), clock.clone(), 1, Catalog::default_protocol()).unwrap();
     let conn = db.connection();
-    let read = |sql: &str| -> String { conn.query_row(sql, [], |r| r.get::<_, rusqlite::types::Value>(0)).map(|v| format!("{v:?}")).unwrap() };
+    let read =
+        |sql: &str| -> String { conn.query_row(sql, [], |r| r.get::<_, rusqlite::types::Value>(0)).map(|v| format!("{v:?}")).unwrap() };
     assert_eq!(read("SELECT datetime('now')"), "Text(\"2030-06-01 12:00:00\")");
     clock.advance_to(epoch + 90 * 60_000 + 1500);
     assert_eq!(read("SELECT datetime('now')"), "Text(\"2030-06-01 13:30:01\")");
     assert_eq!(read("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')"), "Text(\"2030-06-01 13:30:01.500\")");
     assert_eq!(read("SELECT unixepoch('now')"), format!("Integer({})", (epoch + 90 * 60_000 + 1500) / 1000));
     assert_eq!(read("SELECT round((julianday('now') - julianday('2030-06-01 12:00:00')) * 86400, 1)"), "Real(5401.5)");
-    conn.execute("INSERT INTO orchestration_messages (task_id, from_session, message, message_type) VALUES ('t', 's', 'm', 'instruction')", []).unwrap();
+    conn.execute(
+        "INSERT INTO orchestration_messages (task_id, from_session, message, message_type) VALUES ('t', 's', 'm', 'instruction')",
+        [],
+    )
+    .unwrap();
     assert_eq!(read("SELECT timestamp FROM orchestration_messages"), "Text(\"2030-06-01 13:30:01\")");
 }
 

@@ -59,8 +59,13 @@ fn quickstart_completes_every_task_in_simulated_time_with_the_seed_004_schema() 
     assert!(summary_field(&stdout, "replay").starts_with("rehearsal run "), "{stdout}");
     let db = open_db(tmp.path());
 
-    let tables: Vec<String> =
-        db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap().query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let tables: Vec<String> = db
+        .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(tables, vec![SEED_004_MESSAGES.to_string(), SEED_004_TASKS.to_string()]);
     let journal: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
     assert_eq!(journal, "wal");
@@ -138,10 +143,18 @@ fn quickstart_trace_shows_message_first_heartbeats_at_step_boundaries_and_termin
         // 000 Terminal Write Atomicity: the final message, then `complete` as the last write.
         let writes: Vec<&&Vec<String>> = sql.iter().filter(|r| r[5] != "stop_hook_state").collect();
         let n = writes.len();
-        assert_eq!((writes[n - 2][5].as_str(), writes[n - 1][5].as_str(), writes[n - 1][7].as_str()), ("send_completion", "mark_complete", "complete"));
+        assert_eq!(
+            (writes[n - 2][5].as_str(), writes[n - 1][5].as_str(), writes[n - 1][7].as_str()),
+            ("send_completion", "mark_complete", "complete")
+        );
         // Nothing of the session (watchers included) writes after the terminal write.
         let terminal_seq: u64 = writes[n - 1][9].parse().unwrap();
-        let later_writes = body.iter().filter(|r| r[2].starts_with(&session) && r[4] == "sql" && r[9].parse::<u64>().unwrap() > terminal_seq && r[5] != "stop_hook_state").count();
+        let later_writes = body
+            .iter()
+            .filter(|r| {
+                r[2].starts_with(&session) && r[4] == "sql" && r[9].parse::<u64>().unwrap() > terminal_seq && r[5] != "stop_hook_state"
+            })
+            .count();
         assert_eq!(later_writes, 0, "{task}");
         // 000 Background Watcher: polls conductor messages by id.
         assert!(body.iter().any(|r| r[2].starts_with(&format!("{session}.bg-watcher")) && r[5] == "read_new_conductor_messages"), "{task}");

@@ -14,7 +14,12 @@ pub fn scenario(name: &str) -> PathBuf {
 
 /// Runs the `rehearsal` binary with `args` from the project root.
 pub fn rehearsal(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rehearsal")).args(args).current_dir(root()).env_remove("REHEARSAL_SEED").output().expect("rehearsal runs")
+    Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("REHEARSAL_SEED")
+        .output()
+        .expect("rehearsal runs")
 }
 
 pub fn stdout(o: &Output) -> String {
