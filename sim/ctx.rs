@@ -108,8 +108,36 @@ impl Ctx {
 
     /// Waits until `actor` has finished (or was killed).
     pub async fn join(&self, actor: ActorId) {
-        let response = (Effect { slot: self.slot.clone(), request: Some(Request::Join { actor }) }).await;
-        assert!(matches!(response, Response::Joined));
+        self.join_any(vec![actor]).await;
+    }
+
+    /// Waits until the first of `actors` has finished (or was killed); returns which.
+    pub async fn join_any(&self, actors: Vec<ActorId>) -> ActorId {
+        assert!(!actors.is_empty());
+        match (Effect { slot: self.slot.clone(), request: Some(Request::JoinAny { actors }) }).await {
+            Response::Joined(actor) => actor,
+            _ => unreachable!("a join is answered with a join"),
+        }
+    }
+
+    /// Appends to a file below the run folder (temp/ files are append-only logs).
+    pub async fn append_file(&self, path: &str, text: &str) {
+        let response = (Effect { slot: self.slot.clone(), request: Some(Request::AppendFile { path: path.to_string(), text: text.to_string() }) }).await;
+        assert!(matches!(response, Response::FileWritten));
+    }
+
+    /// Replaces a file below the run folder (the HANDOFF document).
+    pub async fn write_file(&self, path: &str, text: &str) {
+        let response = (Effect { slot: self.slot.clone(), request: Some(Request::WriteFile { path: path.to_string(), text: text.to_string() }) }).await;
+        assert!(matches!(response, Response::FileWritten));
+    }
+
+    /// Reads a file below the run folder; `None` if it does not exist.
+    pub async fn read_file(&self, path: &str) -> Option<String> {
+        match (Effect { slot: self.slot.clone(), request: Some(Request::ReadFile { path: path.to_string() }) }).await {
+            Response::File(content) => content,
+            _ => unreachable!("a read is answered with a file"),
+        }
     }
 
     /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one.

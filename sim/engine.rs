@@ -52,13 +52,21 @@ pub struct SqlFailure {
 pub(crate) enum Request {
     Sql { name: &'static str, params: Params },
     Sleep { ms: i64 },
-    Join { actor: ActorId },
+    /// Resumes when any of these actors has finished (or at once if one already has).
+    JoinAny { actors: Vec<ActorId> },
+    /// temp/ file effects, relative to the run folder (000 "Temporary File Management").
+    AppendFile { path: String, text: String },
+    WriteFile { path: String, text: String },
+    ReadFile { path: String },
 }
 
 pub(crate) enum Response {
     Sql(std::result::Result<SqlOutcome, SqlFailure>),
     Woke,
-    Joined,
+    /// The first of the joined actors found finished.
+    Joined(ActorId),
+    FileWritten,
+    File(Option<String>),
 }
 
 /// The mailbox between one actor's future and the engine.
@@ -115,7 +123,8 @@ struct ActorRec {
     /// Draws the engine makes on the actor's behalf (statement latency), kept apart from
     /// the actor's own stream so protocol choices do not shift engine draws.
     latency_rng: ChaCha8Rng,
-    joiners: Vec<ActorId>,
+    /// Actors waiting for this one to finish, with the wait token they were parked under.
+    joiners: Vec<(ActorId, u64)>,
     children: Vec<ActorId>,
 }
 
@@ -147,10 +156,12 @@ pub struct Engine {
     queue: BTreeMap<(i64, u64), (ActorId, u64)>,
     seq: u64,
     events: u64,
+    /// The run folder: temp/ files are written below it.
+    files_root: std::path::PathBuf,
 }
 
 impl Engine {
-    pub fn new(config: EngineConfig, clock: SimClock, db: CommsDb, trace: TraceSink) -> Engine {
+    pub fn new(config: EngineConfig, clock: SimClock, db: CommsDb, trace: TraceSink, files_root: std::path::PathBuf) -> Engine {
         assert_eq!(clock.now_unix_ms(), config.epoch_unix_ms, "the clock starts at the epoch");
         let runtime = Rc::new(Runtime {
             seed: config.seed,
@@ -162,7 +173,7 @@ impl Engine {
             trace: RefCell::new(trace),
             trace_error: RefCell::new(None),
         });
-        Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0 }
+        Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0, files_root }
     }
 
     /// Adds a top-level actor that starts after `delay_ms`.
@@ -235,7 +246,13 @@ impl Engine {
         let response = match request {
             None => None, // first poll
             Some(Request::Sleep { .. }) => Some(Response::Woke),
-            Some(Request::Join { .. }) => Some(Response::Joined),
+            Some(Request::JoinAny { actors }) => {
+                let done = actors.iter().copied().find(|a| !self.actors.contains_key(a)).expect("woken because one finished");
+                Some(Response::Joined(done))
+            }
+            Some(Request::AppendFile { path, text }) => Some(self.perform_file(actor, &path, &text, true)?),
+            Some(Request::WriteFile { path, text }) => Some(self.perform_file(actor, &path, &text, false)?),
+            Some(Request::ReadFile { path }) => Some(self.perform_read(actor, &path)?),
             Some(Request::Sql { name, params }) => Some(Response::Sql(self.perform_sql(actor, name, &params)?)),
         };
         let rec = self.actors.get_mut(&actor).expect("actor still present");
@@ -289,35 +306,92 @@ impl Engine {
         Ok(result)
     }
 
-    fn schedule_next(&mut self, actor: ActorId) {
-        enum Next {
-            After(i64),
-            JoinOn(ActorId),
+    fn perform_file(&mut self, actor: ActorId, path: &str, text: &str, append: bool) -> Result<Response> {
+        use std::io::Write;
+        let full = self.files_root.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
         }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(append)
+            .write(true)
+            .truncate(!append)
+            .open(&full)
+            .map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
+        file.write_all(text.as_bytes()).map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
+        let meta = &self.actors[&actor].meta;
+        let first_line = text.lines().next().unwrap_or("").to_string();
+        let row = TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: meta.name.clone(),
+            session: meta.session_id.clone(),
+            event: if append { "file_append" } else { "file_write" }.to_string(),
+            statement: path.to_string(),
+            rows: text.lines().count().to_string(),
+            detail: first_line,
+            ..TraceRow::default()
+        };
+        self.runtime.record(row);
+        Ok(Response::FileWritten)
+    }
+
+    fn perform_read(&mut self, actor: ActorId, path: &str) -> Result<Response> {
+        let full = self.files_root.join(path);
+        let content = match std::fs::read_to_string(&full) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(Error::harness(format!("cannot read {}: {e}", full.display()))),
+        };
+        let meta = &self.actors[&actor].meta;
+        let row = TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: meta.name.clone(),
+            session: meta.session_id.clone(),
+            event: "file_read".to_string(),
+            statement: path.to_string(),
+            rows: content.as_ref().map_or("missing".to_string(), |c| c.lines().count().to_string()),
+            ..TraceRow::default()
+        };
+        self.runtime.record(row);
+        Ok(Response::File(content))
+    }
+
+    fn schedule_next(&mut self, actor: ActorId) {
         let now = self.runtime.clock.now_unix_ms();
         let rec = self.actors.get_mut(&actor).expect("present");
-        let next = {
+        let join_on: Vec<ActorId> = {
             let slot = rec.slot.borrow();
-            let request =
-                slot.request.as_ref().unwrap_or_else(|| panic!("{} awaited something that is not an engine request", rec.meta.name));
+            let request = slot.request.as_ref().unwrap_or_else(|| panic!("{} awaited something that is not an engine request", rec.meta.name));
             match request {
-                Request::Sql { .. } => Next::After(self.config.statement_ms.sample(&mut rec.latency_rng)),
-                Request::Sleep { ms } => Next::After(*ms),
-                Request::Join { actor: child } => Next::JoinOn(*child),
-            }
-        };
-        let delay_ms = match next {
-            Next::After(ms) => ms,
-            Next::JoinOn(child) => match self.actors.get_mut(&child) {
-                Some(child_rec) => {
-                    child_rec.joiners.push(actor);
+                Request::JoinAny { actors } => actors.clone(),
+                Request::Sleep { ms } => {
+                    let ms = *ms;
+                    drop(slot);
+                    self.schedule(actor, now + ms);
                     return;
                 }
-                None => 0,
-            },
+                // Every other request is a tool call: it takes a statement round trip.
+                _ => {
+                    drop(slot);
+                    let delay_ms = self.config.statement_ms.sample(&mut rec.latency_rng);
+                    self.schedule(actor, now + delay_ms);
+                    return;
+                }
+            }
         };
-        assert!(delay_ms >= 0, "negative delay");
-        self.schedule(actor, now + delay_ms);
+        if join_on.iter().any(|a| !self.actors.contains_key(a)) {
+            self.schedule(actor, now);
+            return;
+        }
+        // Park: a new token marks this wait; the first child to finish wakes it, later ones
+        // find the token changed and do nothing.
+        let rec = self.actors.get_mut(&actor).expect("present");
+        rec.token += 1;
+        let token = rec.token;
+        for child in join_on {
+            self.actors.get_mut(&child).expect("alive").joiners.push((actor, token));
+        }
     }
 
     fn schedule(&mut self, actor: ActorId, at_unix_ms: i64) {
@@ -345,8 +419,8 @@ impl Engine {
             ..TraceRow::default()
         });
         let now = self.runtime.clock.now_unix_ms();
-        for joiner in rec.joiners {
-            if self.actors.contains_key(&joiner) {
+        for (joiner, token) in rec.joiners {
+            if self.actors.get(&joiner).is_some_and(|j| j.token == token) {
                 self.schedule(joiner, now);
             }
         }

@@ -67,7 +67,12 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
         sim_time_max_ms: scenario.run.sim_time_max_ms,
         events_max: scenario.run.events_max,
     };
-    let mut engine = Engine::new(config, clock, db, trace);
+    // A fresh temp/ for this run: the protocol's files must come from this run alone.
+    let temp_dir = out_dir.join("temp");
+    if temp_dir.exists() {
+        std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
+    }
+    let mut engine = Engine::new(config, clock, db, trace, out_dir.clone());
     let scenario = Rc::new(scenario);
     let conductor_meta =
         ActorMeta { name: "conductor".to_string(), task_id: CONDUCTOR_TASK_ID.to_string(), session_id: "conductor-session".to_string() };
