@@ -41,7 +41,8 @@ WHERE task_id = 'task-00';
 -- name: poll_tasks
 -- 000 Parallel Awareness Queries 11/12: states, heartbeats and staleness of every task.
 SELECT task_id, state, last_heartbeat,
-       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale
+       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale,
+       session_id, retry_count
 FROM orchestration_tasks
 WHERE task_id != 'task-00' AND task_id NOT LIKE 'fallback-%'
 ORDER BY task_id;
@@ -161,3 +162,52 @@ WHERE task_id = :task_id;
 SELECT task_id, state FROM orchestration_tasks
 WHERE session_id = :session_id
 ORDER BY task_id;
+
+-- name: send_error
+-- 004 "Report Error": the ERROR message first.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'error');
+
+-- name: set_error
+-- 004 "Report Error" / 000 Execution Queries 7: each error report counts a retry.
+UPDATE orchestration_tasks
+SET state = 'error',
+    retry_count = retry_count + 1,
+    last_error = :last_error,
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+-- name: send_context_warning
+-- 000 Execution Queries 6 (message first, as 004 orders every message/state pair).
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'context_warning');
+
+-- name: set_context_warning
+-- 000 Execution Queries 6: context escalation is an error state.
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = 'context_exhaustion_warning'
+WHERE task_id = :task_id;
+
+-- name: send_handoff
+-- 000 Execution Queries 10: the EXITED message before the terminal write.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'handoff');
+
+-- name: mark_exited
+-- 000 Execution Queries 10 / 004 "Terminal Failure (5th retry)": the TERMINAL WRITE.
+UPDATE orchestration_tasks
+SET state = 'exited', last_heartbeat = datetime('now')
+WHERE task_id = :task_id;
+
+-- name: send_resumption
+-- 003 "Verbose Resumption Status" (the CHECK allows `resumption`, not `resumption_status`).
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'resumption');
+
+-- name: conductor_health
+-- 000 Execution Queries 12, used by the pause watcher after its timeout.
+SELECT state, last_heartbeat,
+       (julianday('now') - julianday(last_heartbeat)) * 86400 as seconds_stale
+FROM orchestration_tasks
+WHERE task_id = 'task-00';

@@ -1,120 +1,357 @@
 //! The scripted conductor (task-00). Its skill is not in the seeds (PROTOCOL.md, "Actors"):
-//! its policy — poll interval, review time — is a scenario setting. What it writes follows
-//! seed 004's state machine: it creates the task rows and instructions, launches one session
-//! per task, answers reviews (message first, then state), and ends in `complete`.
+//! its policy — poll interval, review time, odds of approve / reject / fix, replies to
+//! context warnings — is a scenario setting. What it writes follows the seeds: it creates
+//! the task rows and instructions, launches sessions, answers reviews, warnings and errors
+//! (message first, then state), applies the 9-minute staleness rule, relaunches after a clean
+//! exit once it has read the HANDOFF (000 Bootstrap 5 "Session Handoff"), and ends in
+//! `complete` (or `exit_requested` when it had to give a task up).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
+use rand::RngExt;
 use rusqlite::types::Value;
 
 use crate::ctx::Ctx;
 use crate::engine::{ActorMeta, SqlFailure};
 use crate::messages;
 use crate::musician::{self, Launch};
-use crate::scenario::Scenario;
+use crate::scenario::{ContextReply, ReviewAnswer, Scenario};
 
 pub const CONDUCTOR_TASK_ID: &str = "task-00";
+pub const CONDUCTOR_SESSION_ID: &str = "conductor-session";
 
-/// What a musician asked the conductor to review, waiting for the task to be `needs_review`.
+/// What a musician asked of the conductor, answered once the task is in the matching state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pending {
-    Checkpoint,
-    Completion,
+    /// The `number`-th review request of the task (resubmissions count).
+    Review {
+        completion: bool,
+        number: u64,
+    },
+    ContextWarning {
+        agents_fit: i64,
+    },
+    Error,
+}
+
+struct TaskView {
+    task_id: String,
+    state: String,
+    session_id: String,
+    retry_count: i64,
+    seconds_stale: f64,
+}
+
+struct Conductor<'a> {
+    ctx: &'a Ctx,
+    scenario: &'a Rc<Scenario>,
+    /// Sessions launched per task; the last one is the task's current session number.
+    sessions: BTreeMap<String, u32>,
+    pending: BTreeMap<String, Pending>,
+    reviews_seen: BTreeMap<String, u64>,
+    /// Tasks set to `fix_proposed` whose next session has not claimed yet.
+    awaiting_claim: BTreeSet<String>,
+    /// Session ids whose exit or staleness was already handled.
+    handled_sessions: BTreeSet<String>,
+    given_up: BTreeSet<String>,
+    emergencies_sent: Vec<bool>,
+    last_message_id: i64,
 }
 
 pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
-    if let Err(failure) = run(&ctx, &scenario).await {
+    let mut conductor = Conductor {
+        ctx: &ctx,
+        scenario: &scenario,
+        sessions: BTreeMap::new(),
+        pending: BTreeMap::new(),
+        reviews_seen: BTreeMap::new(),
+        awaiting_claim: BTreeSet::new(),
+        handled_sessions: BTreeSet::new(),
+        given_up: BTreeSet::new(),
+        emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
+        last_message_id: 0,
+    };
+    if let Err(failure) = conductor.run().await {
         ctx.note("conductor_sql_failure", format!("{}: {}", failure.statement, failure.message));
     }
 }
 
-async fn run(ctx: &Ctx, scenario: &Rc<Scenario>) -> Result<(), SqlFailure> {
-    let session_id = ctx.meta().session_id.clone();
-    ctx.sql("conductor_register", vec![(":session_id", Value::Text(session_id))]).await?;
-    for plan in &scenario.tasks {
-        let path = messages::instruction_path(&plan.task_id);
-        ctx.sql("create_task", vec![(":task_id", Value::Text(plan.task_id.clone())), (":instruction_path", Value::Text(path.clone()))])
-            .await?;
-        let message = messages::instruction(&plan.task_id, &path);
-        ctx.sql("send_instruction", vec![(":task_id", Value::Text(plan.task_id.clone())), (":message", Value::Text(message))]).await?;
+fn text(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+impl Conductor<'_> {
+    async fn run(&mut self) -> Result<(), SqlFailure> {
+        let ctx = self.ctx;
+        ctx.sql("conductor_register", vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+        for plan in &self.scenario.tasks {
+            let path = messages::instruction_path(&plan.task_id);
+            ctx.sql("create_task", vec![(":task_id", text(&plan.task_id)), (":instruction_path", text(&path))]).await?;
+            let message = messages::instruction(&plan.task_id, &path);
+            ctx.sql("send_instruction", vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
+        }
+        for plan in self.scenario.tasks.clone() {
+            self.launch(&plan.task_id);
+        }
+        // Bounded: the run's time limit ends the simulation long before this many polls.
+        let polls_max = (self.scenario.run.sim_time_max_ms / self.scenario.conductor.poll_ms).max(1) + 1;
+        for _poll in 0..polls_max {
+            ctx.sql("conductor_heartbeat", vec![]).await?;
+            self.read_messages().await?;
+            let tasks = self.poll_tasks().await?;
+            let unfinished = tasks.iter().filter(|t| t.state != "complete" && !self.given_up.contains(&t.task_id)).count();
+            if !tasks.is_empty() && unfinished == 0 {
+                let end = if self.given_up.is_empty() { "complete" } else { "exit_requested" };
+                ctx.sql("conductor_set_state", vec![(":state", text(end))]).await?;
+                ctx.note(
+                    "conductor_done",
+                    format!("{} tasks complete, {} given up", tasks.len() - self.given_up.len(), self.given_up.len()),
+                );
+                return self.stop_hook().await;
+            }
+            for task in &tasks {
+                self.handle(task).await?;
+            }
+            self.send_emergencies().await?;
+            ctx.sleep(self.scenario.conductor.poll_ms).await;
+        }
+        ctx.note("conductor_gave_up", "poll limit reached");
+        Ok(())
     }
-    for plan in &scenario.tasks {
-        launch(ctx, scenario, Launch { plan: plan.clone(), session_no: 1 });
-    }
-    let mut last_message_id: i64 = 0;
-    let mut pending: BTreeMap<String, Pending> = BTreeMap::new();
-    // Bounded: the run's time limit ends the simulation long before this many polls.
-    let polls_max = (scenario.run.sim_time_max_ms / scenario.conductor.poll_ms).max(1) + 1;
-    for _poll in 0..polls_max {
-        ctx.sql("conductor_heartbeat", vec![]).await?;
-        let messages = ctx.sql("read_musician_messages", vec![(":last_id", Value::Integer(last_message_id))]).await?;
-        for row in 0..messages.rows.len() {
-            last_message_id = last_message_id.max(messages.int(row, 0).unwrap_or(0));
-            let task_id = messages.text(row, 1).unwrap_or("").to_string();
-            match messages.text(row, 3).unwrap_or("") {
-                "review_request" => {
-                    pending.insert(task_id, Pending::Checkpoint);
+
+    async fn read_messages(&mut self) -> Result<(), SqlFailure> {
+        let found = self.ctx.sql("read_musician_messages", vec![(":last_id", Value::Integer(self.last_message_id))]).await?;
+        for row in 0..found.rows.len() {
+            self.last_message_id = self.last_message_id.max(found.int(row, 0).unwrap_or(0));
+            let task_id = found.text(row, 1).unwrap_or("").to_string();
+            let body = found.text(row, 4).unwrap_or("");
+            let pending = match found.text(row, 3).unwrap_or("") {
+                "review_request" => Some(self.next_review(&task_id, false)),
+                // The final `completion` (004 "Mark Complete") follows approval: not a review.
+                "completion" if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
+                "context_warning" => Some(Pending::ContextWarning { agents_fit: messages::parse_agents_fit(body).unwrap_or(0) }),
+                "error" => Some(Pending::Error),
+                other => {
+                    self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
+                    None
                 }
-                "completion" => {
-                    // The final `completion` message (004 "Mark Complete") comes after the
-                    // task is approved and `complete`: it is never reviewed, as only
-                    // `needs_review` tasks are.
-                    pending.entry(task_id).or_insert(Pending::Completion);
-                }
-                other => ctx.note("conductor_read", format!("{other} from {task_id}")),
+            };
+            if let Some(pending) = pending {
+                self.pending.insert(task_id, pending);
             }
         }
-        let tasks = ctx.sql("poll_tasks", vec![]).await?;
-        let states: Vec<(String, String)> = (0..tasks.rows.len())
-            .map(|r| (tasks.text(r, 0).unwrap_or("").to_string(), tasks.text(r, 1).unwrap_or("").to_string()))
-            .collect();
-        if !states.is_empty() && states.iter().all(|(_, state)| state == "complete") {
-            ctx.sql("conductor_set_state", vec![(":state", Value::Text("complete".to_string()))]).await?;
-            ctx.note("conductor_done", format!("all {} tasks complete", states.len()));
+        Ok(())
+    }
+
+    fn next_review(&mut self, task_id: &str, completion: bool) -> Pending {
+        let number = self.reviews_seen.entry(task_id.to_string()).or_insert(0);
+        *number += 1;
+        Pending::Review { completion, number: *number }
+    }
+
+    async fn poll_tasks(&mut self) -> Result<Vec<TaskView>, SqlFailure> {
+        let rows = self.ctx.sql("poll_tasks", vec![]).await?;
+        let mut tasks = Vec::with_capacity(rows.rows.len());
+        for r in 0..rows.rows.len() {
+            tasks.push(TaskView {
+                task_id: rows.text(r, 0).unwrap_or("").to_string(),
+                state: rows.text(r, 1).unwrap_or("").to_string(),
+                session_id: rows.text(r, 4).unwrap_or("").to_string(),
+                retry_count: rows.int(r, 5).unwrap_or(0),
+                seconds_stale: rows.real(r, 3).unwrap_or(0.0),
+            });
+        }
+        Ok(tasks)
+    }
+
+    async fn handle(&mut self, task: &TaskView) -> Result<(), SqlFailure> {
+        if task.state != "fix_proposed" {
+            self.awaiting_claim.remove(&task.task_id);
+        }
+        let pending = self.pending.get(&task.task_id).copied();
+        match (task.state.as_str(), pending) {
+            ("needs_review", Some(Pending::Review { completion, number })) => {
+                self.pending.remove(&task.task_id);
+                return self.review(&task.task_id, completion, number).await;
+            }
+            ("error", Some(Pending::ContextWarning { agents_fit })) => {
+                self.pending.remove(&task.task_id);
+                return self.answer_context_warning(&task.task_id, agents_fit).await;
+            }
+            ("error", Some(Pending::Error)) => {
+                self.pending.remove(&task.task_id);
+                let fix = messages::fix_proposal(
+                    &task.task_id,
+                    "Use the corrected path docs2/guidelines/conductor/process-patterns.md and retry the step.",
+                );
+                return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed").await;
+            }
+            _ => {}
+        }
+        if task.state == "exited" && !self.handled_sessions.contains(&task.session_id) {
+            self.handled_sessions.insert(task.session_id.clone());
+            return self.relaunch_after_exit(task).await;
+        }
+        // 000 "Heartbeat Protocol": a stale heartbeat on an active task means a lost session.
+        let active = matches!(task.state.as_str(), "working" | "needs_review" | "error" | "review_approved" | "review_failed");
+        let stale = task.seconds_stale > self.scenario.conductor.staleness_s as f64;
+        if active && stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
+            self.handled_sessions.insert(task.session_id.clone());
+            self.ctx.note("stale_detected", format!("{} heartbeat {:.0} s old in {}", task.task_id, task.seconds_stale, task.state));
+            let why = format!("went stale (heartbeat {:.0} s old)", task.seconds_stale);
+            return self.hand_over(&task.task_id, &why).await;
+        }
+        Ok(())
+    }
+
+    /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
+    /// then the new state, then back to `watching`.
+    async fn review(&mut self, task_id: &str, completion: bool, number: u64) -> Result<(), SqlFailure> {
+        let ctx = self.ctx;
+        ctx.sql("conductor_set_state", vec![(":state", text("reviewing"))]).await?;
+        let review_ms = ctx.draw(&self.scenario.conductor.review_ms);
+        let task_number: u64 = task_id.trim_start_matches("task-").parse().unwrap_or(0);
+        let answer = match self.scenario.scripted_answer(task_number, number) {
+            Some(answer) => answer,
+            None => {
+                let roll: f64 = ctx.rng().random_range(0.0..1.0);
+                let c = &self.scenario.conductor;
+                if roll < c.reject_probability {
+                    ReviewAnswer::ReviewFailed
+                } else if roll < c.reject_probability + c.fix_probability {
+                    ReviewAnswer::FixProposed
+                } else {
+                    ReviewAnswer::ReviewApproved
+                }
+            }
+        };
+        ctx.note(
+            "review_started",
+            format!(
+                "{task_id} review {number}{}, {review_ms} ms, answer {}",
+                if completion { " (completion)" } else { "" },
+                answer.state()
+            ),
+        );
+        ctx.sleep(review_ms).await;
+        let (kind, message) = match answer {
+            ReviewAnswer::ReviewApproved => ("approval", messages::approval(task_id, completion)),
+            ReviewAnswer::ReviewFailed => ("rejection", messages::rejection(task_id)),
+            ReviewAnswer::FixProposed => {
+                ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
+            }
+        };
+        self.answer(task_id, kind, message, answer.state()).await?;
+        ctx.sql("conductor_set_state", vec![(":state", text("watching"))]).await?;
+        Ok(())
+    }
+
+    /// 000 "Context escalation response states".
+    async fn answer_context_warning(&mut self, task_id: &str, agents_fit: i64) -> Result<(), SqlFailure> {
+        match self.scenario.conductor.context_reply {
+            ContextReply::Approve => {
+                self.answer(
+                    task_id,
+                    "approval",
+                    "Proceed as planned to checkpoint, then stop and report back for clean handoff.".to_string(),
+                    "review_approved",
+                )
+                .await
+            }
+            ContextReply::Fix => self.answer(task_id, "fix_proposal", messages::reduced_scope(agents_fit.max(0)), "fix_proposed").await,
+            ContextReply::Handoff => {
+                self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed").await
+            }
+        }
+    }
+
+    /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
+    async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
+        let ctx = self.ctx;
+        ctx.sql(
+            "send_conductor_message",
+            vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
+        )
+        .await?;
+        ctx.sql("set_task_state", vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+        Ok(())
+    }
+
+    /// 000 Bootstrap 5 "Session Handoff": read the HANDOFF, then `fix_proposed` with a handoff
+    /// message and the next session. A 5th-retry exit (004 "Terminal Failure") is given up.
+    async fn relaunch_after_exit(&mut self, task: &TaskView) -> Result<(), SqlFailure> {
+        let handoff = self.ctx.read_file(&format!("temp/{}-HANDOFF", task.task_id)).await;
+        if task.retry_count >= 5 {
+            self.ctx.note("task_given_up", format!("{} exited after its 5th failure", task.task_id));
+            self.given_up.insert(task.task_id.clone());
             return Ok(());
         }
-        for (task_id, state) in &states {
-            if state != "needs_review" {
+        let why = if handoff.is_some() { "exited cleanly" } else { "exited without a HANDOFF" };
+        self.hand_over(&task.task_id, why).await
+    }
+
+    async fn hand_over(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
+        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
+        if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
+            self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
+            self.given_up.insert(task_id.to_string());
+            return Ok(());
+        }
+        let message = messages::conductor_handoff(task_id, launched, why);
+        self.answer(task_id, "handoff", message, "fix_proposed").await?;
+        self.awaiting_claim.insert(task_id.to_string());
+        self.launch(task_id);
+        Ok(())
+    }
+
+    async fn send_emergencies(&mut self) -> Result<(), SqlFailure> {
+        for (index, emergency) in self.scenario.conductor.emergencies.clone().iter().enumerate() {
+            if self.emergencies_sent[index] || self.ctx.now_ms() < emergency.at_ms {
                 continue;
             }
-            let Some(kind) = pending.remove(task_id) else {
-                continue;
-            };
-            review(ctx, scenario, task_id, kind).await?;
+            self.emergencies_sent[index] = true;
+            let task_id = crate::scenario::task_id(emergency.task);
+            let message = messages::emergency(&task_id, emergency.urgent);
+            // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
+            self.ctx
+                .sql(
+                    "send_conductor_message",
+                    vec![(":task_id", text(&task_id)), (":message", Value::Text(message)), (":message_type", text("emergency"))],
+                )
+                .await?;
         }
-        ctx.sleep(scenario.conductor.poll_ms).await;
+        Ok(())
     }
-    ctx.note("conductor_gave_up", "poll limit reached");
-    Ok(())
-}
 
-/// One review: the conductor marks itself `reviewing` (004 "Conductor States"), takes the
-/// review time, writes its answer message and then the new state, and goes back to watching.
-async fn review(ctx: &Ctx, scenario: &Scenario, task_id: &str, kind: Pending) -> Result<(), SqlFailure> {
-    ctx.sql("conductor_set_state", vec![(":state", Value::Text("reviewing".to_string()))]).await?;
-    let review_ms = ctx.draw(&scenario.conductor.review_ms);
-    ctx.note("review_started", format!("{task_id} {kind:?}, {review_ms} ms"));
-    ctx.sleep(review_ms).await;
-    let message = messages::approval(task_id, kind == Pending::Completion);
-    let task = Value::Text(task_id.to_string());
-    ctx.sql(
-        "send_conductor_message",
-        vec![(":task_id", task.clone()), (":message", Value::Text(message)), (":message_type", Value::Text("approval".to_string()))],
-    )
-    .await?;
-    ctx.sql("set_task_state", vec![(":task_id", task), (":state", Value::Text("review_approved".to_string()))]).await?;
-    ctx.sql("conductor_set_state", vec![(":state", Value::Text("watching".to_string()))]).await?;
-    Ok(())
-}
+    /// 004 "Hook System": the conductor may end on `exit_requested` or `complete`, max 1000.
+    async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
+        const ITERATIONS_MAX: u32 = 1000;
+        for iteration in 1..=ITERATIONS_MAX {
+            let rows = self.ctx.sql("stop_hook_state", vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+            let state = rows.text(0, 1).unwrap_or("").to_string();
+            if state == "complete" || state == "exit_requested" {
+                self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit allowed"));
+                return Ok(());
+            }
+            self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit blocked"));
+            self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
+        }
+        Ok(())
+    }
 
-/// Starts a musician session after the scenario's launch delay. Its session id is drawn
-/// from its own name, as the SessionStart hook would hand it one.
-fn launch(ctx: &Ctx, scenario: &Rc<Scenario>, launch: Launch) {
-    let name = launch.actor_name();
-    let meta = ActorMeta { session_id: ctx.derive_uuid(&name), task_id: launch.plan.task_id.clone(), name };
-    let delay_ms = ctx.draw(&scenario.timing.launch_delay_ms);
-    ctx.note("launch", format!("{} as {} in {delay_ms} ms", meta.name, launch.worked_by()));
-    let scenario = scenario.clone();
-    ctx.launch(meta, delay_ms, move |ctx| musician::session(ctx, scenario, launch));
+    /// Starts the task's next session after the launch delay. Its session id is drawn from
+    /// its own name, as the SessionStart hook would hand it one.
+    fn launch(&mut self, task_id: &str) {
+        let number = self.sessions.entry(task_id.to_string()).or_insert(0);
+        *number += 1;
+        let plan = self.scenario.tasks.iter().find(|p| p.task_id == task_id).expect("a scenario task").clone();
+        let launch = Launch { plan, session_no: *number };
+        let name = launch.actor_name();
+        let meta = ActorMeta { session_id: self.ctx.derive_uuid(&name), task_id: task_id.to_string(), name };
+        let delay_ms = self.ctx.draw(&self.scenario.timing.launch_delay_ms);
+        self.ctx.note("launch", format!("{} as {} in {delay_ms} ms", meta.name, launch.worked_by()));
+        let scenario = self.scenario.clone();
+        self.ctx.launch(meta, delay_ms, move |ctx| musician::session(ctx, scenario, launch));
+    }
 }

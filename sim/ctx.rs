@@ -82,6 +82,11 @@ impl Ctx {
         self.runtime.now_ms()
     }
 
+    /// Simulated UTC time, `YYYY-MM-DD HH:MM:SS`, as SQLite's `datetime('now')` shows it.
+    pub fn now_utc(&self) -> String {
+        crate::clock::format_utc_ms(self.runtime.clock.now_unix_ms())[..19].to_string()
+    }
+
     /// This actor's own random stream, derived from (seed, actor name).
     pub fn rng(&self) -> RefMut<'_, ChaCha8Rng> {
         self.rng.borrow_mut()
@@ -122,13 +127,17 @@ impl Ctx {
 
     /// Appends to a file below the run folder (temp/ files are append-only logs).
     pub async fn append_file(&self, path: &str, text: &str) {
-        let response = (Effect { slot: self.slot.clone(), request: Some(Request::AppendFile { path: path.to_string(), text: text.to_string() }) }).await;
+        let response =
+            (Effect { slot: self.slot.clone(), request: Some(Request::AppendFile { path: path.to_string(), text: text.to_string() }) })
+                .await;
         assert!(matches!(response, Response::FileWritten));
     }
 
     /// Replaces a file below the run folder (the HANDOFF document).
     pub async fn write_file(&self, path: &str, text: &str) {
-        let response = (Effect { slot: self.slot.clone(), request: Some(Request::WriteFile { path: path.to_string(), text: text.to_string() }) }).await;
+        let response =
+            (Effect { slot: self.slot.clone(), request: Some(Request::WriteFile { path: path.to_string(), text: text.to_string() }) })
+                .await;
         assert!(matches!(response, Response::FileWritten));
     }
 

@@ -50,14 +50,29 @@ pub struct SqlFailure {
 }
 
 pub(crate) enum Request {
-    Sql { name: &'static str, params: Params },
-    Sleep { ms: i64 },
+    Sql {
+        name: &'static str,
+        params: Params,
+    },
+    Sleep {
+        ms: i64,
+    },
     /// Resumes when any of these actors has finished (or at once if one already has).
-    JoinAny { actors: Vec<ActorId> },
+    JoinAny {
+        actors: Vec<ActorId>,
+    },
     /// temp/ file effects, relative to the run folder (000 "Temporary File Management").
-    AppendFile { path: String, text: String },
-    WriteFile { path: String, text: String },
-    ReadFile { path: String },
+    AppendFile {
+        path: String,
+        text: String,
+    },
+    WriteFile {
+        path: String,
+        text: String,
+    },
+    ReadFile {
+        path: String,
+    },
 }
 
 pub(crate) enum Response {
@@ -362,7 +377,8 @@ impl Engine {
         let rec = self.actors.get_mut(&actor).expect("present");
         let join_on: Vec<ActorId> = {
             let slot = rec.slot.borrow();
-            let request = slot.request.as_ref().unwrap_or_else(|| panic!("{} awaited something that is not an engine request", rec.meta.name));
+            let request =
+                slot.request.as_ref().unwrap_or_else(|| panic!("{} awaited something that is not an engine request", rec.meta.name));
             match request {
                 Request::JoinAny { actors } => actors.clone(),
                 Request::Sleep { ms } => {

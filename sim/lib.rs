@@ -8,6 +8,7 @@ pub mod db;
 pub mod dist;
 pub mod engine;
 pub mod error;
+pub mod handoff;
 pub mod messages;
 pub mod musician;
 pub mod rng;

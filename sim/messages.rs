@@ -61,12 +61,126 @@ pub fn claim_blocked(task_id: &str, why: &str) -> String {
     format!("CLAIM BLOCKED: Guard prevented claim on {task_id} ({why}).\n  Created fallback row to exit cleanly. Conductor intervention needed.")
 }
 
+/// 000 "Context Warning (Error State)" format (message type `context_warning`).
+pub struct ContextWarning<'a> {
+    pub context_pct: i64,
+    pub self_correction: Option<&'a str>,
+    pub agents_remaining: u64,
+    pub agent_cost_pct: i64,
+    pub risk_cost_pct: i64,
+    pub agents_fit: i64,
+    pub budget_pct: i64,
+    pub estimate_pct: i64,
+    pub deviations: &'a str,
+    /// "ask" (70-80 %) or "escalate" (> 80 %).
+    pub zone: &'a str,
+}
+
+pub fn context_warning(w: &ContextWarning<'_>) -> String {
+    let sc = match w.self_correction {
+        Some(details) => format!("YES ({details}. ~6x context impact)"),
+        None => "NO".to_string(),
+    };
+    let remaining = if w.risk_cost_pct != w.agent_cost_pct {
+        format!(
+            "{n} (~{c}% each nominal, but ~{r}% each with self-correction risk = ~{t}% total)",
+            n = w.agents_remaining,
+            c = w.agent_cost_pct,
+            r = w.risk_cost_pct,
+            t = w.agents_remaining as i64 * w.risk_cost_pct
+        )
+    } else {
+        format!(
+            "{n} (~{c}% each, ~{t}% total)",
+            n = w.agents_remaining,
+            c = w.agent_cost_pct,
+            t = w.agents_remaining as i64 * w.agent_cost_pct
+        )
+    };
+    let ask = if w.zone == "ask" {
+        "I think I can reach the checkpoint, but what do you think?"
+    } else {
+        "Cannot reliably reach the checkpoint: must pause now"
+    };
+    format!(
+        "CONTEXT WARNING: {ctx}% usage\n  Self-Correction: {sc}\n  Agents Remaining: {remaining}\n  Agents That Fit in {budget}% Budget: {fit}\n  Estimated Context at Checkpoint: {est}%\n  Deviations: {dev}\n  Recommendation: complete {fit} more agent(s), then checkpoint and handoff ({ask})\n  Awaiting conductor instructions",
+        ctx = w.context_pct,
+        budget = w.budget_pct,
+        fit = w.agents_fits_display(),
+        est = w.estimate_pct,
+        dev = w.deviations,
+    )
+}
+
+impl ContextWarning<'_> {
+    fn agents_fits_display(&self) -> i64 {
+        self.agents_fit.max(0)
+    }
+}
+
+/// 000 "Error Report" format (message type `error`).
+pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: &str, task_id: &str) -> String {
+    format!(
+        "ERROR (Retry {retry}/5):\n  Context Usage: {context_pct}%\n  Self-Correction: {sc}\n  Error: {error}\n  Report: docs/implementation/reports/{task_id}-error-retry-{retry}.md\n  Key Outputs:\n    - docs/implementation/reports/{task_id}-error-retry-{retry}.md (created)\n  Awaiting conductor fix proposal",
+        sc = yes_no(self_correction),
+    )
+}
+
+/// 000 Execution Queries 10 / "Example: Clean Exit & Handoff" step 7 (message type `handoff`).
+pub fn exited(task_id: &str, reason: &str, context_pct: i64, self_correction: bool, last_completed: &str, remaining: &str) -> String {
+    format!(
+        "EXITED: {reason}, clean handoff prepared.\nHANDOFF: temp/{task_id}-HANDOFF\nContext Usage: {context_pct}%\nSelf-Correction: {sc}\nLast Completed Step: {last_completed}\nRemaining Steps: {remaining}",
+        sc = yes_no(self_correction),
+    )
+}
+
 /// The conductor's answer to a review (message type `approval`).
 pub fn approval(task_id: &str, completion: bool) -> String {
     if completion {
         format!("REVIEW APPROVED: {task_id} completion accepted. Write the final report and mark complete.")
     } else {
         format!("REVIEW APPROVED: {task_id} checkpoint passed. Proceed with the next steps.")
+    }
+}
+
+/// The conductor's rejection with feedback (message type `rejection`).
+pub fn rejection(task_id: &str) -> String {
+    format!("REVIEW FAILED: {task_id} needs changes before approval.\n  Issues: see review notes\n  Apply the feedback, re-run verification and resubmit.")
+}
+
+/// The conductor's proposed fix for a review or an error (message type `fix_proposal`).
+pub fn fix_proposal(task_id: &str, what: &str) -> String {
+    format!("FIX PROPOSED: {task_id}\n  {what}\n  Apply it, re-run verification and resubmit or resume.")
+}
+
+/// The conductor's reduced scope after a context warning (000 "Context-Tight Break Point").
+pub fn reduced_scope(agents: i64) -> String {
+    format!("Context plan accepted with modification:\n- Complete {agents} more agents\n- Run checkpoint verification on completed work\n- Prepare handoff after checkpoint approval")
+}
+
+/// Parses `Complete N more agents` from a reduced-scope message.
+pub fn parse_reduced_scope(message: &str) -> Option<u64> {
+    let rest = message.split("Complete ").nth(1)?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+/// Parses `Agents That Fit in NN% Budget: N` from a context warning.
+pub fn parse_agents_fit(message: &str) -> Option<i64> {
+    let line = message.lines().find(|l| l.contains("Agents That Fit"))?;
+    line.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// The conductor's handoff message to the next session (message type `handoff`).
+pub fn conductor_handoff(task_id: &str, previous_session: u32, why: &str) -> String {
+    format!("HANDOFF: {task_id} session S{previous_session} {why}. Resumption instructions:\n- Read temp/{task_id}-HANDOFF if present, and temp/{task_id}-status\n- Re-run verification from the last checkpoint\n- Then continue from the pending work")
+}
+
+/// A conductor emergency message (000 "Emergency Messages"; message type `emergency`).
+pub fn emergency(task_id: &str, urgent: bool) -> String {
+    if urgent {
+        format!("EMERGENCY (urgent): stop all work on {task_id} now; a sibling change invalidates the current step.")
+    } else {
+        format!("EMERGENCY (informational): heads up for {task_id} about a future step; no action needed now.")
     }
 }
 

@@ -74,8 +74,11 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
     }
     let mut engine = Engine::new(config, clock, db, trace, out_dir.clone());
     let scenario = Rc::new(scenario);
-    let conductor_meta =
-        ActorMeta { name: "conductor".to_string(), task_id: CONDUCTOR_TASK_ID.to_string(), session_id: "conductor-session".to_string() };
+    let conductor_meta = ActorMeta {
+        name: "conductor".to_string(),
+        task_id: CONDUCTOR_TASK_ID.to_string(),
+        session_id: conductor::CONDUCTOR_SESSION_ID.to_string(),
+    };
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run()?;

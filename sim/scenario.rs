@@ -22,6 +22,7 @@ pub struct Scenario {
     pub timing: TimingSection,
     pub conductor: ConductorSection,
     pub context: ContextSection,
+    pub subagents: SubagentsSection,
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
     pub protocol_sql: Option<PathBuf>,
@@ -40,6 +41,8 @@ struct ScenarioFile {
     conductor: ConductorSection,
     #[serde(default)]
     context: ContextSection,
+    #[serde(default)]
+    subagents: SubagentsSection,
     tasks: TasksSection,
     #[serde(default)]
     protocol: ProtocolSection,
@@ -95,6 +98,17 @@ pub struct TimingSection {
     /// Watchers refresh a heartbeat older than this (000 "Heartbeat Refresh": 8 min).
     #[serde(deserialize_with = "positive_i64")]
     pub heartbeat_refresh_s: i64,
+    /// A pause watcher with no answer this long checks the conductor's heartbeat
+    /// (000 "Pause Watcher": 15-minute timeout).
+    #[serde(deserialize_with = "positive_i64")]
+    pub pause_timeout_ms: i64,
+    /// Applying review feedback or a proposed fix before resubmitting (000 "Response Handling").
+    pub rework_ms: Dist,
+    /// Writing the HANDOFF document and the report of a clean exit (000 "Clean Exit Protocol").
+    pub handoff_ms: Dist,
+    /// How long a stop hook waits before it asks again when the state does not allow exit.
+    #[serde(deserialize_with = "positive_i64")]
+    pub stop_hook_retry_ms: i64,
 }
 
 impl Default for TimingSection {
@@ -109,6 +123,10 @@ impl Default for TimingSection {
             background_max_iterations: 500,
             pause_poll_ms: 10_000,
             heartbeat_refresh_s: 480,
+            pause_timeout_ms: 900_000,
+            rework_ms: Dist::uniform(60_000, 300_000),
+            handoff_ms: Dist::uniform(30_000, 120_000),
+            stop_hook_retry_ms: 5_000,
         }
     }
 }
@@ -121,31 +139,206 @@ pub struct ConductorSection {
     pub poll_ms: i64,
     /// Time the conductor spends on one review before it answers.
     pub review_ms: Dist,
+    /// Odds that a review is answered `review_failed` (a rejection with feedback).
+    #[serde(deserialize_with = "probability")]
+    pub reject_probability: f64,
+    /// Odds that a review is answered `fix_proposed`; the rest are approved.
+    #[serde(deserialize_with = "probability")]
+    pub fix_probability: f64,
+    /// The answer to a context warning (000 "Context escalation response states").
+    pub context_reply: ContextReply,
+    /// A musician heartbeat older than this is stale (000 "Heartbeat Protocol": 9 min).
+    #[serde(deserialize_with = "positive_i64")]
+    pub staleness_s: i64,
+    /// Sessions the conductor launches for one task before it gives the task up.
+    #[serde(deserialize_with = "positive_u64")]
+    pub sessions_per_task_max: u64,
+    /// Scripted answers that override the odds for one review of one task.
+    pub answers: Vec<ScriptedAnswer>,
+    /// Emergency messages the conductor sends (000 "Emergency Messages").
+    pub emergencies: Vec<Emergency>,
 }
 
 impl Default for ConductorSection {
     fn default() -> ConductorSection {
-        ConductorSection { poll_ms: 30_000, review_ms: Dist::uniform(60_000, 300_000) }
+        ConductorSection {
+            poll_ms: 30_000,
+            review_ms: Dist::uniform(60_000, 300_000),
+            reject_probability: 0.0,
+            fix_probability: 0.0,
+            context_reply: ContextReply::Fix,
+            staleness_s: 540,
+            sessions_per_task_max: 5,
+            answers: Vec::new(),
+            emergencies: Vec::new(),
+        }
     }
 }
 
+/// The conductor's three answers to a context warning (000 "Context Monitoring").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextReply {
+    /// `review_approved`: proceed to the checkpoint, then hand off.
+    Approve,
+    /// `fix_proposed`: only the agents that fit, then checkpoint and hand off.
+    Fix,
+    /// `review_failed`: do not proceed, hand off now.
+    Handoff,
+}
+
+/// A review answer the conductor gives regardless of its odds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedAnswer {
+    /// Task number (1 = task-01).
+    pub task: u64,
+    /// Which review request of that task, counting resubmissions, 1-based.
+    pub review: u64,
+    pub answer: ReviewAnswer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewAnswer {
+    ReviewApproved,
+    ReviewFailed,
+    FixProposed,
+}
+
+impl ReviewAnswer {
+    pub fn state(self) -> &'static str {
+        match self {
+            ReviewAnswer::ReviewApproved => "review_approved",
+            ReviewAnswer::ReviewFailed => "review_failed",
+            ReviewAnswer::FixProposed => "fix_proposed",
+        }
+    }
+}
+
+/// An emergency message sent at the conductor's first poll after `at_ms`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emergency {
+    #[serde(deserialize_with = "non_negative_i64")]
+    pub at_ms: i64,
+    pub task: u64,
+    /// Urgent: "stop all work" (kill the current subagent); otherwise informational.
+    #[serde(default)]
+    pub urgent: bool,
+}
+
 /// Context cost model of a musician session, in percent of its window (000 "Context
-/// Monitoring & Break Point Logic"). Distributions, drawn per event from the session's stream.
+/// Monitoring & Break Point Logic"). Costs are distributions, drawn per event from the
+/// session's stream; thresholds are the seed's numbers.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ContextSection {
-    /// Bootstrap (000 Bootstrap 7: 5 % → 7 % → 12 % by the end of it; ~12-15 %).
-    pub bootstrap_pct: Dist,
-    /// One subagent's cost to the musician (000 REF-3: 8 % default average).
-    pub subagent_pct: Dist,
-    /// One checkpoint verification (~2-3 %).
+    /// 000 Bootstrap 7: `bootstrap started [ctx: 5%]`.
+    pub bootstrap_start_pct: Dist,
+    /// The claim: `task claimed … [ctx: 7%]`.
+    pub claim_pct: Dist,
+    /// Reading the instructions: `instructions loaded … [ctx: 12%]` (~12-15 % in all).
+    pub instructions_pct: Dist,
+    /// Writing one subagent's prompt (000 "Subagent Context Budget").
+    pub agent_launch_pct: Dist,
+    /// Reading one subagent's result.
+    pub agent_return_pct: Dist,
+    /// Integrating it (launch + return + integration ≈ 8 %, 000 REF-3).
+    pub integration_pct: Dist,
+    /// One checkpoint verification (000 "Verification Checkpoint Flow": ~2-3 %).
     pub verification_pct: Dist,
+    /// Reading or writing one message to the conductor.
+    pub message_pct: Dist,
+    /// Doing a failed subagent's work directly (000 "Error Recovery": ~10 %).
+    pub absorb_pct: Dist,
+    /// Odds that a subagent's work needs self-correction (000 "Self-correction flag").
+    #[serde(deserialize_with = "probability")]
+    pub self_correction_probability: f64,
+    /// Self-correction multiplies that agent's return cost (000: "~6x").
+    #[serde(deserialize_with = "positive_i64")]
+    pub self_correction_factor: i64,
+    /// Context level at which the musician evaluates the way to the next checkpoint (000: 50 %).
+    #[serde(deserialize_with = "percent")]
+    pub evaluate_at_pct: i64,
+    /// Estimated context at the checkpoint below which it proceeds (000: < 70 %).
+    #[serde(deserialize_with = "percent")]
+    pub proceed_below_pct: i64,
+    /// Above this it escalates, at or below it asks (000: 70-80 %).
+    #[serde(deserialize_with = "percent")]
+    pub escalate_above_pct: i64,
+    /// REF-3: agents that fit = (budget − ctx) / average agent cost (000: 65 %).
+    #[serde(deserialize_with = "percent")]
+    pub budget_pct: i64,
+    /// The hard ceiling: reaching it means handing off at once (000 "80% context ceiling").
+    #[serde(deserialize_with = "percent")]
+    pub ceiling_pct: i64,
 }
 
 impl Default for ContextSection {
     fn default() -> ContextSection {
-        ContextSection { bootstrap_pct: Dist::uniform(12, 15), subagent_pct: Dist::uniform(6, 10), verification_pct: Dist::uniform(2, 3) }
+        ContextSection {
+            bootstrap_start_pct: Dist::Const(5),
+            claim_pct: Dist::Const(2),
+            instructions_pct: Dist::uniform(5, 8),
+            agent_launch_pct: Dist::uniform(1, 2),
+            agent_return_pct: Dist::uniform(3, 5),
+            integration_pct: Dist::uniform(1, 2),
+            verification_pct: Dist::uniform(2, 3),
+            message_pct: Dist::Const(1),
+            absorb_pct: Dist::Const(10),
+            self_correction_probability: 0.0,
+            self_correction_factor: 6,
+            evaluate_at_pct: 50,
+            proceed_below_pct: 70,
+            escalate_above_pct: 80,
+            budget_pct: 65,
+            ceiling_pct: 80,
+        }
     }
+}
+
+/// How subagents fail (000 "Retry Policy", "Example: Error Recovery & Retry Logic").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SubagentsSection {
+    /// Odds that one attempt of a subagent fails.
+    #[serde(deserialize_with = "probability")]
+    pub failure_probability: f64,
+    /// Odds that a failure is unrecoverable (missing file, broken dependency): reported to
+    /// the conductor at once instead of retried.
+    #[serde(deserialize_with = "probability")]
+    pub unrecoverable_probability: f64,
+    /// After 2 failed retries: odds the musician absorbs the work (< 500 LOC, well-defined)
+    /// rather than escalating to the conductor.
+    #[serde(deserialize_with = "probability")]
+    pub absorb_probability: f64,
+    /// Scripted subagent behaviour that overrides the odds.
+    pub script: Vec<SubagentScript>,
+}
+
+impl Default for SubagentsSection {
+    fn default() -> SubagentsSection {
+        SubagentsSection { failure_probability: 0.0, unrecoverable_probability: 0.0, absorb_probability: 1.0, script: Vec::new() }
+    }
+}
+
+/// What one subagent of one task does, whatever the odds say.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentScript {
+    pub task: u64,
+    pub step: u64,
+    pub agent: u64,
+    /// How many attempts fail before one succeeds (3 or more: all three fail).
+    #[serde(default)]
+    pub failures: u64,
+    /// The first failure is unrecoverable: an error report to the conductor.
+    #[serde(default)]
+    pub unrecoverable: bool,
+    /// The agent's work needs self-correction (~6x context).
+    #[serde(default)]
+    pub self_correction: bool,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -264,6 +457,81 @@ impl Scenario {
             shape.check().map_err(|(key, m)| at("tasks.custom", Some(index), key, m))?;
             tasks[(custom.task - 1) as usize] = shape.plan(custom.task);
         }
+        for (index, answer) in raw.conductor.answers.iter().enumerate() {
+            if answer.task == 0 || answer.task > t.count {
+                return Err(at(
+                    "conductor.answers",
+                    Some(index),
+                    "task",
+                    format!("task {} does not exist: tasks.count is {}", answer.task, t.count),
+                ));
+            }
+            if answer.review == 0 {
+                return Err(at("conductor.answers", Some(index), "review", "reviews are counted from 1".to_string()));
+            }
+        }
+        for (index, emergency) in raw.conductor.emergencies.iter().enumerate() {
+            if emergency.task == 0 || emergency.task > t.count {
+                return Err(at(
+                    "conductor.emergencies",
+                    Some(index),
+                    "task",
+                    format!("task {} does not exist: tasks.count is {}", emergency.task, t.count),
+                ));
+            }
+        }
+        for (index, script) in raw.subagents.script.iter().enumerate() {
+            let Some(plan) = (script.task >= 1).then(|| tasks.get((script.task - 1) as usize)).flatten() else {
+                return Err(at(
+                    "subagents.script",
+                    Some(index),
+                    "task",
+                    format!("task {} does not exist: tasks.count is {}", script.task, t.count),
+                ));
+            };
+            if script.step == 0 || script.step > plan.steps {
+                return Err(at(
+                    "subagents.script",
+                    Some(index),
+                    "step",
+                    format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step),
+                ));
+            }
+            if script.agent == 0 || script.agent > plan.subagents_per_step {
+                return Err(at(
+                    "subagents.script",
+                    Some(index),
+                    "agent",
+                    format!("{} has agents 1..={} per step, not {}", plan.task_id, plan.subagents_per_step, script.agent),
+                ));
+            }
+        }
+        let c = &raw.context;
+        if !(c.evaluate_at_pct <= c.proceed_below_pct && c.proceed_below_pct <= c.escalate_above_pct) {
+            return Err(at(
+                "context",
+                None,
+                "proceed_below_pct",
+                format!(
+                    "thresholds must be ordered evaluate_at_pct <= proceed_below_pct <= escalate_above_pct, got {} / {} / {}",
+                    c.evaluate_at_pct, c.proceed_below_pct, c.escalate_above_pct
+                ),
+            ));
+        }
+        if raw.reject_and_fix_odds() > 1.0 {
+            return Err(at(
+                "conductor",
+                None,
+                "fix_probability",
+                format!("reject_probability + fix_probability must be at most 1, got {}", raw.reject_and_fix_odds()),
+            ));
+        }
+        if raw.timing.heartbeat_refresh_s >= raw.conductor.staleness_s {
+            return Err(at("timing", None, "heartbeat_refresh_s", format!(
+                "the refresh threshold ({} s) must be below the conductor's staleness threshold ({} s): otherwise a live session is declared stale before its watcher refreshes (000 \"Design Rationale\": the 1-minute buffer)",
+                raw.timing.heartbeat_refresh_s, raw.conductor.staleness_s
+            )));
+        }
         if raw.timing.heartbeat_refresh_s * 1000 <= raw.timing.background_poll_ms {
             return Err(at(
                 "timing",
@@ -285,9 +553,28 @@ impl Scenario {
             timing: raw.timing,
             conductor: raw.conductor,
             context: raw.context,
+            subagents: raw.subagents,
             tasks,
             protocol_sql,
         })
+    }
+}
+
+impl ScenarioFile {
+    fn reject_and_fix_odds(&self) -> f64 {
+        self.conductor.reject_probability + self.conductor.fix_probability
+    }
+}
+
+impl Scenario {
+    /// The scripted behaviour of one subagent, if any.
+    pub fn subagent_script(&self, task: u64, step: u64, agent: u64) -> Option<&SubagentScript> {
+        self.subagents.script.iter().find(|s| s.task == task && s.step == step && s.agent == agent)
+    }
+
+    /// The scripted answer to the `review`-th review request of `task`, if any.
+    pub fn scripted_answer(&self, task: u64, review: u64) -> Option<ReviewAnswer> {
+        self.conductor.answers.iter().find(|a| a.task == task && a.review == review).map(|a| a.answer)
     }
 }
 
@@ -331,6 +618,30 @@ fn positive_i64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<i64, D::
     let v = i64::deserialize(d)?;
     if v <= 0 {
         return Err(de::Error::custom(format!("must be positive, got {v}")));
+    }
+    Ok(v)
+}
+
+fn non_negative_i64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<i64, D::Error> {
+    let v = i64::deserialize(d)?;
+    if v < 0 {
+        return Err(de::Error::custom(format!("cannot be negative, got {v}")));
+    }
+    Ok(v)
+}
+
+fn probability<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    let v = f64::deserialize(d)?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(de::Error::custom(format!("a probability must be between 0 and 1, got {v}")));
+    }
+    Ok(v)
+}
+
+fn percent<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<i64, D::Error> {
+    let v = i64::deserialize(d)?;
+    if !(0..=100).contains(&v) {
+        return Err(de::Error::custom(format!("a percentage must be between 0 and 100, got {v}")));
     }
     Ok(v)
 }

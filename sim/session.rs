@@ -21,8 +21,17 @@ pub struct SessionMemory {
     pub last_processed_message_id: i64,
     /// Reports of background watchers that exited since the musician last looked.
     pub inbox: Vec<WatcherReport>,
-    /// The state the pause watcher saw when the conductor answered; `None` if it gave up.
-    pub pause_outcome: Option<String>,
+    /// How the last pause watcher ended.
+    pub pause_outcome: Option<PauseOutcome>,
+}
+
+/// How a pause watcher ended (000 "Pause Watcher (During Conductor Wait)").
+#[derive(Clone, Debug, PartialEq)]
+pub enum PauseOutcome {
+    /// The task left `needs_review` / `error`: the conductor answered with this state.
+    Answered(String),
+    /// 15 minutes without an answer and the conductor's heartbeat is stale: TIMEOUT.
+    TimedOut,
 }
 
 pub type SharedMemory = Rc<RefCell<SessionMemory>>;

@@ -40,6 +40,14 @@ pub const REQUIRED: &[(&str, &[&str])] = &[
     ("send_completion", &[":task_id", ":session_id", ":message"]),
     ("mark_complete", &[":task_id", ":report_path"]),
     ("stop_hook_state", &[":session_id"]),
+    ("send_error", &[":task_id", ":session_id", ":message"]),
+    ("set_error", &[":task_id", ":last_error"]),
+    ("send_context_warning", &[":task_id", ":session_id", ":message"]),
+    ("set_context_warning", &[":task_id"]),
+    ("send_handoff", &[":task_id", ":session_id", ":message"]),
+    ("mark_exited", &[":task_id"]),
+    ("send_resumption", &[":task_id", ":session_id", ":message"]),
+    ("conductor_health", &[]),
 ];
 
 #[derive(Clone, Debug)]

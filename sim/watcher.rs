@@ -11,7 +11,7 @@ use rusqlite::types::Value;
 use crate::ctx::Ctx;
 use crate::engine::SqlFailure;
 use crate::scenario::Scenario;
-use crate::session::{SharedMemory, WatcherReport};
+use crate::session::{PauseOutcome, SharedMemory, WatcherReport};
 
 /// A pause watcher that never sees an answer stops after this many polls, so every loop is
 /// bounded; the session then treats the wait as timed out.
@@ -52,24 +52,40 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
 }
 
 /// 000 "Pause Watcher (During Conductor Wait)": poll the task's state until it is no longer
-/// `needs_review` or `error`, refreshing the heartbeat meanwhile.
+/// `needs_review` or `error`, refreshing the heartbeat meanwhile. After the timeout (15 min)
+/// it checks the conductor's heartbeat: fresh (< staleness threshold) → keep waiting; stale →
+/// TIMEOUT for the musician to escalate.
 pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     let task_id = ctx.meta().task_id.clone();
     let result: Result<(), SqlFailure> = async {
+        let mut waiting_since_ms = ctx.now_ms();
         for _poll in 0..PAUSE_POLLS_MAX {
             let row = ctx.sql("read_task_state", vec![(":task_id", Value::Text(task_id.clone()))]).await?;
             let state = row.text(0, 0).unwrap_or("").to_string();
             if state != "needs_review" && state != "error" {
                 ctx.note("watcher_exit", format!("state changed to {state}"));
-                memory.borrow_mut().pause_outcome = Some(state);
+                memory.borrow_mut().pause_outcome = Some(PauseOutcome::Answered(state));
                 return Ok(());
             }
             if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
                 refresh(&ctx, &task_id).await?;
             }
+            if ctx.now_ms() - waiting_since_ms >= scenario.timing.pause_timeout_ms {
+                let health = ctx.sql("conductor_health", vec![]).await?;
+                let conductor_stale_s = health.real(0, 2).unwrap_or(f64::INFINITY);
+                if conductor_stale_s < scenario.conductor.staleness_s as f64 {
+                    ctx.note("pause_timeout", format!("conductor heartbeat {conductor_stale_s:.0} s old: alive but busy, waiting again"));
+                    waiting_since_ms = ctx.now_ms();
+                } else {
+                    ctx.note("watcher_exit", format!("TIMEOUT: conductor heartbeat {conductor_stale_s:.0} s old"));
+                    memory.borrow_mut().pause_outcome = Some(PauseOutcome::TimedOut);
+                    return Ok(());
+                }
+            }
             ctx.sleep(scenario.timing.pause_poll_ms).await;
         }
         ctx.note("watcher_exit", "poll cap reached without an answer");
+        memory.borrow_mut().pause_outcome = Some(PauseOutcome::TimedOut);
         Ok(())
     }
     .await;
