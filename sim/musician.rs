@@ -112,6 +112,7 @@ struct Musician {
     scope: Scope,
     next: Position,
     last_checkpoint_step: Option<u64>,
+    attempts: std::collections::BTreeMap<Position, u64>,
 }
 
 pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
@@ -134,6 +135,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         scope: Scope::Normal,
         next: Position::START,
         last_checkpoint_step: None,
+        attempts: std::collections::BTreeMap::new(),
     };
     match musician.run().await {
         Ok(end) => musician.ctx.note("session_end", format!("{end:?}")),
@@ -246,7 +248,10 @@ impl Musician {
             self.launch.plan.subagents_per_step,
         );
         self.deviations_before = assessment.deviations;
-        let pending = self.consume_conductor_messages().await?.len();
+        // Pending = the conductor's messages since the predecessor wrote its HANDOFF (the
+        // handoff instructions); older ones were its predecessor's business (003 step 3).
+        let since = handoff_text.as_deref().map(|h| handoff::parse(h).timestamp).unwrap_or_default();
+        let pending = self.consume_conductor_messages_with_times().await?.iter().filter(|(_, at)| *at >= since).count();
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
         self.ctx.sleep(verify_ms).await;
@@ -346,7 +351,12 @@ impl Musician {
     async fn run_agent(&mut self, at: Position) -> Result<AgentOutcome, SqlFailure> {
         let (step, agent) = (at.step, at.agent);
         let script = self.scenario.subagent_script(self.launch.plan.number, step, agent).cloned();
+        // Attempts of this agent in this session so far: a redo after a fix continues the
+        // count, so a scripted failure happens once, not once per redo.
+        let earlier = *self.attempts.entry(at).or_insert(0);
         for attempt in 0..3u64 {
+            *self.attempts.get_mut(&at).expect("entered above") += 1;
+            let overall = earlier + attempt;
             let label =
                 if attempt == 0 { format!("step {step} agent {agent}") } else { format!("step {step} agent {agent} retry {attempt}") };
             let before_pct = self.context_pct;
@@ -356,7 +366,7 @@ impl Musician {
                 return Ok(AgentOutcome::Redo);
             }
             let fails = match &script {
-                Some(s) => attempt < s.failures,
+                Some(s) => overall < s.failures,
                 None => self.ctx.rng().random_bool(self.scenario.subagents.failure_probability),
             };
             if !fails {
@@ -373,7 +383,7 @@ impl Musician {
                 return Ok(AgentOutcome::Done);
             }
             let unrecoverable = match &script {
-                Some(s) => s.unrecoverable && attempt == 0,
+                Some(s) => s.unrecoverable && overall == 0,
                 None => self.ctx.rng().random_bool(self.scenario.subagents.unrecoverable_probability),
             };
             self.cost(&self.scenario.context.agent_return_pct.clone());
@@ -747,6 +757,11 @@ impl Musician {
     /// Reads the conductor's new messages so the next watcher does not report them again
     /// (000 "Message Deduplication"); returns their texts.
     async fn consume_conductor_messages(&mut self) -> Result<Vec<String>, SqlFailure> {
+        Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
+    }
+
+    /// The same, with each message's `timestamp`.
+    async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
         let last = self.memory.borrow().last_processed_message_id;
         let found = self
             .ctx
@@ -755,7 +770,9 @@ impl Musician {
         if let Some(newest) = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).max() {
             self.memory.borrow_mut().last_processed_message_id = newest;
         }
-        Ok((0..found.rows.len()).filter_map(|r| found.text(r, 1).map(str::to_string)).collect())
+        Ok((0..found.rows.len())
+            .map(|r| (found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
+            .collect())
     }
 
     /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
