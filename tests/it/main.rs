@@ -5,5 +5,6 @@
 mod bad_input;
 mod clock;
 mod determinism;
+mod examples;
 mod quickstart;
 mod support;

@@ -54,3 +54,67 @@ pub fn trace_rows(dir: &Path) -> Vec<Vec<String>> {
     let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(dir.join("trace.csv")).expect("trace.csv");
     reader.records().map(|r| r.expect("csv row").iter().map(str::to_string).collect()).collect()
 }
+
+/// Runs a shipped scenario with its own seed into a fresh folder; returns (folder, stdout,
+/// exit code). The folder lives as long as the returned guard.
+pub fn run_example(name: &str) -> (tempfile::TempDir, String, i32) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = root().join("scenarios/examples").join(format!("{name}.toml"));
+    let o = rehearsal(&["run", path.to_str().unwrap(), "--out", tmp.path().to_str().unwrap()]);
+    let code = o.status.code().expect("exit code");
+    assert!(code == 0 || code == 1, "{name}: exit {code}\n{}", stderr(&o));
+    (tmp, stdout(&o), code)
+}
+
+/// The lines of `temp/<task>-status`.
+pub fn status_lines(dir: &Path, task: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(format!("temp/{task}-status"))).expect("status file").lines().map(str::to_string).collect()
+}
+
+/// The `[ctx: NN%]` of a status line (every line has one: 000 "Temporary File Management").
+pub fn ctx_of(line: &str) -> i64 {
+    let tail = line.rsplit("[ctx: ").next().unwrap_or_else(|| panic!("no [ctx: in `{line}`"));
+    tail.trim_end_matches("%]").parse().unwrap_or_else(|_| panic!("bad ctx in `{line}`"))
+}
+
+/// Index of the first status line that starts with `prefix`, and its context.
+pub fn find_line(lines: &[String], prefix: &str) -> (usize, i64) {
+    let i = lines
+        .iter()
+        .position(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no status line starting `{prefix}` in:\n{}", lines.join("\n")));
+    (i, ctx_of(&lines[i]))
+}
+
+/// Every message: (id, task_id, from_session, message_type, message).
+pub fn messages(dir: &Path) -> Vec<(i64, String, String, String, String)> {
+    let db = open_db(dir);
+    let mut stmt = db.prepare("SELECT id, task_id, from_session, message_type, message FROM orchestration_messages ORDER BY id").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// (state, worked_by, retry_count, last_error) of one task row.
+pub fn task_row(dir: &Path, task: &str) -> (String, String, i64, String) {
+    open_db(dir)
+        .query_row(
+            "SELECT state, coalesce(worked_by, ''), retry_count, coalesce(last_error, '') FROM orchestration_tasks WHERE task_id = ?1",
+            [task],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap()
+}
+
+/// Trace rows of SQL events whose actor starts with `actor`: (statement, rows, state_after, t_ms).
+pub fn sql_events(dir: &Path, actor: &str) -> Vec<(String, String, String, i64)> {
+    trace_rows(dir)[1..]
+        .iter()
+        .filter(|r| r[4] == "sql" && r[2].starts_with(actor))
+        .map(|r| (r[5].clone(), r[6].clone(), r[7].clone(), r[0].parse().unwrap()))
+        .collect()
+}
+
+/// The integer after `label` in a message body.
+pub fn field(body: &str, label: &str) -> i64 {
+    let line = body.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no `{label}` in:\n{body}"));
+    line.split(label).nth(1).unwrap().trim().split_whitespace().next().unwrap().parse().unwrap()
+}
