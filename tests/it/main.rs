@@ -6,5 +6,7 @@ mod bad_input;
 mod clock;
 mod determinism;
 mod examples;
+mod protocol;
 mod quickstart;
+mod seed_scripts;
 mod support;

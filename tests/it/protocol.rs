@@ -1,0 +1,87 @@
+//! Protocol behaviours beyond the worked examples: emergency messages, the pause-watcher
+//! timeout against a slow conductor, and byte-determinism of every shipped scenario.
+
+use crate::support::{find_line, messages, rehearsal, root, sql_events, status_lines, stderr, trace_rows};
+
+fn run_shipped(name: &str) -> (tempfile::TempDir, i32) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = root().join("scenarios").join(format!("{name}.toml"));
+    let o = rehearsal(&["run", path.to_str().unwrap(), "--out", tmp.path().to_str().unwrap()]);
+    (tmp, o.status.code().unwrap_or_else(|| panic!("{}", stderr(&o))))
+}
+
+#[test]
+fn an_urgent_emergency_kills_the_subagent_and_an_informational_one_does_not() {
+    let (dir, code) = run_shipped("emergency");
+    assert_eq!(code, 0);
+    let urgent = status_lines(dir.path(), "task-01");
+    let (noticed, _) = find_line(&urgent, "emergency from conductor (urgent): stopping current subagent");
+    let label = urgent[noticed - 1].split(" launched").next().unwrap().to_string();
+    assert!(urgent[noticed + 1].starts_with(&format!("{label} stopped: urgent emergency, relaunching")), "{}", urgent[noticed + 1]);
+    assert!(urgent[noticed + 2].starts_with(&format!("{label} launched")), "the same agent runs again");
+    let informational = status_lines(dir.path(), "task-02");
+    let (noticed, _) = find_line(&informational, "emergency from conductor (informational): acknowledged, continuing");
+    let label = informational[noticed - 1].split(" launched").next().unwrap().to_string();
+    assert!(informational[noticed + 1].starts_with(&format!("{label} returned")), "the subagent finishes");
+    // One `emergency` message per task (000: separate messages per task), each seen by that
+    // task's background watcher, which exits and is relaunched.
+    let emergencies: Vec<_> = messages(dir.path()).into_iter().filter(|m| m.3 == "emergency").collect();
+    assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02"]);
+    let rows = trace_rows(dir.path());
+    for task in ["task-01", "task-02"] {
+        assert!(
+            rows.iter().any(|r| r[2].starts_with(&format!("{task}.S1.bg-watcher"))
+                && r[4] == "watcher_exit"
+                && r[8].starts_with("new conductor messages")),
+            "{task}"
+        );
+    }
+    let killed = rows.iter().filter(|r| r[2].starts_with("task-01.S1.agent-") && r[4] == "killed").count();
+    assert_eq!(killed, 1, "exactly the urgent one's subagent is killed");
+}
+
+#[test]
+fn a_conductor_slower_than_the_pause_timeout_is_reported_as_timeout() {
+    let (dir, code) = run_shipped("slow-review");
+    assert_eq!(code, 0);
+    let lines = status_lines(dir.path(), "task-01");
+    let (submitted, _) = find_line(&lines, "checkpoint 1 submitted for review");
+    let (timeout, _) = find_line(&lines, "pause TIMEOUT: conductor heartbeat stale, reporting");
+    assert!(timeout > submitted);
+    let rows = trace_rows(dir.path());
+    let health = rows.iter().find(|r| r[5] == "conductor_health").expect("the pause watcher checks the conductor");
+    let request = rows.iter().find(|r| r[5] == "send_review_request").unwrap();
+    let waited_ms: i64 = health[0].parse::<i64>().unwrap() - request[0].parse::<i64>().unwrap();
+    assert!((900_000..960_000).contains(&waited_ms), "checked after the 15-minute timeout, waited {waited_ms} ms");
+    let error = messages(dir.path()).into_iter().find(|m| m.3 == "error").expect("a timeout error report");
+    assert!(error.4.contains("pause watcher TIMEOUT: conductor unresponsive"), "{}", error.4);
+    let set_error = sql_events(dir.path(), "task-01.S1").into_iter().find(|e| e.0 == "set_error").unwrap();
+    assert_eq!(set_error.2, "error", "needs_review → error on a timeout (PROTOCOL.md disagreement 10)");
+}
+
+#[test]
+fn every_shipped_scenario_is_byte_deterministic() {
+    let mut scenarios: Vec<std::path::PathBuf> = Vec::new();
+    for folder in ["scenarios", "scenarios/examples"] {
+        for entry in std::fs::read_dir(root().join(folder)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                scenarios.push(path);
+            }
+        }
+    }
+    scenarios.sort();
+    assert!(scenarios.len() >= 12, "{scenarios:?}");
+    let tmp = tempfile::tempdir().unwrap();
+    for (i, path) in scenarios.iter().enumerate() {
+        let run = |tag: &str| {
+            let out = tmp.path().join(format!("{i}-{tag}"));
+            let options = rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()) };
+            let summary = rehearsal::run::run(&options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (summary.trace_hash, std::fs::read(out.join("comms.db")).unwrap())
+        };
+        let (a, b) = (run("a"), run("b"));
+        assert_eq!(a.0, b.0, "{}: trace differs", path.display());
+        assert!(a.1 == b.1, "{}: comms.db differs", path.display());
+    }
+}
