@@ -94,7 +94,7 @@ fn a_checkpoint_verifies_requests_review_pauses_and_resumes_on_approval() {
     // Message first, then needs_review; the background watcher is gone before the pause
     // watcher polls every 10 s; the approval comes back as review_approved; a new watcher.
     let rows = trace_rows(dir.path());
-    let at = |pred: &dyn Fn(&Vec<String>) -> bool| rows.iter().position(|r| pred(r)).expect("event");
+    let at = |pred: &dyn Fn(&Vec<String>) -> bool| rows.iter().position(pred).expect("event");
     let request_at = at(&|r| r[5] == "send_review_request");
     let needs_review_at = at(&|r| r[5] == "set_needs_review");
     let bg_killed_at = at(&|r| r[2] == "task-01.S1.bg-watcher-1" && r[4] == "killed");

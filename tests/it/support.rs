@@ -116,5 +116,5 @@ pub fn sql_events(dir: &Path, actor: &str) -> Vec<(String, String, String, i64)>
 /// The integer after `label` in a message body.
 pub fn field(body: &str, label: &str) -> i64 {
     let line = body.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no `{label}` in:\n{body}"));
-    line.split(label).nth(1).unwrap().trim().split_whitespace().next().unwrap().parse().unwrap()
+    line.split(label).nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
 }
