@@ -10,8 +10,12 @@ use rehearsal::run::{run, RunOptions};
 fn quickstart(c: &mut Criterion) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let tmp = tempfile::tempdir().unwrap();
-    let options =
-        RunOptions { scenario_path: root.join("scenarios/quickstart.toml"), seed: Some(42), out_dir: Some(tmp.path().to_path_buf()) };
+    let options = RunOptions {
+        scenario_path: root.join("scenarios/quickstart.toml"),
+        seed: Some(42),
+        out_dir: Some(tmp.path().to_path_buf()),
+        variants: Vec::new(),
+    };
     let events = run(&options).unwrap().events;
     let mut group = c.benchmark_group("run");
     group.throughput(Throughput::Elements(events));

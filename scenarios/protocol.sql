@@ -211,3 +211,14 @@ SELECT state, last_heartbeat,
        (julianday('now') - julianday(last_heartbeat)) * 86400 as seconds_stale
 FROM orchestration_tasks
 WHERE task_id = 'task-00';
+
+-- name: read_latest_conductor_message
+-- 004 "Check for Conductor Messages": the newest conductor message by timestamp (used by
+-- the detect-by-timestamp variant, PROTOCOL.md disagreement 6). `id` is selected for the
+-- oracle's bookkeeping only; the musician compares timestamps.
+SELECT id, message, timestamp
+FROM orchestration_messages
+WHERE task_id = :task_id
+  AND from_session = 'task-00'
+ORDER BY timestamp DESC
+LIMIT 1;

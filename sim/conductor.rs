@@ -16,6 +16,7 @@ use crate::ctx::Ctx;
 use crate::engine::{ActorMeta, SqlFailure};
 use crate::messages;
 use crate::musician::{self, Launch};
+use crate::oracle::Fact;
 use crate::scenario::{ContextReply, ReviewAnswer, Scenario};
 
 pub const CONDUCTOR_TASK_ID: &str = "task-00";
@@ -57,6 +58,7 @@ struct Conductor<'a> {
     given_up: BTreeSet<String>,
     emergencies_sent: Vec<bool>,
     last_message_id: i64,
+    last_launch_delay_ms: i64,
 }
 
 pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
@@ -71,6 +73,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
         last_message_id: 0,
+        last_launch_delay_ms: 0,
     };
     if let Err(failure) = conductor.run().await {
         ctx.note("conductor_sql_failure", format!("{}: {}", failure.statement, failure.message));
@@ -92,7 +95,11 @@ impl Conductor<'_> {
             ctx.sql("send_instruction", vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
         }
         for plan in self.scenario.tasks.clone() {
-            self.launch(&plan.task_id);
+            self.launch(&plan.task_id, false);
+            // Fault: a second session launched for the same task at the same instant.
+            if self.scenario.faults.double_launch.contains(&plan.number) {
+                self.launch(&plan.task_id, true);
+            }
         }
         // Bounded: the run's time limit ends the simulation long before this many polls.
         let polls_max = (self.scenario.run.sim_time_max_ms / self.scenario.conductor.poll_ms).max(1) + 1;
@@ -199,6 +206,12 @@ impl Conductor<'_> {
         if active && stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
             self.handled_sessions.insert(task.session_id.clone());
             self.ctx.note("stale_detected", format!("{} heartbeat {:.0} s old in {}", task.task_id, task.seconds_stale, task.state));
+            self.ctx.observe(Fact::StaleDeclared {
+                t_ms: self.ctx.now_ms(),
+                task_id: task.task_id.clone(),
+                session_id: task.session_id.clone(),
+                seconds_stale: task.seconds_stale,
+            });
             let why = format!("went stale (heartbeat {:.0} s old)", task.seconds_stale);
             return self.hand_over(&task.task_id, &why).await;
         }
@@ -287,6 +300,12 @@ impl Conductor<'_> {
             self.given_up.insert(task.task_id.clone());
             return Ok(());
         }
+        if !self.scenario.settings.relaunch_exited {
+            // PROTOCOL.md disagreement 9, read strictly: `exited` "cannot transition back".
+            self.ctx.note("task_given_up", format!("{} exited; exited is terminal (strict-terminal)", task.task_id));
+            self.given_up.insert(task.task_id.clone());
+            return Ok(());
+        }
         let why = if handoff.is_some() { "exited cleanly" } else { "exited without a HANDOFF" };
         self.hand_over(&task.task_id, why).await
     }
@@ -301,7 +320,7 @@ impl Conductor<'_> {
         let message = messages::conductor_handoff(task_id, launched, why);
         self.answer(task_id, "handoff", message, "fix_proposed").await?;
         self.awaiting_claim.insert(task_id.to_string());
-        self.launch(task_id);
+        self.launch(task_id, false);
         Ok(())
     }
 
@@ -342,14 +361,23 @@ impl Conductor<'_> {
 
     /// Starts the task's next session after the launch delay. Its session id is drawn from
     /// its own name, as the SessionStart hook would hand it one.
-    fn launch(&mut self, task_id: &str) {
+    fn launch(&mut self, task_id: &str, twin: bool) {
         let number = self.sessions.entry(task_id.to_string()).or_insert(0);
-        *number += 1;
+        if !twin {
+            *number += 1;
+        }
         let plan = self.scenario.tasks.iter().find(|p| p.task_id == task_id).expect("a scenario task").clone();
         let launch = Launch { plan, session_no: *number };
-        let name = launch.actor_name();
+        // A twin gets its own name (and so its own session id and streams): `task-01.S1b`.
+        let name = if twin { format!("{}b", launch.actor_name()) } else { launch.actor_name() };
         let meta = ActorMeta { session_id: self.ctx.derive_uuid(&name), task_id: task_id.to_string(), name };
-        let delay_ms = self.ctx.draw(&self.scenario.timing.launch_delay_ms);
+        let delay_ms = if twin { self.last_launch_delay_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
+        self.last_launch_delay_ms = delay_ms;
+        self.ctx.observe(Fact::Launched {
+            t_ms: self.ctx.now_ms() + delay_ms,
+            session_id: meta.session_id.clone(),
+            task_id: task_id.to_string(),
+        });
         self.ctx.note("launch", format!("{} as {} in {delay_ms} ms", meta.name, launch.worked_by()));
         let scenario = self.scenario.clone();
         self.ctx.launch(meta, delay_ms, move |ctx| musician::session(ctx, scenario, launch));

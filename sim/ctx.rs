@@ -173,6 +173,12 @@ impl Ctx {
         self.runtime.kills.borrow_mut().push(actor);
     }
 
+    /// Tells the oracles a fact that is not a database effect (a launch, a message handled,
+    /// a staleness decision). Facts never reach other actors.
+    pub fn observe(&self, fact: crate::oracle::Fact) {
+        self.runtime.facts.borrow_mut().push(fact);
+    }
+
     /// A trace row for a protocol decision that is not a database effect.
     pub fn note(&self, event: &str, detail: impl Into<String>) {
         self.runtime.record(TraceRow {

@@ -50,6 +50,15 @@ impl SqlOutcome {
     }
 }
 
+/// What the harness saw around one write: the task row before and after, and for a message
+/// insert its (id, task_id, message_type).
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    pub before: Option<crate::oracle::RowSnapshot>,
+    pub after: Option<crate::oracle::RowSnapshot>,
+    pub message: Option<(i64, String, String)>,
+}
+
 /// Counters of what the run asked of SQLite.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DbStats {
@@ -139,15 +148,44 @@ impl CommsDb {
         Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
     }
 
-    /// The harness's own look at a task's state (not a protocol statement).
-    pub fn observe_state(&mut self, task_id: &str) -> rusqlite::Result<Option<String>> {
+    /// Whether a statement writes (known from its prepared form, before it runs).
+    pub fn is_write(&self, name: &str) -> rusqlite::Result<bool> {
+        let stmt = self.conn.prepare_cached(&self.catalog.get(name).sql)?;
+        Ok(!stmt.readonly())
+    }
+
+    /// The harness's own look at a task row (not a protocol statement).
+    pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<crate::oracle::RowSnapshot>> {
         self.stats.observer_reads += 1;
-        let mut stmt = self.conn.prepare_cached("SELECT state FROM orchestration_tasks WHERE task_id = ?1")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0) FROM orchestration_tasks WHERE task_id = ?1",
+        )?;
         let mut rows = stmt.query([task_id])?;
         match rows.next()? {
-            Some(row) => Ok(Some(row.get(0)?)),
+            Some(row) => Ok(Some(crate::oracle::RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)? })),
             None => Ok(None),
         }
+    }
+
+    /// Executes a statement; for a write, also snapshots `task_id`'s row before and after,
+    /// and reads back a message it inserted.
+    pub fn execute_observed(&mut self, name: &str, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
+        if !self.is_write(name)? {
+            return Ok((self.execute(name, params)?, Observed::default()));
+        }
+        let before = self.snapshot(task_id)?;
+        let rowid_before = self.conn.last_insert_rowid();
+        let outcome = self.execute(name, params)?;
+        let after = self.snapshot(task_id)?;
+        let mut message = None;
+        let rowid = self.conn.last_insert_rowid();
+        if rowid != rowid_before && name.starts_with("send_") {
+            self.stats.observer_reads += 1;
+            let mut stmt =
+                self.conn.prepare_cached("SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1")?;
+            message = stmt.query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).ok();
+        }
+        Ok((outcome, Observed { before, after, message }))
     }
 
     pub fn connection(&self) -> &Connection {

@@ -39,11 +39,13 @@ impl Dist {
         value.max(0)
     }
 
-    /// The mean of the distribution (before clamping at zero), for summaries and estimates.
+    /// The mean of the distribution (before clamping at zero), rounded to an integer, for
+    /// summaries and estimates.
     pub fn mean(&self) -> i64 {
         match *self {
             Dist::Const(v) => v,
-            Dist::Uniform { min, max } => (min + max) / 2,
+            // Rounded half up, so uniform(1, 2) counts as 2, not 1.
+            Dist::Uniform { min, max } => (min + max + 1) / 2,
             Dist::Normal { mean, .. } | Dist::Exponential { mean } => mean,
         }
     }

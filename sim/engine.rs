@@ -25,6 +25,8 @@ use crate::ctx::Ctx;
 use crate::db::{CommsDb, Params, SqlOutcome};
 use crate::dist::Dist;
 use crate::error::{Error, Result};
+use crate::faults::{self, FaultPlan, Timed};
+use crate::oracle::{Checker, Fact, Role, SqlFact};
 use crate::rng;
 use crate::trace::{TraceRow, TraceSink};
 
@@ -115,6 +117,8 @@ pub(crate) struct Runtime {
     pub trace: RefCell<TraceSink>,
     /// The first trace write error, surfaced by the engine after the event.
     pub trace_error: RefCell<Option<Error>>,
+    /// Facts actors report for the oracles (decisions that are not database effects).
+    pub facts: RefCell<Vec<Fact>>,
 }
 
 impl Runtime {
@@ -141,6 +145,8 @@ struct ActorRec {
     /// Actors waiting for this one to finish, with the wait token they were parked under.
     joiners: Vec<(ActorId, u64)>,
     children: Vec<ActorId>,
+    /// While hung (a fault), the actor's events wait until this instant.
+    hung_until_unix_ms: Option<i64>,
 }
 
 /// Settings of the engine itself.
@@ -168,15 +174,33 @@ pub struct Engine {
     runtime: Rc<Runtime>,
     db: CommsDb,
     actors: BTreeMap<ActorId, ActorRec>,
-    queue: BTreeMap<(i64, u64), (ActorId, u64)>,
+    queue: BTreeMap<(i64, u64), Scheduled>,
     seq: u64,
     events: u64,
     /// The run folder: temp/ files are written below it.
     files_root: std::path::PathBuf,
+    faults: FaultPlan,
+    checker: Checker,
+}
+
+/// What an entry of the event queue wakes: an actor (with the token it was scheduled
+/// under) or a timed fault.
+#[derive(Clone, Copy, Debug)]
+enum Scheduled {
+    Actor(ActorId, u64),
+    Fault(usize),
 }
 
 impl Engine {
-    pub fn new(config: EngineConfig, clock: SimClock, db: CommsDb, trace: TraceSink, files_root: std::path::PathBuf) -> Engine {
+    pub fn new(
+        config: EngineConfig,
+        clock: SimClock,
+        db: CommsDb,
+        trace: TraceSink,
+        files_root: std::path::PathBuf,
+        faults: FaultPlan,
+        checker: Checker,
+    ) -> Engine {
         assert_eq!(clock.now_unix_ms(), config.epoch_unix_ms, "the clock starts at the epoch");
         let runtime = Rc::new(Runtime {
             seed: config.seed,
@@ -187,8 +211,24 @@ impl Engine {
             kills: RefCell::new(Vec::new()),
             trace: RefCell::new(trace),
             trace_error: RefCell::new(None),
+            facts: RefCell::new(Vec::new()),
         });
-        Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0, files_root }
+        let mut engine =
+            Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0, files_root, faults, checker };
+        let epoch = engine.config.epoch_unix_ms;
+        for (index, (at_ms, _)) in engine.faults.timed.clone().iter().enumerate() {
+            engine.seq += 1;
+            engine.queue.insert((epoch + at_ms, engine.seq), Scheduled::Fault(index));
+        }
+        for (name, value) in engine.faults.drawn.clone() {
+            engine.runtime.record(TraceRow {
+                event: "swarm".to_string(),
+                actor: "engine".to_string(),
+                detail: format!("{name}={value}"),
+                ..TraceRow::default()
+            });
+        }
+        engine
     }
 
     /// Adds a top-level actor that starts after `delay_ms`.
@@ -218,7 +258,7 @@ impl Engine {
     /// run that needs more events than its scenario allows is a livelock, not a verdict.
     pub fn run(&mut self) -> Result<Ending> {
         let deadline_unix_ms = self.config.epoch_unix_ms + self.config.sim_time_max_ms;
-        while let Some((&(at_unix_ms, seq), &(actor, token))) = self.queue.iter().next() {
+        while let Some((&(at_unix_ms, seq), &scheduled)) = self.queue.iter().next() {
             if at_unix_ms > deadline_unix_ms {
                 self.runtime.clock.advance_to(deadline_unix_ms);
                 return Ok(Ending::TimeLimit);
@@ -234,7 +274,21 @@ impl Engine {
                 )));
             }
             self.runtime.clock.advance_to(at_unix_ms);
-            self.fire(actor, token)?;
+            match scheduled {
+                Scheduled::Fault(index) => self.apply_timed_fault(index),
+                Scheduled::Actor(actor, token) => {
+                    // A hung actor's event waits until the hang ends, token unchanged.
+                    let hung_until = self.actors.get(&actor).and_then(|a| a.hung_until_unix_ms).filter(|until| *until > at_unix_ms);
+                    match hung_until {
+                        Some(until) => {
+                            self.seq += 1;
+                            self.queue.insert((until, self.seq), Scheduled::Actor(actor, token));
+                        }
+                        None => self.fire(actor, token)?,
+                    }
+                }
+            }
+            self.drain_facts();
             if let Some(e) = self.runtime.trace_error.borrow_mut().take() {
                 return Err(e);
             }
@@ -243,11 +297,115 @@ impl Engine {
         Ok(Ending::Quiescent)
     }
 
-    /// Hands the trace back once the loop is over.
-    pub fn into_parts(self) -> (CommsDb, TraceSink) {
+    /// Hands the database, the trace and the oracles back once the loop is over.
+    pub fn into_parts(mut self) -> (CommsDb, TraceSink, Checker) {
+        self.drain_facts();
         drop(self.actors);
         let runtime = Rc::try_unwrap(self.runtime).unwrap_or_else(|_| panic!("a Ctx outlived its engine"));
-        (self.db, runtime.trace.into_inner())
+        (self.db, runtime.trace.into_inner(), self.checker)
+    }
+
+    fn drain_facts(&mut self) {
+        let facts: Vec<Fact> = self.runtime.facts.borrow_mut().drain(..).collect();
+        for fact in facts {
+            self.checker.on_fact(fact);
+        }
+    }
+
+    /// Every actor of a session (the session and its watchers and subagents).
+    fn session_actors(&self, session_id: &str) -> Vec<ActorId> {
+        self.actors.iter().filter(|(_, a)| a.meta.session_id == session_id).map(|(id, _)| *id).collect()
+    }
+
+    /// The session id of the live session `task`/`session` (first launched if twins).
+    fn session_of(&self, task: u64, session: u32) -> Option<String> {
+        self.actors
+            .values()
+            .find(|a| crate::faults::place(&a.meta.name).is_some_and(|p| p.task == task && p.session == session && !p.watcher))
+            .map(|a| a.meta.session_id.clone())
+    }
+
+    /// A crash: every actor of the session is dropped at once; nothing in memory survives.
+    fn crash_session(&mut self, session_id: &str, why: &str) {
+        let victims = self.session_actors(session_id);
+        if victims.is_empty() {
+            return;
+        }
+        self.runtime.record(TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: "engine".to_string(),
+            session: session_id.to_string(),
+            event: "fault_crash".to_string(),
+            detail: why.to_string(),
+            ..TraceRow::default()
+        });
+        for victim in victims {
+            if self.actors.contains_key(&victim) {
+                self.finish(victim, "crashed");
+            }
+        }
+        self.runtime.facts.borrow_mut().push(Fact::Crashed {
+            t_ms: self.runtime.now_ms(),
+            session_id: session_id.to_string(),
+            why: why.to_string(),
+        });
+    }
+
+    /// A hang: the session's actors stop for `ms` and then go on as if nothing happened.
+    fn hang_actors(&mut self, victims: &[ActorId], ms: i64, who: &str, session_id: &str) {
+        let until = self.runtime.clock.now_unix_ms() + ms;
+        for victim in victims {
+            if let Some(actor) = self.actors.get_mut(victim) {
+                actor.hung_until_unix_ms = Some(until);
+            }
+        }
+        self.runtime.record(TraceRow {
+            t_ms: self.runtime.now_ms(),
+            actor: "engine".to_string(),
+            session: session_id.to_string(),
+            event: "fault_hang".to_string(),
+            detail: format!("{who} hangs for {ms} ms"),
+            ..TraceRow::default()
+        });
+        self.runtime.facts.borrow_mut().push(Fact::Hung {
+            t_ms: self.runtime.now_ms(),
+            session_id: session_id.to_string(),
+            until_ms: self.runtime.now_ms() + ms,
+        });
+    }
+
+    fn apply_timed_fault(&mut self, index: usize) {
+        let (_, fault) = self.faults.timed[index].clone();
+        match fault {
+            Timed::Crash { task, session } => {
+                if let Some(sid) = self.session_of(task, session) {
+                    self.crash_session(&sid, &format!("scripted crash of task {task} S{session}"));
+                }
+            }
+            Timed::Hang { task, session, ms } => {
+                if let Some(sid) = self.session_of(task, session) {
+                    let victims = self.session_actors(&sid);
+                    self.hang_actors(&victims, ms, &format!("task {task} S{session}"), &sid);
+                }
+            }
+            Timed::WatcherDeath { task, session } => {
+                let Some(sid) = self.session_of(task, session) else { return };
+                let watchers: Vec<ActorId> = self
+                    .actors
+                    .iter()
+                    .filter(|(_, a)| a.meta.session_id == sid && a.meta.name.contains("watcher"))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for watcher in watchers {
+                    self.finish(watcher, "fault_watcher_death");
+                }
+                self.runtime.facts.borrow_mut().push(Fact::WatcherDied { t_ms: self.runtime.now_ms(), session_id: sid });
+            }
+            Timed::ConductorDown { ms } => {
+                let conductor: Vec<ActorId> = self.actors.iter().filter(|(_, a)| a.meta.name == "conductor").map(|(id, _)| *id).collect();
+                self.hang_actors(&conductor, ms, "the conductor", crate::conductor::CONDUCTOR_SESSION_ID);
+            }
+        }
     }
 
     fn fire(&mut self, actor: ActorId, token: u64) -> Result<()> {
@@ -268,7 +426,10 @@ impl Engine {
             Some(Request::AppendFile { path, text }) => Some(self.perform_file(actor, &path, &text, true)?),
             Some(Request::WriteFile { path, text }) => Some(self.perform_file(actor, &path, &text, false)?),
             Some(Request::ReadFile { path }) => Some(self.perform_read(actor, &path)?),
-            Some(Request::Sql { name, params }) => Some(Response::Sql(self.perform_sql(actor, name, &params)?)),
+            Some(Request::Sql { name, params }) => match self.perform_sql(actor, name, &params)? {
+                Some(result) => Some(Response::Sql(result)),
+                None => return Ok(()), // a fault crashed or froze the session at this point
+            },
         };
         let rec = self.actors.get_mut(&actor).expect("actor still present");
         rec.slot.borrow_mut().response = response;
@@ -285,21 +446,86 @@ impl Engine {
         Ok(())
     }
 
-    fn perform_sql(&mut self, actor: ActorId, name: &'static str, params: &Params) -> Result<std::result::Result<SqlOutcome, SqlFailure>> {
+    /// Runs one statement for `actor`, with the faults and oracles around it. `None` when a
+    /// fault crashed the actor's session (before or right after) or froze it first.
+    fn perform_sql(
+        &mut self,
+        actor: ActorId,
+        name: &'static str,
+        params: &Params,
+    ) -> Result<Option<std::result::Result<SqlOutcome, SqlFailure>>> {
         let meta = self.actors[&actor].meta.clone();
-        let outcome = self.db.execute(name, params);
+        let now_ms = self.runtime.now_ms();
+        let is_write = self.db.is_write(name).map_err(|e| Error::harness(format!("statement `{name}`: {e}")))?;
+        let action = self.faults.before_statement(&meta.name, name, is_write, now_ms);
+        match action {
+            faults::Action::None | faults::Action::CrashAfter => {}
+            faults::Action::CrashBefore => {
+                self.crash_session(&meta.session_id, &format!("{} crashed before `{name}`", meta.name));
+                return Ok(None);
+            }
+            faults::Action::HangBefore { ms } => {
+                // The statement runs when the hang is over: the same request waits.
+                let victims = self.session_actors(&meta.session_id);
+                self.hang_actors(&victims, ms, &format!("{} (before `{name}`)", meta.name), &meta.session_id);
+                let rec = self.actors.get_mut(&actor).expect("present");
+                rec.slot.borrow_mut().request = Some(Request::Sql { name, params: params.clone() });
+                let until = rec.hung_until_unix_ms.expect("just hung");
+                self.schedule(actor, until);
+                return Ok(None);
+            }
+        }
         let task_id = params
             .iter()
             .find(|(p, _)| *p == ":task_id")
             .and_then(|(_, v)| if let rusqlite::types::Value::Text(t) = v { Some(t.clone()) } else { None })
             .unwrap_or_else(|| meta.task_id.clone());
+        let outcome = self.db.execute_observed(name, params, &task_id);
+        let role = if meta.name == "conductor" {
+            Role::Conductor
+        } else if meta.name.contains("watcher") {
+            Role::Watcher
+        } else {
+            Role::Musician
+        };
+        let mut fact = SqlFact {
+            t_ms: now_ms,
+            actor: meta.name.clone(),
+            role,
+            session_id: meta.session_id.clone(),
+            statement: name.to_string(),
+            task_id,
+            readonly: !is_write,
+            rows_affected: 0,
+            before: None,
+            after: None,
+            message: None,
+            failure: None,
+            polled: Vec::new(),
+        };
         let (rows, state_after, result) = match outcome {
-            Ok(outcome) => {
+            Ok((outcome, observed)) => {
                 let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
-                let state_after = if outcome.readonly { None } else { self.db.observe_state(&task_id)? };
-                (rows.to_string(), state_after.unwrap_or_default(), Ok(outcome))
+                fact.rows_affected = outcome.rows_affected;
+                if name == "poll_tasks" {
+                    fact.polled = (0..outcome.rows.len())
+                        .map(|r| {
+                            (
+                                outcome.text(r, 0).unwrap_or("").to_string(),
+                                outcome.text(r, 1).unwrap_or("").to_string(),
+                                outcome.real(r, 3).unwrap_or(0.0),
+                            )
+                        })
+                        .collect();
+                }
+                let state_after = observed.after.as_ref().map(|a| a.state.clone()).unwrap_or_default();
+                fact.before = observed.before;
+                fact.after = observed.after;
+                fact.message = observed.message;
+                (rows.to_string(), state_after, Ok(outcome))
             }
             Err(e) if is_sqlite_runtime_error(&e) => {
+                fact.failure = Some(e.to_string());
                 ("error".to_string(), String::new(), Err(SqlFailure { statement: name, message: e.to_string() }))
             }
             Err(e) => return Err(Error::harness(format!("statement `{name}` for {}: {e}", meta.name))),
@@ -309,16 +535,21 @@ impl Engine {
             Err(f) => format!("{}; {}", f.message, describe_params(params)),
         };
         self.runtime.record(TraceRow {
-            t_ms: self.runtime.now_ms(),
-            actor: meta.name,
-            session: meta.session_id,
+            t_ms: now_ms,
+            actor: meta.name.clone(),
+            session: meta.session_id.clone(),
             event: "sql".to_string(),
             statement: name.to_string(),
             rows,
             state_after,
             detail,
         });
-        Ok(result)
+        self.checker.on_sql(&fact);
+        if action == faults::Action::CrashAfter {
+            self.crash_session(&meta.session_id, &format!("{} crashed after `{name}`", meta.name));
+            return Ok(None);
+        }
+        Ok(Some(result))
     }
 
     fn perform_file(&mut self, actor: ActorId, path: &str, text: &str, append: bool) -> Result<Response> {
@@ -383,8 +614,10 @@ impl Engine {
                 Request::JoinAny { actors } => actors.clone(),
                 Request::Sleep { ms } => {
                     let ms = *ms;
+                    let name = rec.meta.name.clone();
                     drop(slot);
-                    self.schedule(actor, now + ms);
+                    let jitter_ms = self.faults.jitter_ms(&name, now - self.config.epoch_unix_ms);
+                    self.schedule(actor, now + ms + jitter_ms);
                     return;
                 }
                 // Every other request is a tool call: it takes a statement round trip.
@@ -414,7 +647,7 @@ impl Engine {
         let rec = self.actors.get_mut(&actor).expect("present");
         rec.token += 1;
         self.seq += 1;
-        self.queue.insert((at_unix_ms, self.seq), (actor, rec.token));
+        self.queue.insert((at_unix_ms, self.seq), Scheduled::Actor(actor, rec.token));
     }
 
     /// Removes an actor, and with it every descendant: when a session ends or dies, its
@@ -422,6 +655,10 @@ impl Engine {
     /// the watcher dies with it").
     fn finish(&mut self, actor: ActorId, how: &str) {
         let rec = self.actors.remove(&actor).expect("present");
+        let is_session = crate::faults::place(&rec.meta.name).is_some_and(|p| !p.watcher) && rec.meta.name.split('.').count() == 2;
+        if is_session && how == "exit" {
+            self.runtime.facts.borrow_mut().push(Fact::Ended { t_ms: self.runtime.now_ms(), session_id: rec.meta.session_id.clone() });
+        }
         for child in &rec.children {
             if self.actors.contains_key(child) {
                 self.finish(*child, "killed_with_parent");
@@ -461,6 +698,7 @@ impl Engine {
                     latency_rng,
                     joiners: Vec::new(),
                     children: Vec::new(),
+                    hung_until_unix_ms: None,
                 };
                 assert!(self.actors.insert(spawn.id, rec).is_none(), "actor id reused");
                 match spawn.parent.and_then(|parent| self.actors.get_mut(&parent)) {

@@ -28,7 +28,12 @@ enum Command {
         /// Output folder; defaults to reports/runs/<scenario>-<seed>/.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
+        #[arg(long = "variant")]
+        variants: Vec<String>,
     },
+    /// List the protocol variants: one per disagreement of PROTOCOL.md.
+    Variants,
 }
 
 fn main() -> ExitCode {
@@ -41,8 +46,14 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { scenario, seed, out } => {
-            let options = RunOptions { scenario_path: scenario, seed, out_dir: out };
+        Command::Variants => {
+            for v in rehearsal::variant::VARIANTS {
+                println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
+            }
+            ExitCode::from(0)
+        }
+        Command::Run { scenario, seed, out, variants } => {
+            let options = RunOptions { scenario_path: scenario, seed, out_dir: out, variants };
             match run(&options) {
                 Ok(summary) => {
                     print!("{}", summary.render());

@@ -17,6 +17,7 @@ use crate::ctx::Ctx;
 use crate::engine::{ActorId, ActorMeta, SqlFailure};
 use crate::handoff::{self, Position};
 use crate::messages;
+use crate::oracle::Fact;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{PauseOutcome, SessionMemory, SharedMemory, WatcherReport};
 use crate::watcher;
@@ -163,6 +164,20 @@ impl Musician {
         pct
     }
 
+    /// A write to the session's own task row. Under the fencing variant (PROTOCOL.md
+    /// disagreement 11) a replaced session's write changes no row: the session has lost the
+    /// task and stops at once, which `?` does by ending the session with this failure.
+    async fn owned_write(&mut self, name: &'static str, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
+        let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
+        params.extend(extra);
+        let outcome = self.ctx.sql(name, params).await?;
+        if outcome.rows_affected == 0 {
+            self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
+            return Err(SqlFailure { statement: name, message: "fenced out: the task row belongs to another session".to_string() });
+        }
+        Ok(())
+    }
+
     /// 000 "Temporary File Management": every status line ends `[ctx: NN%]`.
     async fn status(&mut self, text: &str) {
         let line = format!("{text} [ctx: {}%]\n", self.context_pct);
@@ -203,7 +218,12 @@ impl Musician {
             self.guard_block_fallback("instructions are missing").await?;
             return Ok(End::NoInstruction);
         };
-        self.memory.borrow_mut().last_processed_message_id = instruction_id;
+        {
+            let mut memory = self.memory.borrow_mut();
+            memory.last_processed_message_id = instruction_id;
+            // The detect-by-timestamp reading starts from the instruction's timestamp.
+            memory.last_processed_timestamp = self.ctx.now_utc();
+        }
         let path = text.lines().next().and_then(|l| l.strip_prefix("TASK INSTRUCTION: ")).unwrap_or("(unparsed)").to_string();
         self.cost(&self.scenario.context.instructions_pct.clone());
         self.status(&format!("instructions loaded: {path}")).await;
@@ -251,7 +271,16 @@ impl Musician {
         // Pending = the conductor's messages since the predecessor wrote its HANDOFF (the
         // handoff instructions); older ones were its predecessor's business (003 step 3).
         let since = handoff_text.as_deref().map(|h| handoff::parse(h).timestamp).unwrap_or_default();
-        let pending = self.consume_conductor_messages_with_times().await?.iter().filter(|(_, at)| *at >= since).count();
+        let found = self.read_conductor_messages().await?;
+        let pending: Vec<&(i64, String, String)> = found.iter().filter(|(_, _, at)| *at >= since).collect();
+        for (id, _, _) in &pending {
+            self.ctx.observe(Fact::MessageHandled {
+                t_ms: self.ctx.now_ms(),
+                session_id: self.ctx.meta().session_id.clone(),
+                message_id: *id,
+            });
+        }
+        let pending = pending.len();
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
         self.ctx.sleep(verify_ms).await;
@@ -342,7 +371,7 @@ impl Musician {
     /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.
     async fn step_boundary(&mut self, what: &str) -> Result<(), SqlFailure> {
         self.status(what).await;
-        self.ctx.sql("heartbeat", vec![(":task_id", self.task())]).await?;
+        self.owned_write("heartbeat", vec![]).await?;
         Ok(())
     }
 
@@ -452,6 +481,11 @@ impl Musician {
         } else {
             self.context_pct += base;
         }
+        if self.ctx.rng().random_bool(self.scenario.faults.context_spike_probability.fixed()) {
+            let spike = self.ctx.draw(self.scenario.faults.context_spike_pct.as_ref().unwrap_or(&crate::dist::Dist::uniform(10, 30)));
+            self.context_pct += spike;
+            self.ctx.note("fault_context_spike", format!("+{spike}% context"));
+        }
         self.status(&format!("{label} returned")).await;
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
         self.ctx.sleep(integration_ms).await;
@@ -544,7 +578,7 @@ impl Musician {
         self.ctx
             .sql("send_context_warning", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.ctx.sql("set_context_warning", vec![(":task_id", self.task())]).await?;
+        self.owned_write("set_context_warning", vec![]).await?;
         self.cost(&c.message_pct);
         let Some(answer) = self.wait_for_conductor().await? else {
             return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
@@ -574,7 +608,7 @@ impl Musician {
                 self.status(&format!("conductor {answer}: prepare handoff now")).await;
             }
         }
-        self.ctx.sql("resume_working", vec![(":task_id", self.task())]).await?;
+        self.owned_write("resume_working", vec![]).await?;
         self.start_background_watcher();
         Ok(None)
     }
@@ -607,13 +641,13 @@ impl Musician {
         self.ctx
             .sql("send_error", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.ctx.sql("set_error", vec![(":task_id", self.task()), (":last_error", Value::Text(error.to_string()))]).await?;
+        self.owned_write("set_error", vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
         if retry >= 5 {
             self.stop_background_watcher();
             self.status("5th failure: terminal exit").await;
-            self.ctx.sql("mark_exited", vec![(":task_id", self.task())]).await?;
+            self.owned_write("mark_exited", vec![]).await?;
             self.stop_hook().await?;
             return Ok(AgentOutcome::End(End::RetriesExhausted));
         }
@@ -629,7 +663,7 @@ impl Musician {
         let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
         self.ctx.sleep(rework_ms).await;
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
-        self.ctx.sql("resume_working", vec![(":task_id", self.task())]).await?;
+        self.owned_write("resume_working", vec![]).await?;
         self.start_background_watcher();
         Ok(AgentOutcome::Redo)
     }
@@ -662,10 +696,16 @@ impl Musician {
                 ),
                 Review::Completion => ("send_completion", messages::completion(&self.launch.plan.task_id, &report, false)),
             };
-            self.ctx
-                .sql(statement, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
-                .await?;
-            self.ctx.sql("set_needs_review", vec![(":task_id", self.task())]).await?;
+            let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
+            if self.scenario.settings.state_first {
+                // 000 Execution Queries 5 (PROTOCOL.md disagreement 3): UPDATE, then INSERT.
+                self.owned_write("set_needs_review", vec![]).await?;
+                self.ctx.sql(statement, request).await?;
+            } else {
+                // 004 "Request Review": message FIRST, then state change.
+                self.ctx.sql(statement, request).await?;
+                self.owned_write("set_needs_review", vec![]).await?;
+            }
             self.cost(&self.scenario.context.message_pct.clone());
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
             self.status(&format!("{what} {verb}")).await;
@@ -685,14 +725,14 @@ impl Musician {
                     self.evaluated_since_checkpoint = false;
                     if review != Review::Completion {
                         // 004 "After Approval (Resume Working)"; then a new background watcher.
-                        self.ctx.sql("resume_working", vec![(":task_id", self.task())]).await?;
+                        self.owned_write("resume_working", vec![]).await?;
                         self.start_background_watcher();
                     }
                     return Ok(None);
                 }
                 "review_failed" | "fix_proposed" => {
                     self.status(&format!("{answer} — feedback to address")).await;
-                    self.ctx.sql("resume_working", vec![(":task_id", self.task())]).await?;
+                    self.owned_write("resume_working", vec![]).await?;
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
                     self.ctx.sleep(rework_ms).await;
@@ -714,6 +754,8 @@ impl Musician {
     /// TIMEOUT, report it (`error`) and wait again; a second TIMEOUT → `None` (hand off).
     async fn wait_for_conductor(&mut self) -> Result<Option<String>, SqlFailure> {
         self.stop_background_watcher();
+        // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
+        self.pause_timeouts = 0;
         for _ in 0..2 {
             self.memory.borrow_mut().pause_outcome = None;
             let serial = self.watcher_serial_next();
@@ -746,7 +788,14 @@ impl Musician {
                         )
                         .await?;
                     self.ctx
-                        .sql("set_error", vec![(":task_id", self.task()), (":last_error", Value::Text("conductor_timeout".to_string()))])
+                        .sql(
+                            "set_error",
+                            vec![
+                                (":task_id", self.task()),
+                                (":session_id", self.session()),
+                                (":last_error", Value::Text("conductor_timeout".to_string())),
+                            ],
+                        )
                         .await?;
                 }
             }
@@ -760,8 +809,34 @@ impl Musician {
         Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
     }
 
-    /// The same, with each message's `timestamp`.
+    /// The same, with each message's `timestamp`; each one counts as handled.
     async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
+        let found = self.read_conductor_messages().await?;
+        for (id, _, _) in &found {
+            self.ctx.observe(Fact::MessageHandled {
+                t_ms: self.ctx.now_ms(),
+                session_id: self.ctx.meta().session_id.clone(),
+                message_id: *id,
+            });
+        }
+        Ok(found.into_iter().map(|(_, text, at)| (text, at)).collect())
+    }
+
+    /// New conductor messages: by id (000 "Message Deduplication"), or under the
+    /// detect-by-timestamp variant the newest one if its timestamp is newer than the last
+    /// seen (004 "Check for Conductor Messages"), which misses same-second bursts.
+    async fn read_conductor_messages(&mut self) -> Result<Vec<(i64, String, String)>, SqlFailure> {
+        if self.scenario.settings.detect_by_timestamp {
+            let found = self.ctx.sql("read_latest_conductor_message", vec![(":task_id", self.task())]).await?;
+            let (Some(id), Some(text), Some(at)) = (found.int(0, 0), found.text(0, 1), found.text(0, 2)) else { return Ok(Vec::new()) };
+            let mut memory = self.memory.borrow_mut();
+            if at <= memory.last_processed_timestamp.as_str() {
+                return Ok(Vec::new());
+            }
+            memory.last_processed_timestamp = at.to_string();
+            memory.last_processed_message_id = memory.last_processed_message_id.max(id);
+            return Ok(vec![(id, text.to_string(), at.to_string())]);
+        }
         let last = self.memory.borrow().last_processed_message_id;
         let found = self
             .ctx
@@ -771,14 +846,14 @@ impl Musician {
             self.memory.borrow_mut().last_processed_message_id = newest;
         }
         Ok((0..found.rows.len())
-            .map(|r| (found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
+            .map(|r| (found.int(r, 0).unwrap_or(0), found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
             .collect())
     }
 
     /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
     /// `complete` as the absolute last database write; then the stop hook.
     async fn finish_complete(&mut self) -> Result<(), SqlFailure> {
-        self.ctx.sql("resume_working", vec![(":task_id", self.task())]).await?;
+        self.owned_write("resume_working", vec![]).await?;
         let report_path = messages::report_path(&self.launch.plan.task_id);
         self.ctx
             .write_file(
@@ -793,7 +868,7 @@ impl Musician {
             .await?;
         self.status("task complete").await;
         self.stop_background_watcher();
-        self.ctx.sql("mark_complete", vec![(":task_id", self.task()), (":report_path", Value::Text(report_path))]).await?;
+        self.owned_write("mark_complete", vec![(":report_path", Value::Text(report_path))]).await?;
         self.stop_hook().await
     }
 
@@ -846,7 +921,7 @@ impl Musician {
         self.ctx
             .sql("send_handoff", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.ctx.sql("mark_exited", vec![(":task_id", self.task())]).await?;
+        self.owned_write("mark_exited", vec![]).await?;
         self.stop_hook().await?;
         Ok(End::CleanExit)
     }

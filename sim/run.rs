@@ -8,6 +8,8 @@ use crate::conductor::{self, CONDUCTOR_TASK_ID};
 use crate::db::CommsDb;
 use crate::engine::{ActorMeta, Engine, EngineConfig};
 use crate::error::{Error, Result};
+use crate::faults::FaultPlan;
+use crate::oracle::Checker;
 use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
 use crate::trace::TraceSink;
@@ -20,6 +22,8 @@ pub struct RunOptions {
     pub seed: Option<u64>,
     /// Defaults to `reports/runs/<scenario>-<seed>/`.
     pub out_dir: Option<PathBuf>,
+    /// Protocol variants applied after the scenario's own (sim/variant.rs).
+    pub variants: Vec<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -37,6 +41,10 @@ pub struct RunSummary {
     pub trace_rows: u64,
     pub trace_hash: String,
     pub replay: String,
+    pub variants: Vec<String>,
+    pub measured: crate::oracle::Measurements,
+    /// Everything drawn from the seed for fault odds (swarm testing).
+    pub drawn: Vec<(String, String)>,
 }
 
 pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
@@ -48,13 +56,24 @@ pub fn run(options: &RunOptions) -> Result<RunSummary> {
     run_scenario(scenario, options)
 }
 
-pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
+pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
+    for variant in &options.variants {
+        crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
+    }
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let out_dir = options.out_dir.clone().unwrap_or_else(|| default_out_dir(&scenario.name, seed));
     let mut catalog = Catalog::default_protocol();
     if let Some(sql) = &scenario.protocol_sql {
         catalog.override_from_file(sql)?;
     }
+    for (origin, text) in &scenario.variant_sql {
+        catalog.override_with(text, origin)?;
+    }
+    let faults = FaultPlan::new(seed, &scenario.faults);
+    // Odds drawn from the seed are fixed for the actors that draw against them themselves.
+    scenario.faults.context_spike_probability = crate::scenario::Odds::Fixed(faults.context_spike_probability);
+    let drawn = faults.drawn.clone();
+    let checker = Checker::new(scenario.settings.clone());
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let clock = SimClock::new(epoch);
@@ -72,7 +91,7 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
     if temp_dir.exists() {
         std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
     }
-    let mut engine = Engine::new(config, clock, db, trace, out_dir.clone());
+    let mut engine = Engine::new(config, clock, db, trace, out_dir.clone(), faults, checker);
     let scenario = Rc::new(scenario);
     let conductor_meta = ActorMeta {
         name: "conductor".to_string(),
@@ -83,17 +102,22 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run()?;
     let (makespan_ms, events) = (engine.now_ms(), engine.events());
-    let (db, trace) = engine.into_parts();
+    let (db, trace, checker) = engine.into_parts();
     let statements = db.stats.statements;
-    let verdict = verdict::judge(&db, &scenario, ending)?;
+    let measured = checker.measured.clone();
+    let verdict = verdict::judge(&db, &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(&db, "complete")?;
+    write_violations(&out_dir.join("violations.csv"), &verdict)?;
     db.close()?;
     let trace_rows = trace.rows_written();
     let (trace_hash, _rows) = trace.finish()?;
     Ok(RunSummary {
         scenario: scenario.name.clone(),
         seed,
-        replay: replay_command(&scenario.path, seed, &out_dir),
+        replay: replay_command(&scenario.path, seed, &out_dir, &options.variants),
+        variants: scenario.variant_names.clone(),
+        measured,
+        drawn,
         out_dir,
         verdict,
         tasks_total: scenario.tasks.len(),
@@ -106,8 +130,9 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
     })
 }
 
-pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path) -> String {
-    format!("rehearsal run {} --seed {seed} --out {}", scenario.display(), out_dir.display())
+pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String]) -> String {
+    let variants: String = variants.iter().map(|v| format!(" --variant {v}")).collect();
+    format!("rehearsal run {} --seed {seed}{variants} --out {}", scenario.display(), out_dir.display())
 }
 
 impl RunSummary {
@@ -116,6 +141,12 @@ impl RunSummary {
         let mut out = String::new();
         out.push_str(&format!("scenario     {}\n", self.scenario));
         out.push_str(&format!("seed         {}\n", self.seed));
+        if !self.variants.is_empty() {
+            out.push_str(&format!("variants     {}\n", self.variants.join(", ")));
+        }
+        for (name, value) in &self.drawn {
+            out.push_str(&format!("drawn        {name} = {value}\n"));
+        }
         out.push_str(&format!("tasks        {}/{} complete\n", self.tasks_complete, self.tasks_total));
         out.push_str(&format!("makespan     {} (simulated, {} ms)\n", human_ms(self.makespan_ms), self.makespan_ms));
         out.push_str(&format!("statements   {}\n", self.statements));
@@ -125,10 +156,33 @@ impl RunSummary {
         for line in self.verdict.explanation() {
             out.push_str(&format!("             {line}\n"));
         }
+        for (name, sample) in self.measured.named() {
+            if let Some((p50, p95, max)) = crate::oracle::quantiles(sample) {
+                out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={})\n", sample.len()));
+            }
+        }
+        if !self.verdict.violations.is_empty() {
+            out.push_str(&format!("violations   {} ({})\n", self.verdict.violations.len(), self.verdict.rules().join(", ")));
+        }
         out.push_str(&format!("trace hash   {}\n", self.trace_hash));
         out.push_str(&format!("replay       {}\n", self.replay));
         out
     }
+}
+
+/// `violations.csv`: every violation with its time and explanation; written to a temporary
+/// name and renamed, so the file is whole or absent.
+fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
+    let tmp = path.with_extension("csv.tmp");
+    let mut writer = csv::Writer::from_path(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
+    writer.write_record(["t_ms", "rule", "explanation"]).map_err(|e| Error::harness(e.to_string()))?;
+    for v in &verdict.violations {
+        writer.write_record([v.t_ms.to_string(), v.rule.to_string(), v.explanation.clone()]).map_err(|e| Error::harness(e.to_string()))?;
+    }
+    writer.flush()?;
+    drop(writer);
+    std::fs::rename(&tmp, path)?;
+    Ok(())
 }
 
 pub fn human_ms(ms: i64) -> String {

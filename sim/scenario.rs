@@ -23,9 +23,17 @@ pub struct Scenario {
     pub conductor: ConductorSection,
     pub context: ContextSection,
     pub subagents: SubagentsSection,
+    pub faults: FaultsSection,
+    pub budgets: BudgetsSection,
+    pub expect: ExpectSection,
+    pub settings: ProtocolSettings,
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
     pub protocol_sql: Option<PathBuf>,
+    /// Variants applied (scenario `[protocol] variants`, then `--variant`), in order.
+    pub variant_names: Vec<String>,
+    /// SQL entries the variants override, as (origin, text), applied after `protocol_sql`.
+    pub variant_sql: Vec<(String, &'static str)>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -43,6 +51,12 @@ struct ScenarioFile {
     context: ContextSection,
     #[serde(default)]
     subagents: SubagentsSection,
+    #[serde(default)]
+    faults: FaultsSection,
+    #[serde(default)]
+    budgets: BudgetsSection,
+    #[serde(default)]
+    expect: ExpectSection,
     tasks: TasksSection,
     #[serde(default)]
     protocol: ProtocolSection,
@@ -380,6 +394,172 @@ struct TaskCustom {
 #[serde(deny_unknown_fields)]
 struct ProtocolSection {
     sql: Option<String>,
+    #[serde(default)]
+    variants: Vec<String>,
+}
+
+/// The readings of the seeds where they disagree (PROTOCOL.md "Where the seeds disagree"),
+/// as settings a variant (sim/variant.rs) changes. Defaults follow seed 000.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProtocolSettings {
+    /// #3: review request message first (004, 000 "Terminal Write Atomicity") or state first
+    /// (000 Execution Queries 5).
+    pub state_first: bool,
+    /// #6: new conductor messages by `id > last_processed` (000) or by the newest timestamp
+    /// (004 "Check for Conductor Messages").
+    pub detect_by_timestamp: bool,
+    /// #9: the conductor relaunches an `exited` task (000 "Session Handoff") or treats
+    /// `exited` as absolute (002 "Terminal States").
+    pub relaunch_exited: bool,
+    /// #10: the oracle also accepts the transitions the text implies but the table omits.
+    pub implied_transitions: bool,
+    /// #12: escalate on > 2 deviations (000 text) instead of REF-6 (2+ Medium or 1+ High).
+    pub escalate_over_two: bool,
+}
+
+impl Default for ProtocolSettings {
+    fn default() -> ProtocolSettings {
+        ProtocolSettings {
+            state_first: false,
+            detect_by_timestamp: false,
+            relaunch_exited: true,
+            implied_transitions: true,
+            escalate_over_two: false,
+        }
+    }
+}
+
+/// A probability that is either fixed or drawn once per run from the seed (swarm testing:
+/// `{ min = 0.0, max = 0.02 }`), logged at the start of the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Odds {
+    Fixed(f64),
+    Drawn { min: f64, max: f64 },
+}
+
+impl Odds {
+    /// The probability once drawn (the run resolves drawn odds before actors start).
+    pub fn fixed(&self) -> f64 {
+        match *self {
+            Odds::Fixed(p) => p,
+            Odds::Drawn { min, .. } => min,
+        }
+    }
+}
+
+impl Default for Odds {
+    fn default() -> Odds {
+        Odds::Fixed(0.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Odds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Odds, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Range {
+            min: f64,
+            max: f64,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Fixed(f64),
+            Range(Range),
+        }
+        let raw = Raw::deserialize(d).map_err(|_| de::Error::custom("expected a probability (0..1) or a table { min = …, max = … }"))?;
+        let check = |v: f64| -> std::result::Result<f64, D::Error> {
+            if (0.0..=1.0).contains(&v) {
+                Ok(v)
+            } else {
+                Err(de::Error::custom(format!("a probability must be between 0 and 1, got {v}")))
+            }
+        };
+        match raw {
+            Raw::Fixed(v) => Ok(Odds::Fixed(check(v)?)),
+            Raw::Range(r) if r.min <= r.max => Ok(Odds::Drawn { min: check(r.min)?, max: check(r.max)? }),
+            Raw::Range(r) => Err(de::Error::custom(format!("min must be <= max, got {} > {}", r.min, r.max))),
+        }
+    }
+}
+
+/// Faults (issue "faults, oracles and variants"): scripted at a time or a protocol point, or
+/// random with odds that may themselves be drawn from the seed.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultsSection {
+    /// Random faults stop at this simulated time; after it the run must recover (liveness).
+    pub until_ms: Option<i64>,
+    /// Odds that a musician session crashes before any one of its database writes.
+    pub crash_probability: Odds,
+    /// Odds that a session hangs (stops, then comes back as a zombie) before a write.
+    pub hang_probability: Odds,
+    pub hang_ms: Option<Dist>,
+    /// Extra time each watcher poll cycle takes (a slow model answering).
+    pub watcher_jitter_ms: Option<Dist>,
+    /// Odds that a subagent's result costs a context spike, and its size.
+    pub context_spike_probability: Odds,
+    pub context_spike_pct: Option<Dist>,
+    pub crash: Vec<ScriptedFault>,
+    pub hang: Vec<ScriptedFault>,
+    pub watcher_death: Vec<ScriptedFault>,
+    /// Tasks whose first session is launched twice at the same instant.
+    pub double_launch: Vec<u64>,
+    pub conductor_down: Vec<Window>,
+}
+
+/// A fault for one session of one task: at a simulated time, or at a protocol point
+/// `before:STATEMENT` / `after:STATEMENT` (the `nth` time that session runs it, from 1).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedFault {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
+    pub at_ms: Option<i64>,
+    pub at: Option<String>,
+    #[serde(default = "one_u64")]
+    pub nth: u64,
+    /// For hangs: how long the session is frozen.
+    pub duration_ms: Option<i64>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+/// Timing budgets; a measurement above its budget fails the run.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetsSection {
+    /// Conductor message written → the session it was for handled it.
+    pub message_notice_ms_max: Option<i64>,
+    /// Review answer written → the musician's next write on the task.
+    pub review_resume_ms_max: Option<i64>,
+    /// Session crashed or hung → the conductor declared it stale.
+    pub crash_detect_ms_max: Option<i64>,
+    /// Heartbeat age of live, healthy sessions as the conductor saw it.
+    pub heartbeat_age_s_max: Option<i64>,
+    /// Terminal `exited` → the successor's claim.
+    pub exit_to_claim_ms_max: Option<i64>,
+}
+
+/// Violations a scenario expects (a known protocol flaw): the run passes only if exactly
+/// these rules are violated.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExpectSection {
+    pub violations: Vec<String>,
 }
 
 /// One task's instruction plan: its steps, subagents per step, and the steps after which a
@@ -543,9 +723,51 @@ impl Scenario {
                 ),
             ));
         }
+        for (index, fault) in raw.faults.crash.iter().chain(&raw.faults.hang).chain(&raw.faults.watcher_death).enumerate() {
+            if fault.task == 0 || fault.task > t.count {
+                return Err(at(
+                    "faults",
+                    None,
+                    "task",
+                    format!("fault {} names task {}, which does not exist: tasks.count is {}", index + 1, fault.task, t.count),
+                ));
+            }
+            if fault.at_ms.is_none() == fault.at.is_none() {
+                return Err(at(
+                    "faults",
+                    None,
+                    "at",
+                    format!("fault {} needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")", index + 1),
+                ));
+            }
+            if let Some(point) = &fault.at {
+                let statement = point.strip_prefix("before:").or_else(|| point.strip_prefix("after:"));
+                let known = statement.is_some_and(|s| crate::sql_catalog::REQUIRED.iter().any(|(n, _)| *n == s));
+                if !known {
+                    return Err(at(
+                        "faults",
+                        None,
+                        "at",
+                        format!("`{point}` is not before:STATEMENT or after:STATEMENT with a statement the engine runs"),
+                    ));
+                }
+            }
+        }
+        for task in &raw.faults.double_launch {
+            if *task == 0 || *task > t.count {
+                return Err(at("faults", None, "double_launch", format!("task {task} does not exist: tasks.count is {}", t.count)));
+            }
+        }
+        for rule in &raw.expect.violations {
+            if !crate::oracle::RULES.iter().any(|r| r.name == rule) {
+                let names: Vec<&str> = crate::oracle::RULES.iter().map(|r| r.name).collect();
+                return Err(at("expect", None, "violations", format!("`{rule}` is not a rule; rules: {}", names.join(", "))));
+            }
+        }
         let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
-        Ok(Scenario {
+        let variants = raw.protocol.variants.clone();
+        let mut scenario = Scenario {
             name,
             path: path.to_path_buf(),
             description: raw.description,
@@ -554,9 +776,19 @@ impl Scenario {
             conductor: raw.conductor,
             context: raw.context,
             subagents: raw.subagents,
+            faults: raw.faults,
+            budgets: raw.budgets,
+            expect: raw.expect,
+            settings: ProtocolSettings::default(),
             tasks,
             protocol_sql,
-        })
+            variant_names: Vec::new(),
+            variant_sql: Vec::new(),
+        };
+        for variant in &variants {
+            crate::variant::apply(&mut scenario, variant).map_err(|m| at("protocol", None, "variants", m))?;
+        }
+        Ok(scenario)
     }
 }
 

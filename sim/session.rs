@@ -19,6 +19,8 @@ pub enum WatcherReport {
 pub struct SessionMemory {
     /// 000 "Message Deduplication": the highest conductor message id already handled.
     pub last_processed_message_id: i64,
+    /// The detect-by-timestamp reading: the newest conductor message timestamp handled.
+    pub last_processed_timestamp: String,
     /// Reports of background watchers that exited since the musician last looked.
     pub inbox: Vec<WatcherReport>,
     /// How the last pause watcher ended.

@@ -1,39 +1,47 @@
-//! The run's verdict. For now: liveness at the end of the run, read from the database
-//! itself — every task `complete` and the conductor in an exit state (004 "Hook System").
+//! The run's verdict: the oracles' violations (sim/oracle.rs), liveness read from the
+//! database itself at the end, and the scenario's expected violations. The headline names
+//! the first violated rule; the explanation says in words what happened.
+
+use std::collections::BTreeSet;
 
 use crate::conductor::CONDUCTOR_TASK_ID;
 use crate::db::CommsDb;
 use crate::engine::Ending;
 use crate::error::Result;
+use crate::oracle::{Checker, Violation};
 use crate::scenario::Scenario;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Pass,
-    /// The first violated rule, and the facts that show it.
-    Fail {
-        rule: String,
-        facts: Vec<String>,
-    },
+pub struct Verdict {
+    pub passed: bool,
+    pub headline: String,
+    pub explanation: Vec<String>,
+    /// Every violation, in order of time.
+    pub violations: Vec<Violation>,
 }
 
 impl Verdict {
     pub fn passed(&self) -> bool {
-        matches!(self, Verdict::Pass)
+        self.passed
     }
 
     pub fn headline(&self) -> String {
-        match self {
-            Verdict::Pass => "PASS".to_string(),
-            Verdict::Fail { rule, .. } => format!("FAIL: {rule}"),
-        }
+        self.headline.clone()
     }
 
     pub fn explanation(&self) -> Vec<String> {
-        match self {
-            Verdict::Pass => Vec::new(),
-            Verdict::Fail { facts, .. } => facts.clone(),
-        }
+        self.explanation.clone()
+    }
+
+    /// The distinct rules violated, sorted.
+    pub fn rules(&self) -> Vec<&'static str> {
+        let set: BTreeSet<&'static str> = self.violations.iter().map(|v| v.rule).collect();
+        set.into_iter().collect()
+    }
+
+    /// The first violation, if any: what a sweep's results.csv records.
+    pub fn first_rule(&self) -> &str {
+        self.violations.first().map_or("", |v| v.rule)
     }
 }
 
@@ -46,7 +54,8 @@ pub fn tasks_in_state(db: &CommsDb, state: &str) -> Result<usize> {
     Ok(n as usize)
 }
 
-pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending) -> Result<Verdict> {
+/// Liveness from the database: every task `complete`, the conductor in an exit state.
+fn liveness_facts(db: &CommsDb, scenario: &Scenario) -> Result<Vec<String>> {
     let conn = db.connection();
     let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
     let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
@@ -63,12 +72,50 @@ pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending) -> Result<Verdic
         Some((_, state)) => facts.push(format!("the conductor (task-00) ended in `{state}`, not an exit state")),
         None => facts.push("the conductor never registered task-00".to_string()),
     }
-    if facts.is_empty() {
-        return Ok(Verdict::Pass);
+    Ok(facts)
+}
+
+pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
+    checker.finish(end_ms, &scenario.budgets);
+    let facts = liveness_facts(db, scenario)?;
+    if !facts.is_empty() {
+        let why = match ending {
+            Ending::TimeLimit => format!("not every task completed within run.sim_time_max_ms = {} ms", scenario.run.sim_time_max_ms),
+            Ending::Quiescent => "every actor stopped with work left undone".to_string(),
+        };
+        checker.add_liveness(end_ms, format!("{why}: {}", facts.join("; ")));
     }
-    let rule = match ending {
-        Ending::TimeLimit => format!("liveness: not every task completed within run.sim_time_max_ms = {} ms", scenario.run.sim_time_max_ms),
-        Ending::Quiescent => "liveness: every actor stopped with work left undone".to_string(),
+    let mut violations = checker.violations;
+    violations.sort_by_key(|v| v.t_ms);
+    let expected: BTreeSet<&str> = scenario.expect.violations.iter().map(String::as_str).collect();
+    let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule).collect();
+    let unexpected = violations.iter().find(|v| !expected.contains(v.rule));
+    let missing: Vec<&str> = expected.difference(&seen).copied().collect();
+    let verdict = if let Some(first) = unexpected {
+        let rule = crate::oracle::RULES.iter().find(|r| r.name == first.rule).map_or("", |r| r.says);
+        let mut explanation = vec![format!("rule: {rule}"), first.explanation.clone()];
+        let others = violations.iter().filter(|v| !std::ptr::eq(*v, first)).count();
+        if others > 0 {
+            explanation.push(format!("({others} more violation(s); see violations in the run folder)"));
+        }
+        Verdict { passed: false, headline: format!("FAIL: {}", first.rule), explanation, violations }
+    } else if !missing.is_empty() {
+        Verdict {
+            passed: false,
+            headline: format!("FAIL: expected violation(s) did not occur: {}", missing.join(", ")),
+            explanation: vec!["the scenario declares a known protocol flaw that this run did not show".to_string()],
+            violations,
+        }
+    } else if !expected.is_empty() {
+        let explanation = violations.iter().map(|v| format!("expected {}: {}", v.rule, v.explanation)).take(3).collect();
+        Verdict {
+            passed: true,
+            headline: format!("PASS (expected violations: {})", expected.iter().copied().collect::<Vec<_>>().join(", ")),
+            explanation,
+            violations,
+        }
+    } else {
+        Verdict { passed: true, headline: "PASS".to_string(), explanation: Vec::new(), violations }
     };
-    Ok(Verdict::Fail { rule, facts })
+    Ok(verdict)
 }

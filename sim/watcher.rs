@@ -23,15 +23,22 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
     let task_id = ctx.meta().task_id.clone();
     let result: Result<(), SqlFailure> = async {
         for _iteration in 0..scenario.timing.background_max_iterations {
-            let found = ctx
-                .sql(
-                    "read_new_conductor_messages",
-                    vec![
-                        (":task_id", Value::Text(task_id.clone())),
-                        (":last_processed_message_id", Value::Integer(last_processed_message_id)),
-                    ],
-                )
-                .await?;
+            let found = if scenario.settings.detect_by_timestamp {
+                // 004 "Check for Conductor Messages": the newest by timestamp, new if newer.
+                let latest = ctx.sql("read_latest_conductor_message", vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+                let newer = latest.text(0, 2).is_some_and(|at| at > memory.borrow().last_processed_timestamp.as_str());
+                if newer {
+                    latest
+                } else {
+                    crate::db::SqlOutcome::default()
+                }
+            } else {
+                let params = vec![
+                    (":task_id", Value::Text(task_id.clone())),
+                    (":last_processed_message_id", Value::Integer(last_processed_message_id)),
+                ];
+                ctx.sql("read_new_conductor_messages", params).await?
+            };
             if !found.rows.is_empty() {
                 let ids: Vec<i64> = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).collect();
                 ctx.note("watcher_exit", format!("new conductor messages {ids:?}"));
@@ -104,6 +111,12 @@ async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str)
 
 async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
     ctx.note("heartbeat_refresh", "heartbeat older than the refresh threshold");
-    ctx.sql("heartbeat", vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
+    let outcome = ctx
+        .sql("heartbeat", vec![(":task_id", Value::Text(task_id.to_string())), (":session_id", Value::Text(ctx.meta().session_id.clone()))])
+        .await?;
+    if outcome.rows_affected == 0 {
+        // Fenced out (PROTOCOL.md disagreement 11): the task belongs to another session.
+        return Err(SqlFailure { statement: "heartbeat", message: "fenced out: the task row belongs to another session".to_string() });
+    }
     Ok(())
 }

@@ -31,7 +31,12 @@ fn runs_on_parallel_threads_keep_their_own_clocks() {
     // single-threaded run byte for byte.
     let tmp = tempfile::tempdir().unwrap();
     let run = |seed: u64, dir: std::path::PathBuf| {
-        let options = rehearsal::run::RunOptions { scenario_path: scenario("quickstart.toml"), seed: Some(seed), out_dir: Some(dir) };
+        let options = rehearsal::run::RunOptions {
+            scenario_path: scenario("quickstart.toml"),
+            seed: Some(seed),
+            out_dir: Some(dir),
+            variants: Vec::new(),
+        };
         rehearsal::run::run(&options).expect("run").trace_hash
     };
     let (p1, p2) = (tmp.path().join("p1"), tmp.path().join("p2"));

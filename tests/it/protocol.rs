@@ -76,7 +76,8 @@ fn every_shipped_scenario_is_byte_deterministic() {
     for (i, path) in scenarios.iter().enumerate() {
         let run = |tag: &str| {
             let out = tmp.path().join(format!("{i}-{tag}"));
-            let options = rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()) };
+            let options =
+                rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
             let summary = rehearsal::run::run(&options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (summary.trace_hash, std::fs::read(out.join("comms.db")).unwrap())
         };

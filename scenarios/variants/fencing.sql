@@ -1,0 +1,46 @@
+-- PROTOCOL.md disagreement 11: no musician UPDATE in the seeds checks session_id. This
+-- variant fences every musician write on the task row by the writer's session: a session
+-- the conductor replaced changes nothing (rows affected 0) and learns it lost the task.
+
+-- name: heartbeat
+UPDATE orchestration_tasks
+SET last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: set_needs_review
+UPDATE orchestration_tasks
+SET state = 'needs_review',
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: resume_working
+UPDATE orchestration_tasks
+SET state = 'working',
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: mark_complete
+UPDATE orchestration_tasks
+SET state = 'complete', last_heartbeat = datetime('now'),
+    completed_at = datetime('now'),
+    report_path = :report_path
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: set_error
+UPDATE orchestration_tasks
+SET state = 'error',
+    retry_count = retry_count + 1,
+    last_error = :last_error,
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: set_context_warning
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = 'context_exhaustion_warning'
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: mark_exited
+UPDATE orchestration_tasks
+SET state = 'exited', last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;

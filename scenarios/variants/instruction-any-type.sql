@@ -1,0 +1,6 @@
+-- PROTOCOL.md disagreement 4: 000 Bootstrap step 6 reads the first conductor message
+-- without a message_type filter.
+-- name: read_instruction
+SELECT id, message FROM orchestration_messages
+WHERE task_id = :task_id AND from_session = 'task-00'
+ORDER BY timestamp ASC LIMIT 1;

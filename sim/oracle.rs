@@ -1,0 +1,640 @@
+//! The oracles: safety rules checked as the run goes, liveness at its end, and timing
+//! budgets measured as distributions. They see every database effect (with the task row
+//! before and after it) and the ground truth only the simulator knows: which sessions are
+//! alive, hung or crashed (DESIGN.md, invariant 6). Every violation is explained in words
+//! with the events that led to it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::scenario::{BudgetsSection, ProtocolSettings};
+
+/// A rule, as scenarios name it in `[expect] violations` and verdicts print it.
+pub struct Rule {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub says: &'static str,
+}
+
+pub const RULES: &[Rule] = &[
+    Rule { name: "one-live-session-per-task", kind: "always", says: "at most one live session works a task" },
+    Rule {
+        name: "allowed-transitions",
+        kind: "always",
+        says: "state changes follow the state machine (002), made by the actor allowed to make them",
+    },
+    Rule {
+        name: "nothing-after-terminal",
+        kind: "always",
+        says: "a session writes nothing after its terminal write (000 Key Principles 9)",
+    },
+    Rule {
+        name: "message-before-state",
+        kind: "always",
+        says: "a review request exists whenever the conductor sees needs_review, and a terminal write follows its final message (004)",
+    },
+    Rule {
+        name: "messages-seen-once",
+        kind: "eventually",
+        says: "every conductor message is seen exactly once by a session of its task (000 Message Deduplication)",
+    },
+    Rule {
+        name: "no-false-stale",
+        kind: "always",
+        says: "the conductor never declares a live, healthy session stale (000 Heartbeat Protocol)",
+    },
+    Rule { name: "retry-count-at-most-5", kind: "always", says: "retry_count never exceeds 5 (004 Terminal Failure)" },
+    Rule {
+        name: "owner-writes-only",
+        kind: "always",
+        says: "no session writes a task row it no longer owns (PROTOCOL.md disagreement 11)",
+    },
+    Rule { name: "no-constraint-failure", kind: "always", says: "no statement fails a CHECK or other constraint" },
+    Rule { name: "liveness", kind: "eventually", says: "after the fault phase every task reaches complete and the conductor exits" },
+    Rule { name: "budget", kind: "always", says: "timing measurements stay within the scenario's budgets" },
+];
+
+/// The task row as the oracle sees it around a write.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowSnapshot {
+    pub state: String,
+    pub session_id: String,
+    pub retry_count: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Conductor,
+    Musician,
+    Watcher,
+}
+
+/// One database effect, as the engine performed it.
+#[derive(Clone, Debug)]
+pub struct SqlFact {
+    pub t_ms: i64,
+    pub actor: String,
+    pub role: Role,
+    pub session_id: String,
+    pub statement: String,
+    pub task_id: String,
+    pub readonly: bool,
+    pub rows_affected: usize,
+    pub before: Option<RowSnapshot>,
+    pub after: Option<RowSnapshot>,
+    /// For message inserts: (id, task_id, message_type).
+    pub message: Option<(i64, String, String)>,
+    pub failure: Option<String>,
+    /// For `poll_tasks`: (task_id, state, seconds_stale) rows.
+    pub polled: Vec<(String, String, f64)>,
+}
+
+/// Ground truth and protocol decisions that are not database effects.
+#[derive(Clone, Debug)]
+pub enum Fact {
+    Launched {
+        t_ms: i64,
+        session_id: String,
+        task_id: String,
+    },
+    /// The session and all its actors are gone: a crash, or a hard stop at 100 % context.
+    Crashed {
+        t_ms: i64,
+        session_id: String,
+        why: String,
+    },
+    Hung {
+        t_ms: i64,
+        session_id: String,
+        until_ms: i64,
+    },
+    WatcherDied {
+        t_ms: i64,
+        session_id: String,
+    },
+    /// The session's main actor ended normally.
+    Ended {
+        t_ms: i64,
+        session_id: String,
+    },
+    MessageHandled {
+        t_ms: i64,
+        session_id: String,
+        message_id: i64,
+    },
+    StaleDeclared {
+        t_ms: i64,
+        task_id: String,
+        session_id: String,
+        seconds_stale: f64,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub rule: &'static str,
+    pub t_ms: i64,
+    pub explanation: String,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SessionTruth {
+    task_id: String,
+    launched_ms: i64,
+    crashed_ms: Option<i64>,
+    hung_until_ms: Option<i64>,
+    hung_from_ms: Option<i64>,
+    watcher_died: bool,
+    ended_ms: Option<i64>,
+    terminal_ms: Option<i64>,
+    /// Message inserts since this session's last state change (types).
+    messages_since_state: Vec<String>,
+    last_write: Option<(i64, String)>,
+}
+
+impl SessionTruth {
+    fn live_at(&self, _t_ms: i64) -> bool {
+        self.crashed_ms.is_none() && self.ended_ms.is_none() && self.terminal_ms.is_none()
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct MessageTruth {
+    task_id: String,
+    kind: String,
+    sent_ms: i64,
+    handled_by: Vec<(String, i64)>,
+}
+
+/// Measurements for the timing budgets, in ms (heartbeat age in s).
+#[derive(Clone, Debug, Default)]
+pub struct Measurements {
+    pub message_notice_ms: Vec<i64>,
+    pub review_resume_ms: Vec<i64>,
+    pub crash_detect_ms: Vec<i64>,
+    pub heartbeat_age_s: Vec<i64>,
+    pub exit_to_claim_ms: Vec<i64>,
+}
+
+impl Measurements {
+    pub fn named(&self) -> [(&'static str, &Vec<i64>); 5] {
+        [
+            ("message_notice_ms", &self.message_notice_ms),
+            ("review_resume_ms", &self.review_resume_ms),
+            ("crash_detect_ms", &self.crash_detect_ms),
+            ("heartbeat_age_s", &self.heartbeat_age_s),
+            ("exit_to_claim_ms", &self.exit_to_claim_ms),
+        ]
+    }
+}
+
+/// p50 / p95 / max of a sample, nearest-rank; `None` when empty.
+pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
+    if sample.is_empty() {
+        return None;
+    }
+    let mut sorted = sample.to_vec();
+    sorted.sort_unstable();
+    let rank = |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    Some((rank(0.5), rank(0.95), *sorted.last().expect("non-empty")))
+}
+
+pub struct Checker {
+    settings: ProtocolSettings,
+    sessions: BTreeMap<String, SessionTruth>,
+    messages: BTreeMap<i64, MessageTruth>,
+    /// Per task: (session that set needs_review, time) while no review message backs it.
+    unbacked_review: BTreeMap<String, (String, i64)>,
+    /// Per task: when the conductor answered a review, awaiting the musician's next write.
+    answered: BTreeMap<String, i64>,
+    /// Per task: when it became `exited`, awaiting the successor's claim.
+    exited_at: BTreeMap<String, i64>,
+    pub violations: Vec<Violation>,
+    reported: BTreeSet<(&'static str, String)>,
+    pub measured: Measurements,
+}
+
+fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
+    // 002 "Valid State Transitions".
+    let table = matches!(
+        (from, to),
+        ("watching" | "fix_proposed" | "exit_requested", "working")
+            | ("working", "needs_review" | "error" | "complete" | "exited")
+            | ("review_approved", "working" | "needs_review")
+            | ("review_failed", "needs_review")
+            | ("fix_proposed", "needs_review")
+            | ("error", "exited")
+    );
+    // PROTOCOL.md disagreement 10: implied by the text, missing from the table.
+    let implied_ok = implied && matches!((from, to), ("needs_review", "error") | ("review_failed", "working") | ("error", "error"));
+    table || implied_ok
+}
+
+fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSettings) -> bool {
+    match to {
+        // Review answers (002 "States the Conductor Sets") on a task that asked for one.
+        "review_approved" | "review_failed" => matches!(from, "needs_review" | "error"),
+        // A fix for a review or an error, or the handover of a stale or exited task
+        // (000 Bootstrap 5 "Session Handoff"; exited only where relaunch is the reading).
+        "fix_proposed" => {
+            matches!(from, "needs_review" | "error" | "working" | "review_approved" | "review_failed")
+                || (from == "exited" && settings.relaunch_exited)
+        }
+        "exit_requested" => from != "complete" && from != "exited",
+        _ => false,
+    }
+}
+
+impl Checker {
+    pub fn new(settings: ProtocolSettings) -> Checker {
+        Checker {
+            settings,
+            sessions: BTreeMap::new(),
+            messages: BTreeMap::new(),
+            unbacked_review: BTreeMap::new(),
+            answered: BTreeMap::new(),
+            exited_at: BTreeMap::new(),
+            violations: Vec::new(),
+            reported: BTreeSet::new(),
+            measured: Measurements::default(),
+        }
+    }
+
+    fn violate(&mut self, rule: &'static str, key: String, t_ms: i64, explanation: String) {
+        // One report per rule and subject: the first occurrence explains it.
+        if self.reported.insert((rule, key)) {
+            self.violations.push(Violation { rule, t_ms, explanation });
+        }
+    }
+
+    fn describe(&self, session_id: &str) -> String {
+        let Some(s) = self.sessions.get(session_id) else { return format!("session {session_id}") };
+        let short = &session_id[..session_id.len().min(8)];
+        let mut what = format!("session {short}… of {} (launched at t={} ms", s.task_id, s.launched_ms);
+        if let Some(t) = s.hung_from_ms {
+            what.push_str(&format!(", hung at t={t} ms until t={} ms", s.hung_until_ms.unwrap_or(t)));
+        }
+        if let Some(t) = s.crashed_ms {
+            what.push_str(&format!(", crashed at t={t} ms"));
+        }
+        if let Some((t, statement)) = &s.last_write {
+            what.push_str(&format!(", last wrote `{statement}` at t={t} ms"));
+        }
+        what.push(')');
+        what
+    }
+
+    pub fn on_fact(&mut self, fact: Fact) {
+        match fact {
+            Fact::Launched { t_ms, session_id, task_id } => {
+                self.sessions.insert(session_id, SessionTruth { task_id, launched_ms: t_ms, ..SessionTruth::default() });
+            }
+            Fact::Crashed { t_ms, session_id, .. } => {
+                if let Some(s) = self.sessions.get_mut(&session_id) {
+                    s.crashed_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::Hung { t_ms, session_id, until_ms } => {
+                if let Some(s) = self.sessions.get_mut(&session_id) {
+                    s.hung_from_ms = Some(t_ms);
+                    s.hung_until_ms = Some(until_ms);
+                }
+            }
+            Fact::WatcherDied { session_id, .. } => {
+                if let Some(s) = self.sessions.get_mut(&session_id) {
+                    s.watcher_died = true;
+                }
+            }
+            Fact::Ended { t_ms, session_id } => {
+                if let Some(s) = self.sessions.get_mut(&session_id) {
+                    s.ended_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::MessageHandled { t_ms, session_id, message_id } => {
+                if let Some(m) = self.messages.get_mut(&message_id) {
+                    if m.handled_by.is_empty() {
+                        self.measured.message_notice_ms.push(t_ms - m.sent_ms);
+                    }
+                    m.handled_by.push((session_id, t_ms));
+                }
+            }
+            Fact::StaleDeclared { t_ms, task_id, session_id, seconds_stale } => {
+                let Some(s) = self.sessions.get(&session_id).cloned() else { return };
+                let hung_now = s.hung_from_ms.is_some_and(|from| from <= t_ms) && s.hung_until_ms.is_some_and(|until| t_ms < until);
+                if let Some(lost_ms) = s.crashed_ms.or(if hung_now { s.hung_from_ms } else { None }) {
+                    self.measured.crash_detect_ms.push(t_ms - lost_ms);
+                } else if s.live_at(t_ms) && !s.watcher_died {
+                    let who = self.describe(&session_id);
+                    self.violate(
+                        "no-false-stale",
+                        session_id.clone(),
+                        t_ms,
+                        format!(
+                            "at t={t_ms} ms the conductor declared {who} stale because {task_id}'s heartbeat was {seconds_stale:.0} s old, but the session was alive and its watcher running: a live, healthy session was handed over"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    pub fn on_sql(&mut self, f: &SqlFact) {
+        if let Some(failure) = &f.failure {
+            if failure.contains("constraint") || failure.contains("CHECK") {
+                self.violate(
+                    "no-constraint-failure",
+                    f.statement.clone(),
+                    f.t_ms,
+                    format!("at t={} ms {} ran `{}` and SQLite refused it: {failure}", f.t_ms, f.actor, f.statement),
+                );
+            }
+            return;
+        }
+        if f.statement == "poll_tasks" {
+            self.on_poll(f);
+            return;
+        }
+        if f.readonly {
+            return;
+        }
+        if f.role != Role::Conductor {
+            self.on_musician_write(f);
+        } else {
+            self.on_conductor_write(f);
+        }
+        if let (Role::Conductor, Some((id, task_id, kind))) = (f.role, &f.message) {
+            self.messages
+                .insert(*id, MessageTruth { task_id: task_id.clone(), kind: kind.clone(), sent_ms: f.t_ms, handled_by: Vec::new() });
+        }
+        if let Some(after) = &f.after {
+            if after.retry_count > 5 {
+                self.violate(
+                    "retry-count-at-most-5",
+                    f.task_id.clone(),
+                    f.t_ms,
+                    format!(
+                        "at t={} ms `{}` by {} left {} with retry_count {}: the 5th failure should have ended it in `exited`",
+                        f.t_ms, f.statement, f.actor, f.task_id, after.retry_count
+                    ),
+                );
+            }
+        }
+    }
+
+    fn on_musician_write(&mut self, f: &SqlFact) {
+        let sid = f.session_id.clone();
+        // A session the oracle has not heard launched (a twin, a test) is known from here on.
+        self.sessions.entry(sid.clone()).or_insert_with(|| SessionTruth {
+            task_id: f.task_id.clone(),
+            launched_ms: f.t_ms,
+            ..SessionTruth::default()
+        });
+        if let Some(s) = self.sessions.get(&sid) {
+            if let Some(terminal_ms) = s.terminal_ms {
+                let who = self.describe(&sid);
+                self.violate(
+                    "nothing-after-terminal",
+                    sid.clone(),
+                    f.t_ms,
+                    format!(
+                        "at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms",
+                        f.t_ms, f.actor, f.statement
+                    ),
+                );
+            }
+        }
+        if let Some(s) = self.sessions.get_mut(&sid) {
+            s.last_write = Some((f.t_ms, f.statement.clone()));
+        }
+        if let Some((_, _, kind)) = &f.message {
+            if let Some(s) = self.sessions.get_mut(&sid) {
+                s.messages_since_state.push(kind.clone());
+            }
+            if kind == "review_request" || kind == "completion" {
+                self.unbacked_review.remove(&f.task_id);
+            }
+            return;
+        }
+        let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
+        // Inserts of new rows (the guard-block fallback) touch no existing task row.
+        if f.rows_affected == 0 || f.statement.starts_with("insert_") {
+            return;
+        }
+        let is_claim = f.statement == "claim_task";
+        if is_claim {
+            self.on_claim(f);
+        } else if before.session_id != sid {
+            let writer = self.describe(&sid);
+            let owner = self.describe(&before.session_id);
+            self.violate(
+                "owner-writes-only",
+                f.task_id.clone(),
+                f.t_ms,
+                format!(
+                    "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
+                    f.t_ms, f.statement, f.task_id, before.state, after.state
+                ),
+            );
+        }
+        if let Some(at) = self.answered.remove(&f.task_id) {
+            self.measured.review_resume_ms.push(f.t_ms - at);
+        }
+        if before.state != after.state {
+            if !musician_transition_allowed(&before.state, &after.state, self.settings.implied_transitions) {
+                self.violate(
+                    "allowed-transitions",
+                    format!("{}:{}->{}", f.task_id, before.state, after.state),
+                    f.t_ms,
+                    format!(
+                        "at t={} ms {} moved {} from `{}` to `{}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
+                        f.t_ms, f.actor, f.task_id, before.state, after.state, f.statement
+                    ),
+                );
+            }
+            if after.state == "needs_review" {
+                let backed = self
+                    .sessions
+                    .get(&sid)
+                    .is_some_and(|s| s.messages_since_state.iter().any(|k| k == "review_request" || k == "completion"));
+                if !backed {
+                    self.unbacked_review.insert(f.task_id.clone(), (sid.clone(), f.t_ms));
+                }
+            }
+            if after.state == "complete" || after.state == "exited" {
+                let backed = self.sessions.get(&sid).is_some_and(|s| !s.messages_since_state.is_empty());
+                if !backed {
+                    self.violate(
+                        "message-before-state",
+                        format!("terminal:{}", f.task_id),
+                        f.t_ms,
+                        format!(
+                            "at t={} ms {} set {} to `{}` with no final message before it (000 \"Terminal Write Atomicity\")",
+                            f.t_ms, f.actor, f.task_id, after.state
+                        ),
+                    );
+                }
+                if let Some(s) = self.sessions.get_mut(&sid) {
+                    s.terminal_ms = Some(f.t_ms);
+                }
+                if after.state == "exited" {
+                    self.exited_at.insert(f.task_id.clone(), f.t_ms);
+                }
+            }
+            if let Some(s) = self.sessions.get_mut(&sid) {
+                s.messages_since_state.clear();
+            }
+        }
+    }
+
+    fn on_claim(&mut self, f: &SqlFact) {
+        let sid = &f.session_id;
+        let before = f.before.clone().unwrap_or_default();
+        if let Some(at) = self.exited_at.remove(&f.task_id) {
+            self.measured.exit_to_claim_ms.push(f.t_ms - at);
+        }
+        if !musician_transition_allowed(&before.state, "working", self.settings.implied_transitions) {
+            self.violate(
+                "allowed-transitions",
+                format!("{}:claim-from-{}", f.task_id, before.state),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} claimed {} while it was `{}`: the claim guard let a session take a task that is not claimable (002 \"Guard Clause Rules\" allows only watching, fix_proposed, exit_requested)",
+                    f.t_ms, f.actor, f.task_id, before.state
+                ),
+            );
+        }
+        let rivals: Vec<String> = self
+            .sessions
+            .iter()
+            .filter(|(id, s)| *id != sid && s.task_id == f.task_id && s.live_at(f.t_ms) && s.last_write.is_some())
+            .map(|(id, _)| id.clone())
+            .collect();
+        for rival in rivals {
+            let (claimer, other) = (self.describe(sid), self.describe(&rival));
+            self.violate(
+                "one-live-session-per-task",
+                f.task_id.clone(),
+                f.t_ms,
+                format!(
+                    "at t={} ms {claimer} claimed {} while {other} was still alive: two live sessions now work one task",
+                    f.t_ms, f.task_id
+                ),
+            );
+        }
+    }
+
+    fn on_conductor_write(&mut self, f: &SqlFact) {
+        let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
+        if f.task_id == crate::conductor::CONDUCTOR_TASK_ID || before.state == after.state || f.rows_affected == 0 {
+            return;
+        }
+        if !conductor_transition_allowed(&before.state, &after.state, &self.settings) {
+            let terminal = if before.state == "complete" || before.state == "exited" {
+                " — a terminal state, which \"cannot transition back\" (002 \"Terminal States\")"
+            } else {
+                ""
+            };
+            self.violate(
+                "allowed-transitions",
+                format!("{}:conductor:{}->{}", f.task_id, before.state, after.state),
+                f.t_ms,
+                format!(
+                    "at t={} ms the conductor moved {} from `{}`{terminal} to `{}` with `{}`",
+                    f.t_ms, f.task_id, before.state, after.state, f.statement
+                ),
+            );
+        }
+        if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
+            self.answered.insert(f.task_id.clone(), f.t_ms);
+        }
+    }
+
+    fn on_poll(&mut self, f: &SqlFact) {
+        for (task_id, state, seconds_stale) in &f.polled {
+            if state == "needs_review" {
+                if let Some((sid, since)) = self.unbacked_review.get(task_id).cloned() {
+                    let who = self.describe(&sid);
+                    self.violate(
+                        "message-before-state",
+                        format!("review:{task_id}"),
+                        f.t_ms,
+                        format!(
+                            "at t={} ms the conductor found {task_id} in `needs_review` with no review request: {who} set the state at t={since} ms before writing its message (004 \"Request Review\": message FIRST)",
+                            f.t_ms
+                        ),
+                    );
+                }
+            }
+            // Heartbeat age of the live, healthy owner, as the conductor sees it.
+            let owner_healthy = self.sessions.values().any(|s| {
+                s.task_id == *task_id && s.live_at(f.t_ms) && !s.watcher_died && s.hung_from_ms.is_none() && s.last_write.is_some()
+            });
+            if owner_healthy && matches!(state.as_str(), "working" | "needs_review" | "error") {
+                self.measured.heartbeat_age_s.push(*seconds_stale as i64);
+            }
+        }
+    }
+
+    /// End-of-run checks: messages seen exactly once; budgets.
+    pub fn finish(&mut self, end_ms: i64, budgets: &BudgetsSection) {
+        let messages: Vec<(i64, MessageTruth)> = self.messages.iter().map(|(id, m)| (*id, m.clone())).collect();
+        for (id, m) in messages {
+            if m.kind == "instruction" || m.task_id == crate::conductor::CONDUCTOR_TASK_ID {
+                continue;
+            }
+            // Due only if some session of the task was alive after it was sent.
+            let due = self.sessions.values().any(|s| {
+                s.task_id == m.task_id
+                    && s.crashed_ms.is_none_or(|c| c > m.sent_ms)
+                    && s.terminal_ms.is_none_or(|t| t > m.sent_ms)
+                    && s.ended_ms.is_none_or(|e| e > m.sent_ms)
+            });
+            match m.handled_by.len() {
+                0 if due => self.violate(
+                    "messages-seen-once",
+                    format!("{id}"),
+                    m.sent_ms,
+                    format!(
+                        "conductor message {id} ({}) to {}, sent at t={} ms, was never seen by a session of the task",
+                        m.kind, m.task_id, m.sent_ms
+                    ),
+                ),
+                0 | 1 => {}
+                n => self.violate(
+                    "messages-seen-once",
+                    format!("{id}"),
+                    m.handled_by[1].1,
+                    format!(
+                        "conductor message {id} ({}) to {}, sent at t={} ms, was handled {n} times (at t={:?} ms)",
+                        m.kind,
+                        m.task_id,
+                        m.sent_ms,
+                        m.handled_by.iter().map(|(_, t)| *t).collect::<Vec<_>>()
+                    ),
+                ),
+            }
+        }
+        let checks = [
+            ("message_notice_ms", budgets.message_notice_ms_max, self.measured.message_notice_ms.clone()),
+            ("review_resume_ms", budgets.review_resume_ms_max, self.measured.review_resume_ms.clone()),
+            ("crash_detect_ms", budgets.crash_detect_ms_max, self.measured.crash_detect_ms.clone()),
+            ("heartbeat_age_s", budgets.heartbeat_age_s_max, self.measured.heartbeat_age_s.clone()),
+            ("exit_to_claim_ms", budgets.exit_to_claim_ms_max, self.measured.exit_to_claim_ms.clone()),
+        ];
+        for (name, budget, sample) in checks {
+            let (Some(budget), Some((_, _, max))) = (budget, quantiles(&sample)) else { continue };
+            if max > budget {
+                self.violate(
+                    "budget",
+                    name.to_string(),
+                    end_ms,
+                    format!("{name} reached {max} against a budget of {budget} ({} measurements)", sample.len()),
+                );
+            }
+        }
+    }
+
+    /// Liveness, judged by the caller from the database, joins the violations here.
+    pub fn add_liveness(&mut self, t_ms: i64, explanation: String) {
+        self.violate("liveness", String::new(), t_ms, explanation);
+    }
+}

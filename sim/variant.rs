@@ -1,0 +1,168 @@
+//! Protocol variants: one named reading per place where the seeds disagree (PROTOCOL.md
+//! "Where the seeds disagree"). A variant replaces named SQL entries (files under
+//! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
+//! `[protocol] variants = [...]` applies it.
+
+use crate::scenario::Scenario;
+
+pub struct Variant {
+    pub name: &'static str,
+    /// The disagreement of PROTOCOL.md it reads differently (1-12).
+    pub disagreement: u8,
+    pub summary: &'static str,
+    sql: Option<(&'static str, &'static str)>,
+    apply: fn(&mut Scenario),
+}
+
+fn no_settings(_: &mut Scenario) {}
+
+pub const VARIANTS: &[Variant] = &[
+    Variant {
+        name: "guard-not-in",
+        disagreement: 1,
+        summary:
+            "claim guard `state NOT IN ('working','complete','exited')` (004) instead of `IN ('watching','fix_proposed','exit_requested')`",
+        sql: Some(("scenarios/variants/guard-not-in.sql", include_str!("../scenarios/variants/guard-not-in.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "worked-by-session-id",
+        disagreement: 2,
+        summary: "worked_by records the session id (004) instead of musician-task-NN[-SN]",
+        sql: Some(("scenarios/variants/worked-by-session-id.sql", include_str!("../scenarios/variants/worked-by-session-id.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "state-first",
+        disagreement: 3,
+        summary: "review request as UPDATE then INSERT (000 Execution Queries 5) instead of message first",
+        sql: None,
+        apply: |s| s.settings.state_first = true,
+    },
+    Variant {
+        name: "instruction-any-type",
+        disagreement: 4,
+        summary: "instruction read without the message_type filter (000 Bootstrap 6)",
+        sql: Some(("scenarios/variants/instruction-any-type.sql", include_str!("../scenarios/variants/instruction-any-type.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "polls-004",
+        disagreement: 5,
+        summary: "watchers poll every 8 s; the pause watcher gives up after 150 polls (\"20 minutes\", 004)",
+        sql: None,
+        apply: |s| {
+            s.timing.background_poll_ms = 8_000;
+            s.timing.pause_poll_ms = 8_000;
+            s.timing.pause_timeout_ms = 150 * 8_000;
+        },
+    },
+    Variant {
+        name: "detect-by-timestamp",
+        disagreement: 6,
+        summary: "new conductor messages by `ORDER BY timestamp DESC LIMIT 1` (004) instead of `id > last_processed`",
+        sql: None,
+        apply: |s| s.settings.detect_by_timestamp = true,
+    },
+    Variant {
+        name: "thresholds-002",
+        disagreement: 7,
+        summary: "context: handoff preparation at 65 %, mandatory exit at 75 % (002)",
+        sql: None,
+        apply: |s| {
+            s.context.evaluate_at_pct = 65;
+            s.context.proceed_below_pct = 70.max(s.context.evaluate_at_pct);
+            s.context.ceiling_pct = 75;
+        },
+    },
+    Variant {
+        name: "thresholds-headroom",
+        disagreement: 7,
+        summary: "context: caution 60 %, critical 75 %, ceiling 80 % (check-context-headroom.sh)",
+        sql: None,
+        apply: |s| {
+            s.context.evaluate_at_pct = 60;
+            s.context.proceed_below_pct = 75;
+            s.context.escalate_above_pct = 80;
+            s.context.ceiling_pct = 80;
+        },
+    },
+    Variant {
+        name: "resumption-status-type",
+        disagreement: 8,
+        summary: "resumption message typed `resumption_status` as the text says (the CHECK allows only `resumption`)",
+        sql: Some(("scenarios/variants/resumption-status-type.sql", include_str!("../scenarios/variants/resumption-status-type.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "strict-terminal",
+        disagreement: 9,
+        summary: "`exited` is absolute: the conductor never moves an exited task to fix_proposed to relaunch it",
+        sql: None,
+        apply: |s| s.settings.relaunch_exited = false,
+    },
+    Variant {
+        name: "table-transitions-only",
+        disagreement: 10,
+        summary: "the oracle accepts only the transitions in 002's table, not those the text implies",
+        sql: None,
+        apply: |s| s.settings.implied_transitions = false,
+    },
+    Variant {
+        name: "fencing",
+        disagreement: 11,
+        summary: "every musician UPDATE of its task row also checks `session_id = :session_id`",
+        sql: Some(("scenarios/variants/fencing.sql", include_str!("../scenarios/variants/fencing.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "escalate-over-two",
+        disagreement: 12,
+        summary: "deviation escalation on \"> 2 deviations\" (000 text) instead of REF-6 (2+ Medium or 1+ High)",
+        sql: None,
+        apply: |s| s.settings.escalate_over_two = true,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Variant> {
+    VARIANTS.iter().find(|v| v.name == name)
+}
+
+/// Applies the named variant to a loaded scenario; an unknown name lists the known ones.
+pub fn apply(scenario: &mut Scenario, name: &str) -> Result<(), String> {
+    let Some(variant) = find(name) else {
+        let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        return Err(format!("unknown variant `{name}`; variants: {}", names.join(", ")));
+    };
+    if scenario.variant_names.iter().any(|n| n == name) {
+        return Ok(());
+    }
+    (variant.apply)(scenario);
+    if let Some((origin, text)) = variant.sql {
+        scenario.variant_sql.push((origin.to_string(), text));
+    }
+    scenario.variant_names.push(name.to_string());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
+        for n in 1..=12u8 {
+            assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
+        }
+        let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), VARIANTS.len(), "variant names are unique");
+        for variant in VARIANTS {
+            if let Some((origin, text)) = variant.sql {
+                let mut catalog = crate::sql_catalog::Catalog::default_protocol();
+                catalog.override_with(text, origin).unwrap();
+            }
+        }
+    }
+}
