@@ -59,6 +59,7 @@ struct Conductor<'a> {
     emergencies_sent: Vec<bool>,
     last_message_id: i64,
     last_launch_delay_ms: i64,
+    twin_after_ms: i64,
 }
 
 pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
@@ -74,6 +75,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
         last_message_id: 0,
         last_launch_delay_ms: 0,
+        twin_after_ms: 0,
     };
     if let Err(failure) = conductor.run().await {
         ctx.note("conductor_sql_failure", format!("{}: {}", failure.statement, failure.message));
@@ -97,7 +99,8 @@ impl Conductor<'_> {
         for plan in self.scenario.tasks.clone() {
             self.launch(&plan.task_id, false);
             // Fault: a second session launched for the same task at the same instant.
-            if self.scenario.faults.double_launch.contains(&plan.number) {
+            if let Some(twin) = self.scenario.faults.double_launch.iter().find(|d| d.task == plan.number) {
+                self.twin_after_ms = twin.after_ms;
                 self.launch(&plan.task_id, true);
             }
         }
@@ -371,7 +374,8 @@ impl Conductor<'_> {
         // A twin gets its own name (and so its own session id and streams): `task-01.S1b`.
         let name = if twin { format!("{}b", launch.actor_name()) } else { launch.actor_name() };
         let meta = ActorMeta { session_id: self.ctx.derive_uuid(&name), task_id: task_id.to_string(), name };
-        let delay_ms = if twin { self.last_launch_delay_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
+        let delay_ms =
+            if twin { self.last_launch_delay_ms + self.twin_after_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
         self.last_launch_delay_ms = delay_ms;
         self.ctx.observe(Fact::Launched {
             t_ms: self.ctx.now_ms() + delay_ms,

@@ -174,12 +174,13 @@ impl CommsDb {
             return Ok((self.execute(name, params)?, Observed::default()));
         }
         let before = self.snapshot(task_id)?;
-        let rowid_before = self.conn.last_insert_rowid();
         let outcome = self.execute(name, params)?;
         let after = self.snapshot(task_id)?;
         let mut message = None;
         let rowid = self.conn.last_insert_rowid();
-        if rowid != rowid_before && name.starts_with("send_") {
+        // `last_insert_rowid` is per connection, across tables: a message insert is known by
+        // its statement and its one changed row, not by the rowid moving.
+        if name.starts_with("send_") && outcome.rows_affected == 1 {
             self.stats.observer_reads += 1;
             let mut stmt =
                 self.conn.prepare_cached("SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1")?;

@@ -210,6 +210,8 @@ pub struct Checker {
     exited_at: BTreeMap<String, i64>,
     pub violations: Vec<Violation>,
     reported: BTreeSet<(&'static str, String)>,
+    /// The session each task row names, as of the last write the oracle saw.
+    owner: BTreeMap<String, String>,
     pub measured: Measurements,
 }
 
@@ -255,6 +257,7 @@ impl Checker {
             exited_at: BTreeMap::new(),
             violations: Vec::new(),
             reported: BTreeSet::new(),
+            owner: BTreeMap::new(),
             measured: Measurements::default(),
         }
     }
@@ -310,6 +313,12 @@ impl Checker {
                 }
             }
             Fact::MessageHandled { t_ms, session_id, message_id } => {
+                // Only the task's owner handles its messages; a replaced session reading them
+                // is a zombie, which the ownership rule judges by what it writes.
+                let owns = self.messages.get(&message_id).is_some_and(|m| self.owner.get(&m.task_id) == Some(&session_id));
+                if !owns {
+                    return;
+                }
                 if let Some(m) = self.messages.get_mut(&message_id) {
                     if m.handled_by.is_empty() {
                         self.measured.message_notice_ms.push(t_ms - m.sent_ms);
@@ -355,6 +364,11 @@ impl Checker {
         }
         if f.readonly {
             return;
+        }
+        if let Some(after) = &f.after {
+            if !after.session_id.is_empty() {
+                self.owner.insert(f.task_id.clone(), after.session_id.clone());
+            }
         }
         if f.role != Role::Conductor {
             self.on_musician_write(f);
@@ -416,7 +430,7 @@ impl Checker {
         }
         let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
         // Inserts of new rows (the guard-block fallback) touch no existing task row.
-        if f.rows_affected == 0 || f.statement.starts_with("insert_") {
+        if f.rows_affected == 0 || f.statement.starts_with("insert_") || f.statement.starts_with("send_") {
             return;
         }
         let is_claim = f.statement == "claim_task";
@@ -502,10 +516,14 @@ impl Checker {
                 ),
             );
         }
+        // A hung session is not working at this instant; if it comes back and writes, the
+        // ownership rule catches it.
+        let hung =
+            |s: &SessionTruth| s.hung_from_ms.is_some_and(|from| from <= f.t_ms) && s.hung_until_ms.is_some_and(|until| f.t_ms < until);
         let rivals: Vec<String> = self
             .sessions
             .iter()
-            .filter(|(id, s)| *id != sid && s.task_id == f.task_id && s.live_at(f.t_ms) && s.last_write.is_some())
+            .filter(|(id, s)| *id != sid && s.task_id == f.task_id && s.live_at(f.t_ms) && s.last_write.is_some() && !hung(s))
             .map(|(id, _)| id.clone())
             .collect();
         for rival in rivals {

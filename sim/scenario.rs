@@ -503,8 +503,8 @@ pub struct FaultsSection {
     pub crash: Vec<ScriptedFault>,
     pub hang: Vec<ScriptedFault>,
     pub watcher_death: Vec<ScriptedFault>,
-    /// Tasks whose first session is launched twice at the same instant.
-    pub double_launch: Vec<u64>,
+    /// A second session launched for a task's first session (a relaunch racing the original).
+    pub double_launch: Vec<DoubleLaunch>,
     pub conductor_down: Vec<Window>,
 }
 
@@ -529,6 +529,15 @@ fn one_u32() -> u32 {
 }
 fn one_u64() -> u64 {
     1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoubleLaunch {
+    pub task: u64,
+    /// How long after the original the twin starts (0: the same instant).
+    #[serde(default)]
+    pub after_ms: i64,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -559,7 +568,11 @@ pub struct BudgetsSection {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExpectSection {
+    /// Must occur, and nothing else may: a known flaw this scenario demonstrates.
     pub violations: Vec<String>,
+    /// May occur without failing the run (random faults that do not show every flaw on
+    /// every seed); anything outside `violations` and `allowed` fails it.
+    pub allowed: Vec<String>,
 }
 
 /// One task's instruction plan: its steps, subagents per step, and the steps after which a
@@ -753,12 +766,17 @@ impl Scenario {
                 }
             }
         }
-        for task in &raw.faults.double_launch {
-            if *task == 0 || *task > t.count {
-                return Err(at("faults", None, "double_launch", format!("task {task} does not exist: tasks.count is {}", t.count)));
+        for (index, twin) in raw.faults.double_launch.iter().enumerate() {
+            if twin.task == 0 || twin.task > t.count {
+                return Err(at(
+                    "faults.double_launch",
+                    Some(index),
+                    "task",
+                    format!("task {} does not exist: tasks.count is {}", twin.task, t.count),
+                ));
             }
         }
-        for rule in &raw.expect.violations {
+        for rule in raw.expect.violations.iter().chain(&raw.expect.allowed) {
             if !crate::oracle::RULES.iter().any(|r| r.name == rule) {
                 let names: Vec<&str> = crate::oracle::RULES.iter().map(|r| r.name).collect();
                 return Err(at("expect", None, "violations", format!("`{rule}` is not a rule; rules: {}", names.join(", "))));
