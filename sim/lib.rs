@@ -2,6 +2,7 @@
 //! conductor/musician protocol over a shared SQLite `comms.db`. See ARCHITECTURE.md.
 
 pub mod clock;
+pub mod compare;
 pub mod conductor;
 pub mod ctx;
 pub mod db;

@@ -34,6 +34,19 @@ enum Command {
     },
     /// List the protocol variants: one per disagreement of PROTOCOL.md.
     Variants,
+    /// Run the same seeds under several variants and tabulate violations and latencies.
+    Compare {
+        scenario: PathBuf,
+        /// Comma-separated variant names; `default` is the seeds' own protocol.
+        #[arg(long, value_delimiter = ',', default_value = "default")]
+        variants: Vec<String>,
+        /// Seeds: N, A..B (B excluded) or A..=B.
+        #[arg(long, default_value = "1..=10")]
+        seeds: String,
+        /// Folder for the runs; defaults to reports/compare/<scenario>/.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +59,20 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Command::Compare { scenario, variants, seeds, out } => {
+            let seeds = match rehearsal::compare::parse_seeds(&seeds) {
+                Ok(seeds) => seeds,
+                Err(e) => return fail(e, None),
+            };
+            let out = out.unwrap_or_else(|| rehearsal::compare::default_out(&scenario));
+            match rehearsal::compare::compare(&scenario, &variants, &seeds, &out) {
+                Ok(table) => {
+                    print!("{table}");
+                    ExitCode::from(0)
+                }
+                Err(e) => fail(e, None),
+            }
+        }
         Command::Variants => {
             for v in rehearsal::variant::VARIANTS {
                 println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);

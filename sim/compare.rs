@@ -1,0 +1,108 @@
+//! `rehearsal compare`: the same seeds under several protocol variants, side by side —
+//! pass/fail counts, violations by rule, and timing quantiles per variant.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::oracle::quantiles;
+use crate::run::{run, RunOptions};
+
+/// Parses `A..B` (B excluded), `A..=B` or a single seed, in decimal.
+pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
+    let bad = || Error::input(format!("seed range `{text}`: expected N, A..B or A..=B with A < B (decimal)"));
+    let (range, inclusive) = match (text.split_once("..="), text.split_once("..")) {
+        (Some(r), _) => (Some(r), true),
+        (None, Some(r)) => (Some(r), false),
+        (None, None) => (None, false),
+    };
+    let Some((a, b)) = range else {
+        return Ok(vec![text.trim().parse().map_err(|_| bad())?]);
+    };
+    let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+    let end = if inclusive { b.checked_add(1).ok_or_else(bad)? } else { b };
+    if a >= end {
+        return Err(bad());
+    }
+    Ok((a..end).collect())
+}
+
+#[derive(Default)]
+struct Row {
+    runs: usize,
+    passed: usize,
+    rules: BTreeMap<&'static str, usize>,
+    samples: BTreeMap<&'static str, Vec<i64>>,
+}
+
+/// Runs every (variant, seed) pair; `default` is the seeds' own protocol. Returns the table.
+pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) -> Result<String> {
+    let mut rows: Vec<(String, Row)> = Vec::new();
+    for variant in variants {
+        let mut row = Row::default();
+        for seed in seeds {
+            let applied = if variant == "default" { Vec::new() } else { vec![variant.clone()] };
+            let options = RunOptions {
+                scenario_path: scenario.to_path_buf(),
+                seed: Some(*seed),
+                out_dir: Some(out.join(format!("{variant}-{seed}"))),
+                variants: applied,
+            };
+            let summary = run(&options)?;
+            row.runs += 1;
+            row.passed += usize::from(summary.verdict.passed());
+            for rule in summary.verdict.rules() {
+                *row.rules.entry(rule).or_insert(0) += 1;
+            }
+            for (name, sample) in summary.measured.named() {
+                row.samples.entry(name).or_default().extend(sample.iter().copied());
+            }
+        }
+        rows.push((variant.clone(), row));
+    }
+    let mut table = String::new();
+    let _ = writeln!(table, "| variant | runs | pass | fail | violations (runs showing each rule) | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s |");
+    let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for (name, row) in &rows {
+        let rules = if row.rules.is_empty() {
+            "none".to_string()
+        } else {
+            row.rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
+        };
+        let q = |metric: &str| {
+            row.samples.get(metric).and_then(|s| quantiles(s)).map_or("-".to_string(), |(p50, p95, _)| format!("{p50} / {p95}"))
+        };
+        let age = row.samples.get("heartbeat_age_s").and_then(|s| quantiles(s)).map_or("-".to_string(), |(_, _, max)| max.to_string());
+        let _ = writeln!(
+            table,
+            "| {name} | {} | {} | {} | {rules} | {} | {} | {age} |",
+            row.runs,
+            row.passed,
+            row.runs - row.passed,
+            q("message_notice_ms"),
+            q("crash_detect_ms")
+        );
+    }
+    Ok(table)
+}
+
+pub fn default_out(scenario: &Path) -> PathBuf {
+    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    PathBuf::from("reports/compare").join(stem)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_ranges_parse_or_are_refused() {
+        assert_eq!(parse_seeds("7").unwrap(), vec![7]);
+        assert_eq!(parse_seeds("1..4").unwrap(), vec![1, 2, 3]);
+        assert_eq!(parse_seeds("1..=3").unwrap(), vec![1, 2, 3]);
+        for bad in ["", "4..1", "3..3", "a..b", "-1..3", "1..=x"] {
+            assert!(parse_seeds(bad).is_err(), "{bad}");
+        }
+    }
+}
