@@ -6,6 +6,7 @@ mod bad_input;
 mod clock;
 mod determinism;
 mod examples;
+mod faults;
 mod protocol;
 mod quickstart;
 mod seed_scripts;

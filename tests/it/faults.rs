@@ -1,0 +1,184 @@
+//! Faults, oracles and variants: each shipped scenario under scenarios/faults/ shows a flaw
+//! with the seeds' own protocol and its absence under the fixing variant; a sweep of random
+//! faults ends with only the violations the scenario allows.
+
+use std::path::PathBuf;
+
+use rehearsal::dist::Dist;
+use rehearsal::run::{run_scenario, RunOptions, RunSummary};
+use rehearsal::scenario::Scenario;
+
+use crate::support::{root, trace_rows};
+
+fn scenario(name: &str) -> PathBuf {
+    root().join("scenarios/faults").join(format!("{name}.toml"))
+}
+
+fn run_with(name: &str, variants: &[&str], seed: Option<u64>) -> (tempfile::TempDir, RunSummary) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario(name);
+    let options = RunOptions {
+        scenario_path: path.clone(),
+        seed,
+        out_dir: Some(tmp.path().to_path_buf()),
+        variants: variants.iter().map(|v| v.to_string()).collect(),
+    };
+    let summary = run_scenario(Scenario::load(&path).unwrap(), &options).unwrap();
+    (tmp, summary)
+}
+
+fn first(summary: &RunSummary) -> (&str, &str) {
+    let v = summary.verdict.violations.first().unwrap_or_else(|| panic!("no violation: {}", summary.render()));
+    (v.rule, v.explanation.as_str())
+}
+
+#[test]
+fn a_zombie_overwrites_its_successor_without_fencing_and_is_fenced_out_with_it() {
+    let (_dir, plain) = run_with("zombie", &[], None);
+    assert!(!plain.verdict.passed());
+    let (rule, why) = first(&plain);
+    assert_eq!(rule, "owner-writes-only", "{}", plain.render());
+    assert!(why.contains("hung at t=900000 ms") && why.contains("but the row belonged to session"), "{why}");
+    assert!(plain.replay.contains("scenarios/faults/zombie.toml --seed 21"), "{}", plain.replay);
+    let (dir, fenced) = run_with("zombie", &["fencing"], None);
+    assert!(fenced.verdict.passed(), "{}", fenced.render());
+    assert!(fenced.replay.contains("--variant fencing"));
+    let rows = trace_rows(dir.path());
+    let fenced_out = rows.iter().find(|r| r[4] == "fenced_out").expect("the zombie learns it lost the task");
+    assert!(fenced_out[2].starts_with("task-01.S1"), "{fenced_out:?}");
+    assert_eq!(fenced.tasks_complete, fenced.tasks_total);
+}
+
+#[test]
+fn the_not_in_guard_lets_a_second_session_claim_a_task_under_review() {
+    let (dir, plain) = run_with("claim-under-review", &[], None);
+    assert!(plain.verdict.passed(), "{}", plain.render());
+    let rows = trace_rows(dir.path());
+    let blocked = rows.iter().find(|r| r[2] == "task-01.S1b" && r[5] == "claim_task").expect("the twin tries to claim");
+    assert_eq!((blocked[6].as_str(), blocked[7].as_str()), ("0", "needs_review"), "the IN guard blocks it while the task is under review");
+    assert!(rows.iter().any(|r| r[2] == "task-01.S1b" && r[5] == "insert_fallback_row"));
+    let (_dir, not_in) = run_with("claim-under-review", &["guard-not-in"], None);
+    let (rule, why) = first(&not_in);
+    assert_eq!(rule, "allowed-transitions");
+    assert!(why.contains("claimed task-01 while it was `needs_review`"), "{why}");
+    assert!(not_in.verdict.rules().contains(&"one-live-session-per-task"));
+}
+
+#[test]
+fn a_same_second_burst_is_missed_by_timestamp_detection_but_not_by_id() {
+    let (dir, by_id) = run_with("same-second-burst", &[], None);
+    assert!(by_id.verdict.passed(), "{}", by_id.render());
+    let db = crate::support::open_db(dir.path());
+    let stamps: Vec<String> = db
+        .prepare("SELECT timestamp FROM orchestration_messages WHERE message_type = 'emergency'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(stamps.len(), 2);
+    assert_eq!(stamps[0], stamps[1], "the burst is written within one second");
+    let (_dir, by_time) = run_with("same-second-burst", &["detect-by-timestamp"], None);
+    let (rule, why) = first(&by_time);
+    assert_eq!(rule, "messages-seen-once");
+    assert!(why.contains("(emergency) to task-01") && why.contains("was never seen"), "{why}");
+}
+
+#[test]
+fn a_crash_between_state_and_message_strands_needs_review_only_in_state_first_order() {
+    let (dir, message_first) = run_with("crash-between-state-and-message", &[], None);
+    assert!(message_first.verdict.passed(), "{}", message_first.render());
+    let rows = trace_rows(dir.path());
+    let crash = rows.iter().find(|r| r[4] == "fault_crash").expect("the scripted crash");
+    assert!(crash[8].contains("crashed after `set_needs_review`"), "{crash:?}");
+    assert!(rows.iter().any(|r| r[2] == "task-01.S2" && r[5] == "claim_task" && r[6] == "1"), "S2 takes over");
+    let (_dir, state_first) = run_with("crash-between-state-and-message", &["state-first"], None);
+    let (rule, why) = first(&state_first);
+    assert_eq!(rule, "message-before-state");
+    assert!(why.contains("in `needs_review` with no review request"), "{why}");
+}
+
+/// Runs watcher-jitter.toml with a constant jitter; true if a live session was declared stale.
+fn false_stale_at(jitter_ms: i64, seed: u64) -> bool {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario("watcher-jitter");
+    let mut loaded = Scenario::load(&path).unwrap();
+    loaded.faults.watcher_jitter_ms = Some(Dist::Const(jitter_ms));
+    let options = RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(tmp.path().to_path_buf()), variants: Vec::new() };
+    run_scenario(loaded, &options).unwrap().verdict.rules().contains(&"no-false-stale")
+}
+
+#[test]
+fn watcher_jitter_past_the_one_minute_buffer_gets_live_sessions_declared_stale() {
+    let (_dir, shipped) = run_with("watcher-jitter", &[], None);
+    assert_eq!(first(&shipped).0, "no-false-stale", "{}", shipped.render());
+    assert!(first(&shipped).1.contains("was alive and its watcher running"));
+    // The smallest jitter (5 s steps) at which a false alarm first happens, on 3 seeds:
+    // refresh after 480 s at the first poll (15 s + jitter + statements) must land before the
+    // conductor's 540 s, so the threshold sits near 60 − 15 − statement time ≈ 40 s.
+    let smallest =
+        (0..=18).map(|step| step * 5_000).find(|j| (25..28).any(|seed| false_stale_at(*j, seed))).expect("90 s of jitter already fails");
+    eprintln!("smallest watcher jitter with a false stale alarm: {smallest} ms");
+    assert!((30_000..=60_000).contains(&smallest), "threshold {smallest} ms");
+    assert!(!(25..28).any(|seed| false_stale_at(smallest - 5_000, seed)));
+}
+
+#[test]
+fn random_faults_over_many_seeds_show_only_the_allowed_flaws_and_no_harness_error() {
+    let mut rules_seen = std::collections::BTreeSet::new();
+    let seeds = 1..41u64;
+    for seed in seeds.clone() {
+        let (_dir, summary) = run_with("random-faults", &[], Some(seed));
+        assert!(summary.verdict.passed(), "seed {seed}: {}", summary.render());
+        assert!(summary.drawn.iter().any(|(name, _)| name == "crash_probability"), "swarm odds are logged");
+        rules_seen.extend(summary.verdict.rules());
+    }
+    // The faults are not idle: across the sweep the default protocol shows its known flaws.
+    assert!(rules_seen.contains("owner-writes-only"), "{rules_seen:?}");
+}
+
+#[test]
+fn the_variants_of_the_other_disagreements_change_what_the_run_does() {
+    let examples = |name: &str| root().join("scenarios/examples").join(format!("{name}.toml"));
+    let run_example = |name: &str, variant: &str| {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = RunOptions {
+            scenario_path: examples(name),
+            seed: None,
+            out_dir: Some(tmp.path().to_path_buf()),
+            variants: vec![variant.to_string()],
+        };
+        (rehearsal::run::run(&options).unwrap(), tmp)
+    };
+    // 8: `resumption_status` fails the CHECK constraint when S2 reports its takeover.
+    let (summary, _t) = run_example("mid-session-resumption", "resumption-status-type");
+    assert_eq!(first(&summary).0, "no-constraint-failure", "{}", summary.render());
+    // 9: with `exited` absolute, a clean handoff is never resumed: liveness fails.
+    let (summary, _t) = run_example("clean-exit-handoff", "strict-terminal");
+    assert_eq!(summary.verdict.rules(), vec!["liveness"], "{}", summary.render());
+    // 2: worked_by is the session id.
+    let (summary, tmp) = run_example("bootstrap", "worked-by-session-id");
+    assert!(summary.verdict.passed());
+    let (worked_by, session): (String, String) = crate::support::open_db(tmp.path())
+        .query_row("SELECT worked_by, session_id FROM orchestration_tasks WHERE task_id = 'task-01'", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(worked_by, session);
+    // 10: the strict table rejects the implied needs_review → error of a pause timeout.
+    let tmp = tempfile::tempdir().unwrap();
+    let options = RunOptions {
+        scenario_path: root().join("scenarios/slow-review.toml"),
+        seed: None,
+        out_dir: Some(tmp.path().to_path_buf()),
+        variants: vec!["table-transitions-only".to_string()],
+    };
+    let summary = rehearsal::run::run(&options).unwrap();
+    assert!(
+        summary
+            .verdict
+            .violations
+            .iter()
+            .any(|v| v.rule == "allowed-transitions" && v.explanation.contains("from `needs_review` to `error`")),
+        "{}",
+        summary.render()
+    );
+}
