@@ -86,3 +86,28 @@ fn every_shipped_scenario_is_byte_deterministic() {
         assert!(a.1 == b.1, "{}: comms.db differs", path.display());
     }
 }
+
+#[test]
+fn a_timing_budget_breach_fails_the_run_and_names_the_measurement() {
+    let path = root().join("scenarios/quickstart.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let options = rehearsal::run::RunOptions {
+        scenario_path: path.clone(),
+        seed: None,
+        out_dir: Some(tmp.path().to_path_buf()),
+        variants: Vec::new(),
+    };
+    let shipped = rehearsal::run::run(&options).unwrap();
+    assert!(shipped.verdict.passed(), "{}", shipped.render());
+    let (_, _, age_max) = rehearsal::oracle::quantiles(&shipped.measured.heartbeat_age_s).expect("ages measured");
+    assert!((480..540).contains(&age_max), "watchers refresh past 480 s, before 540 s: {age_max}");
+    let mut tight = rehearsal::scenario::Scenario::load(&path).unwrap();
+    tight.budgets.heartbeat_age_s_max = Some(300);
+    let summary = rehearsal::run::run_scenario(tight, &options).unwrap();
+    assert_eq!(summary.verdict.headline(), "FAIL: budget");
+    let v = &summary.verdict.violations[0];
+    assert_eq!(
+        v.explanation,
+        format!("heartbeat_age_s reached {age_max} against a budget of 300 ({} measurements)", shipped.measured.heartbeat_age_s.len())
+    );
+}
