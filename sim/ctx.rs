@@ -97,11 +97,24 @@ impl Ctx {
     }
 
     /// Runs one named protocol statement at the instant the engine schedules it.
+    /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; other
+    /// failures go back to the actor.
     pub async fn sql(&self, name: &'static str, params: Params) -> Result<SqlOutcome, SqlFailure> {
-        match (Effect { slot: self.slot.clone(), request: Some(Request::Sql { name, params }) }).await {
-            Response::Sql(result) => result,
-            _ => unreachable!("a SQL request is answered with a SQL response"),
+        const BUSY_RETRIES: u32 = 3;
+        for attempt in 0..=BUSY_RETRIES {
+            let result = match (Effect { slot: self.slot.clone(), request: Some(Request::Sql { name, params: params.clone() }) }).await {
+                Response::Sql(result) => result,
+                _ => unreachable!("a SQL request is answered with a SQL response"),
+            };
+            match result {
+                Err(failure) if failure.message.contains("SQLITE_BUSY") && attempt < BUSY_RETRIES => {
+                    self.note("busy_retry", format!("`{name}` attempt {}", attempt + 1));
+                    self.sleep(1_000).await;
+                }
+                other => return other,
+            }
         }
+        unreachable!("the last attempt returns")
     }
 
     /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.

@@ -181,6 +181,17 @@ pub struct Engine {
     files_root: std::path::PathBuf,
     faults: FaultPlan,
     checker: Checker,
+    /// The virtual write lock: free from this instant (DESIGN.md, invariant 7).
+    lock_free_unix_ms: i64,
+    pub contention: Contention,
+}
+
+/// Lock contention in virtual time, for summaries and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Contention {
+    pub lock_waits: u64,
+    pub lock_wait_ms_total: i64,
+    pub busy_errors: u64,
 }
 
 /// What an entry of the event queue wakes: an actor (with the token it was scheduled
@@ -213,8 +224,20 @@ impl Engine {
             trace_error: RefCell::new(None),
             facts: RefCell::new(Vec::new()),
         });
-        let mut engine =
-            Engine { config, runtime, db, actors: BTreeMap::new(), queue: BTreeMap::new(), seq: 0, events: 0, files_root, faults, checker };
+        let mut engine = Engine {
+            config,
+            runtime,
+            db,
+            actors: BTreeMap::new(),
+            queue: BTreeMap::new(),
+            seq: 0,
+            events: 0,
+            files_root,
+            faults,
+            checker,
+            lock_free_unix_ms: 0,
+            contention: Contention::default(),
+        };
         let epoch = engine.config.epoch_unix_ms;
         for (index, (at_ms, _)) in engine.faults.timed.clone().iter().enumerate() {
             engine.seq += 1;
@@ -474,6 +497,38 @@ impl Engine {
                 self.schedule(actor, until);
                 return Ok(None);
             }
+        }
+        // Lock contention in virtual time: a write waits for the lock up to the busy timeout
+        // (its request runs again at the release), beyond it SQLite answers SQLITE_BUSY.
+        if is_write {
+            let now_unix_ms = self.runtime.clock.now_unix_ms();
+            if now_unix_ms < self.lock_free_unix_ms {
+                let wait_ms = self.lock_free_unix_ms - now_unix_ms;
+                if wait_ms <= self.faults.busy_timeout_ms {
+                    self.contention.lock_waits += 1;
+                    self.contention.lock_wait_ms_total += wait_ms;
+                    let rec = self.actors.get_mut(&actor).expect("present");
+                    rec.slot.borrow_mut().request = Some(Request::Sql { name, params: params.clone() });
+                    let until = self.lock_free_unix_ms;
+                    self.schedule(actor, until);
+                    return Ok(None);
+                }
+                self.contention.busy_errors += 1;
+                let message = format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms);
+                self.runtime.record(TraceRow {
+                    t_ms: now_ms,
+                    actor: meta.name.clone(),
+                    session: meta.session_id.clone(),
+                    event: "sql".to_string(),
+                    statement: name.to_string(),
+                    rows: "busy".to_string(),
+                    detail: message.clone(),
+                    ..TraceRow::default()
+                });
+                return Ok(Some(Err(SqlFailure { statement: name, message })));
+            }
+            let hold_ms = self.faults.write_hold_ms();
+            self.lock_free_unix_ms = now_unix_ms + hold_ms;
         }
         let task_id = params
             .iter()

@@ -58,6 +58,8 @@ pub struct FaultPlan {
     counts: BTreeMap<(String, String), u64>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
+    write_hold_ms: Option<Dist>,
+    pub busy_timeout_ms: i64,
     /// `name=value` pairs of everything drawn from the seed, for the trace and summary.
     pub drawn: Vec<(String, String)>,
 }
@@ -117,6 +119,8 @@ impl FaultPlan {
             rng: rng::stream(seed, "faults"),
             timed,
             drawn,
+            write_hold_ms: faults.write_hold_ms.clone(),
+            busy_timeout_ms: faults.busy_timeout_ms.unwrap_or(5_000),
         }
     }
 
@@ -154,6 +158,14 @@ impl FaultPlan {
             return Action::HangBefore { ms };
         }
         Action::None
+    }
+
+    /// How long the next write holds the virtual write lock (0 when contention is off).
+    pub fn write_hold_ms(&mut self) -> i64 {
+        match &self.write_hold_ms {
+            Some(dist) => dist.sample(&mut self.rng),
+            None => 0,
+        }
     }
 
     /// Extra time a watcher's poll sleep takes.

@@ -53,6 +53,7 @@ pub enum End {
     NoInstruction,
     CleanExit,
     RetriesExhausted,
+    HardStop,
 }
 
 /// What the conductor's context reply set for the rest of the session (000 "Context
@@ -537,6 +538,16 @@ impl Musician {
     /// checkpoint; < 70 % proceed, 70-80 % ask, > 80 % escalate. Once per checkpoint segment.
     async fn evaluate_context(&mut self) -> Result<Option<End>, SqlFailure> {
         let c = self.scenario.context.clone();
+        if self.context_pct >= 100 {
+            // Context exhaustion: the session stops dead, no HANDOFF, no final write.
+            self.ctx.note("context_exhausted", format!("{}%: hard stop", self.context_pct));
+            self.ctx.observe(Fact::Crashed {
+                t_ms: self.ctx.now_ms(),
+                session_id: self.ctx.meta().session_id.clone(),
+                why: "context exhausted (100 %)".to_string(),
+            });
+            return Ok(Some(End::HardStop));
+        }
         if self.context_pct >= c.ceiling_pct {
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;

@@ -338,7 +338,7 @@ impl Checker {
                         session_id.clone(),
                         t_ms,
                         format!(
-                            "at t={t_ms} ms the conductor declared {who} stale because {task_id}'s heartbeat was {seconds_stale:.0} s old, but the session was alive and its watcher running: a live, healthy session was handed over"
+                            "at t={t_ms} ms the conductor declared {who} stale because {task_id}'s heartbeat was {seconds_stale:.0} s old, but the session was alive (neither crashed nor hung, no watcher killed by a fault): a live, healthy session was handed over"
                         ),
                     );
                 }

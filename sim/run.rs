@@ -42,6 +42,7 @@ pub struct RunSummary {
     pub trace_hash: String,
     pub replay: String,
     pub variants: Vec<String>,
+    pub contention: crate::engine::Contention,
     pub measured: crate::oracle::Measurements,
     /// Everything drawn from the seed for fault odds (swarm testing).
     pub drawn: Vec<(String, String)>,
@@ -101,7 +102,7 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run()?;
-    let (makespan_ms, events) = (engine.now_ms(), engine.events());
+    let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention);
     let (db, trace, checker) = engine.into_parts();
     let statements = db.stats.statements;
     let measured = checker.measured.clone();
@@ -116,6 +117,7 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
         seed,
         replay: replay_command(&scenario.path, seed, &out_dir, &options.variants),
         variants: scenario.variant_names.clone(),
+        contention,
         measured,
         drawn,
         out_dir,
@@ -151,6 +153,13 @@ impl RunSummary {
         out.push_str(&format!("makespan     {} (simulated, {} ms)\n", human_ms(self.makespan_ms), self.makespan_ms));
         out.push_str(&format!("statements   {}\n", self.statements));
         out.push_str(&format!("events       {} ({} trace rows)\n", self.events, self.trace_rows));
+        let c = self.contention;
+        if c.lock_waits > 0 || c.busy_errors > 0 {
+            out.push_str(&format!(
+                "contention   {} lock waits ({} ms in all), {} SQLITE_BUSY\n",
+                c.lock_waits, c.lock_wait_ms_total, c.busy_errors
+            ));
+        }
         out.push_str(&format!("output       {}\n", self.out_dir.display()));
         out.push_str(&format!("verdict      {}\n", self.verdict.headline()));
         for line in self.verdict.explanation() {

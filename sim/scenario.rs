@@ -490,6 +490,10 @@ impl<'de> Deserialize<'de> for Odds {
 pub struct FaultsSection {
     /// Random faults stop at this simulated time; after it the run must recover (liveness).
     pub until_ms: Option<i64>,
+    /// Lock contention in virtual time: each write holds SQLite's write lock this long.
+    pub write_hold_ms: Option<Dist>,
+    /// A write that would wait longer than this for the lock gets SQLITE_BUSY (virtual ms).
+    pub busy_timeout_ms: Option<i64>,
     /// Odds that a musician session crashes before any one of its database writes.
     pub crash_probability: Odds,
     /// Odds that a session hangs (stops, then comes back as a zombie) before a write.
