@@ -34,6 +34,51 @@ enum Command {
     },
     /// List the protocol variants: one per disagreement of PROTOCOL.md.
     Variants,
+    /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
+    Sweep {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+        /// Seeds: N, A..B (B excluded) or A..=B.
+        #[arg(long)]
+        seeds: String,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only shard I of N (1-based), e.g. 2/4.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Stop starting new pairs after the first failure.
+        #[arg(long)]
+        fail_fast: bool,
+        /// Run every pair twice and fail on any difference in trace or database bytes.
+        #[arg(long)]
+        check_determinism: bool,
+        #[arg(long = "variant")]
+        variants: Vec<String>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Join shard outputs into one results.csv and junit.xml; every pair exactly once.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Re-run a saved failure and confirm its trace hash; --until stops early and shows state.
+    Replay {
+        failure: PathBuf,
+        /// Stop at this simulated time (ms) and print every task's row.
+        #[arg(long)]
+        until: Option<i64>,
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Validate scenario files and their SQL without running them.
+    Check {
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+    },
     /// Run the same seeds under several variants and tabulate violations and latencies.
     Compare {
         scenario: PathBuf,
@@ -72,6 +117,76 @@ fn main() -> ExitCode {
                 }
                 Err(e) => fail(e, None),
             }
+        }
+        Command::Sweep { scenarios, seeds, jobs, shard, fail_fast, check_determinism, variants, out } => {
+            let parsed = (|| -> Result<rehearsal::sweep::SweepOptions, Error> {
+                let seeds = rehearsal::compare::parse_seeds(&seeds)?;
+                let shard = shard.as_deref().map(rehearsal::sweep::parse_shard).transpose()?;
+                let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+                if jobs == 0 {
+                    return Err(Error::input("--jobs must be at least 1"));
+                }
+                Ok(rehearsal::sweep::SweepOptions {
+                    scenarios,
+                    seeds,
+                    variants,
+                    jobs,
+                    shard,
+                    fail_fast,
+                    check_determinism,
+                    out,
+                    progress_every: 100,
+                })
+            })();
+            let options = match parsed {
+                Ok(options) => options,
+                Err(e) => return fail(e, None),
+            };
+            match rehearsal::sweep::sweep(&options) {
+                Ok(outcome) => {
+                    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+                    println!("pairs        {}", outcome.rows.len());
+                    println!("passed       {}", count("pass"));
+                    println!("failed       {}", count("fail"));
+                    println!("errors       {}", count("error"));
+                    for row in outcome.rows.iter().filter(|r| r.verdict != "pass") {
+                        println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
+                    }
+                    println!("results      {}", options.out.join("results.csv").display());
+                    ExitCode::from(outcome.exit_code as u8)
+                }
+                Err(e) => fail(e, None),
+            }
+        }
+        Command::Merge { dirs, out } => match rehearsal::sweep::merge(&dirs, &out) {
+            Ok(rows) => {
+                println!("merged {} pairs into {}", rows.len(), out.join("results.csv").display());
+                let code = if rows.iter().any(|r| r.verdict == "error") {
+                    3
+                } else if rows.iter().any(|r| r.verdict == "fail") {
+                    1
+                } else {
+                    0
+                };
+                ExitCode::from(code)
+            }
+            Err(e) => fail(e, None),
+        },
+        Command::Replay { failure, until, out } => match rehearsal::replay::replay(&failure, until, out) {
+            Ok((text, code)) => {
+                print!("{text}");
+                ExitCode::from(code as u8)
+            }
+            Err(e) => fail(e, None),
+        },
+        Command::Check { scenarios } => {
+            for path in &scenarios {
+                match rehearsal::replay::check(path) {
+                    Ok(line) => println!("{line}"),
+                    Err(e) => return fail(e, None),
+                }
+            }
+            ExitCode::from(0)
         }
         Command::Variants => {
             for v in rehearsal::variant::VARIANTS {

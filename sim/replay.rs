@@ -1,0 +1,86 @@
+//! `rehearsal replay` (re-run a saved failure and confirm its trace hash, or stop early and
+//! show the state) and `rehearsal check` (validate scenarios and SQL without running).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::clock::SimClock;
+use crate::db::CommsDb;
+use crate::error::{Error, Result};
+use crate::run::{run_scenario, RunOptions};
+use crate::scenario::Scenario;
+use crate::sql_catalog::Catalog;
+use crate::sweep::Failure;
+
+/// Returns the text to print and the exit code.
+pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, i32)> {
+    let failure = Failure::load(path)?;
+    let scenario_path = PathBuf::from(&failure.scenario);
+    let mut scenario = Scenario::load(&scenario_path)?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("failure");
+    let out_dir = out.unwrap_or_else(|| PathBuf::from("reports/replays").join(stem));
+    if let Some(until) = until_ms {
+        if until <= 0 {
+            return Err(Error::input(format!("--until {until}: a positive simulated time in ms")));
+        }
+        scenario.run.sim_time_max_ms = until;
+    }
+    let options = RunOptions {
+        scenario_path: scenario_path.clone(),
+        seed: Some(failure.seed),
+        out_dir: Some(out_dir.clone()),
+        variants: failure.variants.clone(),
+    };
+    let summary = run_scenario(scenario, &options)?;
+    let mut text = summary.render();
+    if let Some(until) = until_ms {
+        let _ = writeln!(text, "state at t={until} ms:");
+        let db = rusqlite::Connection::open_with_flags(out_dir.join("comms.db"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let mut stmt = db.prepare("SELECT task_id, state, coalesce(session_id, ''), coalesce(worked_by, ''), coalesce(last_heartbeat, ''), retry_count FROM orchestration_tasks ORDER BY task_id")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (task, state, session, worked_by, heartbeat, retries) = row?;
+            let _ =
+                writeln!(text, "  {task:<28} {state:<16} session {session:<36} {worked_by:<24} heartbeat {heartbeat} retries {retries}");
+        }
+        return Ok((text, 0));
+    }
+    if summary.trace_hash == failure.trace_hash {
+        let _ = writeln!(text, "replay       matches the saved trace hash");
+        Ok((text, if summary.verdict.passed() { 0 } else { 1 }))
+    } else {
+        let _ = writeln!(text, "replay       DIVERGED: saved {} (build or scenario changed?)", failure.trace_hash);
+        Ok((text, 3))
+    }
+}
+
+/// Loads a scenario, applies its variants and prepares all its SQL against the schema in
+/// memory: every input error a run would meet, without running.
+pub fn check(path: &Path) -> Result<String> {
+    let scenario = Scenario::load(path)?;
+    let mut catalog = Catalog::default_protocol();
+    if let Some(sql) = &scenario.protocol_sql {
+        catalog.override_from_file(sql)?;
+    }
+    for (origin, text) in &scenario.variant_sql {
+        catalog.override_with(text, origin)?;
+    }
+    let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
+    let db = CommsDb::create(&scratch.path().join("comms.db"), SimClock::new(scenario.run.epoch_unix_ms), 0, catalog)?;
+    db.close()?;
+    Ok(format!(
+        "ok  {} ({} tasks, variants: {})",
+        path.display(),
+        scenario.tasks.len(),
+        if scenario.variant_names.is_empty() { "none".to_string() } else { scenario.variant_names.join(", ") }
+    ))
+}

@@ -1,0 +1,390 @@
+//! `rehearsal sweep`: every (scenario, seed) pair, on N threads, with results identical
+//! whatever N is. Writes `results.csv`, `junit.xml` and one replay file (plus the run
+//! folder) per failure under `failures/`. A panic or harness error in one pair is recorded
+//! for that pair; the others carry on. Sharding (`--shard I/N`) runs a fixed, disjoint slice.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::run::{run_scenario, RunOptions, RunSummary};
+use crate::scenario::Scenario;
+
+#[derive(Clone, Debug)]
+pub struct SweepOptions {
+    pub scenarios: Vec<PathBuf>,
+    pub seeds: Vec<u64>,
+    pub variants: Vec<String>,
+    pub jobs: usize,
+    /// 1-based (I, N).
+    pub shard: Option<(usize, usize)>,
+    pub fail_fast: bool,
+    pub check_determinism: bool,
+    pub out: PathBuf,
+    /// Print a progress line every this many pairs (stderr).
+    pub progress_every: usize,
+}
+
+/// One row of results.csv.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultRow {
+    pub scenario: String,
+    pub variant: String,
+    pub seed: u64,
+    /// pass | fail | error
+    pub verdict: String,
+    pub first_violation: String,
+    pub sim_time_ms: i64,
+    pub statements: u64,
+    pub trace_hash: String,
+    pub replay: String,
+}
+
+impl ResultRow {
+    fn key(&self) -> (String, String, u64) {
+        (self.scenario.clone(), self.variant.clone(), self.seed)
+    }
+}
+
+/// A saved failure: everything `rehearsal replay` needs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    pub scenario: String,
+    pub seed: u64,
+    #[serde(default)]
+    pub variants: Vec<String>,
+    pub rule: String,
+    pub trace_hash: String,
+    #[serde(default)]
+    pub explanation: String,
+}
+
+impl Failure {
+    pub fn load(path: &Path) -> Result<Failure> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read failure file: {e}", path.display())))?;
+        toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
+    }
+}
+
+/// Parses `I/N` (1-based, I in 1..=N).
+pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
+    let bad = || Error::input(format!("shard `{text}`: expected I/N with 1 <= I <= N, e.g. 2/4"));
+    let (i, n) = text.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+    if n == 0 || i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+fn variant_label(variants: &[String]) -> String {
+    if variants.is_empty() {
+        "default".to_string()
+    } else {
+        variants.join("+")
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
+    let mut file = std::fs::File::create(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        writer.serialize(row).map_err(|e| Error::harness(format!("results.csv: {e}")))?;
+    }
+    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("results.csv: {e}")))?;
+    write_atomically(path, &bytes)
+}
+
+pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
+    let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// JUnit XML: one test case per pair; a failure's text holds its replay command.
+pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
+    let failures = rows.iter().filter(|r| r.verdict == "fail").count();
+    let errors = rows.iter().filter(|r| r.verdict == "error").count();
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(xml, "<testsuites name=\"rehearsal\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
+    let _ = writeln!(xml, "  <testsuite name=\"rehearsal sweep\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
+    for row in rows {
+        let name = xml_escape(&format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed));
+        let seconds = row.sim_time_ms as f64 / 1000.0;
+        match row.verdict.as_str() {
+            "pass" => {
+                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\"/>", xml_escape(&row.scenario));
+            }
+            kind => {
+                let tag = if kind == "fail" { "failure" } else { "error" };
+                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\">", xml_escape(&row.scenario));
+                let _ = writeln!(
+                    xml,
+                    "      <{tag} message=\"{}\">seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}</{tag}>",
+                    xml_escape(&row.first_violation),
+                    row.seed,
+                    xml_escape(&row.first_violation),
+                    xml_escape(&row.replay)
+                );
+                let _ = writeln!(xml, "    </testcase>");
+            }
+        }
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    write_atomically(path, xml.as_bytes())
+}
+
+/// One pair, isolated: harness errors and panics become an `error` row.
+fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
+    let label = variant_label(&options.variants);
+    let replay_variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
+    let replay = format!("rehearsal run {} --seed {seed}{replay_variants}", scenario_path.display());
+    let mut row = ResultRow {
+        scenario: scenario_path.display().to_string(),
+        variant: label,
+        seed,
+        verdict: "error".to_string(),
+        first_violation: String::new(),
+        sim_time_ms: 0,
+        statements: 0,
+        trace_hash: String::new(),
+        replay,
+    };
+    let attempt = |dir: &Path| -> Result<RunSummary> {
+        let scenario = Scenario::load(scenario_path)?;
+        let run_options = RunOptions {
+            scenario_path: scenario_path.to_path_buf(),
+            seed: Some(seed),
+            out_dir: Some(dir.to_path_buf()),
+            variants: options.variants.clone(),
+        };
+        run_scenario(scenario, &run_options)
+    };
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let first = attempt(run_dir)?;
+        if options.check_determinism {
+            let again_dir = run_dir.with_extension("again");
+            let second = attempt(&again_dir)?;
+            let same_db = std::fs::read(run_dir.join("comms.db"))? == std::fs::read(again_dir.join("comms.db"))?;
+            let _ = std::fs::remove_dir_all(&again_dir);
+            if first.trace_hash != second.trace_hash || !same_db {
+                return Err(Error::harness(format!(
+                    "nondeterminism: trace {} vs {}, comms.db equal: {same_db}",
+                    first.trace_hash, second.trace_hash
+                )));
+            }
+        }
+        Ok(first)
+    }));
+    match outcome {
+        Ok(Ok(summary)) => {
+            row.verdict = if summary.verdict.passed() { "pass" } else { "fail" }.to_string();
+            row.first_violation = summary.verdict.first_rule().to_string();
+            if !summary.verdict.passed() {
+                row.first_violation = summary.verdict.headline().trim_start_matches("FAIL: ").to_string();
+            }
+            row.sim_time_ms = summary.makespan_ms;
+            row.statements = summary.statements;
+            row.trace_hash = summary.trace_hash.clone();
+            (row, Some(summary))
+        }
+        Ok(Err(e)) => {
+            row.first_violation = format!("harness: {e}");
+            (row, None)
+        }
+        Err(panic) => {
+            let message =
+                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+            row.first_violation = format!("panic: {message}");
+            (row, None)
+        }
+    }
+}
+
+/// The pairs of this sweep, in order, after sharding: (pair index, scenario, seed).
+pub fn pairs(options: &SweepOptions) -> Vec<(usize, PathBuf, u64)> {
+    let mut all = Vec::new();
+    for scenario in &options.scenarios {
+        for seed in &options.seeds {
+            all.push((all.len(), scenario.clone(), *seed));
+        }
+    }
+    match options.shard {
+        Some((i, n)) => all.into_iter().filter(|(index, _, _)| index % n == i - 1).collect(),
+        None => all,
+    }
+}
+
+pub struct SweepOutcome {
+    pub rows: Vec<ResultRow>,
+    pub exit_code: i32,
+}
+
+pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
+    assert!(options.jobs >= 1);
+    for scenario in &options.scenarios {
+        Scenario::load(scenario)?; // bad input stops the sweep before any pair runs
+    }
+    std::fs::create_dir_all(options.out.join("failures"))
+        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
+    let scratch =
+        tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
+    let work = pairs(options);
+    let results: Mutex<Vec<Option<ResultRow>>> = Mutex::new(vec![None; work.len()]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..options.jobs.min(work.len().max(1)) {
+            scope.spawn(|| loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let slot = next.fetch_add(1, Ordering::Relaxed);
+                let Some((index, scenario, seed)) = work.get(slot).cloned() else { return };
+                let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+                let run_dir = scratch.path().join(format!("{index}-{stem}-{seed}"));
+                let (row, summary) = run_pair(&scenario, seed, options, &run_dir);
+                if row.verdict != "pass" {
+                    let explanation = summary.map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
+                    if let Err(e) = save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
+                        eprintln!("rehearsal: could not save failure of seed {seed}: {e}");
+                    }
+                    if options.fail_fast {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+                let _ = std::fs::remove_dir_all(&run_dir);
+                results.lock().expect("no panics hold the lock")[slot] = Some(row);
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if options.progress_every > 0 && (finished % options.progress_every == 0 || finished == work.len()) {
+                    eprintln!("rehearsal: {finished}/{} pairs done", work.len());
+                }
+            });
+        }
+    });
+    let mut rows: Vec<ResultRow> = results.into_inner().expect("threads joined").into_iter().flatten().collect();
+    rows.sort_by_key(ResultRow::key);
+    write_results(&options.out.join("results.csv"), &rows)?;
+    write_junit(&options.out.join("junit.xml"), &rows)?;
+    let exit_code = if rows.iter().any(|r| r.verdict == "error") {
+        3
+    } else if rows.iter().any(|r| r.verdict == "fail") || rows.len() < work.len() {
+        1
+    } else {
+        0
+    };
+    Ok(SweepOutcome { rows, exit_code })
+}
+
+/// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
+/// (the run folder, to look at).
+fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<()> {
+    let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
+    let failure = Failure {
+        scenario: row.scenario.clone(),
+        seed: row.seed,
+        variants: variants.to_vec(),
+        rule: row.first_violation.clone(),
+        trace_hash: row.trace_hash.clone(),
+        explanation: explanation.to_string(),
+    };
+    let text = format!(
+        "# A failing run saved by `rehearsal sweep`; replay it with `rehearsal replay` on this file.\n{}",
+        toml::to_string(&failure).map_err(|e| Error::harness(e.to_string()))?
+    );
+    write_atomically(&out.join("failures").join(format!("{name}.toml")), text.as_bytes())?;
+    let keep = out.join("failures").join(&name);
+    if run_dir.exists() {
+        let _ = std::fs::remove_dir_all(&keep);
+        std::fs::rename(run_dir, &keep).or_else(|_| copy_dir(run_dir, &keep))?;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// `rehearsal merge`: joins shard outputs; every pair must appear exactly once.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<ResultRow>> {
+    let mut rows: Vec<ResultRow> = Vec::new();
+    for dir in dirs {
+        rows.extend(read_results(&dir.join("results.csv"))?);
+    }
+    rows.sort_by_key(ResultRow::key);
+    for pair in rows.windows(2) {
+        if pair[0].key() == pair[1].key() {
+            return Err(Error::input(format!(
+                "pair {} / {} / seed {} appears in more than one shard",
+                pair[0].scenario, pair[0].variant, pair[0].seed
+            )));
+        }
+    }
+    std::fs::create_dir_all(out.join("failures"))?;
+    for dir in dirs {
+        let failures = dir.join("failures");
+        if failures.exists() {
+            copy_dir(&failures, &out.join("failures"))?;
+        }
+    }
+    write_results(&out.join("results.csv"), &rows)?;
+    write_junit(&out.join("junit.xml"), &rows)?;
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_disjoint_and_cover_every_pair() {
+        let options = |shard| SweepOptions {
+            scenarios: vec![PathBuf::from("a.toml"), PathBuf::from("b.toml")],
+            seeds: (1..=7).collect(),
+            variants: Vec::new(),
+            jobs: 1,
+            shard,
+            fail_fast: false,
+            check_determinism: false,
+            out: PathBuf::from("out"),
+            progress_every: 0,
+        };
+        let all: Vec<usize> = pairs(&options(None)).into_iter().map(|p| p.0).collect();
+        let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))))).map(|p| p.0).collect();
+        union.sort_unstable();
+        assert_eq!(union, all);
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
+    }
+}
