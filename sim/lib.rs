@@ -19,6 +19,7 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod session;
+pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
 pub mod trace;

@@ -74,6 +74,12 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Minimize a saved failure while it keeps failing the same way; write the scenario.
+    Shrink {
+        failure: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Validate scenario files and their SQL without running them.
     Check {
         #[arg(required = true)]
@@ -176,6 +182,17 @@ fn main() -> ExitCode {
             Ok((text, code)) => {
                 print!("{text}");
                 ExitCode::from(code as u8)
+            }
+            Err(e) => fail(e, None),
+        },
+        Command::Shrink { failure, out } => match rehearsal::shrink::shrink(&failure, &out) {
+            Ok(report) => {
+                println!("rule         {}", report.rule);
+                println!("events       {} -> {}", report.events_before, report.events_after);
+                println!("faults       {} -> {}", report.faults_before, report.faults_after);
+                println!("runs         {}", report.runs);
+                println!("written      {}", out.display());
+                ExitCode::from(0)
             }
             Err(e) => fail(e, None),
         },

@@ -482,7 +482,8 @@ impl Musician {
         } else {
             self.context_pct += base;
         }
-        if self.ctx.rng().random_bool(self.scenario.faults.context_spike_probability.fixed()) {
+        let spikes_on = self.scenario.faults.until_ms.is_none_or(|until| self.ctx.now_ms() < until);
+        if spikes_on && self.ctx.rng().random_bool(self.scenario.faults.context_spike_probability.fixed()) {
             let spike = self.ctx.draw(self.scenario.faults.context_spike_pct.as_ref().unwrap_or(&crate::dist::Dist::uniform(10, 30)));
             self.context_pct += spike;
             self.ctx.note("fault_context_spike", format!("+{spike}% context"));

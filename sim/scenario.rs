@@ -740,6 +740,17 @@ impl Scenario {
                 ),
             ));
         }
+        if raw.faults.hang.iter().any(|f| f.at.as_deref().is_some_and(|a| a.starts_with("after:"))) {
+            return Err(at(
+                "faults",
+                None,
+                "at",
+                "a hang takes `at_ms` or `before:STATEMENT` (a hang after a statement is a hang before the next)".to_string(),
+            ));
+        }
+        if raw.faults.watcher_death.iter().any(|f| f.at.is_some()) {
+            return Err(at("faults", None, "at", "a watcher death takes `at_ms` only".to_string()));
+        }
         for (index, fault) in raw.faults.crash.iter().chain(&raw.faults.hang).chain(&raw.faults.watcher_death).enumerate() {
             if fault.task == 0 || fault.task > t.count {
                 return Err(at(

@@ -11,3 +11,4 @@ mod protocol;
 mod quickstart;
 mod seed_scripts;
 mod support;
+mod sweep;
