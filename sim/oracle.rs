@@ -200,6 +200,8 @@ pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
 
 pub struct Checker {
     settings: ProtocolSettings,
+    /// The conductor's staleness threshold, in ms.
+    staleness_ms: i64,
     sessions: BTreeMap<String, SessionTruth>,
     messages: BTreeMap<i64, MessageTruth>,
     /// Per task: (session that set needs_review, time) while no review message backs it.
@@ -247,9 +249,10 @@ fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSetting
 }
 
 impl Checker {
-    pub fn new(settings: ProtocolSettings) -> Checker {
+    pub fn new(settings: ProtocolSettings, staleness_s: i64) -> Checker {
         Checker {
             settings,
+            staleness_ms: staleness_s * 1000,
             sessions: BTreeMap::new(),
             messages: BTreeMap::new(),
             unbacked_review: BTreeMap::new(),
@@ -328,7 +331,11 @@ impl Checker {
             }
             Fact::StaleDeclared { t_ms, task_id, session_id, seconds_stale } => {
                 let Some(s) = self.sessions.get(&session_id).cloned() else { return };
-                let hung_now = s.hung_from_ms.is_some_and(|from| from <= t_ms) && s.hung_until_ms.is_some_and(|until| t_ms < until);
+                // A hang that ended less than one staleness window ago still explains the old
+                // heartbeat: the conductor cannot know the session has woken.
+                let window_ms = self.staleness_ms;
+                let hung_now =
+                    s.hung_from_ms.is_some_and(|from| from <= t_ms) && s.hung_until_ms.is_some_and(|until| t_ms < until + window_ms);
                 if let Some(lost_ms) = s.crashed_ms.or(if hung_now { s.hung_from_ms } else { None }) {
                     self.measured.crash_detect_ms.push(t_ms - lost_ms);
                 } else if s.live_at(t_ms) && !s.watcher_died {

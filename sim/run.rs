@@ -74,7 +74,7 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     // Odds drawn from the seed are fixed for the actors that draw against them themselves.
     scenario.faults.context_spike_probability = crate::scenario::Odds::Fixed(faults.context_spike_probability);
     let drawn = faults.drawn.clone();
-    let checker = Checker::new(scenario.settings.clone());
+    let checker = Checker::new(scenario.settings.clone(), scenario.conductor.staleness_s);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let clock = SimClock::new(epoch);

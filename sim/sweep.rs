@@ -275,7 +275,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
                 let _ = std::fs::remove_dir_all(&run_dir);
                 results.lock().expect("no panics hold the lock")[slot] = Some(row);
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if options.progress_every > 0 && (finished % options.progress_every == 0 || finished == work.len()) {
+                if options.progress_every > 0 && (finished.is_multiple_of(options.progress_every) || finished == work.len()) {
                     eprintln!("rehearsal: {finished}/{} pairs done", work.len());
                 }
             });
