@@ -245,6 +245,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     }
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
+    replay_saved_failures(&options.out.join("failures"));
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options);
@@ -293,6 +294,33 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         0
     };
     Ok(SweepOutcome { rows, exit_code })
+}
+
+/// Saved failures of an earlier sweep into the same folder run first, so a regression shows
+/// before any new seed: each is reported as still failing, now passing, or diverged.
+fn replay_saved_failures(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut saved: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    saved.sort();
+    for path in saved {
+        let Ok(failure) = Failure::load(&path) else { continue };
+        let Ok(scenario) = Scenario::load(Path::new(&failure.scenario)) else { continue };
+        let Ok(scratch) = tempfile::tempdir() else { return };
+        let options = RunOptions {
+            scenario_path: PathBuf::from(&failure.scenario),
+            seed: Some(failure.seed),
+            out_dir: Some(scratch.path().to_path_buf()),
+            variants: failure.variants.clone(),
+        };
+        let status = match run_scenario(scenario, &options) {
+            Ok(s) if s.trace_hash == failure.trace_hash => "still fails the same way".to_string(),
+            Ok(s) if s.verdict.passed() => "now passes".to_string(),
+            Ok(s) => format!("diverged: now {}", s.verdict.headline()),
+            Err(e) => format!("cannot run: {e}"),
+        };
+        eprintln!("rehearsal: saved failure {}: {status}", path.display());
+    }
 }
 
 /// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
