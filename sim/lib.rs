@@ -15,6 +15,7 @@ pub mod messages;
 pub mod musician;
 pub mod oracle;
 pub mod replay;
+pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;

@@ -213,7 +213,15 @@ fn main() -> ExitCode {
         }
         Command::Run { scenario, seed, out, variants } => {
             let options = RunOptions { scenario_path: scenario, seed, out_dir: out, variants };
-            match run(&options) {
+            let result = run(&options).and_then(|summary| {
+                let mut scenario = rehearsal::scenario::Scenario::load(&options.scenario_path)?;
+                for variant in &options.variants {
+                    rehearsal::variant::apply(&mut scenario, variant).map_err(Error::input)?;
+                }
+                rehearsal::report::write_run_reports(&summary.out_dir, &summary, &scenario)?;
+                Ok(summary)
+            });
+            match result {
                 Ok(summary) => {
                     print!("{}", summary.render());
                     if summary.verdict.passed() {

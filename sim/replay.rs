@@ -35,7 +35,7 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
     let mut text = summary.render();
     if let Some(until) = until_ms {
         let _ = writeln!(text, "state at t={until} ms:");
-        let db = rusqlite::Connection::open_with_flags(out_dir.join("comms.db"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+        let db = crate::report::open_finished_db(&out_dir.join("comms.db"))?;
         let mut stmt = db.prepare("SELECT task_id, state, coalesce(session_id, ''), coalesce(worked_by, ''), coalesce(last_heartbeat, ''), retry_count FROM orchestration_tasks ORDER BY task_id")?;
         let rows = stmt.query_map([], |r| {
             Ok((

@@ -9,6 +9,7 @@ mod examples;
 mod faults;
 mod protocol;
 mod quickstart;
+mod reports;
 mod seed_scripts;
 mod support;
 mod sweep;
