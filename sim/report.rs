@@ -150,7 +150,7 @@ pub fn timeline(rows: &[Row], summary: &RunSummary) -> String {
         }
     }
     // Task state spans from every write's state_after.
-    for (task, _) in &tasks {
+    for task in tasks.keys() {
         let ly = lane_y[task];
         let _ = writeln!(svg, "<text x=\"4\" y=\"{:.1}\" font-weight=\"bold\">{task}</text>", ly + 15.0);
         let changes: Vec<&Row> =
@@ -174,7 +174,7 @@ pub fn timeline(rows: &[Row], summary: &RunSummary) -> String {
         }
     }
     // Session lanes: lifetime bar, then marks.
-    for (_, sessions) in &tasks {
+    for sessions in tasks.values() {
         for session in sessions {
             let ly = lane_y[session];
             let mine: Vec<&Row> = rows.iter().filter(|r| session_of(r).as_deref() == Some(session.as_str())).collect();
