@@ -10,6 +10,7 @@ pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod faults;
+pub mod findings;
 pub mod handoff;
 pub mod messages;
 pub mod musician;

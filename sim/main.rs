@@ -80,6 +80,13 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Regenerate reports/FINDINGS.md: every disagreement, default against variant.
+    Findings {
+        #[arg(long, default_value = "1..=10")]
+        seeds: String,
+        #[arg(long, default_value = "reports/FINDINGS.md")]
+        out: PathBuf,
+    },
     /// Validate scenario files and their SQL without running them.
     Check {
         #[arg(required = true)]
@@ -196,6 +203,17 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(e, None),
         },
+        Command::Findings { seeds, out } => {
+            let result = rehearsal::compare::parse_seeds(&seeds)
+                .and_then(|seeds| rehearsal::findings::findings(&seeds, &rehearsal::findings::default_runs_dir()));
+            match result.and_then(|md| std::fs::write(&out, md).map_err(Error::from)) {
+                Ok(()) => {
+                    println!("written {}", out.display());
+                    ExitCode::from(0)
+                }
+                Err(e) => fail(e, None),
+            }
+        }
         Command::Check { scenarios } => {
             for path in &scenarios {
                 match rehearsal::replay::check(path) {
