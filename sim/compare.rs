@@ -84,6 +84,8 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
             q("crash_detect_ms")
         );
     }
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("summary.md"), format!("# Comparison: {}\n\nSeeds {:?}.\n\n{table}", scenario.display(), seeds))?;
     Ok(table)
 }
 

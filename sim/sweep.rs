@@ -12,7 +12,10 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
+use crate::oracle::{quantiles, Measurements};
 use crate::run::{run_scenario, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 
@@ -249,7 +252,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options);
-    let results: Mutex<Vec<Option<ResultRow>>> = Mutex::new(vec![None; work.len()]);
+    let results: Mutex<Vec<Option<(ResultRow, Vec<&'static str>, Measurements)>>> = Mutex::new(vec![None; work.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -264,17 +267,31 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
                 let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
                 let run_dir = scratch.path().join(format!("{index}-{stem}-{seed}"));
                 let (row, summary) = run_pair(&scenario, seed, options, &run_dir);
+                let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
+                let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
                 if row.verdict != "pass" {
-                    let explanation = summary.map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-                    if let Err(e) = save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
-                        eprintln!("rehearsal: could not save failure of seed {seed}: {e}");
+                    let explanation =
+                        summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
+                    match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
+                        // A failure gets the reports a person looks at; a pass does not.
+                        Ok(kept) => {
+                            if let (Some(summary), Ok(mut loaded)) = (&summary, Scenario::load(&scenario)) {
+                                for variant in &options.variants {
+                                    let _ = crate::variant::apply(&mut loaded, variant);
+                                }
+                                if let Err(e) = crate::report::write_run_reports(&kept, summary, &loaded) {
+                                    eprintln!("rehearsal: reports for seed {seed}: {e}");
+                                }
+                            }
+                        }
+                        Err(e) => eprintln!("rehearsal: could not save failure of seed {seed}: {e}"),
                     }
                     if options.fail_fast {
                         stop.store(true, Ordering::Relaxed);
                     }
                 }
                 let _ = std::fs::remove_dir_all(&run_dir);
-                results.lock().expect("no panics hold the lock")[slot] = Some(row);
+                results.lock().expect("no panics hold the lock")[slot] = Some((row, rules, measured));
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if options.progress_every > 0 && (finished.is_multiple_of(options.progress_every) || finished == work.len()) {
                     eprintln!("rehearsal: {finished}/{} pairs done", work.len());
@@ -282,8 +299,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
             });
         }
     });
-    let mut rows: Vec<ResultRow> = results.into_inner().expect("threads joined").into_iter().flatten().collect();
-    rows.sort_by_key(ResultRow::key);
+    let mut done_pairs: Vec<(ResultRow, Vec<&'static str>, Measurements)> =
+        results.into_inner().expect("threads joined").into_iter().flatten().collect();
+    done_pairs.sort_by_key(|(row, _, _)| row.key());
+    write_atomically(&options.out.join("summary.md"), sweep_summary(&done_pairs).as_bytes())?;
+    let rows: Vec<ResultRow> = done_pairs.into_iter().map(|(row, _, _)| row).collect();
     write_results(&options.out.join("results.csv"), &rows)?;
     write_junit(&options.out.join("junit.xml"), &rows)?;
     let exit_code = if rows.iter().any(|r| r.verdict == "error") {
@@ -294,6 +314,66 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         0
     };
     Ok(SweepOutcome { rows, exit_code })
+}
+
+/// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
+/// showing each), latency quantiles over all runs, links to each failure's run folder.
+fn sweep_summary(pairs: &[(ResultRow, Vec<&'static str>, Measurements)]) -> String {
+    let mut groups: BTreeMap<(String, String), Vec<&(ResultRow, Vec<&'static str>, Measurements)>> = BTreeMap::new();
+    for pair in pairs {
+        groups.entry((pair.0.scenario.clone(), pair.0.variant.clone())).or_default().push(pair);
+    }
+    let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    for ((scenario, variant), group) in &groups {
+        let count = |v: &str| group.iter().filter(|p| p.0.verdict == v).count();
+        let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
+        for pair in group {
+            for rule in &pair.1 {
+                *rules.entry(rule).or_insert(0) += 1;
+            }
+        }
+        let rules = if rules.is_empty() {
+            "none".to_string()
+        } else {
+            rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
+        };
+        let _ = writeln!(
+            md,
+            "| {scenario} | {variant} | {} | {} | {} | {} | {rules} |",
+            group.len(),
+            count("pass"),
+            count("fail"),
+            count("error")
+        );
+    }
+    md.push_str("\n## Latency quantiles over all runs\n\n| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
+    let mut all = Measurements::default();
+    for (_, _, m) in pairs {
+        all.message_notice_ms.extend(&m.message_notice_ms);
+        all.review_resume_ms.extend(&m.review_resume_ms);
+        all.crash_detect_ms.extend(&m.crash_detect_ms);
+        all.heartbeat_age_s.extend(&m.heartbeat_age_s);
+        all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
+    }
+    for (name, sample) in all.named() {
+        if let Some((p50, p95, max)) = quantiles(sample) {
+            let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
+        }
+    }
+    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.0).filter(|r| r.verdict != "pass").collect();
+    if !failed.is_empty() {
+        md.push_str("\n## Failures\n\n");
+        for row in failed {
+            let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+            let name = format!("{stem}-{}-{}", row.variant.replace('+', "+"), row.seed);
+            let _ = writeln!(
+                md,
+                "- [{name}](failures/{name}/timeline.html) — {}: `{}` ([replay file](failures/{name}.toml))",
+                row.first_violation, row.replay
+            );
+        }
+    }
+    md
 }
 
 /// Saved failures of an earlier sweep into the same folder run first, so a regression shows
@@ -325,7 +405,7 @@ fn replay_saved_failures(dir: &Path) {
 
 /// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
 /// (the run folder, to look at).
-fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<()> {
+fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<PathBuf> {
     let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
     let failure = Failure {
         scenario: row.scenario.clone(),
@@ -345,7 +425,7 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variant
         let _ = std::fs::remove_dir_all(&keep);
         std::fs::rename(run_dir, &keep).or_else(|_| copy_dir(run_dir, &keep))?;
     }
-    Ok(())
+    Ok(keep)
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {

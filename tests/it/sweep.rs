@@ -50,6 +50,12 @@ fn a_fault_heavy_sweep_gives_identical_results_with_one_or_two_jobs_and_as_merge
         .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "toml"))
         .count();
     assert_eq!(saved, 30);
+    // The sweep's summary page: counts per scenario and variant, and a link per failure to
+    // its run folder's timeline.
+    let summary = std::fs::read_to_string(one.join("summary.md")).unwrap();
+    assert!(summary.contains("| scenarios/faults/zombie.toml | default | 30 | 0 | 30 | 0 |"), "{summary}");
+    assert!(summary.contains("| scenarios/faults/random-faults.toml | default | 30 | 30 | 0 | 0 |"), "{summary}");
+    assert!(summary.contains("](failures/zombie-default-7/timeline.html)") && one.join("failures/zombie-default-7/timeline.html").exists());
 }
 
 #[test]
