@@ -76,6 +76,9 @@ impl Failure {
     }
 }
 
+/// A finished pair: its row, the rules its verdict showed, its measurements.
+type PairOutcome = (ResultRow, Vec<&'static str>, Measurements);
+
 /// Parses `I/N` (1-based, I in 1..=N).
 pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     let bad = || Error::input(format!("shard `{text}`: expected I/N with 1 <= I <= N, e.g. 2/4"));
@@ -252,7 +255,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options);
-    let results: Mutex<Vec<Option<(ResultRow, Vec<&'static str>, Measurements)>>> = Mutex::new(vec![None; work.len()]);
+    let results: Mutex<Vec<Option<PairOutcome>>> = Mutex::new(vec![None; work.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -299,8 +302,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
             });
         }
     });
-    let mut done_pairs: Vec<(ResultRow, Vec<&'static str>, Measurements)> =
-        results.into_inner().expect("threads joined").into_iter().flatten().collect();
+    let mut done_pairs: Vec<PairOutcome> = results.into_inner().expect("threads joined").into_iter().flatten().collect();
     done_pairs.sort_by_key(|(row, _, _)| row.key());
     write_atomically(&options.out.join("summary.md"), sweep_summary(&done_pairs).as_bytes())?;
     let rows: Vec<ResultRow> = done_pairs.into_iter().map(|(row, _, _)| row).collect();
@@ -318,8 +320,8 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
 /// showing each), latency quantiles over all runs, links to each failure's run folder.
-fn sweep_summary(pairs: &[(ResultRow, Vec<&'static str>, Measurements)]) -> String {
-    let mut groups: BTreeMap<(String, String), Vec<&(ResultRow, Vec<&'static str>, Measurements)>> = BTreeMap::new();
+fn sweep_summary(pairs: &[PairOutcome]) -> String {
+    let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
         groups.entry((pair.0.scenario.clone(), pair.0.variant.clone())).or_default().push(pair);
     }
