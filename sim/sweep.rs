@@ -367,7 +367,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
         md.push_str("\n## Failures\n\n");
         for row in failed {
             let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-            let name = format!("{stem}-{}-{}", row.variant.replace('+', "+"), row.seed);
+            let name = format!("{stem}-{}-{}", row.variant, row.seed);
             let _ = writeln!(
                 md,
                 "- [{name}](failures/{name}/timeline.html) — {}: `{}` ([replay file](failures/{name}.toml))",
