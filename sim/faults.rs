@@ -175,11 +175,6 @@ impl FaultPlan {
             _ => 0,
         }
     }
-
-    /// Odds that a subagent result spikes the context (the musician draws it itself).
-    pub fn spike_active(&self, now_ms: i64) -> bool {
-        self.context_spike_probability > 0.0 && self.random_phase(now_ms)
-    }
 }
 
 #[cfg(test)]
