@@ -69,10 +69,6 @@ impl Ctx {
         id
     }
 
-    pub fn id(&self) -> ActorId {
-        self.id
-    }
-
     pub fn meta(&self) -> &ActorMeta {
         &self.meta
     }

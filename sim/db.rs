@@ -73,7 +73,6 @@ pub struct CommsDb {
     conn: Connection,
     catalog: Catalog,
     pub stats: DbStats,
-    path: PathBuf,
     _vfs: ClockVfs,
 }
 
@@ -108,15 +107,7 @@ impl CommsDb {
         conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         catalog.validate(&conn)?;
-        Ok(CommsDb { conn, catalog, stats: DbStats::default(), path: path.to_path_buf(), _vfs: vfs })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+        Ok(CommsDb { conn, catalog, stats: DbStats::default(), _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.

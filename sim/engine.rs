@@ -273,10 +273,6 @@ impl Engine {
         self.runtime.now_ms()
     }
 
-    pub fn db(&self) -> &CommsDb {
-        &self.db
-    }
-
     /// Runs until no actor is left, or the time limit. The event cap is a harness error: a
     /// run that needs more events than its scenario allows is a livelock, not a verdict.
     pub fn run(&mut self) -> Result<Ending> {
@@ -469,6 +465,28 @@ impl Engine {
         Ok(())
     }
 
+    /// The statement has not run: it runs when the actor is woken at `until_unix_ms`.
+    fn defer_sql(&mut self, actor: ActorId, name: &'static str, params: &Params, until_unix_ms: i64) {
+        let rec = self.actors.get_mut(&actor).expect("present");
+        rec.slot.borrow_mut().request = Some(Request::Sql { name, params: params.clone() });
+        self.schedule(actor, until_unix_ms);
+    }
+
+    /// The trace row of one statement.
+    fn record_sql(&self, t_ms: i64, meta: &ActorMeta, name: &str, rows: String, state_after: String, detail: String) {
+        let row = TraceRow {
+            t_ms,
+            actor: meta.name.clone(),
+            session: meta.session_id.clone(),
+            event: "sql".to_string(),
+            statement: name.to_string(),
+            rows,
+            state_after,
+            detail,
+        };
+        self.runtime.record(row);
+    }
+
     /// Runs one statement for `actor`, with the faults and oracles around it. `None` when a
     /// fault crashed the actor's session (before or right after) or froze it first.
     fn perform_sql(
@@ -491,10 +509,8 @@ impl Engine {
                 // The statement runs when the hang is over: the same request waits.
                 let victims = self.session_actors(&meta.session_id);
                 self.hang_actors(&victims, ms, &format!("{} (before `{name}`)", meta.name), &meta.session_id);
-                let rec = self.actors.get_mut(&actor).expect("present");
-                rec.slot.borrow_mut().request = Some(Request::Sql { name, params: params.clone() });
-                let until = rec.hung_until_unix_ms.expect("just hung");
-                self.schedule(actor, until);
+                let until = self.actors[&actor].hung_until_unix_ms.expect("just hung");
+                self.defer_sql(actor, name, params, until);
                 return Ok(None);
             }
         }
@@ -507,24 +523,12 @@ impl Engine {
                 if wait_ms <= self.faults.busy_timeout_ms {
                     self.contention.lock_waits += 1;
                     self.contention.lock_wait_ms_total += wait_ms;
-                    let rec = self.actors.get_mut(&actor).expect("present");
-                    rec.slot.borrow_mut().request = Some(Request::Sql { name, params: params.clone() });
-                    let until = self.lock_free_unix_ms;
-                    self.schedule(actor, until);
+                    self.defer_sql(actor, name, params, self.lock_free_unix_ms);
                     return Ok(None);
                 }
                 self.contention.busy_errors += 1;
                 let message = format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms);
-                self.runtime.record(TraceRow {
-                    t_ms: now_ms,
-                    actor: meta.name.clone(),
-                    session: meta.session_id.clone(),
-                    event: "sql".to_string(),
-                    statement: name.to_string(),
-                    rows: "busy".to_string(),
-                    detail: message.clone(),
-                    ..TraceRow::default()
-                });
+                self.record_sql(now_ms, &meta, name, "busy".to_string(), String::new(), message.clone());
                 return Ok(Some(Err(SqlFailure { statement: name, message })));
             }
             let hold_ms = self.faults.write_hold_ms();
@@ -589,16 +593,7 @@ impl Engine {
             Ok(_) => describe_params(params),
             Err(f) => format!("{}; {}", f.message, describe_params(params)),
         };
-        self.runtime.record(TraceRow {
-            t_ms: now_ms,
-            actor: meta.name.clone(),
-            session: meta.session_id.clone(),
-            event: "sql".to_string(),
-            statement: name.to_string(),
-            rows,
-            state_after,
-            detail,
-        });
+        self.record_sql(now_ms, &meta, name, rows, state_after, detail);
         self.checker.on_sql(&fact);
         if action == faults::Action::CrashAfter {
             self.crash_session(&meta.session_id, &format!("{} crashed after `{name}`", meta.name));

@@ -152,7 +152,8 @@ struct SessionTruth {
 }
 
 impl SessionTruth {
-    fn live_at(&self, _t_ms: i64) -> bool {
+    /// Neither crashed, ended, nor past its terminal write.
+    fn is_live(&self) -> bool {
         self.crashed_ms.is_none() && self.ended_ms.is_none() && self.terminal_ms.is_none()
     }
 }
@@ -338,7 +339,7 @@ impl Checker {
                     s.hung_from_ms.is_some_and(|from| from <= t_ms) && s.hung_until_ms.is_some_and(|until| t_ms < until + window_ms);
                 if let Some(lost_ms) = s.crashed_ms.or(if hung_now { s.hung_from_ms } else { None }) {
                     self.measured.crash_detect_ms.push(t_ms - lost_ms);
-                } else if s.live_at(t_ms) && !s.watcher_died {
+                } else if s.is_live() && !s.watcher_died {
                     let who = self.describe(&session_id);
                     self.violate(
                         "no-false-stale",
@@ -530,7 +531,7 @@ impl Checker {
         let rivals: Vec<String> = self
             .sessions
             .iter()
-            .filter(|(id, s)| *id != sid && s.task_id == f.task_id && s.live_at(f.t_ms) && s.last_write.is_some() && !hung(s))
+            .filter(|(id, s)| *id != sid && s.task_id == f.task_id && s.is_live() && s.last_write.is_some() && !hung(s))
             .map(|(id, _)| id.clone())
             .collect();
         for rival in rivals {
@@ -590,9 +591,10 @@ impl Checker {
                 }
             }
             // Heartbeat age of the live, healthy owner, as the conductor sees it.
-            let owner_healthy = self.sessions.values().any(|s| {
-                s.task_id == *task_id && s.live_at(f.t_ms) && !s.watcher_died && s.hung_from_ms.is_none() && s.last_write.is_some()
-            });
+            let owner_healthy = self
+                .sessions
+                .values()
+                .any(|s| s.task_id == *task_id && s.is_live() && !s.watcher_died && s.hung_from_ms.is_none() && s.last_write.is_some());
             if owner_healthy && matches!(state.as_str(), "working" | "needs_review" | "error") {
                 self.measured.heartbeat_age_s.push(*seconds_stale as i64);
             }

@@ -37,6 +37,8 @@ pub struct RunSummary {
     /// Simulated ms from the epoch to the last event.
     pub makespan_ms: i64,
     pub statements: u64,
+    /// Reads the oracles made around writes, apart from the protocol's statements.
+    pub observer_reads: u64,
     pub events: u64,
     pub trace_rows: u64,
     pub trace_hash: String,
@@ -104,7 +106,7 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     let ending = engine.run()?;
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention);
     let (db, trace, checker) = engine.into_parts();
-    let statements = db.stats.statements;
+    let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
     let measured = checker.measured.clone();
     let verdict = verdict::judge(&db, &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(&db, "complete")?;
@@ -126,6 +128,7 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
         tasks_complete,
         makespan_ms,
         statements,
+        observer_reads,
         events,
         trace_rows,
         trace_hash,
@@ -151,7 +154,7 @@ impl RunSummary {
         }
         out.push_str(&format!("tasks        {}/{} complete\n", self.tasks_complete, self.tasks_total));
         out.push_str(&format!("makespan     {} (simulated, {} ms)\n", human_ms(self.makespan_ms), self.makespan_ms));
-        out.push_str(&format!("statements   {}\n", self.statements));
+        out.push_str(&format!("statements   {} (+{} oracle reads)\n", self.statements, self.observer_reads));
         out.push_str(&format!("events       {} ({} trace rows)\n", self.events, self.trace_rows));
         let c = self.contention;
         if c.lock_waits > 0 || c.busy_errors > 0 {
