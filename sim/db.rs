@@ -68,11 +68,23 @@ pub struct DbStats {
     pub observer_reads: u64,
 }
 
+/// One protocol statement as executed: its catalog name and bound parameters, for
+/// `rehearsal bench --overhead` to replay through bare prepared statements (sim/overhead.rs).
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub name: String,
+    pub params: Params,
+}
+
 pub struct CommsDb {
     // Field order matters: the connection must close before its VFS is unregistered.
     conn: Connection,
     catalog: Catalog,
     pub stats: DbStats,
+    /// `Some` while recording: every protocol statement executed, in order.
+    pub recorded: Option<Vec<Recorded>>,
+    /// Which statements write, known from their prepared form before the run starts.
+    writes: std::collections::BTreeMap<String, bool>,
     _vfs: ClockVfs,
 }
 
@@ -93,6 +105,13 @@ impl CommsDb {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(path, flags, vfs.name())
             .map_err(|e| Error::harness(format!("cannot create {}: {e}", path.display())))?;
+        // The simulator is the only process that touches the file while a run lasts (sessions
+        // are actors; lock contention is modelled in virtual time), so it holds the lock for
+        // the whole run. Set before the first WAL access, this keeps the WAL index in heap
+        // memory: no shared-memory file and no fcntl lock calls per transaction, which were
+        // most of a statement's cost (issue 7). The bytes written are the same.
+        conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get::<_, String>(0))?;
+        set_query_planner_stability(&conn)?;
         // WAL: the protocol's own mode (seed 004 "Database": "WAL isolation").
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         if mode != "wal" {
@@ -107,7 +126,12 @@ impl CommsDb {
         conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         catalog.validate(&conn)?;
-        Ok(CommsDb { conn, catalog, stats: DbStats::default(), _vfs: vfs })
+        let mut writes = std::collections::BTreeMap::new();
+        for name in catalog.names() {
+            let readonly = conn.prepare_cached(&catalog.get(&name).sql)?.readonly();
+            writes.insert(name, !readonly);
+        }
+        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, writes, _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
@@ -121,6 +145,9 @@ impl CommsDb {
             }
         }
         self.stats.statements += 1;
+        if let Some(recorded) = &mut self.recorded {
+            recorded.push(Recorded { name: name.to_string(), params: params.clone() });
+        }
         let readonly = stmt.readonly();
         let column_count = stmt.column_count();
         if column_count == 0 {
@@ -141,8 +168,10 @@ impl CommsDb {
 
     /// Whether a statement writes (known from its prepared form, before it runs).
     pub fn is_write(&self, name: &str) -> rusqlite::Result<bool> {
-        let stmt = self.conn.prepare_cached(&self.catalog.get(name).sql)?;
-        Ok(!stmt.readonly())
+        match self.writes.get(name) {
+            Some(write) => Ok(*write),
+            None => Ok(!self.conn.prepare_cached(&self.catalog.get(name).sql)?.readonly()),
+        }
     }
 
     /// The harness's own look at a task row (not a protocol statement).
@@ -180,6 +209,10 @@ impl CommsDb {
         Ok((outcome, Observed { before, after, message }))
     }
 
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }
@@ -192,6 +225,16 @@ impl CommsDb {
         drop(_vfs);
         Ok(())
     }
+}
+
+/// The query planner stability guarantee: plans do not depend on bound values. Without it,
+/// this build (STAT4) marks a statement with a range on a bound parameter (`id > :last`) as
+/// expiring on every rebind, and the prepared-statement cache clears bindings after each
+/// use, so such a statement was parsed again every time it ran. Plans are the same either
+/// way (no ANALYZE statistics exist); used by the run and by the floor it is compared to.
+pub fn set_query_planner_stability(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
 }
 
 /// Seeds SQLite's PRNG (WAL salts, temp names) so database bytes are reproducible

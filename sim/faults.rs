@@ -131,10 +131,16 @@ impl FaultPlan {
     /// Decides the fault, if any, for `actor` about to run `statement` (a write or not).
     pub fn before_statement(&mut self, actor: &str, statement: &str, is_write: bool, now_ms: i64) -> Action {
         let Some(place) = place(actor) else { return Action::None };
-        let session_key = actor.split('.').take(2).collect::<Vec<_>>().join(".");
-        let count = self.counts.entry((session_key, statement.to_string())).or_insert(0);
-        *count += 1;
-        let nth = *count;
+        // Counting occurrences only matters for scripted protocol points; without any, the
+        // per-statement bookkeeping would be pure cost (issue 7).
+        let nth = if self.scripted_points.is_empty() {
+            0
+        } else {
+            let session_key = actor.split('.').take(2).collect::<Vec<_>>().join(".");
+            let count = self.counts.entry((session_key, statement.to_string())).or_insert(0);
+            *count += 1;
+            *count
+        };
         for (fault, is_hang) in &self.scripted_points {
             if fault.task != place.task || fault.session != place.session || fault.nth != nth {
                 continue;

@@ -15,6 +15,7 @@ pub mod handoff;
 pub mod messages;
 pub mod musician;
 pub mod oracle;
+pub mod overhead;
 pub mod replay;
 pub mod report;
 pub mod rng;

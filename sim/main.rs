@@ -87,6 +87,38 @@ enum Command {
         #[arg(long, default_value = "reports/FINDINGS.md")]
         out: PathBuf,
     },
+    /// Parameter grid over seeds (CSV per grid point, heatmaps), or with --overhead the cost
+    /// of one run against the SQLite floor of its own statements.
+    Bench {
+        scenario: PathBuf,
+        /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
+        /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Seeds run at every grid point: N, A..B (B excluded) or A..=B.
+        #[arg(long, default_value = "1..=10")]
+        seeds: String,
+        /// Worker threads (default: all cores). Results do not depend on it.
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// The two parameters of the heatmaps (default: the first two --param).
+        #[arg(long, value_delimiter = ',')]
+        heatmap: Vec<String>,
+        /// Time one run against the bare replay of its statements instead of a grid.
+        #[arg(long)]
+        overhead: bool,
+        /// With --overhead: the seed to run (default: the scenario's run.seed).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// With --overhead: timed repeats; the fastest of each side is reported.
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+        #[arg(long = "variant")]
+        variants: Vec<String>,
+        /// Output folder of the grid (bench.csv, heatmaps, points/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Validate scenario files and their SQL without running them.
     Check {
         #[arg(required = true)]
@@ -213,6 +245,22 @@ fn main() -> ExitCode {
                 }
                 Err(e) => fail(e, None),
             }
+        }
+        Command::Bench { scenario, params, seeds, jobs, heatmap, overhead, seed, repeat, variants, out } => {
+            if overhead {
+                if repeat == 0 {
+                    return fail(Error::input("--repeat must be at least 1"), None);
+                }
+                return match rehearsal::overhead::overhead(&scenario, seed, &variants, repeat) {
+                    Ok(report) => {
+                        print!("{}", report.render());
+                        ExitCode::from(0)
+                    }
+                    Err(e) => fail(e, seed),
+                };
+            }
+            let _ = (params, seeds, jobs, heatmap, out);
+            fail(Error::input("grid bench: not yet"), None)
         }
         Command::Check { scenarios } => {
             for path in &scenarios {

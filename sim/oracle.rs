@@ -174,6 +174,10 @@ pub struct Measurements {
     pub crash_detect_ms: Vec<i64>,
     pub heartbeat_age_s: Vec<i64>,
     pub exit_to_claim_ms: Vec<i64>,
+    /// Every time the conductor declared a session stale (true detections and false alarms).
+    pub stale_declared: u64,
+    /// Declarations of a live, healthy session (the `no-false-stale` rule's cases).
+    pub false_stale_alarms: u64,
 }
 
 impl Measurements {
@@ -332,6 +336,7 @@ impl Checker {
             }
             Fact::StaleDeclared { t_ms, task_id, session_id, seconds_stale } => {
                 let Some(s) = self.sessions.get(&session_id).cloned() else { return };
+                self.measured.stale_declared += 1;
                 // A hang that ended less than one staleness window ago still explains the old
                 // heartbeat: the conductor cannot know the session has woken.
                 let window_ms = self.staleness_ms;
@@ -340,6 +345,7 @@ impl Checker {
                 if let Some(lost_ms) = s.crashed_ms.or(if hung_now { s.hung_from_ms } else { None }) {
                     self.measured.crash_detect_ms.push(t_ms - lost_ms);
                 } else if s.is_live() && !s.watcher_died {
+                    self.measured.false_stale_alarms += 1;
                     let who = self.describe(&session_id);
                     self.violate(
                         "no-false-stale",

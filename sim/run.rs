@@ -59,19 +59,23 @@ pub fn run(options: &RunOptions) -> Result<RunSummary> {
     run_scenario(scenario, options)
 }
 
-pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
+pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
+    Ok(run_inner(scenario, options, false)?.0)
+}
+
+/// A run that also returns every protocol statement it executed, in order, with its bound
+/// parameters (for `rehearsal bench --overhead`).
+pub fn run_recorded(scenario: Scenario, options: &RunOptions) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    run_inner(scenario, options, true)
+}
+
+fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     for variant in &options.variants {
         crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
     }
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let out_dir = options.out_dir.clone().unwrap_or_else(|| default_out_dir(&scenario.name, seed));
-    let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
-        catalog.override_from_file(sql)?;
-    }
-    for (origin, text) in &scenario.variant_sql {
-        catalog.override_with(text, origin)?;
-    }
+    let catalog = catalog_for(&scenario)?;
     let faults = FaultPlan::new(seed, &scenario.faults);
     // Odds drawn from the seed are fixed for the actors that draw against them themselves.
     scenario.faults.context_spike_probability = crate::scenario::Odds::Fixed(faults.context_spike_probability);
@@ -80,7 +84,10 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let clock = SimClock::new(epoch);
-    let db = CommsDb::create(&out_dir.join("comms.db"), clock.clone(), seed, catalog)?;
+    let mut db = CommsDb::create(&out_dir.join("comms.db"), clock.clone(), seed, catalog)?;
+    if record {
+        db.recorded = Some(Vec::new());
+    }
     let trace = TraceSink::create(&out_dir.join("trace.csv"), epoch)?;
     let config = EngineConfig {
         seed,
@@ -103,9 +110,12 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     };
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
-    let ending = engine.run()?;
+    let ending = engine.run();
+    engine.flush_files()?;
+    let ending = ending?;
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention);
-    let (db, trace, checker) = engine.into_parts();
+    let (mut db, trace, checker) = engine.into_parts();
+    let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
     let measured = checker.measured.clone();
     let verdict = verdict::judge(&db, &scenario, ending, makespan_ms, checker)?;
@@ -113,8 +123,8 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
     write_violations(&out_dir.join("violations.csv"), &verdict)?;
     db.close()?;
     let trace_rows = trace.rows_written();
-    let (trace_hash, _rows) = trace.finish()?;
-    Ok(RunSummary {
+    let trace_hash = trace.finish()?;
+    let summary = RunSummary {
         scenario: scenario.name.clone(),
         seed,
         replay: replay_command(&scenario.path, seed, &out_dir, &options.variants),
@@ -132,7 +142,21 @@ pub fn run_scenario(mut scenario: Scenario, options: &RunOptions) -> Result<RunS
         events,
         trace_rows,
         trace_hash,
-    })
+    };
+    Ok((summary, recorded))
+}
+
+/// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
+/// then its variants' (variants must already be applied to `scenario`).
+pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
+    let mut catalog = Catalog::default_protocol();
+    if let Some(sql) = &scenario.protocol_sql {
+        catalog.override_from_file(sql)?;
+    }
+    for (origin, text) in &scenario.variant_sql {
+        catalog.override_with(text, origin)?;
+    }
+    Ok(catalog)
 }
 
 pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String]) -> String {

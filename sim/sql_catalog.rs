@@ -94,6 +94,10 @@ impl Catalog {
         self.statements.get(name).unwrap_or_else(|| panic!("statement {name} was validated at load"))
     }
 
+    pub fn names(&self) -> Vec<String> {
+        self.statements.keys().cloned().collect()
+    }
+
     pub fn len(&self) -> usize {
         self.statements.len()
     }

@@ -52,8 +52,8 @@ pub struct TraceSink {
     rows_written: u64,
     tmp_path: PathBuf,
     final_path: PathBuf,
-    /// Rows kept in memory for verdicts and tests; bounded by the run's event cap.
-    pub keep: Vec<TraceRow>,
+    /// The formatted `time` of the last row's second, reused by rows in the same second.
+    second_cache: (i64, String),
 }
 
 impl TraceSink {
@@ -65,25 +65,30 @@ impl TraceSink {
         let inner = HashingWriter { file: BufWriter::new(file), hasher: Sha256::new() };
         let mut writer = csv::Writer::from_writer(inner);
         writer.write_record(HEADER).map_err(|e| Error::harness(format!("trace: {e}")))?;
-        Ok(TraceSink { writer, epoch_unix_ms, rows_written: 0, tmp_path, final_path: path.to_path_buf(), keep: Vec::new() })
+        Ok(TraceSink {
+            writer,
+            epoch_unix_ms,
+            rows_written: 0,
+            tmp_path,
+            final_path: path.to_path_buf(),
+            second_cache: (i64::MIN, String::new()),
+        })
     }
 
     pub fn push(&mut self, row: TraceRow) -> Result<()> {
         self.rows_written += 1;
-        let record = [
-            row.t_ms.to_string(),
-            format_utc_ms(self.epoch_unix_ms + row.t_ms),
-            row.actor.clone(),
-            row.session.clone(),
-            row.event.clone(),
-            row.statement.clone(),
-            row.rows.clone(),
-            row.state_after.clone(),
-            row.detail.clone(),
-            self.rows_written.to_string(),
-        ];
+        let unix_ms = self.epoch_unix_ms + row.t_ms;
+        if self.second_cache.0 != unix_ms.div_euclid(1000) {
+            let full = format_utc_ms(unix_ms);
+            self.second_cache = (unix_ms.div_euclid(1000), full[..full.len() - 4].to_string());
+        }
+        let time = format!("{}.{:03}", self.second_cache.1, unix_ms.rem_euclid(1000));
+        let (t_ms, seq) = (row.t_ms.to_string(), self.rows_written.to_string());
+        let record: [&str; 10] =
+            [&t_ms, &time, &row.actor, &row.session, &row.event, &row.statement, &row.rows, &row.state_after, &row.detail, &seq];
+        // Streamed only: a fleet-sized run has millions of rows, and nothing reads them back
+        // before the file is whole (reports re-read trace.csv).
         self.writer.write_record(&record).map_err(|e| Error::harness(format!("trace: {e}")))?;
-        self.keep.push(row);
         Ok(())
     }
 
@@ -92,7 +97,7 @@ impl TraceSink {
     }
 
     /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.
-    pub fn finish(self) -> Result<(String, Vec<TraceRow>)> {
+    pub fn finish(self) -> Result<String> {
         let inner = self.writer.into_inner().map_err(|e| Error::harness(format!("trace flush: {e}")))?;
         let HashingWriter { file, hasher } = inner;
         let file = file.into_inner().map_err(|e| Error::harness(format!("trace flush: {e}")))?;
@@ -100,6 +105,6 @@ impl TraceSink {
         std::fs::rename(&self.tmp_path, &self.final_path)?;
         let digest = hasher.finalize();
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-        Ok((hex, self.keep))
+        Ok(hex)
     }
 }

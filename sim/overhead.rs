@@ -1,0 +1,149 @@
+//! `rehearsal bench --overhead`: how far a run is from the SQLite floor.
+//!
+//! A run is recorded (every protocol statement with its bound parameters), then timed again
+//! without recording; the recorded statements are replayed through bare prepared statements
+//! on a fresh database with the same settings (WAL, synchronous=NORMAL, seed 004's schema,
+//! the same catalog). The replay is the floor: what SQLite alone needs for the statements
+//! the run executed. Everything above it is the simulator: the executor, the oracles' reads,
+//! the trace, temp/ files. Wall-clock time is measured here and only here; it never feeds
+//! back into a run (DESIGN.md, invariant 1).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+
+use crate::db::{Recorded, SCHEMA_SQL};
+use crate::error::{Error, Result};
+use crate::run::{catalog_for, run_recorded, run_scenario, RunOptions};
+use crate::scenario::Scenario;
+use crate::sql_catalog::Catalog;
+
+pub struct OverheadReport {
+    pub scenario: String,
+    pub seed: u64,
+    pub statements: usize,
+    pub observer_reads: u64,
+    pub events: u64,
+    pub makespan_ms: i64,
+    /// Fastest of the repeats, whole run (database creation to the renamed trace).
+    pub run: Duration,
+    /// Fastest of the repeats, bare replay (database creation to the final checkpoint).
+    pub floor: Duration,
+    pub repeats: usize,
+}
+
+impl OverheadReport {
+    pub fn ratio(&self) -> f64 {
+        self.run.as_secs_f64() / self.floor.as_secs_f64().max(1e-9)
+    }
+
+    pub fn render(&self) -> String {
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / self.statements.max(1) as f64;
+        let mut out = String::new();
+        out.push_str(&format!("scenario     {}\n", self.scenario));
+        out.push_str(&format!("seed         {}\n", self.seed));
+        out.push_str(&format!(
+            "workload     {} statements (+{} oracle reads), {} events, {} simulated\n",
+            self.statements,
+            self.observer_reads,
+            self.events,
+            crate::run::human_ms(self.makespan_ms)
+        ));
+        out.push_str(&format!("run          {:.2} ms ({:.1} µs/statement), fastest of {}\n", ms(self.run), per(self.run), self.repeats));
+        out.push_str(&format!(
+            "floor        {:.2} ms ({:.1} µs/statement): the same statements through bare prepared statements\n",
+            ms(self.floor),
+            per(self.floor)
+        ));
+        out.push_str(&format!("ratio        {:.2}x (run / floor)\n", self.ratio()));
+        let speed = self.makespan_ms as f64 / ms(self.run).max(1e-9);
+        out.push_str(&format!("speed        {speed:.0}x faster than real time\n"));
+        out
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], repeats: usize) -> Result<OverheadReport> {
+    let mut scenario = Scenario::load(scenario_path)?;
+    for variant in variants {
+        crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
+    }
+    let catalog = catalog_for(&scenario)?;
+    let scratch = tempfile::Builder::new().prefix("rehearsal-overhead-").tempdir()?;
+    let options = |name: &str| RunOptions {
+        scenario_path: scenario_path.to_path_buf(),
+        seed,
+        out_dir: Some(scratch.path().join(name)),
+        variants: variants.to_vec(),
+    };
+    let (summary, recorded) = run_recorded(Scenario::load(scenario_path)?, &options("recorded"))?;
+    let mut run_best = Duration::MAX;
+    let mut floor_best = Duration::MAX;
+    // Interleaved so that a slow moment of the machine hits both sides alike.
+    for i in 0..repeats.max(1) {
+        let dir = scratch.path().join(format!("run-{i}"));
+        let scenario = Scenario::load(scenario_path)?;
+        let started = Instant::now();
+        let again = run_scenario(scenario, &options(&format!("run-{i}")))?;
+        run_best = run_best.min(started.elapsed());
+        if again.trace_hash != summary.trace_hash {
+            return Err(Error::harness(format!("run {i} of seed {} differs from the recorded run (nondeterminism)", summary.seed)));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        floor_best = floor_best.min(replay_floor(&scratch.path().join(format!("floor-{i}.db")), &catalog, &recorded)?);
+    }
+    Ok(OverheadReport {
+        scenario: summary.scenario,
+        seed: summary.seed,
+        statements: recorded.len(),
+        observer_reads: summary.observer_reads,
+        events: summary.events,
+        makespan_ms: summary.makespan_ms,
+        run: run_best,
+        floor: floor_best,
+        repeats: repeats.max(1),
+    })
+}
+
+/// Executes `recorded` through bare prepared statements on a fresh database at `path` with
+/// the run's settings, and returns the time from creating the file to the final checkpoint.
+pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded]) -> Result<Duration> {
+    let _ = std::fs::remove_file(path);
+    let started = Instant::now();
+    let conn = Connection::open(path)?;
+    conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get::<_, String>(0))?;
+    crate::db::set_query_planner_stability(&conn)?;
+    conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+    conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+    conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
+    conn.execute_batch(SCHEMA_SQL)?;
+    for statement in recorded {
+        let mut stmt = conn.prepare_cached(&catalog.get(&statement.name).sql)?;
+        for (param, value) in &statement.params {
+            if let Some(index) = stmt.parameter_index(param)? {
+                stmt.raw_bind_parameter(index, value)?;
+            }
+        }
+        if stmt.column_count() == 0 {
+            stmt.raw_execute()?;
+        } else {
+            let columns = stmt.column_count();
+            let mut rows = stmt.raw_query();
+            while let Some(row) = rows.next()? {
+                // Read every column, as the simulator does, without keeping it.
+                for col in 0..columns {
+                    std::hint::black_box(row.get_ref(col)?);
+                }
+            }
+        }
+    }
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
+    conn.close().map_err(|(_, e)| Error::harness(format!("closing {}: {e}", path.display())))?;
+    let elapsed = started.elapsed();
+    let _ = std::fs::remove_file(path);
+    Ok(elapsed)
+}
