@@ -1,6 +1,7 @@
 //! rehearsal: a deterministic discrete-event simulator and test harness for the
 //! conductor/musician protocol over a shared SQLite `comms.db`. See ARCHITECTURE.md.
 
+pub mod bench;
 pub mod clock;
 pub mod compare;
 pub mod conductor;
@@ -16,6 +17,7 @@ pub mod messages;
 pub mod musician;
 pub mod oracle;
 pub mod overhead;
+pub mod pool;
 pub mod replay;
 pub mod report;
 pub mod rng;

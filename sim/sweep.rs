@@ -98,7 +98,7 @@ fn variant_label(variants: &[String]) -> String {
     }
 }
 
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = PathBuf::from(format!("{}.tmp", path.display()));
     let mut file = std::fs::File::create(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
     file.write_all(bytes)?;

@@ -88,7 +88,7 @@ impl TraceSink {
             [&t_ms, &time, &row.actor, &row.session, &row.event, &row.statement, &row.rows, &row.state_after, &row.detail, &seq];
         // Streamed only: a fleet-sized run has millions of rows, and nothing reads them back
         // before the file is whole (reports re-read trace.csv).
-        self.writer.write_record(&record).map_err(|e| Error::harness(format!("trace: {e}")))?;
+        self.writer.write_record(record).map_err(|e| Error::harness(format!("trace: {e}")))?;
         Ok(())
     }
 

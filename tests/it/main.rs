@@ -3,6 +3,7 @@
 //! database, the trace and the verdict.
 
 mod bad_input;
+mod bench;
 mod clock;
 mod determinism;
 mod examples;

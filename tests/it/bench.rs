@@ -1,0 +1,97 @@
+//! The benchmarker's commands: `rehearsal bench` over a parameter grid (CSV, heatmaps, grid
+//! point files that replay) and `rehearsal bench --overhead` against the SQLite floor.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::support::{rehearsal, stderr, stdout, summary_field};
+
+fn bench(args: &[&str], out: &Path) -> (i32, String) {
+    let mut all = vec!["bench", "scenarios/bench/poll-jitter.toml"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", out.to_str().unwrap()]);
+    let o = rehearsal(&all);
+    (o.status.code().unwrap(), format!("{}{}", stdout(&o), stderr(&o)))
+}
+
+/// bench.csv as one map (column → value) per grid point.
+fn rows(out: &Path) -> Vec<BTreeMap<String, String>> {
+    let mut reader = csv::Reader::from_path(out.join("bench.csv")).expect("bench.csv");
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    reader.records().map(|r| header.iter().cloned().zip(r.unwrap().iter().map(str::to_string)).collect()).collect()
+}
+
+#[test]
+fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_for_any_job_count() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (one, two) = (tmp.path().join("one"), tmp.path().join("two"));
+    let grid = ["--param", "timing.background_poll_ms=15000,60000", "--param", "faults.watcher_jitter_ms.max=0,120000", "--seeds", "1..=4"];
+    let (code, out) = bench(&[&grid[..], &["--jobs", "1"]].concat(), &one);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(bench(&[&grid[..], &["--jobs", "2"]].concat(), &two).0, 0);
+    // Identical but for the output folder named in the replay commands.
+    let csv = |dir: &Path| std::fs::read_to_string(dir.join("bench.csv")).unwrap().replace(dir.to_str().unwrap(), "OUT");
+    assert!(csv(&one) == csv(&two), "--jobs must not change bench.csv:\n{}\n{}", csv(&one), csv(&two));
+    let rows = rows(&one);
+    assert_eq!(rows.len(), 4, "2 × 2 grid points");
+    let at = |poll: &str, jitter: &str| {
+        rows.iter()
+            .find(|r| r["timing.background_poll_ms"] == poll && r["faults.watcher_jitter_ms.max"] == jitter)
+            .unwrap_or_else(|| panic!("no point {poll} × {jitter}"))
+    };
+    // The seed's 15 s polls keep heartbeats fresh without jitter; two minutes of jitter on
+    // every sleep overruns the 60 s margin between refresh (480 s) and staleness (540 s).
+    let (calm, jittery) = (at("15000", "0"), at("15000", "120000"));
+    assert_eq!((calm["runs"].as_str(), calm["false_stale_alarms"].as_str(), calm["false_alarm_rate"].as_str()), ("4", "0", "0.0000"));
+    assert!(jittery["false_stale_alarms"].parse::<u64>().unwrap() > 0, "{jittery:?}");
+    assert!(jittery["message_notice_ms_p95"].parse::<i64>().unwrap() > calm["message_notice_ms_p95"].parse::<i64>().unwrap());
+    assert!(
+        calm["statements_per_sim_hour"].parse::<f64>().unwrap() > at("60000", "0")["statements_per_sim_hour"].parse::<f64>().unwrap(),
+        "slower polls, fewer statements"
+    );
+    assert!(!calm["crash_detect_ms_p50"].is_empty() && calm["crash_detect_ms_p50"].parse::<i64>().unwrap() > 0);
+    for metric in ["false_alarm_rate", "crash_detect_ms_p95", "message_notice_ms_p95", "statements_per_sim_hour"] {
+        let svg = std::fs::read_to_string(one.join(format!("heatmap-{metric}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n") && svg.matches("<rect").count() == 4, "{metric}: {svg}");
+    }
+    // A failing point names a replay command, and that command reproduces the failure.
+    let replay = &jittery["first_failure"];
+    assert!(replay.starts_with("rehearsal run ") && replay.contains("points/p"), "{replay}");
+    let args: Vec<&str> = replay.split_whitespace().skip(1).collect();
+    let o = rehearsal(&[&args[..], &["--out", tmp.path().join("replayed").to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(summary_field(&stdout(&o), "verdict").contains("no-false-stale"), "{}", stdout(&o));
+}
+
+#[test]
+fn bad_grid_parameters_are_named_before_anything_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--param", "timing.no_such_key=1,2"], "no_such_key"),
+        (&["--param", "timing.background_poll_ms=-5"], "background_poll_ms"),
+        (&["--param", "timing.background_poll_ms"], "expected NAME=V1,V2"),
+        (&["--param", "timing.background_poll_ms=1,1"], "listed twice"),
+        (&["--param", "tasks.count=2", "--heatmap", "tasks.count,run.seed"], "--heatmap run.seed"),
+    ];
+    for (i, (args, expected)) in cases.iter().enumerate() {
+        let out = tmp.path().join(i.to_string());
+        let (code, text) = bench(args, &out);
+        assert_eq!(code, 2, "{args:?}: {text}");
+        assert!(text.contains(expected), "{args:?} should name {expected}: {text}");
+        assert!(!out.join("bench.csv").exists(), "{args:?}: nothing ran");
+    }
+}
+
+#[test]
+fn overhead_times_a_run_against_the_bare_replay_of_its_own_statements() {
+    let o = rehearsal(&["bench", "scenarios/quickstart.toml", "--overhead", "--repeat", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let statements: u64 = summary_field(&text, "workload").split_whitespace().next().unwrap().parse().unwrap();
+    assert!(statements > 1000, "{text}");
+    let ms = |label: &str| summary_field(&text, label).split_whitespace().next().unwrap().parse::<f64>().unwrap();
+    let (run_ms, floor_ms) = (ms("run"), ms("floor"));
+    let ratio: f64 =
+        summary_field(&text, "ratio").trim_end_matches(|c: char| !c.is_ascii_digit()).split('x').next().unwrap().parse().unwrap();
+    assert!(run_ms > 0.0 && floor_ms > 0.0 && (ratio - run_ms / floor_ms).abs() < 0.05, "{text}");
+}
