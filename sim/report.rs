@@ -26,12 +26,22 @@ pub struct Row {
 }
 
 pub fn read_trace(dir: &Path) -> Result<Vec<Row>> {
+    read_trace_window(dir, i64::MIN, i64::MAX)
+}
+
+/// Rows with `from_ms <= t_ms < to_ms`, streamed, so a window of a trace of any size fits in
+/// memory.
+pub fn read_trace_window(dir: &Path, from_ms: i64, to_ms: i64) -> Result<Vec<Row>> {
     let mut reader = csv::Reader::from_path(dir.join("trace.csv")).map_err(|e| Error::harness(format!("trace.csv: {e}")))?;
     let mut rows = Vec::new();
     for record in reader.records() {
         let r = record.map_err(|e| Error::harness(format!("trace.csv: {e}")))?;
+        let t_ms: i64 = r[0].parse().unwrap_or(0);
+        if t_ms < from_ms || t_ms >= to_ms {
+            continue;
+        }
         rows.push(Row {
-            t_ms: r[0].parse().unwrap_or(0),
+            t_ms,
             actor: r[2].to_string(),
             event: r[4].to_string(),
             statement: r[5].to_string(),
@@ -97,11 +107,28 @@ fn color(state: &str) -> &'static str {
 /// timeline.html: a lane per task (its state over time) and under it a lane per session
 /// (lifetime, messages, heartbeats, watcher polls); faults shaded; the first violation
 /// marked and explained. Hovering any mark shows its trace row (SVG `<title>`).
+/// Trace rows above which the reports show a window of the run rather than all of it: a
+/// fleet-sized run has millions of rows, more than a browser draws or memory should hold.
+pub const REPORT_ROWS_MAX: u64 = 250_000;
+
+/// The simulated-time window the reports show: the whole run, or for a large trace a window
+/// of about `REPORT_ROWS_MAX` rows centred on the first violation (or at the start).
+pub fn report_window(summary: &RunSummary) -> Option<(i64, i64)> {
+    if summary.trace_rows <= REPORT_ROWS_MAX {
+        return None;
+    }
+    let span_ms = (summary.makespan_ms as f64 * REPORT_ROWS_MAX as f64 / summary.trace_rows as f64).max(1.0) as i64;
+    let focus = summary.verdict.violations.first().map_or(0, |v| v.t_ms);
+    let from = (focus - span_ms / 2).max(0);
+    Some((from, from + span_ms))
+}
+
 pub fn timeline(rows: &[Row], summary: &RunSummary) -> String {
-    let end_ms = rows.iter().map(|r| r.t_ms).max().unwrap_or(1).max(1);
+    let start_ms = rows.iter().map(|r| r.t_ms).min().unwrap_or(0);
+    let end_ms = (rows.iter().map(|r| r.t_ms).max().unwrap_or(1) - start_ms).max(1);
     let width = 1800.0_f64;
     let left = 170.0;
-    let x = |t: i64| left + (t as f64 / end_ms as f64) * (width - left - 20.0);
+    let x = |t: i64| left + ((t - start_ms) as f64 / end_ms as f64) * (width - left - 20.0);
     // Lanes: each task, then its sessions in order of appearance.
     let mut tasks: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for row in rows {
@@ -131,7 +158,7 @@ pub fn timeline(rows: &[Row], summary: &RunSummary) -> String {
     let _ = writeln!(svg, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">");
     // Time axis: a tick every tenth of the run.
     for i in 0..=10 {
-        let t = end_ms * i / 10;
+        let t = start_ms + end_ms * i / 10;
         let _ = writeln!(svg, "<line x1=\"{0:.1}\" y1=\"30\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#eee\"/><text x=\"{0:.1}\" y=\"24\" text-anchor=\"middle\">{2}</text>", x(t), height - 30.0, human_ms(t));
     }
     // Faults as shaded windows or lines.
@@ -235,6 +262,15 @@ pub fn timeline(rows: &[Row], summary: &RunSummary) -> String {
         ),
         None => "<div id=\"verdict\" class=\"pass\"><b>PASS</b></div>".to_string(),
     };
+    let banner = match report_window(summary) {
+        Some((from, to)) => format!(
+            "{banner}\n<p class=\"expected\">This run has {} trace rows; the timeline shows t={from}..{to} ms ({} to {}) around the first violation. trace.csv holds everything; <code>rehearsal replay --until</code> stops a replay at any moment.</p>",
+            summary.trace_rows,
+            human_ms(from),
+            human_ms(to)
+        ),
+        None => banner,
+    };
     format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{overflow-x:auto;border:1px solid #ddd}} code{{background:#f4f4f4}}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · dashed: fault</span></p>\n<p>zoom: <button onclick=\"zoom(2)\">+</button> <button onclick=\"zoom(0.5)\">−</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{svg}</div>\n<script>var z=1;function zoom(f){{z=Math.max(1,Math.min(64,z*f));var s=document.getElementById('timeline');s.setAttribute('width',{width}*z);s.setAttribute('viewBox','0 0 {width} '+s.getAttribute('height'));s.setAttribute('preserveAspectRatio','none');}}</script>\n</body></html>\n",
         scenario = esc(&summary.scenario),
@@ -321,7 +357,10 @@ fn heartbeat_ages(rows: &[Row]) -> Vec<(String, Vec<(f64, f64)>)> {
 }
 
 pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<()> {
-    let rows = read_trace(dir)?;
+    let rows = match report_window(summary) {
+        Some((from, to)) => read_trace_window(dir, from, to)?,
+        None => read_trace(dir)?,
+    };
     let write = |name: &str, text: &str| -> Result<()> {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
