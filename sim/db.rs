@@ -85,6 +85,7 @@ pub struct CommsDb {
     pub recorded: Option<Vec<Recorded>>,
     /// Which statements write, known from their prepared form before the run starts.
     writes: std::collections::BTreeMap<String, bool>,
+    path: PathBuf,
     _vfs: ClockVfs,
 }
 
@@ -131,7 +132,7 @@ impl CommsDb {
             let readonly = conn.prepare_cached(&catalog.get(&name).sql)?.readonly();
             writes.insert(name, !readonly);
         }
-        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, writes, _vfs: vfs })
+        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, writes, path: path.to_path_buf(), _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
@@ -209,6 +210,10 @@ impl CommsDb {
         Ok((outcome, Observed { before, after, message }))
     }
 
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
@@ -224,6 +229,24 @@ impl CommsDb {
         conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
         drop(_vfs);
         Ok(())
+    }
+}
+
+/// Refuses a `comms.db` that another process holds a lock on (a conductor or sqlite3 shell
+/// still attached to an old run): replacing it would pull the file from under them.
+pub fn ensure_not_locked(path: &Path) -> Result<()> {
+    let Ok(conn) = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE) else { return Ok(()) };
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    match conn.execute_batch("BEGIN EXCLUSIVE; ROLLBACK;") {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)) => {
+            Err(Error::input(format!(
+                "{} is locked by another process ({e}); close whatever has it open, or choose another --out",
+                path.display()
+            )))
+        }
+        // Not a database at all (a truncated file, say): nobody is using it; `--force` replaces it.
+        Err(_) => Ok(()),
     }
 }
 

@@ -603,7 +603,17 @@ impl Engine {
                 fact.failure = Some(e.to_string());
                 ("error".to_string(), String::new(), Err(SqlFailure { statement: name, message: e.to_string() }))
             }
-            Err(e) => return Err(Error::harness(format!("statement `{name}` for {}: {e}", meta.name))),
+            Err(e) => {
+                // I/O trouble is the machine's, not the protocol's: name the file, and what
+                // usually causes it.
+                let hint = match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen) => {
+                        format!(" on {} (is the disk full or the folder not writable?)", self.db.path().display())
+                    }
+                    _ => String::new(),
+                };
+                return Err(Error::harness(format!("statement `{name}` for {}: {e}{hint}", meta.name)));
+            }
         };
         let detail = match &result {
             Ok(_) => describe_params(params),

@@ -13,6 +13,7 @@ pub mod error;
 pub mod faults;
 pub mod findings;
 pub mod handoff;
+pub mod interrupt;
 pub mod messages;
 pub mod musician;
 pub mod oracle;

@@ -31,6 +31,9 @@ enum Command {
         /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
         #[arg(long = "variant")]
         variants: Vec<String>,
+        /// Replace the run already in the output folder (refused without it).
+        #[arg(long)]
+        force: bool,
     },
     /// List the protocol variants: one per disagreement of PROTOCOL.md.
     Variants,
@@ -187,8 +190,18 @@ fn main() -> ExitCode {
                 Ok(options) => options,
                 Err(e) => return fail(e, None),
             };
+            rehearsal::interrupt::install();
             match rehearsal::sweep::sweep(&options) {
                 Ok(outcome) => {
+                    if outcome.rows.len() < outcome.planned {
+                        println!(
+                            "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
+                            outcome.rows.len(),
+                            outcome.planned,
+                            if outcome.interrupted { " (interrupted)" } else { "" },
+                            options.out.join(rehearsal::sweep::INCOMPLETE_MARKER).display()
+                        );
+                    }
                     let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
                     println!("pairs        {}", outcome.rows.len());
                     println!("passed       {}", count("pass"));
@@ -318,9 +331,9 @@ fn main() -> ExitCode {
             }
             ExitCode::from(0)
         }
-        Command::Run { scenario, seed, out, variants } => {
+        Command::Run { scenario, seed, out, variants, force } => {
             let options = RunOptions { scenario_path: scenario, seed, out_dir: out, variants };
-            let result = run(&options).and_then(|summary| {
+            let result = rehearsal::run::refuse_existing_run(&options, force).and_then(|()| run(&options)).and_then(|summary| {
                 let mut scenario = rehearsal::scenario::Scenario::load(&options.scenario_path)?;
                 for variant in &options.variants {
                     rehearsal::variant::apply(&mut scenario, variant).map_err(Error::input)?;

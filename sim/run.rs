@@ -159,9 +159,39 @@ pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
     Ok(catalog)
 }
 
+/// The command that reproduces a run. It names the same folder with `--force`: the run is
+/// deterministic, so the replay writes the same bytes again.
 pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String]) -> String {
     let variants: String = variants.iter().map(|v| format!(" --variant {v}")).collect();
-    format!("rehearsal run {} --seed {seed}{variants} --out {}", scenario.display(), out_dir.display())
+    format!("rehearsal run {} --seed {seed}{variants} --out {} --force", scenario.display(), out_dir.display())
+}
+
+/// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
+/// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
+/// open and locked is refused even then, before anything is written.
+pub fn refuse_existing_run(options: &RunOptions, force: bool) -> Result<()> {
+    let out_dir = match &options.out_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            let scenario = Scenario::load(&options.scenario_path)?;
+            default_out_dir(&scenario.name, options.seed.unwrap_or(scenario.run.seed))
+        }
+    };
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
+    }
+    let db = out_dir.join("comms.db");
+    let holds_run = db.exists() || out_dir.join("trace.csv").exists();
+    if holds_run && !force {
+        return Err(Error::input(format!(
+            "{} already holds a run (comms.db, trace.csv); pass --force to replace it, or choose another --out",
+            out_dir.display()
+        )));
+    }
+    if db.exists() {
+        crate::db::ensure_not_locked(&db)?;
+    }
+    Ok(())
 }
 
 impl RunSummary {

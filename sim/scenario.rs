@@ -610,7 +610,12 @@ const SUBAGENTS_MAX: u64 = 100;
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = e.utf8_error().valid_up_to();
+            let (line, col) = line_col(&String::from_utf8_lossy(&e.as_bytes()[..valid]), valid);
+            Error::input(format!("{}:{line}:{col}: not UTF-8 text (byte {valid}); a scenario is a TOML file", path.display()))
+        })?;
         Scenario::parse(&text, path)
     }
 
@@ -751,21 +756,46 @@ impl Scenario {
         if raw.faults.watcher_death.iter().any(|f| f.at.is_some()) {
             return Err(at("faults", None, "at", "a watcher death takes `at_ms` only".to_string()));
         }
-        for (index, fault) in raw.faults.crash.iter().chain(&raw.faults.hang).chain(&raw.faults.watcher_death).enumerate() {
+        let scripted =
+            [("faults.crash", &raw.faults.crash), ("faults.hang", &raw.faults.hang), ("faults.watcher_death", &raw.faults.watcher_death)];
+        let scripted = scripted.into_iter().flat_map(|(section, faults)| faults.iter().enumerate().map(move |(i, f)| (section, i, f)));
+        for (section, index, fault) in scripted {
             if fault.task == 0 || fault.task > t.count {
                 return Err(at(
-                    "faults",
-                    None,
+                    section,
+                    Some(index),
                     "task",
-                    format!("fault {} names task {}, which does not exist: tasks.count is {}", index + 1, fault.task, t.count),
+                    format!(
+                        "entry {} of [[{section}]] names task {}, which does not exist: tasks.count is {}",
+                        index + 1,
+                        fault.task,
+                        t.count
+                    ),
+                ));
+            }
+            let sessions_max = raw.conductor.sessions_per_task_max;
+            if fault.session == 0 || u64::from(fault.session) > sessions_max {
+                return Err(at(
+                    section,
+                    Some(index),
+                    "session",
+                    format!(
+                        "entry {} of [[{section}]] names session S{} of task {}, which never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)",
+                        index + 1,
+                        fault.session,
+                        fault.task
+                    ),
                 ));
             }
             if fault.at_ms.is_none() == fault.at.is_none() {
                 return Err(at(
-                    "faults",
-                    None,
+                    section,
+                    Some(index),
                     "at",
-                    format!("fault {} needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")", index + 1),
+                    format!(
+                        "entry {} of [[{section}]] needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")",
+                        index + 1
+                    ),
                 ));
             }
             if let Some(point) = &fault.at {
@@ -773,8 +803,8 @@ impl Scenario {
                 let known = statement.is_some_and(|s| crate::sql_catalog::REQUIRED.iter().any(|(n, _)| *n == s));
                 if !known {
                     return Err(at(
-                        "faults",
-                        None,
+                        section,
+                        Some(index),
                         "at",
                         format!("`{point}` is not before:STATEMENT or after:STATEMENT with a statement the engine runs"),
                     ));

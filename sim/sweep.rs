@@ -242,6 +242,27 @@ pub fn pairs(options: &SweepOptions) -> Vec<(usize, PathBuf, u64)> {
 pub struct SweepOutcome {
     pub rows: Vec<ResultRow>,
     pub exit_code: i32,
+    /// Pairs the sweep should have run.
+    pub planned: usize,
+    /// Stopped by Ctrl-C: `rows` holds the pairs that finished.
+    pub interrupted: bool,
+}
+
+/// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:
+/// the sweep is running, was interrupted or killed, or stopped at the first failure.
+/// `merge` refuses such a folder.
+pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+
+/// Finished pairs between two checkpoints of results.csv while a sweep runs.
+const CHECKPOINT_EVERY: usize = 25;
+
+/// Writes results.csv with the pairs finished so far (sorted), and the marker saying how
+/// many of how many: a sweep killed at any moment leaves whole files behind.
+fn checkpoint(out: &Path, finished: &[Option<PairOutcome>], planned: usize, why: &str) -> Result<()> {
+    let mut rows: Vec<ResultRow> = finished.iter().flatten().map(|(row, _, _)| row.clone()).collect();
+    rows.sort_by_key(ResultRow::key);
+    write_atomically(&out.join(INCOMPLETE_MARKER), format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
+    write_results(&out.join("results.csv"), &rows)
 }
 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
@@ -262,7 +283,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     std::thread::scope(|scope| {
         for _ in 0..options.jobs.min(work.len().max(1)) {
             scope.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
                     return;
                 }
                 let slot = next.fetch_add(1, Ordering::Relaxed);
@@ -294,8 +315,16 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
                     }
                 }
                 let _ = std::fs::remove_dir_all(&run_dir);
-                results.lock().expect("no panics hold the lock")[slot] = Some((row, rules, measured));
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                {
+                    let mut results = results.lock().expect("no panics hold the lock");
+                    results[slot] = Some((row, rules, measured));
+                    if finished.is_multiple_of(CHECKPOINT_EVERY) && finished < work.len() {
+                        if let Err(e) = checkpoint(&options.out, &results, work.len(), "the sweep is running, or was stopped") {
+                            eprintln!("rehearsal: checkpoint of results.csv: {e}");
+                        }
+                    }
+                }
                 if options.progress_every > 0 && (finished.is_multiple_of(options.progress_every) || finished == work.len()) {
                     eprintln!("rehearsal: {finished}/{} pairs done", work.len());
                 }
@@ -304,18 +333,39 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     });
     let mut done_pairs: Vec<PairOutcome> = results.into_inner().expect("threads joined").into_iter().flatten().collect();
     done_pairs.sort_by_key(|(row, _, _)| row.key());
-    write_atomically(&options.out.join("summary.md"), sweep_summary(&done_pairs).as_bytes())?;
+    let note = if done_pairs.len() < work.len() {
+        format!(
+            "**Incomplete**: {} of {} pairs finished ({}); the results below are those pairs only.\n\n",
+            done_pairs.len(),
+            work.len(),
+            if crate::interrupt::interrupted() { "interrupted" } else { "stopped after the first failure" }
+        )
+    } else {
+        String::new()
+    };
+    write_atomically(&options.out.join("summary.md"), format!("{note}{}", sweep_summary(&done_pairs)).as_bytes())?;
     let rows: Vec<ResultRow> = done_pairs.into_iter().map(|(row, _, _)| row).collect();
+    let interrupted = crate::interrupt::interrupted();
+    let marker = options.out.join(INCOMPLETE_MARKER);
+    if rows.len() < work.len() {
+        let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
+        write_atomically(&marker, format!("{} of {} pairs finished: {why}\n", rows.len(), work.len()).as_bytes())?;
+    }
     write_results(&options.out.join("results.csv"), &rows)?;
     write_junit(&options.out.join("junit.xml"), &rows)?;
-    let exit_code = if rows.iter().any(|r| r.verdict == "error") {
+    if rows.len() == work.len() && marker.exists() {
+        std::fs::remove_file(&marker)?;
+    }
+    let exit_code = if interrupted && rows.len() < work.len() {
+        crate::interrupt::EXIT_INTERRUPTED
+    } else if rows.iter().any(|r| r.verdict == "error") {
         3
     } else if rows.iter().any(|r| r.verdict == "fail") || rows.len() < work.len() {
         1
     } else {
         0
     };
-    Ok(SweepOutcome { rows, exit_code })
+    Ok(SweepOutcome { rows, exit_code, planned: work.len(), interrupted })
 }
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
@@ -448,6 +498,9 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<ResultRow>> {
     let mut rows: Vec<ResultRow> = Vec::new();
     for dir in dirs {
+        if let Ok(why) = std::fs::read_to_string(dir.join(INCOMPLETE_MARKER)) {
+            return Err(Error::input(format!("{} is an incomplete sweep ({}); run it again before merging", dir.display(), why.trim())));
+        }
         rows.extend(read_results(&dir.join("results.csv"))?);
     }
     rows.sort_by_key(ResultRow::key);
