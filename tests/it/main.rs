@@ -8,6 +8,8 @@ mod clock;
 mod determinism;
 mod examples;
 mod faults;
+mod fuzz;
+mod nothing_lost;
 mod protocol;
 mod quickstart;
 mod reports;
