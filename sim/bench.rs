@@ -279,6 +279,8 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(&'static str, String)> {
 }
 
 pub struct BenchOutcome {
+    /// Runs the grid asked for; more than `runs.len()` after Ctrl-C.
+    pub planned: usize,
     pub points: Vec<Point>,
     pub runs: Vec<RunStat>,
     pub csv: PathBuf,
@@ -324,9 +326,11 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
             }
         },
     );
+    let planned = work.len();
     let runs: Vec<RunStat> = results
         .into_iter()
         .zip(&work)
+        .filter_map(|(outcome, work)| outcome.map(|outcome| (outcome, work)))
         .map(|(outcome, (point, seed))| {
             outcome.unwrap_or_else(|panic| {
                 eprintln!("rehearsal: grid point {} seed {seed} panicked: {panic}", point.index);
@@ -334,6 +338,13 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
             })
         })
         .collect();
+    // Interrupted: the grid's files describe the runs that finished, and say so.
+    let marker = options.out.join(crate::sweep::INCOMPLETE_MARKER);
+    if runs.len() < planned {
+        write_atomically(&marker, format!("{} of {planned} runs finished: interrupted (Ctrl-C)\n", runs.len()).as_bytes())?;
+    } else if marker.exists() {
+        std::fs::remove_file(&marker)?;
+    }
     let csv = options.out.join("bench.csv");
     write_atomically(&csv, bench_csv(options, &points, &runs)?.as_bytes())?;
     let mut heatmaps = Vec::new();
@@ -344,7 +355,7 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
             heatmaps.push(path);
         }
     }
-    Ok(BenchOutcome { points, runs, csv, heatmaps })
+    Ok(BenchOutcome { points, runs, csv, heatmaps, planned })
 }
 
 fn bench_csv(options: &BenchOptions, points: &[Point], runs: &[RunStat]) -> Result<String> {
@@ -477,6 +488,14 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             get("false_alarm_rate"),
             get("crash_detect_ms_p95"),
             get("message_notice_ms_p95")
+        );
+    }
+    if outcome.runs.len() < outcome.planned {
+        let _ = writeln!(
+            out,
+            "incomplete   {} of {} runs finished (interrupted); the files describe those",
+            outcome.runs.len(),
+            outcome.planned
         );
     }
     let errors = outcome.runs.iter().filter(|r| r.verdict == "error").count();

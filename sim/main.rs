@@ -300,6 +300,7 @@ fn main() -> ExitCode {
                 Err(e) => return fail(e, None),
             };
             let started = std::time::Instant::now();
+            rehearsal::interrupt::install();
             match rehearsal::bench::bench(&options) {
                 Ok(outcome) => {
                     print!("{}", rehearsal::bench::render(&options, &outcome));
@@ -311,7 +312,14 @@ fn main() -> ExitCode {
                         options.jobs
                     );
                     let errors = outcome.runs.iter().any(|r| r.verdict == "error");
-                    ExitCode::from(if errors { 3 } else { 0 })
+                    let code = if outcome.runs.len() < outcome.planned {
+                        rehearsal::interrupt::EXIT_INTERRUPTED
+                    } else if errors {
+                        3
+                    } else {
+                        0
+                    };
+                    ExitCode::from(code as u8)
                 }
                 Err(e) => fail(e, None),
             }

@@ -6,19 +6,23 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Runs `f` on every item with `jobs` threads. A panic in one job is caught and returned as
-/// `Err(message)` for that job alone; the others carry on. `progress` is called after each
-/// job with the number finished so far.
+/// `Err(message)` for that job alone; the others carry on. After Ctrl-C no job starts, and
+/// those never started are `None`. `progress` is called after each job with the number
+/// finished so far.
 pub fn map<T: Sync, R: Send>(
     jobs: usize,
     items: &[T],
     f: impl Fn(&T) -> R + Sync,
     progress: impl Fn(usize) + Sync,
-) -> Vec<std::result::Result<R, String>> {
+) -> Vec<Option<std::result::Result<R, String>>> {
     let slots: Mutex<Vec<Option<std::result::Result<R, String>>>> = Mutex::new((0..items.len()).map(|_| None).collect());
     let (next, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, items.len().max(1)) {
             scope.spawn(|| loop {
+                if crate::interrupt::interrupted() {
+                    return;
+                }
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(index) else { return };
                 let outcome = catch_unwind(AssertUnwindSafe(|| f(item))).map_err(|panic| {
@@ -33,5 +37,5 @@ pub fn map<T: Sync, R: Send>(
             });
         }
     });
-    slots.into_inner().expect("threads joined").into_iter().map(|slot| slot.expect("every job ran")).collect()
+    slots.into_inner().expect("threads joined")
 }

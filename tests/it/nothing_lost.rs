@@ -96,3 +96,34 @@ fn a_finished_sweep_removes_the_incomplete_marker_of_an_earlier_interrupted_one(
     assert!(!out.join("INCOMPLETE").exists());
     assert_eq!(finished_rows(&out).len(), 3);
 }
+
+#[test]
+fn ctrl_c_stops_a_bench_grid_and_its_files_describe_the_finished_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("grid");
+    let child = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(["bench", "scenarios/bench/poll-jitter.toml", "--param", "timing.background_poll_ms=5000,15000", "--seeds", "1..=2000"])
+        .args(["--out", out.to_str().unwrap()])
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The grid point files are written before the first run starts.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !out.join("points").join("p001.toml").exists() {
+        assert!(Instant::now() < deadline, "the grid never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(130), "{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    let marker = std::fs::read_to_string(out.join("INCOMPLETE")).unwrap();
+    let finished: usize = marker.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(finished < 4000 && marker.contains("of 4000 runs finished: interrupted"), "{marker}");
+    let mut reader = csv::Reader::from_path(out.join("bench.csv")).unwrap();
+    let runs: usize = reader.records().map(|r| r.unwrap()[2].parse::<usize>().unwrap()).sum();
+    assert_eq!(runs, finished, "bench.csv counts exactly the finished runs");
+}
