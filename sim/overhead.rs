@@ -85,15 +85,15 @@ pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], re
     let mut floor_best = Duration::MAX;
     // Interleaved so that a slow moment of the machine hits both sides alike.
     for i in 0..repeats.max(1) {
-        let dir = scratch.path().join(format!("run-{i}"));
+        let name = format!("run-{i}");
         let scenario = Scenario::load(scenario_path)?;
         let started = Instant::now();
-        let again = run_scenario(scenario, &options(&format!("run-{i}")))?;
+        let again = run_scenario(scenario, &options(&name))?;
         run_best = run_best.min(started.elapsed());
         if again.trace_hash != summary.trace_hash {
             return Err(Error::harness(format!("run {i} of seed {} differs from the recorded run (nondeterminism)", summary.seed)));
         }
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(scratch.path().join(&name));
         floor_best = floor_best.min(replay_floor(&scratch.path().join(format!("floor-{i}.db")), &catalog, &recorded)?);
     }
     Ok(OverheadReport {
