@@ -167,12 +167,9 @@ impl CommsDb {
         Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
     }
 
-    /// Whether a statement writes (known from its prepared form, before it runs).
-    pub fn is_write(&self, name: &str) -> rusqlite::Result<bool> {
-        match self.writes.get(name) {
-            Some(write) => Ok(*write),
-            None => Ok(!self.conn.prepare_cached(&self.catalog.get(name).sql)?.readonly()),
-        }
+    /// Whether a statement writes (known from its prepared form, before the run starts).
+    pub fn is_write(&self, name: &str) -> bool {
+        *self.writes.get(name).unwrap_or_else(|| panic!("statement `{name}` is not in the catalog"))
     }
 
     /// The harness's own look at a task row (not a protocol statement).
@@ -191,7 +188,7 @@ impl CommsDb {
     /// Executes a statement; for a write, also snapshots `task_id`'s row before and after,
     /// and reads back a message it inserted.
     pub fn execute_observed(&mut self, name: &str, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
-        if !self.is_write(name)? {
+        if !self.is_write(name) {
             return Ok((self.execute(name, params)?, Observed::default()));
         }
         let before = self.snapshot(task_id)?;
@@ -212,10 +209,6 @@ impl CommsDb {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
     }
 
     pub fn connection(&self) -> &Connection {

@@ -319,7 +319,6 @@ impl Engine {
         Ok(Ending::Quiescent)
     }
 
-    /// Hands the database, the trace and the oracles back once the loop is over.
     /// Writes every file the sessions wrote under `files_root`, whatever way the run ended,
     /// so the seed's scripts and a person can read them (temp/ was emptied at the start).
     pub fn flush_files(&mut self) -> Result<()> {
@@ -333,6 +332,7 @@ impl Engine {
         Ok(())
     }
 
+    /// Hands the database, the trace and the oracles back once the loop is over.
     pub fn into_parts(mut self) -> (CommsDb, TraceSink, Checker) {
         self.drain_facts();
         drop(self.actors);
@@ -513,7 +513,7 @@ impl Engine {
     ) -> Result<Option<std::result::Result<SqlOutcome, SqlFailure>>> {
         let meta = self.actors[&actor].meta.clone();
         let now_ms = self.runtime.now_ms();
-        let is_write = self.db.is_write(name).map_err(|e| Error::harness(format!("statement `{name}`: {e}")))?;
+        let is_write = self.db.is_write(name);
         let action = self.faults.before_statement(&meta.name, name, is_write, now_ms);
         match action {
             faults::Action::None | faults::Action::CrashAfter => {}
