@@ -9,6 +9,7 @@ mod determinism;
 mod examples;
 mod faults;
 mod fuzz;
+mod golden;
 mod nothing_lost;
 mod protocol;
 mod quickstart;
