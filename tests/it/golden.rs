@@ -1,4 +1,4 @@
-//! The behaviour guard: the trace hash and the SHA-256 of `comms.db` of every shipped scenario
+//! The behaviour guard: the trace hash and the SHA-256 of `comms.db` and `violations.csv` of every shipped scenario
 //! on its own seed (and a few more seeds of the random-fault scenarios), against the committed
 //! `tests/golden/hashes.tsv`. A refactor leaves every line unchanged; a change of behaviour
 //! rewrites the file in the same commit (`REHEARSAL_BLESS=1 cargo test golden`) and says why.
@@ -52,7 +52,8 @@ fn sha256_file(path: &Path) -> String {
     Sha256::digest(std::fs::read(path).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// One line of the golden file: scenario, seed, trace hash, comms.db hash.
+/// One line of the golden file: scenario, seed, trace hash, comms.db hash, violations.csv hash
+/// (the verdict's violations and their explanations).
 fn measure(scenario: &str, seed: Option<u64>, out: &Path) -> String {
     let seed_text = seed.map(|s| s.to_string());
     let mut args = vec!["run", scenario, "--out", out.to_str().unwrap()];
@@ -81,7 +82,7 @@ fn every_shipped_scenario_keeps_its_trace_and_database_hashes() {
             });
         }
     });
-    let mut actual = String::from("scenario\tseed\ttrace_sha256\tcomms_db_sha256\n");
+    let mut actual = String::from("scenario\tseed\ttrace_sha256\tcomms_db_sha256\tviolations_sha256\n");
     for line in lines.into_inner().unwrap() {
         actual.push_str(&line);
         actual.push('\n');
