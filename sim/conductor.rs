@@ -19,8 +19,7 @@ use crate::musician::{self, Launch};
 use crate::oracle::Fact;
 use crate::scenario::{ContextReply, ReviewAnswer, Scenario};
 
-pub const CONDUCTOR_TASK_ID: &str = "task-00";
-pub const CONDUCTOR_SESSION_ID: &str = "conductor-session";
+pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// What a musician asked of the conductor, answered once the task is in the matching state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

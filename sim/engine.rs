@@ -438,7 +438,7 @@ impl Engine {
             }
             Timed::ConductorDown { ms } => {
                 let conductor: Vec<ActorId> = self.actors.iter().filter(|(_, a)| a.meta.name == "conductor").map(|(id, _)| *id).collect();
-                self.hang_actors(&conductor, ms, "the conductor", crate::conductor::CONDUCTOR_SESSION_ID);
+                self.hang_actors(&conductor, ms, "the conductor", crate::vocab::CONDUCTOR_SESSION_ID);
             }
         }
     }

@@ -31,4 +31,5 @@ pub mod sweep;
 pub mod trace;
 pub mod variant;
 pub mod verdict;
+pub mod vocab;
 pub mod watcher;

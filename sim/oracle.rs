@@ -556,7 +556,7 @@ impl Checker {
 
     fn on_conductor_write(&mut self, f: &SqlFact) {
         let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
-        if f.task_id == crate::conductor::CONDUCTOR_TASK_ID || before.state == after.state || f.rows_affected == 0 {
+        if f.task_id == crate::vocab::CONDUCTOR_TASK_ID || before.state == after.state || f.rows_affected == 0 {
             return;
         }
         if !conductor_transition_allowed(&before.state, &after.state, &self.settings) {
@@ -611,7 +611,7 @@ impl Checker {
     pub fn finish(&mut self, end_ms: i64, budgets: &BudgetsSection) {
         let messages: Vec<(i64, MessageTruth)> = self.messages.iter().map(|(id, m)| (*id, m.clone())).collect();
         for (id, m) in messages {
-            if m.kind == "instruction" || m.task_id == crate::conductor::CONDUCTOR_TASK_ID {
+            if m.kind == "instruction" || m.task_id == crate::vocab::CONDUCTOR_TASK_ID {
                 continue;
             }
             // Due only if some session of the task was alive after it was sent.

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::clock::SimClock;
-use crate::conductor::{self, CONDUCTOR_TASK_ID};
+use crate::conductor;
 use crate::db::CommsDb;
 use crate::engine::{ActorMeta, Engine, EngineConfig};
 use crate::error::{Error, Result};
@@ -14,6 +14,7 @@ use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
 use crate::trace::TraceSink;
 use crate::verdict::{self, Verdict};
+use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -103,11 +104,8 @@ fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Resu
     }
     let mut engine = Engine::new(config, clock, db, trace, out_dir.clone(), faults, checker);
     let scenario = Rc::new(scenario);
-    let conductor_meta = ActorMeta {
-        name: "conductor".to_string(),
-        task_id: CONDUCTOR_TASK_ID.to_string(),
-        session_id: conductor::CONDUCTOR_SESSION_ID.to_string(),
-    };
+    let conductor_meta =
+        ActorMeta { name: "conductor".to_string(), task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run();

@@ -599,9 +599,7 @@ impl TaskPlan {
     }
 }
 
-pub fn task_id(number: u64) -> String {
-    format!("task-{number:02}")
-}
+pub use crate::vocab::task_id;
 
 /// Upper bounds that keep a typo from asking for a simulation that cannot end.
 const TASKS_MAX: u64 = 10_000;
@@ -800,7 +798,7 @@ impl Scenario {
             }
             if let Some(point) = &fault.at {
                 let statement = point.strip_prefix("before:").or_else(|| point.strip_prefix("after:"));
-                let known = statement.is_some_and(|s| crate::sql_catalog::REQUIRED.iter().any(|(n, _)| *n == s));
+                let known = statement.is_some_and(|s| crate::vocab::Stmt::parse(s).is_some());
                 if !known {
                     return Err(at(
                         section,
@@ -822,8 +820,8 @@ impl Scenario {
             }
         }
         for rule in raw.expect.violations.iter().chain(&raw.expect.allowed) {
-            if !crate::oracle::RULES.iter().any(|r| r.name == rule) {
-                let names: Vec<&str> = crate::oracle::RULES.iter().map(|r| r.name).collect();
+            if crate::vocab::RuleId::parse(rule).is_none() {
+                let names: Vec<&str> = crate::vocab::RuleId::ALL.iter().map(|r| r.as_str()).collect();
                 return Err(at("expect", None, "violations", format!("`{rule}` is not a rule; rules: {}", names.join(", "))));
             }
         }

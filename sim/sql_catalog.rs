@@ -1,7 +1,7 @@
 //! The protocol's SQL as data: named statements parsed from `.sql` files.
 //!
 //! A file is a sequence of entries, each introduced by `-- name: NAME`. The engine supplies
-//! a fixed set of named parameters to each statement (`REQUIRED`); a statement may use any
+//! a fixed set of named parameters to each statement (`required()`); a statement may use any
 //! subset of them, and nothing else. Every statement is prepared against the real schema
 //! when the run starts, so a broken one is named before anything runs (DESIGN.md, inv. 4).
 
@@ -11,45 +11,17 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::vocab::Stmt;
 
 /// The default protocol, compiled in so the binary works from any folder.
 pub const DEFAULT_PROTOCOL_SQL: &str = include_str!("../scenarios/protocol.sql");
 pub const DEFAULT_PROTOCOL_FILE: &str = "scenarios/protocol.sql";
 
-/// Every statement the engine executes, with the parameters it binds to it.
-pub const REQUIRED: &[(&str, &[&str])] = &[
-    ("conductor_register", &[":session_id"]),
-    ("create_task", &[":task_id", ":instruction_path"]),
-    ("send_instruction", &[":task_id", ":message"]),
-    ("conductor_heartbeat", &[]),
-    ("conductor_set_state", &[":state"]),
-    ("poll_tasks", &[]),
-    ("read_musician_messages", &[":last_id"]),
-    ("send_conductor_message", &[":task_id", ":message", ":message_type"]),
-    ("set_task_state", &[":task_id", ":state"]),
-    ("claim_task", &[":task_id", ":session_id", ":worked_by"]),
-    ("insert_fallback_row", &[":session_id"]),
-    ("send_claim_blocked", &[":task_id", ":session_id", ":message"]),
-    ("read_instruction", &[":task_id"]),
-    ("heartbeat", &[":task_id", ":session_id"]),
-    ("read_task_state", &[":task_id"]),
-    ("read_new_conductor_messages", &[":task_id", ":last_processed_message_id"]),
-    ("send_review_request", &[":task_id", ":session_id", ":message"]),
-    ("set_needs_review", &[":task_id", ":session_id"]),
-    ("resume_working", &[":task_id", ":session_id"]),
-    ("send_completion", &[":task_id", ":session_id", ":message"]),
-    ("mark_complete", &[":task_id", ":session_id", ":report_path"]),
-    ("stop_hook_state", &[":session_id"]),
-    ("send_error", &[":task_id", ":session_id", ":message"]),
-    ("set_error", &[":task_id", ":session_id", ":last_error"]),
-    ("send_context_warning", &[":task_id", ":session_id", ":message"]),
-    ("set_context_warning", &[":task_id", ":session_id"]),
-    ("send_handoff", &[":task_id", ":session_id", ":message"]),
-    ("mark_exited", &[":task_id", ":session_id"]),
-    ("send_resumption", &[":task_id", ":session_id", ":message"]),
-    ("conductor_health", &[]),
-    ("read_latest_conductor_message", &[":task_id"]),
-];
+/// Every statement the engine executes, with the parameters it binds to it (derived from the
+/// vocabulary's `Stmt`, the one list of statement names).
+pub fn required() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
+    Stmt::ALL.into_iter().map(|s| (s.name(), s.params()))
+}
 
 #[derive(Clone, Debug)]
 pub struct Statement {
@@ -109,14 +81,14 @@ impl Catalog {
     /// Checks names and parameters, then prepares every statement on `conn` (which must
     /// already hold the schema). The first problem is returned, naming the statement.
     pub fn validate(&self, conn: &Connection) -> Result<()> {
-        for (name, _) in REQUIRED {
-            if !self.statements.contains_key(*name) {
+        for (name, _) in required() {
+            if !self.statements.contains_key(name) {
                 return Err(Error::input(format!("statement `{name}` is missing from the protocol SQL")));
             }
         }
         for statement in self.statements.values() {
-            let Some((_, supplied)) = REQUIRED.iter().find(|(name, _)| *name == statement.name) else {
-                let known: Vec<&str> = REQUIRED.iter().map(|(n, _)| *n).collect();
+            let Some((_, supplied)) = required().find(|(name, _)| *name == statement.name) else {
+                let known: Vec<&str> = required().map(|(n, _)| n).collect();
                 return Err(Error::input(format!(
                     "statement `{}` ({}) is not one the engine runs; known names: {}",
                     statement.name,
@@ -231,8 +203,8 @@ mod tests {
     #[test]
     fn every_required_statement_is_in_the_default_protocol() {
         let catalog = Catalog::default_protocol();
-        assert_eq!(catalog.len(), REQUIRED.len());
-        for (name, supplied) in REQUIRED {
+        assert_eq!(catalog.len(), Stmt::ALL.len());
+        for (name, supplied) in required() {
             for param in &catalog.get(name).params {
                 assert!(supplied.contains(&param.as_str()), "{name} uses {param}");
             }

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeSet;
 
-use crate::conductor::CONDUCTOR_TASK_ID;
 use crate::db::CommsDb;
 use crate::engine::Ending;
 use crate::error::Result;
 use crate::oracle::{Checker, Violation};
 use crate::scenario::Scenario;
+use crate::vocab::CONDUCTOR_TASK_ID;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {

@@ -1,0 +1,31 @@
+//! The vocabulary: the words every layer of the simulator shares — actor names, task states,
+//! statement names, rule ids and run outcomes — as types. It imports nothing of the simulator,
+//! so everything else can import it. Text becomes these types once, at the edge (a scenario
+//! file, a trace row, a SQL file); inside, only the types travel.
+
+pub mod actor;
+pub mod outcome;
+pub mod rule;
+pub mod state;
+pub mod statement;
+
+pub use actor::{ActorName, SessionPlace, WatcherKind};
+pub use outcome::{Ending, RunOutcome};
+pub use rule::RuleId;
+pub use state::TaskState;
+pub use statement::Stmt;
+
+/// The conductor's own task row (seed 004 state table: `task-00`).
+pub const CONDUCTOR_TASK_ID: &str = "task-00";
+/// The conductor's session id: the conductor is one session for the whole run.
+pub const CONDUCTOR_SESSION_ID: &str = "conductor-session";
+
+/// `task-NN` for task number NN (at least two digits, as seed 000's examples write it).
+pub fn task_id(number: u64) -> String {
+    format!("task-{number:02}")
+}
+
+/// The number of a `task-NN` id; `None` for anything else.
+pub fn task_number(task_id: &str) -> Option<u64> {
+    task_id.strip_prefix("task-")?.parse().ok()
+}

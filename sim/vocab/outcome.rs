@@ -1,0 +1,61 @@
+//! How a run ends and what it means for the exit code (DESIGN.md "Command line").
+
+/// How the event loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// Every actor finished.
+    Quiescent,
+    /// Simulated time reached `sim_time_max_ms` with actors still running.
+    TimeLimit,
+}
+
+/// A run's outcome, as results.csv, JUnit and exit codes carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum RunOutcome {
+    Pass,
+    /// The protocol failed (safety, liveness or budget).
+    Fail,
+    /// The harness failed (I/O, SQLite, a panic): no verdict about the protocol.
+    Error,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Pass => "pass",
+            RunOutcome::Fail => "fail",
+            RunOutcome::Error => "error",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RunOutcome> {
+        [RunOutcome::Pass, RunOutcome::Fail, RunOutcome::Error].into_iter().find(|o| o.as_str() == text)
+    }
+
+    /// 0 pass, 1 the protocol failed, 3 the harness failed.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            RunOutcome::Pass => 0,
+            RunOutcome::Fail => 1,
+            RunOutcome::Error => 3,
+        }
+    }
+
+    /// The exit code of many runs: the worst outcome wins (an error over a failure).
+    pub fn worst(outcomes: impl IntoIterator<Item = RunOutcome>) -> RunOutcome {
+        outcomes.into_iter().max().unwrap_or(RunOutcome::Pass)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_outcome_decides_the_exit_code() {
+        assert_eq!(RunOutcome::worst([]), RunOutcome::Pass);
+        assert_eq!(RunOutcome::worst([RunOutcome::Pass, RunOutcome::Fail]).exit_code(), 1);
+        assert_eq!(RunOutcome::worst([RunOutcome::Error, RunOutcome::Fail]).exit_code(), 3);
+        assert_eq!(RunOutcome::parse("fail"), Some(RunOutcome::Fail));
+    }
+}

@@ -1,0 +1,207 @@
+//! Statement names: every protocol statement the simulator executes, the parameters it binds
+//! to each, and whether it writes. The SQL itself is data (`scenarios/protocol.sql` and
+//! overrides); these are only its names, so actors, the world and the oracles agree on them.
+
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Stmt {
+    ConductorRegister,
+    CreateTask,
+    SendInstruction,
+    ConductorHeartbeat,
+    ConductorSetState,
+    PollTasks,
+    ReadMusicianMessages,
+    SendConductorMessage,
+    SetTaskState,
+    ClaimTask,
+    InsertFallbackRow,
+    SendClaimBlocked,
+    ReadInstruction,
+    Heartbeat,
+    ReadTaskState,
+    ReadNewConductorMessages,
+    SendReviewRequest,
+    SetNeedsReview,
+    ResumeWorking,
+    SendCompletion,
+    MarkComplete,
+    StopHookState,
+    SendError,
+    SetError,
+    SendContextWarning,
+    SetContextWarning,
+    SendHandoff,
+    MarkExited,
+    SendResumption,
+    ConductorHealth,
+    ReadLatestConductorMessage,
+}
+
+impl Stmt {
+    pub const ALL: [Stmt; 31] = [
+        Stmt::ConductorRegister,
+        Stmt::CreateTask,
+        Stmt::SendInstruction,
+        Stmt::ConductorHeartbeat,
+        Stmt::ConductorSetState,
+        Stmt::PollTasks,
+        Stmt::ReadMusicianMessages,
+        Stmt::SendConductorMessage,
+        Stmt::SetTaskState,
+        Stmt::ClaimTask,
+        Stmt::InsertFallbackRow,
+        Stmt::SendClaimBlocked,
+        Stmt::ReadInstruction,
+        Stmt::Heartbeat,
+        Stmt::ReadTaskState,
+        Stmt::ReadNewConductorMessages,
+        Stmt::SendReviewRequest,
+        Stmt::SetNeedsReview,
+        Stmt::ResumeWorking,
+        Stmt::SendCompletion,
+        Stmt::MarkComplete,
+        Stmt::StopHookState,
+        Stmt::SendError,
+        Stmt::SetError,
+        Stmt::SendContextWarning,
+        Stmt::SetContextWarning,
+        Stmt::SendHandoff,
+        Stmt::MarkExited,
+        Stmt::SendResumption,
+        Stmt::ConductorHealth,
+        Stmt::ReadLatestConductorMessage,
+    ];
+
+    /// The `-- name:` of its entry in a protocol SQL file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stmt::ConductorRegister => "conductor_register",
+            Stmt::CreateTask => "create_task",
+            Stmt::SendInstruction => "send_instruction",
+            Stmt::ConductorHeartbeat => "conductor_heartbeat",
+            Stmt::ConductorSetState => "conductor_set_state",
+            Stmt::PollTasks => "poll_tasks",
+            Stmt::ReadMusicianMessages => "read_musician_messages",
+            Stmt::SendConductorMessage => "send_conductor_message",
+            Stmt::SetTaskState => "set_task_state",
+            Stmt::ClaimTask => "claim_task",
+            Stmt::InsertFallbackRow => "insert_fallback_row",
+            Stmt::SendClaimBlocked => "send_claim_blocked",
+            Stmt::ReadInstruction => "read_instruction",
+            Stmt::Heartbeat => "heartbeat",
+            Stmt::ReadTaskState => "read_task_state",
+            Stmt::ReadNewConductorMessages => "read_new_conductor_messages",
+            Stmt::SendReviewRequest => "send_review_request",
+            Stmt::SetNeedsReview => "set_needs_review",
+            Stmt::ResumeWorking => "resume_working",
+            Stmt::SendCompletion => "send_completion",
+            Stmt::MarkComplete => "mark_complete",
+            Stmt::StopHookState => "stop_hook_state",
+            Stmt::SendError => "send_error",
+            Stmt::SetError => "set_error",
+            Stmt::SendContextWarning => "send_context_warning",
+            Stmt::SetContextWarning => "set_context_warning",
+            Stmt::SendHandoff => "send_handoff",
+            Stmt::MarkExited => "mark_exited",
+            Stmt::SendResumption => "send_resumption",
+            Stmt::ConductorHealth => "conductor_health",
+            Stmt::ReadLatestConductorMessage => "read_latest_conductor_message",
+        }
+    }
+
+    /// The named parameters the simulator binds; a statement may use any subset of them.
+    pub fn params(self) -> &'static [&'static str] {
+        match self {
+            Stmt::ConductorRegister => &[":session_id"],
+            Stmt::CreateTask => &[":task_id", ":instruction_path"],
+            Stmt::SendInstruction => &[":task_id", ":message"],
+            Stmt::ConductorHeartbeat => &[],
+            Stmt::ConductorSetState => &[":state"],
+            Stmt::PollTasks => &[],
+            Stmt::ReadMusicianMessages => &[":last_id"],
+            Stmt::SendConductorMessage => &[":task_id", ":message", ":message_type"],
+            Stmt::SetTaskState => &[":task_id", ":state"],
+            Stmt::ClaimTask => &[":task_id", ":session_id", ":worked_by"],
+            Stmt::InsertFallbackRow => &[":session_id"],
+            Stmt::SendClaimBlocked => &[":task_id", ":session_id", ":message"],
+            Stmt::ReadInstruction => &[":task_id"],
+            Stmt::Heartbeat => &[":task_id", ":session_id"],
+            Stmt::ReadTaskState => &[":task_id"],
+            Stmt::ReadNewConductorMessages => &[":task_id", ":last_processed_message_id"],
+            Stmt::SendReviewRequest => &[":task_id", ":session_id", ":message"],
+            Stmt::SetNeedsReview => &[":task_id", ":session_id"],
+            Stmt::ResumeWorking => &[":task_id", ":session_id"],
+            Stmt::SendCompletion => &[":task_id", ":session_id", ":message"],
+            Stmt::MarkComplete => &[":task_id", ":session_id", ":report_path"],
+            Stmt::StopHookState => &[":session_id"],
+            Stmt::SendError => &[":task_id", ":session_id", ":message"],
+            Stmt::SetError => &[":task_id", ":session_id", ":last_error"],
+            Stmt::SendContextWarning => &[":task_id", ":session_id", ":message"],
+            Stmt::SetContextWarning => &[":task_id", ":session_id"],
+            Stmt::SendHandoff => &[":task_id", ":session_id", ":message"],
+            Stmt::MarkExited => &[":task_id", ":session_id"],
+            Stmt::SendResumption => &[":task_id", ":session_id", ":message"],
+            Stmt::ConductorHealth => &[],
+            Stmt::ReadLatestConductorMessage => &[":task_id"],
+        }
+    }
+
+    /// Whether the statement writes. A SQL override must keep it: the database checks the
+    /// prepared form against this before the run (a write turned read would hide effects).
+    pub fn writes(self) -> bool {
+        !matches!(
+            self,
+            Stmt::PollTasks
+                | Stmt::ReadMusicianMessages
+                | Stmt::ReadInstruction
+                | Stmt::ReadTaskState
+                | Stmt::ReadNewConductorMessages
+                | Stmt::StopHookState
+                | Stmt::ConductorHealth
+                | Stmt::ReadLatestConductorMessage
+        )
+    }
+
+    /// An INSERT of a message (`send_…`): it touches no task row.
+    pub fn inserts_message(self) -> bool {
+        self.name().starts_with("send_")
+    }
+
+    pub fn parse(name: &str) -> Option<Stmt> {
+        Stmt::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+impl fmt::Display for Stmt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_are_unique() {
+        for stmt in Stmt::ALL {
+            assert_eq!(Stmt::parse(stmt.name()), Some(stmt));
+        }
+        let mut names: Vec<&str> = Stmt::ALL.iter().map(|s| s.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Stmt::ALL.len());
+        assert_eq!(Stmt::parse("drop_table"), None);
+    }
+
+    #[test]
+    fn every_message_insert_writes_and_binds_its_message() {
+        for stmt in Stmt::ALL.into_iter().filter(|s| s.inserts_message()) {
+            assert!(stmt.writes(), "{stmt}");
+            assert!(stmt.params().contains(&":message"), "{stmt}");
+        }
+        assert!(!Stmt::PollTasks.writes() && Stmt::ClaimTask.writes());
+    }
+}
