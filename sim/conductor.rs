@@ -12,12 +12,14 @@ use std::rc::Rc;
 use rand::RngExt;
 use rusqlite::types::Value;
 
+use crate::ctx::ActorMeta;
 use crate::ctx::Ctx;
-use crate::engine::{ActorMeta, SqlFailure};
+use crate::event::Fact;
 use crate::messages;
 use crate::musician::{self, Launch};
-use crate::oracle::Fact;
 use crate::scenario::{ContextReply, ReviewAnswer, Scenario};
+use crate::vocab::Stmt;
+use crate::world::SqlFailure;
 
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
@@ -77,7 +79,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         twin_after_ms: 0,
     };
     if let Err(failure) = conductor.run().await {
-        ctx.note("conductor_sql_failure", format!("{}: {}", failure.statement, failure.message));
+        ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
     }
 }
 
@@ -88,31 +90,31 @@ fn text(s: &str) -> Value {
 impl Conductor<'_> {
     async fn run(&mut self) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
-        ctx.sql("conductor_register", vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+        ctx.sql(Stmt::ConductorRegister, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
         for plan in &self.scenario.tasks {
             let path = messages::instruction_path(&plan.task_id);
-            ctx.sql("create_task", vec![(":task_id", text(&plan.task_id)), (":instruction_path", text(&path))]).await?;
+            ctx.sql(Stmt::CreateTask, vec![(":task_id", text(&plan.task_id)), (":instruction_path", text(&path))]).await?;
             let message = messages::instruction(&plan.task_id, &path);
-            ctx.sql("send_instruction", vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
+            ctx.sql(Stmt::SendInstruction, vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
         }
         for plan in self.scenario.tasks.clone() {
             self.launch(&plan.task_id, false);
             // Fault: a second session launched for the same task at the same instant.
-            if let Some(twin) = self.scenario.faults.double_launch.iter().find(|d| d.task == plan.number) {
-                self.twin_after_ms = twin.after_ms;
+            if let Some(after_ms) = self.ctx.twin_after_ms(plan.number) {
+                self.twin_after_ms = after_ms;
                 self.launch(&plan.task_id, true);
             }
         }
         // Bounded: the run's time limit ends the simulation long before this many polls.
         let polls_max = (self.scenario.run.sim_time_max_ms / self.scenario.conductor.poll_ms).max(1) + 1;
         for _poll in 0..polls_max {
-            ctx.sql("conductor_heartbeat", vec![]).await?;
+            ctx.sql(Stmt::ConductorHeartbeat, vec![]).await?;
             self.read_messages().await?;
             let tasks = self.poll_tasks().await?;
             let unfinished = tasks.iter().filter(|t| t.state != "complete" && !self.given_up.contains(&t.task_id)).count();
             if !tasks.is_empty() && unfinished == 0 {
                 let end = if self.given_up.is_empty() { "complete" } else { "exit_requested" };
-                ctx.sql("conductor_set_state", vec![(":state", text(end))]).await?;
+                ctx.sql(Stmt::ConductorSetState, vec![(":state", text(end))]).await?;
                 ctx.note(
                     "conductor_done",
                     format!("{} tasks complete, {} given up", tasks.len() - self.given_up.len(), self.given_up.len()),
@@ -130,7 +132,7 @@ impl Conductor<'_> {
     }
 
     async fn read_messages(&mut self) -> Result<(), SqlFailure> {
-        let found = self.ctx.sql("read_musician_messages", vec![(":last_id", Value::Integer(self.last_message_id))]).await?;
+        let found = self.ctx.sql(Stmt::ReadMusicianMessages, vec![(":last_id", Value::Integer(self.last_message_id))]).await?;
         for row in 0..found.rows.len() {
             self.last_message_id = self.last_message_id.max(found.int(row, 0).unwrap_or(0));
             let task_id = found.text(row, 1).unwrap_or("").to_string();
@@ -160,7 +162,7 @@ impl Conductor<'_> {
     }
 
     async fn poll_tasks(&mut self) -> Result<Vec<TaskView>, SqlFailure> {
-        let rows = self.ctx.sql("poll_tasks", vec![]).await?;
+        let rows = self.ctx.sql(Stmt::PollTasks, vec![]).await?;
         let mut tasks = Vec::with_capacity(rows.rows.len());
         for r in 0..rows.rows.len() {
             tasks.push(TaskView {
@@ -209,7 +211,6 @@ impl Conductor<'_> {
             self.handled_sessions.insert(task.session_id.clone());
             self.ctx.note("stale_detected", format!("{} heartbeat {:.0} s old in {}", task.task_id, task.seconds_stale, task.state));
             self.ctx.observe(Fact::StaleDeclared {
-                t_ms: self.ctx.now_ms(),
                 task_id: task.task_id.clone(),
                 session_id: task.session_id.clone(),
                 seconds_stale: task.seconds_stale,
@@ -224,7 +225,7 @@ impl Conductor<'_> {
     /// then the new state, then back to `watching`.
     async fn review(&mut self, task_id: &str, completion: bool, number: u64) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
-        ctx.sql("conductor_set_state", vec![(":state", text("reviewing"))]).await?;
+        ctx.sql(Stmt::ConductorSetState, vec![(":state", text("reviewing"))]).await?;
         let review_ms = ctx.draw(&self.scenario.conductor.review_ms);
         let task_number: u64 = task_id.trim_start_matches("task-").parse().unwrap_or(0);
         let answer = match self.scenario.scripted_answer(task_number, number) {
@@ -258,7 +259,7 @@ impl Conductor<'_> {
             }
         };
         self.answer(task_id, kind, message, answer.state()).await?;
-        ctx.sql("conductor_set_state", vec![(":state", text("watching"))]).await?;
+        ctx.sql(Stmt::ConductorSetState, vec![(":state", text("watching"))]).await?;
         Ok(())
     }
 
@@ -285,11 +286,11 @@ impl Conductor<'_> {
     async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
         ctx.sql(
-            "send_conductor_message",
+            Stmt::SendConductorMessage,
             vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
         )
         .await?;
-        ctx.sql("set_task_state", vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+        ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
         Ok(())
     }
 
@@ -337,7 +338,7 @@ impl Conductor<'_> {
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
             self.ctx
                 .sql(
-                    "send_conductor_message",
+                    Stmt::SendConductorMessage,
                     vec![(":task_id", text(&task_id)), (":message", Value::Text(message)), (":message_type", text("emergency"))],
                 )
                 .await?;
@@ -349,7 +350,7 @@ impl Conductor<'_> {
     async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 1000;
         for iteration in 1..=ITERATIONS_MAX {
-            let rows = self.ctx.sql("stop_hook_state", vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
             let state = rows.text(0, 1).unwrap_or("").to_string();
             if state == "complete" || state == "exit_requested" {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit allowed"));
@@ -371,13 +372,13 @@ impl Conductor<'_> {
         let plan = self.scenario.tasks.iter().find(|p| p.task_id == task_id).expect("a scenario task").clone();
         let launch = Launch { plan, session_no: *number };
         // A twin gets its own name (and so its own session id and streams): `task-01.S1b`.
-        let name = if twin { format!("{}b", launch.actor_name()) } else { launch.actor_name() };
-        let meta = ActorMeta { session_id: self.ctx.derive_uuid(&name), task_id: task_id.to_string(), name };
+        let name = launch.actor_name(twin);
+        let meta = ActorMeta { session_id: self.ctx.derive_uuid(&name.to_string()), task_id: task_id.to_string(), name };
         let delay_ms =
             if twin { self.last_launch_delay_ms + self.twin_after_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
         self.last_launch_delay_ms = delay_ms;
         self.ctx.observe(Fact::Launched {
-            t_ms: self.ctx.now_ms() + delay_ms,
+            at_ms: self.ctx.now_ms() + delay_ms,
             session_id: meta.session_id.clone(),
             task_id: task_id.to_string(),
         });

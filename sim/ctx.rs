@@ -6,67 +6,85 @@
 
 use std::cell::{RefCell, RefMut};
 use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll};
 
 use rand_chacha::ChaCha8Rng;
 
+use crate::clock::SimClock;
 use crate::db::{Params, SqlOutcome};
 use crate::dist::Dist;
-use crate::engine::{ActorId, ActorMeta, Request, Response, Runtime, Slot, Spawn, SqlFailure};
+use crate::event::{Event, EventKind, EventLog, Fact, Who};
+use crate::executor::{ActorId, Await, Request, Response, Slot, Spawner};
+use crate::faults::ActorFaults;
 use crate::rng;
-use crate::trace::TraceRow;
+use crate::vocab::{ActorName, Stmt};
+use crate::world::{ActorInfo, Effect, FailureKind, Reply, SqlFailure};
+
+/// Who an actor is: its name, its task and the session id it writes as.
+#[derive(Clone, Debug)]
+pub struct ActorMeta {
+    pub name: ActorName,
+    /// The task row this actor works on (`task-00` for the conductor).
+    pub task_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`).
+    pub session_id: String,
+}
+
+/// What every `Ctx` of a run shares: the seed, the clock, the spawner, the event log and the
+/// faults that reach actors' decisions. Actors read it; the engine acts on it.
+pub struct Runtime {
+    pub seed: u64,
+    pub clock: SimClock,
+    pub epoch_unix_ms: i64,
+    pub spawner: Rc<Spawner<ActorInfo, Effect, Reply>>,
+    pub events: Rc<EventLog>,
+    pub actor_faults: ActorFaults,
+}
+
+impl Runtime {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_unix_ms() - self.epoch_unix_ms
+    }
+}
+
+type ActorSlot = Rc<RefCell<Slot<Effect, Reply>>>;
 
 pub struct Ctx {
     id: ActorId,
     meta: ActorMeta,
-    slot: Rc<RefCell<Slot>>,
+    slot: ActorSlot,
     runtime: Rc<Runtime>,
     rng: RefCell<ChaCha8Rng>,
 }
 
-/// Resolves with the engine's response to one request.
-struct Effect {
-    slot: Rc<RefCell<Slot>>,
-    request: Option<Request>,
-}
-
-impl Future for Effect {
-    type Output = Response;
-
-    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Response> {
-        if let Some(request) = self.request.take() {
-            let mut slot = self.slot.borrow_mut();
-            assert!(slot.request.is_none(), "two requests in flight from one actor");
-            slot.request = Some(request);
-            return Poll::Pending;
-        }
-        let response = self.slot.borrow_mut().response.take();
-        Poll::Ready(response.expect("the engine polls an actor only with its response"))
-    }
-}
-
 impl Ctx {
-    pub(crate) fn queue_spawn<F, Fut>(runtime: &Rc<Runtime>, parent: Option<ActorId>, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    /// Queues a new actor for the engine; its random streams come from (seed, name).
+    pub fn queue_spawn<F, Fut>(runtime: &Rc<Runtime>, parent: Option<ActorId>, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
     where
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + 'static,
     {
-        assert!(delay_ms >= 0);
-        let id = runtime.next_id.get();
-        runtime.next_id.set(id + 1);
-        let slot = Rc::new(RefCell::new(Slot::default()));
-        let ctx = Ctx {
-            id,
-            meta: meta.clone(),
-            slot: slot.clone(),
-            runtime: runtime.clone(),
-            rng: RefCell::new(rng::stream(runtime.seed, &meta.name)),
+        let name = meta.name.to_string();
+        let info = ActorInfo {
+            name: meta.name,
+            task_id: meta.task_id.clone(),
+            session_id: meta.session_id.clone(),
+            latency_rng: rng::stream(runtime.seed, &format!("{name}#latency")),
         };
-        let future = Box::pin(make(ctx));
-        runtime.spawns.borrow_mut().push(Spawn { id, parent, meta, delay_ms, slot, future });
-        id
+        let rng = RefCell::new(rng::stream(runtime.seed, &name));
+        let shared = runtime.clone();
+        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, slot, runtime: shared, rng }))
+    }
+
+    async fn request(&self, request: Request<Effect>) -> Response<Reply> {
+        Await::new(self.slot.clone(), request).await
+    }
+
+    async fn effect(&self, effect: Effect) -> Reply {
+        match self.request(Request::Effect(effect)).await {
+            Response::Effect(reply) => reply,
+            _ => unreachable!("an effect is answered with a reply"),
+        }
     }
 
     pub fn meta(&self) -> &ActorMeta {
@@ -95,16 +113,16 @@ impl Ctx {
     /// Runs one named protocol statement at the instant the engine schedules it.
     /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; other
     /// failures go back to the actor.
-    pub async fn sql(&self, name: &'static str, params: Params) -> Result<SqlOutcome, SqlFailure> {
+    pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
         const BUSY_RETRIES: u32 = 3;
         for attempt in 0..=BUSY_RETRIES {
-            let result = match (Effect { slot: self.slot.clone(), request: Some(Request::Sql { name, params: params.clone() }) }).await {
-                Response::Sql(result) => result,
+            let result = match self.effect(Effect::Sql { stmt, params: params.clone() }).await {
+                Reply::Sql(result) => result,
                 _ => unreachable!("a SQL request is answered with a SQL response"),
             };
             match result {
-                Err(failure) if failure.message.contains("SQLITE_BUSY") && attempt < BUSY_RETRIES => {
-                    self.note("busy_retry", format!("`{name}` attempt {}", attempt + 1));
+                Err(failure) if failure.kind == FailureKind::Busy && attempt < BUSY_RETRIES => {
+                    self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;
                 }
                 other => return other,
@@ -116,7 +134,7 @@ impl Ctx {
     /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.
     pub async fn sleep(&self, ms: i64) {
         assert!(ms >= 0, "sleep of {ms} ms");
-        let response = (Effect { slot: self.slot.clone(), request: Some(Request::Sleep { ms }) }).await;
+        let response = self.request(Request::Sleep { ms }).await;
         assert!(matches!(response, Response::Woke));
     }
 
@@ -128,7 +146,7 @@ impl Ctx {
     /// Waits until the first of `actors` has finished (or was killed); returns which.
     pub async fn join_any(&self, actors: Vec<ActorId>) -> ActorId {
         assert!(!actors.is_empty());
-        match (Effect { slot: self.slot.clone(), request: Some(Request::JoinAny { actors }) }).await {
+        match self.request(Request::JoinAny { actors }).await {
             Response::Joined(actor) => actor,
             _ => unreachable!("a join is answered with a join"),
         }
@@ -136,24 +154,20 @@ impl Ctx {
 
     /// Appends to a file below the run folder (temp/ files are append-only logs).
     pub async fn append_file(&self, path: &str, text: &str) {
-        let response =
-            (Effect { slot: self.slot.clone(), request: Some(Request::AppendFile { path: path.to_string(), text: text.to_string() }) })
-                .await;
-        assert!(matches!(response, Response::FileWritten));
+        let reply = self.effect(Effect::AppendFile { path: path.to_string(), text: text.to_string() }).await;
+        assert!(matches!(reply, Reply::FileWritten));
     }
 
     /// Replaces a file below the run folder (the HANDOFF document).
     pub async fn write_file(&self, path: &str, text: &str) {
-        let response =
-            (Effect { slot: self.slot.clone(), request: Some(Request::WriteFile { path: path.to_string(), text: text.to_string() }) })
-                .await;
-        assert!(matches!(response, Response::FileWritten));
+        let reply = self.effect(Effect::WriteFile { path: path.to_string(), text: text.to_string() }).await;
+        assert!(matches!(reply, Reply::FileWritten));
     }
 
     /// Reads a file below the run folder; `None` if it does not exist.
     pub async fn read_file(&self, path: &str) -> Option<String> {
-        match (Effect { slot: self.slot.clone(), request: Some(Request::ReadFile { path: path.to_string() }) }).await {
-            Response::File(content) => content,
+        match self.effect(Effect::ReadFile { path: path.to_string() }).await {
+            Reply::File(content) => content,
             _ => unreachable!("a read is answered with a file"),
         }
     }
@@ -179,25 +193,40 @@ impl Ctx {
 
     /// Stops another actor at once (TaskStop of a watcher): its future is dropped.
     pub fn kill(&self, actor: ActorId) {
-        self.runtime.kills.borrow_mut().push(actor);
+        self.runtime.spawner.kill(actor);
+    }
+
+    fn emit(&self, kind: EventKind) {
+        self.runtime.events.push(Event {
+            t_ms: self.now_ms(),
+            who: Who::Actor(self.meta.name),
+            session: self.meta.session_id.clone(),
+            kind,
+        });
     }
 
     /// Tells the oracles a fact that is not a database effect (a launch, a message handled,
     /// a staleness decision). Facts never reach other actors.
-    pub fn observe(&self, fact: crate::oracle::Fact) {
-        self.runtime.facts.borrow_mut().push(fact);
+    pub fn observe(&self, fact: Fact) {
+        self.emit(EventKind::Truth(fact));
     }
 
     /// A trace row for a protocol decision that is not a database effect.
-    pub fn note(&self, event: &str, detail: impl Into<String>) {
-        self.runtime.record(TraceRow {
-            t_ms: self.now_ms(),
-            actor: self.meta.name.clone(),
-            session: self.meta.session_id.clone(),
-            event: event.to_string(),
-            detail: detail.into(),
-            ..TraceRow::default()
-        });
+    pub fn note(&self, what: &'static str, detail: impl Into<String>) {
+        self.emit(EventKind::Note { what, detail: detail.into() });
+    }
+
+    /// Fault: the extra context a subagent's result costs, if the plan's spike odds hit it
+    /// (drawn from this actor's own stream); noted in the trace as a fault.
+    pub fn context_spike_pct(&self) -> Option<i64> {
+        let spike = self.runtime.actor_faults.context_spike_pct(self.now_ms(), &mut self.rng())?;
+        self.note("fault_context_spike", format!("+{spike}% context"));
+        Some(spike)
+    }
+
+    /// Fault: the delay of the twin of task `task`'s first session, if it is double-launched.
+    pub fn twin_after_ms(&self, task: u64) -> Option<i64> {
+        self.runtime.actor_faults.twin_after_ms(task)
     }
 
     /// A UUID-shaped id drawn from the stream named `name`: how a launched session gets its

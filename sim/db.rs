@@ -9,6 +9,7 @@ use rusqlite::{ffi, Connection, OpenFlags};
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
 use crate::sql_catalog::Catalog;
+use crate::vocab::Stmt;
 
 /// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
 pub const SCHEMA_SQL: &str = include_str!("../scenarios/schema.sql");
@@ -50,12 +51,20 @@ impl SqlOutcome {
     }
 }
 
+/// A task row as the harness sees it around a write.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowSnapshot {
+    pub state: String,
+    pub session_id: String,
+    pub retry_count: i64,
+}
+
 /// What the harness saw around one write: the task row before and after, and for a message
 /// insert its (id, task_id, message_type).
 #[derive(Clone, Debug, Default)]
 pub struct Observed {
-    pub before: Option<crate::oracle::RowSnapshot>,
-    pub after: Option<crate::oracle::RowSnapshot>,
+    pub before: Option<RowSnapshot>,
+    pub after: Option<RowSnapshot>,
     pub message: Option<(i64, String, String)>,
 }
 
@@ -83,8 +92,6 @@ pub struct CommsDb {
     pub stats: DbStats,
     /// `Some` while recording: every protocol statement executed, in order.
     pub recorded: Option<Vec<Recorded>>,
-    /// Which statements write, known from their prepared form before the run starts.
-    writes: std::collections::BTreeMap<String, bool>,
     path: PathBuf,
     _vfs: ClockVfs,
 }
@@ -127,12 +134,8 @@ impl CommsDb {
         conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         catalog.validate(&conn)?;
-        let mut writes = std::collections::BTreeMap::new();
-        for name in catalog.names() {
-            let readonly = conn.prepare_cached(&catalog.get(&name).sql)?.readonly();
-            writes.insert(name, !readonly);
-        }
-        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, writes, path: path.to_path_buf(), _vfs: vfs })
+        check_write_flags(&conn, &catalog)?;
+        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
@@ -167,38 +170,33 @@ impl CommsDb {
         Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
     }
 
-    /// Whether a statement writes (known from its prepared form, before the run starts).
-    pub fn is_write(&self, name: &str) -> bool {
-        *self.writes.get(name).unwrap_or_else(|| panic!("statement `{name}` is not in the catalog"))
-    }
-
     /// The harness's own look at a task row (not a protocol statement).
-    pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<crate::oracle::RowSnapshot>> {
+    pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<RowSnapshot>> {
         self.stats.observer_reads += 1;
         let mut stmt = self.conn.prepare_cached(
             "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0) FROM orchestration_tasks WHERE task_id = ?1",
         )?;
         let mut rows = stmt.query([task_id])?;
         match rows.next()? {
-            Some(row) => Ok(Some(crate::oracle::RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)? })),
+            Some(row) => Ok(Some(RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)? })),
             None => Ok(None),
         }
     }
 
     /// Executes a statement; for a write, also snapshots `task_id`'s row before and after,
     /// and reads back a message it inserted.
-    pub fn execute_observed(&mut self, name: &str, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
-        if !self.is_write(name) {
-            return Ok((self.execute(name, params)?, Observed::default()));
+    pub fn execute_observed(&mut self, stmt: Stmt, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
+        if !stmt.writes() {
+            return Ok((self.execute(stmt.name(), params)?, Observed::default()));
         }
         let before = self.snapshot(task_id)?;
-        let outcome = self.execute(name, params)?;
+        let outcome = self.execute(stmt.name(), params)?;
         let after = self.snapshot(task_id)?;
         let mut message = None;
         let rowid = self.conn.last_insert_rowid();
         // `last_insert_rowid` is per connection, across tables: a message insert is known by
         // its statement and its one changed row, not by the rowid moving.
-        if name.starts_with("send_") && outcome.rows_affected == 1 {
+        if stmt.inserts_message() && outcome.rows_affected == 1 {
             self.stats.observer_reads += 1;
             let mut stmt =
                 self.conn.prepare_cached("SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1")?;
@@ -223,6 +221,21 @@ impl CommsDb {
         drop(_vfs);
         Ok(())
     }
+}
+
+/// Every statement must keep the vocabulary's write flag (`Stmt::writes`): the oracles snapshot
+/// the row around writes only, so an override that turned a write into a read, or the other way
+/// round, would silently change what is observed. Checked on the prepared form, before the run.
+fn check_write_flags(conn: &Connection, catalog: &Catalog) -> Result<()> {
+    for stmt in Stmt::ALL {
+        let statement = catalog.get(stmt.name());
+        let writes = !conn.prepare_cached(&statement.sql)?.readonly();
+        if writes != stmt.writes() {
+            let (is, should) = if writes { ("writes", "only read") } else { ("only reads", "write") };
+            return Err(Error::input(format!("statement `{stmt}` ({}) {is}, but `{stmt}` must {should}", statement.origin)));
+        }
+    }
+    Ok(())
 }
 
 /// Refuses a `comms.db` that another process holds a lock on (a conductor or sqlite3 shell

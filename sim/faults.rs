@@ -11,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::dist::Dist;
 use crate::rng;
 use crate::scenario::{FaultsSection, Odds, ScriptedFault};
+use crate::vocab::{ActorName, SessionPlace, Stmt};
 
 /// What to do to a session at a protocol point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,20 +31,36 @@ pub enum Timed {
     ConductorDown { ms: i64 },
 }
 
-/// Where an actor sits: `task-03.S2.bg-watcher-4` → task 3, session 2, a watcher.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ActorPlace {
-    pub task: u64,
-    pub session: u32,
-    pub watcher: bool,
+/// The faults that reach actors' own decisions, resolved before the run: a context spike on a
+/// subagent's result, and the twin of a double launch. Actors ask through `Ctx`; the odds are
+/// the plan's (drawn from the seed when given as a range), never the actor's own reading of
+/// the scenario.
+#[derive(Clone, Debug)]
+pub struct ActorFaults {
+    until_ms: Option<i64>,
+    context_spike_probability: f64,
+    context_spike_pct: Dist,
+    /// (task number, ms after the original) of each double launch.
+    double_launch: Vec<(u64, i64)>,
 }
 
-pub fn place(actor_name: &str) -> Option<ActorPlace> {
-    let mut parts = actor_name.split('.');
-    let task = parts.next()?.strip_prefix("task-")?.parse().ok()?;
-    let session = parts.next()?.strip_prefix('S')?.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse().ok()?;
-    let watcher = parts.next().is_some_and(|p| p.contains("watcher"));
-    Some(ActorPlace { task, session, watcher })
+impl ActorFaults {
+    /// The extra context a subagent's result costs, if a spike hits it. Drawn from the
+    /// session's own stream (`rng`): a session's spikes do not depend on other sessions.
+    pub fn context_spike_pct(&self, now_ms: i64, rng: &mut ChaCha8Rng) -> Option<i64> {
+        let spikes_on = self.until_ms.is_none_or(|until| now_ms < until);
+        // `random_bool` draws even at odds 0, so the stream advances the same either way.
+        if spikes_on && rng.random_bool(self.context_spike_probability) {
+            return Some(self.context_spike_pct.sample(rng));
+        }
+        None
+    }
+
+    /// When a task's first session has a twin (fault `double_launch`): its delay after the
+    /// original.
+    pub fn twin_after_ms(&self, task: u64) -> Option<i64> {
+        self.double_launch.iter().find(|(t, _)| *t == task).map(|(_, after_ms)| *after_ms)
+    }
 }
 
 pub struct FaultPlan {
@@ -52,10 +69,10 @@ pub struct FaultPlan {
     hang_probability: f64,
     hang_ms: Dist,
     pub watcher_jitter_ms: Option<Dist>,
-    pub context_spike_probability: f64,
+    pub actor_faults: ActorFaults,
     scripted_points: Vec<(ScriptedFault, bool)>,
-    /// (session actor name, statement) → times run, for `nth`.
-    counts: BTreeMap<(String, String), u64>,
+    /// (session, statement) → times run, for `nth`.
+    counts: BTreeMap<(SessionPlace, Stmt), u64>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
     write_hold_ms: Option<Dist>,
@@ -113,7 +130,12 @@ impl FaultPlan {
             hang_probability,
             hang_ms: faults.hang_ms.clone().unwrap_or(Dist::uniform(600_000, 1_200_000)),
             watcher_jitter_ms: faults.watcher_jitter_ms.clone(),
-            context_spike_probability,
+            actor_faults: ActorFaults {
+                until_ms: faults.until_ms,
+                context_spike_probability,
+                context_spike_pct: faults.context_spike_pct.clone().unwrap_or(Dist::uniform(10, 30)),
+                double_launch: faults.double_launch.iter().map(|d| (d.task, d.after_ms)).collect(),
+            },
             scripted_points,
             counts: BTreeMap::new(),
             rng: rng::stream(seed, "faults"),
@@ -128,16 +150,15 @@ impl FaultPlan {
         self.until_ms.is_none_or(|until| now_ms < until)
     }
 
-    /// Decides the fault, if any, for `actor` about to run `statement` (a write or not).
-    pub fn before_statement(&mut self, actor: &str, statement: &str, is_write: bool, now_ms: i64) -> Action {
-        let Some(place) = place(actor) else { return Action::None };
+    /// Decides the fault, if any, for `actor` about to run `statement`.
+    pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
+        let Some(place) = actor.place() else { return Action::None };
         // Counting occurrences only matters for scripted protocol points; without any, the
         // per-statement bookkeeping would be pure cost (issue 7).
         let nth = if self.scripted_points.is_empty() {
             0
         } else {
-            let session_key = actor.split('.').take(2).collect::<Vec<_>>().join(".");
-            let count = self.counts.entry((session_key, statement.to_string())).or_insert(0);
+            let count = self.counts.entry((place, statement)).or_insert(0);
             *count += 1;
             *count
         };
@@ -153,7 +174,7 @@ impl FaultPlan {
                 return Action::CrashAfter;
             }
         }
-        if !is_write || !self.random_phase(now_ms) {
+        if !statement.writes() || !self.random_phase(now_ms) {
             return Action::None;
         }
         if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
@@ -175,9 +196,9 @@ impl FaultPlan {
     }
 
     /// Extra time a watcher's poll sleep takes.
-    pub fn jitter_ms(&mut self, actor: &str, now_ms: i64) -> i64 {
-        match (&self.watcher_jitter_ms, place(actor)) {
-            (Some(dist), Some(place)) if place.watcher && self.random_phase(now_ms) => dist.sample(&mut self.rng),
+    pub fn jitter_ms(&mut self, actor: &ActorName, now_ms: i64) -> i64 {
+        match &self.watcher_jitter_ms {
+            Some(dist) if actor.is_watcher() && self.random_phase(now_ms) => dist.sample(&mut self.rng),
             _ => 0,
         }
     }
@@ -186,11 +207,52 @@ impl FaultPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::WatcherKind;
+
+    fn section(text: &str) -> FaultsSection {
+        toml::from_str(text).expect("a faults section")
+    }
+
+    fn session(task: u64, session: u32) -> ActorName {
+        ActorName::Session(SessionPlace { task, session, twin: false })
+    }
 
     #[test]
-    fn actor_names_place_their_task_session_and_role() {
-        assert_eq!(place("task-03.S2.bg-watcher-4"), Some(ActorPlace { task: 3, session: 2, watcher: true }));
-        assert_eq!(place("task-11.S1b"), Some(ActorPlace { task: 11, session: 1, watcher: false }));
-        assert_eq!(place("conductor"), None);
+    fn a_scripted_point_fires_at_its_nth_statement_of_its_session_only() {
+        let mut plan = FaultPlan::new(1, &section("[[crash]]\ntask = 2\nsession = 1\nat = \"after:heartbeat\"\nnth = 2\n"));
+        let (s1, other) = (session(2, 1), session(2, 2));
+        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::None);
+        assert_eq!(plan.before_statement(&other, Stmt::Heartbeat, 0), Action::None);
+        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::CrashAfter);
+        assert_eq!(plan.before_statement(&ActorName::Conductor, Stmt::Heartbeat, 0), Action::None);
+    }
+
+    #[test]
+    fn watchers_of_a_session_count_as_the_session_for_protocol_points() {
+        let mut plan = FaultPlan::new(1, &section("[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nduration_ms = 5000\n"));
+        let watcher = session(1, 1).watcher(WatcherKind::Background, 3);
+        assert_eq!(plan.before_statement(&watcher, Stmt::Heartbeat, 0), Action::HangBefore { ms: 5000 });
+    }
+
+    #[test]
+    fn random_faults_hit_writes_only_and_only_before_until() {
+        let mut plan = FaultPlan::new(1, &section("until_ms = 1000\ncrash_probability = 1.0\n"));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), Action::None);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 999), Action::CrashBefore);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 1000), Action::None);
+    }
+
+    #[test]
+    fn drawn_odds_are_logged_and_fixed_for_the_run() {
+        let plan = FaultPlan::new(5, &section("context_spike_probability = { min = 0.2, max = 0.4 }\n"));
+        assert_eq!(plan.drawn.len(), 1);
+        let p: f64 = plan.drawn[0].1.parse().unwrap();
+        assert!((0.2..=0.4).contains(&p));
+        assert_eq!(plan.drawn, FaultPlan::new(5, &section("context_spike_probability = { min = 0.2, max = 0.4 }\n")).drawn);
+        let mut rng = crate::rng::stream(1, "x");
+        let never = FaultPlan::new(5, &section("context_spike_probability = 0.0\n"));
+        assert_eq!(never.actor_faults.context_spike_pct(0, &mut rng), None);
+        let always = FaultPlan::new(5, &section("context_spike_probability = 1.0\ncontext_spike_pct = 12\n"));
+        assert_eq!(always.actor_faults.context_spike_pct(0, &mut rng), Some(12));
     }
 }

@@ -13,14 +13,17 @@ use std::rc::Rc;
 use rand::RngExt;
 use rusqlite::types::Value;
 
+use crate::ctx::ActorMeta;
 use crate::ctx::Ctx;
-use crate::engine::{ActorId, ActorMeta, SqlFailure};
+use crate::event::Fact;
+use crate::executor::ActorId;
 use crate::handoff::{self, Position};
 use crate::messages;
-use crate::oracle::Fact;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{PauseOutcome, SessionMemory, SharedMemory, WatcherReport};
+use crate::vocab::{ActorName, SessionPlace, Stmt, WatcherKind};
 use crate::watcher;
+use crate::world::{FailureKind, SqlFailure};
 
 /// Everything a session is launched with: its launch prompt, in effect.
 #[derive(Clone, Debug)]
@@ -32,8 +35,9 @@ pub struct Launch {
 
 impl Launch {
     /// The actor name, e.g. `task-03.S1`: stable across runs, it names the random streams.
-    pub fn actor_name(&self) -> String {
-        format!("{}.S{}", self.plan.task_id, self.session_no)
+    /// `task-03.S2`; a double launch's twin is `task-03.S2b`.
+    pub fn actor_name(&self, twin: bool) -> ActorName {
+        ActorName::Session(SessionPlace { task: self.plan.number, session: self.session_no, twin })
     }
 
     /// 000 Bootstrap 5: `musician-task-03`, then `musician-task-03-S2`, `-S3`, …
@@ -141,7 +145,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
     };
     match musician.run().await {
         Ok(end) => musician.ctx.note("session_end", format!("{end:?}")),
-        Err(failure) => musician.ctx.note("session_sql_failure", format!("{}: {}", failure.statement, failure.message)),
+        Err(failure) => musician.ctx.note("session_sql_failure", format!("{}: {}", failure.stmt, failure.message)),
     }
     musician.stop_background_watcher();
 }
@@ -168,13 +172,17 @@ impl Musician {
     /// A write to the session's own task row. Under the fencing variant (PROTOCOL.md
     /// disagreement 11) a replaced session's write changes no row: the session has lost the
     /// task and stops at once, which `?` does by ending the session with this failure.
-    async fn owned_write(&mut self, name: &'static str, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
+    async fn owned_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
         let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
         params.extend(extra);
         let outcome = self.ctx.sql(name, params).await?;
         if outcome.rows_affected == 0 {
             self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
-            return Err(SqlFailure { statement: name, message: "fenced out: the task row belongs to another session".to_string() });
+            return Err(SqlFailure {
+                stmt: name,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
         }
         Ok(())
     }
@@ -196,7 +204,7 @@ impl Musician {
         let claim = self
             .ctx
             .sql(
-                "claim_task",
+                Stmt::ClaimTask,
                 vec![(":task_id", self.task()), (":session_id", self.session()), (":worked_by", Value::Text(self.launch.worked_by()))],
             )
             .await?;
@@ -213,7 +221,7 @@ impl Musician {
         let claimed = format!("task claimed, session: {}, worked_by: {}", self.ctx.meta().session_id, self.launch.worked_by());
         self.status(&claimed).await;
         // 000 Bootstrap 6: the instruction message names the instruction file.
-        let instruction = self.ctx.sql("read_instruction", vec![(":task_id", self.task())]).await?;
+        let instruction = self.ctx.sql(Stmt::ReadInstruction, vec![(":task_id", self.task())]).await?;
         let (Some(instruction_id), Some(text)) = (instruction.int(0, 0), instruction.text(0, 1).map(str::to_string)) else {
             self.status("instructions missing: claim_blocked").await;
             self.guard_block_fallback("instructions are missing").await?;
@@ -241,10 +249,13 @@ impl Musician {
 
     /// 000 Bootstrap 4: a fallback row so the stop hook lets the session end, and a message.
     async fn guard_block_fallback(&mut self, why: &str) -> Result<(), SqlFailure> {
-        self.ctx.sql("insert_fallback_row", vec![(":session_id", self.session())]).await?;
+        self.ctx.sql(Stmt::InsertFallbackRow, vec![(":session_id", self.session())]).await?;
         let message = messages::claim_blocked(&self.launch.plan.task_id, why);
         self.ctx
-            .sql("send_claim_blocked", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
+            .sql(
+                Stmt::SendClaimBlocked,
+                vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))],
+            )
             .await?;
         self.stop_hook().await
     }
@@ -275,11 +286,7 @@ impl Musician {
         let found = self.read_conductor_messages().await?;
         let pending: Vec<&(i64, String, String)> = found.iter().filter(|(_, _, at)| *at >= since).collect();
         for (id, _, _) in &pending {
-            self.ctx.observe(Fact::MessageHandled {
-                t_ms: self.ctx.now_ms(),
-                session_id: self.ctx.meta().session_id.clone(),
-                message_id: *id,
-            });
+            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
         let pending = pending.len();
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
@@ -293,7 +300,7 @@ impl Musician {
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
         self.ctx.append_file(&self.temp("status"), &block).await;
         self.ctx
-            .sql("send_resumption", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .sql(Stmt::SendResumption, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
         self.ctx.note(
             "resumption",
@@ -372,7 +379,7 @@ impl Musician {
     /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.
     async fn step_boundary(&mut self, what: &str) -> Result<(), SqlFailure> {
         self.status(what).await;
-        self.owned_write("heartbeat", vec![]).await?;
+        self.owned_write(Stmt::Heartbeat, vec![]).await?;
         Ok(())
     }
 
@@ -442,7 +449,7 @@ impl Musician {
     async fn wait_for_subagent(&mut self, label: &str) -> Result<bool, SqlFailure> {
         let work_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
         let serial = self.watcher_serial_next();
-        let meta = ActorMeta { name: format!("{}.agent-{serial}", self.ctx.meta().name), ..self.ctx.meta().clone() };
+        let meta = ActorMeta { name: self.ctx.meta().name.subagent(serial), ..self.ctx.meta().clone() };
         let subagent = self.ctx.spawn_child(meta, 0, move |ctx| async move { ctx.sleep(work_ms).await });
         // Bounded: each pass handles one watcher exit; a watcher exits at most once per poll.
         for _ in 0..10_000 {
@@ -482,11 +489,8 @@ impl Musician {
         } else {
             self.context_pct += base;
         }
-        let spikes_on = self.scenario.faults.until_ms.is_none_or(|until| self.ctx.now_ms() < until);
-        if spikes_on && self.ctx.rng().random_bool(self.scenario.faults.context_spike_probability.fixed()) {
-            let spike = self.ctx.draw(self.scenario.faults.context_spike_pct.as_ref().unwrap_or(&crate::dist::Dist::uniform(10, 30)));
+        if let Some(spike) = self.ctx.context_spike_pct() {
             self.context_pct += spike;
-            self.ctx.note("fault_context_spike", format!("+{spike}% context"));
         }
         self.status(&format!("{label} returned")).await;
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
@@ -523,7 +527,7 @@ impl Musician {
     fn start_background_watcher(&mut self) {
         assert!(self.background.is_none(), "never two background watchers (000 Key Principles 6a)");
         let serial = self.watcher_serial_next();
-        let meta = ActorMeta { name: format!("{}.bg-watcher-{serial}", self.ctx.meta().name), ..self.ctx.meta().clone() };
+        let meta = ActorMeta { name: self.ctx.meta().name.watcher(WatcherKind::Background, serial), ..self.ctx.meta().clone() };
         let last = self.memory.borrow().last_processed_message_id;
         let (scenario, memory) = (self.scenario.clone(), self.memory.clone());
         self.background = Some(self.ctx.spawn_child(meta, 0, move |ctx| watcher::background(ctx, scenario, memory, last)));
@@ -542,11 +546,8 @@ impl Musician {
         if self.context_pct >= 100 {
             // Context exhaustion: the session stops dead, no HANDOFF, no final write.
             self.ctx.note("context_exhausted", format!("{}%: hard stop", self.context_pct));
-            self.ctx.observe(Fact::Crashed {
-                t_ms: self.ctx.now_ms(),
-                session_id: self.ctx.meta().session_id.clone(),
-                why: "context exhausted (100 %)".to_string(),
-            });
+            self.ctx
+                .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
             return Ok(Some(End::HardStop));
         }
         if self.context_pct >= c.ceiling_pct {
@@ -588,9 +589,12 @@ impl Musician {
         self.status(&format!("context estimate {estimate}% at next checkpoint: {zone}, sending context warning")).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.ctx
-            .sql("send_context_warning", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .sql(
+                Stmt::SendContextWarning,
+                vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
+            )
             .await?;
-        self.owned_write("set_context_warning", vec![]).await?;
+        self.owned_write(Stmt::SetContextWarning, vec![]).await?;
         self.cost(&c.message_pct);
         let Some(answer) = self.wait_for_conductor().await? else {
             return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
@@ -620,7 +624,7 @@ impl Musician {
                 self.status(&format!("conductor {answer}: prepare handoff now")).await;
             }
         }
-        self.owned_write("resume_working", vec![]).await?;
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
         Ok(None)
     }
@@ -651,15 +655,15 @@ impl Musician {
         let retry = self.errors_reported;
         let text = messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id);
         self.ctx
-            .sql("send_error", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.owned_write("set_error", vec![(":last_error", Value::Text(error.to_string()))]).await?;
+        self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
         if retry >= 5 {
             self.stop_background_watcher();
             self.status("5th failure: terminal exit").await;
-            self.owned_write("mark_exited", vec![]).await?;
+            self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;
             return Ok(AgentOutcome::End(End::RetriesExhausted));
         }
@@ -675,7 +679,7 @@ impl Musician {
         let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
         self.ctx.sleep(rework_ms).await;
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
-        self.owned_write("resume_working", vec![]).await?;
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
         Ok(AgentOutcome::Redo)
     }
@@ -700,23 +704,23 @@ impl Musician {
             self.status("verification tests: all passing").await;
             let report = self.report();
             let (statement, message) = match review {
-                Review::Checkpoint { index, total, .. } => ("send_review_request", messages::review_request(index, total, &report)),
+                Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
                 Review::ContextWorry { step } => (
-                    "send_review_request",
+                    Stmt::SendReviewRequest,
                     messages::review_request(0, 0, &report)
                         .replace("Checkpoint: 0 of 0", &format!("Checkpoint: context break after step {step}")),
                 ),
-                Review::Completion => ("send_completion", messages::completion(&self.launch.plan.task_id, &report, false)),
+                Review::Completion => (Stmt::SendCompletion, messages::completion(&self.launch.plan.task_id, &report, false)),
             };
             let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
             if self.scenario.settings.state_first {
                 // 000 Execution Queries 5 (PROTOCOL.md disagreement 3): UPDATE, then INSERT.
-                self.owned_write("set_needs_review", vec![]).await?;
+                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
                 self.ctx.sql(statement, request).await?;
             } else {
                 // 004 "Request Review": message FIRST, then state change.
                 self.ctx.sql(statement, request).await?;
-                self.owned_write("set_needs_review", vec![]).await?;
+                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
             }
             self.cost(&self.scenario.context.message_pct.clone());
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
@@ -737,14 +741,14 @@ impl Musician {
                     self.evaluated_since_checkpoint = false;
                     if review != Review::Completion {
                         // 004 "After Approval (Resume Working)"; then a new background watcher.
-                        self.owned_write("resume_working", vec![]).await?;
+                        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
                         self.start_background_watcher();
                     }
                     return Ok(None);
                 }
                 "review_failed" | "fix_proposed" => {
                     self.status(&format!("{answer} — feedback to address")).await;
-                    self.owned_write("resume_working", vec![]).await?;
+                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
                     self.ctx.sleep(rework_ms).await;
@@ -771,7 +775,7 @@ impl Musician {
         for _ in 0..2 {
             self.memory.borrow_mut().pause_outcome = None;
             let serial = self.watcher_serial_next();
-            let meta = ActorMeta { name: format!("{}.pause-watcher-{serial}", self.ctx.meta().name), ..self.ctx.meta().clone() };
+            let meta = ActorMeta { name: self.ctx.meta().name.watcher(WatcherKind::Pause, serial), ..self.ctx.meta().clone() };
             let (scenario, memory) = (self.scenario.clone(), self.memory.clone());
             let pause = self.ctx.spawn_child(meta, 0, move |ctx| watcher::pause(ctx, scenario, memory));
             self.ctx.join(pause).await;
@@ -795,13 +799,13 @@ impl Musician {
                     );
                     self.ctx
                         .sql(
-                            "send_error",
+                            Stmt::SendError,
                             vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
                         )
                         .await?;
                     self.ctx
                         .sql(
-                            "set_error",
+                            Stmt::SetError,
                             vec![
                                 (":task_id", self.task()),
                                 (":session_id", self.session()),
@@ -825,11 +829,7 @@ impl Musician {
     async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
         let found = self.read_conductor_messages().await?;
         for (id, _, _) in &found {
-            self.ctx.observe(Fact::MessageHandled {
-                t_ms: self.ctx.now_ms(),
-                session_id: self.ctx.meta().session_id.clone(),
-                message_id: *id,
-            });
+            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
         Ok(found.into_iter().map(|(_, text, at)| (text, at)).collect())
     }
@@ -839,7 +839,7 @@ impl Musician {
     /// seen (004 "Check for Conductor Messages"), which misses same-second bursts.
     async fn read_conductor_messages(&mut self) -> Result<Vec<(i64, String, String)>, SqlFailure> {
         if self.scenario.settings.detect_by_timestamp {
-            let found = self.ctx.sql("read_latest_conductor_message", vec![(":task_id", self.task())]).await?;
+            let found = self.ctx.sql(Stmt::ReadLatestConductorMessage, vec![(":task_id", self.task())]).await?;
             let (Some(id), Some(text), Some(at)) = (found.int(0, 0), found.text(0, 1), found.text(0, 2)) else { return Ok(Vec::new()) };
             let mut memory = self.memory.borrow_mut();
             if at <= memory.last_processed_timestamp.as_str() {
@@ -852,7 +852,7 @@ impl Musician {
         let last = self.memory.borrow().last_processed_message_id;
         let found = self
             .ctx
-            .sql("read_new_conductor_messages", vec![(":task_id", self.task()), (":last_processed_message_id", Value::Integer(last))])
+            .sql(Stmt::ReadNewConductorMessages, vec![(":task_id", self.task()), (":last_processed_message_id", Value::Integer(last))])
             .await?;
         if let Some(newest) = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).max() {
             self.memory.borrow_mut().last_processed_message_id = newest;
@@ -865,7 +865,7 @@ impl Musician {
     /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
     /// `complete` as the absolute last database write; then the stop hook.
     async fn finish_complete(&mut self) -> Result<(), SqlFailure> {
-        self.owned_write("resume_working", vec![]).await?;
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         let report_path = messages::report_path(&self.launch.plan.task_id);
         self.ctx
             .write_file(
@@ -876,11 +876,11 @@ impl Musician {
         self.status(&format!("report written: {report_path}")).await;
         let message = messages::completion(&self.launch.plan.task_id, &self.report(), true);
         self.ctx
-            .sql("send_completion", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
+            .sql(Stmt::SendCompletion, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
             .await?;
         self.status("task complete").await;
         self.stop_background_watcher();
-        self.owned_write("mark_complete", vec![(":report_path", Value::Text(report_path))]).await?;
+        self.owned_write(Stmt::MarkComplete, vec![(":report_path", Value::Text(report_path))]).await?;
         self.stop_hook().await
     }
 
@@ -931,9 +931,9 @@ impl Musician {
         let remaining = format!("from step {} agent {}, final verification", self.next.step, self.next.agent);
         let text = messages::exited(&plan.task_id, reason, self.context_pct, self.self_correction.is_some(), &last_completed, &remaining);
         self.ctx
-            .sql("send_handoff", vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.owned_write("mark_exited", vec![]).await?;
+        self.owned_write(Stmt::MarkExited, vec![]).await?;
         self.stop_hook().await?;
         Ok(End::CleanExit)
     }
@@ -943,7 +943,7 @@ impl Musician {
     async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 500;
         for iteration in 1..=ITERATIONS_MAX {
-            let rows = self.ctx.sql("stop_hook_state", vec![(":session_id", self.session())]).await?;
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
             let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
             if states.iter().any(|s| *s == "complete" || *s == "exited") {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));

@@ -6,7 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::db::RowSnapshot;
+use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::scenario::{BudgetsSection, ProtocolSettings};
+use crate::vocab::{ActorName, Stmt};
 
 /// A rule, as scenarios name it in `[expect] violations` and verdicts print it.
 pub struct Rule {
@@ -53,14 +56,6 @@ pub const RULES: &[Rule] = &[
     Rule { name: "budget", kind: "always", says: "timing measurements stay within the scenario's budgets" },
 ];
 
-/// The task row as the oracle sees it around a write.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RowSnapshot {
-    pub state: String,
-    pub session_id: String,
-    pub retry_count: i64,
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     Conductor,
@@ -68,65 +63,30 @@ pub enum Role {
     Watcher,
 }
 
-/// One database effect, as the engine performed it.
-#[derive(Clone, Debug)]
-pub struct SqlFact {
-    pub t_ms: i64,
-    pub actor: String,
-    pub role: Role,
-    pub session_id: String,
-    pub statement: String,
-    pub task_id: String,
-    pub readonly: bool,
-    pub rows_affected: usize,
-    pub before: Option<RowSnapshot>,
-    pub after: Option<RowSnapshot>,
-    /// For message inserts: (id, task_id, message_type).
-    pub message: Option<(i64, String, String)>,
-    pub failure: Option<String>,
-    /// For `poll_tasks`: (task_id, state, seconds_stale) rows.
-    pub polled: Vec<(String, String, f64)>,
+impl Role {
+    fn of(name: &ActorName) -> Role {
+        match name {
+            ActorName::Conductor => Role::Conductor,
+            ActorName::Watcher(..) => Role::Watcher,
+            _ => Role::Musician,
+        }
+    }
 }
 
-/// Ground truth and protocol decisions that are not database effects.
-#[derive(Clone, Debug)]
-pub enum Fact {
-    Launched {
-        t_ms: i64,
-        session_id: String,
-        task_id: String,
-    },
-    /// The session and all its actors are gone: a crash, or a hard stop at 100 % context.
-    Crashed {
-        t_ms: i64,
-        session_id: String,
-        why: String,
-    },
-    Hung {
-        t_ms: i64,
-        session_id: String,
-        until_ms: i64,
-    },
-    WatcherDied {
-        t_ms: i64,
-        session_id: String,
-    },
-    /// The session's main actor ended normally.
-    Ended {
-        t_ms: i64,
-        session_id: String,
-    },
-    MessageHandled {
-        t_ms: i64,
-        session_id: String,
-        message_id: i64,
-    },
-    StaleDeclared {
-        t_ms: i64,
-        task_id: String,
-        session_id: String,
-        seconds_stale: f64,
-    },
+/// One database effect, as the checker reads it off the event stream.
+struct SqlFact<'a> {
+    t_ms: i64,
+    actor: ActorName,
+    role: Role,
+    session_id: &'a str,
+    statement: Stmt,
+    task_id: &'a str,
+    readonly: bool,
+    rows_affected: usize,
+    before: Option<&'a RowSnapshot>,
+    after: Option<&'a RowSnapshot>,
+    message: Option<&'a (i64, String, String)>,
+    polled: &'a [(String, String, f64)],
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -294,17 +254,61 @@ impl Checker {
         what
     }
 
-    pub fn on_fact(&mut self, fact: Fact) {
-        match fact {
-            Fact::Launched { t_ms, session_id, task_id } => {
-                self.sessions.insert(session_id, SessionTruth { task_id, launched_ms: t_ms, ..SessionTruth::default() });
+    /// Consumes one event of the run's stream.
+    pub fn on_event(&mut self, event: &Event) {
+        match &event.kind {
+            EventKind::Truth(fact) => self.on_fact(event.t_ms, fact.clone()),
+            EventKind::Sql(sql) => {
+                let Who::Actor(actor) = event.who else { return };
+                let failure = match &sql.result {
+                    // The lock model answered before SQLite ran anything.
+                    SqlResult::Busy(_) => return,
+                    SqlResult::Failed(message) => Some((true, message)),
+                    SqlResult::Locked(message) => Some((false, message)),
+                    SqlResult::Rows(_) => None,
+                };
+                if let Some((constraint, message)) = failure {
+                    if constraint {
+                        self.violate(
+                            "no-constraint-failure",
+                            sql.stmt.name().to_string(),
+                            event.t_ms,
+                            format!("at t={} ms {actor} ran `{}` and SQLite refused it: {message}", event.t_ms, sql.stmt),
+                        );
+                    }
+                    return;
+                }
+                let fact = SqlFact {
+                    t_ms: event.t_ms,
+                    actor,
+                    role: Role::of(&actor),
+                    session_id: &event.session,
+                    statement: sql.stmt,
+                    task_id: &sql.task_id,
+                    readonly: sql.readonly(),
+                    rows_affected: sql.rows_affected,
+                    before: sql.before.as_ref(),
+                    after: sql.after.as_ref(),
+                    message: sql.message.as_ref(),
+                    polled: &sql.polled,
+                };
+                self.on_sql(&fact);
             }
-            Fact::Crashed { t_ms, session_id, .. } => {
+            _ => {}
+        }
+    }
+
+    fn on_fact(&mut self, t_ms: i64, fact: Fact) {
+        match fact {
+            Fact::Launched { at_ms, session_id, task_id } => {
+                self.sessions.insert(session_id, SessionTruth { task_id, launched_ms: at_ms, ..SessionTruth::default() });
+            }
+            Fact::Crashed { session_id, .. } => {
                 if let Some(s) = self.sessions.get_mut(&session_id) {
                     s.crashed_ms.get_or_insert(t_ms);
                 }
             }
-            Fact::Hung { t_ms, session_id, until_ms } => {
+            Fact::Hung { session_id, until_ms } => {
                 if let Some(s) = self.sessions.get_mut(&session_id) {
                     s.hung_from_ms = Some(t_ms);
                     s.hung_until_ms = Some(until_ms);
@@ -315,12 +319,12 @@ impl Checker {
                     s.watcher_died = true;
                 }
             }
-            Fact::Ended { t_ms, session_id } => {
+            Fact::Ended { session_id } => {
                 if let Some(s) = self.sessions.get_mut(&session_id) {
                     s.ended_ms.get_or_insert(t_ms);
                 }
             }
-            Fact::MessageHandled { t_ms, session_id, message_id } => {
+            Fact::MessageHandled { session_id, message_id } => {
                 // Only the task's owner handles its messages; a replaced session reading them
                 // is a zombie, which the ownership rule judges by what it writes.
                 let owns = self.messages.get(&message_id).is_some_and(|m| self.owner.get(&m.task_id) == Some(&session_id));
@@ -334,7 +338,7 @@ impl Checker {
                     m.handled_by.push((session_id, t_ms));
                 }
             }
-            Fact::StaleDeclared { t_ms, task_id, session_id, seconds_stale } => {
+            Fact::StaleDeclared { task_id, session_id, seconds_stale } => {
                 let Some(s) = self.sessions.get(&session_id).cloned() else { return };
                 self.measured.stale_declared += 1;
                 // A hang that ended less than one staleness window ago still explains the old
@@ -360,28 +364,17 @@ impl Checker {
         }
     }
 
-    pub fn on_sql(&mut self, f: &SqlFact) {
-        if let Some(failure) = &f.failure {
-            if failure.contains("constraint") || failure.contains("CHECK") {
-                self.violate(
-                    "no-constraint-failure",
-                    f.statement.clone(),
-                    f.t_ms,
-                    format!("at t={} ms {} ran `{}` and SQLite refused it: {failure}", f.t_ms, f.actor, f.statement),
-                );
-            }
-            return;
-        }
-        if f.statement == "poll_tasks" {
+    fn on_sql(&mut self, f: &SqlFact) {
+        if f.statement == Stmt::PollTasks {
             self.on_poll(f);
             return;
         }
         if f.readonly {
             return;
         }
-        if let Some(after) = &f.after {
+        if let Some(after) = f.after {
             if !after.session_id.is_empty() {
-                self.owner.insert(f.task_id.clone(), after.session_id.clone());
+                self.owner.insert(f.task_id.to_string(), after.session_id.clone());
             }
         }
         if f.role != Role::Conductor {
@@ -389,15 +382,15 @@ impl Checker {
         } else {
             self.on_conductor_write(f);
         }
-        if let (Role::Conductor, Some((id, task_id, kind))) = (f.role, &f.message) {
+        if let (Role::Conductor, Some((id, task_id, kind))) = (f.role, f.message) {
             self.messages
                 .insert(*id, MessageTruth { task_id: task_id.clone(), kind: kind.clone(), sent_ms: f.t_ms, handled_by: Vec::new() });
         }
-        if let Some(after) = &f.after {
+        if let Some(after) = f.after {
             if after.retry_count > 5 {
                 self.violate(
                     "retry-count-at-most-5",
-                    f.task_id.clone(),
+                    f.task_id.to_string(),
                     f.t_ms,
                     format!(
                         "at t={} ms `{}` by {} left {} with retry_count {}: the 5th failure should have ended it in `exited`",
@@ -409,10 +402,10 @@ impl Checker {
     }
 
     fn on_musician_write(&mut self, f: &SqlFact) {
-        let sid = f.session_id.clone();
+        let sid = f.session_id.to_string();
         // A session the oracle has not heard launched (a twin, a test) is known from here on.
         self.sessions.entry(sid.clone()).or_insert_with(|| SessionTruth {
-            task_id: f.task_id.clone(),
+            task_id: f.task_id.to_string(),
             launched_ms: f.t_ms,
             ..SessionTruth::default()
         });
@@ -431,23 +424,23 @@ impl Checker {
             }
         }
         if let Some(s) = self.sessions.get_mut(&sid) {
-            s.last_write = Some((f.t_ms, f.statement.clone()));
+            s.last_write = Some((f.t_ms, f.statement.name().to_string()));
         }
-        if let Some((_, _, kind)) = &f.message {
+        if let Some((_, _, kind)) = f.message {
             if let Some(s) = self.sessions.get_mut(&sid) {
                 s.messages_since_state.push(kind.clone());
             }
             if kind == "review_request" || kind == "completion" {
-                self.unbacked_review.remove(&f.task_id);
+                self.unbacked_review.remove(f.task_id);
             }
             return;
         }
-        let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
+        let (Some(before), Some(after)) = (f.before, f.after) else { return };
         // Inserts of new rows (the guard-block fallback) touch no existing task row.
-        if f.rows_affected == 0 || f.statement.starts_with("insert_") || f.statement.starts_with("send_") {
+        if f.rows_affected == 0 || f.statement == Stmt::InsertFallbackRow || f.statement.inserts_message() {
             return;
         }
-        let is_claim = f.statement == "claim_task";
+        let is_claim = f.statement == Stmt::ClaimTask;
         if is_claim {
             self.on_claim(f);
         } else if before.session_id != sid {
@@ -455,7 +448,7 @@ impl Checker {
             let owner = self.describe(&before.session_id);
             self.violate(
                 "owner-writes-only",
-                f.task_id.clone(),
+                f.task_id.to_string(),
                 f.t_ms,
                 format!(
                     "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
@@ -463,7 +456,7 @@ impl Checker {
                 ),
             );
         }
-        if let Some(at) = self.answered.remove(&f.task_id) {
+        if let Some(at) = self.answered.remove(f.task_id) {
             self.measured.review_resume_ms.push(f.t_ms - at);
         }
         if before.state != after.state {
@@ -484,7 +477,7 @@ impl Checker {
                     .get(&sid)
                     .is_some_and(|s| s.messages_since_state.iter().any(|k| k == "review_request" || k == "completion"));
                 if !backed {
-                    self.unbacked_review.insert(f.task_id.clone(), (sid.clone(), f.t_ms));
+                    self.unbacked_review.insert(f.task_id.to_string(), (sid.clone(), f.t_ms));
                 }
             }
             if after.state == "complete" || after.state == "exited" {
@@ -504,7 +497,7 @@ impl Checker {
                     s.terminal_ms = Some(f.t_ms);
                 }
                 if after.state == "exited" {
-                    self.exited_at.insert(f.task_id.clone(), f.t_ms);
+                    self.exited_at.insert(f.task_id.to_string(), f.t_ms);
                 }
             }
             if let Some(s) = self.sessions.get_mut(&sid) {
@@ -515,8 +508,8 @@ impl Checker {
 
     fn on_claim(&mut self, f: &SqlFact) {
         let sid = &f.session_id;
-        let before = f.before.clone().unwrap_or_default();
-        if let Some(at) = self.exited_at.remove(&f.task_id) {
+        let before = f.before.cloned().unwrap_or_default();
+        if let Some(at) = self.exited_at.remove(f.task_id) {
             self.measured.exit_to_claim_ms.push(f.t_ms - at);
         }
         if !musician_transition_allowed(&before.state, "working", self.settings.implied_transitions) {
@@ -544,7 +537,7 @@ impl Checker {
             let (claimer, other) = (self.describe(sid), self.describe(&rival));
             self.violate(
                 "one-live-session-per-task",
-                f.task_id.clone(),
+                f.task_id.to_string(),
                 f.t_ms,
                 format!(
                     "at t={} ms {claimer} claimed {} while {other} was still alive: two live sessions now work one task",
@@ -555,7 +548,7 @@ impl Checker {
     }
 
     fn on_conductor_write(&mut self, f: &SqlFact) {
-        let (Some(before), Some(after)) = (&f.before, &f.after) else { return };
+        let (Some(before), Some(after)) = (f.before, f.after) else { return };
         if f.task_id == crate::vocab::CONDUCTOR_TASK_ID || before.state == after.state || f.rows_affected == 0 {
             return;
         }
@@ -576,12 +569,12 @@ impl Checker {
             );
         }
         if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
-            self.answered.insert(f.task_id.clone(), f.t_ms);
+            self.answered.insert(f.task_id.to_string(), f.t_ms);
         }
     }
 
     fn on_poll(&mut self, f: &SqlFact) {
-        for (task_id, state, seconds_stale) in &f.polled {
+        for (task_id, state, seconds_stale) in f.polled {
             if state == "needs_review" {
                 if let Some((sid, since)) = self.unbacked_review.get(task_id).cloned() {
                     let who = self.describe(&sid);

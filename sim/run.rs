@@ -1,20 +1,19 @@
 //! One run: scenario + seed → run folder with `comms.db` and `trace.csv`, and a verdict.
 
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 
 use crate::clock::SimClock;
 use crate::conductor;
+use crate::ctx::ActorMeta;
 use crate::db::CommsDb;
-use crate::engine::{ActorMeta, Engine, EngineConfig};
+use crate::engine::{Engine, EngineConfig, Observers};
 use crate::error::{Error, Result};
-use crate::faults::FaultPlan;
 use crate::oracle::Checker;
+use crate::plan::RunPlan;
 use crate::scenario::Scenario;
-use crate::sql_catalog::Catalog;
 use crate::trace::TraceSink;
 use crate::verdict::{self, Verdict};
-use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+use crate::vocab::{ActorName, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -45,15 +44,13 @@ pub struct RunSummary {
     pub trace_hash: String,
     pub replay: String,
     pub variants: Vec<String>,
-    pub contention: crate::engine::Contention,
+    pub contention: crate::world::Contention,
     pub measured: crate::oracle::Measurements,
     /// Everything drawn from the seed for fault odds (swarm testing).
     pub drawn: Vec<(String, String)>,
 }
 
-pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
-    PathBuf::from("reports/runs").join(format!("{scenario}-{seed}"))
-}
+pub use crate::plan::{catalog_for, default_out_dir};
 
 pub fn run(options: &RunOptions) -> Result<RunSummary> {
     let scenario = Scenario::load(&options.scenario_path)?;
@@ -70,16 +67,14 @@ pub fn run_recorded(scenario: Scenario, options: &RunOptions) -> Result<(RunSumm
     run_inner(scenario, options, true)
 }
 
-fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    for variant in &options.variants {
-        crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
-    }
-    let seed = options.seed.unwrap_or(scenario.run.seed);
-    let out_dir = options.out_dir.clone().unwrap_or_else(|| default_out_dir(&scenario.name, seed));
-    let catalog = catalog_for(&scenario)?;
-    let faults = FaultPlan::new(seed, &scenario.faults);
-    // Odds drawn from the seed are fixed for the actors that draw against them themselves.
-    scenario.faults.context_spike_probability = crate::scenario::Odds::Fixed(faults.context_spike_probability);
+fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    let plan = RunPlan::resolve(&scenario, options.seed, &options.variants, options.out_dir.clone())?;
+    execute(plan, record)
+}
+
+/// Carries out a resolved plan: the database, the engine with its observers, the verdict.
+pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants } = plan;
     let drawn = faults.drawn.clone();
     let checker = Checker::new(scenario.settings.clone(), scenario.conductor.staleness_s);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
@@ -102,17 +97,15 @@ fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Resu
     if temp_dir.exists() {
         std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
     }
-    let mut engine = Engine::new(config, clock, db, trace, out_dir.clone(), faults, checker);
-    let scenario = Rc::new(scenario);
+    let mut engine = Engine::new(config, clock, db, Observers { trace, checker }, out_dir.clone(), faults);
     let conductor_meta =
-        ActorMeta { name: "conductor".to_string(), task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
+        ActorMeta { name: ActorName::Conductor, task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run();
-    engine.flush_files()?;
+    let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
+    let (mut db, Observers { trace, checker }) = engine.finish()?;
     let ending = ending?;
-    let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention);
-    let (mut db, trace, checker) = engine.into_parts();
     let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
     let measured = checker.measured.clone();
@@ -125,7 +118,7 @@ fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Resu
     let summary = RunSummary {
         scenario: scenario.name.clone(),
         seed,
-        replay: replay_command(&scenario.path, seed, &out_dir, &options.variants),
+        replay: replay_command(&scenario.path, seed, &out_dir, &cli_variants),
         variants: scenario.variant_names.clone(),
         contention,
         measured,
@@ -142,19 +135,6 @@ fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Resu
         trace_hash,
     };
     Ok((summary, recorded))
-}
-
-/// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
-/// then its variants' (variants must already be applied to `scenario`).
-pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
-    let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
-        catalog.override_from_file(sql)?;
-    }
-    for (origin, text) in &scenario.variant_sql {
-        catalog.override_with(text, origin)?;
-    }
-    Ok(catalog)
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is

@@ -11,22 +11,9 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::format_utc_ms;
 use crate::error::{Error, Result};
+use crate::event::{Event, EventKind, SqlResult, Who};
 
 pub const HEADER: [&str; 10] = ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq"];
-
-/// One row of `trace.csv`.
-#[derive(Clone, Debug, Default)]
-pub struct TraceRow {
-    /// Simulated milliseconds since the run's epoch.
-    pub t_ms: i64,
-    pub actor: String,
-    pub session: String,
-    pub event: String,
-    pub statement: String,
-    pub rows: String,
-    pub state_after: String,
-    pub detail: String,
-}
 
 /// Bytes go to the file and into the hash at once, so the hash is of exactly what is on disk.
 struct HashingWriter {
@@ -54,6 +41,27 @@ pub struct TraceSink {
     final_path: PathBuf,
     /// The formatted `time` of the last row's second, reused by rows in the same second.
     second_cache: (i64, String),
+    /// The actor column of the row being written, reused between rows.
+    actor_buf: String,
+}
+
+/// Room for a count's decimal digits.
+fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+/// `n` in decimal, written into `buf`.
+fn format_count(buf: &mut [u8; 20], mut n: usize) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ascii digits")
 }
 
 impl TraceSink {
@@ -72,20 +80,87 @@ impl TraceSink {
             tmp_path,
             final_path: path.to_path_buf(),
             second_cache: (i64::MIN, String::new()),
+            actor_buf: String::new(),
         })
     }
 
-    pub fn push(&mut self, row: TraceRow) -> Result<()> {
+    /// Writes the trace row of one event; facts of ground truth have none.
+    pub fn write(&mut self, event: &Event) -> Result<()> {
+        let mut rows_buf = itoa_buf();
+        let detail_buf: String;
+        let (event_name, statement, rows, state_after, detail): (&str, &str, &str, &str, &str) = match &event.kind {
+            EventKind::Truth(_) => return Ok(()),
+            EventKind::Swarm { name, value } => {
+                detail_buf = format!("{name}={value}");
+                ("swarm", "", "", "", &detail_buf)
+            }
+            EventKind::Sql(sql) => {
+                let state_after = sql.after.as_ref().map_or("", |a| a.state.as_str());
+                let rows = match &sql.result {
+                    SqlResult::Rows(n) => format_count(&mut rows_buf, *n),
+                    SqlResult::Busy(_) => "busy",
+                    SqlResult::Failed(_) | SqlResult::Locked(_) => "error",
+                };
+                let detail = match &sql.result {
+                    SqlResult::Rows(_) => sql.params_text.as_str(),
+                    SqlResult::Busy(message) => message.as_str(),
+                    SqlResult::Failed(message) | SqlResult::Locked(message) => {
+                        detail_buf = format!("{message}; {}", sql.params_text);
+                        &detail_buf
+                    }
+                };
+                ("sql", sql.stmt.name(), rows, state_after, detail)
+            }
+            EventKind::File { op, path, lines, first_line } => {
+                let rows = match lines {
+                    Some(n) => format_count(&mut rows_buf, *n),
+                    None => "missing",
+                };
+                (op.as_str(), path.as_str(), rows, "", first_line.as_str())
+            }
+            EventKind::Ended(how) => (how.as_str(), "", "", "", ""),
+            EventKind::FaultCrash { why } => ("fault_crash", "", "", "", why.as_str()),
+            EventKind::FaultHang { who, ms } => {
+                detail_buf = format!("{who} hangs for {ms} ms");
+                ("fault_hang", "", "", "", &detail_buf)
+            }
+            EventKind::Note { what, detail } => (what, "", "", "", detail.as_str()),
+        };
+        self.actor_buf.clear();
+        match event.who {
+            Who::Engine => self.actor_buf.push_str("engine"),
+            Who::Actor(name) => {
+                use std::fmt::Write as _;
+                let _ = write!(self.actor_buf, "{name}");
+            }
+        }
+        let actor = std::mem::take(&mut self.actor_buf);
+        let result = self.write_row(event.t_ms, &actor, &event.session, event_name, statement, rows, state_after, detail);
+        self.actor_buf = actor;
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_row(
+        &mut self,
+        t_ms: i64,
+        actor: &str,
+        session: &str,
+        event: &str,
+        statement: &str,
+        rows: &str,
+        state_after: &str,
+        detail: &str,
+    ) -> Result<()> {
         self.rows_written += 1;
-        let unix_ms = self.epoch_unix_ms + row.t_ms;
+        let unix_ms = self.epoch_unix_ms + t_ms;
         if self.second_cache.0 != unix_ms.div_euclid(1000) {
             let full = format_utc_ms(unix_ms);
             self.second_cache = (unix_ms.div_euclid(1000), full[..full.len() - 4].to_string());
         }
         let time = format!("{}.{:03}", self.second_cache.1, unix_ms.rem_euclid(1000));
-        let (t_ms, seq) = (row.t_ms.to_string(), self.rows_written.to_string());
-        let record: [&str; 10] =
-            [&t_ms, &time, &row.actor, &row.session, &row.event, &row.statement, &row.rows, &row.state_after, &row.detail, &seq];
+        let (t_ms, seq) = (t_ms.to_string(), self.rows_written.to_string());
+        let record: [&str; 10] = [&t_ms, &time, actor, session, event, statement, rows, state_after, detail, &seq];
         // Streamed only: a fleet-sized run has millions of rows, and nothing reads them back
         // before the file is whole (reports re-read trace.csv).
         self.writer.write_record(record).map_err(|e| Error::harness(format!("trace: {e}")))?;

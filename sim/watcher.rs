@@ -9,9 +9,10 @@ use std::rc::Rc;
 use rusqlite::types::Value;
 
 use crate::ctx::Ctx;
-use crate::engine::SqlFailure;
 use crate::scenario::Scenario;
 use crate::session::{PauseOutcome, SharedMemory, WatcherReport};
+use crate::vocab::Stmt;
+use crate::world::{FailureKind, SqlFailure};
 
 /// A pause watcher that never sees an answer stops after this many polls, so every loop is
 /// bounded; the session then treats the wait as timed out.
@@ -25,7 +26,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
         for _iteration in 0..scenario.timing.background_max_iterations {
             let found = if scenario.settings.detect_by_timestamp {
                 // 004 "Check for Conductor Messages": the newest by timestamp, new if newer.
-                let latest = ctx.sql("read_latest_conductor_message", vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+                let latest = ctx.sql(Stmt::ReadLatestConductorMessage, vec![(":task_id", Value::Text(task_id.clone()))]).await?;
                 let newer = latest.text(0, 2).is_some_and(|at| at > memory.borrow().last_processed_timestamp.as_str());
                 if newer {
                     latest
@@ -37,7 +38,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                     (":task_id", Value::Text(task_id.clone())),
                     (":last_processed_message_id", Value::Integer(last_processed_message_id)),
                 ];
-                ctx.sql("read_new_conductor_messages", params).await?
+                ctx.sql(Stmt::ReadNewConductorMessages, params).await?
             };
             if !found.rows.is_empty() {
                 let ids: Vec<i64> = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).collect();
@@ -54,7 +55,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
     }
     .await;
     if let Err(failure) = result {
-        ctx.note("watcher_sql_failure", format!("{}: {}", failure.statement, failure.message));
+        ctx.note("watcher_sql_failure", format!("{}: {}", failure.stmt, failure.message));
     }
 }
 
@@ -67,7 +68,7 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     let result: Result<(), SqlFailure> = async {
         let mut waiting_since_ms = ctx.now_ms();
         for _poll in 0..PAUSE_POLLS_MAX {
-            let row = ctx.sql("read_task_state", vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+            let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.clone()))]).await?;
             let state = row.text(0, 0).unwrap_or("").to_string();
             if state != "needs_review" && state != "error" {
                 ctx.note("watcher_exit", format!("state changed to {state}"));
@@ -78,7 +79,7 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
                 refresh(&ctx, &task_id).await?;
             }
             if ctx.now_ms() - waiting_since_ms >= scenario.timing.pause_timeout_ms {
-                let health = ctx.sql("conductor_health", vec![]).await?;
+                let health = ctx.sql(Stmt::ConductorHealth, vec![]).await?;
                 let conductor_stale_s = health.real(0, 2).unwrap_or(f64::INFINITY);
                 if conductor_stale_s < scenario.conductor.staleness_s as f64 {
                     ctx.note("pause_timeout", format!("conductor heartbeat {conductor_stale_s:.0} s old: alive but busy, waiting again"));
@@ -97,12 +98,12 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     }
     .await;
     if let Err(failure) = result {
-        ctx.note("watcher_sql_failure", format!("{}: {}", failure.statement, failure.message));
+        ctx.note("watcher_sql_failure", format!("{}: {}", failure.stmt, failure.message));
     }
 }
 
 async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<(), SqlFailure> {
-    let row = ctx.sql("read_task_state", vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
+    let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
     if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
         refresh(ctx, task_id).await?;
     }
@@ -112,11 +113,18 @@ async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str)
 async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
     ctx.note("heartbeat_refresh", "heartbeat older than the refresh threshold");
     let outcome = ctx
-        .sql("heartbeat", vec![(":task_id", Value::Text(task_id.to_string())), (":session_id", Value::Text(ctx.meta().session_id.clone()))])
+        .sql(
+            Stmt::Heartbeat,
+            vec![(":task_id", Value::Text(task_id.to_string())), (":session_id", Value::Text(ctx.meta().session_id.clone()))],
+        )
         .await?;
     if outcome.rows_affected == 0 {
         // Fenced out (PROTOCOL.md disagreement 11): the task belongs to another session.
-        return Err(SqlFailure { statement: "heartbeat", message: "fenced out: the task row belongs to another session".to_string() });
+        return Err(SqlFailure {
+            stmt: Stmt::Heartbeat,
+            kind: FailureKind::FencedOut,
+            message: "fenced out: the task row belongs to another session".to_string(),
+        });
     }
     Ok(())
 }

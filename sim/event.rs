@@ -1,0 +1,202 @@
+//! The one event stream: every effect the world performs, every actor's end, every fault and
+//! every fact of ground truth is one typed `Event`. The trace writer, the checker and the
+//! run's statistics all consume this same stream (sim/engine.rs dispatches it), so what the
+//! trace shows and what the oracles judge cannot drift apart.
+
+use crate::db::RowSnapshot;
+use crate::vocab::{ActorName, Stmt};
+
+/// Who caused an event: an actor, or the engine itself (faults, swarm draws).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Who {
+    Engine,
+    Actor(ActorName),
+}
+
+/// How an actor left the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActorEnd {
+    /// Its code returned.
+    Exit,
+    /// Dropped by a crash fault (with its whole session).
+    Crashed,
+    /// Stopped by another actor (TaskStop of a watcher).
+    Killed,
+    /// Its parent ended: watchers and subagents die with their session.
+    KilledWithParent,
+    /// A watcher killed by the `watcher_death` fault.
+    WatcherDeath,
+}
+
+impl ActorEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActorEnd::Exit => "exit",
+            ActorEnd::Crashed => "crashed",
+            ActorEnd::Killed => "killed",
+            ActorEnd::KilledWithParent => "killed_with_parent",
+            ActorEnd::WatcherDeath => "fault_watcher_death",
+        }
+    }
+}
+
+/// What a statement came to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SqlResult {
+    /// Rows returned (a read) or changed (a write).
+    Rows(usize),
+    /// The virtual write lock stayed taken past the busy timeout (simulated SQLITE_BUSY).
+    Busy(String),
+    /// SQLite refused it (a constraint).
+    Failed(String),
+    /// A real lock error from SQLite (never expected: the run holds the file exclusively).
+    Locked(String),
+}
+
+/// One protocol statement as the world executed it, with what the harness saw around it.
+#[derive(Clone, Debug)]
+pub struct SqlEvent {
+    pub stmt: Stmt,
+    /// The task row it concerns (its `:task_id`, or the actor's task).
+    pub task_id: String,
+    pub result: SqlResult,
+    /// Rows changed (0 for reads and failures).
+    pub rows_affected: usize,
+    /// The task row before and after a write (`None` for reads, or no such row).
+    pub before: Option<RowSnapshot>,
+    pub after: Option<RowSnapshot>,
+    /// For a message insert: (id, task_id, message_type).
+    pub message: Option<(i64, String, String)>,
+    /// For `poll_tasks`: (task_id, state, seconds_stale) rows.
+    pub polled: Vec<(String, String, f64)>,
+    /// The bound parameters, `key=value` with message bodies cut to their first line.
+    pub params_text: String,
+}
+
+impl SqlEvent {
+    pub fn readonly(&self) -> bool {
+        !self.stmt.writes()
+    }
+
+    pub fn failure(&self) -> Option<&str> {
+        match &self.result {
+            SqlResult::Rows(_) => None,
+            SqlResult::Busy(m) | SqlResult::Failed(m) | SqlResult::Locked(m) => Some(m),
+        }
+    }
+}
+
+/// temp/ file effects (000 "Temporary File Management").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    Append,
+    Write,
+    Read,
+}
+
+impl FileOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileOp::Append => "file_append",
+            FileOp::Write => "file_write",
+            FileOp::Read => "file_read",
+        }
+    }
+}
+
+/// Ground truth and protocol decisions that are not database effects. They reach the
+/// oracles, never other actors, and write no trace row of their own.
+#[derive(Clone, Debug)]
+pub enum Fact {
+    Launched {
+        /// When the session starts (the launch delay after the conductor launched it).
+        at_ms: i64,
+        session_id: String,
+        task_id: String,
+    },
+    /// The session and all its actors are gone: a crash, or a hard stop at 100 % context.
+    Crashed {
+        session_id: String,
+        why: String,
+    },
+    Hung {
+        session_id: String,
+        until_ms: i64,
+    },
+    WatcherDied {
+        session_id: String,
+    },
+    /// The session's main actor ended normally.
+    Ended {
+        session_id: String,
+    },
+    MessageHandled {
+        session_id: String,
+        message_id: i64,
+    },
+    StaleDeclared {
+        task_id: String,
+        session_id: String,
+        seconds_stale: f64,
+    },
+}
+
+/// Events as they are emitted during one step, drained by the engine into the consumers.
+#[derive(Default)]
+pub struct EventLog(std::cell::RefCell<Vec<Event>>);
+
+impl EventLog {
+    pub fn push(&self, event: Event) {
+        self.0.borrow_mut().push(event);
+    }
+
+    /// Moves every pending event into `into`, in emission order.
+    pub fn drain_into(&self, into: &mut Vec<Event>) {
+        into.append(&mut self.0.borrow_mut());
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum EventKind {
+    /// A fault probability drawn from the seed before the run (swarm testing).
+    Swarm {
+        name: String,
+        value: String,
+    },
+    Sql(Box<SqlEvent>),
+    File {
+        op: FileOp,
+        path: String,
+        /// Lines written, or read; `None` when a read found no file.
+        lines: Option<usize>,
+        /// The first line written (empty for reads).
+        first_line: String,
+    },
+    Ended(ActorEnd),
+    /// A crash fault hit a session.
+    FaultCrash {
+        why: String,
+    },
+    /// A hang fault froze a session (or the conductor).
+    FaultHang {
+        who: String,
+        ms: i64,
+    },
+    /// A protocol decision an actor notes in the trace (`launch`, `claimed`, …).
+    Note {
+        what: &'static str,
+        detail: String,
+    },
+    Truth(Fact),
+}
+
+/// One event: when, who (and as which session), what.
+#[derive(Clone, Debug)]
+pub struct Event {
+    /// Simulated milliseconds since the run's epoch.
+    pub t_ms: i64,
+    pub who: Who,
+    /// The session id the actor writes as (empty for the engine's own events).
+    pub session: String,
+    pub kind: EventKind,
+}

@@ -1,0 +1,633 @@
+//! The executor: actors as suspended futures, one event queue in simulated time, and the
+//! lifecycle verbs (spawn, kill, join, hang). It knows nothing of the protocol: what an actor
+//! asks for besides sleeping and joining is an opaque effect `E` that the caller performs and
+//! answers with a reply `R` (turmoil's `Sim` against its `World`; madsim's task executor).
+//!
+//! **Architecture Invariant:** between two requests of an actor its whole in-memory state is
+//! its suspended future, so dropping the future is exactly a crashed process (DESIGN.md,
+//! invariant 5), and any interleaving of actors is one queue order away. Events at the same
+//! instant run in the order they were scheduled (ties break by insertion sequence).
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crate::clock::SimClock;
+
+pub type ActorId = u32;
+
+/// What an actor awaits: a sleep, the end of another actor, or an effect for the caller.
+pub enum Request<E> {
+    Sleep {
+        ms: i64,
+    },
+    /// Resumes when any of these actors has finished (or at once if one already has).
+    JoinAny {
+        actors: Vec<ActorId>,
+    },
+    Effect(E),
+}
+
+pub enum Response<R> {
+    Woke,
+    /// The first of the joined actors found finished.
+    Joined(ActorId),
+    Effect(R),
+}
+
+/// The mailbox between one actor's future and the executor.
+pub struct Slot<E, R> {
+    pub request: Option<Request<E>>,
+    pub response: Option<Response<R>>,
+}
+
+impl<E, R> Default for Slot<E, R> {
+    fn default() -> Self {
+        Slot { request: None, response: None }
+    }
+}
+
+/// Resolves with the executor's response to one request: the only await an actor makes.
+pub struct Await<E, R> {
+    slot: Rc<RefCell<Slot<E, R>>>,
+    request: Option<Request<E>>,
+}
+
+impl<E, R> Await<E, R> {
+    pub fn new(slot: Rc<RefCell<Slot<E, R>>>, request: Request<E>) -> Self {
+        Await { slot, request: Some(request) }
+    }
+}
+
+impl<E: Unpin, R> Future for Await<E, R> {
+    type Output = Response<R>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Response<R>> {
+        if let Some(request) = self.request.take() {
+            let mut slot = self.slot.borrow_mut();
+            assert!(slot.request.is_none(), "two requests in flight from one actor");
+            slot.request = Some(request);
+            return Poll::Pending;
+        }
+        let response = self.slot.borrow_mut().response.take();
+        Poll::Ready(response.expect("the executor polls an actor only with its response"))
+    }
+}
+
+type ActorFuture = Pin<Box<dyn Future<Output = ()>>>;
+
+struct Spawn<A, E, R> {
+    id: ActorId,
+    parent: Option<ActorId>,
+    data: A,
+    delay_ms: i64,
+    slot: Rc<RefCell<Slot<E, R>>>,
+    future: ActorFuture,
+}
+
+/// Spawn and kill requests made by running actors, applied by the executor after the poll.
+/// Shared with every actor's handle (`Ctx`).
+pub struct Spawner<A, E, R> {
+    next_id: Cell<ActorId>,
+    spawns: RefCell<Vec<Spawn<A, E, R>>>,
+    kills: RefCell<Vec<ActorId>>,
+}
+
+impl<A, E, R> Default for Spawner<A, E, R> {
+    fn default() -> Self {
+        Spawner { next_id: Cell::new(0), spawns: RefCell::new(Vec::new()), kills: RefCell::new(Vec::new()) }
+    }
+}
+
+impl<A, E: 'static, R: 'static> Spawner<A, E, R> {
+    /// Queues a new actor; `make` gets its id and slot and returns its future. A child
+    /// (`parent` set) dies with its parent; a top-level actor has no parent.
+    pub fn spawn<Fut>(
+        &self,
+        parent: Option<ActorId>,
+        data: A,
+        delay_ms: i64,
+        make: impl FnOnce(ActorId, Rc<RefCell<Slot<E, R>>>) -> Fut,
+    ) -> ActorId
+    where
+        Fut: Future<Output = ()> + 'static,
+    {
+        assert!(delay_ms >= 0, "spawn delay {delay_ms} ms");
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let slot = Rc::new(RefCell::new(Slot::default()));
+        let future = Box::pin(make(id, slot.clone()));
+        self.spawns.borrow_mut().push(Spawn { id, parent, data, delay_ms, slot, future });
+        id
+    }
+
+    /// Stops an actor at once (its future is dropped) when the current poll is over.
+    pub fn kill(&self, actor: ActorId) {
+        self.kills.borrow_mut().push(actor);
+    }
+}
+
+struct ActorRec<A, E, R> {
+    data: A,
+    future: ActorFuture,
+    slot: Rc<RefCell<Slot<E, R>>>,
+    /// Bumped whenever the actor is scheduled; an event with an older token is stale.
+    token: u64,
+    /// Actors waiting for this one to finish, with the wait token they were parked under.
+    joiners: Vec<(ActorId, u64)>,
+    children: Vec<ActorId>,
+    /// While hung (a fault), the actor's events wait until this instant.
+    hung_until_unix_ms: Option<i64>,
+}
+
+/// An actor that left the executor, in the order they left.
+pub struct Finished<A> {
+    pub id: ActorId,
+    pub data: A,
+    /// True when it ended because its parent ended (a watcher with its session).
+    pub with_parent: bool,
+}
+
+/// What an entry of the queue wakes: an actor (with the token it was scheduled under) or an
+/// alarm the caller set (a timed fault).
+#[derive(Clone, Copy, Debug)]
+enum Scheduled {
+    Actor(ActorId, u64),
+    Alarm(usize),
+}
+
+/// The next thing to do, as `pop` finds it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Popped {
+    /// No event is left: every actor has finished.
+    Quiescent,
+    /// The next event lies beyond the deadline; the clock stands at the deadline.
+    TimeLimit,
+    /// The event cap was reached: a livelock, not a verdict.
+    EventCap,
+    Alarm(usize),
+    /// The actor's awaited request is due.
+    Wake(ActorId),
+}
+
+/// What the actor asked for after a poll.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    Finished,
+    /// Killed itself (through a kill request) during the poll.
+    Gone,
+    Sleep(i64),
+    Join,
+    Effect,
+}
+
+pub struct Executor<A, E, R> {
+    clock: SimClock,
+    spawner: Rc<Spawner<A, E, R>>,
+    actors: BTreeMap<ActorId, ActorRec<A, E, R>>,
+    queue: BTreeMap<(i64, u64), Scheduled>,
+    seq: u64,
+    events: u64,
+    events_max: u64,
+}
+
+impl<A, E: 'static, R: 'static> Executor<A, E, R> {
+    pub fn new(clock: SimClock, events_max: u64) -> Self {
+        Executor {
+            clock,
+            spawner: Rc::new(Spawner::default()),
+            actors: BTreeMap::new(),
+            queue: BTreeMap::new(),
+            seq: 0,
+            events: 0,
+            events_max,
+        }
+    }
+
+    pub fn spawner(&self) -> Rc<Spawner<A, E, R>> {
+        self.spawner.clone()
+    }
+
+    pub fn clock(&self) -> &SimClock {
+        &self.clock
+    }
+
+    pub fn now_unix_ms(&self) -> i64 {
+        self.clock.now_unix_ms()
+    }
+
+    /// Events popped so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.actors.is_empty()
+    }
+
+    pub fn data(&self, actor: ActorId) -> Option<&A> {
+        self.actors.get(&actor).map(|a| &a.data)
+    }
+
+    pub fn data_mut(&mut self, actor: ActorId) -> Option<&mut A> {
+        self.actors.get_mut(&actor).map(|a| &mut a.data)
+    }
+
+    /// Live actors whose data satisfies `pick`, in id order.
+    pub fn actors_where(&self, pick: impl Fn(&A) -> bool) -> Vec<ActorId> {
+        self.actors.iter().filter(|(_, a)| pick(&a.data)).map(|(id, _)| *id).collect()
+    }
+
+    /// The first live actor (in id order) whose data satisfies `pick`.
+    pub fn find(&self, pick: impl Fn(&A) -> bool) -> Option<&A> {
+        self.actors.values().map(|a| &a.data).find(|d| pick(d))
+    }
+
+    /// Sets an alarm: `pop` returns `Popped::Alarm(tag)` at that instant.
+    pub fn alarm(&mut self, at_unix_ms: i64, tag: usize) {
+        self.seq += 1;
+        self.queue.insert((at_unix_ms, self.seq), Scheduled::Alarm(tag));
+    }
+
+    /// Takes the next due event and advances the clock to it. A hung actor's event is put
+    /// back at the hang's end with its token unchanged; stale events are skipped.
+    pub fn pop(&mut self, deadline_unix_ms: i64) -> Popped {
+        loop {
+            let Some((&(at_unix_ms, seq), &scheduled)) = self.queue.iter().next() else {
+                assert!(
+                    self.actors.is_empty(),
+                    "an actor is suspended with no event and no join: {:?}",
+                    self.actors.keys().collect::<Vec<_>>()
+                );
+                return Popped::Quiescent;
+            };
+            if at_unix_ms > deadline_unix_ms {
+                self.clock.advance_to(deadline_unix_ms);
+                return Popped::TimeLimit;
+            }
+            self.queue.remove(&(at_unix_ms, seq));
+            self.events += 1;
+            if self.events > self.events_max {
+                return Popped::EventCap;
+            }
+            self.clock.advance_to(at_unix_ms);
+            let (actor, token) = match scheduled {
+                Scheduled::Alarm(tag) => return Popped::Alarm(tag),
+                Scheduled::Actor(actor, token) => (actor, token),
+            };
+            let Some(rec) = self.actors.get(&actor) else { continue };
+            if rec.token != token {
+                continue;
+            }
+            if let Some(until) = rec.hung_until_unix_ms.filter(|until| *until > at_unix_ms) {
+                self.seq += 1;
+                self.queue.insert((until, self.seq), Scheduled::Actor(actor, token));
+                continue;
+            }
+            return Popped::Wake(actor);
+        }
+    }
+
+    /// The request the woken actor awaits (`None` before its first poll).
+    pub fn take_request(&mut self, actor: ActorId) -> Option<Request<E>> {
+        self.actors[&actor].slot.borrow_mut().request.take()
+    }
+
+    /// The response a woken actor gets for a sleep or a join.
+    pub fn answer_own(&self, request: &Request<E>) -> Response<R> {
+        match request {
+            Request::Sleep { .. } => Response::Woke,
+            Request::JoinAny { actors } => {
+                Response::Joined(actors.iter().copied().find(|a| !self.actors.contains_key(a)).expect("woken because one finished"))
+            }
+            Request::Effect(_) => panic!("effects are answered by the caller"),
+        }
+    }
+
+    /// Puts a request back unanswered: the actor is woken with it again at `at_unix_ms`.
+    pub fn defer(&mut self, actor: ActorId, request: Request<E>, at_unix_ms: i64) {
+        self.actors[&actor].slot.borrow_mut().request = Some(request);
+        self.schedule(actor, at_unix_ms);
+    }
+
+    /// Hands the actor its response and polls it to its next request. Spawns and kills it
+    /// asked for are applied; the actors that left meanwhile are appended to `finished`.
+    pub fn poll(&mut self, actor: ActorId, response: Option<Response<R>>, finished: &mut Vec<Finished<A>>) -> Next {
+        let rec = self.actors.get_mut(&actor).expect("actor present");
+        rec.slot.borrow_mut().response = response;
+        let mut cx = Context::from_waker(Waker::noop());
+        let poll = rec.future.as_mut().poll(&mut cx);
+        // Spawns first: a request to join a child spawned in the same poll must find it.
+        self.apply_spawns_and_kills(finished);
+        let next = match poll {
+            Poll::Ready(()) => Next::Finished,
+            Poll::Pending => match self.actors.get(&actor) {
+                None => Next::Gone,
+                Some(rec) => match rec.slot.borrow().request.as_ref() {
+                    Some(Request::Sleep { ms }) => Next::Sleep(*ms),
+                    Some(Request::JoinAny { .. }) => Next::Join,
+                    Some(Request::Effect(_)) => Next::Effect,
+                    None => panic!("actor {actor} awaited something that is not an executor request"),
+                },
+            },
+        };
+        next
+    }
+
+    /// Parks an actor on its join: the first joined actor to finish wakes it (now, if one
+    /// already has); later ones find the token changed and do nothing.
+    pub fn park(&mut self, actor: ActorId) {
+        let join_on = match self.actors[&actor].slot.borrow().request.as_ref() {
+            Some(Request::JoinAny { actors }) => actors.clone(),
+            _ => panic!("park without a join"),
+        };
+        if join_on.iter().any(|a| !self.actors.contains_key(a)) {
+            self.schedule(actor, self.now_unix_ms());
+            return;
+        }
+        let rec = self.actors.get_mut(&actor).expect("present");
+        rec.token += 1;
+        let token = rec.token;
+        for child in join_on {
+            self.actors.get_mut(&child).expect("alive").joiners.push((actor, token));
+        }
+    }
+
+    pub fn schedule(&mut self, actor: ActorId, at_unix_ms: i64) {
+        let rec = self.actors.get_mut(&actor).expect("present");
+        rec.token += 1;
+        self.seq += 1;
+        self.queue.insert((at_unix_ms, self.seq), Scheduled::Actor(actor, rec.token));
+    }
+
+    /// Freezes actors until `until_unix_ms`: their due events wait, nothing else changes.
+    pub fn hang(&mut self, victims: &[ActorId], until_unix_ms: i64) {
+        for victim in victims {
+            if let Some(actor) = self.actors.get_mut(victim) {
+                actor.hung_until_unix_ms = Some(until_unix_ms);
+            }
+        }
+    }
+
+    pub fn hung_until_unix_ms(&self, actor: ActorId) -> Option<i64> {
+        self.actors.get(&actor).and_then(|a| a.hung_until_unix_ms)
+    }
+
+    /// Removes an actor and every descendant (children first, then the actor), wakes its
+    /// joiners, and appends what left to `finished`. An actor already gone is ignored.
+    pub fn finish(&mut self, actor: ActorId, finished: &mut Vec<Finished<A>>) {
+        self.finish_inner(actor, false, finished);
+    }
+
+    fn finish_inner(&mut self, actor: ActorId, with_parent: bool, finished: &mut Vec<Finished<A>>) {
+        let Some(rec) = self.actors.remove(&actor) else { return };
+        for child in &rec.children {
+            self.finish_inner(*child, true, finished);
+        }
+        let now = self.now_unix_ms();
+        for (joiner, token) in rec.joiners {
+            if self.actors.get(&joiner).is_some_and(|j| j.token == token) {
+                self.schedule(joiner, now);
+            }
+        }
+        finished.push(Finished { id: actor, data: rec.data, with_parent });
+    }
+
+    /// Applies the spawns and kills actors asked for, until none is left.
+    pub fn apply_spawns_and_kills(&mut self, finished: &mut Vec<Finished<A>>) {
+        loop {
+            let spawns: Vec<Spawn<A, E, R>> = self.spawner.spawns.borrow_mut().drain(..).collect();
+            let kills: Vec<ActorId> = self.spawner.kills.borrow_mut().drain(..).collect();
+            if spawns.is_empty() && kills.is_empty() {
+                return;
+            }
+            let now = self.now_unix_ms();
+            for spawn in spawns {
+                let rec = ActorRec {
+                    data: spawn.data,
+                    future: spawn.future,
+                    slot: spawn.slot,
+                    token: 0,
+                    joiners: Vec::new(),
+                    children: Vec::new(),
+                    hung_until_unix_ms: None,
+                };
+                assert!(self.actors.insert(spawn.id, rec).is_none(), "actor id reused");
+                match spawn.parent.and_then(|parent| self.actors.get_mut(&parent)) {
+                    Some(parent) => parent.children.push(spawn.id),
+                    None => assert!(spawn.parent.is_none(), "a child spawned by an actor that is gone"),
+                }
+                self.schedule(spawn.id, now + spawn.delay_ms);
+            }
+            for victim in kills {
+                self.finish(victim, finished);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Toy actors: the effect is a label they log; the reply is nothing.
+    type Toy = Executor<&'static str, &'static str, ()>;
+    type Log = Rc<RefCell<Vec<String>>>;
+
+    struct ToyCtx {
+        id: ActorId,
+        slot: Rc<RefCell<Slot<&'static str, ()>>>,
+        spawner: Rc<Spawner<&'static str, &'static str, ()>>,
+        clock: SimClock,
+    }
+
+    impl ToyCtx {
+        async fn sleep(&self, ms: i64) {
+            Await::new(self.slot.clone(), Request::Sleep { ms }).await;
+        }
+        async fn effect(&self, label: &'static str) {
+            Await::new(self.slot.clone(), Request::Effect(label)).await;
+        }
+        async fn join(&self, actor: ActorId) -> ActorId {
+            match Await::new(self.slot.clone(), Request::JoinAny { actors: vec![actor] }).await {
+                Response::Joined(a) => a,
+                _ => unreachable!(),
+            }
+        }
+        fn now(&self) -> i64 {
+            self.clock.now_unix_ms()
+        }
+    }
+
+    fn spawn<Fut: Future<Output = ()> + 'static>(
+        exec: &Toy,
+        parent: Option<ActorId>,
+        name: &'static str,
+        delay_ms: i64,
+        body: impl FnOnce(ToyCtx) -> Fut,
+    ) -> ActorId {
+        let (spawner, clock) = (exec.spawner(), exec.clock().clone());
+        exec.spawner().spawn(parent, name, delay_ms, move |id, slot| body(ToyCtx { id, slot, spawner, clock }))
+    }
+
+    /// Runs to the end like the engine does: effects are answered at once and take 1 ms.
+    fn run(exec: &mut Toy, deadline: i64, log: &Log) -> Popped {
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        loop {
+            let popped = exec.pop(deadline);
+            let actor = match popped {
+                Popped::Wake(actor) => actor,
+                Popped::Alarm(tag) => {
+                    log.borrow_mut().push(format!("{} alarm {tag}", exec.now_unix_ms()));
+                    continue;
+                }
+                other => return other,
+            };
+            let response = match exec.take_request(actor) {
+                None => None,
+                Some(Request::Effect(label)) => {
+                    log.borrow_mut().push(format!("{} {label}", exec.now_unix_ms()));
+                    Some(Response::Effect(()))
+                }
+                Some(other) => Some(exec.answer_own(&other)),
+            };
+            match exec.poll(actor, response, &mut finished) {
+                Next::Finished => exec.finish(actor, &mut finished),
+                Next::Sleep(ms) => exec.schedule(actor, exec.now_unix_ms() + ms),
+                Next::Effect => exec.schedule(actor, exec.now_unix_ms() + 1),
+                Next::Join => exec.park(actor),
+                Next::Gone => {}
+            }
+            for f in finished.drain(..) {
+                log.borrow_mut().push(format!("{} end {}{}", exec.now_unix_ms(), f.data, if f.with_parent { " with parent" } else { "" }));
+            }
+        }
+    }
+
+    fn new_exec() -> (Toy, Log) {
+        (Executor::new(SimClock::new(0), 1_000), Rc::new(RefCell::new(Vec::new())))
+    }
+
+    #[test]
+    fn events_at_the_same_instant_run_in_the_order_they_were_scheduled() {
+        let (mut exec, log) = new_exec();
+        for name in ["a", "b", "c"] {
+            spawn(&exec, None, name, 10, move |ctx| async move {
+                ctx.sleep(5).await;
+                ctx.effect(name).await;
+            });
+        }
+        assert_eq!(run(&mut exec, 1_000, &log), Popped::Quiescent);
+        // Each effect is performed 1 ms after it is asked for (the toy round trip).
+        let effects: Vec<String> = log.borrow().iter().filter(|l| !l.contains(" end ")).cloned().collect();
+        assert_eq!(effects, ["16 a", "16 b", "16 c"]);
+    }
+
+    #[test]
+    fn ending_an_actor_ends_its_children_first_and_wakes_its_joiner() {
+        let (mut exec, log) = new_exec();
+        let parent = spawn(&exec, None, "session", 0, |ctx| async move {
+            let (spawner, clock) = (ctx.spawner.clone(), ctx.clock.clone());
+            let slot_spawner = spawner.clone();
+            spawner.spawn(Some(ctx.id), "watcher", 0, move |id, slot| async move {
+                let child = ToyCtx { id, slot, spawner: slot_spawner, clock };
+                loop {
+                    child.sleep(100).await;
+                }
+            });
+            ctx.sleep(250).await;
+        });
+        spawn(&exec, None, "observer", 0, move |ctx| async move {
+            let ended = ctx.join(parent).await;
+            assert_eq!(ended, parent);
+            ctx.effect("saw the end").await;
+            let _ = ctx.now();
+        });
+        assert_eq!(run(&mut exec, 10_000, &log), Popped::Quiescent);
+        let log = log.borrow();
+        let end_watcher = log.iter().position(|l| l == "250 end watcher with parent").expect("watcher ended with its session");
+        let end_session = log.iter().position(|l| l == "250 end session").expect("session ended");
+        assert!(end_watcher < end_session, "{log:?}");
+        assert!(log.contains(&"251 saw the end".to_string()), "{log:?}");
+    }
+
+    #[test]
+    fn a_kill_request_drops_the_actor_and_a_join_on_a_finished_actor_returns_at_once() {
+        let (mut exec, log) = new_exec();
+        let sleeper = spawn(&exec, None, "sleeper", 0, |ctx| async move {
+            ctx.sleep(1_000_000).await;
+            ctx.effect("never").await;
+        });
+        spawn(&exec, None, "killer", 5, move |ctx| async move {
+            ctx.spawner.kill(sleeper);
+            ctx.sleep(1).await;
+            assert_eq!(ctx.join(sleeper).await, sleeper);
+            ctx.effect("joined").await;
+        });
+        assert_eq!(run(&mut exec, 10_000_000, &log), Popped::Quiescent);
+        let log = log.borrow();
+        assert!(log.contains(&"5 end sleeper".to_string()), "{log:?}");
+        assert!(!log.iter().any(|l| l.ends_with("never")), "{log:?}");
+        assert!(log.contains(&"7 joined".to_string()), "{log:?}");
+    }
+
+    #[test]
+    fn a_hung_actor_waits_until_the_hang_ends_and_others_go_on() {
+        let (mut exec, log) = new_exec();
+        let slow = spawn(&exec, None, "slow", 0, |ctx| async move {
+            ctx.sleep(10).await;
+            ctx.effect("slow woke").await;
+        });
+        spawn(&exec, None, "fast", 0, |ctx| async move {
+            ctx.sleep(20).await;
+            ctx.effect("fast woke").await;
+        });
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        exec.hang(&[slow], 500);
+        assert_eq!(exec.hung_until_unix_ms(slow), Some(500));
+        run(&mut exec, 10_000, &log);
+        let log = log.borrow();
+        // The hang defers even the first poll: slow starts at 500, sleeps 10, acts 1 ms later.
+        let effects: Vec<&String> = log.iter().filter(|l| l.ends_with("woke")).collect();
+        assert_eq!(effects, ["21 fast woke", "511 slow woke"], "{log:?}");
+    }
+
+    #[test]
+    fn the_event_cap_and_the_deadline_stop_the_loop() {
+        let (mut exec, log) = new_exec();
+        spawn(&exec, None, "spinner", 0, |ctx| async move {
+            loop {
+                ctx.sleep(1).await;
+            }
+        });
+        assert_eq!(run(&mut exec, i64::MAX, &log), Popped::EventCap);
+        let (mut exec, log) = new_exec();
+        spawn(&exec, None, "sleeper", 0, |ctx| async move { ctx.sleep(10_000).await });
+        exec.alarm(7, 3);
+        assert_eq!(run(&mut exec, 5_000, &log), Popped::TimeLimit);
+        assert_eq!(exec.now_unix_ms(), 5_000);
+        assert_eq!(log.borrow()[..], ["7 alarm 3"]);
+    }
+
+    #[test]
+    fn a_deferred_request_comes_back_unanswered_at_its_time() {
+        let (mut exec, log) = new_exec();
+        let actor = spawn(&exec, None, "writer", 0, |ctx| async move { ctx.effect("write").await });
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        assert_eq!(exec.pop(100), Popped::Wake(actor));
+        assert!(exec.take_request(actor).is_none());
+        assert_eq!(exec.poll(actor, None, &mut finished), Next::Effect);
+        exec.schedule(actor, 1);
+        assert_eq!(exec.pop(100), Popped::Wake(actor));
+        let request = exec.take_request(actor).expect("the effect");
+        exec.defer(actor, request, 40);
+        assert_eq!(run(&mut exec, 100, &log), Popped::Quiescent);
+        assert_eq!(log.borrow()[0], "40 write");
+    }
+}

@@ -1,0 +1,95 @@
+//! The run plan: everything a run needs, resolved once before it starts, from (scenario,
+//! seed, variants, SQL overrides). The statement catalog, every fault decision and draw
+//! (random odds drawn from the seed, scripted faults, context-spike odds, double launches)
+//! and the scenario the actors read, with its variants applied — a new value: the loaded
+//! scenario is never changed. After this, the run only applies what the plan says
+//! (TigerBeetle's VOPR draws and logs every option before the simulation starts).
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use crate::error::{Error, Result};
+use crate::faults::FaultPlan;
+use crate::scenario::Scenario;
+use crate::sql_catalog::Catalog;
+
+pub struct RunPlan {
+    /// The scenario the actors read: the file's, with the command line's variants applied.
+    pub scenario: Rc<Scenario>,
+    pub seed: u64,
+    /// The statements the run executes: defaults, the scenario's SQL, then its variants'.
+    pub catalog: Catalog,
+    /// Every fault of the run, its odds drawn from the seed.
+    pub faults: FaultPlan,
+    pub out_dir: PathBuf,
+    /// The variants named on the command line (for the replay command).
+    pub cli_variants: Vec<String>,
+}
+
+impl RunPlan {
+    /// Resolves a plan. `out_dir` defaults to `reports/runs/<scenario>-<seed>/`.
+    pub fn resolve(scenario: &Scenario, seed: Option<u64>, variants: &[String], out_dir: Option<PathBuf>) -> Result<RunPlan> {
+        let mut resolved = scenario.clone();
+        for variant in variants {
+            crate::variant::apply(&mut resolved, variant).map_err(Error::input)?;
+        }
+        let seed = seed.unwrap_or(resolved.run.seed);
+        let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, seed));
+        let catalog = catalog_for(&resolved)?;
+        let faults = FaultPlan::new(seed, &resolved.faults);
+        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants: variants.to_vec() })
+    }
+}
+
+pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
+    PathBuf::from("reports/runs").join(format!("{scenario}-{seed}"))
+}
+
+/// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
+/// then its variants' (variants must already be applied to `scenario`).
+pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
+    let mut catalog = Catalog::default_protocol();
+    if let Some(sql) = &scenario.protocol_sql {
+        catalog.override_from_file(sql)?;
+    }
+    for (origin, text) in &scenario.variant_sql {
+        catalog.override_with(text, origin)?;
+    }
+    Ok(catalog)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(text: &str) -> Scenario {
+        Scenario::parse(text, std::path::Path::new("plan-test.toml")).expect("a scenario")
+    }
+
+    #[test]
+    fn a_plan_leaves_the_loaded_scenario_unchanged_and_applies_variants_to_its_own_copy() {
+        let loaded = scenario("[run]\nseed = 3\n[tasks]\ncount = 1\n");
+        let plan = RunPlan::resolve(&loaded, None, &["fencing".to_string()], None).unwrap();
+        assert_eq!(plan.seed, 3);
+        assert!(loaded.variant_sql.is_empty(), "the loaded scenario is never changed");
+        assert!(!plan.scenario.variant_sql.is_empty(), "the plan's scenario has the variant's SQL");
+        assert_eq!(plan.out_dir, PathBuf::from("reports/runs/plan-test-3"));
+    }
+
+    #[test]
+    fn the_seed_decides_every_drawn_odds_before_the_run() {
+        let loaded = scenario("[tasks]\ncount = 1\n[faults]\ncrash_probability = { min = 0.0, max = 0.5 }\n");
+        let a = RunPlan::resolve(&loaded, Some(1), &[], None).unwrap();
+        let b = RunPlan::resolve(&loaded, Some(1), &[], None).unwrap();
+        let c = RunPlan::resolve(&loaded, Some(2), &[], None).unwrap();
+        assert_eq!(a.faults.drawn, b.faults.drawn);
+        assert_ne!(a.faults.drawn, c.faults.drawn);
+    }
+
+    #[test]
+    fn an_unknown_variant_is_an_input_error() {
+        let loaded = scenario("[tasks]\ncount = 1\n");
+        let err = RunPlan::resolve(&loaded, None, &["no-such".to_string()], None).err().expect("refused");
+        assert!(matches!(err, Error::Input(_)), "{err}");
+    }
+}

@@ -1,0 +1,465 @@
+//! The world: what actors' effects do. It runs protocol statements against `comms.db` with
+//! the lock model and the fault plan around them, keeps the sessions' files, and applies the
+//! timed faults. Every effect it performs becomes one typed event (sim/event.rs).
+//!
+//! **Architecture Invariant:** faults are applied here, never by actors: a crash drops every
+//! future of the session; a hang defers its events without touching tokens; a scripted fault
+//! fires at a statement boundary, so "between state and message" is exact.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use rand_chacha::ChaCha8Rng;
+use rusqlite::types::Value;
+
+use crate::db::{CommsDb, Params, SqlOutcome};
+use crate::dist::Dist;
+use crate::error::{Error, Result};
+use crate::event::{ActorEnd, Event, EventKind, EventLog, Fact, FileOp, SqlEvent, SqlResult, Who};
+use crate::executor::{ActorId, Executor, Finished, Request};
+use crate::faults::{Action, FaultPlan, Timed};
+use crate::vocab::{ActorName, Stmt, CONDUCTOR_SESSION_ID};
+
+/// Who an actor is, as the executor carries it for the world.
+#[derive(Clone, Debug)]
+pub struct ActorInfo {
+    /// Unique and stable across runs; it also names the actor's random streams.
+    pub name: ActorName,
+    /// The task row this actor works on (`task-00` for the conductor).
+    pub task_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`).
+    pub session_id: String,
+    /// Draws the world makes on the actor's behalf (statement latency), kept apart from the
+    /// actor's own stream so protocol choices do not shift them.
+    pub latency_rng: ChaCha8Rng,
+}
+
+/// An effect an actor asks of the world.
+pub enum Effect {
+    Sql {
+        stmt: Stmt,
+        params: Params,
+    },
+    /// temp/ file effects, relative to the run folder (000 "Temporary File Management").
+    AppendFile {
+        path: String,
+        text: String,
+    },
+    WriteFile {
+        path: String,
+        text: String,
+    },
+    ReadFile {
+        path: String,
+    },
+}
+
+/// Why a statement failed, as the actor sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// The virtual write lock was held past the busy timeout (simulated SQLITE_BUSY).
+    Busy,
+    /// SQLite refused it (a CHECK or other constraint).
+    Constraint,
+    /// A real lock error from SQLite (not the virtual lock model). One connection holds the
+    /// file exclusively, so it does not happen; it is kept apart from `Busy`, which is retried.
+    Locked,
+    /// The session's own guard refused to write a row it no longer owns (fencing variant).
+    FencedOut,
+}
+
+/// A statement that did not do its work. The actor decides what follows.
+#[derive(Clone, Debug)]
+pub struct SqlFailure {
+    pub stmt: Stmt,
+    pub kind: FailureKind,
+    pub message: String,
+}
+
+pub enum Reply {
+    Sql(std::result::Result<SqlOutcome, SqlFailure>),
+    FileWritten,
+    File(Option<String>),
+}
+
+pub type Exec = Executor<ActorInfo, Effect, Reply>;
+
+/// Lock contention in virtual time, for summaries and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Contention {
+    pub lock_waits: u64,
+    pub lock_wait_ms_total: i64,
+    pub busy_errors: u64,
+}
+
+pub struct World {
+    db: CommsDb,
+    faults: FaultPlan,
+    events: Rc<EventLog>,
+    epoch_unix_ms: i64,
+    /// Round trip of one statement through a session's tool call.
+    statement_ms: Dist,
+    /// The files sessions wrote (path under the run folder → content), flushed at the end.
+    files: BTreeMap<String, String>,
+    /// The virtual write lock: free from this instant (DESIGN.md, invariant 7).
+    lock_free_unix_ms: i64,
+    pub contention: Contention,
+}
+
+impl World {
+    pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
+        World {
+            db,
+            faults,
+            events,
+            epoch_unix_ms,
+            statement_ms,
+            files: BTreeMap::new(),
+            lock_free_unix_ms: 0,
+            contention: Contention::default(),
+        }
+    }
+
+    pub fn faults(&self) -> &FaultPlan {
+        &self.faults
+    }
+
+    pub fn into_parts(self) -> (CommsDb, BTreeMap<String, String>) {
+        (self.db, self.files)
+    }
+
+    fn now_ms(&self, exec: &Exec) -> i64 {
+        exec.now_unix_ms() - self.epoch_unix_ms
+    }
+
+    fn emit(&self, t_ms: i64, who: Who, session: &str, kind: EventKind) {
+        self.events.push(Event { t_ms, who, session: session.to_string(), kind });
+    }
+
+    /// Performs one effect for `actor`. `None` when the actor gets no reply now: a fault
+    /// crashed its session or froze it, or the statement waits for the write lock.
+    pub fn perform(&mut self, exec: &mut Exec, actor: ActorId, effect: Effect) -> Result<Option<Reply>> {
+        match effect {
+            Effect::Sql { stmt, params } => Ok(self.perform_sql(exec, actor, stmt, params)?.map(Reply::Sql)),
+            Effect::AppendFile { path, text } => Ok(Some(self.write_file(exec, actor, path, text, FileOp::Append))),
+            Effect::WriteFile { path, text } => Ok(Some(self.write_file(exec, actor, path, text, FileOp::Write))),
+            Effect::ReadFile { path } => Ok(Some(self.read_file(exec, actor, path))),
+        }
+    }
+
+    /// How long an effect's round trip takes, drawn from the actor's latency stream.
+    pub fn effect_latency_ms(&self, exec: &mut Exec, actor: ActorId) -> i64 {
+        let info = exec.data_mut(actor).expect("present");
+        self.statement_ms.sample(&mut info.latency_rng)
+    }
+
+    /// Extra time a sleep takes (watcher jitter).
+    pub fn sleep_jitter_ms(&mut self, exec: &Exec, actor: ActorId) -> i64 {
+        let name = exec.data(actor).expect("present").name;
+        let now_ms = self.now_ms(exec);
+        self.faults.jitter_ms(&name, now_ms)
+    }
+
+    fn perform_sql(
+        &mut self,
+        exec: &mut Exec,
+        actor: ActorId,
+        stmt: Stmt,
+        params: Params,
+    ) -> Result<Option<std::result::Result<SqlOutcome, SqlFailure>>> {
+        let info = exec.data(actor).expect("present");
+        let (name, session_id, own_task) = (info.name, info.session_id.clone(), info.task_id.clone());
+        let now_ms = self.now_ms(exec);
+        let action = self.faults.before_statement(&name, stmt, now_ms);
+        match action {
+            Action::None | Action::CrashAfter => {}
+            Action::CrashBefore => {
+                self.crash_session(exec, &session_id, &format!("{name} crashed before `{stmt}`"));
+                return Ok(None);
+            }
+            Action::HangBefore { ms } => {
+                // The statement runs when the hang is over: the same request waits.
+                let victims = exec.actors_where(|a| a.session_id == session_id);
+                self.hang(exec, &victims, ms, &format!("{name} (before `{stmt}`)"), &session_id);
+                let until = exec.hung_until_unix_ms(actor).expect("just hung");
+                exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
+                return Ok(None);
+            }
+        }
+        if stmt.writes() {
+            if let Some(busy) = self.take_write_lock(exec, actor, stmt, &params) {
+                let Some(message) = busy else { return Ok(None) };
+                self.emit_sql(now_ms, name, &session_id, stmt, own_task, SqlResult::Busy(message.clone()), Default::default(), &params);
+                return Ok(Some(Err(SqlFailure { stmt, kind: FailureKind::Busy, message })));
+            }
+        }
+        let task_id = task_of(&params).unwrap_or(own_task);
+        let (result, reply) = match self.execute(stmt, &params, &task_id, &name)? {
+            Ok((outcome, observed)) => {
+                let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
+                let observed = Observed { rows_affected: outcome.rows_affected, ..observed };
+                ((SqlResult::Rows(rows), observed), Ok(outcome))
+            }
+            Err((kind, message)) => {
+                let result = match kind {
+                    FailureKind::Constraint => SqlResult::Failed(message.clone()),
+                    _ => SqlResult::Locked(message.clone()),
+                };
+                ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
+            }
+        };
+        self.emit_sql(now_ms, name, &session_id, stmt, task_id, result.0, result.1, &params);
+        if action == Action::CrashAfter {
+            self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
+            return Ok(None);
+        }
+        Ok(Some(reply))
+    }
+
+    /// Lock contention in virtual time: a write waits for the lock up to the busy timeout
+    /// (its request runs again at the release, `Some(None)`), beyond it SQLite answers
+    /// SQLITE_BUSY (`Some(Some(message))`). `None`: the lock is taken, go ahead.
+    fn take_write_lock(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: &Params) -> Option<Option<String>> {
+        let now_unix_ms = exec.now_unix_ms();
+        if now_unix_ms < self.lock_free_unix_ms {
+            let wait_ms = self.lock_free_unix_ms - now_unix_ms;
+            if wait_ms <= self.faults.busy_timeout_ms {
+                self.contention.lock_waits += 1;
+                self.contention.lock_wait_ms_total += wait_ms;
+                exec.defer(actor, Request::Effect(Effect::Sql { stmt, params: params.clone() }), self.lock_free_unix_ms);
+                return Some(None);
+            }
+            self.contention.busy_errors += 1;
+            return Some(Some(format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms)));
+        }
+        let hold_ms = self.faults.write_hold_ms();
+        self.lock_free_unix_ms = now_unix_ms + hold_ms;
+        None
+    }
+
+    /// Runs the statement. What SQLite refuses while running it (a constraint, a lock) is the
+    /// protocol's business (`Err`); anything else (I/O, misuse) is the harness's.
+    #[allow(clippy::type_complexity)]
+    fn execute(
+        &mut self,
+        stmt: Stmt,
+        params: &Params,
+        task_id: &str,
+        name: &ActorName,
+    ) -> Result<std::result::Result<(SqlOutcome, Observed), (FailureKind, String)>> {
+        match self.db.execute_observed(stmt, params, task_id) {
+            Ok((outcome, observed)) => {
+                let polled = if stmt == Stmt::PollTasks { polled_rows(&outcome) } else { Vec::new() };
+                let observed =
+                    Observed { before: observed.before, after: observed.after, message: observed.message, polled, rows_affected: 0 };
+                Ok(Ok((outcome, observed)))
+            }
+            Err(e) if protocol_failure(&e).is_some() => Ok(Err((protocol_failure(&e).expect("checked"), e.to_string()))),
+            Err(e) => {
+                // I/O trouble is the machine's, not the protocol's: name the file, and what
+                // usually causes it.
+                let hint = match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen) => {
+                        format!(" on {} (is the disk full or the folder not writable?)", self.db.path().display())
+                    }
+                    _ => String::new(),
+                };
+                Err(Error::harness(format!("statement `{stmt}` for {name}: {e}{hint}")))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn emit_sql(
+        &self,
+        t_ms: i64,
+        name: ActorName,
+        session: &str,
+        stmt: Stmt,
+        task_id: String,
+        result: SqlResult,
+        observed: Observed,
+        params: &Params,
+    ) {
+        let event = SqlEvent {
+            stmt,
+            task_id,
+            result,
+            rows_affected: observed.rows_affected,
+            before: observed.before,
+            after: observed.after,
+            message: observed.message,
+            polled: observed.polled,
+            params_text: describe_params(params),
+        };
+        self.emit(t_ms, Who::Actor(name), session, EventKind::Sql(Box::new(event)));
+    }
+
+    fn write_file(&mut self, exec: &Exec, actor: ActorId, path: String, text: String, op: FileOp) -> Reply {
+        // The run's files live in memory while it lasts and reach the disk once, at its end
+        // (`flush_files`): only the simulated sessions touch them meanwhile, and opening a
+        // file per status line was a tenth of a run's cost (issue 7).
+        let (lines, first_line) = (text.lines().count(), text.lines().next().unwrap_or("").to_string());
+        match op {
+            FileOp::Append => self.files.entry(path.clone()).or_default().push_str(&text),
+            _ => {
+                self.files.insert(path.clone(), text);
+            }
+        }
+        let info = exec.data(actor).expect("present");
+        self.emit(self.now_ms(exec), Who::Actor(info.name), &info.session_id, EventKind::File { op, path, lines: Some(lines), first_line });
+        Reply::FileWritten
+    }
+
+    fn read_file(&mut self, exec: &Exec, actor: ActorId, path: String) -> Reply {
+        let content = self.files.get(&path).cloned();
+        let info = exec.data(actor).expect("present");
+        let lines = content.as_ref().map(|c| c.lines().count());
+        self.emit(
+            self.now_ms(exec),
+            Who::Actor(info.name),
+            &info.session_id,
+            EventKind::File { op: FileOp::Read, path, lines, first_line: String::new() },
+        );
+        Reply::File(content)
+    }
+
+    /// Emits the ends of actors that left the executor: `direct` for the ones it removed on
+    /// purpose, `KilledWithParent` for their children. A session that returned has `Ended`.
+    pub fn emit_finished(&self, exec: &Exec, finished: &mut Vec<Finished<ActorInfo>>, direct: ActorEnd) {
+        let t_ms = self.now_ms(exec);
+        for f in finished.drain(..) {
+            let how = if f.with_parent { ActorEnd::KilledWithParent } else { direct };
+            self.emit(t_ms, Who::Actor(f.data.name), &f.data.session_id, EventKind::Ended(how));
+            if how == ActorEnd::Exit && f.data.name.is_session() {
+                self.emit(
+                    t_ms,
+                    Who::Actor(f.data.name),
+                    &f.data.session_id,
+                    EventKind::Truth(Fact::Ended { session_id: f.data.session_id.clone() }),
+                );
+            }
+        }
+    }
+
+    /// A crash: every actor of the session is dropped at once; nothing in memory survives.
+    fn crash_session(&mut self, exec: &mut Exec, session_id: &str, why: &str) {
+        let victims = exec.actors_where(|a| a.session_id == session_id);
+        if victims.is_empty() {
+            return;
+        }
+        let t_ms = self.now_ms(exec);
+        self.emit(t_ms, Who::Engine, session_id, EventKind::FaultCrash { why: why.to_string() });
+        let mut finished = Vec::new();
+        for victim in victims {
+            exec.finish(victim, &mut finished);
+        }
+        self.emit_finished(exec, &mut finished, ActorEnd::Crashed);
+        self.emit(
+            t_ms,
+            Who::Engine,
+            session_id,
+            EventKind::Truth(Fact::Crashed { session_id: session_id.to_string(), why: why.to_string() }),
+        );
+    }
+
+    /// A hang: the actors stop for `ms` and then go on as if nothing happened.
+    fn hang(&mut self, exec: &mut Exec, victims: &[ActorId], ms: i64, who: &str, session_id: &str) {
+        exec.hang(victims, exec.now_unix_ms() + ms);
+        let t_ms = self.now_ms(exec);
+        self.emit(t_ms, Who::Engine, session_id, EventKind::FaultHang { who: who.to_string(), ms });
+        self.emit(t_ms, Who::Engine, session_id, EventKind::Truth(Fact::Hung { session_id: session_id.to_string(), until_ms: t_ms + ms }));
+    }
+
+    /// The session id of the live session `task`/`session` (the first launched if twins).
+    fn session_of(exec: &Exec, task: u64, session: u32) -> Option<String> {
+        exec.find(|a| !a.name.is_watcher() && a.name.place().is_some_and(|p| p.task == task && p.session == session))
+            .map(|a| a.session_id.clone())
+    }
+
+    /// Applies the timed fault the executor's alarm `index` stands for.
+    pub fn apply_timed_fault(&mut self, exec: &mut Exec, index: usize) {
+        let (_, fault) = self.faults.timed[index].clone();
+        match fault {
+            Timed::Crash { task, session } => {
+                if let Some(sid) = Self::session_of(exec, task, session) {
+                    self.crash_session(exec, &sid, &format!("scripted crash of task {task} S{session}"));
+                }
+            }
+            Timed::Hang { task, session, ms } => {
+                if let Some(sid) = Self::session_of(exec, task, session) {
+                    let victims = exec.actors_where(|a| a.session_id == sid);
+                    self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
+                }
+            }
+            Timed::WatcherDeath { task, session } => {
+                let Some(sid) = Self::session_of(exec, task, session) else { return };
+                let watchers = exec.actors_where(|a| a.session_id == sid && a.name.is_watcher());
+                let mut finished = Vec::new();
+                for watcher in watchers {
+                    exec.finish(watcher, &mut finished);
+                }
+                self.emit_finished(exec, &mut finished, ActorEnd::WatcherDeath);
+                let t_ms = self.now_ms(exec);
+                self.emit(t_ms, Who::Engine, "", EventKind::Truth(Fact::WatcherDied { session_id: sid }));
+            }
+            Timed::ConductorDown { ms } => {
+                let conductor = exec.actors_where(|a| a.name.is_conductor());
+                self.hang(exec, &conductor, ms, "the conductor", CONDUCTOR_SESSION_ID);
+            }
+        }
+    }
+}
+
+/// What the harness saw around a statement.
+#[derive(Default)]
+struct Observed {
+    rows_affected: usize,
+    before: Option<crate::db::RowSnapshot>,
+    after: Option<crate::db::RowSnapshot>,
+    message: Option<(i64, String, String)>,
+    polled: Vec<(String, String, f64)>,
+}
+
+/// The `:task_id` a statement is bound to, if any.
+fn task_of(params: &Params) -> Option<String> {
+    params.iter().find(|(p, _)| *p == ":task_id").and_then(|(_, v)| if let Value::Text(t) = v { Some(t.clone()) } else { None })
+}
+
+/// `poll_tasks` rows as (task_id, state, seconds_stale), for the oracles.
+fn polled_rows(outcome: &SqlOutcome) -> Vec<(String, String, f64)> {
+    (0..outcome.rows.len())
+        .map(|r| {
+            (outcome.text(r, 0).unwrap_or("").to_string(), outcome.text(r, 1).unwrap_or("").to_string(), outcome.real(r, 3).unwrap_or(0.0))
+        })
+        .collect()
+}
+
+/// Errors SQLite reports while running a statement (constraints, locks) are the protocol's
+/// business; anything else (misuse, I/O) is the harness's.
+fn protocol_failure(e: &rusqlite::Error) -> Option<FailureKind> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.code {
+            rusqlite::ErrorCode::ConstraintViolation => Some(FailureKind::Constraint),
+            rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked => Some(FailureKind::Locked),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `key=value` pairs for the trace's detail column; message bodies are cut to their first line.
+fn describe_params(params: &Params) -> String {
+    let mut parts = Vec::with_capacity(params.len());
+    for (name, value) in params {
+        let shown = match value {
+            Value::Text(t) => t.lines().next().unwrap_or("").to_string(),
+            Value::Integer(i) => i.to_string(),
+            Value::Real(r) => r.to_string(),
+            Value::Null => "NULL".to_string(),
+            Value::Blob(b) => format!("<{} bytes>", b.len()),
+        };
+        parts.push(format!("{}={}", name.trim_start_matches(':'), shown));
+    }
+    parts.join(" ")
+}
