@@ -70,10 +70,8 @@ pub fn run_recorded(scenario: Scenario, options: &RunOptions) -> Result<(RunSumm
     run_inner(scenario, options, true)
 }
 
-fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    for variant in &options.variants {
-        crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
-    }
+fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    let mut scenario = crate::variant::with_variants(&scenario, &options.variants)?;
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let out_dir = options.out_dir.clone().unwrap_or_else(|| default_out_dir(&scenario.name, seed));
     let catalog = catalog_for(&scenario)?;
@@ -145,8 +143,9 @@ fn run_inner(mut scenario: Scenario, options: &RunOptions, record: bool) -> Resu
 }
 
 /// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
-/// then its variants' (variants must already be applied to `scenario`).
+/// then its variants' (the scenario's own variants are applied here if they are not yet).
 pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
+    let scenario = crate::variant::with_variants(scenario, &[])?;
     let mut catalog = Catalog::default_protocol();
     if let Some(sql) = &scenario.protocol_sql {
         catalog.override_from_file(sql)?;

@@ -4,7 +4,8 @@
 //!
 //! `file.rs`, `actors.rs` and `faults.rs` hold the sections as read, `deserialize.rs` the range
 //! checks of single values, `plan.rs` the task plans, `validate.rs` the checks across values and
-//! `locate.rs` the `file:line:col: key` of every error.
+//! `locate.rs` the `file:line:col: key` of every error. A scenario names its protocol variants
+//! but does not apply them: `crate::variant::with_variants` does, before a run.
 
 mod actors;
 mod deserialize;
@@ -47,10 +48,15 @@ pub struct Scenario {
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
     pub protocol_sql: Option<PathBuf>,
-    /// Variants applied (scenario `[protocol] variants`, then `--variant`), in order.
+    /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
+    /// not applied. From `crate::variant::with_variants`: those applied (the scenario's own, then
+    /// the extra ones, each once).
     pub variant_names: Vec<String>,
-    /// SQL entries the variants override, as (origin, text), applied after `protocol_sql`.
+    /// SQL entries the applied variants override, as (origin, text), applied after `protocol_sql`.
     pub variant_sql: Vec<(String, &'static str)>,
+    /// Whether `variant_names` are applied (settings, keys, `variant_sql`): only
+    /// `crate::variant::with_variants` sets it.
+    pub variants_applied: bool,
 }
 
 /// The readings of the seeds where they disagree (PROTOCOL.md "Where the seeds disagree"),
@@ -96,19 +102,13 @@ impl Scenario {
     }
 
     /// Reads `text` as the scenario file `path` (which names it and resolves its SQL file):
-    /// the TOML, then the task plans, then the checks across sections, then `[protocol] variants`.
+    /// the TOML, then the task plans, then the checks across sections.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
         let file = path.display().to_string();
         let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(&file, text, &e))?;
         let tasks = plan::task_plans(&raw.tasks).map_err(|p| p.into_error(&file, text))?;
         validate::check(&raw, &tasks).map_err(|p| p.into_error(&file, text))?;
-        let variants = raw.protocol.variants.clone();
-        let mut scenario = Scenario::from_file(raw, tasks, path);
-        for variant in &variants {
-            crate::variant::apply(&mut scenario, variant)
-                .map_err(|m| locate::Problem::at("protocol", "variants", m).into_error(&file, text))?;
-        }
-        Ok(scenario)
+        Ok(Scenario::from_file(raw, tasks, path))
     }
 
     fn from_file(raw: ScenarioFile, tasks: Vec<TaskPlan>, path: &Path) -> Scenario {
@@ -129,8 +129,9 @@ impl Scenario {
             settings: ProtocolSettings::default(),
             tasks,
             protocol_sql,
-            variant_names: Vec::new(),
+            variant_names: raw.protocol.variants,
             variant_sql: Vec::new(),
+            variants_applied: false,
         }
     }
 
@@ -190,5 +191,15 @@ mod tests {
         assert_eq!((s.tasks[0].task_id.as_str(), s.tasks[0].steps, s.tasks[0].checkpoints.clone()), ("task-01", 5, vec![2, 4]));
         assert_eq!((s.tasks[1].steps, s.tasks[1].checkpoints.clone()), (3, vec![2]));
         assert_eq!(s.timing.heartbeat_refresh_s, 480);
+    }
+
+    #[test]
+    fn the_variants_of_a_file_are_recorded_not_applied() {
+        let text = "[tasks]\ncount = 1\n[protocol]\nsql = \"extra.sql\"\nvariants = [\"polls-004\", \"fencing\"]\n";
+        let s = Scenario::parse(text, Path::new("x/demo.toml")).unwrap();
+        assert_eq!(s.variant_names, ["polls-004", "fencing"]);
+        assert!(!s.variants_applied && s.variant_sql.is_empty());
+        assert_eq!((s.timing.background_poll_ms, &s.settings), (15_000, &ProtocolSettings::default()));
+        assert_eq!(s.protocol_sql.as_deref(), Some(Path::new("x/extra.sql")));
     }
 }

@@ -1,12 +1,12 @@
 //! The checks that need more than one value: references to tasks, sessions, steps and agents
-//! that must exist, thresholds that must be ordered, statements and rules that must be known.
-//! Each section has its own function; `check` runs them in the order a scenario file is refused
-//! at, and the first problem wins. Ranges of single values are refused earlier, while the TOML
-//! is read (`deserialize.rs`).
+//! that must exist, thresholds that must be ordered, statements, rules and variants that must be
+//! known. Each section has its own function; `check` runs them in the order a scenario file is
+//! refused at, and the first problem wins. Ranges of single values are refused earlier, while the
+//! TOML is read (`deserialize.rs`).
 
 use super::actors::{ConductorSection, ContextSection, SubagentsSection};
 use super::faults::{FaultsSection, ScriptedFault};
-use super::file::{ExpectSection, ScenarioFile, TimingSection};
+use super::file::{ExpectSection, ProtocolSection, ScenarioFile, TimingSection};
 use super::locate::Problem;
 use super::plan::TaskPlan;
 use crate::vocab::{RuleId, Stmt};
@@ -25,7 +25,8 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     fault_points(&raw.faults)?;
     scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
     double_launches(&raw.faults, count)?;
-    expected_rules(&raw.expect)
+    expected_rules(&raw.expect)?;
+    variant_names(&raw.protocol)
 }
 
 fn no_such_task(task: u64, count: u64) -> String {
@@ -197,6 +198,15 @@ fn expected_rules(expect: &ExpectSection) -> Checked {
     Ok(())
 }
 
+/// `[protocol] variants` names known variants. The scenario only records them;
+/// `crate::variant::with_variants` applies them before a run.
+fn variant_names(protocol: &ProtocolSection) -> Checked {
+    for name in &protocol.variants {
+        crate::vocab::check_variant_name(name).map_err(|m| Problem::at("protocol", "variants", m))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,5 +330,13 @@ mod tests {
         assert_eq!((refused.0, refused.2), ("expect", "violations"));
         assert!(refused.3.starts_with("`no-false-stales` is not a rule; rules: one-live-session-per-task, "), "{}", refused.3);
         accepted("[expect]\nviolations = [\"liveness\"]\nallowed = [\"no-false-stale\"]\n");
+    }
+
+    #[test]
+    fn variants_are_known_by_name_and_only_recorded() {
+        let refused = refusal("[protocol]\nvariants = [\"fencing\", \"fencng\"]\n");
+        assert_eq!((refused.0, refused.2), ("protocol", "variants"));
+        assert!(refused.3.starts_with("unknown variant `fencng`; variants: guard-not-in, "), "{}", refused.3);
+        accepted("[protocol]\nvariants = [\"fencing\", \"fencing\"]\n");
     }
 }
