@@ -342,10 +342,8 @@ fn main() -> ExitCode {
         Command::Run { scenario, seed, out, variants, force } => {
             let options = RunOptions { scenario_path: scenario, seed, out_dir: out, variants };
             let result = rehearsal::run::refuse_existing_run(&options, force).and_then(|()| run(&options)).and_then(|summary| {
-                let mut scenario = rehearsal::scenario::Scenario::load(&options.scenario_path)?;
-                for variant in &options.variants {
-                    rehearsal::variant::apply(&mut scenario, variant).map_err(Error::input)?;
-                }
+                let loaded = rehearsal::scenario::Scenario::load(&options.scenario_path)?;
+                let scenario = rehearsal::variant::with_variants(&loaded, &options.variants)?;
                 rehearsal::report::write_run_reports(&summary.out_dir, &summary, &scenario)?;
                 Ok(summary)
             });

@@ -68,10 +68,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], repeats: usize) -> Result<OverheadReport> {
-    let mut scenario = Scenario::load(scenario_path)?;
-    for variant in variants {
-        crate::variant::apply(&mut scenario, variant).map_err(Error::input)?;
-    }
+    let scenario = crate::variant::with_variants(&Scenario::load(scenario_path)?, variants)?;
     let catalog = catalog_for(&scenario)?;
     let scratch = tempfile::Builder::new().prefix("rehearsal-overhead-").tempdir()?;
     let options = |name: &str| RunOptions {

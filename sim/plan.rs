@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::faults::FaultPlan;
 use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
@@ -29,10 +29,8 @@ pub struct RunPlan {
 impl RunPlan {
     /// Resolves a plan. `out_dir` defaults to `reports/runs/<scenario>-<seed>/`.
     pub fn resolve(scenario: &Scenario, seed: Option<u64>, variants: &[String], out_dir: Option<PathBuf>) -> Result<RunPlan> {
-        let mut resolved = scenario.clone();
-        for variant in variants {
-            crate::variant::apply(&mut resolved, variant).map_err(Error::input)?;
-        }
+        // The file's own variants first, then the command line's (sim/variant.rs).
+        let resolved = crate::variant::with_variants(scenario, variants)?;
         let seed = seed.unwrap_or(resolved.run.seed);
         let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, seed));
         let catalog = catalog_for(&resolved)?;
@@ -46,8 +44,9 @@ pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
 }
 
 /// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
-/// then its variants' (variants must already be applied to `scenario`).
+/// then its variants' (the scenario's own variants are applied here if they are not yet).
 pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
+    let scenario = crate::variant::with_variants(scenario, &[])?;
     let mut catalog = Catalog::default_protocol();
     if let Some(sql) = &scenario.protocol_sql {
         catalog.override_from_file(sql)?;
@@ -61,6 +60,7 @@ pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     fn scenario(text: &str) -> Scenario {
         Scenario::parse(text, std::path::Path::new("plan-test.toml")).expect("a scenario")

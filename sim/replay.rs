@@ -66,7 +66,7 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
 /// Loads a scenario, applies its variants and prepares all its SQL against the schema in
 /// memory: every input error a run would meet, without running.
 pub fn check(path: &Path) -> Result<String> {
-    let scenario = Scenario::load(path)?;
+    let scenario = crate::variant::with_variants(&Scenario::load(path)?, &[])?;
     let mut catalog = Catalog::default_protocol();
     if let Some(sql) = &scenario.protocol_sql {
         catalog.override_from_file(sql)?;

@@ -299,10 +299,8 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
                     match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
                         // A failure gets the reports a person looks at; a pass does not.
                         Ok(kept) => {
-                            if let (Some(summary), Ok(mut loaded)) = (&summary, Scenario::load(&scenario)) {
-                                for variant in &options.variants {
-                                    let _ = crate::variant::apply(&mut loaded, variant);
-                                }
+                            let loaded = Scenario::load(&scenario).and_then(|s| crate::variant::with_variants(&s, &options.variants));
+                            if let (Some(summary), Ok(loaded)) = (&summary, loaded) {
                                 if let Err(e) = crate::report::write_run_reports(&kept, summary, &loaded) {
                                     eprintln!("rehearsal: reports for seed {seed}: {e}");
                                 }

@@ -1,9 +1,11 @@
 //! Protocol variants: one named reading per place where the seeds disagree (PROTOCOL.md
 //! "Where the seeds disagree"). A variant replaces named SQL entries (files under
 //! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
-//! `[protocol] variants = [...]` applies it.
+//! `[protocol] variants = [...]` names it and `with_variants` applies it before a run.
 
+use crate::error::Error;
 use crate::scenario::Scenario;
+use crate::vocab::check_variant_name;
 
 pub struct Variant {
     pub name: &'static str,
@@ -128,12 +130,30 @@ pub fn find(name: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| v.name == name)
 }
 
-/// Applies the named variant to a loaded scenario; an unknown name lists the known ones.
-pub fn apply(scenario: &mut Scenario, name: &str) -> Result<(), String> {
-    let Some(variant) = find(name) else {
-        let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
-        return Err(format!("unknown variant `{name}`; variants: {}", names.join(", ")));
-    };
+/// A new scenario with the variants applied: the scenario's own (`[protocol] variants`, which
+/// `Scenario::load` only records) unless they already are, then `extra` (`--variant`), in
+/// order, each name once. `scenario` itself is left as it is; applying to the result again
+/// changes nothing but the extra names it did not have. An unknown name lists the known ones.
+pub fn with_variants(scenario: &Scenario, extra: &[String]) -> Result<Scenario, Error> {
+    let mut applied = scenario.clone();
+    if !scenario.variants_applied {
+        applied.variant_names.clear();
+        for name in &scenario.variant_names {
+            apply(&mut applied, name).map_err(Error::input)?;
+        }
+        applied.variants_applied = true;
+    }
+    for name in extra {
+        apply(&mut applied, name).map_err(Error::input)?;
+    }
+    Ok(applied)
+}
+
+/// Applies the named variant to a scenario whose `variant_names` are applied; a name it
+/// already has changes nothing.
+fn apply(scenario: &mut Scenario, name: &str) -> Result<(), String> {
+    check_variant_name(name)?;
+    let variant = find(name).expect("VARIANT_NAMES and VARIANTS name the same variants");
     if scenario.variant_names.iter().any(|n| n == name) {
         return Ok(());
     }
@@ -164,5 +184,49 @@ mod tests {
                 catalog.override_with(text, origin).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn the_vocabulary_names_the_variants_in_order() {
+        let names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+        assert_eq!(names, crate::vocab::VARIANT_NAMES);
+    }
+
+    fn scenario(variants: &str) -> Scenario {
+        let text = format!("[tasks]\ncount = 1\n[protocol]\nvariants = [{variants}]\n");
+        Scenario::parse(&text, std::path::Path::new("s.toml")).unwrap()
+    }
+
+    fn names(s: &Scenario) -> Vec<&str> {
+        s.variant_names.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn the_file_variants_apply_first_then_the_extra_ones_each_once() {
+        let loaded = scenario("\"thresholds-002\", \"fencing\", \"fencing\"");
+        let extra = ["thresholds-headroom".to_string(), "fencing".to_string(), "state-first".to_string()];
+        let s = with_variants(&loaded, &extra).unwrap();
+        assert_eq!(names(&s), ["thresholds-002", "fencing", "thresholds-headroom", "state-first"]);
+        assert!(s.variants_applied && s.settings.state_first);
+        assert_eq!((s.context.evaluate_at_pct, s.context.proceed_below_pct), (60, 75), "the later variant wins");
+        assert_eq!(s.variant_sql.iter().map(|(origin, _)| origin.as_str()).collect::<Vec<_>>(), ["scenarios/variants/fencing.sql"]);
+        assert!(!loaded.variants_applied && loaded.context.evaluate_at_pct == 50, "the loaded scenario is left as it is");
+    }
+
+    #[test]
+    fn applying_again_applies_nothing_twice() {
+        let once = with_variants(&scenario("\"polls-004\", \"fencing\""), &[]).unwrap();
+        let mut changed = once.clone();
+        changed.timing.background_poll_ms = 1_000;
+        let twice = with_variants(&changed, &["fencing".to_string(), "detect-by-timestamp".to_string()]).unwrap();
+        assert_eq!(names(&twice), ["polls-004", "fencing", "detect-by-timestamp"]);
+        assert_eq!(twice.variant_sql.len(), 1);
+        assert_eq!(twice.timing.background_poll_ms, 1_000, "polls-004 is not applied again");
+    }
+
+    #[test]
+    fn an_unknown_extra_variant_is_bad_input_listing_the_known_ones() {
+        let e = with_variants(&scenario(""), &["fencng".to_string()]).unwrap_err();
+        assert!(e.to_string().starts_with("invalid input: unknown variant `fencng`; variants: guard-not-in, "), "{e}");
     }
 }

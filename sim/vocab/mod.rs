@@ -1,19 +1,21 @@
 //! The vocabulary: the words every layer of the simulator shares — actor names, task states,
-//! statement names, rule ids and run outcomes — as types. It imports nothing of the simulator,
-//! so everything else can import it. Text becomes these types once, at the edge (a scenario
-//! file, a trace row, a SQL file); inside, only the types travel.
+//! statement names, rule ids, run outcomes and variant names — as types. It imports nothing of
+//! the simulator, so everything else can import it. Text becomes these types once, at the edge
+//! (a scenario file, a trace row, a SQL file); inside, only the types travel.
 
 pub mod actor;
 pub mod outcome;
 pub mod rule;
 pub mod state;
 pub mod statement;
+pub mod variant_name;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
 pub use outcome::{Ending, RunOutcome};
 pub use rule::RuleId;
 pub use state::TaskState;
 pub use statement::Stmt;
+pub use variant_name::{check_variant_name, VARIANT_NAMES};
 
 /// The conductor's own task row (seed 004 state table: `task-00`).
 pub const CONDUCTOR_TASK_ID: &str = "task-00";

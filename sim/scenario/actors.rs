@@ -1,0 +1,218 @@
+//! The sections of a scenario that shape the actors: how the conductor answers
+//! (`[conductor]`), how a musician's context fills (`[context]`) and how its subagents fail
+//! (`[subagents]`), with their defaults (seed 000's numbers).
+
+use serde::Deserialize;
+
+use super::deserialize::{non_negative_i64, percent, positive_i64, positive_u64, probability};
+use crate::dist::Dist;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConductorSection {
+    /// How often the conductor looks at the database (not in the seeds: a policy).
+    #[serde(deserialize_with = "positive_i64")]
+    pub poll_ms: i64,
+    /// Time the conductor spends on one review before it answers.
+    pub review_ms: Dist,
+    /// Odds that a review is answered `review_failed` (a rejection with feedback).
+    #[serde(deserialize_with = "probability")]
+    pub reject_probability: f64,
+    /// Odds that a review is answered `fix_proposed`; the rest are approved.
+    #[serde(deserialize_with = "probability")]
+    pub fix_probability: f64,
+    /// The answer to a context warning (000 "Context escalation response states").
+    pub context_reply: ContextReply,
+    /// A musician heartbeat older than this is stale (000 "Heartbeat Protocol": 9 min).
+    #[serde(deserialize_with = "positive_i64")]
+    pub staleness_s: i64,
+    /// Sessions the conductor launches for one task before it gives the task up.
+    #[serde(deserialize_with = "positive_u64")]
+    pub sessions_per_task_max: u64,
+    /// Scripted answers that override the odds for one review of one task.
+    pub answers: Vec<ScriptedAnswer>,
+    /// Emergency messages the conductor sends (000 "Emergency Messages").
+    pub emergencies: Vec<Emergency>,
+}
+
+impl Default for ConductorSection {
+    fn default() -> ConductorSection {
+        ConductorSection {
+            poll_ms: 30_000,
+            review_ms: Dist::uniform(60_000, 300_000),
+            reject_probability: 0.0,
+            fix_probability: 0.0,
+            context_reply: ContextReply::Fix,
+            staleness_s: 540,
+            sessions_per_task_max: 5,
+            answers: Vec::new(),
+            emergencies: Vec::new(),
+        }
+    }
+}
+
+/// The conductor's three answers to a context warning (000 "Context Monitoring").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextReply {
+    /// `review_approved`: proceed to the checkpoint, then hand off.
+    Approve,
+    /// `fix_proposed`: only the agents that fit, then checkpoint and hand off.
+    Fix,
+    /// `review_failed`: do not proceed, hand off now.
+    Handoff,
+}
+
+/// A review answer the conductor gives regardless of its odds.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedAnswer {
+    /// Task number (1 = task-01).
+    pub task: u64,
+    /// Which review request of that task, counting resubmissions, 1-based.
+    pub review: u64,
+    pub answer: ReviewAnswer,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewAnswer {
+    ReviewApproved,
+    ReviewFailed,
+    FixProposed,
+}
+
+impl ReviewAnswer {
+    pub fn state(self) -> &'static str {
+        match self {
+            ReviewAnswer::ReviewApproved => "review_approved",
+            ReviewAnswer::ReviewFailed => "review_failed",
+            ReviewAnswer::FixProposed => "fix_proposed",
+        }
+    }
+}
+
+/// An emergency message sent at the conductor's first poll after `at_ms`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Emergency {
+    #[serde(deserialize_with = "non_negative_i64")]
+    pub at_ms: i64,
+    pub task: u64,
+    /// Urgent: "stop all work" (kill the current subagent); otherwise informational.
+    #[serde(default)]
+    pub urgent: bool,
+}
+
+/// Context cost model of a musician session, in percent of its window (000 "Context
+/// Monitoring & Break Point Logic"). Costs are distributions, drawn per event from the
+/// session's stream; thresholds are the seed's numbers.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContextSection {
+    /// 000 Bootstrap 7: `bootstrap started [ctx: 5%]`.
+    pub bootstrap_start_pct: Dist,
+    /// The claim: `task claimed … [ctx: 7%]`.
+    pub claim_pct: Dist,
+    /// Reading the instructions: `instructions loaded … [ctx: 12%]` (~12-15 % in all).
+    pub instructions_pct: Dist,
+    /// Writing one subagent's prompt (000 "Subagent Context Budget").
+    pub agent_launch_pct: Dist,
+    /// Reading one subagent's result.
+    pub agent_return_pct: Dist,
+    /// Integrating it (launch + return + integration ≈ 8 %, 000 REF-3).
+    pub integration_pct: Dist,
+    /// One checkpoint verification (000 "Verification Checkpoint Flow": ~2-3 %).
+    pub verification_pct: Dist,
+    /// Reading or writing one message to the conductor.
+    pub message_pct: Dist,
+    /// Doing a failed subagent's work directly (000 "Error Recovery": ~10 %).
+    pub absorb_pct: Dist,
+    /// Odds that a subagent's work needs self-correction (000 "Self-correction flag").
+    #[serde(deserialize_with = "probability")]
+    pub self_correction_probability: f64,
+    /// Self-correction multiplies that agent's return cost (000: "~6x").
+    #[serde(deserialize_with = "positive_i64")]
+    pub self_correction_factor: i64,
+    /// Context level at which the musician evaluates the way to the next checkpoint (000: 50 %).
+    #[serde(deserialize_with = "percent")]
+    pub evaluate_at_pct: i64,
+    /// Estimated context at the checkpoint below which it proceeds (000: < 70 %).
+    #[serde(deserialize_with = "percent")]
+    pub proceed_below_pct: i64,
+    /// Above this it escalates, at or below it asks (000: 70-80 %).
+    #[serde(deserialize_with = "percent")]
+    pub escalate_above_pct: i64,
+    /// REF-3: agents that fit = (budget − ctx) / average agent cost (000: 65 %).
+    #[serde(deserialize_with = "percent")]
+    pub budget_pct: i64,
+    /// The hard ceiling: reaching it means handing off at once (000 "80% context ceiling").
+    #[serde(deserialize_with = "percent")]
+    pub ceiling_pct: i64,
+}
+
+impl Default for ContextSection {
+    fn default() -> ContextSection {
+        ContextSection {
+            bootstrap_start_pct: Dist::Const(5),
+            claim_pct: Dist::Const(2),
+            instructions_pct: Dist::uniform(5, 8),
+            agent_launch_pct: Dist::uniform(1, 2),
+            agent_return_pct: Dist::uniform(3, 5),
+            integration_pct: Dist::uniform(1, 2),
+            verification_pct: Dist::uniform(2, 3),
+            message_pct: Dist::Const(1),
+            absorb_pct: Dist::Const(10),
+            self_correction_probability: 0.0,
+            self_correction_factor: 6,
+            evaluate_at_pct: 50,
+            proceed_below_pct: 70,
+            escalate_above_pct: 80,
+            budget_pct: 65,
+            ceiling_pct: 80,
+        }
+    }
+}
+
+/// How subagents fail (000 "Retry Policy", "Example: Error Recovery & Retry Logic").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SubagentsSection {
+    /// Odds that one attempt of a subagent fails.
+    #[serde(deserialize_with = "probability")]
+    pub failure_probability: f64,
+    /// Odds that a failure is unrecoverable (missing file, broken dependency): reported to
+    /// the conductor at once instead of retried.
+    #[serde(deserialize_with = "probability")]
+    pub unrecoverable_probability: f64,
+    /// After 2 failed retries: odds the musician absorbs the work (< 500 LOC, well-defined)
+    /// rather than escalating to the conductor.
+    #[serde(deserialize_with = "probability")]
+    pub absorb_probability: f64,
+    /// Scripted subagent behaviour that overrides the odds.
+    pub script: Vec<SubagentScript>,
+}
+
+impl Default for SubagentsSection {
+    fn default() -> SubagentsSection {
+        SubagentsSection { failure_probability: 0.0, unrecoverable_probability: 0.0, absorb_probability: 1.0, script: Vec::new() }
+    }
+}
+
+/// What one subagent of one task does, whatever the odds say.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentScript {
+    pub task: u64,
+    pub step: u64,
+    pub agent: u64,
+    /// How many attempts fail before one succeeds (3 or more: all three fail).
+    #[serde(default)]
+    pub failures: u64,
+    /// The first failure is unrecoverable: an error report to the conductor.
+    #[serde(default)]
+    pub unrecoverable: bool,
+    /// The agent's work needs self-correction (~6x context).
+    #[serde(default)]
+    pub self_correction: bool,
+}

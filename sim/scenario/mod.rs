@@ -1,0 +1,205 @@
+//! Scenario files: TOML, every key documented in scenarios/README.md with its default and
+//! the seed section it comes from. Unknown keys are errors; every error names the file, the
+//! line, the column and the key.
+//!
+//! `file.rs`, `actors.rs` and `faults.rs` hold the sections as read, `deserialize.rs` the range
+//! checks of single values, `plan.rs` the task plans, `validate.rs` the checks across values and
+//! `locate.rs` the `file:line:col: key` of every error. A scenario names its protocol variants
+//! but does not apply them: `crate::variant::with_variants` does, before a run.
+
+mod actors;
+mod deserialize;
+mod faults;
+mod file;
+mod locate;
+mod plan;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+pub use self::actors::{
+    ConductorSection, ContextReply, ContextSection, Emergency, ReviewAnswer, ScriptedAnswer, SubagentScript, SubagentsSection,
+};
+pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
+pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
+pub use self::plan::TaskPlan;
+pub use crate::vocab::task_id;
+
+use self::file::ScenarioFile;
+use self::locate::{line_col, toml_error};
+use crate::error::{Error, Result};
+
+/// A loaded, validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The file stem: `scenarios/quickstart.toml` → `quickstart`.
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+    pub run: RunSection,
+    pub timing: TimingSection,
+    pub conductor: ConductorSection,
+    pub context: ContextSection,
+    pub subagents: SubagentsSection,
+    pub faults: FaultsSection,
+    pub budgets: BudgetsSection,
+    pub expect: ExpectSection,
+    pub settings: ProtocolSettings,
+    pub tasks: Vec<TaskPlan>,
+    /// A `.sql` file whose named entries replace the default protocol's (resolved path).
+    pub protocol_sql: Option<PathBuf>,
+    /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
+    /// not applied. From `crate::variant::with_variants`: those applied (the scenario's own, then
+    /// the extra ones, each once).
+    pub variant_names: Vec<String>,
+    /// SQL entries the applied variants override, as (origin, text), applied after `protocol_sql`.
+    pub variant_sql: Vec<(String, &'static str)>,
+    /// Whether `variant_names` are applied (settings, keys, `variant_sql`): only
+    /// `crate::variant::with_variants` sets it.
+    pub variants_applied: bool,
+}
+
+/// The readings of the seeds where they disagree (PROTOCOL.md "Where the seeds disagree"),
+/// as settings a variant (sim/variant.rs) changes. Defaults follow seed 000.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProtocolSettings {
+    /// #3: review request message first (004, 000 "Terminal Write Atomicity") or state first
+    /// (000 Execution Queries 5).
+    pub state_first: bool,
+    /// #6: new conductor messages by `id > last_processed` (000) or by the newest timestamp
+    /// (004 "Check for Conductor Messages").
+    pub detect_by_timestamp: bool,
+    /// #9: the conductor relaunches an `exited` task (000 "Session Handoff") or treats
+    /// `exited` as absolute (002 "Terminal States").
+    pub relaunch_exited: bool,
+    /// #10: the oracle also accepts the transitions the text implies but the table omits.
+    pub implied_transitions: bool,
+    /// #12: escalate on > 2 deviations (000 text) instead of REF-6 (2+ Medium or 1+ High).
+    pub escalate_over_two: bool,
+}
+
+impl Default for ProtocolSettings {
+    fn default() -> ProtocolSettings {
+        ProtocolSettings {
+            state_first: false,
+            detect_by_timestamp: false,
+            relaunch_exited: true,
+            implied_transitions: true,
+            escalate_over_two: false,
+        }
+    }
+}
+
+impl Scenario {
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let bytes = std::fs::read(path).map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", path.display())))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = e.utf8_error().valid_up_to();
+            let (line, col) = line_col(&String::from_utf8_lossy(&e.as_bytes()[..valid]), valid);
+            Error::input(format!("{}:{line}:{col}: not UTF-8 text (byte {valid}); a scenario is a TOML file", path.display()))
+        })?;
+        Scenario::parse(&text, path)
+    }
+
+    /// Reads `text` as the scenario file `path` (which names it and resolves its SQL file):
+    /// the TOML, then the task plans, then the checks across sections.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
+        let file = path.display().to_string();
+        let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(&file, text, &e))?;
+        let tasks = plan::task_plans(&raw.tasks).map_err(|p| p.into_error(&file, text))?;
+        validate::check(&raw, &tasks).map_err(|p| p.into_error(&file, text))?;
+        Ok(Scenario::from_file(raw, tasks, path))
+    }
+
+    fn from_file(raw: ScenarioFile, tasks: Vec<TaskPlan>, path: &Path) -> Scenario {
+        let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+        Scenario {
+            name,
+            path: path.to_path_buf(),
+            description: raw.description,
+            run: raw.run,
+            timing: raw.timing,
+            conductor: raw.conductor,
+            context: raw.context,
+            subagents: raw.subagents,
+            faults: raw.faults,
+            budgets: raw.budgets,
+            expect: raw.expect,
+            settings: ProtocolSettings::default(),
+            tasks,
+            protocol_sql,
+            variant_names: raw.protocol.variants,
+            variant_sql: Vec::new(),
+            variants_applied: false,
+        }
+    }
+
+    /// The scripted behaviour of one subagent, if any.
+    pub fn subagent_script(&self, task: u64, step: u64, agent: u64) -> Option<&SubagentScript> {
+        self.subagents.script.iter().find(|s| s.task == task && s.step == step && s.agent == agent)
+    }
+
+    /// The scripted answer to the `review`-th review request of `task`, if any.
+    pub fn scripted_answer(&self, task: u64, review: u64) -> Option<ReviewAnswer> {
+        self.conductor.answers.iter().find(|a| a.task == task && a.review == review).map(|a| a.answer)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        match Scenario::parse(text, Path::new("s.toml")) {
+            Ok(_) => panic!("expected an error for:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn errors_name_file_line_column_and_key() {
+        let cases: &[(&str, &str)] = &[
+            ("[tasks]\ncount = 2\nbogus = 1\n", "s.toml:3:1: key `tasks.bogus`"),
+            ("[tasks]\ncount = 2\n[timing]\nsubagent_ms = -5\n", "s.toml:4:15: key `timing.subagent_ms`"),
+            ("[tasks]\ncount = 2\n[conductor]\nreview_ms = { kind = \"uniform\", min = 9, max = 3 }\n", "key `conductor.review_ms`"),
+            ("[tasks]\ncount = 2\n[timing]\npause_poll_ms = 0\n", "s.toml:4:17: key `timing.pause_poll_ms`: must be positive"),
+            ("[tasks]\ncount = = 2\n", "s.toml:2:"),
+            ("[tasks]\ncount = 2\ncheckpoints = [5]\n", "s.toml:3:1: key `tasks.checkpoints`"),
+            ("[tasks]\ncount = 2\n[[tasks.custom]]\ntask = 3\n", "s.toml:4:1: key `tasks.custom.task`: task 3 does not exist"),
+            ("[run]\nepoch = \"noon\"\n[tasks]\ncount = 1\n", "s.toml:2:9: key `run.epoch`"),
+            ("[timing]\nstatement_ms = 1\n", "s.toml:1:1: key `tasks`: missing field `tasks`"),
+            ("[tasks]\nsteps = 3\n", "key `tasks.count`: missing field `count`"),
+            ("[tasks]\ncount = 1\n[protocol]\nvariants = [\"fencng\"]\n", "s.toml:4:1: key `protocol.variants`: unknown variant `fencng`"),
+        ];
+        for (text, expected) in cases {
+            let message = err(text);
+            assert!(message.contains(expected), "expected `{expected}` in `{message}`");
+            assert!(message.starts_with("invalid input: s.toml"), "{message}");
+        }
+    }
+
+    #[test]
+    fn defaults_and_custom_tasks_build_plans() {
+        let s = Scenario::parse(
+            "[tasks]\ncount = 3\nsteps = 5\ncheckpoints = [2, 4]\n[[tasks.custom]]\ntask = 2\nsteps = 3\n",
+            Path::new("x/demo.toml"),
+        )
+        .unwrap();
+        assert_eq!(s.name, "demo");
+        assert_eq!(s.tasks.len(), 3);
+        assert_eq!((s.tasks[0].task_id.as_str(), s.tasks[0].steps, s.tasks[0].checkpoints.clone()), ("task-01", 5, vec![2, 4]));
+        assert_eq!((s.tasks[1].steps, s.tasks[1].checkpoints.clone()), (3, vec![2]));
+        assert_eq!(s.timing.heartbeat_refresh_s, 480);
+    }
+
+    #[test]
+    fn the_variants_of_a_file_are_recorded_not_applied() {
+        let text = "[tasks]\ncount = 1\n[protocol]\nsql = \"extra.sql\"\nvariants = [\"polls-004\", \"fencing\"]\n";
+        let s = Scenario::parse(text, Path::new("x/demo.toml")).unwrap();
+        assert_eq!(s.variant_names, ["polls-004", "fencing"]);
+        assert!(!s.variants_applied && s.variant_sql.is_empty());
+        assert_eq!((s.timing.background_poll_ms, &s.settings), (15_000, &ProtocolSettings::default()));
+        assert_eq!(s.protocol_sql.as_deref(), Some(Path::new("x/extra.sql")));
+    }
+}

@@ -1,0 +1,342 @@
+//! The checks that need more than one value: references to tasks, sessions, steps and agents
+//! that must exist, thresholds that must be ordered, statements, rules and variants that must be
+//! known. Each section has its own function; `check` runs them in the order a scenario file is
+//! refused at, and the first problem wins. Ranges of single values are refused earlier, while the
+//! TOML is read (`deserialize.rs`).
+
+use super::actors::{ConductorSection, ContextSection, SubagentsSection};
+use super::faults::{FaultsSection, ScriptedFault};
+use super::file::{ExpectSection, ProtocolSection, ScenarioFile, TimingSection};
+use super::locate::Problem;
+use super::plan::TaskPlan;
+use crate::vocab::{RuleId, Stmt};
+
+type Checked = Result<(), Problem>;
+
+/// Every check of a file whose tasks are already planned (`plan::task_plans`).
+pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
+    let count = raw.tasks.count;
+    conductor_answers(&raw.conductor, count)?;
+    emergencies(&raw.conductor, count)?;
+    subagent_scripts(&raw.subagents, plans, count)?;
+    context_thresholds(&raw.context)?;
+    review_odds(&raw.conductor)?;
+    heartbeat_refresh(&raw.timing, &raw.conductor)?;
+    fault_points(&raw.faults)?;
+    scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
+    double_launches(&raw.faults, count)?;
+    expected_rules(&raw.expect)?;
+    variant_names(&raw.protocol)
+}
+
+fn no_such_task(task: u64, count: u64) -> String {
+    format!("task {task} does not exist: tasks.count is {count}")
+}
+
+fn names_a_task(task: u64, count: u64) -> bool {
+    task != 0 && task <= count
+}
+
+/// `[[conductor.answers]]` answer a review of an existing task, counted from 1.
+fn conductor_answers(conductor: &ConductorSection, count: u64) -> Checked {
+    for (index, answer) in conductor.answers.iter().enumerate() {
+        if !names_a_task(answer.task, count) {
+            return Err(Problem::in_entry("conductor.answers", index, "task", no_such_task(answer.task, count)));
+        }
+        if answer.review == 0 {
+            return Err(Problem::in_entry("conductor.answers", index, "review", "reviews are counted from 1".to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// `[[conductor.emergencies]]` are sent to an existing task.
+fn emergencies(conductor: &ConductorSection, count: u64) -> Checked {
+    for (index, emergency) in conductor.emergencies.iter().enumerate() {
+        if !names_a_task(emergency.task, count) {
+            return Err(Problem::in_entry("conductor.emergencies", index, "task", no_such_task(emergency.task, count)));
+        }
+    }
+    Ok(())
+}
+
+/// `[[subagents.script]]` names a step and an agent its task's plan has.
+fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64) -> Checked {
+    for (index, script) in subagents.script.iter().enumerate() {
+        let Some(plan) = (script.task >= 1).then(|| plans.get((script.task - 1) as usize)).flatten() else {
+            return Err(Problem::in_entry("subagents.script", index, "task", no_such_task(script.task, count)));
+        };
+        if script.step == 0 || script.step > plan.steps {
+            let message = format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step);
+            return Err(Problem::in_entry("subagents.script", index, "step", message));
+        }
+        if script.agent == 0 || script.agent > plan.subagents_per_step {
+            let message = format!("{} has agents 1..={} per step, not {}", plan.task_id, plan.subagents_per_step, script.agent);
+            return Err(Problem::in_entry("subagents.script", index, "agent", message));
+        }
+    }
+    Ok(())
+}
+
+/// The context thresholds are ordered: evaluate, then proceed, then escalate.
+fn context_thresholds(c: &ContextSection) -> Checked {
+    if c.evaluate_at_pct <= c.proceed_below_pct && c.proceed_below_pct <= c.escalate_above_pct {
+        return Ok(());
+    }
+    Err(Problem::at(
+        "context",
+        "proceed_below_pct",
+        format!(
+            "thresholds must be ordered evaluate_at_pct <= proceed_below_pct <= escalate_above_pct, got {} / {} / {}",
+            c.evaluate_at_pct, c.proceed_below_pct, c.escalate_above_pct
+        ),
+    ))
+}
+
+/// A review is rejected, gets a fix or is approved: the first two odds leave room for the third.
+fn review_odds(conductor: &ConductorSection) -> Checked {
+    let odds = conductor.reject_probability + conductor.fix_probability;
+    if odds > 1.0 {
+        let message = format!("reject_probability + fix_probability must be at most 1, got {odds}");
+        return Err(Problem::at("conductor", "fix_probability", message));
+    }
+    Ok(())
+}
+
+/// Watchers refresh a heartbeat after more than one poll, and before the conductor calls it stale.
+fn heartbeat_refresh(timing: &TimingSection, conductor: &ConductorSection) -> Checked {
+    if timing.heartbeat_refresh_s >= conductor.staleness_s {
+        return Err(Problem::at("timing", "heartbeat_refresh_s", format!(
+            "the refresh threshold ({} s) must be below the conductor's staleness threshold ({} s): otherwise a live session is declared stale before its watcher refreshes (000 \"Design Rationale\": the 1-minute buffer)",
+            timing.heartbeat_refresh_s, conductor.staleness_s
+        )));
+    }
+    if timing.heartbeat_refresh_s * 1000 <= timing.background_poll_ms {
+        return Err(Problem::at(
+            "timing",
+            "heartbeat_refresh_s",
+            format!(
+                "a refresh threshold of {} s is not longer than the background poll of {} ms: every poll would refresh",
+                timing.heartbeat_refresh_s, timing.background_poll_ms
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The kinds of scripted fault that cannot happen at every kind of point.
+fn fault_points(faults: &FaultsSection) -> Checked {
+    if faults.hang.iter().any(|f| f.at.as_deref().is_some_and(|a| a.starts_with("after:"))) {
+        let message = "a hang takes `at_ms` or `before:STATEMENT` (a hang after a statement is a hang before the next)";
+        return Err(Problem::at("faults", "at", message.to_string()));
+    }
+    if faults.watcher_death.iter().any(|f| f.at.is_some()) {
+        return Err(Problem::at("faults", "at", "a watcher death takes `at_ms` only".to_string()));
+    }
+    Ok(())
+}
+
+/// `[[faults.crash]]`, `[[faults.hang]]` and `[[faults.watcher_death]]` hit a session that can
+/// exist, at one time or protocol point.
+fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: u64) -> Checked {
+    let scripted = [("faults.crash", &faults.crash), ("faults.hang", &faults.hang), ("faults.watcher_death", &faults.watcher_death)];
+    for (section, entries) in scripted {
+        for (index, fault) in entries.iter().enumerate() {
+            scripted_fault(section, index, fault, count, sessions_max)?;
+        }
+    }
+    Ok(())
+}
+
+fn scripted_fault(section: &'static str, index: usize, fault: &ScriptedFault, count: u64, sessions_max: u64) -> Checked {
+    let entry = index + 1;
+    if !names_a_task(fault.task, count) {
+        let message = format!("entry {entry} of [[{section}]] names task {}, which does not exist: tasks.count is {count}", fault.task);
+        return Err(Problem::in_entry(section, index, "task", message));
+    }
+    if fault.session == 0 || u64::from(fault.session) > sessions_max {
+        let message = format!(
+            "entry {entry} of [[{section}]] names session S{} of task {}, which never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)",
+            fault.session, fault.task
+        );
+        return Err(Problem::in_entry(section, index, "session", message));
+    }
+    if fault.at_ms.is_none() == fault.at.is_none() {
+        let message =
+            format!("entry {entry} of [[{section}]] needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")");
+        return Err(Problem::in_entry(section, index, "at", message));
+    }
+    if let Some(point) = &fault.at {
+        let statement = point.strip_prefix("before:").or_else(|| point.strip_prefix("after:"));
+        let known = statement.is_some_and(|s| Stmt::parse(s).is_some());
+        if !known {
+            let message = format!("`{point}` is not before:STATEMENT or after:STATEMENT with a statement the engine runs");
+            return Err(Problem::in_entry(section, index, "at", message));
+        }
+    }
+    Ok(())
+}
+
+/// `[[faults.double_launch]]` doubles an existing task's first session.
+fn double_launches(faults: &FaultsSection, count: u64) -> Checked {
+    for (index, twin) in faults.double_launch.iter().enumerate() {
+        if !names_a_task(twin.task, count) {
+            return Err(Problem::in_entry("faults.double_launch", index, "task", no_such_task(twin.task, count)));
+        }
+    }
+    Ok(())
+}
+
+/// `[expect]` names rules the oracles check.
+fn expected_rules(expect: &ExpectSection) -> Checked {
+    for rule in expect.violations.iter().chain(&expect.allowed) {
+        if RuleId::parse(rule).is_none() {
+            let names: Vec<&str> = RuleId::ALL.iter().map(|r| r.as_str()).collect();
+            return Err(Problem::at("expect", "violations", format!("`{rule}` is not a rule; rules: {}", names.join(", "))));
+        }
+    }
+    Ok(())
+}
+
+/// `[protocol] variants` names known variants. The scenario only records them;
+/// `crate::variant::with_variants` applies them before a run.
+fn variant_names(protocol: &ProtocolSection) -> Checked {
+    for name in &protocol.variants {
+        crate::vocab::check_variant_name(name).map_err(|m| Problem::at("protocol", "variants", m))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two tasks (task 2 with 3 steps of 1 agent) plus `extra`, read but not checked.
+    fn file(extra: &str) -> ScenarioFile {
+        let text = format!("[tasks]\ncount = 2\n[[tasks.custom]]\ntask = 2\nsteps = 3\nsubagents_per_step = 1\n{extra}");
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    fn plans(raw: &ScenarioFile) -> Vec<TaskPlan> {
+        super::super::plan::task_plans(&raw.tasks).unwrap()
+    }
+
+    /// (section, index, key, message) of the first problem of the whole check.
+    fn refusal(extra: &str) -> (&'static str, Option<usize>, &'static str, String) {
+        let raw = file(extra);
+        let p = check(&raw, &plans(&raw)).expect_err(extra);
+        (p.section, p.index, p.key, p.message)
+    }
+
+    fn accepted(extra: &str) {
+        let raw = file(extra);
+        if let Err(p) = check(&raw, &plans(&raw)) {
+            panic!("refused: {p:?}\n{extra}");
+        }
+    }
+
+    #[test]
+    fn conductor_answers_name_an_existing_task_and_a_review_from_1() {
+        let answer =
+            |task: u64, review: u64| format!("[[conductor.answers]]\ntask = {task}\nreview = {review}\nanswer = \"fix_proposed\"\n");
+        assert_eq!(refusal(&answer(3, 1)), ("conductor.answers", Some(0), "task", "task 3 does not exist: tasks.count is 2".into()));
+        assert_eq!(refusal(&answer(1, 0)), ("conductor.answers", Some(0), "review", "reviews are counted from 1".into()));
+        accepted(&answer(2, 1));
+    }
+
+    #[test]
+    fn emergencies_name_an_existing_task() {
+        assert_eq!(refusal("[[conductor.emergencies]]\nat_ms = 0\ntask = 0\n").2, "task");
+        accepted("[[conductor.emergencies]]\nat_ms = 0\ntask = 2\n");
+    }
+
+    #[test]
+    fn subagent_scripts_name_a_step_and_an_agent_of_their_task() {
+        let script = |task: u64, step: u64, agent: u64| format!("[[subagents.script]]\ntask = {task}\nstep = {step}\nagent = {agent}\n");
+        assert_eq!(refusal(&script(2, 4, 1)), ("subagents.script", Some(0), "step", "task-02 has steps 1..=3, not 4".into()));
+        assert_eq!(refusal(&script(2, 3, 2)), ("subagents.script", Some(0), "agent", "task-02 has agents 1..=1 per step, not 2".into()));
+        assert_eq!(refusal(&script(0, 1, 1)).3, "task 0 does not exist: tasks.count is 2");
+        accepted(&script(2, 3, 1));
+        accepted(&script(1, 4, 2));
+    }
+
+    #[test]
+    fn context_thresholds_are_ordered() {
+        let refused = refusal("[context]\nevaluate_at_pct = 71\n");
+        assert_eq!((refused.0, refused.2), ("context", "proceed_below_pct"));
+        assert!(refused.3.ends_with("got 71 / 70 / 80"), "{}", refused.3);
+        accepted("[context]\nevaluate_at_pct = 70\nescalate_above_pct = 70\n");
+    }
+
+    #[test]
+    fn review_odds_add_up_to_at_most_1() {
+        let refused = refusal("[conductor]\nreject_probability = 0.5\nfix_probability = 0.75\n");
+        assert_eq!(
+            (refused.2, refused.3.as_str()),
+            ("fix_probability", "reject_probability + fix_probability must be at most 1, got 1.25")
+        );
+        accepted("[conductor]\nreject_probability = 0.5\nfix_probability = 0.5\n");
+    }
+
+    #[test]
+    fn the_heartbeat_refresh_falls_between_one_poll_and_the_staleness_threshold() {
+        let at_staleness = refusal("[timing]\nheartbeat_refresh_s = 540\n");
+        assert_eq!((at_staleness.0, at_staleness.2), ("timing", "heartbeat_refresh_s"));
+        assert!(at_staleness.3.starts_with("the refresh threshold (540 s) must be below the conductor's staleness threshold (540 s)"));
+        let one_poll = refusal("[timing]\nheartbeat_refresh_s = 15\n");
+        assert!(one_poll.3.starts_with("a refresh threshold of 15 s is not longer than the background poll of 15000 ms"));
+        accepted("[timing]\nheartbeat_refresh_s = 539\n");
+        accepted("[timing]\nheartbeat_refresh_s = 16\n");
+    }
+
+    #[test]
+    fn hangs_and_watcher_deaths_happen_at_the_points_they_can() {
+        assert_eq!(refusal("[[faults.hang]]\ntask = 1\nat = \"after:heartbeat\"\n").2, "at");
+        assert_eq!(refusal("[[faults.watcher_death]]\ntask = 1\nat = \"before:heartbeat\"\n").3, "a watcher death takes `at_ms` only");
+        accepted("[[faults.hang]]\ntask = 1\nat = \"before:heartbeat\"\n[[faults.watcher_death]]\ntask = 1\nat_ms = 5\n");
+    }
+
+    #[test]
+    fn scripted_faults_hit_a_session_that_can_exist_at_one_known_point() {
+        let (section, index, key, message) =
+            refusal("[[faults.crash]]\ntask = 1\nat_ms = 1\n[[faults.crash]]\ntask = 1\nsession = 6\nat_ms = 1\n");
+        assert_eq!((section, index, key), ("faults.crash", Some(1), "session"));
+        assert!(message.starts_with("entry 2 of [[faults.crash]] names session S6 of task 1, which never exists: sessions are S1..S5"));
+        assert_eq!(
+            refusal("[[faults.hang]]\ntask = 3\nat_ms = 1\n").3,
+            "entry 1 of [[faults.hang]] names task 3, which does not exist: tasks.count is 2"
+        );
+        assert_eq!(refusal("[[faults.crash]]\ntask = 1\nat_ms = 1\nat = \"after:heartbeat\"\n").2, "at");
+        assert_eq!(refusal("[[faults.crash]]\ntask = 1\n").2, "at");
+        assert_eq!(
+            refusal("[[faults.crash]]\ntask = 1\nat = \"after:heartbeats\"\n").3,
+            "`after:heartbeats` is not before:STATEMENT or after:STATEMENT with a statement the engine runs"
+        );
+        accepted("[[faults.crash]]\ntask = 2\nsession = 5\nat = \"after:claim_task\"\nnth = 2\n");
+    }
+
+    #[test]
+    fn double_launches_name_an_existing_task() {
+        assert_eq!(
+            refusal("[[faults.double_launch]]\ntask = 3\n"),
+            ("faults.double_launch", Some(0), "task", "task 3 does not exist: tasks.count is 2".into())
+        );
+        accepted("[[faults.double_launch]]\ntask = 2\n");
+    }
+
+    #[test]
+    fn expected_violations_are_rules() {
+        let refused = refusal("[expect]\nallowed = [\"no-false-stales\"]\n");
+        assert_eq!((refused.0, refused.2), ("expect", "violations"));
+        assert!(refused.3.starts_with("`no-false-stales` is not a rule; rules: one-live-session-per-task, "), "{}", refused.3);
+        accepted("[expect]\nviolations = [\"liveness\"]\nallowed = [\"no-false-stale\"]\n");
+    }
+
+    #[test]
+    fn variants_are_known_by_name_and_only_recorded() {
+        let refused = refusal("[protocol]\nvariants = [\"fencing\", \"fencng\"]\n");
+        assert_eq!((refused.0, refused.2), ("protocol", "variants"));
+        assert!(refused.3.starts_with("unknown variant `fencng`; variants: guard-not-in, "), "{}", refused.3);
+        accepted("[protocol]\nvariants = [\"fencing\", \"fencing\"]\n");
+    }
+}

@@ -1,0 +1,42 @@
+//! Variant names: the words `[protocol] variants` and `--variant` accept. What each variant
+//! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
+//! lists equal); these are only the names, so a scenario can be checked without it.
+
+/// Every protocol variant, in the order of PROTOCOL.md's disagreements.
+pub const VARIANT_NAMES: &[&str] = &[
+    "guard-not-in",
+    "worked-by-session-id",
+    "state-first",
+    "instruction-any-type",
+    "polls-004",
+    "detect-by-timestamp",
+    "thresholds-002",
+    "thresholds-headroom",
+    "resumption-status-type",
+    "strict-terminal",
+    "table-transitions-only",
+    "fencing",
+    "escalate-over-two",
+];
+
+/// `Ok` for a variant name; otherwise the message that lists the known ones.
+pub fn check_variant_name(name: &str) -> Result<(), String> {
+    if VARIANT_NAMES.contains(&name) {
+        Ok(())
+    } else {
+        Err(format!("unknown variant `{name}`; variants: {}", VARIANT_NAMES.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_name_passes_and_an_unknown_one_lists_them_all() {
+        assert_eq!(check_variant_name("fencing"), Ok(()));
+        let message = check_variant_name("Fencing").unwrap_err();
+        assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
+        assert!(message.ends_with(", fencing, escalate-over-two"), "{message}");
+    }
+}
