@@ -210,3 +210,84 @@ fn write_files(files_root: &std::path::Path, files: &BTreeMap<String, String>) -
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{FaultsSection, ProtocolSettings};
+    use crate::sql_catalog::Catalog;
+    use crate::vocab::{ActorName, Stmt};
+    use rusqlite::types::Value;
+
+    const EPOCH_MS: i64 = 1_767_225_600_000;
+
+    /// An engine over a fresh comms.db in `dir`, with `faults`.
+    fn engine(dir: &std::path::Path, faults: &str) -> Engine {
+        let clock = SimClock::new(EPOCH_MS);
+        let db = CommsDb::create(&dir.join("comms.db"), clock.clone(), 1, Catalog::default_protocol()).unwrap();
+        let observers = Observers {
+            trace: TraceSink::create(&dir.join("trace.csv"), EPOCH_MS).unwrap(),
+            checker: Checker::new(ProtocolSettings::default(), 540),
+        };
+        let faults: FaultsSection = toml::from_str(faults).unwrap();
+        let config = EngineConfig {
+            seed: 1,
+            epoch_unix_ms: EPOCH_MS,
+            statement_ms: Dist::Const(100),
+            sim_time_max_ms: 3_600_000,
+            events_max: 10_000,
+        };
+        Engine::new(config, clock, db, observers, dir.to_path_buf(), FaultPlan::new(1, &faults))
+    }
+
+    fn conductor_meta() -> ActorMeta {
+        ActorMeta { name: ActorName::Conductor, task_id: "task-00".into(), session_id: "conductor-session".into() }
+    }
+
+    fn trace_events(dir: &std::path::Path) -> Vec<(i64, String, String)> {
+        crate::trace_reader::read(&dir.join("trace.csv")).unwrap().into_iter().map(|r| (r.t_ms, r.event, r.detail)).collect()
+    }
+
+    #[test]
+    fn ctx_sql_retries_a_busy_write_three_times_a_second_apart_then_gives_the_failure_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = engine(dir.path(), "write_hold_ms = 600000\nbusy_timeout_ms = 0\n");
+        let outcome = Rc::new(std::cell::RefCell::new(None));
+        let seen = outcome.clone();
+        engine.spawn(conductor_meta(), 0, move |ctx| async move {
+            let task = vec![(":task_id", Value::Text("task-01".into())), (":instruction_path", Value::Text("p".into()))];
+            ctx.sql(Stmt::CreateTask, task).await.unwrap();
+            let result = ctx.sql(Stmt::ConductorHeartbeat, vec![]).await;
+            *seen.borrow_mut() = Some(result.map(|_| ()).map_err(|f| f.kind));
+        });
+        assert_eq!(engine.run().unwrap(), Ending::Quiescent);
+        let (db, observers) = engine.finish().unwrap();
+        db.close().unwrap();
+        observers.trace.finish().unwrap();
+        assert_eq!(*outcome.borrow(), Some(Err(crate::world::FailureKind::Busy)));
+        let events = trace_events(dir.path());
+        let retries: Vec<i64> = events.iter().filter(|(_, e, _)| e == "busy_retry").map(|(t, _, _)| *t).collect();
+        // Each attempt is a statement round trip (100 ms) after the previous one's 1 s sleep.
+        assert_eq!(retries, [200, 1300, 2400]);
+        assert_eq!(events.iter().filter(|(_, _, d)| d.contains("simulated SQLITE_BUSY")).count(), 4);
+    }
+
+    #[test]
+    fn a_timed_hang_of_the_conductor_delays_its_next_statement_by_the_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = engine(dir.path(), "[[conductor_down]]\nfrom_ms = 50\nto_ms = 5050\n");
+        engine.spawn(conductor_meta(), 0, |ctx| async move {
+            ctx.sleep(60).await;
+            ctx.sql(Stmt::PollTasks, vec![]).await.unwrap();
+        });
+        engine.run().unwrap();
+        let (_db, observers) = engine.finish().unwrap();
+        observers.trace.finish().unwrap();
+        let events = trace_events(dir.path());
+        let hang = events.iter().find(|(_, e, _)| e == "fault_hang").expect("the hang is in the trace");
+        assert_eq!((hang.0, hang.2.as_str()), (50, "the conductor hangs for 5000 ms"));
+        let poll = events.iter().find(|(_, e, _)| e == "sql").expect("the poll ran");
+        // The sleep ended at 60 inside the hang: the actor woke at 5050, then the round trip.
+        assert_eq!(poll.0, 5150);
+    }
+}

@@ -463,3 +463,153 @@ fn describe_params(params: &Params) -> String {
     }
     parts.join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::SimClock;
+    use crate::scenario::FaultsSection;
+    use crate::sql_catalog::Catalog;
+    use crate::vocab::SessionPlace;
+
+    const EPOCH_MS: i64 = 1_767_225_600_000; // 2026-01-01 00:00:00 UTC
+
+    struct Bench {
+        _dir: tempfile::TempDir,
+        exec: Exec,
+        world: World,
+        events: Rc<EventLog>,
+    }
+
+    impl Bench {
+        fn new(faults: &str) -> Bench {
+            let dir = tempfile::tempdir().unwrap();
+            let clock = SimClock::new(EPOCH_MS);
+            let db = CommsDb::create(&dir.path().join("comms.db"), clock.clone(), 1, Catalog::default_protocol()).unwrap();
+            let faults: FaultsSection = toml::from_str(faults).unwrap();
+            let events = Rc::new(EventLog::default());
+            let world = World::new(db, FaultPlan::new(1, &faults), events.clone(), EPOCH_MS, Dist::Const(0));
+            Bench { _dir: dir, exec: Exec::new(clock, 1_000), world, events }
+        }
+
+        /// An idle actor of `task`/`session` (or the conductor) with its own session id.
+        fn actor(&mut self, name: ActorName, session_id: &str) -> ActorId {
+            let info =
+                ActorInfo { name, task_id: "task-01".into(), session_id: session_id.into(), latency_rng: crate::rng::stream(1, "x") };
+            let id = self.exec.spawner().spawn(None, info, 0, |_, _| async {});
+            self.exec.apply_spawns_and_kills(&mut Vec::new());
+            id
+        }
+
+        fn sql(&mut self, actor: ActorId, stmt: Stmt, params: Params) -> Option<std::result::Result<SqlOutcome, SqlFailure>> {
+            match self.world.perform(&mut self.exec, actor, Effect::Sql { stmt, params }).unwrap() {
+                Some(Reply::Sql(result)) => Some(result),
+                None => None,
+                _ => panic!("a SQL effect is answered with SQL"),
+            }
+        }
+
+        fn drain(&self) -> Vec<Event> {
+            let mut out = Vec::new();
+            self.events.drain_into(&mut out);
+            out
+        }
+    }
+
+    fn text(s: &str) -> Value {
+        Value::Text(s.to_string())
+    }
+
+    fn musician() -> ActorName {
+        ActorName::Session(SessionPlace { task: 1, session: 1, twin: false })
+    }
+
+    fn create_task(b: &mut Bench, conductor: ActorId) {
+        let params = vec![(":task_id", text("task-01")), (":instruction_path", text("docs/task-01.md"))];
+        assert_eq!(b.sql(conductor, Stmt::CreateTask, params).unwrap().unwrap().rows_affected, 1);
+    }
+
+    #[test]
+    fn a_write_emits_one_sql_event_with_the_row_before_and_after() {
+        let mut b = Bench::new("");
+        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        create_task(&mut b, conductor);
+        let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];
+        b.sql(conductor, Stmt::SetTaskState, params).unwrap().unwrap();
+        let events = b.drain();
+        assert_eq!(events.len(), 2);
+        let EventKind::Sql(sql) = &events[1].kind else { panic!("{:?}", events[1]) };
+        assert_eq!((sql.stmt, sql.result.clone(), sql.rows_affected), (Stmt::SetTaskState, SqlResult::Rows(1), 1));
+        assert_eq!(sql.before.as_ref().map(|r| r.state.as_str()), Some("watching"));
+        assert_eq!(sql.after.as_ref().map(|r| r.state.as_str()), Some("fix_proposed"));
+        assert_eq!(sql.params_text, "task_id=task-01 state=fix_proposed");
+    }
+
+    #[test]
+    fn a_read_sees_no_row_snapshots_and_a_constraint_failure_goes_back_to_the_actor() {
+        let mut b = Bench::new("");
+        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        create_task(&mut b, conductor);
+        let rows = b.sql(conductor, Stmt::PollTasks, vec![]).unwrap().unwrap();
+        assert_eq!(rows.rows.len(), 1);
+        let bad = vec![(":task_id", text("task-01")), (":state", text("sleeping"))];
+        let failure = b.sql(conductor, Stmt::SetTaskState, bad).unwrap().unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Constraint);
+        let events = b.drain();
+        let EventKind::Sql(poll) = &events[1].kind else { panic!() };
+        assert!(poll.before.is_none() && poll.after.is_none() && poll.polled.len() == 1);
+        let EventKind::Sql(refused) = &events[2].kind else { panic!() };
+        assert!(matches!(&refused.result, SqlResult::Failed(m) if m.contains("CHECK")), "{:?}", refused.result);
+    }
+
+    #[test]
+    fn a_write_waits_for_the_virtual_lock_up_to_the_busy_timeout_then_gets_busy() {
+        let mut b = Bench::new("write_hold_ms = 3000\nbusy_timeout_ms = 5000\n");
+        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let other = b.actor(ActorName::Conductor, "conductor-session");
+        create_task(&mut b, conductor);
+        assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to the lock's release");
+        assert_eq!((b.world.contention.lock_waits, b.world.contention.lock_wait_ms_total), (1, 3000));
+        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
+        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        create_task(&mut b, conductor);
+        let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
+        assert_eq!(failure.kind, FailureKind::Busy);
+        assert_eq!(b.world.contention.busy_errors, 1);
+        let events = b.drain();
+        assert!(matches!(&events.last().unwrap().kind, EventKind::Sql(s) if matches!(s.result, SqlResult::Busy(_))));
+    }
+
+    #[test]
+    fn a_crash_before_a_statement_drops_the_whole_session_and_says_so() {
+        let mut b = Bench::new("[[crash]]\ntask = 1\nat = \"before:heartbeat\"\n");
+        let session = b.actor(musician(), "s1");
+        let watcher = b.actor(musician().watcher(crate::vocab::WatcherKind::Background, 1), "s1");
+        let bystander = b.actor(ActorName::Conductor, "conductor-session");
+        let params = vec![(":task_id", text("task-01")), (":session_id", text("s1"))];
+        assert!(b.sql(watcher, Stmt::Heartbeat, params).is_none());
+        assert!(b.exec.data(session).is_none() && b.exec.data(watcher).is_none());
+        assert!(b.exec.data(bystander).is_some());
+        let kinds: Vec<String> =
+            b.drain().iter().map(|e| format!("{:?}", e.kind).split([' ', '(', '{']).next().unwrap().to_string()).collect();
+        assert_eq!(kinds, ["FaultCrash", "Ended", "Ended", "Truth"]);
+    }
+
+    #[test]
+    fn files_live_in_memory_and_reads_see_what_was_appended() {
+        let mut b = Bench::new("");
+        let session = b.actor(musician(), "s1");
+        for line in ["one [ctx: 5%]\n", "two [ctx: 9%]\n"] {
+            let effect = Effect::AppendFile { path: "temp/task-01-status".into(), text: line.into() };
+            assert!(matches!(b.world.perform(&mut b.exec, session, effect).unwrap(), Some(Reply::FileWritten)));
+        }
+        let read = Effect::ReadFile { path: "temp/task-01-status".into() };
+        let Some(Reply::File(Some(content))) = b.world.perform(&mut b.exec, session, read).unwrap() else { panic!() };
+        assert_eq!(content, "one [ctx: 5%]\ntwo [ctx: 9%]\n");
+        let missing = Effect::ReadFile { path: "temp/none".into() };
+        assert!(matches!(b.world.perform(&mut b.exec, session, missing).unwrap(), Some(Reply::File(None))));
+        let events = b.drain();
+        assert!(matches!(&events[2].kind, EventKind::File { op: FileOp::Read, lines: Some(2), .. }));
+        assert!(matches!(&events[3].kind, EventKind::File { op: FileOp::Read, lines: None, .. }));
+    }
+}
