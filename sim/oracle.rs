@@ -9,51 +9,39 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::db::RowSnapshot;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::scenario::{BudgetsSection, ProtocolSettings};
-use crate::vocab::{ActorName, Stmt};
+use crate::vocab::{ActorName, RuleId, Stmt};
 
-/// A rule, as scenarios name it in `[expect] violations` and verdicts print it.
+/// A rule: its id (the vocabulary's word for it) and what it says, as verdicts print it.
 pub struct Rule {
-    pub name: &'static str,
-    pub kind: &'static str,
+    pub id: RuleId,
     pub says: &'static str,
 }
 
+impl Rule {
+    pub fn name(&self) -> &'static str {
+        self.id.as_str()
+    }
+}
+
+/// Every rule, in the order of `RuleId::ALL`.
 pub const RULES: &[Rule] = &[
-    Rule { name: "one-live-session-per-task", kind: "always", says: "at most one live session works a task" },
+    Rule { id: RuleId::OneLiveSessionPerTask, says: "at most one live session works a task" },
+    Rule { id: RuleId::AllowedTransitions, says: "state changes follow the state machine (002), made by the actor allowed to make them" },
+    Rule { id: RuleId::NothingAfterTerminal, says: "a session writes nothing after its terminal write (000 Key Principles 9)" },
     Rule {
-        name: "allowed-transitions",
-        kind: "always",
-        says: "state changes follow the state machine (002), made by the actor allowed to make them",
-    },
-    Rule {
-        name: "nothing-after-terminal",
-        kind: "always",
-        says: "a session writes nothing after its terminal write (000 Key Principles 9)",
-    },
-    Rule {
-        name: "message-before-state",
-        kind: "always",
+        id: RuleId::MessageBeforeState,
         says: "a review request exists whenever the conductor sees needs_review, and a terminal write follows its final message (004)",
     },
     Rule {
-        name: "messages-seen-once",
-        kind: "eventually",
+        id: RuleId::MessagesSeenOnce,
         says: "every conductor message is seen exactly once by a session of its task (000 Message Deduplication)",
     },
-    Rule {
-        name: "no-false-stale",
-        kind: "always",
-        says: "the conductor never declares a live, healthy session stale (000 Heartbeat Protocol)",
-    },
-    Rule { name: "retry-count-at-most-5", kind: "always", says: "retry_count never exceeds 5 (004 Terminal Failure)" },
-    Rule {
-        name: "owner-writes-only",
-        kind: "always",
-        says: "no session writes a task row it no longer owns (PROTOCOL.md disagreement 11)",
-    },
-    Rule { name: "no-constraint-failure", kind: "always", says: "no statement fails a CHECK or other constraint" },
-    Rule { name: "liveness", kind: "eventually", says: "after the fault phase every task reaches complete and the conductor exits" },
-    Rule { name: "budget", kind: "always", says: "timing measurements stay within the scenario's budgets" },
+    Rule { id: RuleId::NoFalseStale, says: "the conductor never declares a live, healthy session stale (000 Heartbeat Protocol)" },
+    Rule { id: RuleId::RetryCountAtMost5, says: "retry_count never exceeds 5 (004 Terminal Failure)" },
+    Rule { id: RuleId::OwnerWritesOnly, says: "no session writes a task row it no longer owns (PROTOCOL.md disagreement 11)" },
+    Rule { id: RuleId::NoConstraintFailure, says: "no statement fails a CHECK or other constraint" },
+    Rule { id: RuleId::Liveness, says: "after the fault phase every task reaches complete and the conductor exits" },
+    Rule { id: RuleId::Budget, says: "timing measurements stay within the scenario's budgets" },
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -409,20 +397,7 @@ impl Checker {
             launched_ms: f.t_ms,
             ..SessionTruth::default()
         });
-        if let Some(s) = self.sessions.get(&sid) {
-            if let Some(terminal_ms) = s.terminal_ms {
-                let who = self.describe(&sid);
-                self.violate(
-                    "nothing-after-terminal",
-                    sid.clone(),
-                    f.t_ms,
-                    format!(
-                        "at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms",
-                        f.t_ms, f.actor, f.statement
-                    ),
-                );
-            }
-        }
+        self.check_nothing_after_terminal(f, &sid);
         if let Some(s) = self.sessions.get_mut(&sid) {
             s.last_write = Some((f.t_ms, f.statement.name().to_string()));
         }
@@ -440,69 +415,91 @@ impl Checker {
         if f.rows_affected == 0 || f.statement == Stmt::InsertFallbackRow || f.statement.inserts_message() {
             return;
         }
-        let is_claim = f.statement == Stmt::ClaimTask;
-        if is_claim {
+        if f.statement == Stmt::ClaimTask {
             self.on_claim(f);
         } else if before.session_id != sid {
-            let writer = self.describe(&sid);
-            let owner = self.describe(&before.session_id);
-            self.violate(
-                "owner-writes-only",
-                f.task_id.to_string(),
-                f.t_ms,
-                format!(
-                    "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
-                    f.t_ms, f.statement, f.task_id, before.state, after.state
-                ),
-            );
+            self.report_foreign_write(f, &sid, before, after);
         }
         if let Some(at) = self.answered.remove(f.task_id) {
             self.measured.review_resume_ms.push(f.t_ms - at);
         }
         if before.state != after.state {
-            if !musician_transition_allowed(&before.state, &after.state, self.settings.implied_transitions) {
-                self.violate(
-                    "allowed-transitions",
-                    format!("{}:{}->{}", f.task_id, before.state, after.state),
-                    f.t_ms,
-                    format!(
-                        "at t={} ms {} moved {} from `{}` to `{}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
-                        f.t_ms, f.actor, f.task_id, before.state, after.state, f.statement
-                    ),
-                );
+            self.on_musician_state_change(f, &sid, before, after);
+        }
+    }
+
+    fn check_nothing_after_terminal(&mut self, f: &SqlFact, sid: &str) {
+        let Some(terminal_ms) = self.sessions.get(sid).and_then(|s| s.terminal_ms) else { return };
+        let who = self.describe(sid);
+        self.violate(
+            "nothing-after-terminal",
+            sid.to_string(),
+            f.t_ms,
+            format!("at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms", f.t_ms, f.actor, f.statement),
+        );
+    }
+
+    fn report_foreign_write(&mut self, f: &SqlFact, sid: &str, before: &RowSnapshot, after: &RowSnapshot) {
+        let writer = self.describe(sid);
+        let owner = self.describe(&before.session_id);
+        self.violate(
+            "owner-writes-only",
+            f.task_id.to_string(),
+            f.t_ms,
+            format!(
+                "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
+                f.t_ms, f.statement, f.task_id, before.state, after.state
+            ),
+        );
+    }
+
+    /// A musician's write that changed the row's state: the transition table, the message that
+    /// must back a review request or a terminal write, and the terminal write itself.
+    fn on_musician_state_change(&mut self, f: &SqlFact, sid: &str, before: &RowSnapshot, after: &RowSnapshot) {
+        if !musician_transition_allowed(&before.state, &after.state, self.settings.implied_transitions) {
+            self.violate(
+                "allowed-transitions",
+                format!("{}:{}->{}", f.task_id, before.state, after.state),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} moved {} from `{}` to `{}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
+                    f.t_ms, f.actor, f.task_id, before.state, after.state, f.statement
+                ),
+            );
+        }
+        if after.state == "needs_review" {
+            let backed =
+                self.sessions.get(sid).is_some_and(|s| s.messages_since_state.iter().any(|k| k == "review_request" || k == "completion"));
+            if !backed {
+                self.unbacked_review.insert(f.task_id.to_string(), (sid.to_string(), f.t_ms));
             }
-            if after.state == "needs_review" {
-                let backed = self
-                    .sessions
-                    .get(&sid)
-                    .is_some_and(|s| s.messages_since_state.iter().any(|k| k == "review_request" || k == "completion"));
-                if !backed {
-                    self.unbacked_review.insert(f.task_id.to_string(), (sid.clone(), f.t_ms));
-                }
-            }
-            if after.state == "complete" || after.state == "exited" {
-                let backed = self.sessions.get(&sid).is_some_and(|s| !s.messages_since_state.is_empty());
-                if !backed {
-                    self.violate(
-                        "message-before-state",
-                        format!("terminal:{}", f.task_id),
-                        f.t_ms,
-                        format!(
-                            "at t={} ms {} set {} to `{}` with no final message before it (000 \"Terminal Write Atomicity\")",
-                            f.t_ms, f.actor, f.task_id, after.state
-                        ),
-                    );
-                }
-                if let Some(s) = self.sessions.get_mut(&sid) {
-                    s.terminal_ms = Some(f.t_ms);
-                }
-                if after.state == "exited" {
-                    self.exited_at.insert(f.task_id.to_string(), f.t_ms);
-                }
-            }
-            if let Some(s) = self.sessions.get_mut(&sid) {
-                s.messages_since_state.clear();
-            }
+        }
+        if after.state == "complete" || after.state == "exited" {
+            self.on_terminal_write(f, sid, after);
+        }
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.messages_since_state.clear();
+        }
+    }
+
+    fn on_terminal_write(&mut self, f: &SqlFact, sid: &str, after: &RowSnapshot) {
+        let backed = self.sessions.get(sid).is_some_and(|s| !s.messages_since_state.is_empty());
+        if !backed {
+            self.violate(
+                "message-before-state",
+                format!("terminal:{}", f.task_id),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} set {} to `{}` with no final message before it (000 \"Terminal Write Atomicity\")",
+                    f.t_ms, f.actor, f.task_id, after.state
+                ),
+            );
+        }
+        if let Some(s) = self.sessions.get_mut(sid) {
+            s.terminal_ms = Some(f.t_ms);
+        }
+        if after.state == "exited" {
+            self.exited_at.insert(f.task_id.to_string(), f.t_ms);
         }
     }
 
@@ -662,5 +659,17 @@ impl Checker {
     /// Liveness, judged by the caller from the database, joins the violations here.
     pub fn add_liveness(&mut self, t_ms: i64, explanation: String) {
         self.violate("liveness", String::new(), t_ms, explanation);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_id_has_one_sentence_in_order() {
+        let ids: Vec<RuleId> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids, RuleId::ALL);
+        assert!(RULES.iter().all(|r| !r.says.is_empty()));
     }
 }

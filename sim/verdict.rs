@@ -93,7 +93,7 @@ pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut
     let unexpected = violations.iter().find(|v| !expected.contains(v.rule) && !allowed.contains(v.rule));
     let missing: Vec<&str> = expected.difference(&seen).copied().collect();
     let verdict = if let Some(first) = unexpected {
-        let rule = crate::oracle::RULES.iter().find(|r| r.name == first.rule).map_or("", |r| r.says);
+        let rule = crate::oracle::RULES.iter().find(|r| r.name() == first.rule).map_or("", |r| r.says);
         let mut explanation = vec![format!("rule: {rule}"), first.explanation.clone()];
         let others = violations.iter().filter(|v| !std::ptr::eq(*v, first)).count();
         if others > 0 {
