@@ -237,16 +237,13 @@ impl RunSummary {
 /// `violations.csv`: every violation with its time and explanation; written to a temporary
 /// name and renamed, so the file is whole or absent.
 fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
-    let tmp = path.with_extension("csv.tmp");
-    let mut writer = csv::Writer::from_path(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(["t_ms", "rule", "explanation"]).map_err(|e| Error::harness(e.to_string()))?;
     for v in &verdict.violations {
         writer.write_record([v.t_ms.to_string(), v.rule.to_string(), v.explanation.clone()]).map_err(|e| Error::harness(e.to_string()))?;
     }
-    writer.flush()?;
-    drop(writer);
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
+    crate::atomic::write_atomically(path, &bytes)
 }
 
 pub fn human_ms(ms: i64) -> String {

@@ -4,7 +4,6 @@
 //! for that pair; the others carry on. Sharding (`--shard I/N`) runs a fixed, disjoint slice.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
+use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
 use crate::run::{run_scenario, RunOptions, RunSummary};
@@ -96,15 +96,6 @@ fn variant_label(variants: &[String]) -> String {
     } else {
         variants.join("+")
     }
-}
-
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
-    let mut file = std::fs::File::create(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
 }
 
 pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
