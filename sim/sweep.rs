@@ -19,6 +19,7 @@ use crate::oracle::{quantiles, Measurements};
 use crate::pool::{Caught, Hooks};
 use crate::run::{run_scenario, RunOptions, RunSummary};
 use crate::scenario::Scenario;
+use crate::vocab::RunOutcome;
 
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
@@ -234,11 +235,33 @@ pub fn pairs(options: &SweepOptions) -> Vec<(usize, PathBuf, u64)> {
 
 pub struct SweepOutcome {
     pub rows: Vec<ResultRow>,
-    pub exit_code: i32,
     /// Pairs the sweep should have run.
     pub planned: usize,
     /// Stopped by Ctrl-C: `rows` holds the pairs that finished.
     pub interrupted: bool,
+}
+
+impl SweepOutcome {
+    /// Every planned pair finished.
+    pub fn complete(&self) -> bool {
+        self.rows.len() == self.planned
+    }
+
+    /// The worst outcome of the finished pairs; a sweep that stopped early (`--fail-fast`)
+    /// fails even if every pair it ran passed. Ctrl-C is the caller's to report.
+    pub fn outcome(&self) -> RunOutcome {
+        let worst = worst_of(&self.rows);
+        if worst == RunOutcome::Pass && !self.complete() {
+            RunOutcome::Fail
+        } else {
+            worst
+        }
+    }
+}
+
+/// The worst outcome of some rows (an error over a failure over a pass).
+pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
+    RunOutcome::worst(rows.iter().filter_map(|r| RunOutcome::parse(&r.verdict)))
 }
 
 /// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:
@@ -369,16 +392,7 @@ fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: 
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
-    let exit_code = if interrupted && rows.len() < planned {
-        crate::interrupt::EXIT_INTERRUPTED
-    } else if rows.iter().any(|r| r.verdict == "error") {
-        3
-    } else if rows.iter().any(|r| r.verdict == "fail") || rows.len() < planned {
-        1
-    } else {
-        0
-    };
-    Ok(SweepOutcome { rows, exit_code, planned, interrupted })
+    Ok(SweepOutcome { rows, planned, interrupted })
 }
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
