@@ -440,3 +440,37 @@ fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
     print!("{table}");
     Ok(Outcome::PASS)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn shared_flags_are_parsed_and_checked_once_by_clap() {
+        let parse = |args: &[&str]| Cli::try_parse_from([&["rehearsal"], args].concat());
+        let cli =
+            parse(&["sweep", "a.toml", "--seeds", "3..=5", "--jobs", "2", "--shard", "1/2", "--variant", "fencing", "--out", "o"]).unwrap();
+        let Command::Sweep(args) = cli.command else { panic!("a sweep") };
+        assert_eq!((args.seeds.seeds.0, args.jobs.get(), args.shard), (vec![3, 4, 5], 2, Some((1, 2))));
+        assert_eq!(args.variants.variants, ["fencing"]);
+        let Command::Bench(args) = parse(&["bench", "a.toml"]).unwrap().command else { panic!("a bench") };
+        assert_eq!((args.seeds.seeds.0, args.jobs.jobs), ((1..=10).collect(), None), "defaults: 1..=10, all cores");
+        assert!(args.jobs.get() >= 1);
+        for (flag, value, message) in
+            [("--jobs", "0", "--jobs must be at least 1"), ("--seeds", "5..2", "seed range `5..2`"), ("--shard", "4/3", "shard `4/3`")]
+        {
+            let mut args = vec!["sweep", "a.toml", "--out", "o", flag, value];
+            if flag != "--seeds" {
+                args.extend(["--seeds", "1"]);
+            }
+            let e = parse(&args).err().expect("refused");
+            assert!(e.use_stderr() && e.to_string().contains(message), "{e}");
+        }
+    }
+}
