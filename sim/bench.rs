@@ -10,11 +10,11 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
 use crate::run::{run_scenario, RunOptions, RunSummary};
 use crate::scenario::Scenario;
-use crate::sweep::write_atomically;
 
 /// One `--param NAME=V1,V2,…`: a dotted scenario key and the TOML values it takes.
 #[derive(Clone, Debug)]

@@ -1,6 +1,7 @@
 //! rehearsal: a deterministic discrete-event simulator and test harness for the
 //! conductor/musician protocol over a shared SQLite `comms.db`. See ARCHITECTURE.md.
 
+pub mod atomic;
 pub mod bench;
 pub mod clock;
 pub mod compare;

@@ -1,13 +1,15 @@
-//! The `rehearsal` command. `main` only parses arguments, calls the library and maps the
-//! outcome to an exit code: 0 pass, 1 protocol failure, 2 bad input, 3 harness error.
+//! The `rehearsal` command. Arguments are parsed (and seed ranges, job counts and shards
+//! validated) once, by clap; each command is one `cmd_*` function that calls the library and
+//! says how it went (`Outcome`); `exit` is the one place that turns that, or an error, into
+//! the exit code: 0 pass, 1 protocol failure, 2 bad input, 3 harness error, 130 interrupted.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use rehearsal::error::Error;
-use rehearsal::run::{run, RunOptions};
+use rehearsal::vocab::RunOutcome;
 
 #[derive(Parser)]
 #[command(name = "rehearsal", version, about = "Deterministic simulator and test harness for the conductor/musician comms.db protocol")]
@@ -19,127 +21,243 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one scenario with one seed; prints the verdict, the trace hash and a replay command.
-    Run {
-        /// Scenario file (TOML), e.g. scenarios/quickstart.toml.
-        scenario: PathBuf,
-        /// Seed in decimal; defaults to the scenario's run.seed.
-        #[arg(long, env = "REHEARSAL_SEED")]
-        seed: Option<u64>,
-        /// Output folder; defaults to reports/runs/<scenario>-<seed>/.
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
-        #[arg(long = "variant")]
-        variants: Vec<String>,
-        /// Replace the run already in the output folder (refused without it).
-        #[arg(long)]
-        force: bool,
-    },
+    Run(RunArgs),
     /// List the protocol variants: one per disagreement of PROTOCOL.md.
     Variants,
     /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
-    Sweep {
-        #[arg(required = true)]
-        scenarios: Vec<PathBuf>,
-        /// Seeds: N, A..B (B excluded) or A..=B.
-        #[arg(long)]
-        seeds: String,
-        /// Worker threads (default: all cores). Results do not depend on it.
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run only shard I of N (1-based), e.g. 2/4.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Stop starting new pairs after the first failure.
-        #[arg(long)]
-        fail_fast: bool,
-        /// Run every pair twice and fail on any difference in trace or database bytes.
-        #[arg(long)]
-        check_determinism: bool,
-        #[arg(long = "variant")]
-        variants: Vec<String>,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Sweep(SweepArgs),
     /// Join shard outputs into one results.csv and junit.xml; every pair exactly once.
-    Merge {
-        #[arg(required = true)]
-        dirs: Vec<PathBuf>,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Merge(MergeArgs),
     /// Re-run a saved failure and confirm its trace hash; --until stops early and shows state.
-    Replay {
-        failure: PathBuf,
-        /// Stop at this simulated time (ms) and print every task's row.
-        #[arg(long)]
-        until: Option<i64>,
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Replay(ReplayArgs),
     /// Minimize a saved failure while it keeps failing the same way; write the scenario.
-    Shrink {
-        failure: PathBuf,
-        #[arg(long)]
-        out: PathBuf,
-    },
+    Shrink(ShrinkArgs),
     /// Regenerate reports/FINDINGS.md: every disagreement, default against variant.
-    Findings {
-        #[arg(long, default_value = "1..=10")]
-        seeds: String,
-        #[arg(long, default_value = "reports/FINDINGS.md")]
-        out: PathBuf,
-    },
+    Findings(FindingsArgs),
     /// Parameter grid over seeds (CSV per grid point, heatmaps), or with --overhead the cost
     /// of one run against the SQLite floor of its own statements.
-    Bench {
-        scenario: PathBuf,
-        /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
-        /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
-        #[arg(long = "param")]
-        params: Vec<String>,
-        /// Seeds run at every grid point: N, A..B (B excluded) or A..=B.
-        #[arg(long, default_value = "1..=10")]
-        seeds: String,
-        /// Worker threads (default: all cores). Results do not depend on it.
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// The two parameters of the heatmaps (default: the first two --param).
-        #[arg(long, value_delimiter = ',')]
-        heatmap: Vec<String>,
-        /// Time one run against the bare replay of its statements instead of a grid.
-        #[arg(long)]
-        overhead: bool,
-        /// With --overhead: the seed to run (default: the scenario's run.seed).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// With --overhead: timed repeats; the fastest of each side is reported.
-        #[arg(long, default_value_t = 5)]
-        repeat: usize,
-        #[arg(long = "variant")]
-        variants: Vec<String>,
-        /// Output folder of the grid (bench.csv, heatmaps, points/).
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Bench(BenchArgs),
     /// Validate scenario files and their SQL without running them.
-    Check {
-        #[arg(required = true)]
-        scenarios: Vec<PathBuf>,
-    },
+    Check(CheckArgs),
     /// Run the same seeds under several variants and tabulate violations and latencies.
-    Compare {
-        scenario: PathBuf,
-        /// Comma-separated variant names; `default` is the seeds' own protocol.
-        #[arg(long, value_delimiter = ',', default_value = "default")]
-        variants: Vec<String>,
-        /// Seeds: N, A..B (B excluded) or A..=B.
-        #[arg(long, default_value = "1..=10")]
-        seeds: String,
-        /// Folder for the runs; defaults to reports/compare/<scenario>/.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Compare(CompareArgs),
+}
+
+/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`.
+#[derive(Clone, Debug)]
+struct Seeds(Vec<u64>);
+
+/// `--seeds`, required.
+#[derive(Args)]
+struct SeedsArg {
+    /// Seeds: N, A..B (B excluded) or A..=B.
+    #[arg(long, value_parser = parse_seeds)]
+    seeds: Seeds,
+}
+
+/// `--seeds`, 1..=10 unless given.
+#[derive(Args)]
+struct SeedRangeArg {
+    /// Seeds: N, A..B (B excluded) or A..=B.
+    #[arg(long, value_parser = parse_seeds, default_value = "1..=10")]
+    seeds: Seeds,
+}
+
+/// `--jobs`: at least 1, all cores unless given.
+#[derive(Args)]
+struct JobsArg {
+    /// Worker threads (default: all cores). Results do not depend on it.
+    #[arg(long, value_parser = parse_jobs)]
+    jobs: Option<usize>,
+}
+
+impl JobsArg {
+    fn get(&self) -> usize {
+        self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+}
+
+/// `--variant`, repeatable.
+#[derive(Args)]
+struct VariantArgs {
+    /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
+    #[arg(long = "variant")]
+    variants: Vec<String>,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Scenario file (TOML), e.g. scenarios/quickstart.toml.
+    scenario: PathBuf,
+    /// Seed in decimal; defaults to the scenario's run.seed.
+    #[arg(long, env = "REHEARSAL_SEED")]
+    seed: Option<u64>,
+    /// Output folder; defaults to reports/runs/<scenario>-<seed>/.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    variants: VariantArgs,
+    /// Replace the run already in the output folder (refused without it).
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    #[command(flatten)]
+    seeds: SeedsArg,
+    #[command(flatten)]
+    jobs: JobsArg,
+    /// Run only shard I of N (1-based), e.g. 2/4.
+    #[arg(long, value_parser = parse_shard)]
+    shard: Option<(usize, usize)>,
+    /// Stop starting new pairs after the first failure.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Run every pair twice and fail on any difference in trace or database bytes.
+    #[arg(long)]
+    check_determinism: bool,
+    #[command(flatten)]
+    variants: VariantArgs,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    failure: PathBuf,
+    /// Stop at this simulated time (ms) and print every task's row.
+    #[arg(long)]
+    until: Option<i64>,
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ShrinkArgs {
+    failure: PathBuf,
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct FindingsArgs {
+    #[command(flatten)]
+    seeds: SeedRangeArg,
+    #[arg(long, default_value = "reports/FINDINGS.md")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+#[command(mut_arg("seeds", |a| a.help("Seeds run at every grid point: N, A..B (B excluded) or A..=B")))]
+struct BenchArgs {
+    scenario: PathBuf,
+    /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
+    /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
+    #[arg(long = "param")]
+    params: Vec<String>,
+    #[command(flatten)]
+    seeds: SeedRangeArg,
+    #[command(flatten)]
+    jobs: JobsArg,
+    /// The two parameters of the heatmaps (default: the first two --param).
+    #[arg(long, value_delimiter = ',')]
+    heatmap: Vec<String>,
+    /// Time one run against the bare replay of its statements instead of a grid.
+    #[arg(long)]
+    overhead: bool,
+    /// With --overhead: the seed to run (default: the scenario's run.seed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// With --overhead: timed repeats; the fastest of each side is reported.
+    #[arg(long, default_value_t = 5)]
+    repeat: usize,
+    #[command(flatten)]
+    variants: VariantArgs,
+    /// Output folder of the grid (bench.csv, heatmaps, points/).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    scenario: PathBuf,
+    /// Comma-separated variant names; `default` is the seeds' own protocol.
+    #[arg(long, value_delimiter = ',', default_value = "default")]
+    variants: Vec<String>,
+    #[command(flatten)]
+    seeds: SeedRangeArg,
+    /// Folder for the runs; defaults to reports/compare/<scenario>/.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// The message of an input error, for clap to print after "invalid value … for '--flag'".
+fn input_message(e: Error) -> String {
+    match e {
+        Error::Input(message) | Error::Harness(message) => message,
+    }
+}
+
+fn parse_seeds(text: &str) -> Result<Seeds, String> {
+    rehearsal::compare::parse_seeds(text).map(Seeds).map_err(input_message)
+}
+
+fn parse_shard(text: &str) -> Result<(usize, usize), String> {
+    rehearsal::sweep::parse_shard(text).map_err(input_message)
+}
+
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>().map_err(|e| e.to_string())? {
+        0 => Err("--jobs must be at least 1".to_string()),
+        jobs => Ok(jobs),
+    }
+}
+
+/// How a command that ran to its end went; a command that could not is an `Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    /// Every run passed (0), the protocol failed (1), or a run hit a harness error (3).
+    Runs(RunOutcome),
+    /// Ctrl-C stopped it; what finished is kept and marked incomplete (130).
+    Interrupted,
+}
+
+impl Outcome {
+    const PASS: Outcome = Outcome::Runs(RunOutcome::Pass);
+}
+
+/// The exit-code policy, the only one: an outcome's code, or the error's (2 bad input, 3
+/// harness), printed with the seed a harness error happened with when the command has one.
+fn exit(result: Result<Outcome, Error>, seed: Option<u64>) -> ExitCode {
+    let code = match result {
+        Ok(Outcome::Runs(outcome)) => outcome.exit_code(),
+        Ok(Outcome::Interrupted) => rehearsal::interrupt::EXIT_INTERRUPTED,
+        Err(e) => {
+            eprintln!("rehearsal: {e}");
+            if let (Error::Harness(_), Some(seed)) = (&e, seed) {
+                eprintln!("rehearsal: seed {seed}");
+            }
+            e.exit_code()
+        }
+    };
+    ExitCode::from(code as u8)
 }
 
 fn main() -> ExitCode {
@@ -151,222 +269,205 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    match cli.command {
-        Command::Compare { scenario, variants, seeds, out } => {
-            let seeds = match rehearsal::compare::parse_seeds(&seeds) {
-                Ok(seeds) => seeds,
-                Err(e) => return fail(e, None),
-            };
-            let out = out.unwrap_or_else(|| rehearsal::compare::default_out(&scenario));
-            match rehearsal::compare::compare(&scenario, &variants, &seeds, &out) {
-                Ok(table) => {
-                    print!("{table}");
-                    ExitCode::from(0)
-                }
-                Err(e) => fail(e, None),
-            }
-        }
-        Command::Sweep { scenarios, seeds, jobs, shard, fail_fast, check_determinism, variants, out } => {
-            let parsed = (|| -> Result<rehearsal::sweep::SweepOptions, Error> {
-                let seeds = rehearsal::compare::parse_seeds(&seeds)?;
-                let shard = shard.as_deref().map(rehearsal::sweep::parse_shard).transpose()?;
-                let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-                if jobs == 0 {
-                    return Err(Error::input("--jobs must be at least 1"));
-                }
-                Ok(rehearsal::sweep::SweepOptions {
-                    scenarios,
-                    seeds,
-                    variants,
-                    jobs,
-                    shard,
-                    fail_fast,
-                    check_determinism,
-                    out,
-                    progress_every: 100,
-                })
-            })();
-            let options = match parsed {
-                Ok(options) => options,
-                Err(e) => return fail(e, None),
-            };
-            rehearsal::interrupt::install();
-            match rehearsal::sweep::sweep(&options) {
-                Ok(outcome) => {
-                    if outcome.rows.len() < outcome.planned {
-                        println!(
-                            "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
-                            outcome.rows.len(),
-                            outcome.planned,
-                            if outcome.interrupted { " (interrupted)" } else { "" },
-                            options.out.join(rehearsal::sweep::INCOMPLETE_MARKER).display()
-                        );
-                    }
-                    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
-                    println!("pairs        {}", outcome.rows.len());
-                    println!("passed       {}", count("pass"));
-                    println!("failed       {}", count("fail"));
-                    println!("errors       {}", count("error"));
-                    for row in outcome.rows.iter().filter(|r| r.verdict != "pass") {
-                        println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
-                    }
-                    println!("results      {}", options.out.join("results.csv").display());
-                    ExitCode::from(outcome.exit_code as u8)
-                }
-                Err(e) => fail(e, None),
-            }
-        }
-        Command::Merge { dirs, out } => match rehearsal::sweep::merge(&dirs, &out) {
-            Ok(rows) => {
-                println!("merged {} pairs into {}", rows.len(), out.join("results.csv").display());
-                let code = if rows.iter().any(|r| r.verdict == "error") {
-                    3
-                } else if rows.iter().any(|r| r.verdict == "fail") {
-                    1
-                } else {
-                    0
-                };
-                ExitCode::from(code)
-            }
-            Err(e) => fail(e, None),
-        },
-        Command::Replay { failure, until, out } => match rehearsal::replay::replay(&failure, until, out) {
-            Ok((text, code)) => {
-                print!("{text}");
-                ExitCode::from(code as u8)
-            }
-            Err(e) => fail(e, None),
-        },
-        Command::Shrink { failure, out } => match rehearsal::shrink::shrink(&failure, &out) {
-            Ok(report) => {
-                println!("rule         {}", report.rule);
-                println!("events       {} -> {}", report.events_before, report.events_after);
-                println!("faults       {} -> {}", report.faults_before, report.faults_after);
-                println!("runs         {}", report.runs);
-                println!("written      {}", out.display());
-                ExitCode::from(0)
-            }
-            Err(e) => fail(e, None),
-        },
-        Command::Findings { seeds, out } => {
-            let result = rehearsal::compare::parse_seeds(&seeds)
-                .and_then(|seeds| rehearsal::findings::findings(&seeds, &rehearsal::findings::default_runs_dir()));
-            match result.and_then(|md| std::fs::write(&out, md).map_err(Error::from)) {
-                Ok(()) => {
-                    println!("written {}", out.display());
-                    ExitCode::from(0)
-                }
-                Err(e) => fail(e, None),
-            }
-        }
-        Command::Bench { scenario, params, seeds, jobs, heatmap, overhead, seed, repeat, variants, out } => {
-            if overhead {
-                if repeat == 0 {
-                    return fail(Error::input("--repeat must be at least 1"), None);
-                }
-                return match rehearsal::overhead::overhead(&scenario, seed, &variants, repeat) {
-                    Ok(report) => {
-                        print!("{}", report.render());
-                        ExitCode::from(0)
-                    }
-                    Err(e) => fail(e, seed),
-                };
-            }
-            let parsed = (|| -> Result<rehearsal::bench::BenchOptions, Error> {
-                let params = params.iter().map(|p| rehearsal::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
-                let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-                if jobs == 0 {
-                    return Err(Error::input("--jobs must be at least 1"));
-                }
-                let heatmap = match heatmap.as_slice() {
-                    [] => None,
-                    [x, y] => Some((x.clone(), y.clone())),
-                    _ => return Err(Error::input("--heatmap takes two parameter names: X,Y")),
-                };
-                let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
-                Ok(rehearsal::bench::BenchOptions {
-                    seeds: rehearsal::compare::parse_seeds(&seeds)?,
-                    params,
-                    variants,
-                    jobs,
-                    out: out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
-                    heatmap,
-                    scenario,
-                    progress_every: 200,
-                })
-            })();
-            let options = match parsed {
-                Ok(options) => options,
-                Err(e) => return fail(e, None),
-            };
-            let started = std::time::Instant::now();
-            rehearsal::interrupt::install();
-            match rehearsal::bench::bench(&options) {
-                Ok(outcome) => {
-                    print!("{}", rehearsal::bench::render(&options, &outcome));
-                    // Wall time goes to stdout only; the files hold simulated quantities.
-                    let seconds = started.elapsed().as_secs_f64();
-                    println!(
-                        "wall         {seconds:.1} s, {:.0} runs/s with {} jobs",
-                        outcome.runs.len() as f64 / seconds.max(1e-9),
-                        options.jobs
-                    );
-                    let errors = outcome.runs.iter().any(|r| r.verdict == "error");
-                    let code = if outcome.runs.len() < outcome.planned {
-                        rehearsal::interrupt::EXIT_INTERRUPTED
-                    } else if errors {
-                        3
-                    } else {
-                        0
-                    };
-                    ExitCode::from(code as u8)
-                }
-                Err(e) => fail(e, None),
-            }
-        }
-        Command::Check { scenarios } => {
-            for path in &scenarios {
-                match rehearsal::replay::check(path) {
-                    Ok(line) => println!("{line}"),
-                    Err(e) => return fail(e, None),
-                }
-            }
-            ExitCode::from(0)
-        }
-        Command::Variants => {
-            for v in rehearsal::variant::VARIANTS {
-                println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
-            }
-            ExitCode::from(0)
-        }
-        Command::Run { scenario, seed, out, variants, force } => {
-            let options = RunOptions { scenario_path: scenario, seed, out_dir: out, variants };
-            let result = rehearsal::run::refuse_existing_run(&options, force).and_then(|()| run(&options)).and_then(|summary| {
-                let loaded = rehearsal::scenario::Scenario::load(&options.scenario_path)?;
-                let scenario = rehearsal::variant::with_variants(&loaded, &options.variants)?;
-                rehearsal::report::write_run_reports(&summary.out_dir, &summary, &scenario)?;
-                Ok(summary)
-            });
-            match result {
-                Ok(summary) => {
-                    print!("{}", summary.render());
-                    if summary.verdict.passed() {
-                        ExitCode::from(0)
-                    } else {
-                        eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
-                        ExitCode::from(1)
-                    }
-                }
-                Err(e) => fail(e, options.seed),
-            }
-        }
+    // The seed of a single run, named with a harness error.
+    let seed = match &cli.command {
+        Command::Run(args) => args.seed,
+        Command::Bench(args) if args.overhead => args.seed,
+        _ => None,
+    };
+    let result = match cli.command {
+        Command::Run(args) => cmd_run(args),
+        Command::Variants => cmd_variants(),
+        Command::Sweep(args) => cmd_sweep(args),
+        Command::Merge(args) => cmd_merge(args),
+        Command::Replay(args) => cmd_replay(args),
+        Command::Shrink(args) => cmd_shrink(args),
+        Command::Findings(args) => cmd_findings(args),
+        Command::Bench(args) if args.overhead => cmd_overhead(args),
+        Command::Bench(args) => cmd_bench(args),
+        Command::Check(args) => cmd_check(args),
+        Command::Compare(args) => cmd_compare(args),
+    };
+    exit(result, seed)
+}
+
+fn cmd_run(args: RunArgs) -> Result<Outcome, Error> {
+    // The scenario is loaded once; the plan says where the run goes before anything is written.
+    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?;
+    let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
+    rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
+    let (summary, _) = rehearsal::run::execute(plan, false)?;
+    rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
+    print!("{}", summary.render());
+    if summary.verdict.passed() {
+        Ok(Outcome::PASS)
+    } else {
+        eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
+        Ok(Outcome::Runs(RunOutcome::Fail))
     }
 }
 
-fn fail(e: Error, seed: Option<u64>) -> ExitCode {
-    eprintln!("rehearsal: {e}");
-    if let (Error::Harness(_), Some(seed)) = (&e, seed) {
-        eprintln!("rehearsal: seed {seed}");
+fn cmd_variants() -> Result<Outcome, Error> {
+    for v in rehearsal::variant::VARIANTS {
+        println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
     }
-    ExitCode::from(e.exit_code() as u8)
+    Ok(Outcome::PASS)
+}
+
+fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
+    let options = rehearsal::sweep::SweepOptions {
+        scenarios: args.scenarios,
+        seeds: args.seeds.seeds.0,
+        variants: args.variants.variants,
+        jobs: args.jobs.get(),
+        shard: args.shard,
+        fail_fast: args.fail_fast,
+        check_determinism: args.check_determinism,
+        out: args.out,
+        progress_every: 100,
+    };
+    rehearsal::interrupt::install();
+    let outcome = rehearsal::sweep::sweep(&options)?;
+    if !outcome.complete() {
+        println!(
+            "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
+            outcome.rows.len(),
+            outcome.planned,
+            if outcome.interrupted { " (interrupted)" } else { "" },
+            options.out.join(rehearsal::sweep::INCOMPLETE_MARKER).display()
+        );
+    }
+    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+    println!("pairs        {}", outcome.rows.len());
+    println!("passed       {}", count("pass"));
+    println!("failed       {}", count("fail"));
+    println!("errors       {}", count("error"));
+    for row in outcome.rows.iter().filter(|r| r.verdict != "pass") {
+        println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
+    }
+    println!("results      {}", options.out.join("results.csv").display());
+    Ok(if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) })
+}
+
+fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
+    let rows = rehearsal::sweep::merge(&args.dirs, &args.out)?;
+    println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
+    Ok(Outcome::Runs(rehearsal::sweep::worst_of(&rows)))
+}
+
+fn cmd_replay(args: ReplayArgs) -> Result<Outcome, Error> {
+    let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out)?;
+    print!("{text}");
+    Ok(Outcome::Runs(outcome))
+}
+
+fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
+    let report = rehearsal::shrink::shrink(&args.failure, &args.out)?;
+    println!("rule         {}", report.rule);
+    println!("events       {} -> {}", report.events_before, report.events_after);
+    println!("faults       {} -> {}", report.faults_before, report.faults_after);
+    println!("runs         {}", report.runs);
+    println!("written      {}", args.out.display());
+    Ok(Outcome::PASS)
+}
+
+fn cmd_findings(args: FindingsArgs) -> Result<Outcome, Error> {
+    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
+    std::fs::write(&args.out, md)?;
+    println!("written {}", args.out.display());
+    Ok(Outcome::PASS)
+}
+
+/// `bench --overhead`: one run timed against the bare replay of its statements.
+fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
+    if args.repeat == 0 {
+        return Err(Error::input("--repeat must be at least 1"));
+    }
+    let report = rehearsal::overhead::overhead(&args.scenario, args.seed, &args.variants.variants, args.repeat)?;
+    print!("{}", report.render());
+    Ok(Outcome::PASS)
+}
+
+/// `bench` over a parameter grid. Runs that fail the protocol are data here, not a failure
+/// of the command: only harness errors and Ctrl-C change the exit code.
+fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
+    let params = args.params.iter().map(|p| rehearsal::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
+    let heatmap = match args.heatmap.as_slice() {
+        [] => None,
+        [x, y] => Some((x.clone(), y.clone())),
+        _ => return Err(Error::input("--heatmap takes two parameter names: X,Y")),
+    };
+    let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+    let options = rehearsal::bench::BenchOptions {
+        seeds: args.seeds.seeds.0,
+        params,
+        variants: args.variants.variants,
+        jobs: args.jobs.get(),
+        out: args.out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
+        heatmap,
+        scenario: args.scenario,
+        progress_every: 200,
+    };
+    let started = std::time::Instant::now();
+    rehearsal::interrupt::install();
+    let outcome = rehearsal::bench::bench(&options)?;
+    print!("{}", rehearsal::bench::render(&options, &outcome));
+    // Wall time goes to stdout only; the files hold simulated quantities.
+    let seconds = started.elapsed().as_secs_f64();
+    println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);
+    Ok(if outcome.runs.len() < outcome.planned {
+        Outcome::Interrupted
+    } else if outcome.runs.iter().any(|r| r.verdict == "error") {
+        Outcome::Runs(RunOutcome::Error)
+    } else {
+        Outcome::PASS
+    })
+}
+
+fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
+    for path in &args.scenarios {
+        println!("{}", rehearsal::replay::check(path)?);
+    }
+    Ok(Outcome::PASS)
+}
+
+fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
+    let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
+    let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out)?;
+    print!("{table}");
+    Ok(Outcome::PASS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn shared_flags_are_parsed_and_checked_once_by_clap() {
+        let parse = |args: &[&str]| Cli::try_parse_from([&["rehearsal"], args].concat());
+        let cli =
+            parse(&["sweep", "a.toml", "--seeds", "3..=5", "--jobs", "2", "--shard", "1/2", "--variant", "fencing", "--out", "o"]).unwrap();
+        let Command::Sweep(args) = cli.command else { panic!("a sweep") };
+        assert_eq!((args.seeds.seeds.0, args.jobs.get(), args.shard), (vec![3, 4, 5], 2, Some((1, 2))));
+        assert_eq!(args.variants.variants, ["fencing"]);
+        let Command::Bench(args) = parse(&["bench", "a.toml"]).unwrap().command else { panic!("a bench") };
+        assert_eq!((args.seeds.seeds.0, args.jobs.jobs), ((1..=10).collect(), None), "defaults: 1..=10, all cores");
+        assert!(args.jobs.get() >= 1);
+        for (flag, value, message) in
+            [("--jobs", "0", "--jobs must be at least 1"), ("--seeds", "5..2", "seed range `5..2`"), ("--shard", "4/3", "shard `4/3`")]
+        {
+            let mut args = vec!["sweep", "a.toml", "--out", "o", flag, value];
+            if flag != "--seeds" {
+                args.extend(["--seeds", "1"]);
+            }
+            let e = parse(&args).err().expect("refused");
+            assert!(e.use_stderr() && e.to_string().contains(message), "{e}");
+        }
+    }
 }

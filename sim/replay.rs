@@ -11,9 +11,11 @@ use crate::run::{run_scenario, RunOptions};
 use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
 use crate::sweep::Failure;
+use crate::vocab::RunOutcome;
 
-/// Returns the text to print and the exit code.
-pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, i32)> {
+/// Returns the text to print and the outcome: the run's verdict when the trace hash matches
+/// (always a pass with `--until`), an error when it diverged.
+pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, RunOutcome)> {
     let failure = Failure::load(path)?;
     let scenario_path = PathBuf::from(&failure.scenario);
     let mut scenario = Scenario::load(&scenario_path)?;
@@ -52,14 +54,14 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
             let _ =
                 writeln!(text, "  {task:<28} {state:<16} session {session:<36} {worked_by:<24} heartbeat {heartbeat} retries {retries}");
         }
-        return Ok((text, 0));
+        return Ok((text, RunOutcome::Pass));
     }
     if summary.trace_hash == failure.trace_hash {
         let _ = writeln!(text, "replay       matches the saved trace hash");
-        Ok((text, if summary.verdict.passed() { 0 } else { 1 }))
+        Ok((text, if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail }))
     } else {
         let _ = writeln!(text, "replay       DIVERGED: saved {} (build or scenario changed?)", failure.trace_hash);
-        Ok((text, 3))
+        Ok((text, RunOutcome::Error))
     }
 }
 

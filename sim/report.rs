@@ -366,10 +366,7 @@ pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) 
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, &path)?;
-        Ok(())
+        crate::atomic::write_atomically(&path, text.as_bytes())
     };
     write("timeline.html", &timeline(&rows, summary))?;
     // Latency distributions against their budgets.

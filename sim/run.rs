@@ -44,6 +44,8 @@ pub struct RunSummary {
     pub trace_hash: String,
     pub replay: String,
     pub variants: Vec<String>,
+    /// The scenario as the run read it (its variants applied): what reports describe.
+    pub resolved: std::sync::Arc<Scenario>,
     pub contention: crate::world::Contention,
     pub measured: crate::oracle::Measurements,
     /// Everything drawn from the seed for fault odds (swarm testing).
@@ -115,7 +117,11 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     db.close()?;
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
+    // The actors are gone with the engine, so the plan's scenario is this run's alone again.
+    let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
+    let scenario = &resolved;
     let summary = RunSummary {
+        resolved: resolved.clone(),
         scenario: scenario.name.clone(),
         seed,
         replay: replay_command(&scenario.path, seed, &out_dir, &cli_variants),
@@ -147,14 +153,7 @@ pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[St
 /// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
 /// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
 /// open and locked is refused even then, before anything is written.
-pub fn refuse_existing_run(options: &RunOptions, force: bool) -> Result<()> {
-    let out_dir = match &options.out_dir {
-        Some(dir) => dir.clone(),
-        None => {
-            let scenario = Scenario::load(&options.scenario_path)?;
-            default_out_dir(&scenario.name, options.seed.unwrap_or(scenario.run.seed))
-        }
-    };
+pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
     if out_dir.exists() && !out_dir.is_dir() {
         return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
     }
@@ -217,16 +216,13 @@ impl RunSummary {
 /// `violations.csv`: every violation with its time and explanation; written to a temporary
 /// name and renamed, so the file is whole or absent.
 fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
-    let tmp = path.with_extension("csv.tmp");
-    let mut writer = csv::Writer::from_path(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
+    let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(["t_ms", "rule", "explanation"]).map_err(|e| Error::harness(e.to_string()))?;
     for v in &verdict.violations {
         writer.write_record([v.t_ms.to_string(), v.rule.to_string(), v.explanation.clone()]).map_err(|e| Error::harness(e.to_string()))?;
     }
-    writer.flush()?;
-    drop(writer);
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
+    crate::atomic::write_atomically(path, &bytes)
 }
 
 pub fn human_ms(ms: i64) -> String {

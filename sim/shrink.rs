@@ -200,8 +200,6 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     if let Some(parent) = out_file.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    let tmp = PathBuf::from(format!("{}.tmp", out_file.display()));
-    std::fs::write(&tmp, &text)?;
-    std::fs::rename(&tmp, out_file)?;
+    crate::atomic::write_atomically(out_file, text.as_bytes())?;
     Ok(ShrinkReport { rule, events_before, events_after, faults_before, faults_after, runs, text })
 }

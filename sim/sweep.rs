@@ -4,20 +4,22 @@
 //! for that pair; the others carry on. Sharding (`--shard I/N`) runs a fixed, disjoint slice.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
+use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
+use crate::pool::{Caught, Hooks};
 use crate::run::{run_scenario, RunOptions, RunSummary};
 use crate::scenario::Scenario;
+use crate::vocab::RunOutcome;
 
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
@@ -98,15 +100,6 @@ fn variant_label(variants: &[String]) -> String {
     }
 }
 
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = PathBuf::from(format!("{}.tmp", path.display()));
-    let mut file = std::fs::File::create(&tmp).map_err(|e| Error::harness(format!("{}: {e}", tmp.display())))?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
-}
-
 pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     for row in rows {
@@ -158,22 +151,25 @@ pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
     write_atomically(path, xml.as_bytes())
 }
 
-/// One pair, isolated: harness errors and panics become an `error` row.
-fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
-    let label = variant_label(&options.variants);
+/// The row of a pair before it runs: an `error` with no violation yet.
+fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
     let replay_variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
-    let replay = format!("rehearsal run {} --seed {seed}{replay_variants}", scenario_path.display());
-    let mut row = ResultRow {
+    ResultRow {
         scenario: scenario_path.display().to_string(),
-        variant: label,
+        variant: variant_label(&options.variants),
         seed,
         verdict: "error".to_string(),
         first_violation: String::new(),
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay,
-    };
+        replay: format!("rehearsal run {} --seed {seed}{replay_variants}", scenario_path.display()),
+    }
+}
+
+/// One pair, isolated: harness errors and panics become an `error` row.
+fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
+    let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
         let scenario = Scenario::load(scenario_path)?;
         let run_options = RunOptions {
@@ -217,9 +213,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
             (row, None)
         }
         Err(panic) => {
-            let message =
-                panic.downcast_ref::<String>().cloned().or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-            row.first_violation = format!("panic: {message}");
+            row.first_violation = format!("panic: {}", crate::pool::panic_message(&*panic));
             (row, None)
         }
     }
@@ -241,11 +235,33 @@ pub fn pairs(options: &SweepOptions) -> Vec<(usize, PathBuf, u64)> {
 
 pub struct SweepOutcome {
     pub rows: Vec<ResultRow>,
-    pub exit_code: i32,
     /// Pairs the sweep should have run.
     pub planned: usize,
     /// Stopped by Ctrl-C: `rows` holds the pairs that finished.
     pub interrupted: bool,
+}
+
+impl SweepOutcome {
+    /// Every planned pair finished.
+    pub fn complete(&self) -> bool {
+        self.rows.len() == self.planned
+    }
+
+    /// The worst outcome of the finished pairs; a sweep that stopped early (`--fail-fast`)
+    /// fails even if every pair it ran passed. Ctrl-C is the caller's to report.
+    pub fn outcome(&self) -> RunOutcome {
+        let worst = worst_of(&self.rows);
+        if worst == RunOutcome::Pass && !self.complete() {
+            RunOutcome::Fail
+        } else {
+            worst
+        }
+    }
+}
+
+/// The worst outcome of some rows (an error over a failure over a pass).
+pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
+    RunOutcome::worst(rows.iter().filter_map(|r| RunOutcome::parse(&r.verdict)))
 }
 
 /// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:
@@ -258,8 +274,8 @@ const CHECKPOINT_EVERY: usize = 25;
 
 /// Writes results.csv with the pairs finished so far (sorted), and the marker saying how
 /// many of how many: a sweep killed at any moment leaves whole files behind.
-fn checkpoint(out: &Path, finished: &[Option<PairOutcome>], planned: usize, why: &str) -> Result<()> {
-    let mut rows: Vec<ResultRow> = finished.iter().flatten().map(|(row, _, _)| row.clone()).collect();
+fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> Result<()> {
+    let mut rows = finished.to_vec();
     rows.sort_by_key(ResultRow::key);
     write_atomically(&out.join(INCOMPLETE_MARKER), format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
     write_results(&out.join("results.csv"), &rows)
@@ -276,94 +292,104 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options);
-    let results: Mutex<Vec<Option<PairOutcome>>> = Mutex::new(vec![None; work.len()]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    let planned = work.len();
     let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        for _ in 0..options.jobs.min(work.len().max(1)) {
-            scope.spawn(|| loop {
-                if stop.load(Ordering::Relaxed) || crate::interrupt::interrupted() {
-                    return;
-                }
-                let slot = next.fetch_add(1, Ordering::Relaxed);
-                let Some((index, scenario, seed)) = work.get(slot).cloned() else { return };
-                let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
-                let run_dir = scratch.path().join(format!("{index}-{stem}-{seed}"));
-                let (row, summary) = run_pair(&scenario, seed, options, &run_dir);
-                let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
-                let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
-                if row.verdict != "pass" {
-                    let explanation =
-                        summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-                    match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
-                        // A failure gets the reports a person looks at; a pass does not.
-                        Ok(kept) => {
-                            let loaded = Scenario::load(&scenario).and_then(|s| crate::variant::with_variants(&s, &options.variants));
-                            if let (Some(summary), Ok(loaded)) = (&summary, loaded) {
-                                if let Err(e) = crate::report::write_run_reports(&kept, summary, &loaded) {
-                                    eprintln!("rehearsal: reports for seed {seed}: {e}");
-                                }
-                            }
-                        }
-                        Err(e) => eprintln!("rehearsal: could not save failure of seed {seed}: {e}"),
-                    }
-                    if options.fail_fast {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                }
-                let _ = std::fs::remove_dir_all(&run_dir);
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                {
-                    let mut results = results.lock().expect("no panics hold the lock");
-                    results[slot] = Some((row, rules, measured));
-                    if finished.is_multiple_of(CHECKPOINT_EVERY) && finished < work.len() {
-                        if let Err(e) = checkpoint(&options.out, &results, work.len(), "the sweep is running, or was stopped") {
-                            eprintln!("rehearsal: checkpoint of results.csv: {e}");
-                        }
-                    }
-                }
-                if options.progress_every > 0 && (finished.is_multiple_of(options.progress_every) || finished == work.len()) {
-                    eprintln!("rehearsal: {finished}/{} pairs done", work.len());
-                }
-            });
+    // The rows finished so far, in the order they finished: checkpoints and progress.
+    let finished: Mutex<Vec<ResultRow>> = Mutex::new(Vec::new());
+    let on_done = |index: usize, caught: &Caught<PairOutcome>| {
+        let row = match caught {
+            Ok((row, _, _)) => row.clone(),
+            Err(panic) => panicked(&work[index], options, panic).0,
+        };
+        if options.fail_fast && row.verdict != "pass" {
+            stop.store(true, Ordering::Relaxed);
         }
-    });
-    let mut done_pairs: Vec<PairOutcome> = results.into_inner().expect("threads joined").into_iter().flatten().collect();
+        let count = {
+            let mut finished = finished.lock().expect("no panics hold the lock");
+            finished.push(row);
+            let count = finished.len();
+            if count.is_multiple_of(CHECKPOINT_EVERY) && count < planned {
+                if let Err(e) = checkpoint(&options.out, &finished, planned, "the sweep is running, or was stopped") {
+                    eprintln!("rehearsal: checkpoint of results.csv: {e}");
+                }
+            }
+            count
+        };
+        if options.progress_every > 0 && (count.is_multiple_of(options.progress_every) || count == planned) {
+            eprintln!("rehearsal: {count}/{planned} pairs done");
+        }
+    };
+    let hooks = Hooks { should_stop: || stop.load(Ordering::Relaxed), on_done };
+    let results = crate::pool::map_with(options.jobs, &work, |pair| run_and_save(pair, options, scratch.path()), hooks);
+    let mut done_pairs: Vec<PairOutcome> = results
+        .into_iter()
+        .zip(&work)
+        .filter_map(|(caught, pair)| caught.map(|caught| caught.unwrap_or_else(|panic| panicked(pair, options, &panic))))
+        .collect();
     done_pairs.sort_by_key(|(row, _, _)| row.key());
-    let note = if done_pairs.len() < work.len() {
+    write_outputs(options, done_pairs, planned)
+}
+
+/// A pair whose keeping (saving its failure, its reports) panicked: an `error` row.
+fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, panic: &str) -> PairOutcome {
+    let mut row = error_row(scenario, *seed, options);
+    row.first_violation = format!("panic: {panic}");
+    (row, Vec::new(), Measurements::default())
+}
+
+/// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
+/// `failures/` with its reports. The run folder is removed.
+fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path) -> PairOutcome {
+    let seed = *seed;
+    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+    let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
+    let (row, summary) = run_pair(scenario, seed, options, &run_dir);
+    let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
+    let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
+    if row.verdict != "pass" {
+        let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
+        match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
+            // A failure gets the reports a person looks at; a pass does not.
+            Ok(kept) => {
+                if let Some(summary) = &summary {
+                    if let Err(e) = crate::report::write_run_reports(&kept, summary, &summary.resolved) {
+                        eprintln!("rehearsal: reports for seed {seed}: {e}");
+                    }
+                }
+            }
+            Err(e) => eprintln!("rehearsal: could not save failure of seed {seed}: {e}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&run_dir);
+    (row, rules, measured)
+}
+
+/// The sweep's files from the pairs that finished (sorted): summary.md, results.csv,
+/// junit.xml, and the INCOMPLETE marker while fewer than `planned` finished.
+fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: usize) -> Result<SweepOutcome> {
+    let interrupted = crate::interrupt::interrupted();
+    let note = if done_pairs.len() < planned {
         format!(
-            "**Incomplete**: {} of {} pairs finished ({}); the results below are those pairs only.\n\n",
+            "**Incomplete**: {} of {planned} pairs finished ({}); the results below are those pairs only.\n\n",
             done_pairs.len(),
-            work.len(),
-            if crate::interrupt::interrupted() { "interrupted" } else { "stopped after the first failure" }
+            if interrupted { "interrupted" } else { "stopped after the first failure" }
         )
     } else {
         String::new()
     };
     write_atomically(&options.out.join("summary.md"), format!("{note}{}", sweep_summary(&done_pairs)).as_bytes())?;
     let rows: Vec<ResultRow> = done_pairs.into_iter().map(|(row, _, _)| row).collect();
-    let interrupted = crate::interrupt::interrupted();
     let marker = options.out.join(INCOMPLETE_MARKER);
-    if rows.len() < work.len() {
+    if rows.len() < planned {
         let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
-        write_atomically(&marker, format!("{} of {} pairs finished: {why}\n", rows.len(), work.len()).as_bytes())?;
+        write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
     }
     write_results(&options.out.join("results.csv"), &rows)?;
     write_junit(&options.out.join("junit.xml"), &rows)?;
-    if rows.len() == work.len() && marker.exists() {
+    if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
-    let exit_code = if interrupted && rows.len() < work.len() {
-        crate::interrupt::EXIT_INTERRUPTED
-    } else if rows.iter().any(|r| r.verdict == "error") {
-        3
-    } else if rows.iter().any(|r| r.verdict == "fail") || rows.len() < work.len() {
-        1
-    } else {
-        0
-    };
-    Ok(SweepOutcome { rows, exit_code, planned: work.len(), interrupted })
+    Ok(SweepOutcome { rows, planned, interrupted })
 }
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs

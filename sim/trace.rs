@@ -67,6 +67,7 @@ fn format_count(buf: &mut [u8; 20], mut n: usize) -> &str {
 impl TraceSink {
     /// Writes to `path.tmp` and renames into place on `finish`, so a killed run never leaves
     /// half a trace under the real name.
+    /// Not `atomic::write_atomically`: the trace is streamed (too large to hold) and hashed as written.
     pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
         let file = File::create(&tmp_path).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
