@@ -42,11 +42,7 @@ fn faults_in(table: &Table) -> usize {
 
 /// The rule a run's verdict fails on first ("" when it passes).
 fn failing_rule(summary: &RunSummary) -> String {
-    if summary.verdict.passed() {
-        String::new()
-    } else {
-        summary.verdict.headline().trim_start_matches("FAIL: ").to_string()
-    }
+    summary.verdict.failure.clone()
 }
 
 fn attempt(table: &Table, path: &Path, seed: u64, variants: &[String], scratch: &Path) -> Option<RunSummary> {

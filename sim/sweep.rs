@@ -199,10 +199,8 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
     match outcome {
         Ok(Ok(summary)) => {
             row.verdict = if summary.verdict.passed() { "pass" } else { "fail" }.to_string();
-            row.first_violation = summary.verdict.first_rule().to_string();
-            if !summary.verdict.passed() {
-                row.first_violation = summary.verdict.headline().trim_start_matches("FAIL: ").to_string();
-            }
+            row.first_violation =
+                if summary.verdict.passed() { summary.verdict.first_rule().to_string() } else { summary.verdict.failure.clone() };
             row.sim_time_ms = summary.makespan_ms;
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();

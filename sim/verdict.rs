@@ -14,6 +14,9 @@ use crate::vocab::CONDUCTOR_TASK_ID;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
     pub passed: bool,
+    /// Why it failed, in a few words: the first unexpected rule, or the expected violations
+    /// that did not occur (empty when it passed). Results files and shrinking key on it.
+    pub failure: String,
     pub headline: String,
     pub explanation: Vec<String>,
     /// Every violation, in order of time.
@@ -99,11 +102,14 @@ pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut
         if others > 0 {
             explanation.push(format!("({others} more violation(s); see violations in the run folder)"));
         }
-        Verdict { passed: false, headline: format!("FAIL: {}", first.rule), explanation, violations }
+        let failure = first.rule.to_string();
+        Verdict { passed: false, headline: format!("FAIL: {failure}"), failure, explanation, violations }
     } else if !missing.is_empty() {
+        let failure = format!("expected violation(s) did not occur: {}", missing.join(", "));
         Verdict {
             passed: false,
-            headline: format!("FAIL: expected violation(s) did not occur: {}", missing.join(", ")),
+            headline: format!("FAIL: {failure}"),
+            failure,
             explanation: vec!["the scenario declares a known protocol flaw that this run did not show".to_string()],
             violations,
         }
@@ -111,12 +117,13 @@ pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut
         let explanation = violations.iter().map(|v| format!("expected {}: {}", v.rule, v.explanation)).take(3).collect();
         Verdict {
             passed: true,
+            failure: String::new(),
             headline: format!("PASS (expected violations: {})", seen.iter().copied().collect::<Vec<_>>().join(", ")),
             explanation,
             violations,
         }
     } else {
-        Verdict { passed: true, headline: "PASS".to_string(), explanation: Vec::new(), violations }
+        Verdict { passed: true, failure: String::new(), headline: "PASS".to_string(), explanation: Vec::new(), violations }
     };
     Ok(verdict)
 }
