@@ -1,0 +1,121 @@
+//! The end of a session (seed 000 "Clean Exit Protocol", "Terminal Write Atomicity"): the
+//! completion, the clean exit with its HANDOFF, the stop hook and the session's report.
+
+use crate::handoff::{self};
+use crate::messages;
+use crate::vocab::Stmt;
+use crate::world::SqlFailure;
+use rusqlite::types::Value;
+
+use super::*;
+
+impl Musician {
+    /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
+    /// `complete` as the absolute last database write; then the stop hook.
+    pub(super) async fn finish_complete(&mut self) -> Result<(), SqlFailure> {
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        let report_path = messages::report_path(&self.launch.plan.task_id);
+        self.ctx
+            .write_file(
+                &report_path,
+                &format!("# {} completion report\n\nAll deliverables created, tests passing.\n", self.launch.plan.task_id),
+            )
+            .await;
+        self.status(&format!("report written: {report_path}")).await;
+        let message = messages::completion(&self.launch.plan.task_id, &self.report(), true);
+        self.ctx
+            .sql(Stmt::SendCompletion, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
+            .await?;
+        self.status("task complete").await;
+        self.stop_background_watcher();
+        self.owned_write(Stmt::MarkComplete, vec![(":report_path", Value::Text(report_path))]).await?;
+        self.stop_hook().await
+    }
+
+    /// 000 "Clean Exit Protocol": stop watchers, HANDOFF, report, final status line, the
+    /// `handoff` message, then `exited` as the absolute last write.
+    pub(super) async fn clean_exit(&mut self, reason: &str) -> Result<End, SqlFailure> {
+        self.stop_background_watcher();
+        let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
+        self.ctx.sleep(write_ms).await;
+        self.status("clean exit: all subagents and watchers stopped").await;
+        let plan = self.launch.plan.clone();
+        self.cost(&self.scenario.context.message_pct.clone());
+        let timestamp = self.ctx.now_utc();
+        let worked_by = self.launch.worked_by();
+        let session_id = self.ctx.meta().session_id.clone();
+        let all_deviations: Vec<String> = self.deviations.clone();
+        let doc = handoff::render(&handoff::HandoffDoc {
+            task_id: &plan.task_id,
+            session_id: &session_id,
+            worked_by: &worked_by,
+            exit_reason: reason,
+            context_pct: self.context_pct,
+            timestamp: &timestamp,
+            steps: plan.steps,
+            agents_per_step: plan.subagents_per_step,
+            next: self.next,
+            deviations: &all_deviations,
+            self_correction: self.self_correction.as_deref(),
+            last_checkpoint_step: self.last_checkpoint_step,
+        });
+        self.ctx.write_file(&self.temp("HANDOFF"), &doc).await;
+        self.status(&format!("HANDOFF written: {}", self.temp("HANDOFF"))).await;
+        self.cost(&self.scenario.context.message_pct.clone());
+        let report_path = format!("docs/implementation/reports/{}-handoff-s{}.md", plan.task_id, self.launch.session_no);
+        self.ctx
+            .write_file(
+                &report_path,
+                &format!("# {} handoff report (S{})\n\nExit reason: {reason}\n", plan.task_id, self.launch.session_no),
+            )
+            .await;
+        self.status(&format!("report written: {report_path}")).await;
+        self.status("clean exit preparing").await;
+        let last_completed = if self.next.agent > 1 {
+            format!("{} (partial — agents 1-{})", self.next.step, self.next.agent - 1)
+        } else {
+            format!("{}", self.next.step.saturating_sub(1))
+        };
+        let remaining = format!("from step {} agent {}, final verification", self.next.step, self.next.agent);
+        let text = messages::exited(&plan.task_id, reason, self.context_pct, self.self_correction.is_some(), &last_completed, &remaining);
+        self.ctx
+            .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .await?;
+        self.owned_write(Stmt::MarkExited, vec![]).await?;
+        self.stop_hook().await?;
+        Ok(End::CleanExit)
+    }
+
+    /// 004 "Hook System": the session may end only when its row is `complete` or `exited`;
+    /// otherwise the hook injects its fallback prompt and asks again, at most 500 times.
+    pub(super) async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
+        const ITERATIONS_MAX: u32 = 500;
+        for iteration in 1..=ITERATIONS_MAX {
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
+            let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
+            if states.iter().any(|s| *s == "complete" || *s == "exited") {
+                self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
+                return Ok(());
+            }
+            self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit blocked"));
+            self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
+        }
+        self.ctx.note("stop_hook", format!("{ITERATIONS_MAX} iterations: forced exit"));
+        Ok(())
+    }
+
+    pub(super) fn report(&self) -> messages::Report<'static> {
+        let plan = &self.launch.plan;
+        let done_before_next = (self.next.step - 1) * plan.subagents_per_step + (self.next.agent - 1);
+        let agents_total = plan.steps * plan.subagents_per_step;
+        messages::Report {
+            context_pct: self.context_pct,
+            self_correction: self.self_correction.is_some(),
+            deviations: self.deviations_before + self.deviations.len(),
+            agents_remaining: agents_total.saturating_sub(done_before_next),
+            agent_cost_pct: self.average_agent_cost_pct(),
+            summary: "work of the plan's steps so far, integrated and tested",
+            files_modified: self.agents_done,
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! A musician session (seed 000). Bootstrap with the atomic claim (or the guard-block
+//! fallback), resumption when a previous session worked the task (seed 003), steps of
+//! subagent work with heartbeats at every boundary, context evaluation and escalation,
+//! subagent failures and error reports, checkpoint and completion reviews in pause mode,
+//! emergency messages, clean exit with a HANDOFF, and the stop hook.
+//!
+//! Everything the session knows lives in this struct and its watchers' shared memory; both
+//! die with the session. What a successor needs is in temp/ files and the database.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rusqlite::types::Value;
+
+use crate::ctx::Ctx;
+use crate::event::Fact;
+use crate::executor::ActorId;
+use crate::handoff::{self, Position};
+use crate::messages;
+use crate::scenario::{Scenario, TaskPlan};
+use crate::session::{SessionMemory, SharedMemory};
+use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::world::{FailureKind, SqlFailure};
+
+mod context;
+mod exit;
+mod review;
+mod work;
+
+/// Everything a session is launched with: its launch prompt, in effect.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub plan: TaskPlan,
+    /// 1 for the first session of a task, 2 for `-S2`, … (000 Bootstrap 5).
+    pub session_no: u32,
+}
+
+impl Launch {
+    /// The actor name, e.g. `task-03.S1`: stable across runs, it names the random streams.
+    /// `task-03.S2`; a double launch's twin is `task-03.S2b`.
+    pub fn actor_name(&self, twin: bool) -> ActorName {
+        ActorName::Session(SessionPlace { task: self.plan.number, session: self.session_no, twin })
+    }
+
+    /// 000 Bootstrap 5: `musician-task-03`, then `musician-task-03-S2`, `-S3`, …
+    pub fn worked_by(&self) -> String {
+        match self.session_no {
+            1 => format!("musician-{}", self.plan.task_id),
+            n => format!("musician-{}-S{n}", self.plan.task_id),
+        }
+    }
+}
+
+/// Why a session ended, for its trace row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    Complete,
+    ClaimBlocked,
+    NoInstruction,
+    CleanExit,
+    RetriesExhausted,
+    HardStop,
+}
+
+/// What the conductor's context reply set for the rest of the session (000 "Context
+/// escalation response states").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scope {
+    Normal,
+    /// `fix_proposed`: this many more agents, then a checkpoint, then hand off.
+    Limited(u64),
+    /// `review_approved`: go on to the next checkpoint, then hand off.
+    HandoffAfterCheckpoint,
+    /// `review_failed` (or the ceiling): hand off now.
+    HandoffNow,
+}
+
+enum AgentOutcome {
+    Done,
+    /// An urgent emergency killed the subagent: run it again.
+    Redo,
+    End(End),
+}
+
+/// When a review of one kind is due.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Review {
+    Checkpoint {
+        index: usize,
+        total: usize,
+        step: u64,
+    },
+    /// 000 "Checkpoint Types": a musician-initiated break when context runs short.
+    ContextWorry {
+        step: u64,
+    },
+    Completion,
+}
+
+struct Musician {
+    ctx: Ctx,
+    scenario: Rc<Scenario>,
+    launch: Launch,
+    memory: SharedMemory,
+    background: Option<ActorId>,
+    watcher_serial: u32,
+    /// Context used, in percent of the session's window.
+    context_pct: i64,
+    /// Agents finished by this session and the context they cost, for REF-3 averages.
+    agents_done: u64,
+    agent_cost_total_pct: i64,
+    self_correction: Option<String>,
+    /// Deviations this session logged (the file holds earlier sessions' too).
+    deviations: Vec<String>,
+    deviations_before: usize,
+    /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
+    errors_reported: u64,
+    pause_timeouts: u32,
+    evaluated_since_checkpoint: bool,
+    scope: Scope,
+    next: Position,
+    last_checkpoint_step: Option<u64>,
+    attempts: std::collections::BTreeMap<Position, u64>,
+}
+
+pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
+    let mut musician = Musician {
+        ctx,
+        scenario,
+        launch,
+        memory: Rc::new(RefCell::new(SessionMemory::default())),
+        background: None,
+        watcher_serial: 0,
+        context_pct: 0,
+        agents_done: 0,
+        agent_cost_total_pct: 0,
+        self_correction: None,
+        deviations: Vec::new(),
+        deviations_before: 0,
+        errors_reported: 0,
+        pause_timeouts: 0,
+        evaluated_since_checkpoint: false,
+        scope: Scope::Normal,
+        next: Position::START,
+        last_checkpoint_step: None,
+        attempts: std::collections::BTreeMap::new(),
+    };
+    match musician.run().await {
+        Ok(end) => musician.ctx.note("session_end", format!("{end:?}")),
+        Err(failure) => musician.ctx.note("session_sql_failure", format!("{}: {}", failure.stmt, failure.message)),
+    }
+    musician.stop_background_watcher();
+}
+
+impl Musician {
+    fn task(&self) -> Value {
+        Value::Text(self.launch.plan.task_id.clone())
+    }
+
+    fn session(&self) -> Value {
+        Value::Text(self.ctx.meta().session_id.clone())
+    }
+
+    fn temp(&self, kind: &str) -> String {
+        format!("temp/{}-{kind}", self.launch.plan.task_id)
+    }
+
+    fn cost(&mut self, dist: &crate::dist::Dist) -> i64 {
+        let pct = self.ctx.draw(dist);
+        self.context_pct += pct;
+        pct
+    }
+
+    /// A write to the session's own task row. Under the fencing variant (PROTOCOL.md
+    /// disagreement 11) a replaced session's write changes no row: the session has lost the
+    /// task and stops at once, which `?` does by ending the session with this failure.
+    async fn owned_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
+        let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
+        params.extend(extra);
+        let outcome = self.ctx.sql(name, params).await?;
+        if outcome.rows_affected == 0 {
+            self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
+            return Err(SqlFailure {
+                stmt: name,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// 000 "Temporary File Management": every status line ends `[ctx: NN%]`.
+    async fn status(&mut self, text: &str) {
+        let line = format!("{text} [ctx: {}%]\n", self.context_pct);
+        self.ctx.append_file(&self.temp("status"), &line).await;
+    }
+
+    /// 000 "Deviations & Escalation Thresholds": one line per deviation with its severity.
+    async fn deviation(&mut self, text: &str) {
+        self.deviations.push(text.to_string());
+        self.ctx.append_file(&self.temp("deviations"), &format!("{text}\n")).await;
+    }
+
+    async fn run(&mut self) -> Result<End, SqlFailure> {
+        // 000 Bootstrap 3: atomic claim; exactly one row must change.
+        let claim = self
+            .ctx
+            .sql(
+                Stmt::ClaimTask,
+                vec![(":task_id", self.task()), (":session_id", self.session()), (":worked_by", Value::Text(self.launch.worked_by()))],
+            )
+            .await?;
+        if claim.rows_affected != 1 {
+            self.ctx.note("claim_blocked", format!("guard matched {} rows", claim.rows_affected));
+            self.guard_block_fallback("state was not claimable").await?;
+            return Ok(End::ClaimBlocked);
+        }
+        // 000 Bootstrap 7. The status file is the task's, shared with earlier sessions, so
+        // a session writes to it only once its claim has succeeded.
+        self.cost(&self.scenario.context.bootstrap_start_pct.clone());
+        self.status("bootstrap started").await;
+        self.cost(&self.scenario.context.claim_pct.clone());
+        let claimed = format!("task claimed, session: {}, worked_by: {}", self.ctx.meta().session_id, self.launch.worked_by());
+        self.status(&claimed).await;
+        // 000 Bootstrap 6: the instruction message names the instruction file.
+        let instruction = self.ctx.sql(Stmt::ReadInstruction, vec![(":task_id", self.task())]).await?;
+        let (Some(instruction_id), Some(text)) = (instruction.int(0, 0), instruction.text(0, 1).map(str::to_string)) else {
+            self.status("instructions missing: claim_blocked").await;
+            self.guard_block_fallback("instructions are missing").await?;
+            return Ok(End::NoInstruction);
+        };
+        {
+            let mut memory = self.memory.borrow_mut();
+            memory.last_processed_message_id = instruction_id;
+            // The detect-by-timestamp reading starts from the instruction's timestamp.
+            memory.last_processed_timestamp = self.ctx.now_utc();
+        }
+        let path = text.lines().next().and_then(|l| l.strip_prefix("TASK INSTRUCTION: ")).unwrap_or("(unparsed)").to_string();
+        self.cost(&self.scenario.context.instructions_pct.clone());
+        self.status(&format!("instructions loaded: {path}")).await;
+        // 000 "Mid-Session Resumption Protocol": a successor reads what its predecessors left.
+        if self.launch.session_no > 1 {
+            self.resume().await?;
+        } else {
+            self.ctx.append_file(&self.temp("deviations"), "").await;
+        }
+        // 000 Bootstrap 8.
+        self.start_background_watcher();
+        self.work().await
+    }
+
+    /// 000 Bootstrap 4: a fallback row so the stop hook lets the session end, and a message.
+    async fn guard_block_fallback(&mut self, why: &str) -> Result<(), SqlFailure> {
+        self.ctx.sql(Stmt::InsertFallbackRow, vec![(":session_id", self.session())]).await?;
+        let message = messages::claim_blocked(&self.launch.plan.task_id, why);
+        self.ctx
+            .sql(
+                Stmt::SendClaimBlocked,
+                vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))],
+            )
+            .await?;
+        self.stop_hook().await
+    }
+
+    /// 003 "Resumption Decision Tree": read the temp/ files, assess, re-verify, report.
+    async fn resume(&mut self) -> Result<(), SqlFailure> {
+        let status = self.ctx.read_file(&self.temp("status")).await;
+        let deviations = self.ctx.read_file(&self.temp("deviations")).await;
+        let handoff_text = self.ctx.read_file(&self.temp("HANDOFF")).await;
+        let handoff_age_s = handoff_text.as_deref().map(handoff::parse).and_then(|h| crate::clock::parse_utc(&h.timestamp)).map(|t_ms| {
+            let now_ms = crate::clock::parse_utc(&self.ctx.now_utc()).expect("own format");
+            (now_ms - t_ms) / 1000
+        });
+        // A HANDOFF older than the last two staleness windows predates the last session.
+        let handoff_max_age_s = 2 * self.scenario.conductor.staleness_s.max(1800);
+        let assessment = handoff::assess(
+            handoff_text.as_deref(),
+            handoff_age_s,
+            handoff_max_age_s,
+            status.as_deref(),
+            deviations.as_deref(),
+            self.launch.plan.subagents_per_step,
+        );
+        self.deviations_before = assessment.deviations;
+        // Pending = the conductor's messages since the predecessor wrote its HANDOFF (the
+        // handoff instructions); older ones were its predecessor's business (003 step 3).
+        let since = handoff_text.as_deref().map(|h| handoff::parse(h).timestamp).unwrap_or_default();
+        let found = self.read_conductor_messages().await?;
+        let pending: Vec<&(i64, String, String)> = found.iter().filter(|(_, _, at)| *at >= since).collect();
+        for (id, _, _) in &pending {
+            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+        }
+        let pending = pending.len();
+        // 003 "Post-Resumption Verification": ALWAYS re-run verification.
+        let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
+        self.ctx.sleep(verify_ms).await;
+        self.cost(&self.scenario.context.verification_pct.clone());
+        self.status("verification tests: all passing").await;
+        let severities = deviations.as_deref().map_or("none".to_string(), severity_breakdown);
+        let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct, pending, &severities);
+        // 003 "Verbose Resumption Status": to the status file and to the conductor.
+        let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
+        self.ctx.append_file(&self.temp("status"), &block).await;
+        self.ctx
+            .sql(Stmt::SendResumption, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .await?;
+        self.ctx.note(
+            "resumption",
+            format!(
+                "HANDOFF {}, {:?}, resuming from step {} agent {}",
+                assessment.handoff.word(),
+                assessment.mismatch,
+                assessment.resume_from.step,
+                assessment.resume_from.agent
+            ),
+        );
+        self.next = assessment.resume_from;
+        self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
+        Ok(())
+    }
+}
+
+/// "N High, N Medium, N Low" of a deviations file, as verify-temp-files.sh counts them.
+fn severity_breakdown(deviations: &str) -> String {
+    let count = |word: &str| deviations.lines().filter(|l| l.to_lowercase().contains(word)).count();
+    format!("{} High, {} Medium, {} Low", count("high"), count("medium"), count("low"))
+}

@@ -1,0 +1,193 @@
+//! Reviews in pause mode (seed 000 "Checkpoint Protocol", "Response Handling"): the
+//! request, the pause watcher, and reading the conductor's answer.
+
+use crate::ctx::ActorMeta;
+use crate::event::Fact;
+use crate::messages;
+use crate::session::PauseOutcome;
+use crate::vocab::{Stmt, WatcherKind};
+use crate::watcher;
+use crate::world::SqlFailure;
+use rusqlite::types::Value;
+
+use super::*;
+
+impl Musician {
+    /// 000 "Review Request Flow": verify, message first then `needs_review` (004 "Request
+    /// Review"), pause until the conductor answers; on `review_failed` / `fix_proposed` apply
+    /// the feedback, re-verify and resubmit (000 "Response Handling"). `Some(end)` ends it.
+    pub(super) async fn review(&mut self, review: Review) -> Result<Option<End>, SqlFailure> {
+        let mut attempt = 0u64;
+        loop {
+            attempt += 1;
+            let what = match review {
+                Review::Checkpoint { index, .. } => format!("checkpoint {index}"),
+                Review::ContextWorry { step } => format!("context checkpoint after step {step}"),
+                Review::Completion => "final checkpoint".to_string(),
+            };
+            self.status(&format!("{what} reached")).await;
+            // 000 "Verification Testing Protocol" and REF-8: full verification every time.
+            let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
+            self.ctx.sleep(verify_ms).await;
+            self.cost(&self.scenario.context.verification_pct.clone());
+            self.status("verification tests: all passing").await;
+            let report = self.report();
+            let (statement, message) = match review {
+                Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
+                Review::ContextWorry { step } => (
+                    Stmt::SendReviewRequest,
+                    messages::review_request(0, 0, &report)
+                        .replace("Checkpoint: 0 of 0", &format!("Checkpoint: context break after step {step}")),
+                ),
+                Review::Completion => (Stmt::SendCompletion, messages::completion(&self.launch.plan.task_id, &report, false)),
+            };
+            let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
+            if self.scenario.settings.state_first {
+                // 000 Execution Queries 5 (PROTOCOL.md disagreement 3): UPDATE, then INSERT.
+                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+                self.ctx.sql(statement, request).await?;
+            } else {
+                // 004 "Request Review": message FIRST, then state change.
+                self.ctx.sql(statement, request).await?;
+                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+            }
+            self.cost(&self.scenario.context.message_pct.clone());
+            let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
+            self.status(&format!("{what} {verb}")).await;
+            let Some(answer) = self.wait_for_conductor().await? else {
+                return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
+            };
+            self.consume_conductor_messages().await?;
+            match answer.as_str() {
+                "review_approved" => {
+                    let step = match review {
+                        Review::Checkpoint { step, .. } | Review::ContextWorry { step } => step,
+                        Review::Completion => self.launch.plan.steps,
+                    };
+                    self.cost(&self.scenario.context.message_pct.clone());
+                    self.status(&format!("{what} approved (step {step})")).await;
+                    self.last_checkpoint_step = Some(step);
+                    self.evaluated_since_checkpoint = false;
+                    if review != Review::Completion {
+                        // 004 "After Approval (Resume Working)"; then a new background watcher.
+                        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+                        self.start_background_watcher();
+                    }
+                    return Ok(None);
+                }
+                "review_failed" | "fix_proposed" => {
+                    self.status(&format!("{answer} — feedback to address")).await;
+                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+                    self.start_background_watcher();
+                    let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
+                    self.ctx.sleep(rework_ms).await;
+                    self.cost(&self.scenario.context.integration_pct.clone());
+                    self.status(&format!("fixing: feedback on {what} applied")).await;
+                    let severity = if answer == "review_failed" { "Medium" } else { "Low" };
+                    self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
+                    self.stop_background_watcher();
+                }
+                other => {
+                    self.status(&format!("unexpected state {other} while waiting for review: prepare handoff")).await;
+                    return self.clean_exit(&format!("conductor left the task in {other}")).await.map(Some);
+                }
+            }
+        }
+    }
+
+    /// 000 "Pause Watcher": stop the background watcher, block on a foreground watcher. On a
+    /// TIMEOUT, report it (`error`) and wait again; a second TIMEOUT → `None` (hand off).
+    pub(super) async fn wait_for_conductor(&mut self) -> Result<Option<String>, SqlFailure> {
+        self.stop_background_watcher();
+        // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
+        self.pause_timeouts = 0;
+        for _ in 0..2 {
+            self.memory.borrow_mut().pause_outcome = None;
+            let serial = self.watcher_serial_next();
+            let meta = ActorMeta { name: self.ctx.meta().name.watcher(WatcherKind::Pause, serial), ..self.ctx.meta().clone() };
+            let (scenario, memory) = (self.scenario.clone(), self.memory.clone());
+            let pause = self.ctx.spawn_child(meta, 0, move |ctx| watcher::pause(ctx, scenario, memory));
+            self.ctx.join(pause).await;
+            let outcome = self.memory.borrow_mut().pause_outcome.take();
+            match outcome {
+                Some(PauseOutcome::Answered(state)) => return Ok(Some(state)),
+                Some(PauseOutcome::TimedOut) | None => {
+                    self.pause_timeouts += 1;
+                    if self.pause_timeouts >= 2 {
+                        self.status("second pause TIMEOUT: conductor unresponsive, handing off").await;
+                        return Ok(None);
+                    }
+                    self.status("pause TIMEOUT: conductor heartbeat stale, reporting").await;
+                    self.errors_reported += 1;
+                    let text = messages::error_report(
+                        self.errors_reported,
+                        self.context_pct,
+                        self.self_correction.is_some(),
+                        "pause watcher TIMEOUT: conductor unresponsive",
+                        &self.launch.plan.task_id,
+                    );
+                    self.ctx
+                        .sql(
+                            Stmt::SendError,
+                            vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
+                        )
+                        .await?;
+                    self.ctx
+                        .sql(
+                            Stmt::SetError,
+                            vec![
+                                (":task_id", self.task()),
+                                (":session_id", self.session()),
+                                (":last_error", Value::Text("conductor_timeout".to_string())),
+                            ],
+                        )
+                        .await?;
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads the conductor's new messages so the next watcher does not report them again
+    /// (000 "Message Deduplication"); returns their texts.
+    pub(super) async fn consume_conductor_messages(&mut self) -> Result<Vec<String>, SqlFailure> {
+        Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
+    }
+
+    /// The same, with each message's `timestamp`; each one counts as handled.
+    pub(super) async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
+        let found = self.read_conductor_messages().await?;
+        for (id, _, _) in &found {
+            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+        }
+        Ok(found.into_iter().map(|(_, text, at)| (text, at)).collect())
+    }
+
+    /// New conductor messages: by id (000 "Message Deduplication"), or under the
+    /// detect-by-timestamp variant the newest one if its timestamp is newer than the last
+    /// seen (004 "Check for Conductor Messages"), which misses same-second bursts.
+    pub(super) async fn read_conductor_messages(&mut self) -> Result<Vec<(i64, String, String)>, SqlFailure> {
+        if self.scenario.settings.detect_by_timestamp {
+            let found = self.ctx.sql(Stmt::ReadLatestConductorMessage, vec![(":task_id", self.task())]).await?;
+            let (Some(id), Some(text), Some(at)) = (found.int(0, 0), found.text(0, 1), found.text(0, 2)) else { return Ok(Vec::new()) };
+            let mut memory = self.memory.borrow_mut();
+            if at <= memory.last_processed_timestamp.as_str() {
+                return Ok(Vec::new());
+            }
+            memory.last_processed_timestamp = at.to_string();
+            memory.last_processed_message_id = memory.last_processed_message_id.max(id);
+            return Ok(vec![(id, text.to_string(), at.to_string())]);
+        }
+        let last = self.memory.borrow().last_processed_message_id;
+        let found = self
+            .ctx
+            .sql(Stmt::ReadNewConductorMessages, vec![(":task_id", self.task()), (":last_processed_message_id", Value::Integer(last))])
+            .await?;
+        if let Some(newest) = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).max() {
+            self.memory.borrow_mut().last_processed_message_id = newest;
+        }
+        Ok((0..found.rows.len())
+            .map(|r| (found.int(r, 0).unwrap_or(0), found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
+            .collect())
+    }
+}

@@ -1,0 +1,275 @@
+//! A session's work (seed 000 "Subagent Management"): steps of subagents as child actors,
+//! heartbeats at step boundaries, failures, retries, absorption and error reports, and the
+//! background watcher that runs beside the work.
+
+use crate::ctx::ActorMeta;
+use crate::handoff::Position;
+use crate::messages;
+use crate::session::WatcherReport;
+use crate::vocab::{Stmt, WatcherKind};
+use crate::watcher;
+use crate::world::SqlFailure;
+use rand::RngExt;
+use rusqlite::types::Value;
+
+use super::*;
+
+impl Musician {
+    /// The plan from `self.next` to the end, then the completion review and `complete`.
+    pub(super) async fn work(&mut self) -> Result<End, SqlFailure> {
+        let plan = self.launch.plan.clone();
+        while self.next.step <= plan.steps {
+            let step = self.next.step;
+            if self.next.agent == 1 {
+                self.step_boundary(&format!("step {step} started")).await?;
+            }
+            while self.next.agent <= plan.subagents_per_step {
+                if self.scope == Scope::Limited(0) {
+                    break;
+                }
+                match self.run_agent(self.next).await? {
+                    AgentOutcome::Redo => continue,
+                    AgentOutcome::End(end) => return Ok(end),
+                    AgentOutcome::Done => {}
+                }
+                self.next.agent += 1;
+                if let Scope::Limited(n) = self.scope {
+                    self.scope = Scope::Limited(n.saturating_sub(1));
+                }
+                if let Some(end) = self.evaluate_context().await? {
+                    return Ok(end);
+                }
+                if self.scope == Scope::HandoffNow {
+                    return self.clean_exit("context exhaustion (conductor: hand off now)").await;
+                }
+            }
+            let step_done = self.next.agent > plan.subagents_per_step;
+            if step_done {
+                self.step_boundary(&format!("step {step} completed")).await?;
+                self.next = Position { step: step + 1, agent: 1 };
+            }
+            let scheduled = step_done && plan.is_checkpoint(step);
+            if self.scope == Scope::Limited(0) && !scheduled {
+                // Reduced scope used up mid-plan: verify what is done, then hand off.
+                if let Some(end) = self.review(Review::ContextWorry { step }).await? {
+                    return Ok(end);
+                }
+                return self.clean_exit("context exhaustion (conductor-approved scope reduction)").await;
+            }
+            if scheduled {
+                let index = plan.checkpoints.iter().position(|c| *c == step).expect("is a checkpoint") + 1;
+                if let Some(end) = self.review(Review::Checkpoint { index, total: plan.checkpoints.len() + 1, step }).await? {
+                    return Ok(end);
+                }
+                if matches!(self.scope, Scope::HandoffAfterCheckpoint | Scope::Limited(_)) {
+                    return self.clean_exit("context exhaustion (conductor-approved scope reduction)").await;
+                }
+            }
+        }
+        // 000 "Completion Flow": final verification, completion review, then the terminal write.
+        if let Some(end) = self.review(Review::Completion).await? {
+            return Ok(end);
+        }
+        self.finish_complete().await?;
+        Ok(End::Complete)
+    }
+
+    /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.
+    pub(super) async fn step_boundary(&mut self, what: &str) -> Result<(), SqlFailure> {
+        self.status(what).await;
+        self.owned_write(Stmt::Heartbeat, vec![]).await?;
+        Ok(())
+    }
+
+    /// One subagent with the retry policy of 000 "Retry Policy": retry 1 with the same prompt,
+    /// retry 2 adjusted, then absorb or escalate; an unrecoverable failure is reported at once.
+    pub(super) async fn run_agent(&mut self, at: Position) -> Result<AgentOutcome, SqlFailure> {
+        let (step, agent) = (at.step, at.agent);
+        let script = self.scenario.subagent_script(self.launch.plan.number, step, agent).cloned();
+        // Attempts of this agent in this session so far: a redo after a fix continues the
+        // count, so a scripted failure happens once, not once per redo.
+        let earlier = *self.attempts.entry(at).or_insert(0);
+        for attempt in 0..3u64 {
+            *self.attempts.get_mut(&at).expect("entered above") += 1;
+            let overall = earlier + attempt;
+            let label =
+                if attempt == 0 { format!("step {step} agent {agent}") } else { format!("step {step} agent {agent} retry {attempt}") };
+            let before_pct = self.context_pct;
+            self.cost(&self.scenario.context.agent_launch_pct.clone());
+            self.status(&format!("{label} launched")).await;
+            if !self.wait_for_subagent(&label).await? {
+                return Ok(AgentOutcome::Redo);
+            }
+            let fails = match &script {
+                Some(s) => overall < s.failures,
+                None => self.ctx.rng().random_bool(self.scenario.subagents.failure_probability),
+            };
+            if !fails {
+                self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await;
+                self.agents_done += 1;
+                self.agent_cost_total_pct += self.context_pct - before_pct;
+                if attempt > 0 {
+                    self.deviation(&format!(
+                        "step {step} agent {agent}: succeeded after {attempt} retr{} (Low — adjusted prompt)",
+                        if attempt == 1 { "y" } else { "ies" }
+                    ))
+                    .await;
+                }
+                return Ok(AgentOutcome::Done);
+            }
+            let unrecoverable = match &script {
+                Some(s) => s.unrecoverable && overall == 0,
+                None => self.ctx.rng().random_bool(self.scenario.subagents.unrecoverable_probability),
+            };
+            self.cost(&self.scenario.context.agent_return_pct.clone());
+            if unrecoverable {
+                self.status(&format!("{label} FAILED: unrecoverable (source file missing)")).await;
+                return self.report_error(&format!("{label}: source file does not exist")).await;
+            }
+            self.status(&format!("{label} FAILED: retryable (unexpected format)")).await;
+        }
+        // After 2 failed retries (000 "After 2 Failures").
+        if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
+            self.status(&format!("step {step} agent {agent} retry 2 FAILED — absorbing work")).await;
+            let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
+            self.ctx.sleep(absorb_ms).await;
+            self.cost(&self.scenario.context.absorb_pct.clone());
+            self.status(&format!("step {step} agent {agent} completed by musician (after 2 failed retries)")).await;
+            self.deviation(&format!("step {step} agent {agent}: absorbed after 2 failed retries (Medium — direct work)")).await;
+            self.agents_done += 1;
+            return Ok(AgentOutcome::Done);
+        }
+        self.report_error(&format!("step {step} agent {agent} failed 3 times")).await
+    }
+
+    /// The subagent works while the background watcher keeps polling. Returns false when an
+    /// urgent emergency killed the subagent (000 "Emergency Messages").
+    pub(super) async fn wait_for_subagent(&mut self, label: &str) -> Result<bool, SqlFailure> {
+        let work_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
+        let serial = self.watcher_serial_next();
+        let meta = ActorMeta { name: self.ctx.meta().name.subagent(serial), ..self.ctx.meta().clone() };
+        let subagent = self.ctx.spawn_child(meta, 0, move |ctx| async move { ctx.sleep(work_ms).await });
+        // Bounded: each pass handles one watcher exit; a watcher exits at most once per poll.
+        for _ in 0..10_000 {
+            let mut waiting = vec![subagent];
+            waiting.extend(self.background);
+            let done = self.ctx.join_any(waiting).await;
+            if done == subagent {
+                return Ok(true);
+            }
+            self.background = None;
+            if self.handle_watcher_reports().await? {
+                self.ctx.kill(subagent);
+                self.status(&format!("{label} stopped: urgent emergency, relaunching")).await;
+                self.start_background_watcher();
+                return Ok(false);
+            }
+            self.start_background_watcher();
+        }
+        unreachable!("a subagent of bounded duration outlived 10000 watcher exits")
+    }
+
+    pub(super) fn watcher_serial_next(&mut self) -> u32 {
+        self.watcher_serial += 1;
+        self.watcher_serial
+    }
+
+    /// 000 "Handling Subagent Results": log the return, note self-correction, integrate.
+    pub(super) async fn agent_returned(&mut self, step: u64, agent: u64, label: &str, scripted_self_correction: bool) {
+        let self_corrects = scripted_self_correction || self.ctx.rng().random_bool(self.scenario.context.self_correction_probability);
+        let base = self.ctx.draw(&self.scenario.context.agent_return_pct);
+        if self_corrects {
+            // 000 "Self-correction flag": ~6x context for the affected segment.
+            self.context_pct += base * self.scenario.context.self_correction_factor;
+            let details = format!("step {step}, agent {agent} — test failure, rewrote the module");
+            self.status(&format!("step {step} self-correction: agent {agent} test failure, rewrote the module")).await;
+            self.self_correction = Some(details);
+        } else {
+            self.context_pct += base;
+        }
+        if let Some(spike) = self.ctx.context_spike_pct() {
+            self.context_pct += spike;
+        }
+        self.status(&format!("{label} returned")).await;
+        let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
+        self.ctx.sleep(integration_ms).await;
+        self.cost(&self.scenario.context.integration_pct.clone());
+        self.status(&format!("step {step} agent {agent} integrated")).await;
+    }
+
+    /// Reads what a watcher exit reported; true when an urgent emergency says stop now.
+    pub(super) async fn handle_watcher_reports(&mut self) -> Result<bool, SqlFailure> {
+        let reports: Vec<WatcherReport> = self.memory.borrow_mut().inbox.drain(..).collect();
+        let mut urgent = false;
+        for report in reports {
+            match report {
+                WatcherReport::Messages(_) => {
+                    for text in self.consume_conductor_messages().await? {
+                        if text.starts_with("EMERGENCY (urgent)") {
+                            urgent = true;
+                            self.status("emergency from conductor (urgent): stopping current subagent").await;
+                        } else if text.starts_with("EMERGENCY") {
+                            self.status("emergency from conductor (informational): acknowledged, continuing").await;
+                        } else {
+                            let first = text.lines().next().unwrap_or("").to_string();
+                            self.status(&format!("conductor message while working: {first}")).await;
+                        }
+                    }
+                }
+                WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
+            }
+        }
+        Ok(urgent)
+    }
+
+    pub(super) fn start_background_watcher(&mut self) {
+        assert!(self.background.is_none(), "never two background watchers (000 Key Principles 6a)");
+        let serial = self.watcher_serial_next();
+        let meta = ActorMeta { name: self.ctx.meta().name.watcher(WatcherKind::Background, serial), ..self.ctx.meta().clone() };
+        let last = self.memory.borrow().last_processed_message_id;
+        let (scenario, memory) = (self.scenario.clone(), self.memory.clone());
+        self.background = Some(self.ctx.spawn_child(meta, 0, move |ctx| watcher::background(ctx, scenario, memory, last)));
+    }
+
+    pub(super) fn stop_background_watcher(&mut self) {
+        if let Some(id) = self.background.take() {
+            self.ctx.kill(id);
+        }
+    }
+
+    /// 004 "Report Error": message first, then `error` with `retry_count + 1`; the 5th
+    /// failure is terminal (004 "Terminal Failure (5th retry)"). Otherwise wait for the fix.
+    pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
+        self.errors_reported += 1;
+        let retry = self.errors_reported;
+        let text = messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id);
+        self.ctx
+            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .await?;
+        self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
+        self.cost(&self.scenario.context.message_pct.clone());
+        self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
+        if retry >= 5 {
+            self.stop_background_watcher();
+            self.status("5th failure: terminal exit").await;
+            self.owned_write(Stmt::MarkExited, vec![]).await?;
+            self.stop_hook().await?;
+            return Ok(AgentOutcome::End(End::RetriesExhausted));
+        }
+        let Some(answer) = self.wait_for_conductor().await? else {
+            return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(AgentOutcome::End);
+        };
+        self.consume_conductor_messages().await?;
+        if answer != "fix_proposed" && answer != "review_approved" {
+            self.status(&format!("conductor {answer} after error: prepare handoff")).await;
+            return self.clean_exit("error escalated, conductor requested handoff").await.map(AgentOutcome::End);
+        }
+        // 000 "Response Handling" for fix_proposed: apply, then resume (fix_proposed → working).
+        let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
+        self.ctx.sleep(rework_ms).await;
+        self.status(&format!("conductor {answer}: fix applied, resuming")).await;
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        self.start_background_watcher();
+        Ok(AgentOutcome::Redo)
+    }
+}
