@@ -57,6 +57,26 @@ impl TraceRecord {
         tail.strip_suffix("%]")?.parse().ok()
     }
 
+    /// A fault the engine applied: `fault_crash`, `fault_hang`, `fault_watcher_death`,
+    /// `fault_context_spike`.
+    pub fn is_fault(&self) -> bool {
+        self.event.starts_with("fault_")
+    }
+
+    /// A statement answered SQLITE_BUSY: the virtual write lock stayed taken past the busy
+    /// timeout.
+    pub fn is_busy(&self) -> bool {
+        self.rows == "busy"
+    }
+
+    /// How long a `fault_hang` row's actor hangs (its detail: `… hangs for N ms`).
+    pub fn hang_ms(&self) -> Option<i64> {
+        if self.event != "fault_hang" {
+            return None;
+        }
+        self.detail.split_once("hangs for ")?.1.split(' ').next()?.parse().ok()
+    }
+
     /// The actor column as written.
     pub fn actor_text(&self) -> String {
         self.actor.map_or_else(|| "engine".to_string(), |a| a.to_string())
@@ -163,6 +183,21 @@ mod tests {
         assert_eq!(rows[3].context_pct(), Some(41));
         assert_eq!(rows[3].stmt, None);
         assert_eq!(read_window(&path, 5, 9).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn faults_busy_statements_and_hangs_are_recognised() {
+        let text = format!(
+            "{HEAD}10,x,engine,,fault_hang,,,,task-01.S1 hangs for 120000 ms,1\n\
+             11,x,engine,,fault_crash,,,,crashed after `set_needs_review`,2\n\
+             12,x,task-01.S1,abc,sql,claim_task,busy,,database is locked,3\n\
+             13,x,task-01.S1,abc,note,,,,hangs for 5 ms,4\n"
+        );
+        let (_dir, path) = write(&text);
+        let rows = read(&path).unwrap();
+        assert_eq!(rows.iter().map(TraceRecord::is_fault).collect::<Vec<_>>(), [true, true, false, false]);
+        assert_eq!(rows.iter().map(TraceRecord::is_busy).collect::<Vec<_>>(), [false, false, true, false]);
+        assert_eq!(rows.iter().map(TraceRecord::hang_ms).collect::<Vec<_>>(), [Some(120_000), None, None, None]);
     }
 
     #[test]

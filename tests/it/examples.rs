@@ -2,7 +2,12 @@
 //! scenario under `scenarios/examples/` and asserts the states, messages and context
 //! figures the seed describes.
 
-use crate::support::{ctx_of, find_line, messages, run_example, sql_events, status_lines, task_row, trace_rows};
+use rehearsal::trace_reader::TraceRecord;
+use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
+
+use crate::support::{
+    actor, actor_sql, by_watcher, ctx_of, find_line, messages, run_example, session, session_sql, sql_rows, status_lines, task_row, trace,
+};
 
 #[test]
 fn bootstrap_claims_loads_instructions_and_logs_5_7_12_percent() {
@@ -18,13 +23,16 @@ fn bootstrap_claims_loads_instructions_and_logs_5_7_12_percent() {
     assert_eq!(lines[5], "step 1 agent 1 returned [ctx: 17%]");
     assert_eq!(std::fs::read_to_string(dir.path().join("temp/task-01-deviations")).unwrap(), "", "created empty");
     // Step 3: the claim changes exactly one row; Step 4: the instruction read by type.
-    let sql = sql_events(dir.path(), "task-01.S1");
-    assert_eq!((sql[0].0.as_str(), sql[0].1.as_str(), sql[0].2.as_str()), ("claim_task", "1", "working"));
-    assert_eq!((sql[1].0.as_str(), sql[1].1.as_str()), ("read_instruction", "1"));
+    let sql = session_sql(dir.path(), "task-01.S1");
+    assert_eq!((sql[0].stmt, sql[0].rows.as_str(), sql[0].state_after), (Some(Stmt::ClaimTask), "1", Some(TaskState::Working)));
+    assert_eq!((sql[1].stmt, sql[1].rows.as_str()), (Some(Stmt::ReadInstruction), "1"));
     assert_eq!(task_row(dir.path(), "task-01").1, "musician-task-01");
     // Step 6: the background watcher polls for messages every 15 s (+ the statement time).
-    let polls: Vec<i64> =
-        sql_events(dir.path(), "task-01.S1.bg-watcher-1").iter().filter(|e| e.0 == "read_new_conductor_messages").map(|e| e.3).collect();
+    let polls: Vec<i64> = actor_sql(dir.path(), "task-01.S1.bg-watcher-1")
+        .iter()
+        .filter(|e| e.stmt == Some(Stmt::ReadNewConductorMessages))
+        .map(|e| e.t_ms)
+        .collect();
     assert!(polls.len() >= 3, "{polls:?}");
     for pair in polls.windows(2) {
         let gap_ms = pair[1] - pair[0];
@@ -48,8 +56,8 @@ fn a_blocked_claim_leaves_a_fallback_row_and_a_claim_blocked_message() {
     assert_eq!((blocked[0].1.as_str(), blocked[0].2.as_str()), ("task-01", session));
     assert!(blocked[0].4.starts_with("CLAIM BLOCKED: Guard prevented claim on task-01"));
     assert!(!dir.path().join("temp/task-01-status").exists(), "a blocked session writes no status");
-    let hook = trace_rows(dir.path()).into_iter().find(|r| r[4] == "stop_hook").expect("stop hook ran");
-    assert!(hook[8].contains("exit allowed"), "{hook:?}");
+    let hook = trace(dir.path()).into_iter().find(|r| r.event == "stop_hook").expect("stop hook ran");
+    assert!(hook.detail.contains("exit allowed"), "{hook:?}");
 }
 
 #[test]
@@ -94,25 +102,27 @@ fn a_checkpoint_verifies_requests_review_pauses_and_resumes_on_approval() {
     assert!(request.4.contains("Checkpoint: 1 of 4") && request.4.contains("Context Usage: "), "{}", request.4);
     // Message first, then needs_review; the background watcher is gone before the pause
     // watcher polls every 10 s; the approval comes back as review_approved; a new watcher.
-    let rows = trace_rows(dir.path());
-    let at = |pred: &dyn Fn(&Vec<String>) -> bool| rows.iter().position(pred).expect("event");
-    let request_at = at(&|r| r[5] == "send_review_request");
-    let needs_review_at = at(&|r| r[5] == "set_needs_review");
-    let bg_killed_at = at(&|r| r[2] == "task-01.S1.bg-watcher-1" && r[4] == "killed");
+    let rows = trace(dir.path());
+    let s1 = session("task-01.S1");
+    let first_watcher = actor("task-01.S1.bg-watcher-1");
+    let at = |pred: &dyn Fn(&TraceRecord) -> bool| rows.iter().position(pred).expect("event");
+    let request_at = at(&|r| r.stmt == Some(Stmt::SendReviewRequest));
+    let needs_review_at = at(&|r| r.stmt == Some(Stmt::SetNeedsReview));
+    let bg_killed_at = at(&|r| r.actor == Some(first_watcher) && r.event == "killed");
     let pause_polls: Vec<i64> = rows
         .iter()
-        .filter(|r| r[2].starts_with("task-01.S1.pause-watcher") && r[5] == "read_task_state")
-        .map(|r| r[0].parse().unwrap())
+        .filter(|r| by_watcher(r, s1, WatcherKind::Pause) && r.stmt == Some(Stmt::ReadTaskState))
+        .map(|r| r.t_ms)
         .take(4)
         .collect();
-    let approved_at = at(&|r| r[5] == "set_task_state" && r[7] == "review_approved");
-    let resumed_at = at(&|r| r[2] == "task-01.S1" && r[5] == "resume_working");
+    let approved_at = at(&|r| r.stmt == Some(Stmt::SetTaskState) && r.state_after == Some(TaskState::ReviewApproved));
+    let resumed_at = at(&|r| r.actor == Some(ActorName::Session(s1)) && r.stmt == Some(Stmt::ResumeWorking));
     assert!(request_at < needs_review_at && needs_review_at < bg_killed_at && bg_killed_at < approved_at && approved_at < resumed_at);
     for pair in pause_polls.windows(2) {
         assert!((10_000..=16_000).contains(&(pair[1] - pair[0])), "pause poll gap {:?}", pair);
     }
     assert!(
-        rows[resumed_at..].iter().any(|r| r[2].starts_with("task-01.S1.bg-watcher") && r[2] != "task-01.S1.bg-watcher-1"),
+        rows[resumed_at..].iter().any(|r| by_watcher(r, s1, WatcherKind::Background) && r.actor != Some(first_watcher)),
         "a new background watcher"
     );
 }
@@ -135,14 +145,14 @@ fn a_rejected_checkpoint_is_fixed_logged_as_a_deviation_and_resubmitted() {
     assert_eq!(kinds[rejection - 1], "review_request");
     assert_eq!(&kinds[rejection + 1..rejection + 3], ["review_request", "approval"]);
     // The task's states: needs_review → review_failed → working → needs_review → approved.
-    let states: Vec<String> = sql_events(dir.path(), "")
+    let mut window: Vec<TaskState> = sql_rows(dir.path())
         .into_iter()
-        .filter(|e| !e.2.is_empty() && e.0 != "heartbeat" && e.0 != "conductor_heartbeat" && !e.0.starts_with("conductor_set"))
-        .map(|e| e.2)
+        .filter(|e| !matches!(e.stmt, Some(Stmt::Heartbeat | Stmt::ConductorHeartbeat | Stmt::ConductorSetState)))
+        .filter_map(|e| e.state_after)
         .collect();
-    let mut window: Vec<&str> = states.iter().map(String::as_str).collect();
     window.dedup();
-    assert!(window.windows(5).any(|w| w == ["needs_review", "review_failed", "working", "needs_review", "review_approved"]), "{window:?}");
+    use TaskState::{NeedsReview, ReviewApproved, ReviewFailed, Working};
+    assert!(window.windows(5).any(|w| w == [NeedsReview, ReviewFailed, Working, NeedsReview, ReviewApproved]), "{window:?}");
 }
 
 /// The context-tight story of 000 (the same task across its break point, clean exit and
@@ -160,8 +170,8 @@ fn assert_context_warning(dir: &std::path::Path) -> (i64, i64) {
     let risk: i64 = warning.4.split("but ~").nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
     assert_eq!(fit, ((65 - evaluated_ctx) as f64 / risk as f64).round() as i64);
     // The context escalation is an error state with last_error = 'context_exhaustion_warning'.
-    let set = trace_rows(dir).into_iter().find(|r| r[5] == "set_context_warning").expect("state change");
-    assert_eq!(set[7], "error");
+    let set = trace(dir).into_iter().find(|r| r.stmt == Some(Stmt::SetContextWarning)).expect("state change");
+    assert_eq!(set.state_after, Some(TaskState::Error));
     (evaluated_ctx, fit)
 }
 
@@ -212,20 +222,23 @@ fn a_clean_exit_writes_handoff_report_message_and_exited_last() {
         assert!(doc.contains(section), "HANDOFF lacks `{section}`:\n{doc}");
     }
     // 000 "Clean Exit Protocol" 6-7: the handoff message, then `exited`, the last write.
-    let s1: Vec<(String, String, String, i64)> =
-        sql_events(dir.path(), "task-01.S1").into_iter().filter(|e| e.0 != "stop_hook_state").collect();
+    let s1: Vec<TraceRecord> = session_sql(dir.path(), "task-01.S1").into_iter().filter(|e| e.stmt != Some(Stmt::StopHookState)).collect();
     let n = s1.len();
-    assert_eq!((s1[n - 2].0.as_str(), s1[n - 1].0.as_str(), s1[n - 1].2.as_str()), ("send_handoff", "mark_exited", "exited"));
+    assert_eq!(
+        (s1[n - 2].stmt, s1[n - 1].stmt, s1[n - 1].state_after),
+        (Some(Stmt::SendHandoff), Some(Stmt::MarkExited), Some(TaskState::Exited))
+    );
     let exited = messages(dir.path()).into_iter().find(|m| m.3 == "handoff" && m.2 != "task-00").unwrap();
     assert!(exited.4.starts_with("EXITED: ") && exited.4.contains("HANDOFF: temp/task-01-HANDOFF"), "{}", exited.4);
     // What happens next: the conductor reads the HANDOFF, proposes, relaunches.
-    let rows = trace_rows(dir.path());
+    let rows = trace(dir.path());
     let read = rows
         .iter()
-        .position(|r| r[2] == "conductor" && r[4] == "file_read" && r[5] == "temp/task-01-HANDOFF")
+        .position(|r| r.actor == Some(ActorName::Conductor) && r.event == "file_read" && r.statement == "temp/task-01-HANDOFF")
         .expect("conductor reads the HANDOFF");
-    let proposed = rows.iter().position(|r| r[5] == "set_task_state" && r[7] == "fix_proposed").unwrap();
-    let claimed = rows.iter().position(|r| r[2] == "task-01.S2" && r[5] == "claim_task").unwrap();
+    let proposed = rows.iter().position(|r| r.stmt == Some(Stmt::SetTaskState) && r.state_after == Some(TaskState::FixProposed)).unwrap();
+    let s2 = actor("task-01.S2");
+    let claimed = rows.iter().position(|r| r.actor == Some(s2) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
     assert!(read < proposed && proposed < claimed);
     assert_eq!(task_row(dir.path(), "task-01").0, "complete");
 }
@@ -237,19 +250,20 @@ fn a_successor_resumes_from_the_handoff_with_fresh_context_and_reverifies() {
     assert_context_warning(dir.path());
     let doc = std::fs::read_to_string(dir.path().join("temp/task-01-HANDOFF")).unwrap();
     let next = doc.lines().find_map(|l| l.strip_prefix("4. Continue from ")).expect("a continue line").to_string();
-    let rows = trace_rows(dir.path());
+    let rows = trace(dir.path());
+    let s2 = actor("task-01.S2");
     // Step 3: S2 claims from fix_proposed as -S2.
-    let claim = rows.iter().position(|r| r[2] == "task-01.S2" && r[5] == "claim_task").unwrap();
+    let claim = rows.iter().position(|r| r.actor == Some(s2) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
     let before = rows[..claim]
         .iter()
         .rev()
-        .find(|r| !r[7].is_empty() && r[5] != "conductor_heartbeat" && !r[5].starts_with("conductor_set"))
+        .find(|r| r.state_after.is_some() && !matches!(r.stmt, Some(Stmt::ConductorHeartbeat | Stmt::ConductorSetState)))
         .unwrap();
-    assert_eq!((before[5].as_str(), before[7].as_str()), ("set_task_state", "fix_proposed"));
-    assert_eq!((rows[claim][6].as_str(), rows[claim][7].as_str()), ("1", "working"));
+    assert_eq!((before.stmt, before.state_after), (Some(Stmt::SetTaskState), Some(TaskState::FixProposed)));
+    assert_eq!((rows[claim].rows.as_str(), rows[claim].state_after), ("1", Some(TaskState::Working)));
     // Step 4-5: it reads status, deviations and HANDOFF.
     for file in ["temp/task-01-status", "temp/task-01-deviations", "temp/task-01-HANDOFF"] {
-        assert!(rows[claim..].iter().any(|r| r[2] == "task-01.S2" && r[4] == "file_read" && r[5] == file), "{file}");
+        assert!(rows[claim..].iter().any(|r| r.actor == Some(s2) && r.event == "file_read" && r.statement == file), "{file}");
     }
     // Step 8-9: verification re-run, then the RESUMPTION status as a `resumption` message.
     let resumption = messages(dir.path()).into_iter().find(|m| m.3 == "resumption").expect("a resumption message");
@@ -310,7 +324,7 @@ fn failed_subagents_are_retried_absorbed_or_reported_and_fixed() {
     let (state, _, retry_count, last_error) = task_row(dir.path(), "task-01");
     assert_eq!((state.as_str(), retry_count), ("complete", 1));
     assert_eq!(last_error, "step 4 agent 1: source file does not exist");
-    let set_error = trace_rows(dir.path()).into_iter().find(|r| r[5] == "set_error").unwrap();
-    assert_eq!(set_error[7], "error");
+    let set_error = trace(dir.path()).into_iter().find(|r| r.stmt == Some(Stmt::SetError)).unwrap();
+    assert_eq!(set_error.state_after, Some(TaskState::Error));
     assert!(messages(dir.path()).iter().any(|m| m.3 == "fix_proposal" && m.1 == "task-01"));
 }

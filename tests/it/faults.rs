@@ -8,7 +8,9 @@ use rehearsal::dist::Dist;
 use rehearsal::run::{run_scenario, RunOptions, RunSummary};
 use rehearsal::scenario::Scenario;
 
-use crate::support::{root, trace_rows};
+use rehearsal::vocab::{Stmt, TaskState};
+
+use crate::support::{actor, root, session, trace};
 
 fn scenario(name: &str) -> PathBuf {
     root().join("scenarios/faults").join(format!("{name}.toml"))
@@ -43,9 +45,9 @@ fn a_zombie_overwrites_its_successor_without_fencing_and_is_fenced_out_with_it()
     let (dir, fenced) = run_with("zombie", &["fencing"], None);
     assert!(fenced.verdict.passed(), "{}", fenced.render());
     assert!(fenced.replay.contains("--variant fencing"));
-    let rows = trace_rows(dir.path());
-    let fenced_out = rows.iter().find(|r| r[4] == "fenced_out").expect("the zombie learns it lost the task");
-    assert!(fenced_out[2].starts_with("task-01.S1"), "{fenced_out:?}");
+    let rows = trace(dir.path());
+    let fenced_out = rows.iter().find(|r| r.event == "fenced_out").expect("the zombie learns it lost the task");
+    assert_eq!(fenced_out.place(), Some(session("task-01.S1")), "{fenced_out:?}");
     assert_eq!(fenced.tasks_complete, fenced.tasks_total);
 }
 
@@ -53,10 +55,15 @@ fn a_zombie_overwrites_its_successor_without_fencing_and_is_fenced_out_with_it()
 fn the_not_in_guard_lets_a_second_session_claim_a_task_under_review() {
     let (dir, plain) = run_with("claim-under-review", &[], None);
     assert!(plain.verdict.passed(), "{}", plain.render());
-    let rows = trace_rows(dir.path());
-    let blocked = rows.iter().find(|r| r[2] == "task-01.S1b" && r[5] == "claim_task").expect("the twin tries to claim");
-    assert_eq!((blocked[6].as_str(), blocked[7].as_str()), ("0", "needs_review"), "the IN guard blocks it while the task is under review");
-    assert!(rows.iter().any(|r| r[2] == "task-01.S1b" && r[5] == "insert_fallback_row"));
+    let rows = trace(dir.path());
+    let twin = actor("task-01.S1b");
+    let blocked = rows.iter().find(|r| r.actor == Some(twin) && r.stmt == Some(Stmt::ClaimTask)).expect("the twin tries to claim");
+    assert_eq!(
+        (blocked.rows.as_str(), blocked.state_after),
+        ("0", Some(TaskState::NeedsReview)),
+        "the IN guard blocks it while the task is under review"
+    );
+    assert!(rows.iter().any(|r| r.actor == Some(twin) && r.stmt == Some(Stmt::InsertFallbackRow)));
     let (_dir, not_in) = run_with("claim-under-review", &["guard-not-in"], None);
     let (rule, why) = first(&not_in);
     assert_eq!(rule, "allowed-transitions");
@@ -88,10 +95,11 @@ fn a_same_second_burst_is_missed_by_timestamp_detection_but_not_by_id() {
 fn a_crash_between_state_and_message_strands_needs_review_only_in_state_first_order() {
     let (dir, message_first) = run_with("crash-between-state-and-message", &[], None);
     assert!(message_first.verdict.passed(), "{}", message_first.render());
-    let rows = trace_rows(dir.path());
-    let crash = rows.iter().find(|r| r[4] == "fault_crash").expect("the scripted crash");
-    assert!(crash[8].contains("crashed after `set_needs_review`"), "{crash:?}");
-    assert!(rows.iter().any(|r| r[2] == "task-01.S2" && r[5] == "claim_task" && r[6] == "1"), "S2 takes over");
+    let rows = trace(dir.path());
+    let crash = rows.iter().find(|r| r.event == "fault_crash").expect("the scripted crash");
+    assert!(crash.detail.contains("crashed after `set_needs_review`"), "{crash:?}");
+    let s2 = actor("task-01.S2");
+    assert!(rows.iter().any(|r| r.actor == Some(s2) && r.stmt == Some(Stmt::ClaimTask) && r.rows == "1"), "S2 takes over");
     let (_dir, state_first) = run_with("crash-between-state-and-message", &["state-first"], None);
     let (rule, why) = first(&state_first);
     assert_eq!(rule, "message-before-state");
@@ -194,19 +202,18 @@ fn write_lock_contention_is_modelled_in_virtual_time_and_a_claim_lost_to_busy_st
     let (dir, stranded) = run_with("contention", &[], Some(1));
     assert_eq!(stranded.verdict.rules(), vec!["liveness"], "{}", stranded.render());
     assert!(stranded.verdict.violations[0].explanation.contains("ended in `watching`"));
-    let rows = trace_rows(dir.path());
-    assert!(rows.iter().any(|r| r[5] == "claim_task" && r[6] == "busy"), "a claim answered SQLITE_BUSY");
+    let rows = trace(dir.path());
+    assert!(rows.iter().any(|r| r.stmt == Some(Stmt::ClaimTask) && r.is_busy()), "a claim answered SQLITE_BUSY");
 }
 
 #[test]
 fn context_spikes_end_in_a_hard_stop_without_handoff_and_resumption_from_the_last_checkpoint() {
     let (dir, summary) = run_with("context-exhaustion", &[], None);
     assert!(summary.verdict.passed(), "the expected violation occurs and nothing else: {}", summary.render());
-    let rows = trace_rows(dir.path());
-    let stop = rows.iter().find(|r| r[4] == "context_exhausted").expect("a hard stop at 100 %");
-    let session = stop[2].clone();
-    assert!(!rows.iter().any(|r| r[2] == session && r[5] == "send_handoff"), "a hard stop writes no HANDOFF message");
-    let lines = crate::support::status_lines(dir.path(), &stop[2][..7]);
+    let rows = trace(dir.path());
+    let stop = rows.iter().find(|r| r.event == "context_exhausted").expect("a hard stop at 100 %");
+    assert!(!rows.iter().any(|r| r.actor == stop.actor && r.stmt == Some(Stmt::SendHandoff)), "a hard stop writes no HANDOFF message");
+    let lines = crate::support::status_lines(dir.path(), &stop.task_id().expect("a session's task"));
     assert!(lines.iter().any(|l| l.starts_with("  HANDOFF: missing")), "the successor finds no HANDOFF");
     assert!(lines.iter().any(|l| l.starts_with("  Assessment: needs verification")));
     assert_eq!(summary.tasks_complete, summary.tasks_total);

@@ -1,7 +1,9 @@
 //! Protocol behaviours beyond the worked examples: emergency messages, the pause-watcher
 //! timeout against a slow conductor, and byte-determinism of every shipped scenario.
 
-use crate::support::{find_line, messages, rehearsal, root, sql_events, status_lines, stderr, trace_rows};
+use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
+
+use crate::support::{by_watcher, find_line, messages, rehearsal, root, session, session_sql, status_lines, stderr, trace};
 
 fn run_shipped(name: &str) -> (tempfile::TempDir, i32) {
     let tmp = tempfile::tempdir().unwrap();
@@ -27,16 +29,18 @@ fn an_urgent_emergency_kills_the_subagent_and_an_informational_one_does_not() {
     // task's background watcher, which exits and is relaunched.
     let emergencies: Vec<_> = messages(dir.path()).into_iter().filter(|m| m.3 == "emergency").collect();
     assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02"]);
-    let rows = trace_rows(dir.path());
+    let rows = trace(dir.path());
     for task in ["task-01", "task-02"] {
+        let s1 = session(&format!("{task}.S1"));
         assert!(
-            rows.iter().any(|r| r[2].starts_with(&format!("{task}.S1.bg-watcher"))
-                && r[4] == "watcher_exit"
-                && r[8].starts_with("new conductor messages")),
+            rows.iter().any(|r| by_watcher(r, s1, WatcherKind::Background)
+                && r.event == "watcher_exit"
+                && r.detail.starts_with("new conductor messages")),
             "{task}"
         );
     }
-    let killed = rows.iter().filter(|r| r[2].starts_with("task-01.S1.agent-") && r[4] == "killed").count();
+    let s1 = session("task-01.S1");
+    let killed = rows.iter().filter(|r| matches!(r.actor, Some(ActorName::Subagent(p, _)) if p == s1) && r.event == "killed").count();
     assert_eq!(killed, 1, "exactly the urgent one's subagent is killed");
 }
 
@@ -48,15 +52,15 @@ fn a_conductor_slower_than_the_pause_timeout_is_reported_as_timeout() {
     let (submitted, _) = find_line(&lines, "checkpoint 1 submitted for review");
     let (timeout, _) = find_line(&lines, "pause TIMEOUT: conductor heartbeat stale, reporting");
     assert!(timeout > submitted);
-    let rows = trace_rows(dir.path());
-    let health = rows.iter().find(|r| r[5] == "conductor_health").expect("the pause watcher checks the conductor");
-    let request = rows.iter().find(|r| r[5] == "send_review_request").unwrap();
-    let waited_ms: i64 = health[0].parse::<i64>().unwrap() - request[0].parse::<i64>().unwrap();
+    let rows = trace(dir.path());
+    let health = rows.iter().find(|r| r.stmt == Some(Stmt::ConductorHealth)).expect("the pause watcher checks the conductor");
+    let request = rows.iter().find(|r| r.stmt == Some(Stmt::SendReviewRequest)).unwrap();
+    let waited_ms = health.t_ms - request.t_ms;
     assert!((900_000..960_000).contains(&waited_ms), "checked after the 15-minute timeout, waited {waited_ms} ms");
     let error = messages(dir.path()).into_iter().find(|m| m.3 == "error").expect("a timeout error report");
     assert!(error.4.contains("pause watcher TIMEOUT: conductor unresponsive"), "{}", error.4);
-    let set_error = sql_events(dir.path(), "task-01.S1").into_iter().find(|e| e.0 == "set_error").unwrap();
-    assert_eq!(set_error.2, "error", "needs_review → error on a timeout (PROTOCOL.md disagreement 10)");
+    let set_error = session_sql(dir.path(), "task-01.S1").into_iter().find(|e| e.stmt == Some(Stmt::SetError)).unwrap();
+    assert_eq!(set_error.state_after, Some(TaskState::Error), "needs_review → error on a timeout (PROTOCOL.md disagreement 10)");
 }
 
 #[test]

@@ -1,7 +1,10 @@
 //! The shipped quickstart scenario runs the happy path to the end, and the database and the
 //! trace show it the way the seeds describe it.
 
-use crate::support::{open_db, run_ok, scenario, summary_field, trace_rows};
+use rehearsal::trace_reader::TraceRecord;
+use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
+
+use crate::support::{by_watcher, open_db, run_ok, scenario, session, summary_field, trace};
 
 /// Seed 004 "Database", both templates verbatim ("template follow=exact").
 const SEED_004_TASKS: &str = "CREATE TABLE orchestration_tasks (
@@ -118,45 +121,45 @@ fn quickstart_completes_every_task_in_simulated_time_with_the_seed_004_schema() 
 fn quickstart_trace_shows_message_first_heartbeats_at_step_boundaries_and_terminal_write_last() {
     let tmp = tempfile::tempdir().unwrap();
     run_ok(&scenario("quickstart.toml"), 3, tmp.path());
-    let rows = trace_rows(tmp.path());
-    assert_eq!(rows[0], ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq"]);
-    let body = &rows[1..];
+    let text = std::fs::read_to_string(tmp.path().join("trace.csv")).unwrap();
+    assert_eq!(text.lines().next(), Some("t_ms,time,actor,session,event,statement,rows,state_after,detail,seq"));
+    let body = trace(tmp.path());
     let mut previous_t_ms = 0i64;
-    for row in body {
-        let t_ms: i64 = row[0].parse().unwrap();
-        assert!(t_ms >= previous_t_ms, "trace goes back in time at seq {}", row[9]);
-        previous_t_ms = t_ms;
+    for row in &body {
+        assert!(row.t_ms >= previous_t_ms, "trace goes back in time at seq {}", row.seq);
+        previous_t_ms = row.t_ms;
     }
     for (task, steps) in [("task-01", 4), ("task-02", 4), ("task-03", 4), ("task-04", 3)] {
-        let session = format!("{task}.S1");
-        let sql: Vec<&Vec<String>> = body.iter().filter(|r| r[2] == session && r[4] == "sql").collect();
+        let s1 = session(&format!("{task}.S1"));
+        let sql: Vec<&TraceRecord> = body.iter().filter(|r| r.actor == Some(ActorName::Session(s1)) && r.is_sql()).collect();
         // 000 Heartbeat Protocol: one heartbeat at every step start and every step end.
-        assert_eq!(sql.iter().filter(|r| r[5] == "heartbeat").count(), 2 * steps, "{task}");
+        assert_eq!(sql.iter().filter(|r| r.stmt == Some(Stmt::Heartbeat)).count(), 2 * steps, "{task}");
         // 000 Bootstrap 3: the claim is the first statement and changes exactly one row.
-        assert_eq!((sql[0][5].as_str(), sql[0][6].as_str(), sql[0][7].as_str()), ("claim_task", "1", "working"));
+        assert_eq!((sql[0].stmt, sql[0].rows.as_str(), sql[0].state_after), (Some(Stmt::ClaimTask), "1", Some(TaskState::Working)));
         // 004 Request Review: message FIRST, then state change.
         for (i, row) in sql.iter().enumerate() {
-            if row[5] == "set_needs_review" {
-                assert!(matches!(sql[i - 1][5].as_str(), "send_review_request" | "send_completion"), "{task}: {:?}", sql[i - 1]);
+            if row.stmt == Some(Stmt::SetNeedsReview) {
+                assert!(matches!(sql[i - 1].stmt, Some(Stmt::SendReviewRequest | Stmt::SendCompletion)), "{task}: {:?}", sql[i - 1]);
             }
         }
         // 000 Terminal Write Atomicity: the final message, then `complete` as the last write.
-        let writes: Vec<&&Vec<String>> = sql.iter().filter(|r| r[5] != "stop_hook_state").collect();
+        let writes: Vec<&&TraceRecord> = sql.iter().filter(|r| r.stmt != Some(Stmt::StopHookState)).collect();
         let n = writes.len();
         assert_eq!(
-            (writes[n - 2][5].as_str(), writes[n - 1][5].as_str(), writes[n - 1][7].as_str()),
-            ("send_completion", "mark_complete", "complete")
+            (writes[n - 2].stmt, writes[n - 1].stmt, writes[n - 1].state_after),
+            (Some(Stmt::SendCompletion), Some(Stmt::MarkComplete), Some(TaskState::Complete))
         );
         // Nothing of the session (watchers included) writes after the terminal write.
-        let terminal_seq: u64 = writes[n - 1][9].parse().unwrap();
+        let terminal_seq = writes[n - 1].seq;
         let later_writes = body
             .iter()
-            .filter(|r| {
-                r[2].starts_with(&session) && r[4] == "sql" && r[9].parse::<u64>().unwrap() > terminal_seq && r[5] != "stop_hook_state"
-            })
+            .filter(|r| r.place() == Some(s1) && r.is_sql() && r.seq > terminal_seq && r.stmt != Some(Stmt::StopHookState))
             .count();
         assert_eq!(later_writes, 0, "{task}");
         // 000 Background Watcher: polls conductor messages by id.
-        assert!(body.iter().any(|r| r[2].starts_with(&format!("{session}.bg-watcher")) && r[5] == "read_new_conductor_messages"), "{task}");
+        assert!(
+            body.iter().any(|r| by_watcher(r, s1, WatcherKind::Background) && r.stmt == Some(Stmt::ReadNewConductorMessages)),
+            "{task}"
+        );
     }
 }

@@ -3,6 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use rehearsal::trace_reader::{self, TraceRecord};
+use rehearsal::vocab::{ActorName, SessionPlace, WatcherKind};
+
 /// The project root, so tests find `scenarios/` wherever cargo runs them from.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -49,10 +52,45 @@ pub fn open_db(dir: &Path) -> rusqlite::Connection {
     rusqlite::Connection::open_with_flags(dir.join("comms.db"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("comms.db opens")
 }
 
-/// The trace as rows of fields, header first.
-pub fn trace_rows(dir: &Path) -> Vec<Vec<String>> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_path(dir.join("trace.csv")).expect("trace.csv");
-    reader.records().map(|r| r.expect("csv row").iter().map(str::to_string).collect()).collect()
+/// The trace, typed: rehearsal's own reader, which refuses a file whose header is not the
+/// trace's and any row whose actor, statement or state does not parse.
+pub fn trace(dir: &Path) -> Vec<TraceRecord> {
+    trace_reader::read(&dir.join("trace.csv")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// An actor by its name in the trace, e.g. `task-01.S1.bg-watcher-1`.
+pub fn actor(name: &str) -> ActorName {
+    ActorName::parse(name).unwrap_or_else(|| panic!("`{name}` is no actor name"))
+}
+
+/// A session by its name, e.g. `task-01.S2`, or a double launch's twin `task-01.S1b`.
+pub fn session(name: &str) -> SessionPlace {
+    match actor(name) {
+        ActorName::Session(place) => place,
+        other => panic!("`{name}` is {other:?}, not a session"),
+    }
+}
+
+/// Whether a row was written by one of `session`'s watchers of `kind`.
+pub fn by_watcher(record: &TraceRecord, session: SessionPlace, kind: WatcherKind) -> bool {
+    matches!(record.actor, Some(ActorName::Watcher(place, k, _)) if place == session && k == kind)
+}
+
+/// Every SQL row of the trace, in order.
+pub fn sql_rows(dir: &Path) -> Vec<TraceRecord> {
+    trace(dir).into_iter().filter(TraceRecord::is_sql).collect()
+}
+
+/// The SQL rows of one session: its own, its watchers' and its subagents'.
+pub fn session_sql(dir: &Path, name: &str) -> Vec<TraceRecord> {
+    let place = session(name);
+    sql_rows(dir).into_iter().filter(|r| r.place() == Some(place)).collect()
+}
+
+/// The SQL rows of one actor.
+pub fn actor_sql(dir: &Path, name: &str) -> Vec<TraceRecord> {
+    let who = actor(name);
+    sql_rows(dir).into_iter().filter(|r| r.actor == Some(who)).collect()
 }
 
 /// Runs a shipped scenario with its own seed into a fresh folder; returns (folder, stdout,
@@ -102,15 +140,6 @@ pub fn task_row(dir: &Path, task: &str) -> (String, String, i64, String) {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
         )
         .unwrap()
-}
-
-/// Trace rows of SQL events whose actor starts with `actor`: (statement, rows, state_after, t_ms).
-pub fn sql_events(dir: &Path, actor: &str) -> Vec<(String, String, String, i64)> {
-    trace_rows(dir)[1..]
-        .iter()
-        .filter(|r| r[4] == "sql" && r[2].starts_with(actor))
-        .map(|r| (r[5].clone(), r[6].clone(), r[7].clone(), r[0].parse().unwrap()))
-        .collect()
 }
 
 /// The integer after `label` in a message body.

@@ -1,0 +1,85 @@
+//! Reports people look at, written into the run folder after `rehearsal run`: summary.md,
+//! timeline.html (one self-contained file, no network) and SVG plots. They are built from
+//! the run's own files (trace.csv, comms.db, violations.csv), so any run folder can be
+//! reported on again. The trace is read only through `trace_reader`: actors, statements and
+//! states arrive typed, never re-parsed here from names or detail strings.
+//!
+//! `timeline.rs`: timeline.html; `plots.rs`: the SVG charts; `summary.rs`: summary.md;
+//! `html.rs`: escaping.
+
+mod html;
+mod plots;
+mod summary;
+mod timeline;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::run::RunSummary;
+use crate::scenario::Scenario;
+use crate::trace_reader::{self, TraceRecord};
+
+pub use timeline::timeline;
+
+/// Trace rows above which the reports show a window of the run rather than all of it: a
+/// fleet-sized run has millions of rows, more than a browser draws or memory should hold.
+pub const REPORT_ROWS_MAX: u64 = 250_000;
+
+/// The simulated-time window the reports show: the whole run, or for a large trace a window
+/// of about `REPORT_ROWS_MAX` rows centred on the first violation (or at the start).
+pub fn report_window(summary: &RunSummary) -> Option<(i64, i64)> {
+    if summary.trace_rows <= REPORT_ROWS_MAX {
+        return None;
+    }
+    let span_ms = (summary.makespan_ms as f64 * REPORT_ROWS_MAX as f64 / summary.trace_rows as f64).max(1.0) as i64;
+    let focus = summary.verdict.violations.first().map_or(0, |v| v.t_ms);
+    let from = (focus - span_ms / 2).max(0);
+    Some((from, from + span_ms))
+}
+
+/// Opens a finished run's comms.db without writing anything beside it: `immutable=1` reads
+/// the checkpointed file as it is, with no -wal or -shm files.
+pub fn open_finished_db(path: &Path) -> Result<rusqlite::Connection> {
+    let uri = format!("file:{}?immutable=1", path.display());
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    rusqlite::Connection::open_with_flags(uri, flags).map_err(|e| Error::harness(format!("{}: {e}", path.display())))
+}
+
+/// The scenario's budget for each of `Measurements::named()`, in that order.
+fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
+    let b = &scenario.budgets;
+    [b.message_notice_ms_max, b.review_resume_ms_max, b.crash_detect_ms_max, b.heartbeat_age_s_max, b.exit_to_claim_ms_max]
+}
+
+/// The trace rows the reports show (all of them, or `report_window`'s). The run has just
+/// written this trace, so one that does not read back is the harness's fault, not the input's.
+fn report_records(dir: &Path, summary: &RunSummary) -> Result<Vec<TraceRecord>> {
+    let path = dir.join("trace.csv");
+    let records = match report_window(summary) {
+        Some((from, to)) => trace_reader::read_window(&path, from, to),
+        None => trace_reader::read(&path),
+    };
+    records.map_err(|e| match e {
+        Error::Input(message) => Error::harness(message),
+        other => other,
+    })
+}
+
+/// Writes `name` under `dir` whole or not at all (sim/atomic.rs).
+fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
+    let path = dir.join(name);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    crate::atomic::write_atomically(&path, text.as_bytes())
+}
+
+pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<()> {
+    let records = report_records(dir, summary)?;
+    write_file(dir, "timeline.html", &timeline(&records, summary))?;
+    for (name, svg) in plots::plots(&records, summary, scenario) {
+        write_file(dir, &name, &svg)?;
+    }
+    write_file(dir, "summary.md", &summary::summary_md(dir, summary, scenario)?)?;
+    Ok(())
+}

@@ -1,0 +1,242 @@
+//! The SVG charts under `plots/`: each timing measurement's distribution against its budget,
+//! context per session over time, and the heartbeat age of each task at each conductor poll.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::html::esc;
+use crate::event::FileOp;
+use crate::run::RunSummary;
+use crate::scenario::Scenario;
+use crate::trace_reader::TraceRecord;
+use crate::vocab::{ActorName, Stmt, CONDUCTOR_TASK_ID};
+
+/// One named line (or set of bars) of a chart: its (x, y) points.
+pub type Series = (String, Vec<(f64, f64)>);
+
+/// Every plot of a run: (path under the run folder, SVG text), in the order they are written.
+pub fn plots(records: &[TraceRecord], summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
+    let mut plots = latency_plots(summary, scenario);
+    let context = context_trajectories(records);
+    plots.push((
+        "plots/context.svg".to_string(),
+        chart("context per session", "simulated minutes", "context %", &context, &[(50.0, "evaluate 50 %"), (80.0, "ceiling 80 %")], false),
+    ));
+    let ages = heartbeat_ages(records);
+    plots.push((
+        "plots/heartbeat-age.svg".to_string(),
+        chart(
+            "heartbeat age at conductor polls",
+            "simulated minutes",
+            "seconds",
+            &ages,
+            &[(480.0, "refresh 480 s"), (540.0, "stale 540 s")],
+            false,
+        ),
+    ));
+    plots
+}
+
+/// Latency distributions against their budgets: one plot per timing measurement.
+fn latency_plots(summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
+    let mut plots = Vec::new();
+    for ((name, sample), limit) in summary.measured.named().into_iter().zip(super::budget_limits(scenario)) {
+        let mut sorted = sample.clone();
+        sorted.sort_unstable();
+        let points: Vec<(f64, f64)> =
+            sorted.iter().enumerate().map(|(i, v)| ((i + 1) as f64 / sorted.len().max(1) as f64 * 100.0, *v as f64)).collect();
+        let budget_label = limit.map(|l| format!("budget {l}"));
+        let lines: Vec<(f64, &str)> = match (&budget_label, limit) {
+            (Some(label), Some(l)) => vec![(l as f64, label.as_str())],
+            _ => Vec::new(),
+        };
+        let title = format!("{name}: distribution (n={})", sample.len());
+        plots.push((format!("plots/{name}.svg"), chart(&title, "percentile", name, &[(name.to_string(), points)], &lines, false)));
+    }
+    plots
+}
+
+/// Context per session over time (simulated minutes, %): the `[ctx: NN%]` of every line
+/// appended to a status file, keyed by the session's name.
+pub fn context_trajectories(records: &[TraceRecord]) -> Vec<Series> {
+    let mut trajectories: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.event == FileOp::Append.as_str() && r.statement.ends_with("-status")) {
+        if let (Some(place), Some(ctx)) = (record.place(), record.context_pct()) {
+            let session = ActorName::Session(place).to_string();
+            trajectories.entry(session).or_default().push((record.t_ms as f64 / 60_000.0, ctx as f64));
+        }
+    }
+    trajectories.into_iter().collect()
+}
+
+/// Heartbeat age of each task at each conductor poll: time since the last write on its row
+/// (every state change and heartbeat sets last_heartbeat, 004 "Heartbeat Rule").
+pub fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {
+    let mut last_write: BTreeMap<String, i64> = BTreeMap::new();
+    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for record in records.iter().filter(|r| r.is_sql()) {
+        if record.state_after.is_some() {
+            if let Some(task) = record.task_id().filter(|t| t != CONDUCTOR_TASK_ID) {
+                last_write.insert(task, record.t_ms);
+            }
+        }
+        if record.stmt == Some(Stmt::PollTasks) {
+            for (task, at) in &last_write {
+                series.entry(task.clone()).or_default().push((record.t_ms as f64 / 60_000.0, (record.t_ms - at) as f64 / 1000.0));
+            }
+        }
+    }
+    series.into_iter().collect()
+}
+
+/// The drawing area of a chart: its size and margins, and the data's maxima.
+struct Frame {
+    w: f64,
+    h: f64,
+    l: f64,
+    b: f64,
+    x_max: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn new(series: &[Series], lines: &[(f64, &str)]) -> Frame {
+        let xs = series.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
+        let ys = series.iter().flat_map(|(_, p)| p.iter().map(|(_, y)| *y)).chain(lines.iter().map(|(y, _)| *y));
+        Frame { w: 720.0, h: 360.0, l: 60.0, b: 40.0, x_max: xs.fold(1.0_f64, f64::max), y_max: ys.fold(1.0_f64, f64::max) * 1.1 }
+    }
+
+    fn px(&self, x: f64) -> f64 {
+        self.l + x / self.x_max * (self.w - self.l - 20.0)
+    }
+
+    fn py(&self, y: f64) -> f64 {
+        self.h - self.b - y / self.y_max * (self.h - self.b - 30.0)
+    }
+
+    /// The title, both axes with their labels and five ticks each.
+    fn axes(&self, svg: &mut String, title: &str, x_label: &str, y_label: &str) {
+        let Frame { w, h, l, b, x_max, y_max } = *self;
+        let _ = writeln!(svg, "<text x=\"{l}\" y=\"16\" font-size=\"13\">{}</text>", esc(title));
+        let _ = writeln!(svg, "<line x1=\"{l}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#333\"/><line x1=\"{l}\" y1=\"30\" x2=\"{l}\" y2=\"{0}\" stroke=\"#333\"/>", h - b, w - 20.0);
+        let _ = writeln!(svg, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>", (w + l) / 2.0, h - 8.0, esc(x_label), h / 2.0, h / 2.0, esc(y_label));
+        for i in 0..=4 {
+            let yv = y_max * i as f64 / 4.0;
+            let _ = writeln!(svg, "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{:.0}</text>", l - 4.0, self.py(yv) + 4.0, yv);
+            let xv = x_max * i as f64 / 4.0;
+            let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{:.0}</text>", self.px(xv), h - b + 14.0, xv);
+        }
+    }
+
+    /// One series as bars or as a line, in colour `c`.
+    fn series(&self, svg: &mut String, name: &str, points: &[(f64, f64)], c: &str, bars: bool) {
+        if bars {
+            let bw = ((self.w - self.l - 20.0) / points.len().max(1) as f64 * 0.8).max(1.0);
+            for (x, y) in points {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"{c}\"><title>{x:.0}: {y:.0}</title></rect>",
+                    self.px(*x) - bw / 2.0,
+                    self.py(*y),
+                    (self.h - self.b) - self.py(*y)
+                );
+            }
+        } else {
+            let d: String = points
+                .iter()
+                .enumerate()
+                .map(|(j, (x, y))| format!("{}{:.1} {:.1}", if j == 0 { "M" } else { " L" }, self.px(*x), self.py(*y)))
+                .collect();
+            let _ = writeln!(svg, "<path d=\"{d}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.2\"><title>{}</title></path>", esc(name));
+        }
+    }
+}
+
+const PALETTE: [&str; 10] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+/// A small SVG chart: series of (x, y) points, optional horizontal reference lines.
+fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series], lines: &[(f64, &str)], bars: bool) -> String {
+    let frame = Frame::new(series, lines);
+    let (w, h, l) = (frame.w, frame.h, frame.l);
+    let mut svg =
+        format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"11\">\n");
+    frame.axes(&mut svg, title, x_label, y_label);
+    for (i, (name, points)) in series.iter().enumerate() {
+        let c = PALETTE[i % PALETTE.len()];
+        frame.series(&mut svg, name, points, c, bars);
+        let _ = writeln!(svg, "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{}</text>", w - 150.0, 30.0 + 13.0 * i as f64, esc(name));
+    }
+    for (y, label) in lines {
+        let _ = writeln!(svg, "<line x1=\"{l}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" stroke=\"#d0021b\" stroke-dasharray=\"5 4\"/><text x=\"{2}\" y=\"{3:.1}\" fill=\"#d0021b\">{4}</text>", frame.py(*y), w - 20.0, l + 4.0, frame.py(*y) - 3.0, esc(label));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::{SessionPlace, TaskState};
+
+    fn record(t_ms: i64, actor: &str, event: &str, statement: &str, state_after: Option<TaskState>, detail: &str) -> TraceRecord {
+        TraceRecord {
+            t_ms,
+            actor: ActorName::parse(actor),
+            session: String::new(),
+            event: event.to_string(),
+            stmt: if event == "sql" { Stmt::parse(statement) } else { None },
+            statement: statement.to_string(),
+            rows: "1".to_string(),
+            state_after,
+            detail: detail.to_string(),
+            seq: t_ms as u64,
+        }
+    }
+
+    #[test]
+    fn heartbeat_age_is_the_time_since_the_rows_last_write_at_each_conductor_poll() {
+        let records = [
+            record(0, "conductor", "sql", "conductor_set_state", Some(TaskState::Working), "task_id=task-00 state=working"),
+            record(60_000, "task-01.S1", "sql", "claim_task", Some(TaskState::Working), "task_id=task-01"),
+            record(90_000, "conductor", "sql", "poll_tasks", None, ""),
+            record(120_000, "task-02.S1", "sql", "claim_task", Some(TaskState::Working), "task_id=task-02"),
+            // A read changes nothing: it is no write on the row.
+            record(130_000, "task-01.S1.bg-watcher-1", "sql", "read_new_conductor_messages", None, "task_id=task-01"),
+            record(150_000, "conductor", "sql", "poll_tasks", None, ""),
+            // A write the conductor makes on a musician's row counts too.
+            record(170_000, "conductor", "sql", "set_task_state", Some(TaskState::ReviewApproved), "task_id=task-01 state=review_approved"),
+            record(180_000, "conductor", "sql", "poll_tasks", None, ""),
+        ];
+        let ages = heartbeat_ages(&records);
+        let names: Vec<&str> = ages.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["task-01", "task-02"], "the conductor's own row (task-00) is no series");
+        assert_eq!(ages[0].1, [(1.5, 30.0), (2.5, 90.0), (3.0, 10.0)]);
+        assert_eq!(ages[1].1, [(2.5, 30.0), (3.0, 60.0)]);
+    }
+
+    #[test]
+    fn context_trajectories_follow_each_sessions_status_lines() {
+        let records = [
+            record(60_000, "task-01.S1", "file_append", "temp/task-01-status", None, "bootstrap started [ctx: 5%]"),
+            record(120_000, "task-01.S1", "file_append", "temp/task-01-deviations", None, "step 1 [ctx: 9%]"),
+            record(180_000, "task-01.S2", "file_append", "temp/task-01-status", None, "bootstrap started [ctx: 4%]"),
+            record(240_000, "task-01.S1", "file_append", "temp/task-01-status", None, "step 1 started [ctx: 12%]"),
+            record(300_000, "task-01.S1", "file_write", "temp/task-01-status", None, "rewritten [ctx: 99%]"),
+        ];
+        let series = context_trajectories(&records);
+        assert_eq!(series, [("task-01.S1".to_string(), vec![(1.0, 5.0), (4.0, 12.0)]), ("task-01.S2".to_string(), vec![(3.0, 4.0)])]);
+        assert_eq!(records[0].place(), Some(SessionPlace { task: 1, session: 1, twin: false }));
+    }
+
+    #[test]
+    fn a_chart_draws_each_series_its_legend_and_reference_lines() {
+        let series = [("a<b".to_string(), vec![(0.0, 1.0), (10.0, 2.0)])];
+        let svg = chart("title & more", "x", "y", &series, &[(5.0, "budget 5")], false);
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"360\""), "{svg}");
+        assert!(svg.contains(">title &amp; more</text>") && svg.contains("<title>a&lt;b</title></path>"), "{svg}");
+        assert!(svg.contains("<path d=\"M60.0 267.3 L700.0 214.5\"") && svg.contains(">budget 5</text>"), "{svg}");
+        assert!(svg.ends_with("</svg>\n"));
+        let bars = chart("t", "x", "y", &series, &[], true);
+        assert_eq!(bars.matches("<rect ").count(), 2);
+    }
+}

@@ -1,0 +1,86 @@
+//! summary.md: the verdict and its explanation, the replay command, the run's settings, the
+//! task rows as the run left them, timing against the budgets, and every violation.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::Result;
+use crate::oracle::quantiles;
+use crate::run::{human_ms, RunSummary};
+use crate::scenario::Scenario;
+
+pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<String> {
+    let mut md = String::new();
+    let _ = writeln!(md, "# {} — seed {}\n", summary.scenario, summary.seed);
+    let _ = writeln!(md, "**Verdict: {}**\n", summary.verdict.headline());
+    for line in summary.verdict.explanation() {
+        let _ = writeln!(md, "> {line}\n");
+    }
+    let _ = writeln!(md, "Replay: `{}`\n", summary.replay);
+    settings(&mut md, summary, scenario);
+    tasks(&mut md, dir)?;
+    timing(&mut md, summary, scenario);
+    if !summary.verdict.violations.is_empty() {
+        let _ = writeln!(md, "\n## Violations\n");
+        for v in &summary.verdict.violations {
+            let _ = writeln!(md, "- **{}** at t={} ms: {}", v.rule, v.t_ms, v.explanation);
+        }
+    }
+    let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `temp/`.");
+    Ok(md)
+}
+
+fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
+    let _ = writeln!(md, "## Settings\n");
+    let _ = writeln!(md, "| setting | value |\n| --- | --- |");
+    let _ = writeln!(md, "| scenario file | `{}` |", scenario.path.display());
+    let _ = writeln!(
+        md,
+        "| variants | {} |",
+        if summary.variants.is_empty() { "none (the seeds' own protocol)".to_string() } else { summary.variants.join(", ") }
+    );
+    let _ = writeln!(md, "| tasks | {} |", scenario.tasks.len());
+    let _ = writeln!(md, "| background / pause poll | {} ms / {} ms |", scenario.timing.background_poll_ms, scenario.timing.pause_poll_ms);
+    let _ = writeln!(
+        md,
+        "| heartbeat refresh / staleness | {} s / {} s |",
+        scenario.timing.heartbeat_refresh_s, scenario.conductor.staleness_s
+    );
+    let _ = writeln!(md, "| conductor poll / review | {} ms / {} |", scenario.conductor.poll_ms, scenario.conductor.review_ms);
+    for (name, value) in &summary.drawn {
+        let _ = writeln!(md, "| drawn from the seed: {name} | {value} |");
+    }
+    let _ = writeln!(md, "| makespan | {} |", human_ms(summary.makespan_ms));
+    let _ = writeln!(md, "| statements / events | {} / {} |", summary.statements, summary.events);
+    let _ = writeln!(md, "| trace hash | `{}` |\n", summary.trace_hash);
+}
+
+/// The task rows as the run left them in comms.db.
+fn tasks(md: &mut String, dir: &Path) -> Result<()> {
+    let _ = writeln!(md, "## Tasks\n\n| task | state | worked_by | retries | completed |\n| --- | --- | --- | --- | --- |");
+    let db = super::open_finished_db(&dir.join("comms.db"))?;
+    let mut stmt = db.prepare(
+        "SELECT task_id, state, coalesce(worked_by, ''), retry_count, coalesce(completed_at, '') FROM orchestration_tasks ORDER BY task_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?, r.get::<_, String>(4)?))
+    })?;
+    for row in rows {
+        let (task, state, worked_by, retries, completed) = row?;
+        let _ = writeln!(md, "| {task} | {state} | {worked_by} | {retries} | {completed} |");
+    }
+    Ok(())
+}
+
+fn timing(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
+    let _ = writeln!(
+        md,
+        "\n## Timing against budgets\n\n| measurement | n | p50 | p95 | max | budget |\n| --- | --- | --- | --- | --- | --- |"
+    );
+    for ((name, sample), limit) in summary.measured.named().into_iter().zip(super::budget_limits(scenario)) {
+        let (p50, p95, max) = quantiles(sample)
+            .map_or(("-".to_string(), "-".to_string(), "-".to_string()), |(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
+        let _ =
+            writeln!(md, "| {name} | {} | {p50} | {p95} | {max} | {} |", sample.len(), limit.map_or("-".to_string(), |l| l.to_string()));
+    }
+}
