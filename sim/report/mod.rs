@@ -83,3 +83,28 @@ pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) 
     write_file(dir, "summary.md", &summary::summary_md(dir, summary, scenario)?)?;
     Ok(())
 }
+
+/// A trace record for the reports' unit tests.
+#[cfg(test)]
+pub(crate) fn test_record(
+    t_ms: i64,
+    actor: &str,
+    event: &str,
+    statement: &str,
+    state_after: Option<crate::vocab::TaskState>,
+    detail: &str,
+) -> crate::trace_reader::TraceRecord {
+    use crate::vocab::{ActorName, Stmt};
+    crate::trace_reader::TraceRecord {
+        t_ms,
+        actor: if actor == "engine" { None } else { Some(ActorName::parse(actor).expect("an actor name")) },
+        session: String::new(),
+        event: event.to_string(),
+        stmt: if event == "sql" { Stmt::parse(statement) } else { None },
+        statement: statement.to_string(),
+        rows: "1".to_string(),
+        state_after,
+        detail: detail.to_string(),
+        seq: t_ms as u64,
+    }
+}

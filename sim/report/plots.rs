@@ -178,20 +178,7 @@ mod tests {
     use super::*;
     use crate::vocab::{SessionPlace, TaskState};
 
-    fn record(t_ms: i64, actor: &str, event: &str, statement: &str, state_after: Option<TaskState>, detail: &str) -> TraceRecord {
-        TraceRecord {
-            t_ms,
-            actor: ActorName::parse(actor),
-            session: String::new(),
-            event: event.to_string(),
-            stmt: if event == "sql" { Stmt::parse(statement) } else { None },
-            statement: statement.to_string(),
-            rows: "1".to_string(),
-            state_after,
-            detail: detail.to_string(),
-            seq: t_ms as u64,
-        }
-    }
+    use crate::report::test_record as record;
 
     #[test]
     fn heartbeat_age_is_the_time_since_the_rows_last_write_at_each_conductor_poll() {

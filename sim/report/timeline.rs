@@ -299,20 +299,7 @@ fn page(svg: &str, summary: &RunSummary) -> String {
 mod tests {
     use super::*;
 
-    fn record(t_ms: i64, actor: &str, event: &str, statement: &str, state_after: Option<TaskState>, detail: &str) -> TraceRecord {
-        TraceRecord {
-            t_ms,
-            actor: if actor == "engine" { None } else { Some(ActorName::parse(actor).expect("an actor name")) },
-            session: String::new(),
-            event: event.to_string(),
-            stmt: if event == "sql" { Stmt::parse(statement) } else { None },
-            statement: statement.to_string(),
-            rows: "1".to_string(),
-            state_after,
-            detail: detail.to_string(),
-            seq: t_ms as u64,
-        }
-    }
+    use crate::report::test_record as record;
 
     fn place(task: u64, session: u32, twin: bool) -> SessionPlace {
         SessionPlace { task, session, twin }
