@@ -63,7 +63,8 @@ fn measure(scenario: &str, seed: Option<u64>, out: &Path) -> String {
     let o = rehearsal(&args);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{scenario}: {}\n{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
-    format!("{scenario}\t{}\t{}\t{}", summary_field(&text, "seed"), summary_field(&text, "trace hash"), sha256_file(&out.join("comms.db")))
+    let (seed, trace) = (summary_field(&text, "seed"), summary_field(&text, "trace hash"));
+    format!("{scenario}\t{seed}\t{trace}\t{}\t{}", sha256_file(&out.join("comms.db")), sha256_file(&out.join("violations.csv")))
 }
 
 #[test]
