@@ -37,6 +37,13 @@ enum Pending {
     Error,
 }
 
+/// The musician message a pending answer replies to: its id and the session that wrote it.
+#[derive(Clone, Debug)]
+struct Request {
+    message_id: i64,
+    from_session: String,
+}
+
 struct TaskView {
     task_id: String,
     state: String,
@@ -50,7 +57,7 @@ struct Conductor<'a> {
     scenario: &'a Rc<Scenario>,
     /// Sessions launched per task; the last one is the task's current session number.
     sessions: BTreeMap<String, u32>,
-    pending: BTreeMap<String, Pending>,
+    pending: BTreeMap<String, (Pending, Request)>,
     reviews_seen: BTreeMap<String, u64>,
     /// Tasks set to `fix_proposed` whose next session has not claimed yet.
     awaiting_claim: BTreeSet<String>,
@@ -149,7 +156,9 @@ impl Conductor<'_> {
                 }
             };
             if let Some(pending) = pending {
-                self.pending.insert(task_id, pending);
+                let request =
+                    Request { message_id: found.int(row, 0).unwrap_or(0), from_session: found.text(row, 2).unwrap_or("").to_string() };
+                self.pending.insert(task_id, (pending, request));
             }
         }
         Ok(())
@@ -180,8 +189,19 @@ impl Conductor<'_> {
         if task.state != "fix_proposed" {
             self.awaiting_claim.remove(&task.task_id);
         }
-        let pending = self.pending.get(&task.task_id).copied();
-        match (task.state.as_str(), pending) {
+        let pending = self.pending.get(&task.task_id).cloned();
+        if let Some((kind, request)) = &pending {
+            if answers(&task.state, kind) {
+                // Ground truth for the oracles: which request the coming answer replies to
+                // (PROTOCOL.md disagreement 15: the message itself does not say).
+                self.ctx.observe(Fact::Answering {
+                    task_id: task.task_id.clone(),
+                    request_id: request.message_id,
+                    requester: request.from_session.clone(),
+                });
+            }
+        }
+        match (task.state.as_str(), pending.map(|(kind, _)| kind)) {
             ("needs_review", Some(Pending::Review { completion, number })) => {
                 self.pending.remove(&task.task_id);
                 return self.review(&task.task_id, completion, number).await;
@@ -379,6 +399,7 @@ impl Conductor<'_> {
         self.last_launch_delay_ms = delay_ms;
         self.ctx.observe(Fact::Launched {
             at_ms: self.ctx.now_ms() + delay_ms,
+            label: name.place().map(|p| p.label()).unwrap_or_default(),
             session_id: meta.session_id.clone(),
             task_id: task_id.to_string(),
         });
@@ -386,4 +407,9 @@ impl Conductor<'_> {
         let scenario = self.scenario.clone();
         self.ctx.launch(meta, delay_ms, move |ctx| musician::session(ctx, scenario, launch));
     }
+}
+
+/// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
+fn answers(state: &str, pending: &Pending) -> bool {
+    matches!((state, pending), ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error))
 }

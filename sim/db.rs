@@ -57,6 +57,8 @@ pub struct RowSnapshot {
     pub state: String,
     pub session_id: String,
     pub retry_count: i64,
+    /// Seconds since `last_heartbeat`, on the simulated clock (`None`: never beat).
+    pub heartbeat_age_s: Option<f64>,
 }
 
 /// What the harness saw around one write: the task row before and after, and for a message
@@ -174,11 +176,16 @@ impl CommsDb {
     pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<RowSnapshot>> {
         self.stats.observer_reads += 1;
         let mut stmt = self.conn.prepare_cached(
-            "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0) FROM orchestration_tasks WHERE task_id = ?1",
+            "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400 FROM orchestration_tasks WHERE task_id = ?1",
         )?;
         let mut rows = stmt.query([task_id])?;
         match rows.next()? {
-            Some(row) => Ok(Some(RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)? })),
+            Some(row) => Ok(Some(RowSnapshot {
+                state: row.get(0)?,
+                session_id: row.get(1)?,
+                retry_count: row.get(2)?,
+                heartbeat_age_s: row.get(3)?,
+            })),
             None => Ok(None),
         }
     }

@@ -111,6 +111,8 @@ pub enum Fact {
     Launched {
         /// When the session starts (the launch delay after the conductor launched it).
         at_ms: i64,
+        /// `S2`, `S2b`: how explanations name the session.
+        label: String,
         session_id: String,
         task_id: String,
     },
@@ -133,6 +135,13 @@ pub enum Fact {
     MessageHandled {
         session_id: String,
         message_id: i64,
+    },
+    /// The conductor is about to answer the musician message `request_id`, written by session
+    /// `requester`; its next message to the task is that answer.
+    Answering {
+        task_id: String,
+        request_id: i64,
+        requester: String,
     },
     StaleDeclared {
         task_id: String,

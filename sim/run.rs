@@ -110,7 +110,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     let ending = ending?;
     let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
-    let measured = checker.measured.clone();
+    let measured = checker.measured().clone();
     let verdict = verdict::judge(&db, &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(&db, "complete")?;
     write_violations(&out_dir.join("violations.csv"), &verdict)?;

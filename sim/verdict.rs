@@ -88,7 +88,7 @@ pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut
         };
         checker.add_liveness(end_ms, format!("{why}: {}", facts.join("; ")));
     }
-    let mut violations = checker.violations;
+    let mut violations = checker.into_violations();
     violations.sort_by_key(|v| v.t_ms);
     let expected: BTreeSet<&str> = scenario.expect.violations.iter().map(String::as_str).collect();
     let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule).collect();

@@ -12,7 +12,7 @@ pub mod variant_name;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
 pub use outcome::{Ending, RunOutcome};
-pub use rule::RuleId;
+pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;
 pub use statement::Stmt;
 pub use variant_name::{check_variant_name, VARIANT_NAMES};

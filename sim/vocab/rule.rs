@@ -16,6 +16,11 @@ pub enum RuleId {
     NoConstraintFailure,
     Liveness,
     Budget,
+    FinishedRowUntouched,
+    CompletedOnce,
+    AnswerOwnRequest,
+    ConductorOutlastsSessions,
+    RetryCountCountsErrors,
 }
 
 /// `always`: every state of the run satisfies it; `eventually`: the run's end does.
@@ -35,7 +40,7 @@ impl RuleKind {
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 11] = [
+    pub const ALL: [RuleId; 16] = [
         RuleId::OneLiveSessionPerTask,
         RuleId::AllowedTransitions,
         RuleId::NothingAfterTerminal,
@@ -47,6 +52,11 @@ impl RuleId {
         RuleId::NoConstraintFailure,
         RuleId::Liveness,
         RuleId::Budget,
+        RuleId::FinishedRowUntouched,
+        RuleId::CompletedOnce,
+        RuleId::AnswerOwnRequest,
+        RuleId::ConductorOutlastsSessions,
+        RuleId::RetryCountCountsErrors,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +72,11 @@ impl RuleId {
             RuleId::NoConstraintFailure => "no-constraint-failure",
             RuleId::Liveness => "liveness",
             RuleId::Budget => "budget",
+            RuleId::FinishedRowUntouched => "finished-row-untouched",
+            RuleId::CompletedOnce => "completed-once",
+            RuleId::AnswerOwnRequest => "answer-own-request",
+            RuleId::ConductorOutlastsSessions => "conductor-outlasts-sessions",
+            RuleId::RetryCountCountsErrors => "retry-count-counts-errors",
         }
     }
 

@@ -1,0 +1,134 @@
+//! The timing measurements behind the budgets: message notice, review resume, crash
+//! detection, the heartbeat age the conductor reads for a live session, exit to claim.
+
+use std::collections::BTreeMap;
+
+use crate::event::Fact;
+
+use super::truth::{is_terminal_write, touched_row, StaleTruth, Truth};
+use super::Seen;
+
+/// Measurements for the timing budgets, in ms (heartbeat age in s).
+#[derive(Clone, Debug, Default)]
+pub struct Measurements {
+    pub message_notice_ms: Vec<i64>,
+    pub review_resume_ms: Vec<i64>,
+    pub crash_detect_ms: Vec<i64>,
+    pub heartbeat_age_s: Vec<i64>,
+    pub exit_to_claim_ms: Vec<i64>,
+    /// Every time the conductor declared a session stale (true detections and false alarms).
+    pub stale_declared: u64,
+    /// Hand-overs of a live, running session (the `no-false-stale` rule's cases).
+    pub false_stale_alarms: u64,
+}
+
+impl Measurements {
+    pub fn named(&self) -> [(&'static str, &Vec<i64>); 5] {
+        [
+            ("message_notice_ms", &self.message_notice_ms),
+            ("review_resume_ms", &self.review_resume_ms),
+            ("crash_detect_ms", &self.crash_detect_ms),
+            ("heartbeat_age_s", &self.heartbeat_age_s),
+            ("exit_to_claim_ms", &self.exit_to_claim_ms),
+        ]
+    }
+}
+
+/// p50 / p95 / max of a sample, nearest-rank; `None` when empty.
+pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
+    if sample.is_empty() {
+        return None;
+    }
+    let mut sorted = sample.to_vec();
+    sorted.sort_unstable();
+    let rank = |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
+    Some((rank(0.5), rank(0.95), *sorted.last().expect("non-empty")))
+}
+
+#[derive(Default)]
+pub struct Meter {
+    pub measured: Measurements,
+    /// Per message: whether its owner has handled it yet.
+    noticed: BTreeMap<i64, ()>,
+    /// Per task: when the conductor answered a review, awaiting the musician's next write.
+    answered: BTreeMap<String, i64>,
+    /// Per task: when it became `exited`, awaiting the successor's claim.
+    exited_at: BTreeMap<String, i64>,
+    /// Per task: a staleness declaration awaiting its hand-over (session, when declared).
+    declared: BTreeMap<String, (String, i64)>,
+}
+
+impl Meter {
+    pub fn see(&mut self, seen: Seen, truth: &Truth) {
+        match seen {
+            Seen::Fact(t_ms, Fact::MessageHandled { session_id, message_id }) => {
+                let Some(m) = truth.messages.get(message_id) else { return };
+                // Only the task's owner handles its messages; a replaced session's reading is
+                // judged by the rules, not timed.
+                if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id, ()).is_none() {
+                    self.measured.message_notice_ms.push(t_ms - m.sent_ms);
+                }
+            }
+            Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
+                self.measured.stale_declared += 1;
+                self.declared.insert(task_id.clone(), (session_id.clone(), t_ms));
+            }
+            Seen::Fact(..) => {}
+            Seen::Sql(f) if f.failure.is_some() || f.readonly => {
+                if f.failure.is_none() && f.statement == crate::vocab::Stmt::PollTasks {
+                    self.on_poll(f.t_ms, f.polled, truth);
+                }
+            }
+            Seen::Sql(f) if f.actor.is_conductor() => self.on_conductor_write(&f, truth),
+            Seen::Sql(f) => self.on_musician_write(&f),
+        }
+    }
+
+    fn on_poll(&mut self, t_ms: i64, polled: &[(String, String, f64)], truth: &Truth) {
+        for (task_id, state, seconds_stale) in polled {
+            // Heartbeat age of a live, healthy owner, as the conductor sees it.
+            let healthy = truth
+                .sessions
+                .values()
+                .any(|s| s.task_id == *task_id && s.is_live_at(t_ms) && !s.watcher_died && s.hangs.is_empty() && s.last_write.is_some());
+            if healthy && matches!(state.as_str(), "working" | "needs_review" | "error") {
+                self.measured.heartbeat_age_s.push(*seconds_stale as i64);
+            }
+        }
+    }
+
+    fn on_conductor_write(&mut self, f: &super::SqlFact, truth: &Truth) {
+        let Some((before, after)) = touched_row(f) else { return };
+        if f.task_id == crate::vocab::CONDUCTOR_TASK_ID || before.state == after.state {
+            return;
+        }
+        if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
+            self.answered.insert(f.task_id.to_string(), f.t_ms);
+        }
+        // A declaration is answered by the conductor's next state change on the task.
+        if let Some((session_id, declared_ms)) = self.declared.remove(f.task_id) {
+            if after.state == "fix_proposed" {
+                match truth.stale_truth(&session_id, f.t_ms) {
+                    StaleTruth::Crashed(at) | StaleTruth::Hung(at) => self.measured.crash_detect_ms.push(declared_ms - at),
+                    StaleTruth::Live => self.measured.false_stale_alarms += 1,
+                    StaleTruth::WatcherDead | StaleTruth::Finished | StaleTruth::Unknown => {}
+                }
+            }
+        }
+    }
+
+    fn on_musician_write(&mut self, f: &super::SqlFact) {
+        let Some((before, after)) = touched_row(f) else { return };
+        if f.statement == crate::vocab::Stmt::ClaimTask {
+            if let Some(at) = self.exited_at.remove(f.task_id) {
+                self.measured.exit_to_claim_ms.push(f.t_ms - at);
+            }
+        }
+        if let Some(at) = self.answered.remove(f.task_id) {
+            self.measured.review_resume_ms.push(f.t_ms - at);
+        }
+        if is_terminal_write(f) && before.state != after.state && after.state == "exited" {
+            self.exited_at.insert(f.task_id.to_string(), f.t_ms);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! allowed-transitions: state changes follow 002's state machine, made by the actor allowed
+//! to make them.
+
+use super::{Meaning, Rule, RuleDoc};
+use crate::oracle::truth::touched_row;
+use crate::oracle::{Findings, Seen, SqlFact, Truth};
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{RuleId, Stmt, CONDUCTOR_TASK_ID};
+
+pub static DOC: RuleDoc = RuleDoc {
+    id: RuleId::AllowedTransitions,
+    says: "state changes follow the state machine (002), made by the actor allowed to make them",
+    seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; PROTOCOL.md disagreement 10",
+    consumes: "writes that change a task row's state, and claims",
+    truth: "the row's state before and after the write",
+    meaning: Meaning::SimulatorOrSqlBug,
+};
+
+pub struct AllowedTransitions {
+    settings: ProtocolSettings,
+}
+
+impl AllowedTransitions {
+    pub fn new(settings: &ProtocolSettings) -> Self {
+        AllowedTransitions { settings: settings.clone() }
+    }
+}
+
+/// 002 "Valid State Transitions", and (with `implied`) the transitions PROTOCOL.md
+/// disagreement 10 lists as implied by the text.
+pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
+    let table = matches!(
+        (from, to),
+        ("watching" | "fix_proposed" | "exit_requested", "working")
+            | ("working", "needs_review" | "error" | "complete" | "exited")
+            | ("review_approved", "working" | "needs_review")
+            | ("review_failed", "needs_review")
+            | ("fix_proposed", "needs_review")
+            | ("error", "exited")
+    );
+    let implied_ok = implied && matches!((from, to), ("needs_review", "error") | ("review_failed", "working") | ("error", "error"));
+    table || implied_ok
+}
+
+fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSettings) -> bool {
+    match to {
+        // Review answers (002 "States the Conductor Sets") on a task that asked for one.
+        "review_approved" | "review_failed" => matches!(from, "needs_review" | "error"),
+        // A fix for a review or an error, or the handover of a stale or exited task
+        // (000 Bootstrap 5 "Session Handoff"; exited only where relaunch is the reading).
+        "fix_proposed" => {
+            matches!(from, "needs_review" | "error" | "working" | "review_approved" | "review_failed")
+                || (from == "exited" && settings.relaunch_exited)
+        }
+        "exit_requested" => from != "complete" && from != "exited",
+        _ => false,
+    }
+}
+
+impl Rule for AllowedTransitions {
+    fn doc(&self) -> &'static RuleDoc {
+        &DOC
+    }
+
+    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+        let Seen::Sql(f) = seen else { return };
+        if f.failure.is_some() {
+            return;
+        }
+        let Some((before, after)) = touched_row(&f) else { return };
+        if f.actor.is_conductor() {
+            self.conductor(&f, &before.state, &after.state, findings);
+        } else {
+            self.musician(&f, &before.state, &after.state, findings);
+        }
+    }
+}
+
+impl AllowedTransitions {
+    fn musician(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
+        let implied = self.settings.implied_transitions;
+        if f.statement == Stmt::ClaimTask && !musician_transition_allowed(from, "working", implied) {
+            findings.violate(
+                DOC.id,
+                format!("{}:claim-from-{from}", f.task_id),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} claimed {} while it was `{from}`: the claim guard let a session take a task that is not claimable (002 \"Guard Clause Rules\" allows only watching, fix_proposed, exit_requested)",
+                    f.t_ms, f.actor, f.task_id
+                ),
+            );
+        }
+        if from != to && !musician_transition_allowed(from, to, implied) {
+            findings.violate(
+                DOC.id,
+                format!("{}:{from}->{to}", f.task_id),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} moved {} from `{from}` to `{to}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
+                    f.t_ms, f.actor, f.task_id, f.statement
+                ),
+            );
+        }
+    }
+
+    fn conductor(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
+        if f.task_id == CONDUCTOR_TASK_ID || from == to || conductor_transition_allowed(from, to, &self.settings) {
+            return;
+        }
+        let terminal = if from == "complete" || from == "exited" {
+            " — a terminal state, which \"cannot transition back\" (002 \"Terminal States\")"
+        } else {
+            ""
+        };
+        findings.violate(
+            DOC.id,
+            format!("{}:conductor:{from}->{to}", f.task_id),
+            f.t_ms,
+            format!("at t={} ms the conductor moved {} from `{from}`{terminal} to `{to}` with `{}`", f.t_ms, f.task_id, f.statement),
+        );
+    }
+}

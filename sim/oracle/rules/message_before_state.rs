@@ -1,0 +1,98 @@
+//! message-before-state: a review request exists whenever the conductor sees `needs_review`,
+//! and a terminal write follows its final message.
+
+use std::collections::BTreeMap;
+
+use super::{Meaning, Rule, RuleDoc};
+use crate::oracle::truth::{is_terminal_write, touched_row};
+use crate::oracle::{Findings, Seen, SqlFact, Truth};
+use crate::vocab::{RuleId, Stmt};
+
+pub static DOC: RuleDoc = RuleDoc {
+    id: RuleId::MessageBeforeState,
+    says: "a review request exists whenever the conductor sees needs_review, and a terminal write follows its final message (004)",
+    seed: "004 \"Request Review\" (message FIRST, then state change); 000 \"Terminal Write Atomicity\"",
+    consumes: "musician message inserts and state changes; the conductor's polls",
+    truth: "the messages each session wrote since its last state change",
+    meaning: Meaning::ProtocolFlaw,
+};
+
+#[derive(Default)]
+pub struct MessageBeforeState {
+    /// Per session: message types written since its last state change.
+    since_state: BTreeMap<String, Vec<String>>,
+    /// Per task: (session that set needs_review, when) while no review message backs it.
+    unbacked_review: BTreeMap<String, (String, i64)>,
+}
+
+fn is_review_message(kind: &str) -> bool {
+    kind == "review_request" || kind == "completion"
+}
+
+impl Rule for MessageBeforeState {
+    fn doc(&self) -> &'static RuleDoc {
+        &DOC
+    }
+
+    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+        let Seen::Sql(f) = seen else { return };
+        if f.failure.is_some() {
+            return;
+        }
+        if f.statement == Stmt::PollTasks {
+            self.on_poll(&f, truth, findings);
+        } else if !f.readonly && !f.actor.is_conductor() {
+            self.on_musician_write(&f, findings);
+        }
+    }
+}
+
+impl MessageBeforeState {
+    fn on_musician_write(&mut self, f: &SqlFact, findings: &mut Findings) {
+        if let Some((_, _, kind)) = f.message {
+            self.since_state.entry(f.session_id.to_string()).or_default().push(kind.clone());
+            if is_review_message(kind) {
+                self.unbacked_review.remove(f.task_id);
+            }
+            return;
+        }
+        let Some((before, after)) = touched_row(f) else { return };
+        if before.state == after.state && !is_terminal_write(f) {
+            return;
+        }
+        let since = self.since_state.remove(f.session_id).unwrap_or_default();
+        if before.state != after.state && after.state == "needs_review" && !since.iter().any(|k| is_review_message(k)) {
+            self.unbacked_review.insert(f.task_id.to_string(), (f.session_id.to_string(), f.t_ms));
+        }
+        if is_terminal_write(f) && before.state != after.state && since.is_empty() {
+            findings.violate(
+                DOC.id,
+                format!("terminal:{}", f.task_id),
+                f.t_ms,
+                format!(
+                    "at t={} ms {} set {} to `{}` with no final message before it (000 \"Terminal Write Atomicity\")",
+                    f.t_ms, f.actor, f.task_id, after.state
+                ),
+            );
+        }
+    }
+
+    fn on_poll(&mut self, f: &SqlFact, truth: &Truth, findings: &mut Findings) {
+        for (task_id, state, _) in f.polled {
+            if state != "needs_review" {
+                continue;
+            }
+            let Some((sid, since)) = self.unbacked_review.get(task_id) else { continue };
+            let who = truth.describe(sid);
+            findings.violate(
+                DOC.id,
+                format!("review:{task_id}"),
+                f.t_ms,
+                format!(
+                    "at t={} ms the conductor found {task_id} in `needs_review` with no review request: {who} set the state at t={since} ms before writing its message (004 \"Request Review\": message FIRST)",
+                    f.t_ms
+                ),
+            );
+        }
+    }
+}

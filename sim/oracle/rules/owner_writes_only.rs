@@ -1,0 +1,44 @@
+//! owner-writes-only: no session writes a task row it no longer owns.
+
+use super::{Meaning, Rule, RuleDoc};
+use crate::oracle::truth::touched_row;
+use crate::oracle::{Findings, Seen, Truth};
+use crate::vocab::{RuleId, Stmt};
+
+pub static DOC: RuleDoc = RuleDoc {
+    id: RuleId::OwnerWritesOnly,
+    says: "no session writes a task row it no longer owns (PROTOCOL.md disagreement 11)",
+    seed: "PROTOCOL.md disagreement 11: no musician UPDATE of the seeds checks session_id",
+    consumes: "musician and watcher writes that change a task row (claims excepted)",
+    truth: "the row's session_id before the write; the sessions' histories",
+    meaning: Meaning::ProtocolFlaw,
+};
+
+pub struct OwnerWritesOnly;
+
+impl Rule for OwnerWritesOnly {
+    fn doc(&self) -> &'static RuleDoc {
+        &DOC
+    }
+
+    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+        let Seen::Sql(f) = seen else { return };
+        if f.failure.is_some() || f.actor.is_conductor() || f.statement == Stmt::ClaimTask {
+            return;
+        }
+        let Some((before, after)) = touched_row(&f) else { return };
+        if before.session_id == f.session_id {
+            return;
+        }
+        let (writer, owner) = (truth.describe(f.session_id), truth.describe(&before.session_id));
+        findings.violate(
+            DOC.id,
+            f.task_id,
+            f.t_ms,
+            format!(
+                "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
+                f.t_ms, f.statement, f.task_id, before.state, after.state
+            ),
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! Ground truth: what the simulator knows and the protocol's actors cannot — which sessions
+//! are alive, hung, crashed or finished, who owns each task row, which request each conductor
+//! answer replies to. Rules read it as it stood *before* the event they judge; the checker
+//! updates it after every rule has seen the event.
+
+use std::collections::BTreeMap;
+
+use crate::db::RowSnapshot;
+use crate::event::Fact;
+use crate::vocab::Stmt;
+
+use super::SqlFact;
+
+#[derive(Clone, Debug, Default)]
+pub struct SessionTruth {
+    pub task_id: String,
+    /// `S2`, `S2b` (empty for a session the oracle first saw write).
+    pub label: String,
+    pub launched_ms: i64,
+    pub crashed_ms: Option<i64>,
+    /// Every hang: (from, until).
+    pub hangs: Vec<(i64, i64)>,
+    pub watcher_died: bool,
+    /// Its main actor ended normally.
+    pub ended_ms: Option<i64>,
+    /// Its terminal write (`complete` or `exited`) succeeded.
+    pub terminal_ms: Option<i64>,
+    pub last_write: Option<(i64, Stmt)>,
+}
+
+impl SessionTruth {
+    /// Neither crashed, ended, nor past its terminal write, at `t_ms`.
+    pub fn is_live_at(&self, t_ms: i64) -> bool {
+        let before = |at: Option<i64>| at.is_some_and(|at| at <= t_ms);
+        !before(self.crashed_ms) && !before(self.ended_ms) && !before(self.terminal_ms)
+    }
+
+    /// Frozen by a hang fault at `t_ms`.
+    pub fn hung_at(&self, t_ms: i64) -> Option<(i64, i64)> {
+        self.hangs.iter().copied().find(|(from, until)| *from <= t_ms && t_ms < *until)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MessageTruth {
+    pub task_id: String,
+    pub kind: String,
+    pub sent_ms: i64,
+    pub from_conductor: bool,
+    /// For a conductor answer: the session whose request it replies to.
+    pub answers: Option<String>,
+}
+
+/// What the truth says about a session the conductor handed over at an instant.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StaleTruth {
+    /// It had crashed at that time: a true detection.
+    Crashed(i64),
+    /// It was frozen by a hang that began at that time: a true detection.
+    Hung(i64),
+    /// A fault had killed its watcher: its heartbeat really stopped.
+    WatcherDead,
+    /// It had ended or made its terminal write: nothing live was handed over.
+    Finished,
+    /// It was alive and running: a live session handed over.
+    Live,
+    /// The oracle never heard of it.
+    Unknown,
+}
+
+#[derive(Default)]
+pub struct Truth {
+    pub sessions: BTreeMap<String, SessionTruth>,
+    /// The session each task row names, as of the last write seen.
+    pub owner: BTreeMap<String, String>,
+    pub messages: BTreeMap<i64, MessageTruth>,
+    /// Per task: the requester the conductor's next message answers.
+    answering: BTreeMap<String, String>,
+}
+
+impl Truth {
+    /// "S2 (3f2a81c0…) of task-03 (launched at t=…, hung …, crashed …, last wrote …)".
+    pub fn describe(&self, session_id: &str) -> String {
+        let short = &session_id[..session_id.len().min(8)];
+        let Some(s) = self.sessions.get(session_id) else { return format!("session {short}…") };
+        let label = if s.label.is_empty() { String::new() } else { format!("{} ", s.label) };
+        let mut what = format!("session {label}({short}…) of {} (launched at t={} ms", s.task_id, s.launched_ms);
+        for (from, until) in &s.hangs {
+            what.push_str(&format!(", hung from t={from} ms until t={until} ms"));
+        }
+        if let Some(t) = s.crashed_ms {
+            what.push_str(&format!(", crashed at t={t} ms"));
+        }
+        if let Some(t) = s.terminal_ms {
+            what.push_str(&format!(", terminal write at t={t} ms"));
+        }
+        if let Some(t) = s.ended_ms {
+            what.push_str(&format!(", ended at t={t} ms"));
+        }
+        if let Some((t, statement)) = &s.last_write {
+            what.push_str(&format!(", last wrote `{statement}` at t={t} ms"));
+        }
+        what.push(')');
+        what
+    }
+
+    /// The truth about `session_id` at `t_ms`, for a staleness decision.
+    pub fn stale_truth(&self, session_id: &str, t_ms: i64) -> StaleTruth {
+        let Some(s) = self.sessions.get(session_id) else { return StaleTruth::Unknown };
+        if let Some(crashed) = s.crashed_ms.filter(|c| *c <= t_ms) {
+            return StaleTruth::Crashed(crashed);
+        }
+        if !s.is_live_at(t_ms) {
+            return StaleTruth::Finished;
+        }
+        if let Some((from, _)) = s.hung_at(t_ms) {
+            return StaleTruth::Hung(from);
+        }
+        if s.watcher_died {
+            return StaleTruth::WatcherDead;
+        }
+        StaleTruth::Live
+    }
+
+    pub fn on_fact(&mut self, t_ms: i64, fact: &Fact) {
+        match fact {
+            Fact::Launched { at_ms, label, session_id, task_id } => {
+                let truth = SessionTruth { task_id: task_id.clone(), label: label.clone(), launched_ms: *at_ms, ..SessionTruth::default() };
+                self.sessions.insert(session_id.clone(), truth);
+            }
+            Fact::Crashed { session_id, .. } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.crashed_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::Hung { session_id, until_ms } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.hangs.push((t_ms, *until_ms));
+                }
+            }
+            Fact::WatcherDied { session_id } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.watcher_died = true;
+                }
+            }
+            Fact::Ended { session_id } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.ended_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::Answering { task_id, requester, .. } => {
+                self.answering.insert(task_id.clone(), requester.clone());
+            }
+            Fact::MessageHandled { .. } | Fact::StaleDeclared { .. } => {}
+        }
+    }
+
+    /// A session the oracle has not heard launched (a twin, a test) is known from its first
+    /// write on.
+    pub fn know(&mut self, f: &SqlFact) {
+        if !f.actor.is_conductor() && !f.readonly {
+            self.sessions.entry(f.session_id.to_string()).or_insert_with(|| SessionTruth {
+                task_id: f.task_id.to_string(),
+                launched_ms: f.t_ms,
+                ..SessionTruth::default()
+            });
+        }
+    }
+
+    pub fn on_sql(&mut self, f: &SqlFact) {
+        if f.readonly {
+            return;
+        }
+        if let Some(after) = f.after {
+            if !after.session_id.is_empty() {
+                self.owner.insert(f.task_id.to_string(), after.session_id.clone());
+            }
+        }
+        if let Some((id, task_id, kind)) = f.message {
+            let answers = if f.actor.is_conductor() { self.answering.remove(task_id) } else { None };
+            self.messages.insert(
+                *id,
+                MessageTruth {
+                    task_id: task_id.clone(),
+                    kind: kind.clone(),
+                    sent_ms: f.t_ms,
+                    from_conductor: f.actor.is_conductor(),
+                    answers,
+                },
+            );
+        }
+        if f.actor.is_conductor() {
+            return;
+        }
+        let terminal = is_terminal_write(f);
+        if let Some(s) = self.sessions.get_mut(f.session_id) {
+            s.last_write = Some((f.t_ms, f.statement));
+            if terminal {
+                s.terminal_ms.get_or_insert(f.t_ms);
+            }
+        }
+    }
+}
+
+/// A session's terminal write succeeded: it moved its row to `complete` or `exited`, or its
+/// terminal statement changed the row even though the row was in that state already (a
+/// session whose terminal write succeeded is not live, whatever the row said before).
+pub fn is_terminal_write(f: &SqlFact) -> bool {
+    let (Some(before), Some(after)) = (f.before, f.after) else { return false };
+    if f.rows_affected == 0 || f.statement.inserts_message() || f.statement == Stmt::InsertFallbackRow {
+        return false;
+    }
+    let to_terminal = matches!(after.state.as_str(), "complete" | "exited");
+    to_terminal && (before.state != after.state || matches!(f.statement, Stmt::MarkComplete | Stmt::MarkExited))
+}
+
+/// The row as it stood before a write, if the write touched an existing task row.
+pub fn touched_row<'a>(f: &SqlFact<'a>) -> Option<(&'a RowSnapshot, &'a RowSnapshot)> {
+    let (Some(before), Some(after)) = (f.before, f.after) else { return None };
+    if f.rows_affected == 0 || f.statement.inserts_message() || f.statement == Stmt::InsertFallbackRow {
+        return None;
+    }
+    Some((before, after))
+}
