@@ -1,1 +1,544 @@
+//! The oracles under test: for every rule, a small synthetic event stream that violates it,
+//! and a near miss that must not, with the explanation asserted.
 
+use super::*;
+use crate::event::{Event, EventKind, Fact, SqlEvent, SqlResult, Who};
+use crate::scenario::BudgetsSection;
+
+/// A synthetic run: events fed to a checker one by one.
+struct Run {
+    checker: Checker,
+}
+
+/// A task row as a snapshot: (state, owner session, retry_count, heartbeat age in s).
+fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnapshot> {
+    Some(RowSnapshot { state: state.into(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
+}
+
+impl Run {
+    fn new() -> Run {
+        Run { checker: Checker::new(ProtocolSettings::default(), 540) }
+    }
+
+    fn event(&mut self, t_ms: i64, actor: &str, session: &str, kind: EventKind) -> &mut Run {
+        let who = Who::Actor(ActorName::parse(actor).expect("an actor name"));
+        self.checker.on_event(&Event { t_ms, who, session: session.into(), kind });
+        self
+    }
+
+    fn fact(&mut self, t_ms: i64, fact: Fact) -> &mut Run {
+        self.event(t_ms, "conductor", "conductor-session", EventKind::Truth(fact))
+    }
+
+    /// The conductor launched session `sid` (label `S1`…) of `task`, starting at `t_ms`.
+    fn launch(&mut self, t_ms: i64, task: &str, label: &str, sid: &str) -> &mut Run {
+        self.fact(t_ms, Fact::Launched { at_ms: t_ms, label: label.into(), session_id: sid.into(), task_id: task.into() })
+    }
+
+    /// A write by `actor` (as session `sid`) that moved `task` from `before` to `after`.
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        &mut self,
+        t_ms: i64,
+        actor: &str,
+        sid: &str,
+        stmt: Stmt,
+        task: &str,
+        before: Option<RowSnapshot>,
+        after: Option<RowSnapshot>,
+    ) -> &mut Run {
+        let rows = usize::from(after.is_some());
+        let sql = SqlEvent {
+            stmt,
+            task_id: task.into(),
+            result: SqlResult::Rows(rows),
+            rows_affected: rows,
+            before,
+            after,
+            message: None,
+            polled: Vec::new(),
+            params_text: String::new(),
+        };
+        self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
+    }
+
+    /// A message insert: (id, task, type). The task row around it is unchanged (its owner is
+    /// left out of the snapshot, as if unknown, so the insert moves no ownership).
+    fn message(&mut self, t_ms: i64, actor: &str, sid: &str, stmt: Stmt, id: i64, task: &str, kind: &str) -> &mut Run {
+        let sql = SqlEvent {
+            stmt,
+            task_id: task.into(),
+            result: SqlResult::Rows(1),
+            rows_affected: 1,
+            before: row("working", "", 0, 0.0),
+            after: row("working", "", 0, 0.0),
+            message: Some((id, task.into(), kind.into())),
+            polled: Vec::new(),
+            params_text: String::new(),
+        };
+        self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
+    }
+
+    fn poll(&mut self, t_ms: i64, polled: &[(&str, &str, f64)]) -> &mut Run {
+        let sql = SqlEvent {
+            stmt: Stmt::PollTasks,
+            task_id: "task-00".into(),
+            result: SqlResult::Rows(polled.len()),
+            rows_affected: 0,
+            before: None,
+            after: None,
+            message: None,
+            polled: polled.iter().map(|(t, s, a)| (t.to_string(), s.to_string(), *a)).collect(),
+            params_text: String::new(),
+        };
+        self.event(t_ms, "conductor", "conductor-session", EventKind::Sql(Box::new(sql)))
+    }
+
+    fn claim(&mut self, t_ms: i64, actor: &str, sid: &str, from: &str, previous_owner: &str) -> &mut Run {
+        self.write(t_ms, actor, sid, Stmt::ClaimTask, "task-01", row(from, previous_owner, 0, 600.0), row("working", sid, 0, 0.0))
+    }
+
+    fn violations(&mut self) -> Vec<Violation> {
+        self.checker.finish(100_000_000, &BudgetsSection::default());
+        self.checker.violations().to_vec()
+    }
+
+    /// The one violation of `rule`, which must exist.
+    fn the(&mut self, rule: RuleId) -> Violation {
+        let all = self.violations();
+        let mut found = all.iter().filter(|v| v.rule == rule.as_str());
+        let first = found.next().unwrap_or_else(|| panic!("no {rule} among {all:#?}")).clone();
+        assert!(found.next().is_none(), "{rule} more than once: {all:#?}");
+        first
+    }
+
+    fn none(&mut self, rule: RuleId) {
+        let all = self.violations();
+        assert!(!all.iter().any(|v| v.rule == rule.as_str()), "unexpected {rule}: {all:#?}");
+    }
+}
+
+const S1: &str = "aaaaaaaa-1111";
+const S2: &str = "bbbbbbbb-2222";
+
+/// task-01: S1 launched and working.
+fn s1_working() -> Run {
+    let mut run = Run::new();
+    run.launch(1_000, "task-01", "S1", S1).claim(2_000, "task-01.S1", S1, "watching", "");
+    run
+}
+
+#[test]
+fn one_live_session_a_claim_while_the_previous_session_still_runs() {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    let v = run.the(RuleId::OneLiveSessionPerTask);
+    assert_eq!(v.t_ms, 60_000);
+    assert!(
+        v.explanation.contains("session S2 (bbbbbbbb…) of task-01") && v.explanation.contains("while session S1 (aaaaaaaa…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn one_live_session_near_miss_a_terminal_write_that_changed_no_state_still_ends_the_session() {
+    let mut run = s1_working();
+    // The conductor set `exited` already; S1's own mark_exited then changes nothing but the row.
+    run.write(40_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("exited", S1, 0, 9.0), row("exited", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn one_live_session_near_miss_a_hung_rival_is_not_working() {
+    let mut run = s1_working();
+    run.fact(30_000, Fact::Hung { session_id: S1.into(), until_ms: 900_000 });
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn allowed_transitions_a_musician_move_outside_002s_table() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::ResumeWorking, "task-01", row("complete", S1, 0, 1.0), row("working", S1, 0, 0.0));
+    let v = run.the(RuleId::AllowedTransitions);
+    assert!(v.explanation.contains("from `complete` to `working` with `resume_working`"), "{}", v.explanation);
+}
+
+#[test]
+fn allowed_transitions_near_miss_a_resubmission_after_a_rejection() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("review_failed", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    run.none(RuleId::AllowedTransitions);
+}
+
+#[test]
+fn allowed_transitions_the_conductor_reopens_a_complete_task() {
+    let mut run = s1_working();
+    run.write(
+        9_000,
+        "conductor",
+        "conductor-session",
+        Stmt::SetTaskState,
+        "task-01",
+        row("complete", S1, 0, 1.0),
+        row("fix_proposed", S1, 0, 1.0),
+    );
+    let v = run.the(RuleId::AllowedTransitions);
+    assert!(v.explanation.contains("a terminal state, which \"cannot transition back\""), "{}", v.explanation);
+}
+
+#[test]
+fn nothing_after_terminal_a_watcher_beats_after_its_session_completed() {
+    let mut run = s1_working();
+    run.message(8_000, "task-01.S1", S1, Stmt::SendCompletion, 5, "task-01", "completion");
+    run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.write(20_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", row("complete", S1, 0, 11.0), row("complete", S1, 0, 0.0));
+    let v = run.the(RuleId::NothingAfterTerminal);
+    assert!(v.explanation.contains("at t=20000 ms task-01.S1.bg-watcher-1 ran `heartbeat` after session S1"), "{}", v.explanation);
+    assert!(v.explanation.contains("terminal write at t=9000 ms"), "{}", v.explanation);
+}
+
+#[test]
+fn nothing_after_terminal_near_miss_the_final_message_before_the_terminal_write() {
+    let mut run = s1_working();
+    run.message(8_000, "task-01.S1", S1, Stmt::SendCompletion, 5, "task-01", "completion");
+    run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.none(RuleId::NothingAfterTerminal);
+    run.none(RuleId::MessageBeforeState);
+}
+
+#[test]
+fn message_before_state_needs_review_with_no_request_seen_by_the_conductor() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    run.poll(12_000, &[("task-01", "needs_review", 3.0)]);
+    let v = run.the(RuleId::MessageBeforeState);
+    assert!(
+        v.explanation.contains("found task-01 in `needs_review` with no review request") && v.explanation.contains("at t=9000 ms"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn message_before_state_near_miss_the_request_follows_before_the_conductor_looks() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    run.message(10_000, "task-01.S1", S1, Stmt::SendReviewRequest, 7, "task-01", "review_request");
+    run.poll(12_000, &[("task-01", "needs_review", 3.0)]);
+    run.none(RuleId::MessageBeforeState);
+}
+
+#[test]
+fn message_before_state_a_terminal_write_with_no_final_message() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("error", S1, 5, 1.0), row("exited", S1, 5, 0.0));
+    let v = run.the(RuleId::MessageBeforeState);
+    assert!(v.explanation.contains("set task-01 to `exited` with no final message"), "{}", v.explanation);
+}
+
+#[test]
+fn messages_seen_once_read_only_by_a_replaced_session() {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.fact(71_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    let v = run.the(RuleId::MessagesSeenOnce);
+    assert!(
+        v.explanation.contains("was read only by session S1 (aaaaaaaa…)") && v.explanation.contains("no owner of the task ever saw it"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn messages_seen_once_read_by_nobody_names_who_was_alive() {
+    let mut run = s1_working();
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+    let v = run.the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was read by nobody, although session S1 (aaaaaaaa…)"), "{}", v.explanation);
+}
+
+#[test]
+fn messages_seen_once_near_miss_read_once_by_the_owner_or_due_to_nobody() {
+    let mut run = s1_working();
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.fact(71_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    run.fact(80_000, Fact::Crashed { session_id: S1.into(), why: "test".into() });
+    run.message(90_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 52, "task-01", "handoff");
+    run.none(RuleId::MessagesSeenOnce);
+}
+
+#[test]
+fn messages_seen_once_twice_by_the_owner() {
+    let mut run = s1_working();
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.fact(71_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    run.fact(72_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    let v = run.the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was handled 2 times"), "{}", v.explanation);
+}
+
+/// S1 hung from 100 s to `until`; the conductor read a stale heartbeat at 700 s and hands the
+/// task over at `handover` with the heartbeat `age_s` old in comms.db then.
+fn stale_handover(until_ms: i64, handover_ms: i64, age_s: f64) -> Run {
+    let mut run = s1_working();
+    run.fact(100_000, Fact::Hung { session_id: S1.into(), until_ms });
+    run.fact(700_000, Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 657.0 });
+    let (before, after) = (row("working", S1, 0, age_s), row("fix_proposed", S1, 0, age_s));
+    run.write(handover_ms, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run
+}
+
+#[test]
+fn no_false_stale_a_session_that_woke_before_the_hand_over() {
+    let mut run = stale_handover(750_000, 800_000, 33.0);
+    let v = run.the(RuleId::NoFalseStale);
+    assert_eq!(v.t_ms, 800_000);
+    assert!(
+        v.explanation.contains("read as 657 s old at t=700000 ms") && v.explanation.contains("the heartbeat in comms.db was 33 s old"),
+        "{}",
+        v.explanation
+    );
+    assert!(
+        v.explanation.contains("hung from t=100000 ms until t=750000 ms") && v.explanation.contains("was alive and running"),
+        "{}",
+        v.explanation
+    );
+    assert_eq!(run.checker.measured().false_stale_alarms, 1);
+}
+
+#[test]
+fn no_false_stale_near_miss_still_hung_at_the_hand_over_with_a_539_s_heartbeat() {
+    let mut run = stale_handover(900_000, 800_000, 539.0);
+    run.none(RuleId::NoFalseStale);
+    assert_eq!(run.checker.measured().crash_detect_ms, [600_000]);
+}
+
+#[test]
+fn no_false_stale_near_miss_a_crashed_session() {
+    let mut run = s1_working();
+    run.fact(100_000, Fact::Crashed { session_id: S1.into(), why: "test".into() });
+    run.fact(700_000, Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 650.0 });
+    run.write(
+        701_000,
+        "conductor",
+        "conductor-session",
+        Stmt::SetTaskState,
+        "task-01",
+        row("working", S1, 0, 651.0),
+        row("fix_proposed", S1, 0, 651.0),
+    );
+    run.none(RuleId::NoFalseStale);
+}
+
+#[test]
+fn retry_count_at_most_5_and_its_near_miss() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 5, 1.0), row("error", S1, 5, 0.0));
+    run.none(RuleId::RetryCountAtMost5);
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 5, 1.0), row("error", S1, 6, 0.0));
+    assert!(run.the(RuleId::RetryCountAtMost5).explanation.contains("with retry_count 6"));
+}
+
+#[test]
+fn retry_count_counts_errors_a_report_that_counts_no_retry() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 0, 1.0), row("error", S1, 0, 0.0));
+    let v = run.the(RuleId::RetryCountCountsErrors);
+    assert!(
+        v.explanation.contains("reported error 1 on task-01 since its claim, but `set_error` left retry_count at 0"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn retry_count_counts_errors_near_miss_a_new_claim_starts_the_count_again() {
+    let mut run = s1_working();
+    run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 0, 1.0), row("error", S1, 1, 0.0));
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.write(70_000, "task-01.S2", S2, Stmt::SetError, "task-01", row("working", S2, 0, 1.0), row("error", S2, 1, 0.0));
+    run.none(RuleId::RetryCountCountsErrors);
+}
+
+#[test]
+fn owner_writes_only_a_replaced_session_overwrites_its_successor() {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.write(70_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    let v = run.the(RuleId::OwnerWritesOnly);
+    assert!(
+        v.explanation.contains("session S1 (aaaaaaaa…)") && v.explanation.contains("but the row belonged to session S2 (bbbbbbbb…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn owner_writes_only_near_miss_a_claim_takes_the_row_over() {
+    let mut run = s1_working();
+    run.write(40_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.none(RuleId::OwnerWritesOnly);
+}
+
+#[test]
+fn no_constraint_failure_and_its_near_miss_busy() {
+    let mut run = s1_working();
+    for (result, t) in
+        [(SqlResult::Busy("database is locked".into()), 5_000), (SqlResult::Failed("CHECK constraint failed: state".into()), 6_000)]
+    {
+        let sql = SqlEvent {
+            stmt: Stmt::SetTaskState,
+            task_id: "task-01".into(),
+            result,
+            rows_affected: 0,
+            before: None,
+            after: None,
+            message: None,
+            polled: Vec::new(),
+            params_text: String::new(),
+        };
+        run.event(t, "conductor", "conductor-session", EventKind::Sql(Box::new(sql)));
+    }
+    let v = run.the(RuleId::NoConstraintFailure);
+    assert_eq!(v.t_ms, 6_000, "SQLITE_BUSY is not a constraint failure");
+    assert!(v.explanation.contains("ran `set_task_state` and SQLite refused it: CHECK constraint failed"), "{}", v.explanation);
+}
+
+#[test]
+fn finished_row_untouched_a_zombie_beats_on_a_complete_row() {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.message(70_000, "task-01.S2", S2, Stmt::SendCompletion, 8, "task-01", "completion");
+    run.write(71_000, "task-01.S2", S2, Stmt::MarkComplete, "task-01", row("working", S2, 0, 1.0), row("complete", S2, 0, 0.0));
+    run.write(80_000, "task-01.S1.bg-watcher-2", S1, Stmt::Heartbeat, "task-01", row("complete", S2, 0, 9.0), row("complete", S2, 0, 0.0));
+    let v = run.the(RuleId::FinishedRowUntouched);
+    assert!(
+        v.explanation.contains("ran `heartbeat` on task-01, which was already `complete` (completed by session S2"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn finished_row_untouched_near_miss_a_read_or_a_write_that_changes_nothing() {
+    let mut run = s1_working();
+    run.message(70_000, "task-01.S1", S1, Stmt::SendCompletion, 8, "task-01", "completion");
+    run.write(71_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2);
+    run.write(80_000, "task-01.S2", S2, Stmt::Heartbeat, "task-01", row("complete", S1, 0, 9.0), None);
+    run.none(RuleId::FinishedRowUntouched);
+}
+
+#[test]
+fn completed_once_two_sessions_complete_one_task() {
+    let mut run = s1_working();
+    run.write(30_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2);
+    run.write(90_000, "task-01.S2", S2, Stmt::MarkComplete, "task-01", row("working", S2, 0, 1.0), row("complete", S2, 0, 0.0));
+    let v = run.the(RuleId::CompletedOnce);
+    assert!(
+        v.explanation.contains("completed task-01 again: session S1 (aaaaaaaa…)") && v.explanation.contains("at t=30000 ms"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn completed_once_near_miss_one_session_one_completion() {
+    let mut run = s1_working();
+    run.write(30_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.none(RuleId::CompletedOnce);
+}
+
+/// S1 asked for a review; the conductor answered it with message 61; `reader` read it and
+/// completed.
+fn answered_then_completed(reader: (&str, &str)) -> Run {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S2", S2);
+    run.fact(60_000, Fact::Answering { task_id: "task-01".into(), request_id: 60, requester: S1.into() });
+    run.message(61_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 61, "task-01", "approval");
+    run.fact(62_000, Fact::MessageHandled { session_id: reader.1.into(), message_id: 61 });
+    run.write(
+        63_000,
+        reader.0,
+        reader.1,
+        Stmt::MarkComplete,
+        "task-01",
+        row("review_approved", reader.1, 0, 1.0),
+        row("complete", reader.1, 0, 0.0),
+    );
+    run
+}
+
+#[test]
+fn answer_own_request_a_successor_completes_on_its_predecessors_approval() {
+    let mut run = answered_then_completed(("task-01.S2", S2));
+    let v = run.the(RuleId::AnswerOwnRequest);
+    assert!(
+        v.explanation.contains("session S2 (bbbbbbbb…)") && v.explanation.contains("conductor message 61 (approval)"),
+        "{}",
+        v.explanation
+    );
+    assert!(v.explanation.contains("which answered a request of session S1 (aaaaaaaa…)"), "{}", v.explanation);
+}
+
+#[test]
+fn answer_own_request_near_miss_the_requester_completes_on_its_own_answer() {
+    let mut run = answered_then_completed(("task-01.S1", S1));
+    run.none(RuleId::AnswerOwnRequest);
+}
+
+#[test]
+fn conductor_outlasts_sessions_the_conductor_exits_while_an_owner_works() {
+    let mut run = s1_working();
+    run.write(
+        90_000,
+        "conductor",
+        "conductor-session",
+        Stmt::ConductorSetState,
+        "task-00",
+        row("watching", "conductor-session", 0, 1.0),
+        row("complete", "conductor-session", 0, 0.0),
+    );
+    let v = run.the(RuleId::ConductorOutlastsSessions);
+    assert!(
+        v.explanation.contains("set its own row to `complete` while session S1 (aaaaaaaa…)")
+            && v.explanation.contains("the owner of task-01"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn conductor_outlasts_sessions_near_miss_the_owner_had_ended() {
+    let mut run = s1_working();
+    run.fact(80_000, Fact::Ended { session_id: S1.into() });
+    run.write(
+        90_000,
+        "conductor",
+        "conductor-session",
+        Stmt::ConductorSetState,
+        "task-00",
+        row("watching", "conductor-session", 0, 1.0),
+        row("complete", "conductor-session", 0, 0.0),
+    );
+    run.none(RuleId::ConductorOutlastsSessions);
+}
+
+#[test]
+fn budget_a_measurement_over_its_budget_and_one_at_it() {
+    let budgets = |max: i64| BudgetsSection { heartbeat_age_s_max: Some(max), ..BudgetsSection::default() };
+    for (max, fails) in [(456, true), (457, false)] {
+        let mut run = s1_working();
+        run.poll(30_000, &[("task-01", "working", 457.2)]);
+        run.checker.finish(40_000, &budgets(max));
+        let found = run.checker.violations().iter().any(|v| v.rule == "budget" && v.explanation.contains("heartbeat_age_s reached 457"));
+        assert_eq!(found, fails, "budget {max}");
+    }
+}
