@@ -62,6 +62,7 @@ impl Run {
         self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
     }
 
+    #[allow(clippy::too_many_arguments)]
     /// A message insert: (id, task, type). The task row around it is unchanged (its owner is
     /// left out of the snapshot, as if unknown, so the insert moves no ownership).
     fn message(&mut self, t_ms: i64, actor: &str, sid: &str, stmt: Stmt, id: i64, task: &str, kind: &str) -> &mut Run {
