@@ -74,6 +74,8 @@ pub struct Truth {
     /// The session each task row names, as of the last write seen.
     pub owner: BTreeMap<String, String>,
     pub messages: BTreeMap<i64, MessageTruth>,
+    /// Per task: the session whose write made the row `complete` (its row may name another).
+    pub completed_by: BTreeMap<String, String>,
     /// Per task: the requester the conductor's next message answers.
     answering: BTreeMap<String, String>,
 }
@@ -191,6 +193,11 @@ impl Truth {
         }
         if f.actor.is_conductor() {
             return;
+        }
+        if let Some((before, after)) = touched_row(f) {
+            if after.state == "complete" && before.state != "complete" {
+                self.completed_by.insert(f.task_id.to_string(), f.session_id.to_string());
+            }
         }
         let terminal = is_terminal_write(f);
         if let Some(s) = self.sessions.get_mut(f.session_id) {

@@ -31,7 +31,8 @@ impl Rule for FinishedRowUntouched {
         if before.state != "complete" || own_terminal_done {
             return;
         }
-        let (writer, owner) = (truth.describe(f.session_id), truth.describe(&before.session_id));
+        let completer = truth.completed_by.get(f.task_id).unwrap_or(&before.session_id);
+        let (writer, owner) = (truth.describe(f.session_id), truth.describe(completer));
         findings.violate(
             DOC.id,
             f.task_id,
