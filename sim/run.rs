@@ -48,6 +48,8 @@ pub struct RunSummary {
     pub resolved: std::sync::Arc<Scenario>,
     pub contention: crate::world::Contention,
     pub measured: crate::oracle::Measurements,
+    /// The timing budgets the run was judged against (set in the scenario, or derived).
+    pub budgets: Vec<crate::oracle::rules::budget::BudgetLimit>,
     /// Everything drawn from the seed for fault odds (swarm testing).
     pub drawn: Vec<(String, String)>,
 }
@@ -121,6 +123,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
     let scenario = &resolved;
     let summary = RunSummary {
+        budgets: crate::oracle::rules::budget::limits(scenario),
         resolved: resolved.clone(),
         scenario: scenario.name.clone(),
         seed,
@@ -201,7 +204,11 @@ impl RunSummary {
         }
         for (name, sample) in self.measured.named() {
             if let Some((p50, p95, max)) = crate::oracle::quantiles(sample) {
-                out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={})\n", sample.len()));
+                let budget = self.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| {
+                    let margin = b.limit - max;
+                    format!("; budget {}, margin {margin}{}", b.limit, if margin < 0 { " BREACHED" } else { "" })
+                });
+                out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={}){budget}\n", sample.len()));
             }
         }
         if !self.verdict.violations.is_empty() {

@@ -79,7 +79,7 @@ fn liveness_facts(db: &CommsDb, scenario: &Scenario) -> Result<Vec<String>> {
 }
 
 pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
-    checker.finish(end_ms, &scenario.budgets);
+    checker.finish(end_ms, &crate::oracle::rules::budget::limits(scenario));
     let facts = liveness_facts(db, scenario)?;
     if !facts.is_empty() {
         let why = match ending {

@@ -66,7 +66,10 @@ impl Meter {
                 // Only the task's owner handles its messages; a replaced session's reading is
                 // judged by the rules, not timed.
                 if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id, ()).is_none() {
-                    self.measured.message_notice_ms.push(t_ms - m.sent_ms);
+                    // From when the session could first see it: a handoff message waits for
+                    // the successor it is written for, which is launched after it.
+                    let launched_ms = truth.sessions.get(session_id).map_or(m.sent_ms, |s| s.launched_ms);
+                    self.measured.message_notice_ms.push(t_ms - m.sent_ms.max(launched_ms));
                 }
             }
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 
 use crate::db::RowSnapshot;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
-use crate::scenario::{BudgetsSection, ProtocolSettings};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{ActorName, RuleId, Stmt};
 
 pub use meter::{quantiles, Measurements};
@@ -153,7 +153,7 @@ impl Checker {
     }
 
     /// End-of-run checks (messages seen once, budgets).
-    pub fn finish(&mut self, end_ms: i64, budgets: &BudgetsSection) {
+    pub fn finish(&mut self, end_ms: i64, budgets: &[rules::budget::BudgetLimit]) {
         for rule in &mut self.rules {
             rule.finish(end_ms, &self.truth, &mut self.findings);
         }

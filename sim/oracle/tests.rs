@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::event::{Event, EventKind, Fact, SqlEvent, SqlResult, Who};
-use crate::scenario::BudgetsSection;
 
 /// A synthetic run: events fed to a checker one by one.
 struct Run {
@@ -100,7 +99,7 @@ impl Run {
     }
 
     fn violations(&mut self) -> Vec<Violation> {
-        self.checker.finish(100_000_000, &BudgetsSection::default());
+        self.checker.finish(100_000_000, &[]);
         self.checker.violations().to_vec()
     }
 
@@ -238,6 +237,15 @@ fn message_before_state_a_terminal_write_with_no_final_message() {
     run.write(9_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("error", S1, 5, 1.0), row("exited", S1, 5, 0.0));
     let v = run.the(RuleId::MessageBeforeState);
     assert!(v.explanation.contains("set task-01 to `exited` with no final message"), "{}", v.explanation);
+}
+
+#[test]
+fn message_before_state_complete_after_a_message_that_is_no_completion_report() {
+    let mut run = s1_working();
+    run.message(8_000, "task-01.S1", S1, Stmt::SendHandoff, 5, "task-01", "handoff");
+    run.write(9_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    let v = run.the(RuleId::MessageBeforeState);
+    assert!(v.explanation.contains("set task-01 to `complete` after a `handoff` message, with no completion report"), "{}", v.explanation);
 }
 
 #[test]
@@ -534,7 +542,7 @@ fn conductor_outlasts_sessions_near_miss_the_owner_had_ended() {
 
 #[test]
 fn budget_a_measurement_over_its_budget_and_one_at_it() {
-    let budgets = |max: i64| BudgetsSection { heartbeat_age_s_max: Some(max), ..BudgetsSection::default() };
+    let budgets = |max: i64| [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into() }];
     for (max, fails) in [(456, true), (457, false)] {
         let mut run = s1_working();
         run.poll(30_000, &[("task-01", "working", 457.2)]);

@@ -45,10 +45,11 @@ pub fn open_finished_db(path: &Path) -> Result<rusqlite::Connection> {
     rusqlite::Connection::open_with_flags(uri, flags).map_err(|e| Error::harness(format!("{}: {e}", path.display())))
 }
 
-/// The scenario's budget for each of `Measurements::named()`, in that order.
+/// The run's budget for each of `Measurements::named()`, in that order (set or derived).
 fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
-    let b = &scenario.budgets;
-    [b.message_notice_ms_max, b.review_resume_ms_max, b.crash_detect_ms_max, b.heartbeat_age_s_max, b.exit_to_claim_ms_max]
+    let limits = crate::oracle::rules::budget::limits(scenario);
+    let limit = |name: &str| limits.iter().find(|l| l.name == name).map(|l| l.limit);
+    [limit("message_notice_ms"), limit("review_resume_ms"), limit("crash_detect_ms"), limit("heartbeat_age_s"), limit("exit_to_claim_ms")]
 }
 
 /// The trace rows the reports show (all of them, or `report_window`'s). The run has just

@@ -10,7 +10,7 @@ use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessageBeforeState,
-    says: "a review request exists whenever the conductor sees needs_review, and a terminal write follows its final message (004)",
+    says: "a review request exists whenever the conductor sees needs_review, and a terminal write follows its final message (a completion report before complete) (004)",
     seed: "004 \"Request Review\" (message FIRST, then state change); 000 \"Terminal Write Atomicity\"",
     consumes: "musician message inserts and state changes; the conductor's polls",
     truth: "the messages each session wrote since its last state change",
@@ -64,17 +64,27 @@ impl MessageBeforeState {
         if before.state != after.state && after.state == "needs_review" && !since.iter().any(|k| is_review_message(k)) {
             self.unbacked_review.insert(f.task_id.to_string(), (f.session_id.to_string(), f.t_ms));
         }
-        if is_terminal_write(f) && before.state != after.state && since.is_empty() {
-            findings.violate(
-                DOC.id,
-                format!("terminal:{}", f.task_id),
-                f.t_ms,
-                format!(
-                    "at t={} ms {} set {} to `{}` with no final message before it (000 \"Terminal Write Atomicity\")",
-                    f.t_ms, f.actor, f.task_id, after.state
-                ),
-            );
+        if is_terminal_write(f) && before.state != after.state {
+            self.check_final_message(f, &after.state, &since, findings);
         }
+    }
+
+    /// 000 "Terminal Write Atomicity": a final message before every terminal write; for
+    /// `complete` it is the completion report (004 "Mark Complete": `completion`, then the state).
+    fn check_final_message(&self, f: &SqlFact, to: &str, since: &[String], findings: &mut Findings) {
+        let what = match since.last() {
+            None => "with no final message before it (000 \"Terminal Write Atomicity\")".to_string(),
+            Some(kind) if to == "complete" && !since.iter().any(|k| k == "completion") => format!(
+                "after a `{kind}` message, with no completion report since its last state change (004 \"Mark Complete\": the `completion` message, then the state)"
+            ),
+            Some(_) => return,
+        };
+        findings.violate(
+            DOC.id,
+            format!("terminal:{}", f.task_id),
+            f.t_ms,
+            format!("at t={} ms {} set {} to `{to}` {what}", f.t_ms, f.actor, f.task_id),
+        );
     }
 
     fn on_poll(&mut self, f: &SqlFact, truth: &Truth, findings: &mut Findings) {
