@@ -69,27 +69,15 @@ const MUTANTS: &[Mutant] = &[
     // No rule says a session acts on its own task's messages only.
     caught("messages-of-every-task.sql", "quickstart.toml"),
     caught("review-request-wrong-task.sql", "examples/pause-feedback.toml"),
-    gap(
-        "set-error-counts-no-retry.sql",
-        "examples/error-recovery.toml",
-        "retry_count is only bounded (retry-count-at-most-5), never compared with the error reports: needs retry-count-counts-errors",
-    ),
+    caught("set-error-counts-no-retry.sql", "examples/error-recovery.toml"),
     caught("needs-review-sets-working.sql", "quickstart.toml"),
-    gap(
-        "exited-sets-complete.sql",
-        "examples/clean-exit-handoff.toml",
-        "a `complete` after a handoff message, with no approved completion review, passes every rule and liveness: needs a rule that `complete` follows an approved completion review (or that a terminal write's final message has the matching type: `completion` before `complete`, `handoff` before `exited`)",
-    ),
+    caught("exited-sets-complete.sql", "examples/clean-exit-handoff.toml"),
     // The conductor's staleness check only matters when a session is lost: this scenario's
     // session crashes (a scripted fault) and must be replaced.
     caught("poll-sees-no-staleness.sql", "faults/crash-between-state-and-message.toml"),
     caught("poll-sees-all-stale.sql", "examples/verification-checkpoint.toml"),
     caught("resume-clears-session.sql", "quickstart.toml"),
-    gap(
-        "completion-typed-review-request.sql",
-        "quickstart.toml",
-        "the conductor approves the completion as a checkpoint and the final message as a new, never-answered request; no rule checks message types: needs a rule that `complete` follows a `completion` message and an approved completion review, or that every review request is answered",
-    ),
+    caught("completion-typed-review-request.sql", "quickstart.toml"),
     caught("set-task-state-every-row.sql", "quickstart.toml"),
     gap(
         "conductor-cursor-rereads-last.sql",
@@ -100,7 +88,7 @@ const MUTANTS: &[Mutant] = &[
     gap(
         "stop-hook-finds-no-row.sql",
         "quickstart.toml",
-        "finished sessions spin in their stop hook (reads only) for 500 checks after the conductor has exited: needs conductor-outlasts-sessions",
+        "finished sessions spin in their stop hook (reads only) for 500 checks after their terminal write: conductor-outlasts-sessions does not see it (a session past its terminal write is not working); needs a rule that a session ends within a stop-hook check or two of its terminal write (004 stop-hook exit criteria)",
     ),
     // Behaviours the simulator already has, switched on over a fault-free scenario.
     caught("state-first.toml", "examples/clean-exit-handoff.toml"),
