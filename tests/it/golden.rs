@@ -63,7 +63,13 @@ fn measure(scenario: &str, seed: Option<u64>, out: &Path) -> String {
     let o = rehearsal(&args);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{scenario}: {}\n{}", stdout(&o), stderr(&o));
     let text = stdout(&o);
-    format!("{scenario}\t{}\t{}\t{}", summary_field(&text, "seed"), summary_field(&text, "trace hash"), sha256_file(&out.join("comms.db")))
+    format!(
+        "{scenario}\t{}\t{}\t{}\t{}",
+        summary_field(&text, "seed"),
+        summary_field(&text, "trace hash"),
+        sha256_file(&out.join("comms.db")),
+        sha256_file(&out.join("violations.csv"))
+    )
 }
 
 #[test]
