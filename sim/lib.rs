@@ -33,6 +33,7 @@ pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
 pub mod trace;
+pub mod trace_codec;
 pub mod trace_reader;
 pub mod variant;
 pub mod verdict;
