@@ -17,6 +17,7 @@ pub mod faults;
 pub mod findings;
 pub mod handoff;
 pub mod interrupt;
+pub mod judge;
 pub mod messages;
 pub mod musician;
 pub mod oracle;
