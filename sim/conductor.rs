@@ -50,6 +50,8 @@ struct TaskView {
     session_id: String,
     retry_count: i64,
     seconds_stale: f64,
+    /// When the poll that read this row ran.
+    polled_at_ms: i64,
 }
 
 struct Conductor<'a> {
@@ -180,6 +182,7 @@ impl Conductor<'_> {
                 session_id: rows.text(r, 4).unwrap_or("").to_string(),
                 retry_count: rows.int(r, 5).unwrap_or(0),
                 seconds_stale: rows.real(r, 3).unwrap_or(0.0),
+                polled_at_ms: self.ctx.now_ms(),
             });
         }
         Ok(tasks)
@@ -234,6 +237,7 @@ impl Conductor<'_> {
                 task_id: task.task_id.clone(),
                 session_id: task.session_id.clone(),
                 seconds_stale: task.seconds_stale,
+                polled_at_ms: task.polled_at_ms,
             });
             let why = format!("went stale (heartbeat {:.0} s old)", task.seconds_stale);
             return self.hand_over(&task.task_id, &why).await;

@@ -213,7 +213,7 @@ impl Ctx {
 
     /// A trace row for a protocol decision that is not a database effect.
     pub fn note(&self, what: &'static str, detail: impl Into<String>) {
-        self.emit(EventKind::Note { what, detail: detail.into() });
+        self.emit(EventKind::Note { what: std::borrow::Cow::Borrowed(what), detail: detail.into() });
     }
 
     /// Fault: the extra context a subagent's result costs, if the plan's spike odds hit it

@@ -2,6 +2,11 @@
 //! every fact of ground truth is one typed `Event`. The trace writer, the checker and the
 //! run's statistics all consume this same stream (sim/engine.rs dispatches it), so what the
 //! trace shows and what the oracles judge cannot drift apart.
+//!
+//! Every event round-trips through `trace.csv` (format v2, sim/trace_codec.rs): the trace
+//! reader gives back equal events, so a finished run can be judged again from its files.
+
+use std::borrow::Cow;
 
 use crate::db::RowSnapshot;
 use crate::vocab::{ActorName, Stmt};
@@ -29,6 +34,14 @@ pub enum ActorEnd {
 }
 
 impl ActorEnd {
+    /// Every way an actor leaves the run (the trace reader recognises their names).
+    pub const ALL: [ActorEnd; 5] =
+        [ActorEnd::Exit, ActorEnd::Crashed, ActorEnd::Killed, ActorEnd::KilledWithParent, ActorEnd::WatcherDeath];
+
+    pub fn parse(text: &str) -> Option<ActorEnd> {
+        ActorEnd::ALL.into_iter().find(|end| end.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ActorEnd::Exit => "exit",
@@ -54,7 +67,7 @@ pub enum SqlResult {
 }
 
 /// One protocol statement as the world executed it, with what the harness saw around it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SqlEvent {
     pub stmt: Stmt,
     /// The task row it concerns (its `:task_id`, or the actor's task).
@@ -95,6 +108,12 @@ pub enum FileOp {
 }
 
 impl FileOp {
+    pub const ALL: [FileOp; 3] = [FileOp::Append, FileOp::Write, FileOp::Read];
+
+    pub fn parse(text: &str) -> Option<FileOp> {
+        FileOp::ALL.into_iter().find(|op| op.as_str() == text)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FileOp::Append => "file_append",
@@ -105,8 +124,9 @@ impl FileOp {
 }
 
 /// Ground truth and protocol decisions that are not database effects. They reach the
-/// oracles, never other actors, and write no trace row of their own.
-#[derive(Clone, Debug)]
+/// oracles, never other actors; the trace writes each as a `truth` row (the fact in its
+/// `observed` column), so re-judging sees them too.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Fact {
     Launched {
         /// When the session starts (the launch delay after the conductor launched it).
@@ -146,7 +166,10 @@ pub enum Fact {
     StaleDeclared {
         task_id: String,
         session_id: String,
+        /// The heartbeat's age as the conductor's poll read it.
         seconds_stale: f64,
+        /// When that poll ran (the conductor may have reviewed other tasks since).
+        polled_at_ms: i64,
     },
 }
 
@@ -165,7 +188,7 @@ impl EventLog {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EventKind {
     /// A fault probability drawn from the seed before the run (swarm testing).
     Swarm {
@@ -191,16 +214,19 @@ pub enum EventKind {
         who: String,
         ms: i64,
     },
-    /// A protocol decision an actor notes in the trace (`launch`, `claimed`, …).
+    /// A protocol decision an actor notes in the trace (`launch`, `claimed`, …). Its name is
+    /// the trace's event column, so it must not be one of the trace's own event names
+    /// (`trace_codec::is_reserved_event`); actors name notes with literals, the trace reader
+    /// gives the name back owned.
     Note {
-        what: &'static str,
+        what: Cow<'static, str>,
         detail: String,
     },
     Truth(Fact),
 }
 
 /// One event: when, who (and as which session), what.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     /// Simulated milliseconds since the run's epoch.
     pub t_ms: i64,

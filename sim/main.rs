@@ -30,6 +30,9 @@ enum Command {
     Merge(MergeArgs),
     /// Re-run a saved failure and confirm its trace hash; --until stops early and shows state.
     Replay(ReplayArgs),
+    /// Judge finished runs again from their trace.csv and comms.db alone; compare the verdict
+    /// with the violations.csv each run wrote (or --write it).
+    Judge(JudgeArgs),
     /// Minimize a saved failure while it keeps failing the same way; write the scenario.
     Shrink(ShrinkArgs),
     /// Regenerate reports/FINDINGS.md: every disagreement, default against variant.
@@ -141,6 +144,20 @@ struct ReplayArgs {
     until: Option<i64>,
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct JudgeArgs {
+    /// Run folders (each with trace.csv, comms.db and violations.csv), e.g. reports/runs/quickstart-1.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// Scenario file to judge with, instead of the one each trace names (relative to the folder
+    /// the run was made in): for a trace made elsewhere.
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Write violations.csv into each run folder instead of only comparing with it.
+    #[arg(long)]
+    write: bool,
 }
 
 #[derive(Args)]
@@ -281,6 +298,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => cmd_sweep(args),
         Command::Merge(args) => cmd_merge(args),
         Command::Replay(args) => cmd_replay(args),
+        Command::Judge(args) => cmd_judge(args),
         Command::Shrink(args) => cmd_shrink(args),
         Command::Findings(args) => cmd_findings(args),
         Command::Bench(args) if args.overhead => cmd_overhead(args),
@@ -359,6 +377,37 @@ fn cmd_replay(args: ReplayArgs) -> Result<Outcome, Error> {
     let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out)?;
     print!("{text}");
     Ok(Outcome::Runs(outcome))
+}
+
+/// One line per folder. A folder that cannot be judged is reported and the others are still
+/// judged; then the worst decides: a harness error (3), bad input (2), a verdict that differs
+/// from the run's (3), a failing verdict (1), else 0.
+fn cmd_judge(args: JudgeArgs) -> Result<Outcome, Error> {
+    let mut outcomes = Vec::new();
+    let (mut bad_input, mut harness) = (0, 0);
+    for dir in &args.runs {
+        match rehearsal::judge::judge_run(dir, args.scenario.as_deref(), args.write) {
+            Ok(judged) => {
+                println!("{}", judged.line());
+                outcomes.push(judged.outcome());
+            }
+            Err(e) => {
+                eprintln!("rehearsal: {e}");
+                match e {
+                    Error::Input(_) => bad_input += 1,
+                    Error::Harness(_) => harness += 1,
+                }
+            }
+        }
+    }
+    let total = args.runs.len();
+    if harness > 0 {
+        return Err(Error::harness(format!("{harness} of {total} run folder(s) could not be judged (a harness error)")));
+    }
+    if bad_input > 0 {
+        return Err(Error::input(format!("{bad_input} of {total} run folder(s) could not be judged (bad input)")));
+    }
+    Ok(Outcome::Runs(RunOutcome::worst(outcomes)))
 }
 
 fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::oracle::Checker;
 use crate::plan::RunPlan;
 use crate::scenario::Scenario;
-use crate::trace::TraceSink;
+use crate::trace::{RunEnd, RunStart, TraceSink};
 use crate::verdict::{self, Verdict};
 use crate::vocab::{ActorName, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
@@ -80,7 +80,7 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants } = plan;
     let drawn = faults.drawn.clone();
-    let checker = Checker::new(scenario.settings.clone(), scenario.conductor.staleness_s);
+    let checker = checker_for(&scenario);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let clock = SimClock::new(epoch);
@@ -88,7 +88,10 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     if record {
         db.recorded = Some(Vec::new());
     }
-    let trace = TraceSink::create(&out_dir.join("trace.csv"), epoch)?;
+    let mut trace = TraceSink::create(&out_dir.join("trace.csv"), epoch)?;
+    // What `rehearsal judge` needs to judge the run again from its files.
+    let variants = cli_variants.clone();
+    trace.write_run_start(&RunStart { scenario: scenario.path.display().to_string(), seed, variants, epoch_unix_ms: epoch })?;
     let config = EngineConfig {
         seed,
         epoch_unix_ms: epoch,
@@ -108,13 +111,14 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let (mut db, Observers { trace, checker }) = engine.finish()?;
+    let (mut db, Observers { mut trace, checker }) = engine.finish()?;
     let ending = ending?;
+    trace.write_run_end(&RunEnd { ending, makespan_ms })?;
     let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
     let measured = checker.measured().clone();
-    let verdict = verdict::judge(&db, &scenario, ending, makespan_ms, checker)?;
-    let tasks_complete = verdict::tasks_in_state(&db, "complete")?;
+    let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
+    let tasks_complete = verdict::tasks_in_state(db.connection(), "complete")?;
     write_violations(&out_dir.join("violations.csv"), &verdict)?;
     db.close()?;
     let trace_rows = trace.rows_written();
@@ -144,6 +148,12 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         trace_hash,
     };
     Ok((summary, recorded))
+}
+
+/// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
+/// judge`'s, so both judge with the same settings.
+pub fn checker_for(scenario: &Scenario) -> Checker {
+    Checker::new(scenario.settings.clone(), scenario.conductor.staleness_s)
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is
@@ -220,16 +230,20 @@ impl RunSummary {
     }
 }
 
-/// `violations.csv`: every violation with its time and explanation; written to a temporary
-/// name and renamed, so the file is whole or absent.
-fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
+/// The bytes of `violations.csv`: every violation with its time and explanation.
+pub fn violations_csv(verdict: &Verdict) -> Result<Vec<u8>> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(["t_ms", "rule", "explanation"]).map_err(|e| Error::harness(e.to_string()))?;
     for v in &verdict.violations {
         writer.write_record([v.t_ms.to_string(), v.rule.to_string(), v.explanation.clone()]).map_err(|e| Error::harness(e.to_string()))?;
     }
-    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
-    crate::atomic::write_atomically(path, &bytes)
+    writer.into_inner().map_err(|e| Error::harness(format!("violations.csv: {e}")))
+}
+
+/// Writes `violations.csv` (the run's, or `rehearsal judge --write`'s) to a temporary name and
+/// renames it, so the file is whole or absent.
+pub fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
+    crate::atomic::write_atomically(path, &violations_csv(verdict)?)
 }
 
 pub fn human_ms(ms: i64) -> String {

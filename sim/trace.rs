@@ -1,7 +1,12 @@
-//! The trace: one CSV row per event, streamed to disk and hashed as it is written.
+//! The trace: one CSV row per event, streamed to disk and hashed as it is written. Format v2
+//! (sim/trace_codec.rs documents it): a `run_start` row first, one row per event (facts of
+//! ground truth included, as `truth` rows), a `run_end` row last, and an `observed` column
+//! that holds what the other columns lack, so the trace reader gives back every event and a
+//! finished run can be judged again from its files (`rehearsal judge`).
 //!
 //! The trace hash (SHA-256 of the exact bytes of `trace.csv`) is the run's fingerprint:
-//! same scenario, seed and build ⇒ same hash (DESIGN.md, invariant 3).
+//! same scenario (as named on the command line), seed and build ⇒ same hash (DESIGN.md,
+//! invariant 3).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -12,8 +17,31 @@ use sha2::{Digest, Sha256};
 use crate::clock::format_utc_ms;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, SqlResult, Who};
+use crate::trace_codec;
+use crate::vocab::Ending;
 
-pub const HEADER: [&str; 10] = ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq"];
+/// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
+pub const HEADER: [&str; 11] =
+    ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq", "observed"];
+
+/// What the trace's first row says: how to judge the run again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunStart {
+    /// The scenario file as the run was given it (relative to the folder it ran in).
+    pub scenario: String,
+    pub seed: u64,
+    /// The command line's variants, applied after the scenario's own.
+    pub variants: Vec<String>,
+    pub epoch_unix_ms: i64,
+}
+
+/// What the trace's last row says: how the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    pub ending: Ending,
+    /// Simulated ms from the epoch to the last event (the row's `t_ms` too).
+    pub makespan_ms: i64,
+}
 
 /// Bytes go to the file and into the hash at once, so the hash is of exactly what is on disk.
 struct HashingWriter {
@@ -43,6 +71,8 @@ pub struct TraceSink {
     second_cache: (i64, String),
     /// The actor column of the row being written, reused between rows.
     actor_buf: String,
+    /// The observed column of the row being written, reused between rows.
+    observed_buf: String,
 }
 
 /// Room for a count's decimal digits.
@@ -82,15 +112,41 @@ impl TraceSink {
             final_path: path.to_path_buf(),
             second_cache: (i64::MIN, String::new()),
             actor_buf: String::new(),
+            observed_buf: String::new(),
         })
     }
 
-    /// Writes the trace row of one event; facts of ground truth have none.
+    /// The first row: the scenario, seed, variants and epoch the run was made with.
+    pub fn write_run_start(&mut self, start: &RunStart) -> Result<()> {
+        let mut observed = std::mem::take(&mut self.observed_buf);
+        observed.clear();
+        trace_codec::encode_run_start(&mut observed, start);
+        let result = self.write_row(0, "engine", "", "run_start", "", "", "", "", &observed);
+        self.observed_buf = observed;
+        result
+    }
+
+    /// The last row: how the run ended, at its makespan.
+    pub fn write_run_end(&mut self, end: &RunEnd) -> Result<()> {
+        let mut observed = std::mem::take(&mut self.observed_buf);
+        observed.clear();
+        trace_codec::encode_run_end(&mut observed, end);
+        let result = self.write_row(end.makespan_ms, "engine", "", "run_end", "", "", "", "", &observed);
+        self.observed_buf = observed;
+        result
+    }
+
+    /// Writes the trace row of one event.
     pub fn write(&mut self, event: &Event) -> Result<()> {
         let mut rows_buf = itoa_buf();
         let detail_buf: String;
+        let mut observed = std::mem::take(&mut self.observed_buf);
+        observed.clear();
         let (event_name, statement, rows, state_after, detail): (&str, &str, &str, &str, &str) = match &event.kind {
-            EventKind::Truth(_) => return Ok(()),
+            EventKind::Truth(fact) => {
+                trace_codec::encode_fact(&mut observed, fact);
+                ("truth", "", "", "", "")
+            }
             EventKind::Swarm { name, value } => {
                 detail_buf = format!("{name}={value}");
                 ("swarm", "", "", "", &detail_buf)
@@ -110,6 +166,7 @@ impl TraceSink {
                         &detail_buf
                     }
                 };
+                trace_codec::encode_sql(&mut observed, sql);
                 ("sql", sql.stmt.name(), rows, state_after, detail)
             }
             EventKind::File { op, path, lines, first_line } => {
@@ -125,7 +182,12 @@ impl TraceSink {
                 detail_buf = format!("{who} hangs for {ms} ms");
                 ("fault_hang", "", "", "", &detail_buf)
             }
-            EventKind::Note { what, detail } => (what, "", "", "", detail.as_str()),
+            EventKind::Note { what, detail } => {
+                if trace_codec::is_reserved_event(what) {
+                    return Err(Error::harness(format!("a note named `{what}` would read back as another kind of trace row")));
+                }
+                (what.as_ref(), "", "", "", detail.as_str())
+            }
         };
         self.actor_buf.clear();
         match event.who {
@@ -136,8 +198,9 @@ impl TraceSink {
             }
         }
         let actor = std::mem::take(&mut self.actor_buf);
-        let result = self.write_row(event.t_ms, &actor, &event.session, event_name, statement, rows, state_after, detail);
+        let result = self.write_row(event.t_ms, &actor, &event.session, event_name, statement, rows, state_after, detail, &observed);
         self.actor_buf = actor;
+        self.observed_buf = observed;
         result
     }
 
@@ -152,6 +215,7 @@ impl TraceSink {
         rows: &str,
         state_after: &str,
         detail: &str,
+        observed: &str,
     ) -> Result<()> {
         self.rows_written += 1;
         let unix_ms = self.epoch_unix_ms + t_ms;
@@ -161,7 +225,7 @@ impl TraceSink {
         }
         let time = format!("{}.{:03}", self.second_cache.1, unix_ms.rem_euclid(1000));
         let (t_ms, seq) = (t_ms.to_string(), self.rows_written.to_string());
-        let record: [&str; 10] = [&t_ms, &time, actor, session, event, statement, rows, state_after, detail, &seq];
+        let record: [&str; 11] = [&t_ms, &time, actor, session, event, statement, rows, state_after, detail, &seq, observed];
         // Streamed only: a fleet-sized run has millions of rows, and nothing reads them back
         // before the file is whole (reports re-read trace.csv).
         self.writer.write_record(record).map_err(|e| Error::harness(format!("trace: {e}")))?;

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::db::CommsDb;
 use crate::engine::Ending;
 use crate::error::Result;
 use crate::oracle::{Checker, Violation};
@@ -48,8 +47,9 @@ impl Verdict {
     }
 }
 
-pub fn tasks_in_state(db: &CommsDb, state: &str) -> Result<usize> {
-    let n: i64 = db.connection().query_row(
+/// Tasks of the scenario (not the conductor's, not fallback rows) in `state`.
+pub fn tasks_in_state(conn: &rusqlite::Connection, state: &str) -> Result<usize> {
+    let n: i64 = conn.query_row(
         "SELECT count(*) FROM orchestration_tasks WHERE task_id != ?1 AND task_id NOT LIKE 'fallback-%' AND state = ?2",
         rusqlite::params![CONDUCTOR_TASK_ID, state],
         |r| r.get(0),
@@ -58,8 +58,7 @@ pub fn tasks_in_state(db: &CommsDb, state: &str) -> Result<usize> {
 }
 
 /// Liveness from the database: every task `complete`, the conductor in an exit state.
-fn liveness_facts(db: &CommsDb, scenario: &Scenario) -> Result<Vec<String>> {
-    let conn = db.connection();
+fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Vec<String>> {
     let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
     let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     let mut facts = Vec::new();
@@ -78,13 +77,15 @@ fn liveness_facts(db: &CommsDb, scenario: &Scenario) -> Result<Vec<String>> {
     Ok(facts)
 }
 
-pub fn judge(db: &CommsDb, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
+/// The verdict of a run: `checker` has consumed the run's events; `conn` is its `comms.db`
+/// (the run's own connection, or a finished run's opened read-only by `rehearsal judge`).
+pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
     checker.finish(end_ms, &crate::oracle::rules::budget::limits(scenario));
-    let facts = liveness_facts(db, scenario)?;
+    let facts = liveness_facts(conn, scenario)?;
     if !facts.is_empty() {
         let why = match ending {
             Ending::TimeLimit => format!("not every task completed within run.sim_time_max_ms = {} ms", scenario.run.sim_time_max_ms),
-            Ending::Quiescent => "every actor stopped with work left undone".to_string(),
+            Ending::Quiescent => "every actor stopped, with these rows not complete".to_string(),
         };
         checker.add_liveness(end_ms, format!("{why}: {}", facts.join("; ")));
     }

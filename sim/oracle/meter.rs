@@ -82,7 +82,10 @@ impl Meter {
                     self.on_poll(f.t_ms, f.polled, truth);
                 }
             }
-            Seen::Sql(f) if f.actor.is_conductor() => self.on_conductor_write(&f, truth),
+            Seen::Sql(f) if f.actor.is_conductor() => {
+                self.on_hand_over(&f, truth);
+                self.on_conductor_write(&f);
+            }
             Seen::Sql(f) => self.on_musician_write(&f),
         }
     }
@@ -100,7 +103,7 @@ impl Meter {
         }
     }
 
-    fn on_conductor_write(&mut self, f: &super::SqlFact, truth: &Truth) {
+    fn on_conductor_write(&mut self, f: &super::SqlFact) {
         let Some((before, after)) = touched_row(f) else { return };
         if f.task_id == crate::vocab::CONDUCTOR_TASK_ID || before.state == after.state {
             return;
@@ -108,14 +111,25 @@ impl Meter {
         if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
             self.answered.insert(f.task_id.to_string(), f.t_ms);
         }
-        // A declaration is answered by the conductor's next state change on the task.
-        if let Some((session_id, declared_ms)) = self.declared.remove(f.task_id) {
-            if after.state == "fix_proposed" {
-                match truth.stale_truth(&session_id, f.t_ms) {
-                    StaleTruth::Crashed(at) | StaleTruth::Hung(at) => self.measured.crash_detect_ms.push(declared_ms - at),
-                    StaleTruth::Live => self.measured.false_stale_alarms += 1,
-                    StaleTruth::WatcherDead | StaleTruth::Finished | StaleTruth::Unknown => {}
-                }
+    }
+
+    /// A declaration is judged at the conductor's next write on the task (as no-false-stale
+    /// judges it): the hand-over's handoff message, or its state.
+    fn on_hand_over(&mut self, f: &super::SqlFact, truth: &Truth) {
+        if f.readonly || f.rows_affected == 0 {
+            return;
+        }
+        let Some((session_id, declared_ms)) = self.declared.remove(f.task_id) else { return };
+        let handing_over = match (f.message, f.after) {
+            (Some((_, _, kind)), _) => kind == "handoff",
+            (None, Some(after)) => after.state == "fix_proposed",
+            (None, None) => false,
+        };
+        if handing_over {
+            match truth.stale_truth(&session_id, f.t_ms) {
+                StaleTruth::Crashed(at) | StaleTruth::Hung(at) => self.measured.crash_detect_ms.push(declared_ms - at),
+                StaleTruth::Live => self.measured.false_stale_alarms += 1,
+                StaleTruth::WatcherDead | StaleTruth::Finished | StaleTruth::Unknown => {}
             }
         }
     }

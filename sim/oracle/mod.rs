@@ -22,7 +22,7 @@ use crate::vocab::{ActorName, RuleId, Stmt};
 
 pub use meter::{quantiles, Measurements};
 pub use rules::{Rule, RuleDoc, RULES};
-pub use truth::{StaleTruth, Truth};
+pub use truth::{MessageTruth, StaleTruth, Truth};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {

@@ -295,7 +295,10 @@ fn messages_seen_once_twice_by_the_owner() {
 fn stale_handover(until_ms: i64, handover_ms: i64, age_s: f64) -> Run {
     let mut run = s1_working();
     run.fact(100_000, Fact::Hung { session_id: S1.into(), until_ms });
-    run.fact(700_000, Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 657.0 });
+    run.fact(
+        700_000,
+        Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 657.0, polled_at_ms: 690_000 },
+    );
     let (before, after) = (row("working", S1, 0, age_s), row("fix_proposed", S1, 0, age_s));
     run.write(handover_ms, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
     run
@@ -307,7 +310,8 @@ fn no_false_stale_a_session_that_woke_before_the_hand_over() {
     let v = run.the(RuleId::NoFalseStale);
     assert_eq!(v.t_ms, 800_000);
     assert!(
-        v.explanation.contains("read as 657 s old at t=700000 ms") && v.explanation.contains("the heartbeat in comms.db was 33 s old"),
+        v.explanation.contains("declared it stale at t=700000 ms on a heartbeat its poll at t=690000 ms read as 657 s old")
+            && v.explanation.contains("the heartbeat in comms.db was 33 s old"),
         "{}",
         v.explanation
     );
@@ -327,10 +331,45 @@ fn no_false_stale_near_miss_still_hung_at_the_hand_over_with_a_539_s_heartbeat()
 }
 
 #[test]
+fn no_false_stale_is_judged_when_the_hand_over_begins_with_its_handoff_message() {
+    // Still hung when the handoff message is written; awake 1 s later, at the state write.
+    let mut run = s1_working();
+    run.fact(100_000, Fact::Hung { session_id: S1.into(), until_ms: 800_500 });
+    run.fact(
+        700_000,
+        Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 650.0, polled_at_ms: 690_000 },
+    );
+    run.message(800_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 9, "task-01", "handoff");
+    run.write(
+        801_000,
+        "conductor",
+        "conductor-session",
+        Stmt::SetTaskState,
+        "task-01",
+        row("working", S1, 0, 751.0),
+        row("fix_proposed", S1, 0, 751.0),
+    );
+    run.none(RuleId::NoFalseStale);
+}
+
+#[test]
+fn messages_seen_once_near_miss_a_message_to_a_task_whose_owner_had_finished() {
+    let mut run = s1_working();
+    run.message(8_000, "task-01.S1", S1, Stmt::SendCompletion, 5, "task-01", "completion");
+    run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+    run.fact(9_500, Fact::Ended { session_id: S1.into() });
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.none(RuleId::MessagesSeenOnce);
+}
+
+#[test]
 fn no_false_stale_near_miss_a_crashed_session() {
     let mut run = s1_working();
     run.fact(100_000, Fact::Crashed { session_id: S1.into(), why: "test".into() });
-    run.fact(700_000, Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 650.0 });
+    run.fact(
+        700_000,
+        Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 650.0, polled_at_ms: 690_000 },
+    );
     run.write(
         701_000,
         "conductor",

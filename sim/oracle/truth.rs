@@ -47,6 +47,8 @@ pub struct MessageTruth {
     pub kind: String,
     pub sent_ms: i64,
     pub from_conductor: bool,
+    /// The session the task row named when the message was written.
+    pub owner_at_send: Option<String>,
     /// For a conductor answer: the session whose request it replies to.
     pub answers: Option<String>,
 }
@@ -187,6 +189,7 @@ impl Truth {
                     kind: kind.clone(),
                     sent_ms: f.t_ms,
                     from_conductor: f.actor.is_conductor(),
+                    owner_at_send: self.owner.get(task_id).cloned(),
                     answers,
                 },
             );

@@ -52,18 +52,20 @@ fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
     [limit("message_notice_ms"), limit("review_resume_ms"), limit("crash_detect_ms"), limit("heartbeat_age_s"), limit("exit_to_claim_ms")]
 }
 
-/// The trace rows the reports show (all of them, or `report_window`'s). The run has just
-/// written this trace, so one that does not read back is the harness's fault, not the input's.
+/// The trace rows the reports show: the run's effects (not its first and last rows nor the
+/// facts of ground truth), all of them or `report_window`'s. The run has just written this
+/// trace, so one that does not read back is the harness's fault, not the input's.
 fn report_records(dir: &Path, summary: &RunSummary) -> Result<Vec<TraceRecord>> {
     let path = dir.join("trace.csv");
     let records = match report_window(summary) {
         Some((from, to)) => trace_reader::read_window(&path, from, to),
         None => trace_reader::read(&path),
     };
-    records.map_err(|e| match e {
+    let records = records.map_err(|e| match e {
         Error::Input(message) => Error::harness(message),
         other => other,
-    })
+    })?;
+    Ok(records.into_iter().filter(TraceRecord::is_effect).collect())
 }
 
 /// Writes `name` under `dir` whole or not at all (sim/atomic.rs).
@@ -107,5 +109,6 @@ pub(crate) fn test_record(
         state_after,
         detail: detail.to_string(),
         seq: t_ms as u64,
+        observed: String::new(),
     }
 }

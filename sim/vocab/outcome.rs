@@ -9,6 +9,22 @@ pub enum Ending {
     TimeLimit,
 }
 
+impl Ending {
+    pub const ALL: [Ending; 2] = [Ending::Quiescent, Ending::TimeLimit];
+
+    /// Its name in the trace's `run_end` row.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ending::Quiescent => "quiescent",
+            Ending::TimeLimit => "time_limit",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Ending> {
+        Ending::ALL.into_iter().find(|e| e.as_str() == text)
+    }
+}
+
 /// A run's outcome, as results.csv, JUnit and exit codes carry it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RunOutcome {

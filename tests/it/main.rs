@@ -10,6 +10,7 @@ mod examples;
 mod faults;
 mod fuzz;
 mod golden;
+mod judge;
 mod mutants;
 mod nothing_lost;
 mod protocol;

@@ -122,7 +122,7 @@ fn quickstart_trace_shows_message_first_heartbeats_at_step_boundaries_and_termin
     let tmp = tempfile::tempdir().unwrap();
     run_ok(&scenario("quickstart.toml"), 3, tmp.path());
     let text = std::fs::read_to_string(tmp.path().join("trace.csv")).unwrap();
-    assert_eq!(text.lines().next(), Some("t_ms,time,actor,session,event,statement,rows,state_after,detail,seq"));
+    assert_eq!(text.lines().next(), Some("t_ms,time,actor,session,event,statement,rows,state_after,detail,seq,observed"));
     let body = trace(tmp.path());
     let mut previous_t_ms = 0i64;
     for row in &body {

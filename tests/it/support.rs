@@ -15,6 +15,67 @@ pub fn scenario(name: &str) -> PathBuf {
     root().join("scenarios").join(name)
 }
 
+/// Shipped scenarios left out of the whole-set tests, with the reason: their runs take
+/// minutes in a debug build.
+const TOO_LONG: &[&str] = &["scenarios/bench/fleet-1000.toml", "scenarios/bench/fleet-day.toml"];
+
+/// Extra seeds of the random-fault scenarios: swarm draws differ per seed.
+const EXTRA_SEEDS: &[(&str, &[u64])] =
+    &[("scenarios/faults/random-faults.toml", &[1, 2, 7, 90, 221]), ("scenarios/bench/ci-smoke.toml", &[2, 3, 4])];
+
+/// Every shipped scenario file (but `TOO_LONG`), relative to the project root, sorted.
+pub fn shipped_scenarios() -> Vec<String> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "toml") {
+                out.push(path);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&root().join("scenarios"), &mut files);
+    let mut names: Vec<String> = files
+        .iter()
+        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
+        .filter(|p| !TOO_LONG.contains(&p.as_str()))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Every shipped scenario on its own seed (`None`), then the extra seeds of the random-fault
+/// ones: the runs the golden file and re-judging check.
+pub fn shipped_cases() -> Vec<(String, Option<u64>)> {
+    let mut cases: Vec<(String, Option<u64>)> = shipped_scenarios().into_iter().map(|s| (s, None)).collect();
+    for (scenario, seeds) in EXTRA_SEEDS {
+        cases.extend(seeds.iter().map(|seed| (scenario.to_string(), Some(*seed))));
+    }
+    cases
+}
+
+/// Runs `job(i)` for every `i < n` on two threads (the machines running the tests share
+/// their cores), results in order.
+pub fn on_two_threads<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new((0..n).map(|_| None).collect::<Vec<Option<T>>>());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= n {
+                    return;
+                }
+                let result = job(i);
+                results.lock().unwrap()[i] = Some(result);
+            });
+        }
+    });
+    results.into_inner().unwrap().into_iter().map(|r| r.expect("every job ran")).collect()
+}
+
 /// Runs the `rehearsal` binary with `args` from the project root.
 pub fn rehearsal(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rehearsal"))

@@ -13,7 +13,10 @@ pub static DOC: RuleDoc = RuleDoc {
     seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; PROTOCOL.md disagreement 10",
     consumes: "writes that change a task row's state, and claims",
     truth: "the row's state before and after the write",
-    meaning: Meaning::SimulatorOrSqlBug,
+    // Fault-free, a violation is a simulator or SQL bug; under faults, two sessions writing one
+    // row in turn (no UPDATE checks state or session_id) or the conductor acting on an old
+    // poll produce them: flaws the seeds' protocol allows.
+    meaning: Meaning::ProtocolFlaw,
 };
 
 pub struct AllowedTransitions {

@@ -32,12 +32,17 @@ impl Rule for ConductorOutlastsSessions {
                 continue;
             }
             let who = truth.describe(owner);
+            let hung = truth
+                .sessions
+                .get(owner)
+                .and_then(|s| s.hung_at(f.t_ms))
+                .map_or(String::new(), |(_, until)| format!(" (frozen by a hang until t={until} ms, then to go on)"));
             findings.violate(
                 DOC.id,
                 task_id.clone(),
                 f.t_ms,
                 format!(
-                    "at t={} ms the conductor set its own row to `{}` while {who}, the owner of {task_id}, was still alive and had not made its terminal write: the session is left with no conductor",
+                    "at t={} ms the conductor set its own row to `{}` while {who}, the owner of {task_id}, was still alive{hung} and had not made its terminal write: the session is left with no conductor",
                     f.t_ms,
                     f.after.map_or("", |a| a.state.as_str())
                 ),

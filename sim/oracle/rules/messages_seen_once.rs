@@ -57,7 +57,7 @@ impl Rule for MessagesSeenOnce {
             let by_replaced = reads.map_or(&[][..], |r| &r.by_replaced[..]);
             let head = format!("conductor message {id} ({}) to {}, sent at t={} ms,", m.kind, m.task_id, m.sent_ms);
             match by_owner.len() {
-                0 if is_due(truth, &m.task_id, m.sent_ms) => {
+                0 if is_due(truth, m) => {
                     let what = match by_replaced.first() {
                         Some((sid, t)) => format!(
                             "was read only by {}, at t={t} ms, when it no longer owned the task; no owner of the task ever saw it",
@@ -80,9 +80,14 @@ impl Rule for MessagesSeenOnce {
     }
 }
 
-/// Due only if some session of the task was alive after it was sent.
-fn is_due(truth: &Truth, task_id: &str, sent_ms: i64) -> bool {
-    truth.sessions.values().any(|s| s.task_id == task_id && s.is_live_at(sent_ms))
+/// Due only if an owner of the task could see it: the session the row named when it was
+/// written was still alive then, or a session of the task started after it (a successor reads
+/// the messages since its predecessor's HANDOFF). A message to a task whose owner had already
+/// finished, and that no session took over after, is addressed to nobody.
+fn is_due(truth: &Truth, m: &crate::oracle::MessageTruth) -> bool {
+    let owner_alive = m.owner_at_send.as_ref().and_then(|o| truth.sessions.get(o)).is_some_and(|s| s.is_live_at(m.sent_ms));
+    let successor = truth.sessions.values().any(|s| s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.is_some());
+    owner_alive || successor
 }
 
 fn due_sessions(truth: &Truth, task_id: &str, sent_ms: i64) -> String {

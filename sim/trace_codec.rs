@@ -1,0 +1,462 @@
+//! The `observed` column of trace format v2: what a row's other columns lack for its event to
+//! come back whole. The writer (sim/trace.rs) encodes it and the reader (sim/trace_reader.rs)
+//! decodes it with the functions of this file, which sit side by side so they cannot drift
+//! apart. Every struct is destructured without `..` and rebuilt without defaults: a field
+//! added to `RowSnapshot`, `SqlEvent` or a `Fact` does not compile until it is written and
+//! read here.
+//!
+//! # Trace format v2
+//!
+//! `trace.csv` has the columns of `trace::HEADER`; v2 added the last, `observed`, and three
+//! kinds of row. The other columns of the rows v1 had are unchanged; `seq` is the row's number.
+//!
+//! | row | event column | `observed` |
+//! | --- | --- | --- |
+//! | the first row | `run_start` | `scenario=PATH seed=N variants=A,B epoch_unix_ms=N` (the scenario path as the run was given it; the command line's variants, applied after the scenario's own) |
+//! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE` (a message it inserted), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
+//! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
+//! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
+//! | any other row | swarm, file, end, fault, note | empty: the other columns hold the whole event |
+//!
+//! Items are separated by one space, in the order above. Text values are escaped: every byte
+//! that is not printable ASCII, and space, `%`, `,`, `;`, `=` and `"`, is written `%XX`
+//! (upper-case hex), so a value never holds a separator or a line end (the CSV layer quotes a
+//! column with commas, as for any column). Numbers are decimal; an f64 is written with `{:?}`,
+//! which parses back to the same bits. Example, a review request's insert:
+//! `task=task-01 changed=1 before=working,23537319-…,0 after=working,23537319-…,0 msg=7,task-01,review_request`.
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+use crate::db::RowSnapshot;
+use crate::event::{ActorEnd, Fact, FileOp, SqlEvent, SqlResult};
+use crate::trace::{RunEnd, RunStart};
+use crate::vocab::{Ending, Stmt};
+
+/// The version `trace::HEADER` is; the reader names it when it meets another.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The event column of every row that is not a note. A note must not take one of these
+/// names (the writer refuses it), so the reader can tell every row's kind by its name alone.
+pub fn is_reserved_event(name: &str) -> bool {
+    matches!(name, "sql" | "swarm" | "truth" | "run_start" | "run_end" | "fault_crash" | "fault_hang")
+        || FileOp::parse(name).is_some()
+        || ActorEnd::parse(name).is_some()
+}
+
+/// Bytes written as they are; every other byte is `%XX`.
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_graphic() && !matches!(b, b'%' | b',' | b';' | b'=' | b'"')
+}
+
+/// Appends `text`, escaped.
+pub fn escape_into(out: &mut String, text: &str) {
+    if text.bytes().all(is_plain) {
+        out.push_str(text);
+        return;
+    }
+    for b in text.bytes() {
+        if is_plain(b) {
+            out.push(b as char);
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+}
+
+/// The text an escaped value stands for; a byte that should have been escaped, or a `%` not
+/// followed by two hex digits, is an error.
+pub fn unescape(text: &str) -> Result<String, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+                let hex = hex.ok_or_else(|| format!("`{text}`: `%` not followed by two hex digits"))?;
+                let hex = std::str::from_utf8(hex).expect("ascii hex digits");
+                out.push(u8::from_str_radix(hex, 16).expect("two hex digits"));
+                i += 3;
+            }
+            b if is_plain(b) => {
+                out.push(b);
+                i += 1;
+            }
+            b => return Err(format!("`{text}`: byte {b:#04x} is not escaped")),
+        }
+    }
+    String::from_utf8(out).map_err(|_| format!("`{text}` is not UTF-8 once unescaped"))
+}
+
+/// Starts the item `key=`, after a space unless it is the first.
+fn key(out: &mut String, key: &str) {
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(key);
+    out.push('=');
+}
+
+fn text_item(out: &mut String, name: &str, value: &str) {
+    key(out, name);
+    escape_into(out, value);
+}
+
+fn number_item(out: &mut String, name: &str, value: impl std::fmt::Display) {
+    key(out, name);
+    let _ = write!(out, "{value}");
+}
+
+fn float_item(out: &mut String, name: &str, value: f64) {
+    key(out, name);
+    let _ = write!(out, "{value:?}");
+}
+
+/// The items of a column, read in the order they were written.
+struct Fields<'a> {
+    items: std::iter::Peekable<std::vec::IntoIter<&'a str>>,
+}
+
+impl<'a> Fields<'a> {
+    fn parse(text: &'a str) -> Fields<'a> {
+        let items: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split(' ').collect() };
+        Fields { items: items.into_iter().peekable() }
+    }
+
+    /// The raw value of `key` if it is the next item.
+    fn optional(&mut self, key: &str) -> Result<Option<&'a str>, String> {
+        let Some(item) = self.items.peek() else { return Ok(None) };
+        let (k, value) = item.split_once('=').ok_or_else(|| format!("item `{item}` has no `=`"))?;
+        if k != key {
+            return Ok(None);
+        }
+        self.items.next();
+        Ok(Some(value))
+    }
+
+    fn required(&mut self, key: &str) -> Result<&'a str, String> {
+        match self.optional(key)? {
+            Some(value) => Ok(value),
+            None => match self.items.peek() {
+                Some(item) => Err(format!("expected `{key}=`, found `{item}`")),
+                None => Err(format!("no `{key}=`")),
+            },
+        }
+    }
+
+    fn text(&mut self, key: &str) -> Result<String, String> {
+        unescape(self.required(key)?)
+    }
+
+    fn number<T: FromStr>(&mut self, key: &str) -> Result<T, String> {
+        number(key, self.required(key)?)
+    }
+
+    fn float(&mut self, key: &str) -> Result<f64, String> {
+        float(key, self.required(key)?)
+    }
+
+    fn end(mut self) -> Result<(), String> {
+        match self.items.next() {
+            Some(item) => Err(format!("unexpected item `{item}`")),
+            None => Ok(()),
+        }
+    }
+}
+
+fn number<T: FromStr>(what: &str, text: &str) -> Result<T, String> {
+    text.parse().map_err(|_| format!("{what}: `{text}` is not an integer"))
+}
+
+fn float(what: &str, text: &str) -> Result<f64, String> {
+    text.parse().map_err(|_| format!("{what}: `{text}` is not a number"))
+}
+
+/// `state,session_id,retry_count,heartbeat_age_s` (the age exact, `-` when never beat).
+fn encode_row(out: &mut String, row: &RowSnapshot) {
+    let RowSnapshot { state, session_id, retry_count, heartbeat_age_s } = row;
+    escape_into(out, state);
+    out.push(',');
+    escape_into(out, session_id);
+    let _ = write!(out, ",{retry_count},");
+    match heartbeat_age_s {
+        Some(age) => {
+            let _ = write!(out, "{age:?}");
+        }
+        None => out.push('-'),
+    }
+}
+
+fn decode_row(text: &str) -> Result<RowSnapshot, String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let [state, session_id, retry_count, age] = parts[..] else {
+        return Err(format!("task row `{text}`: expected state,session_id,retry_count,heartbeat_age_s"));
+    };
+    let heartbeat_age_s = if age == "-" { None } else { Some(float("heartbeat_age_s", age)?) };
+    Ok(RowSnapshot {
+        state: unescape(state)?,
+        session_id: unescape(session_id)?,
+        retry_count: number("retry_count", retry_count)?,
+        heartbeat_age_s,
+    })
+}
+
+/// The `observed` column of a `sql` row.
+pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
+    // `stmt` is the statement column; a result's row count is the rows column, its message
+    // the detail column.
+    let SqlEvent { stmt: _, task_id, result, rows_affected, before, after, message, polled, params_text } = sql;
+    text_item(out, "task", task_id);
+    if *rows_affected != 0 {
+        number_item(out, "changed", rows_affected);
+    }
+    if let Some(row) = before {
+        key(out, "before");
+        encode_row(out, row);
+    }
+    if let Some(row) = after {
+        key(out, "after");
+        encode_row(out, row);
+    }
+    if let Some((id, task, kind)) = message {
+        number_item(out, "msg", id);
+        out.push(',');
+        escape_into(out, task);
+        out.push(',');
+        escape_into(out, kind);
+    }
+    if !polled.is_empty() {
+        key(out, "polled");
+        for (i, (task, state, seconds_stale)) in polled.iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            escape_into(out, task);
+            out.push(',');
+            escape_into(out, state);
+            let _ = write!(out, ",{seconds_stale:?}");
+        }
+    }
+    let not_run = match result {
+        SqlResult::Rows(_) => None,
+        SqlResult::Busy(_) => Some("busy"),
+        SqlResult::Failed(_) => Some("failed"),
+        SqlResult::Locked(_) => Some("locked"),
+    };
+    if let Some(name) = not_run {
+        text_item(out, "result", name);
+        text_item(out, "params", params_text);
+    }
+}
+
+/// A `sql` row's event from its statement, rows, detail and observed columns.
+pub fn decode_sql(stmt: Stmt, rows: &str, detail: &str, observed: &str) -> Result<SqlEvent, String> {
+    let mut f = Fields::parse(observed);
+    let task_id = f.text("task")?;
+    let rows_affected = f.optional("changed")?.map(|n| number("changed", n)).transpose()?.unwrap_or(0);
+    let before = f.optional("before")?.map(decode_row).transpose()?;
+    let after = f.optional("after")?.map(decode_row).transpose()?;
+    let message = f.optional("msg")?.map(decode_message).transpose()?;
+    let polled = f.optional("polled")?.map(decode_polled).transpose()?.unwrap_or_default();
+    let not_run = f.optional("result")?;
+    let params = f.optional("params")?.map(unescape).transpose()?;
+    f.end()?;
+    let (result, params_text) = match (rows, not_run, params) {
+        ("busy", Some("busy"), Some(params)) => (SqlResult::Busy(detail.to_string()), params),
+        ("error", Some(kind @ ("failed" | "locked")), Some(params)) => {
+            let message = detail.strip_suffix(&format!("; {params}")).ok_or_else(|| format!("detail does not end with `; {params}`"))?;
+            let message = message.to_string();
+            (if kind == "failed" { SqlResult::Failed(message) } else { SqlResult::Locked(message) }, params)
+        }
+        (count, None, None) if count != "busy" && count != "error" => (SqlResult::Rows(number("rows", count)?), detail.to_string()),
+        (rows, not_run, _) => {
+            return Err(format!("rows `{rows}` does not go with result `{}` and its params", not_run.unwrap_or("")));
+        }
+    };
+    Ok(SqlEvent { stmt, task_id, result, rows_affected, before, after, message, polled, params_text })
+}
+
+fn decode_message(text: &str) -> Result<(i64, String, String), String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    let [id, task, kind] = parts[..] else { return Err(format!("message `{text}`: expected id,task_id,message_type")) };
+    Ok((number("message id", id)?, unescape(task)?, unescape(kind)?))
+}
+
+fn decode_polled(text: &str) -> Result<Vec<(String, String, f64)>, String> {
+    text.split(';')
+        .map(|row| {
+            let parts: Vec<&str> = row.split(',').collect();
+            let [task, state, seconds_stale] = parts[..] else {
+                return Err(format!("polled row `{row}`: expected task_id,state,seconds_stale"));
+            };
+            Ok((unescape(task)?, unescape(state)?, float("seconds_stale", seconds_stale)?))
+        })
+        .collect()
+}
+
+/// The `observed` column of a `truth` row: the fact's name, then its fields.
+pub fn encode_fact(out: &mut String, fact: &Fact) {
+    match fact {
+        Fact::Launched { at_ms, label, session_id, task_id } => {
+            out.push_str("launched");
+            number_item(out, "at_ms", at_ms);
+            text_item(out, "label", label);
+            text_item(out, "session_id", session_id);
+            text_item(out, "task_id", task_id);
+        }
+        Fact::Crashed { session_id, why } => {
+            out.push_str("crashed");
+            text_item(out, "session_id", session_id);
+            text_item(out, "why", why);
+        }
+        Fact::Hung { session_id, until_ms } => {
+            out.push_str("hung");
+            text_item(out, "session_id", session_id);
+            number_item(out, "until_ms", until_ms);
+        }
+        Fact::WatcherDied { session_id } => {
+            out.push_str("watcher_died");
+            text_item(out, "session_id", session_id);
+        }
+        Fact::Ended { session_id } => {
+            out.push_str("ended");
+            text_item(out, "session_id", session_id);
+        }
+        Fact::MessageHandled { session_id, message_id } => {
+            out.push_str("message_handled");
+            text_item(out, "session_id", session_id);
+            number_item(out, "message_id", message_id);
+        }
+        Fact::Answering { task_id, request_id, requester } => {
+            out.push_str("answering");
+            text_item(out, "task_id", task_id);
+            number_item(out, "request_id", request_id);
+            text_item(out, "requester", requester);
+        }
+        Fact::StaleDeclared { task_id, session_id, seconds_stale, polled_at_ms } => {
+            out.push_str("stale_declared");
+            text_item(out, "task_id", task_id);
+            text_item(out, "session_id", session_id);
+            float_item(out, "seconds_stale", *seconds_stale);
+            number_item(out, "polled_at_ms", polled_at_ms);
+        }
+    }
+}
+
+/// A `truth` row's fact. Fields are read in the order the literal names them.
+pub fn decode_fact(observed: &str) -> Result<Fact, String> {
+    let (name, items) = observed.split_once(' ').unwrap_or((observed, ""));
+    let mut f = Fields::parse(items);
+    let fact = match name {
+        "launched" => Fact::Launched {
+            at_ms: f.number("at_ms")?,
+            label: f.text("label")?,
+            session_id: f.text("session_id")?,
+            task_id: f.text("task_id")?,
+        },
+        "answering" => {
+            Fact::Answering { task_id: f.text("task_id")?, request_id: f.number("request_id")?, requester: f.text("requester")? }
+        }
+        "crashed" => Fact::Crashed { session_id: f.text("session_id")?, why: f.text("why")? },
+        "hung" => Fact::Hung { session_id: f.text("session_id")?, until_ms: f.number("until_ms")? },
+        "watcher_died" => Fact::WatcherDied { session_id: f.text("session_id")? },
+        "ended" => Fact::Ended { session_id: f.text("session_id")? },
+        "message_handled" => Fact::MessageHandled { session_id: f.text("session_id")?, message_id: f.number("message_id")? },
+        "stale_declared" => Fact::StaleDeclared {
+            task_id: f.text("task_id")?,
+            session_id: f.text("session_id")?,
+            seconds_stale: f.float("seconds_stale")?,
+            polled_at_ms: f.number("polled_at_ms")?,
+        },
+        other => return Err(format!("`{other}` is no fact")),
+    };
+    f.end()?;
+    Ok(fact)
+}
+
+/// The `observed` column of the `run_start` row.
+pub fn encode_run_start(out: &mut String, start: &RunStart) {
+    let RunStart { scenario, seed, variants, epoch_unix_ms } = start;
+    text_item(out, "scenario", scenario);
+    number_item(out, "seed", seed);
+    key(out, "variants");
+    for (i, variant) in variants.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        escape_into(out, variant);
+    }
+    number_item(out, "epoch_unix_ms", epoch_unix_ms);
+}
+
+pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
+    let mut f = Fields::parse(observed);
+    let scenario = f.text("scenario")?;
+    let seed = f.number("seed")?;
+    let variants = match f.required("variants")? {
+        "" => Vec::new(),
+        list => list.split(',').map(unescape).collect::<Result<_, _>>()?,
+    };
+    let epoch_unix_ms = f.number("epoch_unix_ms")?;
+    f.end()?;
+    Ok(RunStart { scenario, seed, variants, epoch_unix_ms })
+}
+
+/// The `observed` column of the `run_end` row.
+pub fn encode_run_end(out: &mut String, end: &RunEnd) {
+    let RunEnd { ending, makespan_ms } = end;
+    text_item(out, "ending", ending.as_str());
+    number_item(out, "makespan_ms", makespan_ms);
+}
+
+pub fn decode_run_end(observed: &str) -> Result<RunEnd, String> {
+    let mut f = Fields::parse(observed);
+    let ending = f.required("ending")?;
+    let ending = Ending::parse(ending).ok_or_else(|| format!("ending `{ending}` is neither quiescent nor time_limit"))?;
+    let makespan_ms = f.number("makespan_ms")?;
+    f.end()?;
+    Ok(RunEnd { ending, makespan_ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_keeps_separators_out_of_values_and_gives_the_text_back() {
+        for text in ["", "plain-text_1.2", "a b,c;d=e%f\"g", "line\nbreak\ttab", "ünïcödé ✓", "%41"] {
+            let mut out = String::new();
+            escape_into(&mut out, text);
+            assert!(!out.bytes().any(|b| matches!(b, b' ' | b',' | b';' | b'=' | b'"' | b'\n') || !b.is_ascii()), "{out}");
+            assert_eq!(unescape(&out).unwrap(), text);
+        }
+        assert!(unescape("a b").unwrap_err().contains("not escaped"));
+        assert!(unescape("%4").unwrap_err().contains("two hex digits"));
+        assert!(unescape("%+1").unwrap_err().contains("two hex digits"));
+        assert!(unescape("%FF").unwrap_err().contains("UTF-8"));
+    }
+
+    #[test]
+    fn reserved_event_names_cover_every_row_kind_that_is_not_a_note() {
+        for name in
+            ["sql", "swarm", "truth", "run_start", "run_end", "fault_crash", "fault_hang", "file_read", "exit", "fault_watcher_death"]
+        {
+            assert!(is_reserved_event(name), "{name}");
+        }
+        for name in ["launch", "stop_hook", "fault_context_spike", "busy_retry"] {
+            assert!(!is_reserved_event(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_column_is_refused_with_what_is_wrong() {
+        assert!(decode_fact("launched at_ms=5 label=S1 session_id=a").unwrap_err().contains("no `task_id=`"));
+        assert!(decode_fact("launched at_ms=5 label=S1 session_id=a task_id=b extra=1").unwrap_err().contains("unexpected item"));
+        assert!(decode_fact("teleported session_id=a").unwrap_err().contains("is no fact"));
+        assert!(decode_run_end("ending=paused makespan_ms=1").unwrap_err().contains("neither"));
+        assert!(decode_sql(Stmt::Heartbeat, "1", "", "task=t before=working,s").unwrap_err().contains("expected state"));
+        assert!(decode_sql(Stmt::Heartbeat, "busy", "", "task=t").unwrap_err().contains("does not go with"));
+        assert!(decode_sql(Stmt::Heartbeat, "1", "", "changed=1 task=t").unwrap_err().contains("expected `task=`"));
+    }
+}
