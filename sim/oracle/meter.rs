@@ -68,8 +68,11 @@ impl Meter {
                 if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id, ()).is_none() {
                     // From when the session could first see it: a handoff message waits for
                     // the successor it is written for, which is launched after it.
-                    let launched_ms = truth.sessions.get(session_id).map_or(m.sent_ms, |s| s.launched_ms);
-                    self.measured.message_notice_ms.push(t_ms - m.sent_ms.max(launched_ms));
+                    // Time the session spent frozen by a hang fault is not the watchers' latency.
+                    let Some(s) = truth.sessions.get(session_id) else { return };
+                    let from = m.sent_ms.max(s.launched_ms);
+                    let frozen: i64 = s.hangs.iter().map(|(a, b)| (b.min(&t_ms) - a.max(&from)).max(0)).sum();
+                    self.measured.message_notice_ms.push(t_ms - from - frozen);
                 }
             }
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
