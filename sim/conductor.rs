@@ -44,6 +44,7 @@ struct Request {
     from_session: String,
 }
 
+#[derive(Clone)]
 struct TaskView {
     task_id: String,
     state: String,
@@ -228,9 +229,10 @@ impl Conductor<'_> {
             return self.relaunch_after_exit(task).await;
         }
         // 000 "Heartbeat Protocol": a stale heartbeat on an active task means a lost session.
-        let active = matches!(task.state.as_str(), "working" | "needs_review" | "error" | "review_approved" | "review_failed");
-        let stale = task.seconds_stale > self.scenario.conductor.staleness_s as f64;
-        if active && stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
+        let stale = is_active(&task.state) && task.seconds_stale > self.scenario.conductor.staleness_s as f64;
+        if stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
+            let Some(seen) = self.confirm_stale(task).await? else { return Ok(()) };
+            let task = &seen;
             self.handled_sessions.insert(task.session_id.clone());
             self.ctx.note("stale_detected", format!("{} heartbeat {:.0} s old in {}", task.task_id, task.seconds_stale, task.state));
             self.ctx.observe(Fact::StaleDeclared {
@@ -243,6 +245,27 @@ impl Conductor<'_> {
             return self.hand_over(&task.task_id, &why).await;
         }
         Ok(())
+    }
+
+    /// 002 "Guard Clause Rules": the conductor "detects the stale heartbeat, reviews state",
+    /// then hands over. Its poll may be minutes old (it reviews other tasks between polls), so
+    /// it reads the row again; the task is still stale only if that read says so. `None`: the
+    /// session beat or the task moved on since the poll. Variant `act-on-poll` skips the read.
+    async fn confirm_stale(&mut self, task: &TaskView) -> Result<Option<TaskView>, SqlFailure> {
+        if self.scenario.settings.act_on_poll {
+            return Ok(Some(task.clone()));
+        }
+        let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
+        let state = row.text(0, 0).unwrap_or("").to_string();
+        let seconds_stale = row.real(0, 3).unwrap_or(0.0);
+        if !is_active(&state) || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
+            self.ctx.note(
+                "stale_recovered",
+                format!("{}: {} s old at the poll, {seconds_stale:.0} s old in {state} now", task.task_id, task.seconds_stale as i64),
+            );
+            return Ok(None);
+        }
+        Ok(Some(TaskView { state, seconds_stale, polled_at_ms: self.ctx.now_ms(), ..task.clone() }))
     }
 
     /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
@@ -416,4 +439,9 @@ impl Conductor<'_> {
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
 fn answers(state: &str, pending: &Pending) -> bool {
     matches!((state, pending), ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error))
+}
+
+/// The states in which a session is at work on the row, so a stale heartbeat means it is lost.
+fn is_active(state: &str) -> bool {
+    matches!(state, "working" | "needs_review" | "error" | "review_approved" | "review_failed")
 }

@@ -9,7 +9,8 @@ use crate::vocab::check_variant_name;
 
 pub struct Variant {
     pub name: &'static str,
-    /// The disagreement of PROTOCOL.md it reads differently (1-12).
+    /// The disagreement of PROTOCOL.md it reads differently (1-16; 0: a reading the seeds imply
+    /// but do not spell out).
     pub disagreement: u8,
     pub summary: &'static str,
     sql: Option<(&'static str, &'static str)>,
@@ -123,6 +124,16 @@ pub const VARIANTS: &[Variant] = &[
         summary: "deviation escalation on \"> 2 deviations\" (000 text) instead of REF-6 (2+ Medium or 1+ High)",
         sql: None,
         apply: |s| s.settings.escalate_over_two = true,
+    },
+    Variant {
+        name: "act-on-poll",
+        // Not a disagreement: what the seeds imply (002 "Guard Clause Rules": the conductor
+        // "detects the stale heartbeat, reviews state" before it hands over) against the
+        // simulator's earlier conductor, which acted on its last poll.
+        disagreement: 0,
+        summary: "the conductor hands a stale task over on its last poll, without re-reading the row first",
+        sql: None,
+        apply: |s| s.settings.act_on_poll = true,
     },
 ];
 

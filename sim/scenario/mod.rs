@@ -76,6 +76,9 @@ pub struct ProtocolSettings {
     pub implied_transitions: bool,
     /// #12: escalate on > 2 deviations (000 text) instead of REF-6 (2+ Medium or 1+ High).
     pub escalate_over_two: bool,
+    /// The conductor hands a stale task over on its last poll instead of re-reading the row
+    /// first (002 "Guard Clause Rules" implies the re-read; variant `act-on-poll`).
+    pub act_on_poll: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -86,6 +89,7 @@ impl Default for ProtocolSettings {
             relaunch_exited: true,
             implied_transitions: true,
             escalate_over_two: false,
+            act_on_poll: false,
         }
     }
 }

@@ -106,21 +106,30 @@ fn a_crash_between_state_and_message_strands_needs_review_only_in_state_first_or
     assert!(why.contains("in `needs_review` with no review request"), "{why}");
 }
 
-/// Runs watcher-jitter.toml with a constant jitter; true if a live session was declared stale.
+/// Runs watcher-jitter.toml with a constant jitter and a conductor that acts on its last poll;
+/// true if a live session was handed over as stale.
 fn false_stale_at(jitter_ms: i64, seed: u64) -> bool {
     let tmp = tempfile::tempdir().unwrap();
     let path = scenario("watcher-jitter");
     let mut loaded = Scenario::load(&path).unwrap();
     loaded.faults.watcher_jitter_ms = Some(Dist::Const(jitter_ms));
-    let options = RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(tmp.path().to_path_buf()), variants: Vec::new() };
+    let options =
+        RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(tmp.path().to_path_buf()), variants: vec!["act-on-poll".into()] };
     run_scenario(loaded, &options).unwrap().verdict.rules().contains(&"no-false-stale")
 }
 
 #[test]
 fn watcher_jitter_past_the_one_minute_buffer_gets_live_sessions_declared_stale() {
+    // A conductor that acts on its last poll hands a live session over.
+    let (_dir, on_poll) = run_with("watcher-jitter", &["act-on-poll"], None);
+    assert_eq!(first(&on_poll).0, "no-false-stale", "{}", on_poll.render());
+    assert!(first(&on_poll).1.contains("was alive and running (not crashed, not frozen by a hang"));
+    // The default conductor re-reads the row first (002 "Guard Clause Rules") and finds the
+    // late refresh; what remains is the heartbeat age it read past the 540 s threshold.
     let (_dir, shipped) = run_with("watcher-jitter", &[], None);
-    assert_eq!(first(&shipped).0, "no-false-stale", "{}", shipped.render());
-    assert!(first(&shipped).1.contains("was alive and running (not crashed, not frozen by a hang"));
+    assert!(!shipped.verdict.rules().contains(&"no-false-stale"), "{}", shipped.render());
+    let breach = shipped.verdict.violations.iter().find(|v| v.rule == "budget" && v.explanation.starts_with("heartbeat_age_s"));
+    assert!(breach.is_some(), "{}", shipped.render());
     // The smallest jitter (5 s steps) at which a false alarm first happens, on 3 seeds:
     // refresh after 480 s at the first poll (15 s + jitter + statements) must land before the
     // conductor's 540 s, so the threshold sits near 60 − 15 − statement time ≈ 40 s.
