@@ -64,6 +64,8 @@ struct Conductor<'a> {
     reviews_seen: BTreeMap<String, u64>,
     /// Tasks set to `fix_proposed` whose next session has not claimed yet.
     awaiting_claim: BTreeSet<String>,
+    /// Per task: when its latest launched session starts, until the task is claimed.
+    launch_started: BTreeMap<String, i64>,
     /// Session ids whose exit or staleness was already handled.
     handled_sessions: BTreeSet<String>,
     given_up: BTreeSet<String>,
@@ -81,6 +83,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         pending: BTreeMap::new(),
         reviews_seen: BTreeMap::new(),
         awaiting_claim: BTreeSet::new(),
+        launch_started: BTreeMap::new(),
         handled_sessions: BTreeSet::new(),
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
@@ -193,6 +196,9 @@ impl Conductor<'_> {
         if task.state != "fix_proposed" {
             self.awaiting_claim.remove(&task.task_id);
         }
+        if !is_claimable(&task.state) {
+            self.launch_started.remove(&task.task_id);
+        }
         let pending = self.pending.get(&task.task_id).cloned();
         if let Some((kind, request)) = &pending {
             if answers(&task.state, kind) {
@@ -228,8 +234,16 @@ impl Conductor<'_> {
             self.handled_sessions.insert(task.session_id.clone());
             return self.relaunch_after_exit(task).await;
         }
+        if self.relaunch_unclaimed(task).await? {
+            return Ok(());
+        }
         // 000 "Heartbeat Protocol": a stale heartbeat on an active task means a lost session.
-        let stale = is_active(&task.state) && task.seconds_stale > self.scenario.conductor.staleness_s as f64;
+        // A fix proposed to a session that then went silent is one too (docs: the conductor's
+        // policy for a session lost while it waited for an answer); a task handed over waits
+        // for its successor's claim instead (`relaunch_unclaimed`).
+        let lost_waiting = self.scenario.settings.relaunch_unclaimed && task.state == "fix_proposed";
+        let watched = is_active(&task.state) || lost_waiting;
+        let stale = watched && task.seconds_stale > self.scenario.conductor.staleness_s as f64;
         if stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
             let Some(seen) = self.confirm_stale(task).await? else { return Ok(()) };
             let task = &seen;
@@ -258,7 +272,8 @@ impl Conductor<'_> {
         let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
         let state = row.text(0, 0).unwrap_or("").to_string();
         let seconds_stale = row.real(0, 3).unwrap_or(0.0);
-        if !is_active(&state) || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
+        let watched = is_active(&state) || (state == "fix_proposed" && self.scenario.settings.relaunch_unclaimed);
+        if !watched || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
             self.ctx.note(
                 "stale_recovered",
                 format!("{}: {} s old at the poll, {seconds_stale:.0} s old in {state} now", task.task_id, task.seconds_stale as i64),
@@ -266,6 +281,31 @@ impl Conductor<'_> {
             return Ok(None);
         }
         Ok(Some(TaskView { state, seconds_stale, polled_at_ms: self.ctx.now_ms(), ..task.clone() }))
+    }
+
+    /// The simulator's policy for a launched session that never claims (it died before its
+    /// first write; the seeds are silent): once the claim is a staleness window overdue, the
+    /// conductor launches the task's next session. A row left `watching` has no heartbeat, so
+    /// no staleness rule of the seeds ever sees it. Variant `no-relaunch-unclaimed` turns this
+    /// off. Returns whether it relaunched (or gave the task up).
+    async fn relaunch_unclaimed(&mut self, task: &TaskView) -> Result<bool, SqlFailure> {
+        if !self.scenario.settings.relaunch_unclaimed || !is_claimable(&task.state) {
+            return Ok(false);
+        }
+        let Some(started_ms) = self.launch_started.get(&task.task_id).copied() else { return Ok(false) };
+        if self.ctx.now_ms() - started_ms <= self.scenario.conductor.staleness_s * 1000 {
+            return Ok(false);
+        }
+        let launched = self.sessions.get(&task.task_id).copied().unwrap_or(0);
+        if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
+            self.ctx.note("task_given_up", format!("{}: {launched} sessions launched (conductor.sessions_per_task_max)", task.task_id));
+            self.given_up.insert(task.task_id.clone());
+            self.launch_started.remove(&task.task_id);
+            return Ok(true);
+        }
+        self.ctx.note("claim_overdue", format!("{}: the session launched to start at t={started_ms} ms never claimed it", task.task_id));
+        self.launch(&task.task_id, false);
+        Ok(true)
     }
 
     /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
@@ -424,6 +464,9 @@ impl Conductor<'_> {
         let delay_ms =
             if twin { self.last_launch_delay_ms + self.twin_after_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
         self.last_launch_delay_ms = delay_ms;
+        if !twin {
+            self.launch_started.insert(task_id.to_string(), self.ctx.now_ms() + delay_ms);
+        }
         self.ctx.observe(Fact::Launched {
             at_ms: self.ctx.now_ms() + delay_ms,
             label: name.place().map(|p| p.label()).unwrap_or_default(),
@@ -439,6 +482,11 @@ impl Conductor<'_> {
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
 fn answers(state: &str, pending: &Pending) -> bool {
     matches!((state, pending), ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error))
+}
+
+/// 002 "Guard Clause Rules": the states a new session may claim from.
+fn is_claimable(state: &str) -> bool {
+    matches!(state, "watching" | "fix_proposed" | "exit_requested")
 }
 
 /// The states in which a session is at work on the row, so a stale heartbeat means it is lost.

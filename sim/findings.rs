@@ -25,6 +25,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("fencing", "scenarios/faults/zombie.toml"),
     ("escalate-over-two", "scenarios/examples/pause-feedback.toml"),
     ("act-on-poll", "scenarios/faults/watcher-jitter.toml"),
+    ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
 ];
 
 pub fn findings(seeds: &[u64], runs_dir: &Path) -> Result<String> {

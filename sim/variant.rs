@@ -135,6 +135,14 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.act_on_poll = true,
     },
+    Variant {
+        name: "no-relaunch-unclaimed",
+        // Not a disagreement: the seeds are silent on a launch that never claims.
+        disagreement: 0,
+        summary: "the conductor only acts on the seeds' staleness rule: no relaunch when a launched session never claims, no hand-over of a fix proposed to a session that went silent",
+        sql: None,
+        apply: |s| s.settings.relaunch_unclaimed = false,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

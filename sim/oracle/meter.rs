@@ -50,8 +50,9 @@ pub struct Meter {
     pub measured: Measurements,
     /// Per message: whether its owner has handled it yet.
     noticed: BTreeMap<i64, ()>,
-    /// Per task: when the conductor answered a review, awaiting the musician's next write.
-    answered: BTreeMap<String, i64>,
+    /// Per task: when the conductor answered a review, and the session it answered, awaiting
+    /// that session's next write.
+    answered: BTreeMap<String, (i64, String)>,
     /// Per task: when it became `exited`, awaiting the successor's claim.
     exited_at: BTreeMap<String, i64>,
     /// Per task: a staleness declaration awaiting its hand-over (session, when declared).
@@ -112,7 +113,7 @@ impl Meter {
             return;
         }
         if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
-            self.answered.insert(f.task_id.to_string(), f.t_ms);
+            self.answered.insert(f.task_id.to_string(), (f.t_ms, before.session_id.clone()));
         }
     }
 
@@ -144,8 +145,12 @@ impl Meter {
                 self.measured.exit_to_claim_ms.push(f.t_ms - at);
             }
         }
-        if let Some(at) = self.answered.remove(f.task_id) {
-            self.measured.review_resume_ms.push(f.t_ms - at);
+        // Only the answered session's own next write times its resume: a successor's claim
+        // after the answered session was lost is crash detection, not a resume.
+        if let Some((at, answered)) = self.answered.remove(f.task_id) {
+            if answered == f.session_id {
+                self.measured.review_resume_ms.push(f.t_ms - at);
+            }
         }
         if is_terminal_write(f) && before.state != after.state && after.state == "exited" {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);

@@ -79,6 +79,10 @@ pub struct ProtocolSettings {
     /// The conductor hands a stale task over on its last poll instead of re-reading the row
     /// first (002 "Guard Clause Rules" implies the re-read; variant `act-on-poll`).
     pub act_on_poll: bool,
+    /// The conductor relaunches a task whose launched session never claimed, and hands over a
+    /// fix proposed to a session that went silent (the simulator's policy where the seeds are
+    /// silent; variant `no-relaunch-unclaimed` turns it off).
+    pub relaunch_unclaimed: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -90,6 +94,7 @@ impl Default for ProtocolSettings {
             implied_transitions: true,
             escalate_over_two: false,
             act_on_poll: false,
+            relaunch_unclaimed: true,
         }
     }
 }

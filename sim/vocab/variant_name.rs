@@ -18,6 +18,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "fencing",
     "escalate-over-two",
     "act-on-poll",
+    "no-relaunch-unclaimed",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -38,6 +39,6 @@ mod tests {
         assert_eq!(check_variant_name("fencing"), Ok(()));
         let message = check_variant_name("Fencing").unwrap_err();
         assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
-        assert!(message.ends_with(", fencing, escalate-over-two, act-on-poll"), "{message}");
+        assert!(message.ends_with(", fencing, escalate-over-two, act-on-poll, no-relaunch-unclaimed"), "{message}");
     }
 }
