@@ -1,13 +1,13 @@
 -- The protocol's SQL, taken from the seeds (../shared/seeds/). Each entry starts with
 -- `-- name: NAME`; parameters are bound by name (`:task_id`), never formatted in.
 -- Where the seeds disagree, this file follows seed 000 (the musician design document) and
--- the variants of PROTOCOL.md "Where the seeds disagree" override single entries.
+-- the variants of docs/protocol.md §3 (D1–D16) override single entries.
 -- The engine knows which parameters it supplies to each name (sim/sql_catalog.rs); a
 -- statement that needs any other parameter is rejected before the run starts.
 
 ------------------------------------------------------------------------------------------
--- Conductor (task-00). The conductor's own skill is not in the seeds (PROTOCOL.md,
--- "Actors"); these statements follow seed 004's state machine and templates.
+-- Conductor (task-00). The conductor's own skill is not in the seeds (docs/protocol.md
+-- C1–C11); these statements follow seed 004's state machine and templates.
 ------------------------------------------------------------------------------------------
 
 -- name: conductor_register
@@ -214,7 +214,7 @@ WHERE task_id = 'task-00';
 
 -- name: read_latest_conductor_message
 -- 004 "Check for Conductor Messages": the newest conductor message by timestamp (used by
--- the detect-by-timestamp variant, PROTOCOL.md disagreement 6). `id` is selected for the
+-- the detect-by-timestamp variant, docs/protocol.md D6). `id` is selected for the
 -- oracle's bookkeeping only; the musician compares timestamps.
 SELECT id, message, timestamp
 FROM orchestration_messages

@@ -1,4 +1,4 @@
-//! The scripted conductor (task-00). Its skill is not in the seeds (PROTOCOL.md, "Actors"):
+//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11):
 //! its policy — poll interval, review time, odds of approve / reject / fix, replies to
 //! context warnings — is a scenario setting. What it writes follows the seeds: it creates
 //! the task rows and instructions, launches sessions, answers reviews, warnings and errors
@@ -203,7 +203,7 @@ impl Conductor<'_> {
         if let Some((kind, request)) = &pending {
             if answers(&task.state, kind) {
                 // Ground truth for the oracles: which request the coming answer replies to
-                // (PROTOCOL.md disagreement 15: the message itself does not say).
+                // (docs/protocol.md D15: the message itself does not say).
                 self.ctx.observe(Fact::Answering {
                     task_id: task.task_id.clone(),
                     request_id: request.message_id,
@@ -391,7 +391,7 @@ impl Conductor<'_> {
             return Ok(());
         }
         if !self.scenario.settings.relaunch_exited {
-            // PROTOCOL.md disagreement 9, read strictly: `exited` "cannot transition back".
+            // docs/protocol.md D9, read strictly: `exited` "cannot transition back".
             self.ctx.note("task_given_up", format!("{} exited; exited is terminal (strict-terminal)", task.task_id));
             self.given_up.insert(task.task_id.clone());
             return Ok(());

@@ -1,4 +1,4 @@
-//! `rehearsal findings`: for each disagreement of PROTOCOL.md, the seeds' default reading
+//! `rehearsal findings`: for each disagreement of docs/protocol.md, the seeds' default reading
 //! against the variant on a shipped scenario that exercises it, over the same seeds —
 //! written to reports/FINDINGS.md.
 

@@ -1,5 +1,5 @@
-//! Protocol variants: one named reading per place where the seeds disagree (PROTOCOL.md
-//! "Where the seeds disagree"). A variant replaces named SQL entries (files under
+//! Protocol variants: one named reading per place where the seeds disagree (docs/protocol.md
+//! §3, D1–D16; D13–D16 have none yet). A variant replaces named SQL entries (files under
 //! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
 //! `[protocol] variants = [...]` names it and `with_variants` applies it before a run.
 
@@ -9,8 +9,8 @@ use crate::vocab::check_variant_name;
 
 pub struct Variant {
     pub name: &'static str,
-    /// The disagreement of PROTOCOL.md it reads differently (1-16; 0: a reading the seeds imply
-    /// but do not spell out).
+    /// The disagreement of docs/protocol.md it reads differently (D1–D16; 0: a reading the
+    /// seeds imply but do not spell out, or a choice where they are silent).
     pub disagreement: u8,
     pub summary: &'static str,
     sql: Option<(&'static str, &'static str)>,

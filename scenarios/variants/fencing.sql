@@ -1,4 +1,4 @@
--- PROTOCOL.md disagreement 11: no musician UPDATE in the seeds checks session_id. This
+-- docs/protocol.md D11: no musician UPDATE in the seeds checks session_id. This
 -- variant fences every musician write on the task row by the writer's session: a session
 -- the conductor replaced changes nothing (rows affected 0) and learns it lost the task.
 

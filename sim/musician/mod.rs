@@ -171,8 +171,8 @@ impl Musician {
         pct
     }
 
-    /// A write to the session's own task row. Under the fencing variant (PROTOCOL.md
-    /// disagreement 11) a replaced session's write changes no row: the session has lost the
+    /// A write to the session's own task row. Under the fencing variant (docs/protocol.md
+    /// D11) a replaced session's write changes no row: the session has lost the
     /// task and stops at once, which `?` does by ending the session with this failure.
     async fn owned_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
         let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];

@@ -43,7 +43,7 @@ impl Musician {
             };
             let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
             if self.scenario.settings.state_first {
-                // 000 Execution Queries 5 (PROTOCOL.md disagreement 3): UPDATE, then INSERT.
+                // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
                 self.ctx.sql(statement, request).await?;
             } else {

@@ -59,7 +59,7 @@ pub struct Scenario {
     pub variants_applied: bool,
 }
 
-/// The readings of the seeds where they disagree (PROTOCOL.md "Where the seeds disagree"),
+/// The readings of the seeds where they disagree (docs/protocol.md §3, D1–D16),
 /// as settings a variant (sim/variant.rs) changes. Defaults follow seed 000.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProtocolSettings {

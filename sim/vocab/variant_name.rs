@@ -2,7 +2,7 @@
 //! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
 //! lists equal); these are only the names, so a scenario can be checked without it.
 
-/// Every protocol variant, in the order of PROTOCOL.md's disagreements.
+/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D12).
 pub const VARIANT_NAMES: &[&str] = &[
     "guard-not-in",
     "worked-by-session-id",

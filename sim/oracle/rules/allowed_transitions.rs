@@ -29,8 +29,8 @@ impl AllowedTransitions {
     }
 }
 
-/// 002 "Valid State Transitions", and (with `implied`) the transitions PROTOCOL.md
-/// disagreement 10 lists as implied by the text.
+/// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies
+/// (docs/protocol.md D10, §5 "Transitions the text implies").
 pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
     let table = matches!(
         (from, to),
