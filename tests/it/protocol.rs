@@ -60,7 +60,7 @@ fn a_conductor_slower_than_the_pause_timeout_is_reported_as_timeout() {
     let error = messages(dir.path()).into_iter().find(|m| m.3 == "error").expect("a timeout error report");
     assert!(error.4.contains("pause watcher TIMEOUT: conductor unresponsive"), "{}", error.4);
     let set_error = session_sql(dir.path(), "task-01.S1").into_iter().find(|e| e.stmt == Some(Stmt::SetError)).unwrap();
-    assert_eq!(set_error.state_after, Some(TaskState::Error), "needs_review → error on a timeout (PROTOCOL.md disagreement 10)");
+    assert_eq!(set_error.state_after, Some(TaskState::Error), "needs_review → error on a timeout (docs/protocol.md D10)");
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::vocab::{RuleId, Stmt, CONDUCTOR_TASK_ID};
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::AllowedTransitions,
     says: "state changes follow the state machine (002), made by the actor allowed to make them",
-    seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; PROTOCOL.md disagreement 10",
+    seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; docs/protocol.md D10",
     consumes: "writes that change a task row's state, and claims",
     truth: "the row's state before and after the write",
     // Fault-free, a violation is a simulator or SQL bug; under faults, two sessions writing one
