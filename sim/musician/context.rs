@@ -43,7 +43,7 @@ impl Musician {
         let zone = if estimate <= c.escalate_above_pct { "ask" } else { "escalate" };
         // REF-3: agents that fit in the 65 % budget, rounded.
         let fit = ((c.budget_pct - self.context_pct) as f64 / risk.max(1) as f64).round() as i64;
-        let deviations = format!("{}", self.deviations_before + self.deviations.len());
+        let deviations = format!("{}", self.deviations_before.len() + self.deviations.len());
         let warning = messages::ContextWarning {
             context_pct: self.context_pct,
             self_correction: self.self_correction.as_deref(),

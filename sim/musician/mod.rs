@@ -110,9 +110,12 @@ struct Musician {
     agents_done: u64,
     agent_cost_total_pct: i64,
     self_correction: Option<String>,
-    /// Deviations this session logged (the file holds earlier sessions' too).
+    /// Deviations this session logged.
     deviations: Vec<String>,
-    deviations_before: usize,
+    /// Earlier sessions' deviations, as the deviations file held them when this session
+    /// resumed (the file is the task's, shared by every session: 000 "Temporary File
+    /// Management").
+    deviations_before: Vec<String>,
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
@@ -136,7 +139,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         agent_cost_total_pct: 0,
         self_correction: None,
         deviations: Vec::new(),
-        deviations_before: 0,
+        deviations_before: Vec::new(),
         errors_reported: 0,
         pause_timeouts: 0,
         evaluated_since_checkpoint: false,
@@ -281,7 +284,7 @@ impl Musician {
             deviations.as_deref(),
             self.launch.plan.subagents_per_step,
         );
-        self.deviations_before = assessment.deviations;
+        self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
         // Pending = the conductor's messages since the predecessor wrote its HANDOFF (the
         // handoff instructions); older ones were its predecessor's business (003 step 3).
         let since = handoff_text.as_deref().map(|h| handoff::parse(h).timestamp).unwrap_or_default();

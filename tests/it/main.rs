@@ -16,6 +16,7 @@ mod nothing_lost;
 mod protocol;
 mod quickstart;
 mod reports;
+mod resumption;
 mod seed_scripts;
 mod support;
 mod sweep;
