@@ -222,3 +222,20 @@ WHERE task_id = :task_id
   AND from_session = 'task-00'
 ORDER BY timestamp DESC
 LIMIT 1;
+
+-- name: read_task_record
+-- 000 "Example: Mid-Session Resumption" Step 3: a successor queries the task record before
+-- its claim. The claim overwrites session_id, worked_by and started_at, which name the
+-- session that held the task immediately before (003 "Resumption Decision Tree": is the
+-- HANDOFF that session's?).
+SELECT state, session_id, worked_by, started_at
+FROM orchestration_tasks
+WHERE task_id = :task_id;
+
+-- name: read_task_messages
+-- 003 "State Reconciliation": the task's messages and their timestamps (not their text), to
+-- reconcile the HANDOFF against what the database shows happened since it was written.
+SELECT id, from_session, message_type, timestamp
+FROM orchestration_messages
+WHERE task_id = :task_id
+ORDER BY id;

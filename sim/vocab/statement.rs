@@ -37,10 +37,12 @@ pub enum Stmt {
     SendResumption,
     ConductorHealth,
     ReadLatestConductorMessage,
+    ReadTaskRecord,
+    ReadTaskMessages,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 31] = [
+    pub const ALL: [Stmt; 33] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -72,6 +74,8 @@ impl Stmt {
         Stmt::SendResumption,
         Stmt::ConductorHealth,
         Stmt::ReadLatestConductorMessage,
+        Stmt::ReadTaskRecord,
+        Stmt::ReadTaskMessages,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -108,6 +112,8 @@ impl Stmt {
             Stmt::SendResumption => "send_resumption",
             Stmt::ConductorHealth => "conductor_health",
             Stmt::ReadLatestConductorMessage => "read_latest_conductor_message",
+            Stmt::ReadTaskRecord => "read_task_record",
+            Stmt::ReadTaskMessages => "read_task_messages",
         }
     }
 
@@ -145,6 +151,8 @@ impl Stmt {
             Stmt::SendResumption => &[":task_id", ":session_id", ":message"],
             Stmt::ConductorHealth => &[],
             Stmt::ReadLatestConductorMessage => &[":task_id"],
+            Stmt::ReadTaskRecord => &[":task_id"],
+            Stmt::ReadTaskMessages => &[":task_id"],
         }
     }
 
@@ -161,6 +169,8 @@ impl Stmt {
                 | Stmt::StopHookState
                 | Stmt::ConductorHealth
                 | Stmt::ReadLatestConductorMessage
+                | Stmt::ReadTaskRecord
+                | Stmt::ReadTaskMessages
         )
     }
 

@@ -76,3 +76,49 @@ fn a_handoff_lists_every_deviation_of_the_task_so_far() {
         assert_eq!(field(block, "Status/comms mismatches:"), "none", "{block:#?}");
     }
 }
+
+/// The session id a status file's `task claimed` line gives for `worked_by`.
+fn claimed_session(dir: &Path, worked_by: &str) -> String {
+    status_lines(dir, "task-01")
+        .iter()
+        .find_map(|l| {
+            let rest = l.strip_prefix("task claimed, session: ")?;
+            let (id, by) = rest.split_once(", worked_by: ")?;
+            (by.split(" [ctx").next() == Some(worked_by)).then(|| id.to_string())
+        })
+        .unwrap_or_else(|| panic!("no claim by {worked_by}"))
+}
+
+/// Issue 14: S1 hands off cleanly, S2 resumes and crashes right after its RESUMPTION message,
+/// the conductor finds S2 stale and launches S3. The HANDOFF on disk is S1's: for S3 it is
+/// stale (003 "Resumption Decision Tree": the previous session, S2, crashed), and S3 names S2
+/// as its previous session.
+#[test]
+fn a_successor_of_a_crashed_session_finds_the_handoff_stale_and_names_its_predecessor() {
+    let crash = "\n[[faults.crash]]\ntask = 1\nsession = 2\nat = \"after:send_resumption\"\n";
+    let (tmp, out, code) = run_edited("clean-exit-handoff", |t| format!("{t}{crash}"), &[]);
+    assert_eq!(code, 0, "{out}");
+    let dir = run_dir(&tmp);
+    let (s1, s2) = (claimed_session(&dir, "musician-task-01"), claimed_session(&dir, "musician-task-01-S2"));
+    let blocks = resumptions(&dir, "task-01");
+    assert_eq!(blocks.len(), 2, "S2 and S3 resume");
+    // S2 took over from S1's clean exit.
+    assert_eq!(field(&blocks[0], "Previous session:"), format!("{s1} (musician-task-01)"));
+    assert!(field(&blocks[0], "HANDOFF:").starts_with("present (clean exit at "), "{:#?}", blocks[0]);
+    assert_eq!(field(&blocks[0], "Assessment:"), "clean handoff");
+    // S3 took over from S2, which crashed: S1's HANDOFF is stale, with the reason.
+    let s3 = &blocks[1];
+    assert_eq!(field(s3, "Previous session:"), format!("{s2} (musician-task-01-S2)"));
+    let handoff = field(s3, "HANDOFF:");
+    assert!(handoff.starts_with(&format!("stale (written by {s1} (musician-task-01) at ")), "{handoff}");
+    assert!(handoff.contains(&format!("but the task was last held by {s2} (musician-task-01-S2), which claimed it at ")), "{handoff}");
+    assert!(handoff.contains("and wrote `resumption` at "), "{handoff}");
+    assert_eq!(field(s3, "Assessment:"), "needs verification");
+    assert_eq!(field(s3, "Self-correction in previous session:"), "NO", "S1 self-corrected, S2 did not");
+    // Only the conductor's handoff to S3 is pending: S1's handoff instructions were S2's.
+    assert_eq!(field(s3, "Pending conductor messages:"), "1");
+    // S3 resumes from the last approved checkpoint (after step 4), as no current HANDOFF says.
+    let doc = std::fs::read_to_string(dir.join("temp/task-01-HANDOFF")).unwrap();
+    assert!(doc.contains(&format!("- Session ID: {s1}")), "the HANDOFF on disk is S1's");
+    assert_eq!(field(s3, "Resuming from:"), "step 5 agent 1");
+}
