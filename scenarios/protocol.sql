@@ -189,6 +189,16 @@ SET state = 'error', last_heartbeat = datetime('now'),
     last_error = 'context_exhaustion_warning'
 WHERE task_id = :task_id;
 
+-- name: set_escalation
+-- 000 "Deviations & Escalation Thresholds" (REF-6: deviations past the threshold trigger
+-- escalation to the conductor) and 003 "State Reconciliation" (Contradictory: escalate to
+-- the conductor immediately). Like context escalation (000 Execution Queries 6) it is an
+-- error state, sent after its `error` message; not a failure, so retry_count stays.
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = :last_error
+WHERE task_id = :task_id;
+
 -- name: send_handoff
 -- 000 Execution Queries 10: the EXITED message before the terminal write.
 INSERT INTO orchestration_messages (task_id, from_session, message, message_type)

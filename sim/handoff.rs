@@ -220,6 +220,54 @@ impl Severities {
     }
 }
 
+/// When deviations are escalated to the conductor (PROTOCOL.md disagreement 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EscalationRule {
+    /// 000 "Deviations & Escalation Thresholds", REF-6: "2+ Medium deviations OR 1+ High
+    /// deviation triggers escalation to conductor (replaces vague ">2 deviations" rule)".
+    /// The default; 003's decision tree defers to it ("See the deviation escalation
+    /// thresholds in SKILL.md for severity rules").
+    Ref6,
+    /// 000 "Temporary File Management" and 003 "Resumption Decision Tree": "> 2 deviations"
+    /// (the `escalate-over-two` variant).
+    OverTwo,
+}
+
+impl EscalationRule {
+    pub fn of(escalate_over_two: bool) -> EscalationRule {
+        if escalate_over_two {
+            EscalationRule::OverTwo
+        } else {
+            EscalationRule::Ref6
+        }
+    }
+
+    /// Whether these deviations (those not yet escalated) call for an escalation.
+    pub fn met_by(self, s: &Severities) -> bool {
+        match self {
+            EscalationRule::Ref6 => s.medium >= 2 || s.high >= 1,
+            EscalationRule::OverTwo => s.total > 2,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            EscalationRule::Ref6 => "REF-6: 2+ Medium or 1+ High",
+            EscalationRule::OverTwo => "> 2 deviations",
+        }
+    }
+}
+
+/// The status line that records an answered escalation, and how many deviation lines (of
+/// the task's deviations file, in order) it covered. A successor reads it back, so what the
+/// conductor already answered is not escalated again.
+pub const ESCALATION_ANSWERED: &str = "deviations escalated and answered: ";
+
+/// How many deviations earlier escalations covered, from the status file.
+pub fn deviations_escalated(status: &str) -> usize {
+    status.lines().rev().filter_map(|l| l.strip_prefix(ESCALATION_ANSWERED)?.split_whitespace().next()?.parse().ok()).next().unwrap_or(0)
+}
+
 /// The task row as a successor found it just before its claim (000 "Example: Mid-Session
 /// Resumption" Step 3: the musician queries the task record, then claims). The claim
 /// overwrites `session_id`, `worked_by` and `started_at`, so this read is what names the
@@ -263,6 +311,7 @@ pub struct Found<'a> {
     /// This session's own start (its claim), `YYYY-MM-DD HH:MM:SS`.
     pub started_at: &'a str,
     pub agents_per_step: u64,
+    pub rule: EscalationRule,
 }
 
 /// The successor's reading of what it found (003 "Resumption Decision Tree", "State
@@ -275,6 +324,11 @@ pub struct Assessment {
     pub mismatch: Mismatch,
     pub mismatches: Vec<String>,
     pub deviations: Severities,
+    /// Deviation lines earlier escalations covered (the conductor answered them).
+    pub deviations_escalated: usize,
+    /// The deviations not yet escalated meet the escalation rule.
+    pub escalation_due: bool,
+    pub rule: EscalationRule,
     pub resume_from: Position,
     /// The session that held the task immediately before, as the task row named it.
     pub previous_session: String,
@@ -284,10 +338,11 @@ pub struct Assessment {
 }
 
 impl Assessment {
-    /// 003: ≤ 2 deviations and no mismatches → clean; > 2 deviations or a contradiction →
-    /// guidance; otherwise verification clarifies.
+    /// 003: deviations within the threshold and no mismatches → clean; deviations past it
+    /// (REF-6 by default, "> 2" under the variant) or a contradiction → guidance; otherwise
+    /// verification clarifies.
     pub fn verdict(&self) -> &'static str {
-        if self.deviations.total > 2 || self.mismatch == Mismatch::Contradictory {
+        if self.escalation_due || self.mismatch == Mismatch::Contradictory {
             "needs guidance"
         } else if self.handoff == HandoffState::Present && self.mismatch == Mismatch::None {
             "clean handoff"
@@ -311,7 +366,10 @@ const ANSWERS: [&str; 3] = ["approval", "rejection", "fix_proposal"];
 pub fn assess(found: &Found<'_>) -> Assessment {
     let parsed = found.handoff.map(parse);
     let progress = found.status.map(status_progress).unwrap_or_default();
-    let deviations = Severities::of_lines(found.deviations.unwrap_or("").lines());
+    let deviation_lines: Vec<&str> = found.deviations.unwrap_or("").lines().filter(|l| !l.trim().is_empty()).collect();
+    let deviations = Severities::of_lines(deviation_lines.iter().copied());
+    let deviations_escalated = deviations_escalated(found.status.unwrap_or("")).min(deviation_lines.len());
+    let escalation_due = found.rule.met_by(&Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied()));
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
     let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
@@ -440,6 +498,9 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         mismatch,
         mismatches: mismatches.into_iter().map(|(_, text)| text).collect(),
         deviations,
+        deviations_escalated,
+        escalation_due,
+        rule: found.rule,
         resume_from,
         previous_session: prior.describe(),
         previous_self_correction,
@@ -499,7 +560,15 @@ pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64) -> S
         handoff = a.handoff.word(),
         detail = a.handoff_detail,
         dev = a.deviations.total,
-        severities = a.deviations.breakdown(),
+        severities = match (a.deviations_escalated, a.escalation_due) {
+            (0, false) => a.deviations.breakdown(),
+            (0, true) => format!("{}; past the threshold, {}", a.deviations.breakdown(), a.rule.text()),
+            (n, due) => format!(
+                "{}; {n} already escalated and answered{}",
+                a.deviations.breakdown(),
+                if due { format!(", the others past the threshold, {}", a.rule.text()) } else { String::new() }
+            ),
+        },
         pending = a.pending_messages.len(),
         sc = if a.previous_self_correction { "YES" } else { "NO" },
         verdict = a.verdict(),
@@ -566,6 +635,7 @@ mod tests {
             messages,
             started_at: "2026-02-07 16:47:00",
             agents_per_step: 3,
+            rule: EscalationRule::Ref6,
         })
     }
 
@@ -617,6 +687,7 @@ mod tests {
             messages: &messages,
             started_at: "2026-02-07 17:06:00",
             agents_per_step: 3,
+            rule: EscalationRule::Ref6,
         });
         assert_eq!(
             (a.handoff, a.mismatch, a.resume_from, a.verdict()),
@@ -663,6 +734,51 @@ mod tests {
         assert_eq!(a.mismatches.len(), 2, "{:?}", a.mismatches);
         assert!(a.mismatches[0].starts_with("the task row was `needs_review` when this session claimed it"));
         assert!(a.mismatches[1].starts_with("conductor `approval` at 2026-02-07 16:48:00, after this session started"));
+    }
+
+    #[test]
+    fn ref_6_counts_severities_and_over_two_counts_deviations() {
+        let s = |high, medium, low| Severities { high, medium, low, total: high + medium + low };
+        // 000 "Example: Mid-Session Resumption" Step 7: "2 total (1 Medium, 1 Low) ≤ 2 allowed".
+        let example = s(0, 1, 1);
+        let cases = [(s(0, 0, 3), false, true), (s(0, 2, 0), true, false), (s(1, 0, 0), true, false), (example, false, false)];
+        for (severities, ref_6, over_two) in cases {
+            assert_eq!(EscalationRule::Ref6.met_by(&severities), ref_6, "{severities:?}");
+            assert_eq!(EscalationRule::OverTwo.met_by(&severities), over_two, "{severities:?}");
+        }
+        assert_eq!((EscalationRule::of(false), EscalationRule::of(true)), (EscalationRule::Ref6, EscalationRule::OverTwo));
+    }
+
+    #[test]
+    fn deviations_an_answered_escalation_covered_do_not_count_again() {
+        let s1 = prior(S1, "musician-task-03", "2026-02-07 15:00:00");
+        let escalated = format!("{STATUS}{ESCALATION_ANSWERED}2 [ctx: 50%]\n");
+        let found = |status: &str, deviations: &str, rule| {
+            assess(&Found {
+                handoff: None,
+                status: Some(status),
+                deviations: Some(deviations),
+                prior: &s1,
+                messages: &clean_messages(),
+                started_at: "2026-02-07 16:47:00",
+                agents_per_step: 3,
+                rule,
+            })
+        };
+        let three = format!("{DEVIATION}\n{DEVIATION}\n{DEVIATION}\n");
+        // Never escalated: three Mediums are past REF-6 and past "> 2".
+        for rule in [EscalationRule::Ref6, EscalationRule::OverTwo] {
+            let a = found(STATUS, &three, rule);
+            assert_eq!((a.deviations_escalated, a.escalation_due, a.verdict()), (0, true, "needs guidance"));
+        }
+        // The first two were answered: one Medium remains, within either reading.
+        let a = found(&escalated, &three, EscalationRule::Ref6);
+        assert_eq!((a.deviations.total, a.deviations_escalated, a.escalation_due), (3, 2, false));
+        assert!(resumption_status("musician-task-03-S2", &a, 14)
+            .contains("Deviations found: 3 (0 High, 3 Medium, 0 Low; 2 already escalated and answered)"));
+        let four = format!("{three}{DEVIATION}\n");
+        assert!(found(&escalated, &four, EscalationRule::Ref6).escalation_due, "two new Mediums");
+        assert!(!found(&escalated, &four, EscalationRule::OverTwo).escalation_due, "two new deviations are not > 2");
     }
 
     #[test]

@@ -21,6 +21,11 @@ impl Musician {
                 .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
             return Ok(Some(End::HardStop));
         }
+        // 000 "Deviations & Escalation Thresholds" (REF-6): after every agent the session
+        // takes stock of its deviations, then of its context.
+        if let Some(end) = self.check_deviations().await? {
+            return Ok(Some(end));
+        }
         if self.context_pct >= c.ceiling_pct {
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;

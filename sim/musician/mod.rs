@@ -15,7 +15,7 @@ use rusqlite::types::Value;
 use crate::ctx::Ctx;
 use crate::event::Fact;
 use crate::executor::ActorId;
-use crate::handoff::{self, MessageMeta, Position, PriorRow};
+use crate::handoff::{self, MessageMeta, Mismatch, Position, PriorRow};
 use crate::messages;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{SessionMemory, SharedMemory};
@@ -23,6 +23,7 @@ use crate::vocab::{ActorName, SessionPlace, Stmt};
 use crate::world::{FailureKind, SqlFailure};
 
 mod context;
+mod escalation;
 mod exit;
 mod review;
 mod work;
@@ -116,6 +117,9 @@ struct Musician {
     /// resumed (the file is the task's, shared by every session: 000 "Temporary File
     /// Management").
     deviations_before: Vec<String>,
+    /// How many of the task's deviations (earlier sessions' first, then this one's) an
+    /// answered escalation covered (000 REF-6 counts the others).
+    deviations_escalated: usize,
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
@@ -140,6 +144,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         self_correction: None,
         deviations: Vec::new(),
         deviations_before: Vec::new(),
+        deviations_escalated: 0,
         errors_reported: 0,
         pause_timeouts: 0,
         evaluated_since_checkpoint: false,
@@ -247,12 +252,16 @@ impl Musician {
         self.status(&format!("instructions loaded: {path}")).await;
         // 000 "Mid-Session Resumption Protocol": a successor reads what its predecessors left.
         if let Some(prior) = prior {
-            self.resume(&prior, &started_at).await?;
+            if let Some(end) = self.resume(&prior, &started_at).await? {
+                return Ok(end);
+            }
         } else {
             self.ctx.append_file(&self.temp("deviations"), "").await;
         }
-        // 000 Bootstrap 8.
-        self.start_background_watcher();
+        // 000 Bootstrap 8 (an escalation on resumption already started it when it resumed).
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
         self.work().await
     }
 
@@ -283,9 +292,10 @@ impl Musician {
     }
 
     /// 003 "Resumption Decision Tree": read the temp/ files, the task's messages and the
-    /// conductor's, assess (003 "State Reconciliation"), re-verify, report. `prior` is the
-    /// task row before this session's claim, `started_at` the claim's time.
-    async fn resume(&mut self, prior: &PriorRow, started_at: &str) -> Result<(), SqlFailure> {
+    /// conductor's, assess (003 "State Reconciliation"), re-verify, report, and escalate what
+    /// needs guidance. `prior` is the task row before this session's claim, `started_at` the
+    /// claim's time. `Some(end)` if the session ends during its escalation.
+    async fn resume(&mut self, prior: &PriorRow, started_at: &str) -> Result<Option<End>, SqlFailure> {
         let status = self.ctx.read_file(&self.temp("status")).await;
         let deviations = self.ctx.read_file(&self.temp("deviations")).await;
         let handoff_text = self.ctx.read_file(&self.temp("HANDOFF")).await;
@@ -306,8 +316,10 @@ impl Musician {
             messages: &messages,
             started_at,
             agents_per_step: self.launch.plan.subagents_per_step,
+            rule: self.escalation_rule(),
         });
         self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+        self.deviations_escalated = assessment.deviations_escalated;
         // 003 step 3: read the conductor's messages; those the previous session had not
         // answered (the handoff instructions, at least) are this session's to handle.
         let read = self.read_conductor_messages().await?;
@@ -338,6 +350,24 @@ impl Musician {
         );
         self.next = assessment.resume_from;
         self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
-        Ok(())
+        // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
+        // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
+        // conductor immediately".
+        let contradictory = assessment.mismatch == Mismatch::Contradictory;
+        if !contradictory && !assessment.escalation_due {
+            return Ok(None);
+        }
+        let mut what = Vec::new();
+        let mut details = Vec::new();
+        if contradictory {
+            what.push("resumption found a contradictory state".to_string());
+            details.extend(assessment.mismatches.iter().cloned());
+        }
+        if assessment.escalation_due {
+            what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
+            details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
+        }
+        let last_error = if contradictory { "resumption_contradiction" } else { "deviation_escalation" };
+        self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
     }
 }

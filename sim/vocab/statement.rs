@@ -39,10 +39,11 @@ pub enum Stmt {
     ReadLatestConductorMessage,
     ReadTaskRecord,
     ReadTaskMessages,
+    SetEscalation,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 33] = [
+    pub const ALL: [Stmt; 34] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -76,6 +77,7 @@ impl Stmt {
         Stmt::ReadLatestConductorMessage,
         Stmt::ReadTaskRecord,
         Stmt::ReadTaskMessages,
+        Stmt::SetEscalation,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -114,6 +116,7 @@ impl Stmt {
             Stmt::ReadLatestConductorMessage => "read_latest_conductor_message",
             Stmt::ReadTaskRecord => "read_task_record",
             Stmt::ReadTaskMessages => "read_task_messages",
+            Stmt::SetEscalation => "set_escalation",
         }
     }
 
@@ -153,6 +156,7 @@ impl Stmt {
             Stmt::ReadLatestConductorMessage => &[":task_id"],
             Stmt::ReadTaskRecord => &[":task_id"],
             Stmt::ReadTaskMessages => &[":task_id"],
+            Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
         }
     }
 

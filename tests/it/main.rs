@@ -6,6 +6,7 @@ mod bad_input;
 mod bench;
 mod clock;
 mod determinism;
+mod escalation;
 mod examples;
 mod faults;
 mod fuzz;
