@@ -35,6 +35,9 @@ enum Pending {
         agents_fit: i64,
     },
     Error,
+    /// Deviations past the threshold, or a contradictory resumption: answered with a
+    /// correction task (003 "Resumption Decision Tree").
+    Escalation,
 }
 
 /// The musician message a pending answer replies to: its id and the session that wrote it.
@@ -155,6 +158,7 @@ impl Conductor<'_> {
                 // The final `completion` (004 "Mark Complete") follows approval: not a review.
                 "completion" if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
                 "context_warning" => Some(Pending::ContextWarning { agents_fit: messages::parse_agents_fit(body).unwrap_or(0) }),
+                "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
                 "error" => Some(Pending::Error),
                 other => {
                     self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
@@ -227,6 +231,12 @@ impl Conductor<'_> {
                     "Use the corrected path docs2/guidelines/conductor/process-patterns.md and retry the step.",
                 );
                 return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed").await;
+            }
+            ("error", Some(Pending::Escalation)) => {
+                self.pending.remove(&task.task_id);
+                // 003: "the conductor may issue a correction task".
+                let correction = messages::correction_task(&task.task_id);
+                return self.answer(&task.task_id, "fix_proposal", correction, "fix_proposed").await;
             }
             _ => {}
         }
@@ -481,7 +491,10 @@ impl Conductor<'_> {
 
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
 fn answers(state: &str, pending: &Pending) -> bool {
-    matches!((state, pending), ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error))
+    matches!(
+        (state, pending),
+        ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error | Pending::Escalation)
+    )
 }
 
 /// 002 "Guard Clause Rules": the states a new session may claim from.

@@ -23,7 +23,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("strict-terminal", "scenarios/examples/clean-exit-handoff.toml"),
     ("table-transitions-only", "scenarios/slow-review.toml"),
     ("fencing", "scenarios/faults/zombie.toml"),
-    ("escalate-over-two", "scenarios/examples/pause-feedback.toml"),
+    ("escalate-over-two", "scenarios/deviation-escalation.toml"),
     ("act-on-poll", "scenarios/faults/watcher-jitter.toml"),
     ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
 ];

@@ -126,6 +126,31 @@ pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: 
     )
 }
 
+/// The first line of an escalation, which the conductor tells from an error report by it.
+pub const ESCALATION: &str = "ESCALATION: ";
+
+/// An escalation to the conductor (message type `error`, the one type the CHECK offers for
+/// "cannot continue without intervention"): deviations past the threshold (000 "Deviations &
+/// Escalation Thresholds", REF-6) or a contradictory resumption (003 "State Reconciliation").
+/// `what` says why, `details` are listed below it.
+pub fn escalation(task_id: &str, what: &str, details: &[String], context_pct: i64, self_correction: bool) -> String {
+    let mut text = format!("{ESCALATION}{task_id} {what}\n");
+    for d in details {
+        text.push_str(&format!("  - {d}\n"));
+    }
+    text.push_str(&format!(
+        "Context Usage: {context_pct}%\nSelf-Correction: {sc}\nAwaiting conductor guidance (a correction task, 003 Resumption Decision Tree)",
+        sc = yes_no(self_correction)
+    ));
+    text
+}
+
+/// The conductor's answer to an escalation (message type `fix_proposal`): a correction
+/// task, "a scoped set of fixes to apply before resuming normal execution" (003).
+pub fn correction_task(task_id: &str) -> String {
+    format!("CORRECTION TASK: {task_id}\n- Apply the fixes for what you escalated\n- Re-run verification\n- Then resume from the last checkpoint")
+}
+
 /// 000 Execution Queries 10 / "Example: Clean Exit & Handoff" step 7 (message type `handoff`).
 pub fn exited(task_id: &str, reason: &str, context_pct: i64, self_correction: bool, last_completed: &str, remaining: &str) -> String {
     format!(

@@ -44,3 +44,9 @@ WHERE task_id = :task_id AND session_id = :session_id;
 UPDATE orchestration_tasks
 SET state = 'exited', last_heartbeat = datetime('now')
 WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: set_escalation
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = :last_error
+WHERE task_id = :task_id AND session_id = :session_id;

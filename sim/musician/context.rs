@@ -21,6 +21,11 @@ impl Musician {
                 .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
             return Ok(Some(End::HardStop));
         }
+        // 000 "Deviations & Escalation Thresholds" (REF-6): after every agent the session
+        // takes stock of its deviations, then of its context.
+        if let Some(end) = self.check_deviations().await? {
+            return Ok(Some(end));
+        }
         if self.context_pct >= c.ceiling_pct {
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;
@@ -43,7 +48,7 @@ impl Musician {
         let zone = if estimate <= c.escalate_above_pct { "ask" } else { "escalate" };
         // REF-3: agents that fit in the 65 % budget, rounded.
         let fit = ((c.budget_pct - self.context_pct) as f64 / risk.max(1) as f64).round() as i64;
-        let deviations = format!("{}", self.deviations_before + self.deviations.len());
+        let deviations = format!("{}", self.deviations_before.len() + self.deviations.len());
         let warning = messages::ContextWarning {
             context_pct: self.context_pct,
             self_correction: self.self_correction.as_deref(),

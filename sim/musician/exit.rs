@@ -44,7 +44,9 @@ impl Musician {
         let timestamp = self.ctx.now_utc();
         let worked_by = self.launch.worked_by();
         let session_id = self.ctx.meta().session_id.clone();
-        let all_deviations: Vec<String> = self.deviations.clone();
+        // 003 "HANDOFF Document Structure": the Deviations section is the list from the temp/
+        // deviations file, which holds every session's: earlier sessions' and this one's.
+        let all_deviations: Vec<String> = self.deviations_before.iter().chain(&self.deviations).cloned().collect();
         let doc = handoff::render(&handoff::HandoffDoc {
             task_id: &plan.task_id,
             session_id: &session_id,
@@ -111,7 +113,7 @@ impl Musician {
         messages::Report {
             context_pct: self.context_pct,
             self_correction: self.self_correction.is_some(),
-            deviations: self.deviations_before + self.deviations.len(),
+            deviations: self.deviations_before.len() + self.deviations.len(),
             agents_remaining: agents_total.saturating_sub(done_before_next),
             agent_cost_pct: self.average_agent_cost_pct(),
             summary: "work of the plan's steps so far, integrated and tested",
