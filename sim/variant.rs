@@ -9,7 +9,7 @@ use crate::vocab::check_variant_name;
 
 pub struct Variant {
     pub name: &'static str,
-    /// The disagreement of PROTOCOL.md it reads differently (1-12).
+    /// The disagreement of PROTOCOL.md it reads differently (1-13).
     pub disagreement: u8,
     pub summary: &'static str,
     sql: Option<(&'static str, &'static str)>,
@@ -124,6 +124,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.escalate_over_two = true,
     },
+    Variant {
+        name: "terminal-error-no-message",
+        disagreement: 13,
+        summary: "the 5th failure writes `exited` with no final message (004 \"Terminal Failure (5th retry)\") instead of a final message first (000 \"Terminal Write Atomicity\")",
+        sql: None,
+        apply: |s| s.settings.terminal_error_message = false,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {
@@ -171,7 +178,7 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        for n in 1..=12u8 {
+        for n in 1..=13u8 {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

@@ -125,6 +125,7 @@ impl Musician {
                         self.self_correction.is_some(),
                         "pause watcher TIMEOUT: conductor unresponsive",
                         &self.launch.plan.task_id,
+                        false,
                     );
                     self.ctx
                         .sql(

@@ -238,20 +238,36 @@ impl Musician {
     }
 
     /// 004 "Report Error": message first, then `error` with `retry_count + 1`; the 5th
-    /// failure is terminal (004 "Terminal Failure (5th retry)"). Otherwise wait for the fix.
+    /// failure is terminal (004 "Terminal Failure (5th retry)", 002 `error → exited`).
+    /// Otherwise wait for the fix.
     pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
         self.errors_reported += 1;
         let retry = self.errors_reported;
-        let text = messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id);
+        let terminal = retry >= 5;
+        let text =
+            messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id, terminal);
         self.ctx
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
         self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
-        if retry >= 5 {
+        if terminal {
             self.stop_background_watcher();
             self.status("5th failure: terminal exit").await;
+            if self.scenario.settings.terminal_error_message {
+                // 000 "Terminal Write Atomicity": "(1) write message to orchestration_messages
+                // first, (2) then update task state" — a final `handoff` message, as 000
+                // Execution Queries 10 sends before `exited`. (004's template writes `exited`
+                // alone: the `terminal-error-no-message` variant, PROTOCOL.md disagreement 13.)
+                let text = messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction.is_some(), error);
+                self.ctx
+                    .sql(
+                        Stmt::SendHandoff,
+                        vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
+                    )
+                    .await?;
+            }
             self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;
             return Ok(AgentOutcome::End(End::RetriesExhausted));

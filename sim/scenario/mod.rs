@@ -76,6 +76,9 @@ pub struct ProtocolSettings {
     pub implied_transitions: bool,
     /// #12: escalate on > 2 deviations (000 text) instead of REF-6 (2+ Medium or 1+ High).
     pub escalate_over_two: bool,
+    /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
+    /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
+    pub terminal_error_message: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -86,6 +89,7 @@ impl Default for ProtocolSettings {
             relaunch_exited: true,
             implied_transitions: true,
             escalate_over_two: false,
+            terminal_error_message: true,
         }
     }
 }

@@ -8,6 +8,7 @@ mod clock;
 mod determinism;
 mod examples;
 mod faults;
+mod fifth_failure;
 mod fuzz;
 mod golden;
 mod judge;
