@@ -68,16 +68,29 @@ impl Musician {
                     self.status(&format!("{what} approved (step {step})")).await;
                     self.last_checkpoint_step = Some(step);
                     self.evaluated_since_checkpoint = false;
-                    if review != Review::Completion {
-                        // 004 "After Approval (Resume Working)"; then a new background watcher.
-                        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
-                        self.start_background_watcher();
+                    if review == Review::Completion {
+                        return Ok(None);
                     }
+                    if self.completion_review_follows(review) {
+                        // 002 "Valid State Transitions": `review_approved → needs_review`
+                        // (completion review after final step): no work is left, so the
+                        // musician writes no `working` before its completion review.
+                        self.start_background_watcher();
+                        return Ok(None);
+                    }
+                    // 004 "After Approval (Resume Working)"; then a new background watcher.
+                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+                    self.start_background_watcher();
                     return Ok(None);
                 }
                 "review_failed" | "fix_proposed" => {
+                    // 000 "Response Handling": on `review_failed` and on `fix_proposed` alike,
+                    // "Launch background watcher ... Apply ... Re-run verification tests ...
+                    // Re-submit for review (back to `needs_review`)". So the state goes
+                    // straight back to `needs_review` (002: `review_failed → needs_review`,
+                    // and for `fix_proposed` the direct re-submit `fix_proposed →
+                    // needs_review`, not `fix_proposed → working`), with no `working` between.
                     self.status(&format!("{answer} — feedback to address")).await;
-                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
                     self.ctx.sleep(rework_ms).await;
@@ -93,6 +106,13 @@ impl Musician {
                 }
             }
         }
+    }
+
+    /// Whether an approved review leaves no work before the completion review: a scheduled
+    /// checkpoint after the plan's last step, with the scope unchanged (a reduced scope hands
+    /// off after its checkpoint instead).
+    fn completion_review_follows(&self, review: Review) -> bool {
+        matches!(review, Review::Checkpoint { step, .. } if step >= self.launch.plan.steps) && self.scope == Scope::Normal
     }
 
     /// 000 "Pause Watcher": stop the background watcher, block on a foreground watcher. On a

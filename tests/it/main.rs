@@ -20,3 +20,4 @@ mod reports;
 mod seed_scripts;
 mod support;
 mod sweep;
+mod transitions;
