@@ -240,12 +240,13 @@ impl Musician {
         self.status(&format!("instructions loaded: {path}")).await;
         // 000 "Mid-Session Resumption Protocol": a successor reads what its predecessors left.
         if self.launch.session_no > 1 {
+            // Launches the background watcher itself, before its re-verification.
             self.resume().await?;
         } else {
             self.ctx.append_file(&self.temp("deviations"), "").await;
+            // 000 Bootstrap 8.
+            self.start_background_watcher();
         }
-        // 000 Bootstrap 8.
-        self.start_background_watcher();
         self.work().await
     }
 
@@ -291,9 +292,15 @@ impl Musician {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
         let pending = pending.len();
+        // 000 Bootstrap 8, as a resumption is a "full bootstrap" (000 Mid-Session Resumption
+        // Protocol 1): the background watcher runs from here on, once the pending messages
+        // are read (so it does not report them again), through the re-verification: "No
+        // active work without a running watcher" (000 Key Principles 6a). 000's worked
+        // example launches it later, after the RESUMPTION status (Step 10).
+        self.start_background_watcher();
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-        self.ctx.sleep(verify_ms).await;
+        self.work_for(verify_ms).await?;
         self.cost(&self.scenario.context.verification_pct.clone());
         self.status("verification tests: all passing").await;
         let severities = deviations.as_deref().map_or("none".to_string(), severity_breakdown);

@@ -26,9 +26,10 @@ impl Musician {
                 Review::Completion => "final checkpoint".to_string(),
             };
             self.status(&format!("{what} reached")).await;
-            // 000 "Verification Testing Protocol" and REF-8: full verification every time.
+            // 000 "Verification Testing Protocol" and REF-8: full verification every time, the
+            // background watcher beside it (000 Key Principles 6a).
             let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-            self.ctx.sleep(verify_ms).await;
+            self.work_for(verify_ms).await?;
             self.cost(&self.scenario.context.verification_pct.clone());
             self.status("verification tests: all passing").await;
             let report = self.report();
@@ -93,12 +94,12 @@ impl Musician {
                     self.status(&format!("{answer} — feedback to address")).await;
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
-                    self.ctx.sleep(rework_ms).await;
+                    self.work_for(rework_ms).await?;
                     self.cost(&self.scenario.context.integration_pct.clone());
                     self.status(&format!("fixing: feedback on {what} applied")).await;
                     let severity = if answer == "review_failed" { "Medium" } else { "Low" };
                     self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
-                    self.stop_background_watcher();
+                    // The watcher runs on through the re-verification; the pause stops it.
                 }
                 other => {
                     self.status(&format!("unexpected state {other} while waiting for review: prepare handoff")).await;

@@ -21,3 +21,4 @@ mod seed_scripts;
 mod support;
 mod sweep;
 mod transitions;
+mod watchers;
