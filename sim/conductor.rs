@@ -203,6 +203,14 @@ impl Conductor<'_> {
         if !is_claimable(&task.state) {
             self.launch_started.remove(&task.task_id);
         }
+        if task.state == "error" && task.retry_count >= 5 && matches!(self.pending.get(&task.task_id), Some((Pending::Error, _))) {
+            // 004 "Terminal Failure (5th retry)": after its 5th error report the session writes
+            // `exited` ("Session will terminate via hook exit criteria"); there is no fix to
+            // propose, and the exit is given up when it comes (`relaunch_after_exit`).
+            self.pending.remove(&task.task_id);
+            self.ctx.note("conductor_read", format!("{}: 5th error report, no fix proposed: the session exits", task.task_id));
+            return Ok(());
+        }
         let pending = self.pending.get(&task.task_id).cloned();
         if let Some((kind, request)) = &pending {
             if answers(&task.state, kind) {

@@ -119,10 +119,16 @@ impl ContextWarning<'_> {
 }
 
 /// 000 "Error Report" format (message type `error`).
-pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: &str, task_id: &str) -> String {
+pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: &str, task_id: &str, terminal: bool) -> String {
     format!(
-        "ERROR (Retry {retry}/5):\n  Context Usage: {context_pct}%\n  Self-Correction: {sc}\n  Error: {error}\n  Report: docs/implementation/reports/{task_id}-error-retry-{retry}.md\n  Key Outputs:\n    - docs/implementation/reports/{task_id}-error-retry-{retry}.md (created)\n  Awaiting conductor fix proposal",
+        "ERROR (Retry {retry}/5):\n  Context Usage: {context_pct}%\n  Self-Correction: {sc}\n  Error: {error}\n  Report: docs/implementation/reports/{task_id}-error-retry-{retry}.md\n  Key Outputs:\n    - docs/implementation/reports/{task_id}-error-retry-{retry}.md (created)\n  {next}",
         sc = yes_no(self_correction),
+        // 004 "Terminal Failure (5th retry)": the 5th report asks for nothing; the session exits.
+        next = if terminal {
+            "Terminal: 5th failure, the session exits (no further retries)"
+        } else {
+            "Awaiting conductor fix proposal"
+        },
     )
 }
 
@@ -155,6 +161,16 @@ pub fn correction_task(task_id: &str) -> String {
 pub fn exited(task_id: &str, reason: &str, context_pct: i64, self_correction: bool, last_completed: &str, remaining: &str) -> String {
     format!(
         "EXITED: {reason}, clean handoff prepared.\nHANDOFF: temp/{task_id}-HANDOFF\nContext Usage: {context_pct}%\nSelf-Correction: {sc}\nLast Completed Step: {last_completed}\nRemaining Steps: {remaining}",
+        sc = yes_no(self_correction),
+    )
+}
+
+/// The final message of a session whose 5th error report is terminal (message type
+/// `handoff`, as 000 Execution Queries 10 writes before `exited`): no HANDOFF, the task is
+/// given up (000 "Terminal Write Atomicity": the message first, then the terminal state).
+pub fn retries_exhausted(task_id: &str, context_pct: i64, self_correction: bool, last_error: &str) -> String {
+    format!(
+        "EXITED: unrecoverable failure, retry 5/5: {task_id} given up after 5 failures.\nHANDOFF: none (no clean handoff)\nContext Usage: {context_pct}%\nSelf-Correction: {sc}\nLast Error: {last_error}\nReports: docs/implementation/reports/{task_id}-error-retry-1.md … -5.md",
         sc = yes_no(self_correction),
     )
 }

@@ -126,6 +126,13 @@ pub const VARIANTS: &[Variant] = &[
         apply: |s| s.settings.escalate_over_two = true,
     },
     Variant {
+        name: "terminal-error-no-message",
+        disagreement: 13,
+        summary: "the 5th failure writes `exited` with no final message (004 \"Terminal Failure (5th retry)\") instead of a final message first (000 \"Terminal Write Atomicity\")",
+        sql: None,
+        apply: |s| s.settings.terminal_error_message = false,
+    },
+    Variant {
         name: "act-on-poll",
         // Not a disagreement: what the seeds imply (002 "Guard Clause Rules": the conductor
         // "detects the stale heartbeat, reviews state" before it hands over) against the
@@ -190,7 +197,7 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        for n in 1..=12u8 {
+        for n in 1..=13u8 {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

@@ -257,6 +257,8 @@ impl Musician {
             }
         } else {
             self.ctx.append_file(&self.temp("deviations"), "").await;
+            // 000 Bootstrap 8.
+            self.start_background_watcher();
         }
         // 000 Bootstrap 8 (an escalation on resumption already started it when it resumed).
         if self.background.is_none() {
@@ -326,9 +328,17 @@ impl Musician {
         for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
+        // 000 Bootstrap 8, as a resumption is a "full bootstrap" (000 Mid-Session Resumption
+        // Protocol 1): the background watcher runs from here on, once the pending messages
+        // are read (so it does not report them again), through the re-verification: "No
+        // active work without a running watcher" (000 Key Principles 6a). 000's worked
+        // example launches it later, after the RESUMPTION status (Step 10).
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-        self.ctx.sleep(verify_ms).await;
+        self.work_for(verify_ms).await?;
         self.cost(&self.scenario.context.verification_pct.clone());
         self.status("verification tests: all passing").await;
         let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct);

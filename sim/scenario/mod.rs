@@ -84,6 +84,9 @@ pub struct ProtocolSettings {
     /// fix proposed to a session that went silent (the simulator's policy where the seeds are
     /// silent; variant `no-relaunch-unclaimed` turns it off).
     pub relaunch_unclaimed: bool,
+    /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
+    /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
+    pub terminal_error_message: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -96,6 +99,7 @@ impl Default for ProtocolSettings {
             escalate_over_two: false,
             act_on_poll: false,
             relaunch_unclaimed: true,
+            terminal_error_message: true,
         }
     }
 }

@@ -17,6 +17,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "table-transitions-only",
     "fencing",
     "escalate-over-two",
+    "terminal-error-no-message",
     "act-on-poll",
     "no-relaunch-unclaimed",
 ];
@@ -39,6 +40,9 @@ mod tests {
         assert_eq!(check_variant_name("fencing"), Ok(()));
         let message = check_variant_name("Fencing").unwrap_err();
         assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
-        assert!(message.ends_with(", fencing, escalate-over-two, act-on-poll, no-relaunch-unclaimed"), "{message}");
+        assert!(
+            message.ends_with(", fencing, escalate-over-two, terminal-error-no-message, act-on-poll, no-relaunch-unclaimed"),
+            "{message}"
+        );
     }
 }

@@ -30,7 +30,7 @@ impl AllowedTransitions {
 }
 
 /// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies
-/// (docs/protocol.md D10, §5 "Transitions the text implies").
+/// (docs/protocol.md D10, §5 "Transitions the text implies"), and only those.
 pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
     let table = matches!(
         (from, to),
@@ -41,7 +41,21 @@ pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool 
             | ("fix_proposed", "needs_review")
             | ("error", "exited")
     );
-    let implied_ok = implied && matches!((from, to), ("needs_review", "error") | ("review_failed", "working") | ("error", "error"));
+    let implied_ok = implied
+        && matches!(
+            (from, to),
+            // 000 "Completion Flow" 5: "On `review_approved`: ... LAST STEP: `UPDATE
+            // orchestration_tasks SET state = 'complete'`".
+            ("review_approved", "complete")
+            // 000 "Mode Transitions", Timeout handling: "If conductor appears down: update
+            // temp/ status files, set state to `error`, send timeout message" (a pause
+            // watcher TIMEOUT while in `needs_review`).
+            | ("needs_review", "error")
+            // The conductor's reply to a context warning, 000 "Context escalation response
+            // states": "`review_failed` — 'Do not proceed, prepare handoff now'": the clean
+            // exit's `exited` follows the reply.
+            | ("review_failed", "exited")
+        );
     table || implied_ok
 }
 
