@@ -56,6 +56,10 @@ impl Musician {
             deviations: &deviations,
             zone,
         };
+        let predicted = c.message_pct.upper();
+        if self.would_cross_ceiling(predicted) {
+            return self.ceiling_handoff("the context warning", predicted).await.map(Some);
+        }
         let text = messages::context_warning(&warning);
         self.status(&format!("context estimate {estimate}% at next checkpoint: {zone}, sending context warning")).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
@@ -98,6 +102,62 @@ impl Musician {
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
         Ok(None)
+    }
+
+    /// 000 "Context Monitoring & Break Point Logic": the 80 % ceiling is checked before the
+    /// work, not after it. Before every agent launch and every step the musician predicts its
+    /// cost and adds what a clean exit then still needs (000 "Clean Exit Protocol" 3-6); if
+    /// that would cross the ceiling, it hands off now, below it. Predictions are worst cases
+    /// (000 Example: Context-Tight Break Point, Summary: "planning must account for
+    /// worst-case context costs").
+    pub(super) fn would_cross_ceiling(&self, predicted_pct: i64) -> bool {
+        self.context_pct + predicted_pct + self.exit_cost_pct() > self.scenario.context.ceiling_pct
+    }
+
+    /// What a clean exit costs: the HANDOFF and the final message.
+    pub(super) fn exit_cost_pct(&self) -> i64 {
+        2 * self.scenario.context.message_pct.upper()
+    }
+
+    /// One agent attempt at worst: launch, return and integration, twice that after a
+    /// self-correction (000 Example: Context-Tight Break Point: "~8% each instead of ~4%").
+    pub(super) fn agent_upper_pct(&self) -> i64 {
+        let c = &self.scenario.context;
+        let attempt = c.agent_launch_pct.upper() + c.agent_return_pct.upper() + c.integration_pct.upper();
+        if self.self_correction.is_some() {
+            2 * attempt
+        } else {
+            attempt
+        }
+    }
+
+    /// One review at worst: the verification, the request and reading the approval.
+    pub(super) fn review_upper_pct(&self) -> i64 {
+        let c = &self.scenario.context;
+        c.verification_pct.upper() + 2 * c.message_pct.upper()
+    }
+
+    /// The hand-off when `what` (costing at worst `predicted_pct`) would cross the ceiling.
+    pub(super) async fn ceiling_handoff(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        let ceiling = self.scenario.context.ceiling_pct;
+        self.status(&format!("context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling, handing off now"))
+            .await;
+        self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling)")).await
+    }
+
+    /// A review, unless its verification and messages would cross the ceiling: then the
+    /// session hands off and its successor verifies (003 "Post-Resumption Verification").
+    pub(super) async fn review_under_ceiling(&mut self, review: Review) -> Result<Option<End>, SqlFailure> {
+        let predicted = self.review_upper_pct();
+        if self.would_cross_ceiling(predicted) {
+            let what = match review {
+                Review::Checkpoint { index, .. } => format!("checkpoint {index}"),
+                Review::ContextWorry { step } => format!("the context checkpoint after step {step}"),
+                Review::Completion => "the final checkpoint".to_string(),
+            };
+            return self.ceiling_handoff(&what, predicted).await.map(Some);
+        }
+        self.review(review).await
     }
 
     pub(super) fn agents_to_next_checkpoint(&self) -> u64 {

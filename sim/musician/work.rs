@@ -51,14 +51,14 @@ impl Musician {
             let scheduled = step_done && plan.is_checkpoint(step);
             if self.scope == Scope::Limited(0) && !scheduled {
                 // Reduced scope used up mid-plan: verify what is done, then hand off.
-                if let Some(end) = self.review(Review::ContextWorry { step }).await? {
+                if let Some(end) = self.review_under_ceiling(Review::ContextWorry { step }).await? {
                     return Ok(end);
                 }
                 return self.clean_exit("context exhaustion (conductor-approved scope reduction)").await;
             }
             if scheduled {
                 let index = plan.checkpoints.iter().position(|c| *c == step).expect("is a checkpoint") + 1;
-                if let Some(end) = self.review(Review::Checkpoint { index, total: plan.checkpoints.len() + 1, step }).await? {
+                if let Some(end) = self.review_under_ceiling(Review::Checkpoint { index, total: plan.checkpoints.len() + 1, step }).await? {
                     return Ok(end);
                 }
                 if matches!(self.scope, Scope::HandoffAfterCheckpoint | Scope::Limited(_)) {
@@ -67,7 +67,7 @@ impl Musician {
             }
         }
         // 000 "Completion Flow": final verification, completion review, then the terminal write.
-        if let Some(end) = self.review(Review::Completion).await? {
+        if let Some(end) = self.review_under_ceiling(Review::Completion).await? {
             return Ok(end);
         }
         self.finish_complete().await?;
@@ -94,6 +94,11 @@ impl Musician {
             let overall = earlier + attempt;
             let label =
                 if attempt == 0 { format!("step {step} agent {agent}") } else { format!("step {step} agent {agent} retry {attempt}") };
+            // 000 "Context Monitoring": the ceiling is checked before every launch.
+            let predicted = self.agent_upper_pct();
+            if self.would_cross_ceiling(predicted) {
+                return self.ceiling_handoff(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
+            }
             let before_pct = self.context_pct;
             self.cost(&self.scenario.context.agent_launch_pct.clone());
             self.status(&format!("{label} launched")).await;
@@ -130,6 +135,10 @@ impl Musician {
         }
         // After 2 failed retries (000 "After 2 Failures").
         if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
+            let predicted = self.scenario.context.absorb_pct.upper();
+            if self.would_cross_ceiling(predicted) {
+                return self.ceiling_handoff(&format!("absorbing step {step} agent {agent}"), predicted).await.map(AgentOutcome::End);
+            }
             self.status(&format!("step {step} agent {agent} retry 2 FAILED — absorbing work")).await;
             let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
             self.ctx.sleep(absorb_ms).await;
