@@ -19,6 +19,8 @@ pub struct Report<'a> {
     pub context_pct: i64,
     pub self_correction: bool,
     pub deviations: usize,
+    /// 1 (smooth) to 9 (rough).
+    pub smoothness: i64,
     pub agents_remaining: u64,
     pub agent_cost_pct: i64,
     pub summary: &'a str,
@@ -61,7 +63,8 @@ pub fn claim_blocked(task_id: &str, why: &str) -> String {
     format!("CLAIM BLOCKED: Guard prevented claim on {task_id} ({why}).\n  Created fallback row to exit cleanly. Conductor intervention needed.")
 }
 
-/// 000 "Context Warning (Error State)" format (message type `context_warning`).
+/// 000 "Context Warning (Error State)" format (message type `context_warning`), with the
+/// estimate and the recommendation of 000 Example: Context-Tight Break Point, Step 3.
 pub struct ContextWarning<'a> {
     pub context_pct: i64,
     pub self_correction: Option<&'a str>,
@@ -70,7 +73,13 @@ pub struct ContextWarning<'a> {
     pub risk_cost_pct: i64,
     pub agents_fit: i64,
     pub budget_pct: i64,
+    /// Context at the checkpoint at the nominal cost, and at the worst case.
     pub estimate_pct: i64,
+    pub worst_pct: i64,
+    /// The agents the musician recommends before the checkpoint and hand-off.
+    pub recommended: u64,
+    /// Those agents: "step 4 agent 2 + step 5 agents 1-2".
+    pub recommendation: &'a str,
     pub deviations: &'a str,
     /// "ask" (70-80 %) or "escalate" (> 80 %).
     pub zone: &'a str,
@@ -81,6 +90,7 @@ pub fn context_warning(w: &ContextWarning<'_>) -> String {
         Some(details) => format!("YES ({details}. ~6x context impact)"),
         None => "NO".to_string(),
     };
+    // 000's own example totals all remaining agents at the risk cost ("~32% total").
     let remaining = if w.risk_cost_pct != w.agent_cost_pct {
         format!(
             "{n} (~{c}% each nominal, but ~{r}% each with self-correction risk = ~{t}% total)",
@@ -97,25 +107,32 @@ pub fn context_warning(w: &ContextWarning<'_>) -> String {
             t = w.agents_remaining as i64 * w.agent_cost_pct
         )
     };
+    let fit = if w.risk_cost_pct != w.agent_cost_pct {
+        format!("{} (due to self-correction bloat)", w.agents_fit.max(0))
+    } else {
+        format!("{}", w.agents_fit.max(0))
+    };
+    let estimate = if w.worst_pct != w.estimate_pct {
+        format!("{}% (worst case {}%)", w.estimate_pct, w.worst_pct)
+    } else {
+        format!("{}%", w.estimate_pct)
+    };
     let ask = if w.zone == "ask" {
         "I think I can reach the checkpoint, but what do you think?"
     } else {
         "Cannot reliably reach the checkpoint: must pause now"
     };
+    let recommendation = if w.recommended == 0 {
+        "checkpoint on the work done, then handoff".to_string()
+    } else {
+        format!("Complete {} ({} more agents), then checkpoint and handoff", w.recommendation, w.recommended)
+    };
     format!(
-        "CONTEXT WARNING: {ctx}% usage\n  Self-Correction: {sc}\n  Agents Remaining: {remaining}\n  Agents That Fit in {budget}% Budget: {fit}\n  Estimated Context at Checkpoint: {est}%\n  Deviations: {dev}\n  Recommendation: complete {fit} more agent(s), then checkpoint and handoff ({ask})\n  Awaiting conductor instructions",
+        "CONTEXT WARNING: {ctx}% usage\n  Self-Correction: {sc}\n  Agents Remaining: {remaining}\n  Agents That Fit in {budget}% Budget: {fit}\n  Estimated Context at Checkpoint: {estimate}\n  Deviations: {dev}\n  Recommendation: {recommendation} ({ask})\n  Awaiting conductor instructions",
         ctx = w.context_pct,
         budget = w.budget_pct,
-        fit = w.agents_fits_display(),
-        est = w.estimate_pct,
         dev = w.deviations,
     )
-}
-
-impl ContextWarning<'_> {
-    fn agents_fits_display(&self) -> i64 {
-        self.agents_fit.max(0)
-    }
 }
 
 /// 000 "Error Report" format (message type `error`).
@@ -126,12 +143,48 @@ pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: 
     )
 }
 
+/// What the final message of a clean exit says.
+pub struct Exited<'a> {
+    pub task_id: &'a str,
+    pub reason: &'a str,
+    pub context_pct: i64,
+    /// "step 3, agent 2" when the session self-corrected.
+    pub self_correction: Option<&'a str>,
+    pub last_completed: &'a str,
+    pub remaining: &'a str,
+    pub proposals: &'a [String],
+    /// (path, "created" | "modified" | "rag-addition"), 000 "Key Outputs Format".
+    pub key_outputs: &'a [(String, &'a str)],
+}
+
 /// 000 Execution Queries 10 / "Example: Clean Exit & Handoff" step 7 (message type `handoff`).
-pub fn exited(task_id: &str, reason: &str, context_pct: i64, self_correction: bool, last_completed: &str, remaining: &str) -> String {
+pub fn exited(e: &Exited<'_>) -> String {
+    let sc = match e.self_correction {
+        Some(where_) => format!("YES ({where_}, ~6x impact)"),
+        None => "NO".to_string(),
+    };
+    let proposals = if e.proposals.is_empty() { "0".to_string() } else { format!("{} (anti-pattern)", e.proposals.len()) };
     format!(
-        "EXITED: {reason}, clean handoff prepared.\nHANDOFF: temp/{task_id}-HANDOFF\nContext Usage: {context_pct}%\nSelf-Correction: {sc}\nLast Completed Step: {last_completed}\nRemaining Steps: {remaining}",
-        sc = yes_no(self_correction),
+        "EXITED: {reason}, clean handoff prepared.\nHANDOFF: temp/{task_id}-HANDOFF\nContext Usage: {ctx}%\nSelf-Correction: {sc}\nLast Completed Step: {last}\nRemaining Steps: {remaining}\nProposals Pending: {proposals}\n{outputs}",
+        reason = e.reason,
+        task_id = e.task_id,
+        ctx = e.context_pct,
+        last = e.last_completed,
+        remaining = e.remaining,
+        outputs = key_outputs(e.key_outputs, ""),
     )
+}
+
+/// 000 "Key Outputs Format": project-root-relative paths, each annotated.
+pub fn key_outputs(outputs: &[(String, &str)], indent: &str) -> String {
+    let mut text = format!("{indent}Key Outputs:");
+    if outputs.is_empty() {
+        text.push_str(&format!("\n{indent}  - none"));
+    }
+    for (path, what) in outputs {
+        text.push_str(&format!("\n{indent}  - {path} ({what})"));
+    }
+    text
 }
 
 /// The conductor's answer to a review (message type `approval`).
@@ -143,9 +196,10 @@ pub fn approval(task_id: &str, completion: bool) -> String {
     }
 }
 
-/// The conductor's rejection with feedback (message type `rejection`).
+/// The conductor's rejection with feedback (message type `rejection`): the three issues of
+/// 000 Example: Conductor Pause & Feedback Cycle, Step 1.
 pub fn rejection(task_id: &str) -> String {
-    format!("REVIEW FAILED: {task_id} needs changes before approval.\n  Issues: see review notes\n  Apply the feedback, re-run verification and resubmit.")
+    format!("REVIEW FAILED: {task_id} needs changes before approval.\n  Issues: 3\n  1. A knowledge-base file contains an incorrect cross-reference to a deleted file\n  2. Two test assertions are too broad (testing truthiness rather than specific values)\n  3. Missing coverage for an edge case (empty input)\n  Apply the feedback, re-run verification and resubmit.")
 }
 
 /// The conductor's proposed fix for a review or an error (message type `fix_proposal`).
@@ -153,21 +207,37 @@ pub fn fix_proposal(task_id: &str, what: &str) -> String {
     format!("FIX PROPOSED: {task_id}\n  {what}\n  Apply it, re-run verification and resubmit or resume.")
 }
 
-/// The conductor's reduced scope after a context warning (000 "Context-Tight Break Point").
-pub fn reduced_scope(agents: i64) -> String {
-    format!("Context plan accepted with modification:\n- Complete {agents} more agents\n- Run checkpoint verification on completed work\n- Prepare handoff after checkpoint approval")
+/// The conductor's reduced scope after a context warning: the musician's recommendation,
+/// accepted (000 Example: Context-Tight Break Point, Step 5: "Total: 3 more agents +
+/// checkpoint").
+pub fn reduced_scope(agents: u64, which: Option<&str>) -> String {
+    let complete = match which {
+        Some(which) if agents > 0 => format!("- Complete {which}\n"),
+        _ => String::new(),
+    };
+    format!("Context plan accepted with modification:\n{complete}- Skip the rest of the way to the checkpoint (can be done by next session)\n- Run checkpoint verification on completed work\n- Prepare handoff after checkpoint approval\nTotal: {agents} more agents + checkpoint.")
 }
 
-/// Parses `Complete N more agents` from a reduced-scope message.
+/// Parses `Total: N more agents` from a reduced-scope message.
 pub fn parse_reduced_scope(message: &str) -> Option<u64> {
-    let rest = message.split("Complete ").nth(1)?;
+    let rest = message.split("Total: ").nth(1)?;
     rest.split_whitespace().next()?.parse().ok()
 }
 
 /// Parses `Agents That Fit in NN% Budget: N` from a context warning.
 pub fn parse_agents_fit(message: &str) -> Option<i64> {
     let line = message.lines().find(|l| l.contains("Agents That Fit"))?;
-    line.rsplit(':').next()?.trim().parse().ok()
+    line.rsplit(':').next()?.split_whitespace().next()?.parse().ok()
+}
+
+/// Parses the recommendation of a context warning: the agents (`step 4 agent 2 + step 5
+/// agents 1-2`) and their number; `(0, None)` for a checkpoint on the work done.
+pub fn parse_recommendation(message: &str) -> Option<(u64, Option<String>)> {
+    let line = message.lines().find_map(|l| l.trim().strip_prefix("Recommendation: "))?;
+    let Some(rest) = line.strip_prefix("Complete ") else { return Some((0, None)) };
+    let (which, tail) = rest.split_once(" (")?;
+    let count = tail.split_whitespace().next()?.parse().ok()?;
+    Some((count, Some(which.to_string())))
 }
 
 /// The conductor's handoff message to the next session (message type `handoff`).
@@ -192,7 +262,66 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-/// 0 is smooth, 9 is rough: deviations and self-correction make a run rougher.
-fn smoothness(r: &Report<'_>) -> usize {
-    (r.deviations * 2 + if r.self_correction { 3 } else { 0 }).min(9)
+fn smoothness(r: &Report<'_>) -> i64 {
+    r.smoothness
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 000 Example: Context-Tight Break Point, Step 3, with the simulator's numbers for it.
+    fn warning() -> String {
+        context_warning(&ContextWarning {
+            context_pct: 52,
+            self_correction: Some("step 3, agent 2 — test failure in parser, rewrote tokenizer"),
+            agents_remaining: 4,
+            agent_cost_pct: 4,
+            risk_cost_pct: 8,
+            agents_fit: 2,
+            budget_pct: 65,
+            estimate_pct: 71,
+            worst_pct: 83,
+            recommended: 3,
+            recommendation: "step 4 agent 2 + step 5 agents 1-2",
+            deviations: "1 (Medium — checkpoint 2: review_failed)",
+            zone: "escalate",
+        })
+    }
+
+    #[test]
+    fn a_context_warning_carries_the_seeds_fields_and_its_recommendation_reads_back() {
+        let text = warning();
+        assert_eq!(
+            text,
+            "CONTEXT WARNING: 52% usage\n  Self-Correction: YES (step 3, agent 2 — test failure in parser, rewrote tokenizer. ~6x context impact)\n  Agents Remaining: 4 (~4% each nominal, but ~8% each with self-correction risk = ~32% total)\n  Agents That Fit in 65% Budget: 2 (due to self-correction bloat)\n  Estimated Context at Checkpoint: 71% (worst case 83%)\n  Deviations: 1 (Medium — checkpoint 2: review_failed)\n  Recommendation: Complete step 4 agent 2 + step 5 agents 1-2 (3 more agents), then checkpoint and handoff (Cannot reliably reach the checkpoint: must pause now)\n  Awaiting conductor instructions"
+        );
+        assert_eq!(parse_agents_fit(&text), Some(2));
+        assert_eq!(parse_recommendation(&text), Some((3, Some("step 4 agent 2 + step 5 agents 1-2".to_string()))));
+        let scope = reduced_scope(3, Some("step 4 agent 2 + step 5 agents 1-2"));
+        assert!(scope.contains("- Complete step 4 agent 2 + step 5 agents 1-2\n") && scope.ends_with("Total: 3 more agents + checkpoint."));
+        assert_eq!(parse_reduced_scope(&scope), Some(3));
+        assert_eq!(parse_reduced_scope(&reduced_scope(0, None)), Some(0));
+    }
+
+    #[test]
+    fn the_exited_message_lists_pending_proposals_and_key_outputs() {
+        let proposals = vec!["docs/implementation/proposals/2026-02-07-parser-rewrite-antipattern.md".to_string()];
+        let outputs = vec![("docs/implementation/reports/task-03-handoff-s1.md".to_string(), "created"), (proposals[0].clone(), "created")];
+        let text = exited(&Exited {
+            task_id: "task-03",
+            reason: "Context exhaustion",
+            context_pct: 72,
+            self_correction: Some("step 3"),
+            last_completed: "5 (partial — agents 1-2)",
+            remaining: "step 5 agent 3, final verification",
+            proposals: &proposals,
+            key_outputs: &outputs,
+        });
+        // 000 Example: Clean Exit & Handoff, Step 7, line for line.
+        assert_eq!(
+            text,
+            "EXITED: Context exhaustion, clean handoff prepared.\nHANDOFF: temp/task-03-HANDOFF\nContext Usage: 72%\nSelf-Correction: YES (step 3, ~6x impact)\nLast Completed Step: 5 (partial — agents 1-2)\nRemaining Steps: step 5 agent 3, final verification\nProposals Pending: 1 (anti-pattern)\nKey Outputs:\n  - docs/implementation/reports/task-03-handoff-s1.md (created)\n  - docs/implementation/proposals/2026-02-07-parser-rewrite-antipattern.md (created)"
+        );
+    }
 }

@@ -110,6 +110,8 @@ struct Musician {
     agents_done: u64,
     agent_cost_total_pct: i64,
     self_correction: Option<String>,
+    /// Proposals this session created, pending the conductor's integration (000 "Proposal System").
+    proposals: Vec<String>,
     /// Deviations this session logged (the file holds earlier sessions' too).
     deviations: Vec<String>,
     deviations_before: usize,
@@ -135,6 +137,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         agents_done: 0,
         agent_cost_total_pct: 0,
         self_correction: None,
+        proposals: Vec::new(),
         deviations: Vec::new(),
         deviations_before: 0,
         errors_reported: 0,
@@ -291,6 +294,7 @@ impl Musician {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
         let pending = pending.len();
+        self.cost(&self.scenario.context.resumption_read_pct.clone());
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
         self.ctx.sleep(verify_ms).await;
@@ -298,6 +302,7 @@ impl Musician {
         self.status("verification tests: all passing").await;
         let severities = deviations.as_deref().map_or("none".to_string(), severity_breakdown);
         let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct, pending, &severities);
+        let text = format!("{text}\n  Estimated remaining work: {}", self.remaining_work_estimate(assessment.resume_from));
         // 003 "Verbose Resumption Status": to the status file and to the conductor.
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
         self.ctx.append_file(&self.temp("status"), &block).await;

@@ -128,6 +128,10 @@ pub struct ContextSection {
     pub message_pct: Dist,
     /// Doing a failed subagent's work directly (000 "Error Recovery": ~10 %).
     pub absorb_pct: Dist,
+    /// A successor reading its predecessor's temp/ files, HANDOFF and the conductor's
+    /// handoff message (000 Example: Mid-Session Resumption: 12 % after bootstrap, 18 % after
+    /// the re-verification).
+    pub resumption_read_pct: Dist,
     /// Odds that a subagent's work needs self-correction (000 "Self-correction flag").
     #[serde(deserialize_with = "probability")]
     pub self_correction_probability: f64,
@@ -163,6 +167,7 @@ impl Default for ContextSection {
             verification_pct: Dist::uniform(2, 3),
             message_pct: Dist::Const(1),
             absorb_pct: Dist::Const(10),
+            resumption_read_pct: Dist::Const(4),
             self_correction_probability: 0.0,
             self_correction_factor: 6,
             evaluate_at_pct: 50,

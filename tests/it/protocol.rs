@@ -145,3 +145,41 @@ fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_sh
         breach.explanation
     );
 }
+
+/// The context-tight story (scenarios/examples/context-tight-break-point.toml) with the other
+/// two answers of 000 "Context escalation response states": `review_approved` ("Proceed as
+/// planned to checkpoint, then stop and report back for clean handoff") and `review_failed`
+/// ("Do not proceed, prepare handoff now"). The worked examples all take `fix_proposed`.
+#[test]
+fn the_other_context_replies_go_on_to_the_checkpoint_or_hand_off_at_once() {
+    use rehearsal::scenario::ContextReply;
+    let path = root().join("scenarios/examples/context-tight-break-point.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |reply: ContextReply, checkpoints: Vec<u64>, tag: &str| {
+        let mut scenario = rehearsal::scenario::Scenario::load(&path).unwrap();
+        scenario.conductor.context_reply = reply;
+        scenario.tasks[0].checkpoints = checkpoints;
+        let out = tmp.path().join(tag);
+        let options =
+            rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
+        let summary = rehearsal::run::run_scenario(scenario, &options).unwrap();
+        assert!(summary.verdict.passed(), "{tag}: {}", summary.render());
+        status_lines(&out, "task-01")
+    };
+    // Approve, with a scheduled checkpoint after step 5: all of step 4 and 5, that checkpoint,
+    // then the hand-off; S2 has only the final checkpoint left.
+    let lines = run(ContextReply::Approve, vec![2, 3, 5], "approve");
+    let (approved, _) = find_line(&lines, "conductor review_approved: proceed to checkpoint, then hand off");
+    let (checkpoint, _) = find_line(&lines, "checkpoint 3 approved (step 5)");
+    let (exit, exit_ctx) = find_line(&lines, "clean exit preparing");
+    assert!(approved < checkpoint && checkpoint < exit && exit_ctx <= 80, "{lines:?}");
+    assert!(lines[approved..checkpoint].iter().any(|l| l.starts_with("step 5 agent 3 integrated")));
+    let s2 = lines.iter().rposition(|l| l.starts_with("bootstrap started")).unwrap();
+    assert!(lines[s2..].iter().any(|l| l.trim_start() == "Resuming from: step 6 agent 1 [ctx: 18%]"), "{:?}", &lines[s2..]);
+    // Hand off now: the HANDOFF names step 4 agent 2, where S2 goes on.
+    let lines = run(ContextReply::Handoff, vec![2, 3], "handoff");
+    let (answered, _) = find_line(&lines, "conductor review_failed: prepare handoff now");
+    assert!(lines[answered + 1].starts_with("clean exit: all subagents and watchers stopped"), "{}", lines[answered + 1]);
+    let s2 = lines.iter().rposition(|l| l.starts_with("bootstrap started")).unwrap();
+    assert!(lines[s2..].iter().any(|l| l.starts_with("step 4 agent 2 launched")), "{:?}", &lines[s2..]);
+}
