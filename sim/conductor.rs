@@ -367,7 +367,7 @@ impl Conductor<'_> {
             }
             self.emergencies_sent[index] = true;
             let task_id = crate::scenario::task_id(emergency.task);
-            let message = messages::emergency(&task_id, emergency.urgent);
+            let message = messages::emergency(&task_id, emergency.kind());
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
             self.ctx
                 .sql(

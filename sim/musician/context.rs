@@ -56,11 +56,24 @@ impl Musician {
             self.scope = Scope::HandoffNow;
             return Ok(None);
         }
-        if self.context_pct < c.evaluate_at_pct || self.evaluated_since_checkpoint || self.scope != Scope::Normal {
+        if self.evaluated_since_checkpoint || self.scope != Scope::Normal {
+            return Ok(None);
+        }
+        // 000 "Deviations & Escalation Thresholds": a self-correction is an escalation trigger
+        // ("Self-correction issues during execution"): the estimates are "off by ~6x" and the
+        // conductor "should plan for early handoff when flagged". With agents still ahead of
+        // the checkpoint the musician escalates at once, whatever its context; when the
+        // checkpoint is next, the escalation goes with its review request (`Report`).
+        let escalation = self.pending_escalation().filter(|_| !self.positions_to_next_checkpoint().is_empty());
+        if self.context_pct < c.evaluate_at_pct && escalation.is_none() {
             return Ok(None);
         }
         self.evaluated_since_checkpoint = true;
-        self.status(&format!("CONTEXT EVALUATION triggered at {}%", self.context_pct)).await;
+        if escalation.is_some() {
+            self.status("self-correction: escalating to the conductor (context estimates off by ~6x)").await;
+        } else {
+            self.status(&format!("CONTEXT EVALUATION triggered at {}%", self.context_pct)).await;
+        }
         let e = self.estimate_to_checkpoint();
         let remaining = e.agents.len() as u64;
         let estimates = if e.worst != e.nominal {
@@ -70,7 +83,7 @@ impl Musician {
         };
         // The worst case decides (000 Example: Context-Tight Break Point, Step 2-3: 71 % is
         // "feasible but tight", the worst case's 83 % "exceeds 80% limit": it escalates).
-        if e.worst < c.proceed_below_pct {
+        if e.worst < c.proceed_below_pct && escalation.is_none() {
             self.status(&format!("context estimate {estimates}: proceed")).await;
             return Ok(None);
         }
@@ -95,6 +108,7 @@ impl Musician {
             recommendation: &recommendation,
             deviations: &deviations,
             zone,
+            escalation: escalation.clone(),
         };
         let predicted = c.message_pct.upper();
         if self.would_cross_ceiling(predicted) {
@@ -172,6 +186,14 @@ impl Musician {
             .rev()
             .find(|k| self.context_pct + e.cost_of_first(*k) + after <= self.scenario.context.ceiling_pct)
             .unwrap_or(0)
+    }
+
+    /// The escalation a self-correction of this checkpoint segment triggers (after the last
+    /// approved checkpoint), until a checkpoint is approved.
+    pub(super) fn pending_escalation(&self) -> Option<String> {
+        let details = self.self_correction.as_deref()?;
+        let step: u64 = details.strip_prefix("step ")?.split(',').next()?.parse().ok()?;
+        (step > self.last_checkpoint_step.unwrap_or(0)).then(|| messages::self_correction_escalation(details))
     }
 
     /// "N" or "N (Severity — what)" or "N (a High, b Medium, c Low)" (000 "Review Request":

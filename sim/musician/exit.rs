@@ -22,7 +22,9 @@ impl Musician {
             )
             .await;
         self.status(&format!("report written: {report_path}")).await;
-        let message = messages::completion(&self.launch.plan.task_id, &self.report(), true);
+        let mut report = self.report();
+        report.key_outputs.insert(0, (report_path.clone(), "created"));
+        let message = messages::completion(&self.launch.plan.task_id, &report, true);
         self.ctx
             .sql(Stmt::SendCompletion, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
             .await?;
@@ -134,14 +136,35 @@ impl Musician {
         let agents_total = plan.agents_of_steps(1, plan.steps);
         messages::Report {
             context_pct: self.context_pct,
-            self_correction: self.self_correction.is_some(),
+            self_correction: self.self_correction.clone(),
             deviations: self.deviations_before + self.deviations.len(),
+            deviation_summary: self.deviation_summary(),
             smoothness: self.smoothness(),
             agents_remaining: agents_total.saturating_sub(done_before_next),
             agent_cost_pct: self.average_agent_cost_pct(),
+            proposal: self.proposals.last().cloned(),
             summary: "work of the plan's steps so far, integrated and tested",
             files_modified: self.agents_done,
+            key_outputs: self.proposals.iter().map(|p| (p.clone(), "created")).collect(),
+            commits: self.commits(),
+            escalation: self.pending_escalation(),
         }
+    }
+
+    /// The commits of the agents this session integrated since the last approved checkpoint
+    /// (004 "Request Review": "Commits: [SHA]"). The simulator writes no code: a commit is the
+    /// first 7 hex digits of a SHA-256 of the session, task and agent, stable per run.
+    pub(super) fn commits(&self) -> Vec<String> {
+        use sha2::{Digest, Sha256};
+        let after = self.last_checkpoint_step.unwrap_or(0);
+        self.attempts
+            .keys()
+            .filter(|p| **p < self.next && p.step > after)
+            .map(|p| {
+                let what = format!("{} {} step {} agent {}", self.ctx.meta().session_id, self.launch.plan.task_id, p.step, p.agent);
+                Sha256::digest(what.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect::<String>()[..7].to_string()
+            })
+            .collect()
     }
 
     /// The smoothness the musician reports, 1 (smooth) to 9 (rough), from what this session

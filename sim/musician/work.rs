@@ -14,6 +14,21 @@ use rusqlite::types::Value;
 
 use super::*;
 
+/// How waiting for a subagent ended.
+pub(super) enum SubagentEnd {
+    /// It finished; `heads_up`: an informational emergency came meanwhile.
+    Finished { heads_up: bool },
+    /// An urgent emergency killed it.
+    Killed,
+}
+
+/// What the conductor's messages read after a watcher exit ask of the musician.
+#[derive(Default)]
+pub(super) struct WatcherNews {
+    pub urgent: bool,
+    pub heads_up: bool,
+}
+
 impl Musician {
     /// The plan from `self.next` to the end, then the completion review and `complete`.
     pub(super) async fn work(&mut self) -> Result<End, SqlFailure> {
@@ -111,8 +126,14 @@ impl Musician {
             let before_pct = self.context_pct;
             self.cost(&self.scenario.context.agent_launch_pct.clone());
             self.status(&format!("{label} launched")).await;
-            if !self.wait_for_subagent(&label).await? {
-                return Ok(AgentOutcome::Redo);
+            match self.wait_for_subagent(&label).await? {
+                SubagentEnd::Killed => return Ok(AgentOutcome::Redo),
+                SubagentEnd::Finished { heads_up: true } => {
+                    // 000 "Emergency Messages": "Wait for current subagent to finish
+                    // (informational: 'heads up about future step')", then act on it.
+                    self.status(&format!("emergency heads-up taken into account now that {label} finished")).await;
+                }
+                SubagentEnd::Finished { heads_up: false } => {}
             }
             let fails = match &script {
                 Some(s) => overall < s.failures,
@@ -163,27 +184,31 @@ impl Musician {
         self.report_error(&format!("step {step} agent {agent} failed 3 times")).await
     }
 
-    /// The subagent works while the background watcher keeps polling. Returns false when an
-    /// urgent emergency killed the subagent (000 "Emergency Messages").
-    pub(super) async fn wait_for_subagent(&mut self, label: &str) -> Result<bool, SqlFailure> {
+    /// The subagent works while the background watcher keeps polling. An urgent emergency
+    /// kills it; an informational one is kept for when it has finished (000 "Emergency
+    /// Messages").
+    pub(super) async fn wait_for_subagent(&mut self, label: &str) -> Result<SubagentEnd, SqlFailure> {
         let work_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
         let serial = self.watcher_serial_next();
         let meta = ActorMeta { name: self.ctx.meta().name.subagent(serial), ..self.ctx.meta().clone() };
         let subagent = self.ctx.spawn_child(meta, 0, move |ctx| async move { ctx.sleep(work_ms).await });
+        let mut heads_up = false;
         // Bounded: each pass handles one watcher exit; a watcher exits at most once per poll.
         for _ in 0..10_000 {
             let mut waiting = vec![subagent];
             waiting.extend(self.background);
             let done = self.ctx.join_any(waiting).await;
             if done == subagent {
-                return Ok(true);
+                return Ok(SubagentEnd::Finished { heads_up });
             }
             self.background = None;
-            if self.handle_watcher_reports().await? {
+            let news = self.handle_watcher_reports().await?;
+            heads_up |= news.heads_up;
+            if news.urgent {
                 self.ctx.kill(subagent);
                 self.status(&format!("{label} stopped: urgent emergency, relaunching")).await;
                 self.start_background_watcher();
-                return Ok(false);
+                return Ok(SubagentEnd::Killed);
             }
             self.start_background_watcher();
         }
@@ -239,19 +264,28 @@ impl Musician {
         self.proposals.push(path);
     }
 
-    /// Reads what a watcher exit reported; true when an urgent emergency says stop now.
-    pub(super) async fn handle_watcher_reports(&mut self) -> Result<bool, SqlFailure> {
+    /// Reads what a watcher exit reported: the musician "judges urgency based on the message
+    /// content" (000 "Emergency Messages") and answers each of the three kinds its own way.
+    pub(super) async fn handle_watcher_reports(&mut self) -> Result<WatcherNews, SqlFailure> {
         let reports: Vec<WatcherReport> = self.memory.borrow_mut().inbox.drain(..).collect();
-        let mut urgent = false;
+        let mut news = WatcherNews::default();
         for report in reports {
             match report {
                 WatcherReport::Messages(_) => {
                     for text in self.consume_conductor_messages().await? {
-                        if text.starts_with("EMERGENCY (urgent)") {
-                            urgent = true;
-                            self.status("emergency from conductor (urgent): stopping current subagent").await;
-                        } else if text.starts_with("EMERGENCY") {
-                            self.status("emergency from conductor (informational): acknowledged, continuing").await;
+                        if let Some(kind) = messages::emergency_kind(&text) {
+                            let answer = match kind {
+                                messages::EmergencyKind::Urgent => {
+                                    news.urgent = true;
+                                    "stopping current subagent"
+                                }
+                                messages::EmergencyKind::Informational => {
+                                    news.heads_up = true;
+                                    "waiting for the current subagent to finish"
+                                }
+                                messages::EmergencyKind::Advisory => "acknowledged, continuing",
+                            };
+                            self.status(&format!("emergency from conductor ({}): {answer}", kind.word())).await;
                         } else {
                             let first = text.lines().next().unwrap_or("").to_string();
                             self.status(&format!("conductor message while working: {first}")).await;
@@ -261,7 +295,7 @@ impl Musician {
                 WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
             }
         }
-        Ok(urgent)
+        Ok(news)
     }
 
     pub(super) fn start_background_watcher(&mut self) {
