@@ -29,6 +29,8 @@ pub struct HandoffDoc<'a> {
     pub deviations: &'a [String],
     pub self_correction: Option<&'a str>,
     pub last_checkpoint_step: Option<u64>,
+    /// Proposals created and not yet integrated (000 Example: Clean Exit & Handoff, Step 4).
+    pub proposals: &'a [String],
 }
 
 /// The 003 structure, with a machine-readable "Continue from" line in the instructions.
@@ -67,7 +69,14 @@ pub fn render(h: &HandoffDoc<'_>) -> String {
     }
     let _ = writeln!(out, "\n## Self-Correction");
     let _ = writeln!(out, "- {}", h.self_correction.map_or("NO".to_string(), |d| format!("YES ({d})")));
-    let _ = writeln!(out, "\n## Pending Proposals\n- none\n");
+    let _ = writeln!(out, "\n## Pending Proposals");
+    if h.proposals.is_empty() {
+        let _ = writeln!(out, "- none");
+    }
+    for p in h.proposals {
+        let _ = writeln!(out, "- {p} (ANTI_PATTERN)");
+    }
+    let _ = writeln!(out);
     let _ = writeln!(out, "## Next Session Instructions");
     let n = h.worked_by.rsplit_once("-S").and_then(|(_, n)| n.parse::<u32>().ok()).unwrap_or(1) + 1;
     let base = h.worked_by.rsplit_once("-S").map_or(h.worked_by, |(b, _)| b);
@@ -306,6 +315,7 @@ mod tests {
             deviations: &deviations,
             self_correction: Some("step 3, agent 2"),
             last_checkpoint_step: Some(4),
+            proposals: &[],
         });
         assert!(doc.contains("1. Claim task with worked_by = musician-task-03-S2"));
         let parsed = parse(&doc);

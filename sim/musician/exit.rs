@@ -66,6 +66,7 @@ impl Musician {
             deviations: &all_deviations,
             self_correction: self.self_correction.as_deref(),
             last_checkpoint_step: self.last_checkpoint_step,
+            proposals: &self.proposals,
         });
         self.ctx.write_file(&self.temp("HANDOFF"), &doc).await;
         self.status(&format!("HANDOFF written: {}", self.temp("HANDOFF"))).await;

@@ -370,7 +370,9 @@ fn a_clean_exit_writes_handoff_report_message_and_exited_last() {
         "- checkpoint 2: review_failed (Smoothness 6/9) [Medium]\n- step 5 agent 3 skipped per conductor [Low",
         "## Self-Correction",
         "- YES (step 3, agent 2",
-        "## Pending Proposals",
+        // "## Pending Proposals", "- docs/implementation/proposals/2026-02-07-parser-rewrite-antipattern.md (ANTI_PATTERN)".
+        "## Pending Proposals\n- docs/implementation/proposals/",
+        "-antipattern.md (ANTI_PATTERN)\n",
         "## Next Session Instructions",
         "1. Claim task with worked_by = musician-task-01-S2",
         "4. Continue from step 5 agent 3",
