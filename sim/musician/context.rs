@@ -62,8 +62,9 @@ impl Musician {
         // 000 "Deviations & Escalation Thresholds": a self-correction is an escalation trigger
         // ("Self-correction issues during execution"): the estimates are "off by ~6x" and the
         // conductor "should plan for early handoff when flagged". With agents still ahead of
-        // the checkpoint the musician escalates at once, whatever its context; when the
-        // checkpoint is next, the escalation goes with its review request (`Report`).
+        // the checkpoint the musician escalates at once, whatever its context (unless it has
+        // evaluated its context in this checkpoint segment already); when the checkpoint is
+        // next, the escalation goes with its review request (`Report`).
         let escalation = self.pending_escalation().filter(|_| !self.positions_to_next_checkpoint().is_empty());
         if self.context_pct < c.evaluate_at_pct && escalation.is_none() {
             return Ok(None);
@@ -92,7 +93,7 @@ impl Musician {
         // example's (65 − 52) / 8 = 1.6 is "2").
         let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
         let recommended = self.recommended_agents(&e);
-        let recommendation = describe_positions(&self.launch.plan, &e.agents[..recommended]);
+        let recommendation = describe_positions(&e.agents[..recommended]);
         let deviations = self.deviation_summary();
         let warning = messages::ContextWarning {
             context_pct: self.context_pct,
@@ -145,7 +146,7 @@ impl Musician {
                     self.status(&format!("conductor fix_proposed: reduced scope — {granted} more agents, then checkpoint and handoff"))
                         .await;
                 } else {
-                    let skipped = describe_positions(&self.launch.plan, skipped);
+                    let skipped = describe_positions(skipped);
                     self.status(&format!("conductor fix_proposed: reduced scope — skip {skipped}")).await;
                     self.deviation(&format!("{skipped} skipped per conductor [Low — instructed scope reduction]")).await;
                 }
@@ -327,7 +328,7 @@ pub(super) fn positions(plan: &TaskPlan, from: Position, until_step: u64) -> Vec
 }
 
 /// "step 4 agent 2 + step 5 agents 1-2" (000 Example: Context-Tight Break Point, Step 3).
-pub(super) fn describe_positions(_plan: &TaskPlan, agents: &[Position]) -> String {
+pub(super) fn describe_positions(agents: &[Position]) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < agents.len() {

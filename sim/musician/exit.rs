@@ -89,7 +89,7 @@ impl Musician {
         let remaining = if rest.is_empty() {
             "final verification".to_string()
         } else {
-            format!("{}, final verification", super::context::describe_positions(&plan, &rest))
+            format!("{}, final verification", super::context::describe_positions(&rest))
         };
         let self_correction = self.self_correction.as_deref().map(|d| d.split(" —").next().unwrap_or(d).to_string());
         let mut key_outputs = vec![(report_path.clone(), "created")];
