@@ -1,13 +1,13 @@
 -- The protocol's SQL, taken from the seeds (../shared/seeds/). Each entry starts with
 -- `-- name: NAME`; parameters are bound by name (`:task_id`), never formatted in.
 -- Where the seeds disagree, this file follows seed 000 (the musician design document) and
--- the variants of PROTOCOL.md "Where the seeds disagree" override single entries.
+-- the variants of docs/protocol.md §3 (D1–D16) override single entries.
 -- The engine knows which parameters it supplies to each name (sim/sql_catalog.rs); a
 -- statement that needs any other parameter is rejected before the run starts.
 
 ------------------------------------------------------------------------------------------
--- Conductor (task-00). The conductor's own skill is not in the seeds (PROTOCOL.md,
--- "Actors"); these statements follow seed 004's state machine and templates.
+-- Conductor (task-00). The conductor's own skill is not in the seeds (docs/protocol.md
+-- C1–C11); these statements follow seed 004's state machine and templates.
 ------------------------------------------------------------------------------------------
 
 -- name: conductor_register
@@ -189,6 +189,16 @@ SET state = 'error', last_heartbeat = datetime('now'),
     last_error = 'context_exhaustion_warning'
 WHERE task_id = :task_id;
 
+-- name: set_escalation
+-- 000 "Deviations & Escalation Thresholds" (REF-6: deviations past the threshold trigger
+-- escalation to the conductor) and 003 "State Reconciliation" (Contradictory: escalate to
+-- the conductor immediately). Like context escalation (000 Execution Queries 6) it is an
+-- error state, sent after its `error` message; not a failure, so retry_count stays.
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = :last_error
+WHERE task_id = :task_id;
+
 -- name: send_handoff
 -- 000 Execution Queries 10: the EXITED message before the terminal write.
 INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
@@ -214,7 +224,7 @@ WHERE task_id = 'task-00';
 
 -- name: read_latest_conductor_message
 -- 004 "Check for Conductor Messages": the newest conductor message by timestamp (used by
--- the detect-by-timestamp variant, PROTOCOL.md disagreement 6). `id` is selected for the
+-- the detect-by-timestamp variant, docs/protocol.md D6). `id` is selected for the
 -- oracle's bookkeeping only; the musician compares timestamps.
 SELECT id, message, timestamp
 FROM orchestration_messages
@@ -222,3 +232,20 @@ WHERE task_id = :task_id
   AND from_session = 'task-00'
 ORDER BY timestamp DESC
 LIMIT 1;
+
+-- name: read_task_record
+-- 000 "Example: Mid-Session Resumption" Step 3: a successor queries the task record before
+-- its claim. The claim overwrites session_id, worked_by and started_at, which name the
+-- session that held the task immediately before (003 "Resumption Decision Tree": is the
+-- HANDOFF that session's?).
+SELECT state, session_id, worked_by, started_at
+FROM orchestration_tasks
+WHERE task_id = :task_id;
+
+-- name: read_task_messages
+-- 003 "State Reconciliation": the task's messages and their timestamps (not their text), to
+-- reconcile the HANDOFF against what the database shows happened since it was written.
+SELECT id, from_session, message_type, timestamp
+FROM orchestration_messages
+WHERE task_id = :task_id
+ORDER BY id;

@@ -1,4 +1,4 @@
-//! The scripted conductor (task-00). Its skill is not in the seeds (PROTOCOL.md, "Actors"):
+//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11):
 //! its policy — poll interval, review time, odds of approve / reject / fix, replies to
 //! context warnings — is a scenario setting. What it writes follows the seeds: it creates
 //! the task rows and instructions, launches sessions, answers reviews, warnings and errors
@@ -37,6 +37,9 @@ enum Pending {
         which: Option<String>,
     },
     Error,
+    /// Deviations past the threshold, or a contradictory resumption: answered with a
+    /// correction task (003 "Resumption Decision Tree").
+    Escalation,
 }
 
 /// The musician message a pending answer replies to: its id and the session that wrote it.
@@ -46,6 +49,7 @@ struct Request {
     from_session: String,
 }
 
+#[derive(Clone)]
 struct TaskView {
     task_id: String,
     state: String,
@@ -65,6 +69,8 @@ struct Conductor<'a> {
     reviews_seen: BTreeMap<String, u64>,
     /// Tasks set to `fix_proposed` whose next session has not claimed yet.
     awaiting_claim: BTreeSet<String>,
+    /// Per task: when its latest launched session starts, until the task is claimed.
+    launch_started: BTreeMap<String, i64>,
     /// Session ids whose exit or staleness was already handled.
     handled_sessions: BTreeSet<String>,
     given_up: BTreeSet<String>,
@@ -82,6 +88,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         pending: BTreeMap::new(),
         reviews_seen: BTreeMap::new(),
         awaiting_claim: BTreeSet::new(),
+        launch_started: BTreeMap::new(),
         handled_sessions: BTreeSet::new(),
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
@@ -158,6 +165,7 @@ impl Conductor<'_> {
                         .unwrap_or_else(|| (messages::parse_agents_fit(body).unwrap_or(0).max(0) as u64, None));
                     Some(Pending::ContextWarning { recommended, which })
                 }
+                "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
                 "error" => Some(Pending::Error),
                 other => {
                     self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
@@ -199,11 +207,22 @@ impl Conductor<'_> {
         if task.state != "fix_proposed" {
             self.awaiting_claim.remove(&task.task_id);
         }
+        if !is_claimable(&task.state) {
+            self.launch_started.remove(&task.task_id);
+        }
+        if task.state == "error" && task.retry_count >= 5 && matches!(self.pending.get(&task.task_id), Some((Pending::Error, _))) {
+            // 004 "Terminal Failure (5th retry)": after its 5th error report the session writes
+            // `exited` ("Session will terminate via hook exit criteria"); there is no fix to
+            // propose, and the exit is given up when it comes (`relaunch_after_exit`).
+            self.pending.remove(&task.task_id);
+            self.ctx.note("conductor_read", format!("{}: 5th error report, no fix proposed: the session exits", task.task_id));
+            return Ok(());
+        }
         let pending = self.pending.get(&task.task_id).cloned();
         if let Some((kind, request)) = &pending {
             if answers(&task.state, kind) {
                 // Ground truth for the oracles: which request the coming answer replies to
-                // (PROTOCOL.md disagreement 15: the message itself does not say).
+                // (docs/protocol.md D15: the message itself does not say).
                 self.ctx.observe(Fact::Answering {
                     task_id: task.task_id.clone(),
                     request_id: request.message_id,
@@ -228,16 +247,31 @@ impl Conductor<'_> {
                 );
                 return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed").await;
             }
+            ("error", Some(Pending::Escalation)) => {
+                self.pending.remove(&task.task_id);
+                // 003: "the conductor may issue a correction task".
+                let correction = messages::correction_task(&task.task_id);
+                return self.answer(&task.task_id, "fix_proposal", correction, "fix_proposed").await;
+            }
             _ => {}
         }
         if task.state == "exited" && !self.handled_sessions.contains(&task.session_id) {
             self.handled_sessions.insert(task.session_id.clone());
             return self.relaunch_after_exit(task).await;
         }
+        if self.relaunch_unclaimed(task).await? {
+            return Ok(());
+        }
         // 000 "Heartbeat Protocol": a stale heartbeat on an active task means a lost session.
-        let active = matches!(task.state.as_str(), "working" | "needs_review" | "error" | "review_approved" | "review_failed");
-        let stale = task.seconds_stale > self.scenario.conductor.staleness_s as f64;
-        if active && stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
+        // A fix proposed to a session that then went silent is one too (docs: the conductor's
+        // policy for a session lost while it waited for an answer); a task handed over waits
+        // for its successor's claim instead (`relaunch_unclaimed`).
+        let lost_waiting = self.scenario.settings.relaunch_unclaimed && task.state == "fix_proposed";
+        let watched = is_active(&task.state) || lost_waiting;
+        let stale = watched && task.seconds_stale > self.scenario.conductor.staleness_s as f64;
+        if stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
+            let Some(seen) = self.confirm_stale(task).await? else { return Ok(()) };
+            let task = &seen;
             self.handled_sessions.insert(task.session_id.clone());
             self.ctx.note("stale_detected", format!("{} heartbeat {:.0} s old in {}", task.task_id, task.seconds_stale, task.state));
             self.ctx.observe(Fact::StaleDeclared {
@@ -250,6 +284,53 @@ impl Conductor<'_> {
             return self.hand_over(&task.task_id, &why).await;
         }
         Ok(())
+    }
+
+    /// 002 "Guard Clause Rules": the conductor "detects the stale heartbeat, reviews state",
+    /// then hands over. Its poll may be minutes old (it reviews other tasks between polls), so
+    /// it reads the row again; the task is still stale only if that read says so. `None`: the
+    /// session beat or the task moved on since the poll. Variant `act-on-poll` skips the read.
+    async fn confirm_stale(&mut self, task: &TaskView) -> Result<Option<TaskView>, SqlFailure> {
+        if self.scenario.settings.act_on_poll {
+            return Ok(Some(task.clone()));
+        }
+        let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
+        let state = row.text(0, 0).unwrap_or("").to_string();
+        let seconds_stale = row.real(0, 3).unwrap_or(0.0);
+        let watched = is_active(&state) || (state == "fix_proposed" && self.scenario.settings.relaunch_unclaimed);
+        if !watched || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
+            self.ctx.note(
+                "stale_recovered",
+                format!("{}: {} s old at the poll, {seconds_stale:.0} s old in {state} now", task.task_id, task.seconds_stale as i64),
+            );
+            return Ok(None);
+        }
+        Ok(Some(TaskView { state, seconds_stale, polled_at_ms: self.ctx.now_ms(), ..task.clone() }))
+    }
+
+    /// The simulator's policy for a launched session that never claims (it died before its
+    /// first write; the seeds are silent): once the claim is a staleness window overdue, the
+    /// conductor launches the task's next session. A row left `watching` has no heartbeat, so
+    /// no staleness rule of the seeds ever sees it. Variant `no-relaunch-unclaimed` turns this
+    /// off. Returns whether it relaunched (or gave the task up).
+    async fn relaunch_unclaimed(&mut self, task: &TaskView) -> Result<bool, SqlFailure> {
+        if !self.scenario.settings.relaunch_unclaimed || !is_claimable(&task.state) {
+            return Ok(false);
+        }
+        let Some(started_ms) = self.launch_started.get(&task.task_id).copied() else { return Ok(false) };
+        if self.ctx.now_ms() - started_ms <= self.scenario.conductor.staleness_s * 1000 {
+            return Ok(false);
+        }
+        let launched = self.sessions.get(&task.task_id).copied().unwrap_or(0);
+        if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
+            self.ctx.note("task_given_up", format!("{}: {launched} sessions launched (conductor.sessions_per_task_max)", task.task_id));
+            self.given_up.insert(task.task_id.clone());
+            self.launch_started.remove(&task.task_id);
+            return Ok(true);
+        }
+        self.ctx.note("claim_overdue", format!("{}: the session launched to start at t={started_ms} ms never claimed it", task.task_id));
+        self.launch(&task.task_id, false);
+        Ok(true)
     }
 
     /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
@@ -337,7 +418,7 @@ impl Conductor<'_> {
             return Ok(());
         }
         if !self.scenario.settings.relaunch_exited {
-            // PROTOCOL.md disagreement 9, read strictly: `exited` "cannot transition back".
+            // docs/protocol.md D9, read strictly: `exited` "cannot transition back".
             self.ctx.note("task_given_up", format!("{} exited; exited is terminal (strict-terminal)", task.task_id));
             self.given_up.insert(task.task_id.clone());
             return Ok(());
@@ -410,6 +491,9 @@ impl Conductor<'_> {
         let delay_ms =
             if twin { self.last_launch_delay_ms + self.twin_after_ms } else { self.ctx.draw(&self.scenario.timing.launch_delay_ms) };
         self.last_launch_delay_ms = delay_ms;
+        if !twin {
+            self.launch_started.insert(task_id.to_string(), self.ctx.now_ms() + delay_ms);
+        }
         self.ctx.observe(Fact::Launched {
             at_ms: self.ctx.now_ms() + delay_ms,
             label: name.place().map(|p| p.label()).unwrap_or_default(),
@@ -424,5 +508,18 @@ impl Conductor<'_> {
 
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
 fn answers(state: &str, pending: &Pending) -> bool {
-    matches!((state, pending), ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error))
+    matches!(
+        (state, pending),
+        ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error | Pending::Escalation)
+    )
+}
+
+/// 002 "Guard Clause Rules": the states a new session may claim from.
+fn is_claimable(state: &str) -> bool {
+    matches!(state, "watching" | "fix_proposed" | "exit_requested")
+}
+
+/// The states in which a session is at work on the row, so a stale heartbeat means it is lost.
+fn is_active(state: &str) -> bool {
+    matches!(state, "working" | "needs_review" | "error" | "review_approved" | "review_failed")
 }

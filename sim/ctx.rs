@@ -146,9 +146,20 @@ impl Ctx {
     /// Waits until the first of `actors` has finished (or was killed); returns which.
     pub async fn join_any(&self, actors: Vec<ActorId>) -> ActorId {
         assert!(!actors.is_empty());
-        match self.request(Request::JoinAny { actors }).await {
+        match self.request(Request::JoinAny { actors, timeout_ms: None }).await {
             Response::Joined(actor) => actor,
             _ => unreachable!("a join is answered with a join"),
+        }
+    }
+
+    /// Waits until the first of `actors` has finished (or was killed), but at most `ms`:
+    /// `Some(which)`, or `None` when the time ran out first.
+    pub async fn join_any_for(&self, actors: Vec<ActorId>, ms: i64) -> Option<ActorId> {
+        assert!(!actors.is_empty() && ms >= 0);
+        match self.request(Request::JoinAny { actors, timeout_ms: Some(ms) }).await {
+            Response::Joined(actor) => Some(actor),
+            Response::Woke => None,
+            _ => unreachable!("a join is answered with a join or a timeout"),
         }
     }
 

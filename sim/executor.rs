@@ -24,14 +24,17 @@ pub enum Request<E> {
     Sleep {
         ms: i64,
     },
-    /// Resumes when any of these actors has finished (or at once if one already has).
+    /// Resumes when any of these actors has finished (or at once if one already has); with
+    /// a timeout, after that many ms if none has by then (answered `Woke`).
     JoinAny {
         actors: Vec<ActorId>,
+        timeout_ms: Option<i64>,
     },
     Effect(E),
 }
 
 pub enum Response<R> {
+    /// A sleep ended, or a join timed out with every joined actor still running.
     Woke,
     /// The first of the joined actors found finished.
     Joined(ActorId),
@@ -300,9 +303,13 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     pub fn answer_own(&self, request: &Request<E>) -> Response<R> {
         match request {
             Request::Sleep { .. } => Response::Woke,
-            Request::JoinAny { actors } => {
-                Response::Joined(actors.iter().copied().find(|a| !self.actors.contains_key(a)).expect("woken because one finished"))
-            }
+            Request::JoinAny { actors, timeout_ms } => match actors.iter().copied().find(|a| !self.actors.contains_key(a)) {
+                Some(finished) => Response::Joined(finished),
+                None => {
+                    assert!(timeout_ms.is_some(), "a join without a timeout is woken only because one finished");
+                    Response::Woke
+                }
+            },
             Request::Effect(_) => panic!("effects are answered by the caller"),
         }
     }
@@ -338,10 +345,11 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     /// Parks an actor on its join: the first joined actor to finish wakes it (now, if one
-    /// already has); later ones find the token changed and do nothing.
+    /// already has), or its timeout if that comes first; whichever comes later finds the
+    /// token changed and does nothing.
     pub fn park(&mut self, actor: ActorId) {
-        let join_on = match self.actors[&actor].slot.borrow().request.as_ref() {
-            Some(Request::JoinAny { actors }) => actors.clone(),
+        let (join_on, timeout_ms) = match self.actors[&actor].slot.borrow().request.as_ref() {
+            Some(Request::JoinAny { actors, timeout_ms }) => (actors.clone(), *timeout_ms),
             _ => panic!("park without a join"),
         };
         if join_on.iter().any(|a| !self.actors.contains_key(a)) {
@@ -353,6 +361,13 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         let token = rec.token;
         for child in join_on {
             self.actors.get_mut(&child).expect("alive").joiners.push((actor, token));
+        }
+        if let Some(ms) = timeout_ms {
+            assert!(ms >= 0, "join timeout of {ms} ms");
+            // Under the same token as the joiners: the first of the two to fire reschedules
+            // the actor (a new token), which makes the other stale.
+            self.seq += 1;
+            self.queue.insert((self.now_unix_ms() + ms, self.seq), Scheduled::Actor(actor, token));
         }
     }
 
@@ -452,8 +467,15 @@ mod tests {
             Await::new(self.slot.clone(), Request::Effect(label)).await;
         }
         async fn join(&self, actor: ActorId) -> ActorId {
-            match Await::new(self.slot.clone(), Request::JoinAny { actors: vec![actor] }).await {
+            match Await::new(self.slot.clone(), Request::JoinAny { actors: vec![actor], timeout_ms: None }).await {
                 Response::Joined(a) => a,
+                _ => unreachable!(),
+            }
+        }
+        async fn join_for(&self, actor: ActorId, ms: i64) -> Option<ActorId> {
+            match Await::new(self.slot.clone(), Request::JoinAny { actors: vec![actor], timeout_ms: Some(ms) }).await {
+                Response::Joined(a) => Some(a),
+                Response::Woke => None,
                 _ => unreachable!(),
             }
         }
@@ -573,6 +595,27 @@ mod tests {
         assert!(log.contains(&"5 end sleeper".to_string()), "{log:?}");
         assert!(!log.iter().any(|l| l.ends_with("never")), "{log:?}");
         assert!(log.contains(&"7 joined".to_string()), "{log:?}");
+    }
+
+    #[test]
+    fn a_join_with_a_timeout_wakes_at_whichever_comes_first_once() {
+        let (mut exec, log) = new_exec();
+        let short = spawn(&exec, None, "short", 0, |ctx| async move { ctx.sleep(30).await });
+        let long = spawn(&exec, None, "long", 0, |ctx| async move { ctx.sleep(500).await });
+        spawn(&exec, None, "waiter", 0, move |ctx| async move {
+            // The joined actor ends first: joined at 30, the timeout at 100 does nothing
+            // (each effect is performed 1 ms after it is asked for).
+            assert_eq!(ctx.join_for(short, 100).await, Some(short));
+            ctx.effect("joined short").await;
+            // The timeout comes first: woken at 131; the end of `long` at 500 does nothing.
+            assert_eq!(ctx.join_for(long, 100).await, None);
+            ctx.effect("timed out").await;
+            ctx.sleep(1_000).await;
+            ctx.effect("slept on").await;
+        });
+        assert_eq!(run(&mut exec, 10_000, &log), Popped::Quiescent);
+        let effects: Vec<String> = log.borrow().iter().filter(|l| !l.contains(" end ")).cloned().collect();
+        assert_eq!(effects, ["31 joined short", "132 timed out", "1133 slept on"]);
     }
 
     #[test]

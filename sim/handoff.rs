@@ -99,6 +99,7 @@ pub fn render(h: &HandoffDoc<'_>) -> String {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParsedHandoff {
     pub session_id: String,
+    pub worked_by: String,
     pub timestamp: String,
     pub context_pct: Option<i64>,
     pub next: Option<Position>,
@@ -119,6 +120,7 @@ pub fn parse(text: &str) -> ParsedHandoff {
     let self_correction = section(text, "## Self-Correction").iter().any(|l| l.contains("YES"));
     ParsedHandoff {
         session_id: field("- Session ID:"),
+        worked_by: field("- worked_by:"),
         timestamp: field("- Timestamp:"),
         context_pct: field("- Context at exit:").trim_end_matches('%').parse().ok(),
         next,
@@ -161,12 +163,15 @@ pub fn status_progress(status: &str) -> StatusProgress {
     progress
 }
 
-/// 003 "State Reconciliation" categories.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// 003 "State Reconciliation" categories, in order of gravity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Mismatch {
     None,
+    /// "One field differs with clear explanation": auto-correct from temp/.
     Benign,
+    /// "Multiple fields differ, needs investigation": re-run verification.
     Suspicious,
+    /// "Fundamental state conflict": escalate to the conductor immediately.
     Contradictory,
 }
 
@@ -187,23 +192,167 @@ impl HandoffState {
     }
 }
 
-/// The successor's reading of what it found (003 "Resumption Decision Tree").
+/// REF-5 severities of deviation lines (000 "Deviations & Escalation Thresholds"): each line
+/// of the deviations file names one of Low, Medium, High; `total` counts every line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Severities {
+    pub high: usize,
+    pub medium: usize,
+    pub low: usize,
+    pub total: usize,
+}
+
+impl Severities {
+    pub fn of_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Severities {
+        let mut s = Severities::default();
+        for line in lines.into_iter().filter(|l| !l.trim().is_empty()) {
+            s.total += 1;
+            let word = line.split(|c: char| !c.is_alphanumeric()).find_map(|w| match w.to_ascii_lowercase().as_str() {
+                "high" => Some(2),
+                "medium" => Some(1),
+                "low" => Some(0),
+                _ => None,
+            });
+            match word {
+                Some(2) => s.high += 1,
+                Some(1) => s.medium += 1,
+                Some(_) => s.low += 1,
+                None => {}
+            }
+        }
+        s
+    }
+
+    /// "N High, N Medium, N Low", as 003's "breakdown by severity".
+    pub fn breakdown(&self) -> String {
+        format!("{} High, {} Medium, {} Low", self.high, self.medium, self.low)
+    }
+}
+
+/// When deviations are escalated to the conductor (PROTOCOL.md disagreement 12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EscalationRule {
+    /// 000 "Deviations & Escalation Thresholds", REF-6: "2+ Medium deviations OR 1+ High
+    /// deviation triggers escalation to conductor (replaces vague ">2 deviations" rule)".
+    /// The default; 003's decision tree defers to it ("See the deviation escalation
+    /// thresholds in SKILL.md for severity rules").
+    Ref6,
+    /// 000 "Temporary File Management" and 003 "Resumption Decision Tree": "> 2 deviations"
+    /// (the `escalate-over-two` variant).
+    OverTwo,
+}
+
+impl EscalationRule {
+    pub fn of(escalate_over_two: bool) -> EscalationRule {
+        if escalate_over_two {
+            EscalationRule::OverTwo
+        } else {
+            EscalationRule::Ref6
+        }
+    }
+
+    /// Whether these deviations (those not yet escalated) call for an escalation.
+    pub fn met_by(self, s: &Severities) -> bool {
+        match self {
+            EscalationRule::Ref6 => s.medium >= 2 || s.high >= 1,
+            EscalationRule::OverTwo => s.total > 2,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            EscalationRule::Ref6 => "REF-6: 2+ Medium or 1+ High",
+            EscalationRule::OverTwo => "> 2 deviations",
+        }
+    }
+}
+
+/// The status line that records an answered escalation, and how many deviation lines (of
+/// the task's deviations file, in order) it covered. A successor reads it back, so what the
+/// conductor already answered is not escalated again.
+pub const ESCALATION_ANSWERED: &str = "deviations escalated and answered: ";
+
+/// How many deviations earlier escalations covered, from the status file.
+pub fn deviations_escalated(status: &str) -> usize {
+    status.lines().rev().filter_map(|l| l.strip_prefix(ESCALATION_ANSWERED)?.split_whitespace().next()?.parse().ok()).next().unwrap_or(0)
+}
+
+/// The task row as a successor found it just before its claim (000 "Example: Mid-Session
+/// Resumption" Step 3: the musician queries the task record, then claims). The claim
+/// overwrites `session_id`, `worked_by` and `started_at`, so this read is what names the
+/// session that held the task immediately before.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PriorRow {
+    pub state: String,
+    pub session_id: Option<String>,
+    pub worked_by: Option<String>,
+    pub started_at: Option<String>,
+}
+
+impl PriorRow {
+    /// `<session id> (<worked_by>)`, or what the row lacks.
+    pub fn describe(&self) -> String {
+        match (&self.session_id, &self.worked_by) {
+            (Some(id), Some(by)) if by != id => format!("{id} ({by})"),
+            (Some(id), _) => id.clone(),
+            (None, _) => "none (the task row names no session)".to_string(),
+        }
+    }
+}
+
+/// One message of the task as `read_task_messages` returns it (its text left out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageMeta {
+    pub id: i64,
+    pub from_session: String,
+    pub kind: String,
+    pub timestamp: String,
+}
+
+/// Everything a successor read for its assessment: the temp/ files and the database.
+pub struct Found<'a> {
+    pub handoff: Option<&'a str>,
+    pub status: Option<&'a str>,
+    pub deviations: Option<&'a str>,
+    pub prior: &'a PriorRow,
+    /// Every message of the task, in id order.
+    pub messages: &'a [MessageMeta],
+    /// This session's own start (its claim), `YYYY-MM-DD HH:MM:SS`.
+    pub started_at: &'a str,
+    /// Subagents of each step (`step_agents[s - 1]` for step `s`).
+    pub step_agents: &'a [u64],
+    pub rule: EscalationRule,
+}
+
+/// The successor's reading of what it found (003 "Resumption Decision Tree", "State
+/// Reconciliation").
 #[derive(Clone, Debug, PartialEq)]
 pub struct Assessment {
     pub handoff: HandoffState,
+    /// Why the HANDOFF is stale or missing, or how the previous session exited.
+    pub handoff_detail: String,
     pub mismatch: Mismatch,
     pub mismatches: Vec<String>,
-    pub deviations: usize,
+    pub deviations: Severities,
+    /// Deviation lines earlier escalations covered (the conductor answered them).
+    pub deviations_escalated: usize,
+    /// The deviations not yet escalated meet the escalation rule.
+    pub escalation_due: bool,
+    pub rule: EscalationRule,
     pub resume_from: Position,
+    /// The session that held the task immediately before, as the task row named it.
     pub previous_session: String,
     pub previous_self_correction: bool,
+    /// Conductor messages the previous session had not answered (003 step 3).
+    pub pending_messages: Vec<i64>,
 }
 
 impl Assessment {
-    /// 003: ≤ 2 deviations and no mismatches → clean; > 2 deviations or a contradiction →
-    /// guidance; otherwise verification clarifies.
+    /// 003: deviations within the threshold and no mismatches → clean; deviations past it
+    /// (REF-6 by default, "> 2" under the variant) or a contradiction → guidance; otherwise
+    /// verification clarifies.
     pub fn verdict(&self) -> &'static str {
-        if self.deviations > 2 || self.mismatch == Mismatch::Contradictory {
+        if self.escalation_due || self.mismatch == Mismatch::Contradictory {
             "needs guidance"
         } else if self.handoff == HandoffState::Present && self.mismatch == Mismatch::None {
             "clean handoff"
@@ -213,81 +362,229 @@ impl Assessment {
     }
 }
 
-/// Compares HANDOFF, status and deviations files. `handoff_max_age_s` is how old a HANDOFF
-/// may be and still count as "recent"; `age_s` is its age now.
-pub fn assess(
-    handoff: Option<&str>,
-    handoff_age_s: Option<i64>,
-    handoff_max_age_s: i64,
-    status: Option<&str>,
-    deviations: Option<&str>,
-    agents_per_step: u64,
-) -> Assessment {
-    let parsed = handoff.map(parse);
-    let progress = status.map(status_progress).unwrap_or_default();
-    let deviation_lines = deviations.map_or(0, |d| d.lines().filter(|l| !l.trim().is_empty()).count());
-    let handoff_state = match (&parsed, handoff_age_s) {
+/// Claimable states of 000 Bootstrap 3 / 002 "Guard Clause Rules": the states a task is in
+/// once its previous session has handed it over.
+const HANDED_OVER: [&str; 3] = ["watching", "fix_proposed", "exit_requested"];
+
+/// Conductor answers to a musician's request (000 "Response Handling").
+const ANSWERS: [&str; 3] = ["approval", "rejection", "fix_proposal"];
+
+/// The 003 assessment. The HANDOFF is current only if the session that held the task
+/// immediately before (the task row's `session_id` before the claim) wrote it; it is then
+/// reconciled against the status and deviations files and against the database: the
+/// messages since it was written, with their timestamps.
+pub fn assess(found: &Found<'_>) -> Assessment {
+    let parsed = found.handoff.map(parse);
+    let progress = found.status.map(status_progress).unwrap_or_default();
+    let deviation_lines: Vec<&str> = found.deviations.unwrap_or("").lines().filter(|l| !l.trim().is_empty()).collect();
+    let deviations = Severities::of_lines(deviation_lines.iter().copied());
+    let deviations_escalated = deviations_escalated(found.status.unwrap_or("")).min(deviation_lines.len());
+    let escalation_due = found.rule.met_by(&Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied()));
+    let prior = found.prior;
+    let previous = prior.session_id.as_deref();
+    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
+
+    // 003 "Resumption Decision Tree" 2: present (the previous session's clean exit), missing,
+    // or stale (written by an earlier session: the previous one crashed or exited unexpectedly).
+    let mut stale = Vec::new();
+    let mut mismatches: Vec<(Mismatch, String)> = Vec::new();
+    if let Some(h) = &parsed {
+        let later: Vec<&MessageMeta> =
+            found.messages.iter().filter(is_musician).filter(|m| m.from_session != h.session_id && m.timestamp >= h.timestamp).collect();
+        if previous != Some(h.session_id.as_str()) {
+            let mut why = format!(
+                "written by {} ({}) at {}, but the task was last held by {}",
+                h.session_id,
+                h.worked_by,
+                h.timestamp,
+                prior.describe()
+            );
+            if let Some(started) = &prior.started_at {
+                let _ = write!(why, ", which claimed it at {started}");
+            }
+            if let Some(m) = later.iter().find(|m| Some(m.from_session.as_str()) == previous) {
+                let _ = write!(why, " and wrote `{}` at {}", m.kind, m.timestamp);
+            }
+            stale.push(why);
+        } else if let Some(m) = later.first() {
+            // Neither the HANDOFF's session nor the row's: a session the row no longer names.
+            mismatches.push((
+                Mismatch::Suspicious,
+                format!("{} wrote `{}` at {}, after the HANDOFF of {}", m.from_session, m.kind, m.timestamp, h.session_id),
+            ));
+        }
+    }
+    let handoff_state = match (&parsed, stale.is_empty()) {
         (None, _) => HandoffState::Missing,
-        (Some(_), Some(age)) if age > handoff_max_age_s => HandoffState::Stale,
-        (Some(_), _) => HandoffState::Present,
+        (Some(_), false) => HandoffState::Stale,
+        (Some(_), true) => HandoffState::Present,
     };
-    let status_next = progress.last_done.map(|p| {
-        if p.agent >= agents_per_step {
-            Position { step: p.step + 1, agent: 1 }
-        } else {
-            Position { step: p.step, agent: p.agent + 1 }
+    let handoff_detail = match (&parsed, handoff_state) {
+        (Some(h), HandoffState::Present) => {
+            format!("clean exit at {}% context", h.context_pct.map_or("?".to_string(), |c| c.to_string()))
         }
-    });
+        (_, HandoffState::Stale) => stale.join("; "),
+        _ => format!("{} left none: forced exit", prior.describe()),
+    };
+
+    let status_next = progress.last_done.map(|p| next_after(p, found.step_agents));
     let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
-    let mut mismatches = Vec::new();
-    if let Some(p) = &parsed {
-        if status.is_none() {
-            mismatches.push("HANDOFF present but no status file".to_string());
+    if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
+        if found.status.is_none() {
+            mismatches.push((Mismatch::Contradictory, "HANDOFF present but no status file".to_string()));
         }
-        if let (Some(h), Some(s)) = (p.next, status_next) {
-            if h != s {
-                mismatches.push(format!(
-                    "HANDOFF continues from step {} agent {}, status from step {} agent {}",
-                    h.step, h.agent, s.step, s.agent
+        if let (Some(next), Some(s)) = (h.next, status_next) {
+            if next != s {
+                // 003: "Step count off by 1" is benign, "Different step reported as current" not.
+                let off_by_one = index(next, found.step_agents).abs_diff(index(s, found.step_agents)) == 1;
+                mismatches.push((
+                    if off_by_one { Mismatch::Benign } else { Mismatch::Suspicious },
+                    format!(
+                        "HANDOFF continues from step {} agent {}, status from step {} agent {}",
+                        next.step, next.agent, s.step, s.agent
+                    ),
                 ));
             }
         }
-        if p.deviations != deviation_lines {
-            mismatches.push(format!("HANDOFF lists {} deviations, the deviations file {}", p.deviations, deviation_lines));
+        if h.deviations != deviations.total {
+            // 003: "Deviations count mismatch" is suspicious.
+            mismatches.push((
+                Mismatch::Suspicious,
+                format!("HANDOFF lists {} deviations, the deviations file {}", h.deviations, deviations.total),
+            ));
+        }
+        // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
+        // Protocol" 3-6): without it, comms do not confirm the exit the HANDOFF describes.
+        let confirmed = found.messages.iter().any(|m| m.from_session == h.session_id && m.kind == "handoff" && m.timestamp >= h.timestamp);
+        if !confirmed {
+            mismatches.push((
+                Mismatch::Suspicious,
+                format!(
+                    "no `handoff` message from {} since its HANDOFF at {}: comms do not confirm its clean exit",
+                    h.session_id, h.timestamp
+                ),
+            ));
         }
     }
-    let mismatch = match (mismatches.len(), parsed.is_some() && status.is_none()) {
-        (_, true) => Mismatch::Contradictory,
-        (0, _) => Mismatch::None,
-        (1, _) => Mismatch::Benign,
-        _ => Mismatch::Suspicious,
-    };
-    // A fresh, consistent HANDOFF says where to continue; otherwise the last approved
+    // 003 Contradictory: "DB says `error` but temp shows checkpoint passed" — the row was not
+    // handed over when this session claimed it (a claim guard that admits it, PROTOCOL.md 1).
+    if !prior.state.is_empty() && !HANDED_OVER.contains(&prior.state.as_str()) {
+        mismatches.push((
+            Mismatch::Contradictory,
+            format!("the task row was `{}` when this session claimed it: {} had not handed it over", prior.state, prior.describe()),
+        ));
+    }
+    // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
+    // after this session started answers an earlier session's request (PROTOCOL.md 15).
+    if let Some(m) = found.messages.iter().find(|m| {
+        m.from_session == crate::vocab::CONDUCTOR_TASK_ID && ANSWERS.contains(&m.kind.as_str()) && m.timestamp.as_str() > found.started_at
+    }) {
+        mismatches.push((
+            Mismatch::Contradictory,
+            format!(
+                "conductor `{}` at {}, after this session started at {}: it answers an earlier session",
+                m.kind, m.timestamp, found.started_at
+            ),
+        ));
+    }
+    let worst = mismatches.iter().map(|(m, _)| *m).max().unwrap_or(Mismatch::None);
+    // "Multiple fields differ" is suspicious even when each alone would be benign.
+    let mismatch = if mismatches.len() > 1 { worst.max(Mismatch::Suspicious) } else { worst };
+
+    // A current, consistent HANDOFF says where to continue; otherwise the last approved
     // checkpoint does (000 "Mid-Session Resumption Protocol": resume from last checkpoint).
     let resume_from = match (handoff_state, mismatch, parsed.as_ref().and_then(|p| p.next)) {
         (HandoffState::Present, Mismatch::None | Mismatch::Benign, Some(next)) => next,
         _ => checkpoint_next.unwrap_or(Position::START),
     };
+    let previous_self_correction = match (&parsed, handoff_state) {
+        (Some(h), HandoffState::Present) => h.self_correction,
+        // No current HANDOFF: the previous session's own lines of the status file say.
+        _ => previous.is_some_and(|id| session_lines(found.status.unwrap_or(""), id).any(|l| l.contains(" self-correction: "))),
+    };
     Assessment {
         handoff: handoff_state,
+        handoff_detail,
         mismatch,
-        mismatches,
-        deviations: deviation_lines,
+        mismatches: mismatches.into_iter().map(|(_, text)| text).collect(),
+        deviations,
+        deviations_escalated,
+        escalation_due,
+        rule: found.rule,
         resume_from,
-        previous_session: parsed.as_ref().map(|p| p.session_id.clone()).unwrap_or_else(|| "unknown (no HANDOFF)".to_string()),
-        previous_self_correction: parsed.as_ref().is_some_and(|p| p.self_correction),
+        previous_session: prior.describe(),
+        previous_self_correction,
+        pending_messages: pending_messages(found, parsed.as_ref()),
     }
 }
 
+/// The position after `done`.
+fn next_after(done: Position, step_agents: &[u64]) -> Position {
+    if done.agent >= agents_in(step_agents, done.step) {
+        Position { step: done.step + 1, agent: 1 }
+    } else {
+        Position { step: done.step, agent: done.agent + 1 }
+    }
+}
+
+/// A position as the number of agents before it.
+fn index(p: Position, step_agents: &[u64]) -> u64 {
+    (1..p.step).map(|s| agents_in(step_agents, s)).sum::<u64>() + (p.agent - 1)
+}
+
+/// The subagents of `step` (1-based); 0 past the plan.
+fn agents_in(step_agents: &[u64], step: u64) -> u64 {
+    step.checked_sub(1).and_then(|i| step_agents.get(i as usize)).copied().unwrap_or(0)
+}
+
+/// The status lines one session wrote: from its `task claimed, session: <id>` line to the
+/// next session's bootstrap.
+fn session_lines<'a>(status: &'a str, session_id: &'a str) -> impl Iterator<Item = &'a str> {
+    let claimed = format!("task claimed, session: {session_id},");
+    let lines: Vec<&str> = status.lines().collect();
+    let start = lines.iter().rposition(|l| l.starts_with(&claimed)).map_or(lines.len(), |i| i + 1);
+    lines.into_iter().skip(start).take_while(|l| !l.starts_with("bootstrap started"))
+}
+
+/// 003 step 3: the conductor's messages the previous session had not answered — those after
+/// the last message it wrote (its `handoff` message on a clean exit). Without any, those since
+/// its claim, or since the HANDOFF.
+fn pending_messages(found: &Found<'_>, handoff: Option<&ParsedHandoff>) -> Vec<i64> {
+    let previous = found.prior.session_id.as_deref();
+    let last_own = found.messages.iter().filter(|m| Some(m.from_session.as_str()) == previous).map(|m| m.id).max();
+    let since = found.prior.started_at.clone().or_else(|| handoff.map(|h| h.timestamp.clone())).unwrap_or_default();
+    found
+        .messages
+        .iter()
+        .filter(|m| m.from_session == crate::vocab::CONDUCTOR_TASK_ID && m.kind != "instruction")
+        .filter(|m| match last_own {
+            Some(id) => m.id > id,
+            None => m.timestamp >= since,
+        })
+        .map(|m| m.id)
+        .collect()
+}
+
 /// 003 "Verbose Resumption Status".
-pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64, pending_messages: usize, severities: &str) -> String {
+pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64) -> String {
     let mismatches =
         if a.mismatches.is_empty() { "none".to_string() } else { format!("{} ({})", a.mismatches.len(), a.mismatches.join("; ")) };
     format!(
-        "RESUMPTION: {worked_by} taking over\n  Previous session: {prev}\n  HANDOFF: {handoff}\n  Context Usage: {context_pct}% (fresh session)\n  Deviations found: {dev} ({severities})\n  Status/comms mismatches: {mismatches}\n  Pending conductor messages: {pending_messages}\n  Self-correction in previous session: {sc}\n  Assessment: {verdict}\n  Verification tests: all passing\n  Resuming from: step {step} agent {agent}",
+        "RESUMPTION: {worked_by} taking over\n  Previous session: {prev}\n  HANDOFF: {handoff} ({detail})\n  Context Usage: {context_pct}% (fresh session)\n  Deviations found: {dev} ({severities})\n  Status/comms mismatches: {mismatches}\n  Pending conductor messages: {pending}\n  Self-correction in previous session: {sc}\n  Assessment: {verdict}\n  Verification tests: all passing\n  Resuming from: step {step} agent {agent}",
         prev = a.previous_session,
         handoff = a.handoff.word(),
-        dev = a.deviations,
+        detail = a.handoff_detail,
+        dev = a.deviations.total,
+        severities = match (a.deviations_escalated, a.escalation_due) {
+            (0, false) => a.deviations.breakdown(),
+            (0, true) => format!("{}; past the threshold, {}", a.deviations.breakdown(), a.rule.text()),
+            (n, due) => format!(
+                "{}; {n} already escalated and answered{}",
+                a.deviations.breakdown(),
+                if due { format!(", the others past the threshold, {}", a.rule.text()) } else { String::new() }
+            ),
+        },
+        pending = a.pending_messages.len(),
         sc = if a.previous_self_correction { "YES" } else { "NO" },
         verdict = a.verdict(),
         step = a.resume_from.step,
@@ -299,12 +596,15 @@ pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64, pend
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_rendered_handoff_parses_back_and_agrees_with_its_status_file() {
-        let deviations = vec!["checkpoint 2: review_failed (Smoothness 6/9) [Medium]".to_string()];
-        let doc = render(&HandoffDoc {
+    const S1: &str = "abc";
+    const S2: &str = "def";
+    const STATUS: &str = "task claimed, session: abc, worked_by: musician-task-03 [ctx: 7%]\nstep 5 agent 2 integrated [ctx: 65%]\ncheckpoint 3 approved (step 4) [ctx: 60%]\n";
+    const DEVIATION: &str = "checkpoint 2: review_failed (Smoothness 6/9) [Medium]";
+
+    fn doc(deviations: &[String]) -> String {
+        render(&HandoffDoc {
             task_id: "task-03",
-            session_id: "abc",
+            session_id: S1,
             worked_by: "musician-task-03",
             exit_reason: "context exhaustion",
             context_pct: 72,
@@ -312,29 +612,195 @@ mod tests {
             steps: 5,
             agents_per_step: 3,
             next: Position { step: 5, agent: 3 },
-            deviations: &deviations,
+            deviations,
             self_correction: Some("step 3, agent 2"),
             last_checkpoint_step: Some(4),
             proposals: &[],
-        });
+        })
+    }
+
+    fn message(id: i64, from: &str, kind: &str, timestamp: &str) -> MessageMeta {
+        MessageMeta { id, from_session: from.to_string(), kind: kind.to_string(), timestamp: timestamp.to_string() }
+    }
+
+    /// S1 claimed at 15:00, wrote its HANDOFF at 16:45 and its `handoff` message; the
+    /// conductor answered with its handoff instructions.
+    fn clean_messages() -> Vec<MessageMeta> {
+        vec![
+            message(1, "task-00", "instruction", "2026-02-07 14:59:00"),
+            message(7, S1, "handoff", "2026-02-07 16:45:30"),
+            message(8, "task-00", "handoff", "2026-02-07 16:46:00"),
+        ]
+    }
+
+    fn prior(session: &str, worked_by: &str, started_at: &str) -> PriorRow {
+        PriorRow {
+            state: "fix_proposed".to_string(),
+            session_id: Some(session.to_string()),
+            worked_by: Some(worked_by.to_string()),
+            started_at: Some(started_at.to_string()),
+        }
+    }
+
+    fn assess_with(handoff: Option<&str>, deviations: &str, prior: &PriorRow, messages: &[MessageMeta]) -> Assessment {
+        assess(&Found {
+            handoff,
+            status: Some(STATUS),
+            deviations: Some(deviations),
+            prior,
+            messages,
+            started_at: "2026-02-07 16:47:00",
+            step_agents: &[3; 5],
+            rule: EscalationRule::Ref6,
+        })
+    }
+
+    #[test]
+    fn a_rendered_handoff_parses_back_and_is_current_when_the_previous_session_wrote_it() {
+        let doc = doc(&[DEVIATION.to_string()]);
         assert!(doc.contains("1. Claim task with worked_by = musician-task-03-S2"));
         let parsed = parse(&doc);
         assert_eq!(
-            (parsed.session_id.as_str(), parsed.context_pct, parsed.next, parsed.deviations),
-            ("abc", Some(72), Some(Position { step: 5, agent: 3 }), 1)
+            (parsed.session_id.as_str(), parsed.worked_by.as_str(), parsed.context_pct, parsed.next, parsed.deviations),
+            (S1, "musician-task-03", Some(72), Some(Position { step: 5, agent: 3 }), 1)
         );
-        let status = "step 5 agent 2 integrated [ctx: 65%]\ncheckpoint 3 approved (step 4) [ctx: 60%]\n";
-        let a = assess(Some(&doc), Some(60), 3600, Some(status), Some(&deviations[0]), 3);
+        let a = assess_with(Some(&doc), DEVIATION, &prior(S1, "musician-task-03", "2026-02-07 15:00:00"), &clean_messages());
         assert_eq!(
-            (a.handoff, a.mismatch, a.resume_from, a.verdict()),
-            (HandoffState::Present, Mismatch::None, Position { step: 5, agent: 3 }, "clean handoff")
+            (a.handoff, a.mismatch, a.resume_from, a.verdict(), a.pending_messages.as_slice()),
+            (HandoffState::Present, Mismatch::None, Position { step: 5, agent: 3 }, "clean handoff", &[8][..])
         );
-        let missing = assess(None, None, 3600, Some(status), None, 3);
+        assert_eq!((a.previous_session.as_str(), a.previous_self_correction), ("abc (musician-task-03)", true));
+        let text = resumption_status("musician-task-03-S2", &a, 18);
+        assert!(text.contains("\n  HANDOFF: present (clean exit at 72% context)\n"), "{text}");
+        assert!(text.contains("\n  Deviations found: 1 (0 High, 1 Medium, 0 Low)\n"), "{text}");
+    }
+
+    #[test]
+    fn without_a_handoff_the_successor_resumes_from_the_last_checkpoint() {
+        let missing = assess_with(None, "", &prior(S1, "musician-task-03", "2026-02-07 15:00:00"), &clean_messages()[..1]);
         assert_eq!(
             (missing.handoff, missing.resume_from, missing.verdict()),
             (HandoffState::Missing, Position { step: 5, agent: 1 }, "needs verification")
         );
-        let stale = assess(Some(&doc), Some(7200), 3600, Some(status), Some(&deviations[0]), 3);
-        assert_eq!((stale.handoff, stale.resume_from), (HandoffState::Stale, Position { step: 5, agent: 1 }));
+        assert_eq!(missing.handoff_detail, "abc (musician-task-03) left none: forced exit");
+    }
+
+    /// S1 handed off cleanly, S2 claimed, wrote its RESUMPTION and crashed; the conductor
+    /// handed the task to S3. The HANDOFF on disk is S1's: stale for S3.
+    #[test]
+    fn a_handoff_written_before_the_previous_session_claimed_is_stale() {
+        let doc = doc(&[DEVIATION.to_string()]);
+        let mut messages = clean_messages();
+        messages.push(message(9, S2, "resumption", "2026-02-07 16:50:00"));
+        messages.push(message(10, "task-00", "handoff", "2026-02-07 17:05:00"));
+        let s2 = prior(S2, "musician-task-03-S2", "2026-02-07 16:48:00");
+        let status = format!("{STATUS}task claimed, session: def, worked_by: musician-task-03-S2 [ctx: 7%]\n");
+        let a = assess(&Found {
+            handoff: Some(&doc),
+            status: Some(&status),
+            deviations: Some(DEVIATION),
+            prior: &s2,
+            messages: &messages,
+            started_at: "2026-02-07 17:06:00",
+            step_agents: &[3; 5],
+            rule: EscalationRule::Ref6,
+        });
+        assert_eq!(
+            (a.handoff, a.mismatch, a.resume_from, a.verdict()),
+            (HandoffState::Stale, Mismatch::None, Position { step: 5, agent: 1 }, "needs verification")
+        );
+        assert_eq!(a.previous_session, "def (musician-task-03-S2)");
+        assert_eq!(
+            a.handoff_detail,
+            "written by abc (musician-task-03) at 2026-02-07 16:45:00, but the task was last held by def (musician-task-03-S2), which claimed it at 2026-02-07 16:48:00 and wrote `resumption` at 2026-02-07 16:50:00"
+        );
+        // S1's self-correction was S1's; S2's own status lines show none.
+        assert!(!a.previous_self_correction);
+        // Only what came after S2's last message is pending: the handoff to S3, not S2's.
+        assert_eq!(a.pending_messages, vec![10]);
+        assert!(resumption_status("musician-task-03-S3", &a, 14).contains("\n  HANDOFF: stale (written by abc"));
+    }
+
+    #[test]
+    fn mismatches_are_classified_as_003_state_reconciliation_says() {
+        let s1 = prior(S1, "musician-task-03", "2026-02-07 15:00:00");
+        // A deviations count mismatch is suspicious (the HANDOFF lists 1, the file holds 2).
+        let two = format!("{DEVIATION}\nstep 5 agent 1: succeeded after 1 retry (Low — adjusted prompt)\n");
+        let a = assess_with(Some(&doc(&[DEVIATION.to_string()])), &two, &s1, &clean_messages());
+        assert_eq!(
+            (a.mismatch, a.mismatches.as_slice()),
+            (Mismatch::Suspicious, &["HANDOFF lists 1 deviations, the deviations file 2".to_string()][..])
+        );
+        assert_eq!((a.resume_from, a.verdict()), (Position { step: 5, agent: 1 }, "needs verification"));
+        // The step count off by one is benign: the HANDOFF's position stands.
+        let ahead = doc(&[DEVIATION.to_string()]).replace("Continue from step 5 agent 3", "Continue from step 6 agent 1");
+        let a = assess_with(Some(&ahead), DEVIATION, &s1, &clean_messages());
+        assert_eq!((a.mismatch, a.resume_from), (Mismatch::Benign, Position { step: 6, agent: 1 }));
+        // No `handoff` message after the HANDOFF: the exit is not confirmed in comms.
+        let a = assess_with(Some(&doc(&[DEVIATION.to_string()])), DEVIATION, &s1, &clean_messages()[..1]);
+        assert_eq!(a.mismatch, Mismatch::Suspicious);
+        assert!(a.mismatches[0].starts_with("no `handoff` message from abc since its HANDOFF"), "{:?}", a.mismatches);
+        // DB state not handed over, and a conductor answer after this session started:
+        // contradictory, needs guidance.
+        let under_review = PriorRow { state: "needs_review".to_string(), ..s1.clone() };
+        let mut messages = clean_messages();
+        messages.push(message(11, "task-00", "approval", "2026-02-07 16:48:00"));
+        let a = assess_with(Some(&doc(&[DEVIATION.to_string()])), DEVIATION, &under_review, &messages);
+        assert_eq!((a.mismatch, a.verdict()), (Mismatch::Contradictory, "needs guidance"));
+        assert_eq!(a.mismatches.len(), 2, "{:?}", a.mismatches);
+        assert!(a.mismatches[0].starts_with("the task row was `needs_review` when this session claimed it"));
+        assert!(a.mismatches[1].starts_with("conductor `approval` at 2026-02-07 16:48:00, after this session started"));
+    }
+
+    #[test]
+    fn ref_6_counts_severities_and_over_two_counts_deviations() {
+        let s = |high, medium, low| Severities { high, medium, low, total: high + medium + low };
+        // 000 "Example: Mid-Session Resumption" Step 7: "2 total (1 Medium, 1 Low) ≤ 2 allowed".
+        let example = s(0, 1, 1);
+        let cases = [(s(0, 0, 3), false, true), (s(0, 2, 0), true, false), (s(1, 0, 0), true, false), (example, false, false)];
+        for (severities, ref_6, over_two) in cases {
+            assert_eq!(EscalationRule::Ref6.met_by(&severities), ref_6, "{severities:?}");
+            assert_eq!(EscalationRule::OverTwo.met_by(&severities), over_two, "{severities:?}");
+        }
+        assert_eq!((EscalationRule::of(false), EscalationRule::of(true)), (EscalationRule::Ref6, EscalationRule::OverTwo));
+    }
+
+    #[test]
+    fn deviations_an_answered_escalation_covered_do_not_count_again() {
+        let s1 = prior(S1, "musician-task-03", "2026-02-07 15:00:00");
+        let escalated = format!("{STATUS}{ESCALATION_ANSWERED}2 [ctx: 50%]\n");
+        let found = |status: &str, deviations: &str, rule| {
+            assess(&Found {
+                handoff: None,
+                status: Some(status),
+                deviations: Some(deviations),
+                prior: &s1,
+                messages: &clean_messages(),
+                started_at: "2026-02-07 16:47:00",
+                step_agents: &[3; 5],
+                rule,
+            })
+        };
+        let three = format!("{DEVIATION}\n{DEVIATION}\n{DEVIATION}\n");
+        // Never escalated: three Mediums are past REF-6 and past "> 2".
+        for rule in [EscalationRule::Ref6, EscalationRule::OverTwo] {
+            let a = found(STATUS, &three, rule);
+            assert_eq!((a.deviations_escalated, a.escalation_due, a.verdict()), (0, true, "needs guidance"));
+        }
+        // The first two were answered: one Medium remains, within either reading.
+        let a = found(&escalated, &three, EscalationRule::Ref6);
+        assert_eq!((a.deviations.total, a.deviations_escalated, a.escalation_due), (3, 2, false));
+        assert!(resumption_status("musician-task-03-S2", &a, 14)
+            .contains("Deviations found: 3 (0 High, 3 Medium, 0 Low; 2 already escalated and answered)"));
+        let four = format!("{three}{DEVIATION}\n");
+        assert!(found(&escalated, &four, EscalationRule::Ref6).escalation_due, "two new Mediums");
+        assert!(!found(&escalated, &four, EscalationRule::OverTwo).escalation_due, "two new deviations are not > 2");
+    }
+
+    #[test]
+    fn severities_are_counted_by_their_ref_5_word() {
+        let file = "a [Medium]\nb (Low — x)\n\nc (High — y)\nd (Medium — z)\nno severity\n";
+        assert_eq!(Severities::of_lines(file.lines()), Severities { high: 1, medium: 2, low: 1, total: 5 });
+        assert_eq!(Severities::of_lines(file.lines()).breakdown(), "1 High, 2 Medium, 1 Low");
     }
 }

@@ -22,7 +22,7 @@ struct Cli {
 enum Command {
     /// Run one scenario with one seed; prints the verdict, the trace hash and a replay command.
     Run(RunArgs),
-    /// List the protocol variants: one per disagreement of PROTOCOL.md.
+    /// List the protocol variants: one per disagreement of docs/protocol.md.
     Variants,
     /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
     Sweep(SweepArgs),

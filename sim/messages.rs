@@ -196,10 +196,16 @@ pub fn context_warning(w: &ContextWarning<'_>) -> String {
 }
 
 /// 000 "Error Report" format (message type `error`).
-pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: &str, task_id: &str) -> String {
+pub fn error_report(retry: u64, context_pct: i64, self_correction: bool, error: &str, task_id: &str, terminal: bool) -> String {
     format!(
-        "ERROR (Retry {retry}/5):\n  Context Usage: {context_pct}%\n  Self-Correction: {sc}\n  Error: {error}\n  Report: docs/implementation/reports/{task_id}-error-retry-{retry}.md\n  Key Outputs:\n    - docs/implementation/reports/{task_id}-error-retry-{retry}.md (created)\n  Awaiting conductor fix proposal",
+        "ERROR (Retry {retry}/5):\n  Context Usage: {context_pct}%\n  Self-Correction: {sc}\n  Error: {error}\n  Report: docs/implementation/reports/{task_id}-error-retry-{retry}.md\n  Key Outputs:\n    - docs/implementation/reports/{task_id}-error-retry-{retry}.md (created)\n  {next}",
         sc = yes_no(self_correction),
+        // 004 "Terminal Failure (5th retry)": the 5th report asks for nothing; the session exits.
+        next = if terminal {
+            "Terminal: 5th failure, the session exits (no further retries)"
+        } else {
+            "Awaiting conductor fix proposal"
+        },
     )
 }
 
@@ -215,6 +221,31 @@ pub struct Exited<'a> {
     pub proposals: &'a [String],
     /// (path, "created" | "modified" | "rag-addition"), 000 "Key Outputs Format".
     pub key_outputs: &'a [(String, &'a str)],
+}
+
+/// The first line of an escalation, which the conductor tells from an error report by it.
+pub const ESCALATION: &str = "ESCALATION: ";
+
+/// An escalation to the conductor (message type `error`, the one type the CHECK offers for
+/// "cannot continue without intervention"): deviations past the threshold (000 "Deviations &
+/// Escalation Thresholds", REF-6) or a contradictory resumption (003 "State Reconciliation").
+/// `what` says why, `details` are listed below it.
+pub fn escalation(task_id: &str, what: &str, details: &[String], context_pct: i64, self_correction: bool) -> String {
+    let mut text = format!("{ESCALATION}{task_id} {what}\n");
+    for d in details {
+        text.push_str(&format!("  - {d}\n"));
+    }
+    text.push_str(&format!(
+        "Context Usage: {context_pct}%\nSelf-Correction: {sc}\nAwaiting conductor guidance (a correction task, 003 Resumption Decision Tree)",
+        sc = yes_no(self_correction)
+    ));
+    text
+}
+
+/// The conductor's answer to an escalation (message type `fix_proposal`): a correction
+/// task, "a scoped set of fixes to apply before resuming normal execution" (003).
+pub fn correction_task(task_id: &str) -> String {
+    format!("CORRECTION TASK: {task_id}\n- Apply the fixes for what you escalated\n- Re-run verification\n- Then resume from the last checkpoint")
 }
 
 /// 000 Execution Queries 10 / "Example: Clean Exit & Handoff" step 7 (message type `handoff`).
@@ -245,6 +276,16 @@ pub fn key_outputs(outputs: &[(String, &str)], indent: &str) -> String {
         text.push_str(&format!("\n{indent}  - {path} ({what})"));
     }
     text
+}
+
+/// The final message of a session whose 5th error report is terminal (message type
+/// `handoff`, as 000 Execution Queries 10 writes before `exited`): no HANDOFF, the task is
+/// given up (000 "Terminal Write Atomicity": the message first, then the terminal state).
+pub fn retries_exhausted(task_id: &str, context_pct: i64, self_correction: bool, last_error: &str) -> String {
+    format!(
+        "EXITED: unrecoverable failure, retry 5/5: {task_id} given up after 5 failures.\nHANDOFF: none (no clean handoff)\nContext Usage: {context_pct}%\nSelf-Correction: {sc}\nLast Error: {last_error}\nReports: docs/implementation/reports/{task_id}-error-retry-1.md … -5.md",
+        sc = yes_no(self_correction),
+    )
 }
 
 /// The conductor's answer to a review (message type `approval`).

@@ -1,5 +1,5 @@
-//! Protocol variants: one named reading per place where the seeds disagree (PROTOCOL.md
-//! "Where the seeds disagree"). A variant replaces named SQL entries (files under
+//! Protocol variants: one named reading per place where the seeds disagree (docs/protocol.md
+//! §3, D1–D16; D13–D16 have none yet). A variant replaces named SQL entries (files under
 //! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
 //! `[protocol] variants = [...]` names it and `with_variants` applies it before a run.
 
@@ -9,7 +9,8 @@ use crate::vocab::check_variant_name;
 
 pub struct Variant {
     pub name: &'static str,
-    /// The disagreement of PROTOCOL.md it reads differently (1-12).
+    /// The disagreement of docs/protocol.md it reads differently (D1–D16; 0: a reading the
+    /// seeds imply but do not spell out, or a choice where they are silent).
     pub disagreement: u8,
     pub summary: &'static str,
     sql: Option<(&'static str, &'static str)>,
@@ -124,6 +125,31 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.escalate_over_two = true,
     },
+    Variant {
+        name: "terminal-error-no-message",
+        disagreement: 13,
+        summary: "the 5th failure writes `exited` with no final message (004 \"Terminal Failure (5th retry)\") instead of a final message first (000 \"Terminal Write Atomicity\")",
+        sql: None,
+        apply: |s| s.settings.terminal_error_message = false,
+    },
+    Variant {
+        name: "act-on-poll",
+        // Not a disagreement: what the seeds imply (002 "Guard Clause Rules": the conductor
+        // "detects the stale heartbeat, reviews state" before it hands over) against the
+        // simulator's earlier conductor, which acted on its last poll.
+        disagreement: 0,
+        summary: "the conductor hands a stale task over on its last poll, without re-reading the row first",
+        sql: None,
+        apply: |s| s.settings.act_on_poll = true,
+    },
+    Variant {
+        name: "no-relaunch-unclaimed",
+        // Not a disagreement: the seeds are silent on a launch that never claims.
+        disagreement: 0,
+        summary: "the conductor only acts on the seeds' staleness rule: no relaunch when a launched session never claims, no hand-over of a fix proposed to a session that went silent",
+        sql: None,
+        apply: |s| s.settings.relaunch_unclaimed = false,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {
@@ -171,7 +197,7 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        for n in 1..=12u8 {
+        for n in 1..=13u8 {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

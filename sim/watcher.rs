@@ -119,7 +119,7 @@ async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
         )
         .await?;
     if outcome.rows_affected == 0 {
-        // Fenced out (PROTOCOL.md disagreement 11): the task belongs to another session.
+        // Fenced out (docs/protocol.md D11): the task belongs to another session.
         return Err(SqlFailure {
             stmt: Stmt::Heartbeat,
             kind: FailureKind::FencedOut,

@@ -1,4 +1,4 @@
--- PROTOCOL.md disagreement 11: no musician UPDATE in the seeds checks session_id. This
+-- docs/protocol.md D11: no musician UPDATE in the seeds checks session_id. This
 -- variant fences every musician write on the task row by the writer's session: a session
 -- the conductor replaced changes nothing (rows affected 0) and learns it lost the task.
 
@@ -43,4 +43,10 @@ WHERE task_id = :task_id AND session_id = :session_id;
 -- name: mark_exited
 UPDATE orchestration_tasks
 SET state = 'exited', last_heartbeat = datetime('now')
+WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: set_escalation
+UPDATE orchestration_tasks
+SET state = 'error', last_heartbeat = datetime('now'),
+    last_error = :last_error
 WHERE task_id = :task_id AND session_id = :session_id;

@@ -1,4 +1,4 @@
--- PROTOCOL.md disagreement 1: the claim guard of seed 004 "SQL Patterns / Atomic claim".
+-- docs/protocol.md D1: the claim guard of seed 004 "SQL Patterns / Atomic claim".
 -- name: claim_task
 UPDATE orchestration_tasks
 SET state = 'working',

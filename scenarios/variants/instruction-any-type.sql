@@ -1,4 +1,4 @@
--- PROTOCOL.md disagreement 4: 000 Bootstrap step 6 reads the first conductor message
+-- docs/protocol.md D4: 000 Bootstrap step 6 reads the first conductor message
 -- without a message_type filter.
 -- name: read_instruction
 SELECT id, message FROM orchestration_messages

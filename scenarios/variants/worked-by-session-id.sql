@@ -1,4 +1,4 @@
--- PROTOCOL.md disagreement 2: seed 004's claim records the session id as worked_by.
+-- docs/protocol.md D2: seed 004's claim records the session id as worked_by.
 -- name: claim_task
 UPDATE orchestration_tasks
 SET state = 'working',

@@ -51,6 +51,11 @@ impl Musician {
                 .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
             return Ok(Some(End::HardStop));
         }
+        // 000 "Deviations & Escalation Thresholds" (REF-6): after every agent the session
+        // takes stock of its deviations, then of its context.
+        if let Some(end) = self.check_deviations().await? {
+            return Ok(Some(end));
+        }
         if self.context_pct >= c.ceiling_pct {
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;
@@ -152,10 +157,18 @@ impl Musician {
                 }
             }
             _ => {
+                // 000 "Context escalation response states": `review_failed` — "Do not
+                // proceed, prepare handoff now". The musician does no more work, so it writes
+                // no `working`: the clean exit that follows takes the row from
+                // `review_failed` to `exited` (PROTOCOL.md disagreement 10: the conductor's
+                // reply to a context warning, a transition 002's table omits).
                 self.scope = Scope::HandoffNow;
                 self.status(&format!("conductor {answer}: prepare handoff now")).await;
+                return Ok(None);
             }
         }
+        // 002 "Valid State Transitions": `review_approved → working` and `fix_proposed →
+        // working` (implicit; the musician resumes).
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
         Ok(None)
@@ -200,7 +213,7 @@ impl Musician {
     /// "N" or "N (Severity — what)" or "N (a High, b Medium, c Low)" (000 "Review Request":
     /// "Deviations: 1 (Medium — …)"; "Context Warning": "Deviations: 2 (1 Medium, 1 Low)").
     pub(super) fn deviation_summary(&self) -> String {
-        let total = self.deviations_before + self.deviations.len();
+        let total = self.deviations_before.len() + self.deviations.len();
         match (total, self.deviations.as_slice()) {
             (0, _) => "0".to_string(),
             (1, [only]) => match severity(only) {
@@ -215,8 +228,11 @@ impl Musician {
                     .filter(|(_, n)| *n > 0)
                     .map(|(w, n)| format!("{n} {w}"))
                     .collect();
-                let earlier =
-                    if self.deviations_before > 0 { format!(", {} from earlier sessions", self.deviations_before) } else { String::new() };
+                let earlier = if !self.deviations_before.is_empty() {
+                    format!(", {} from earlier sessions", self.deviations_before.len())
+                } else {
+                    String::new()
+                };
                 format!("{total} ({}{earlier})", parts.join(", "))
             }
         }

@@ -48,7 +48,9 @@ impl Musician {
         let timestamp = self.ctx.now_utc();
         let worked_by = self.launch.worked_by();
         let session_id = self.ctx.meta().session_id.clone();
-        let all_deviations: Vec<String> = self.deviations.clone();
+        // 003 "HANDOFF Document Structure": the Deviations section is the list from the temp/
+        // deviations file, which holds every session's: earlier sessions' and this one's.
+        let all_deviations: Vec<String> = self.deviations_before.iter().chain(&self.deviations).cloned().collect();
         // "Context at exit": what the session will have used when it sets `exited`, the
         // report and the final message included (the example's HANDOFF says 72 % while its
         // status says "HANDOFF created [ctx: 70%]").
@@ -138,7 +140,7 @@ impl Musician {
         messages::Report {
             context_pct: self.context_pct,
             self_correction: self.self_correction.clone(),
-            deviations: self.deviations_before + self.deviations.len(),
+            deviations: self.deviations_before.len() + self.deviations.len(),
             deviation_summary: self.deviation_summary(),
             smoothness: self.smoothness(),
             agents_remaining: agents_total.saturating_sub(done_before_next),

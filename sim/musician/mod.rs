@@ -15,7 +15,7 @@ use rusqlite::types::Value;
 use crate::ctx::Ctx;
 use crate::event::Fact;
 use crate::executor::ActorId;
-use crate::handoff::{self, Position};
+use crate::handoff::{self, MessageMeta, Mismatch, Position, PriorRow};
 use crate::messages;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{SessionMemory, SharedMemory};
@@ -23,6 +23,7 @@ use crate::vocab::{ActorName, SessionPlace, Stmt};
 use crate::world::{FailureKind, SqlFailure};
 
 mod context;
+mod escalation;
 mod exit;
 mod review;
 mod work;
@@ -114,7 +115,13 @@ struct Musician {
     proposals: Vec<String>,
     /// Deviations this session logged (the file holds earlier sessions' too).
     deviations: Vec<String>,
-    deviations_before: usize,
+    /// Earlier sessions' deviations, as the deviations file held them when this session
+    /// resumed (the file is the task's, shared by every session: 000 "Temporary File
+    /// Management").
+    deviations_before: Vec<String>,
+    /// How many of the task's deviations (earlier sessions' first, then this one's) an
+    /// answered escalation covered (000 REF-6 counts the others).
+    deviations_escalated: usize,
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
@@ -139,7 +146,8 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         self_correction: None,
         proposals: Vec::new(),
         deviations: Vec::new(),
-        deviations_before: 0,
+        deviations_before: Vec::new(),
+        deviations_escalated: 0,
         errors_reported: 0,
         pause_timeouts: 0,
         evaluated_since_checkpoint: false,
@@ -174,8 +182,8 @@ impl Musician {
         pct
     }
 
-    /// A write to the session's own task row. Under the fencing variant (PROTOCOL.md
-    /// disagreement 11) a replaced session's write changes no row: the session has lost the
+    /// A write to the session's own task row. Under the fencing variant (docs/protocol.md
+    /// D11) a replaced session's write changes no row: the session has lost the
     /// task and stops at once, which `?` does by ending the session with this failure.
     async fn owned_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
         let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
@@ -205,6 +213,9 @@ impl Musician {
     }
 
     async fn run(&mut self) -> Result<End, SqlFailure> {
+        // A successor reads the task record first (000 "Example: Mid-Session Resumption" Step
+        // 3): who held the task immediately before is what makes a HANDOFF current (003).
+        let prior = if self.launch.session_no > 1 { Some(self.read_task_record().await?) } else { None };
         // 000 Bootstrap 3: atomic claim; exactly one row must change.
         let claim = self
             .ctx
@@ -218,6 +229,7 @@ impl Musician {
             self.guard_block_fallback("state was not claimable").await?;
             return Ok(End::ClaimBlocked);
         }
+        let started_at = self.ctx.now_utc();
         // 000 Bootstrap 7. The status file is the task's, shared with earlier sessions, so
         // a session writes to it only once its claim has succeeded.
         self.cost(&self.scenario.context.bootstrap_start_pct.clone());
@@ -242,13 +254,19 @@ impl Musician {
         self.cost(&self.scenario.context.instructions_pct.clone());
         self.status(&format!("instructions loaded: {path}")).await;
         // 000 "Mid-Session Resumption Protocol": a successor reads what its predecessors left.
-        if self.launch.session_no > 1 {
-            self.resume().await?;
+        if let Some(prior) = prior {
+            if let Some(end) = self.resume(&prior, &started_at).await? {
+                return Ok(end);
+            }
         } else {
             self.ctx.append_file(&self.temp("deviations"), "").await;
+            // 000 Bootstrap 8.
+            self.start_background_watcher();
         }
-        // 000 Bootstrap 8.
-        self.start_background_watcher();
+        // 000 Bootstrap 8 (an escalation on resumption already started it when it resumed).
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
         self.work().await
     }
 
@@ -265,43 +283,69 @@ impl Musician {
         self.stop_hook().await
     }
 
-    /// 003 "Resumption Decision Tree": read the temp/ files, assess, re-verify, report.
-    async fn resume(&mut self) -> Result<(), SqlFailure> {
+    /// 000 "Example: Mid-Session Resumption" Step 3: a successor queries the task record
+    /// before its claim, which overwrites the `session_id` and `worked_by` naming the session
+    /// that held the task immediately before.
+    async fn read_task_record(&mut self) -> Result<PriorRow, SqlFailure> {
+        let row = self.ctx.sql(Stmt::ReadTaskRecord, vec![(":task_id", self.task())]).await?;
+        Ok(PriorRow {
+            state: row.text(0, 0).unwrap_or("").to_string(),
+            session_id: row.text(0, 1).map(str::to_string),
+            worked_by: row.text(0, 2).map(str::to_string),
+            started_at: row.text(0, 3).map(str::to_string),
+        })
+    }
+
+    /// 003 "Resumption Decision Tree": read the temp/ files, the task's messages and the
+    /// conductor's, assess (003 "State Reconciliation"), re-verify, report, and escalate what
+    /// needs guidance. `prior` is the task row before this session's claim, `started_at` the
+    /// claim's time. `Some(end)` if the session ends during its escalation.
+    async fn resume(&mut self, prior: &PriorRow, started_at: &str) -> Result<Option<End>, SqlFailure> {
         let status = self.ctx.read_file(&self.temp("status")).await;
         let deviations = self.ctx.read_file(&self.temp("deviations")).await;
         let handoff_text = self.ctx.read_file(&self.temp("HANDOFF")).await;
-        let handoff_age_s = handoff_text.as_deref().map(handoff::parse).and_then(|h| crate::clock::parse_utc(&h.timestamp)).map(|t_ms| {
-            let now_ms = crate::clock::parse_utc(&self.ctx.now_utc()).expect("own format");
-            (now_ms - t_ms) / 1000
+        let rows = self.ctx.sql(Stmt::ReadTaskMessages, vec![(":task_id", self.task())]).await?;
+        let messages: Vec<MessageMeta> = (0..rows.rows.len())
+            .map(|r| MessageMeta {
+                id: rows.int(r, 0).unwrap_or(0),
+                from_session: rows.text(r, 1).unwrap_or("").to_string(),
+                kind: rows.text(r, 2).unwrap_or("").to_string(),
+                timestamp: rows.text(r, 3).unwrap_or("").to_string(),
+            })
+            .collect();
+        let assessment = handoff::assess(&handoff::Found {
+            handoff: handoff_text.as_deref(),
+            status: status.as_deref(),
+            deviations: deviations.as_deref(),
+            prior,
+            messages: &messages,
+            started_at,
+            step_agents: &self.launch.plan.step_agents,
+            rule: self.escalation_rule(),
         });
-        // A HANDOFF older than the last two staleness windows predates the last session.
-        let handoff_max_age_s = 2 * self.scenario.conductor.staleness_s.max(1800);
-        let assessment = handoff::assess(
-            handoff_text.as_deref(),
-            handoff_age_s,
-            handoff_max_age_s,
-            status.as_deref(),
-            deviations.as_deref(),
-            self.launch.plan.subagents_per_step,
-        );
-        self.deviations_before = assessment.deviations;
-        // Pending = the conductor's messages since the predecessor wrote its HANDOFF (the
-        // handoff instructions); older ones were its predecessor's business (003 step 3).
-        let since = handoff_text.as_deref().map(|h| handoff::parse(h).timestamp).unwrap_or_default();
-        let found = self.read_conductor_messages().await?;
-        let pending: Vec<&(i64, String, String)> = found.iter().filter(|(_, _, at)| *at >= since).collect();
-        for (id, _, _) in &pending {
+        self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+        self.deviations_escalated = assessment.deviations_escalated;
+        // 003 step 3: read the conductor's messages; those the previous session had not
+        // answered (the handoff instructions, at least) are this session's to handle.
+        let read = self.read_conductor_messages().await?;
+        for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
-        let pending = pending.len();
         self.cost(&self.scenario.context.resumption_read_pct.clone());
+        // 000 Bootstrap 8, as a resumption is a "full bootstrap" (000 Mid-Session Resumption
+        // Protocol 1): the background watcher runs from here on, once the pending messages
+        // are read (so it does not report them again), through the re-verification: "No
+        // active work without a running watcher" (000 Key Principles 6a). 000's worked
+        // example launches it later, after the RESUMPTION status (Step 10).
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
         // 003 "Post-Resumption Verification": ALWAYS re-run verification.
         let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-        self.ctx.sleep(verify_ms).await;
+        self.work_for(verify_ms).await?;
         self.cost(&self.scenario.context.verification_pct.clone());
         self.status("verification tests: all passing").await;
-        let severities = deviations.as_deref().map_or("none".to_string(), severity_breakdown);
-        let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct, pending, &severities);
+        let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct);
         let text = format!("{text}\n  Estimated remaining work: {}", self.remaining_work_estimate(assessment.resume_from));
         // 003 "Verbose Resumption Status": to the status file and to the conductor.
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
@@ -321,12 +365,24 @@ impl Musician {
         );
         self.next = assessment.resume_from;
         self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
-        Ok(())
+        // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
+        // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
+        // conductor immediately".
+        let contradictory = assessment.mismatch == Mismatch::Contradictory;
+        if !contradictory && !assessment.escalation_due {
+            return Ok(None);
+        }
+        let mut what = Vec::new();
+        let mut details = Vec::new();
+        if contradictory {
+            what.push("resumption found a contradictory state".to_string());
+            details.extend(assessment.mismatches.iter().cloned());
+        }
+        if assessment.escalation_due {
+            what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
+            details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
+        }
+        let last_error = if contradictory { "resumption_contradiction" } else { "deviation_escalation" };
+        self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
     }
-}
-
-/// "N High, N Medium, N Low" of a deviations file, as verify-temp-files.sh counts them.
-fn severity_breakdown(deviations: &str) -> String {
-    let count = |word: &str| deviations.lines().filter(|l| l.to_lowercase().contains(word)).count();
-    format!("{} High, {} Medium, {} Low", count("high"), count("medium"), count("low"))
 }

@@ -26,9 +26,10 @@ impl Musician {
                 Review::Completion => "final checkpoint".to_string(),
             };
             self.status(&format!("{what} reached")).await;
-            // 000 "Verification Testing Protocol" and REF-8: full verification every time.
+            // 000 "Verification Testing Protocol" and REF-8: full verification every time, the
+            // background watcher beside it (000 Key Principles 6a).
             let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-            self.ctx.sleep(verify_ms).await;
+            self.work_for(verify_ms).await?;
             self.cost(&self.scenario.context.verification_pct.clone());
             self.status("verification tests: all passing").await;
             let report = self.report();
@@ -43,7 +44,7 @@ impl Musician {
             };
             let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
             if self.scenario.settings.state_first {
-                // 000 Execution Queries 5 (PROTOCOL.md disagreement 3): UPDATE, then INSERT.
+                // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
                 self.ctx.sql(statement, request).await?;
             } else {
@@ -68,24 +69,37 @@ impl Musician {
                     self.status(&format!("{what} approved (step {step})")).await;
                     self.last_checkpoint_step = Some(step);
                     self.evaluated_since_checkpoint = false;
-                    if review != Review::Completion {
-                        // 004 "After Approval (Resume Working)"; then a new background watcher.
-                        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
-                        self.start_background_watcher();
+                    if review == Review::Completion {
+                        return Ok(None);
                     }
+                    if self.completion_review_follows(review) {
+                        // 002 "Valid State Transitions": `review_approved → needs_review`
+                        // (completion review after final step): no work is left, so the
+                        // musician writes no `working` before its completion review.
+                        self.start_background_watcher();
+                        return Ok(None);
+                    }
+                    // 004 "After Approval (Resume Working)"; then a new background watcher.
+                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+                    self.start_background_watcher();
                     return Ok(None);
                 }
                 "review_failed" | "fix_proposed" => {
+                    // 000 "Response Handling": on `review_failed` and on `fix_proposed` alike,
+                    // "Launch background watcher ... Apply ... Re-run verification tests ...
+                    // Re-submit for review (back to `needs_review`)". So the state goes
+                    // straight back to `needs_review` (002: `review_failed → needs_review`,
+                    // and for `fix_proposed` the direct re-submit `fix_proposed →
+                    // needs_review`, not `fix_proposed → working`), with no `working` between.
                     self.status(&format!("{answer} — feedback to address")).await;
-                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
-                    self.ctx.sleep(rework_ms).await;
+                    self.work_for(rework_ms).await?;
                     self.cost(&self.scenario.context.integration_pct.clone());
                     self.status(&format!("fixing: feedback on {what} applied")).await;
                     let severity = if answer == "review_failed" { "Medium" } else { "Low" };
                     self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
-                    self.stop_background_watcher();
+                    // The watcher runs on through the re-verification; the pause stops it.
                 }
                 other => {
                     self.status(&format!("unexpected state {other} while waiting for review: prepare handoff")).await;
@@ -93,6 +107,13 @@ impl Musician {
                 }
             }
         }
+    }
+
+    /// Whether an approved review leaves no work before the completion review: a scheduled
+    /// checkpoint after the plan's last step, with the scope unchanged (a reduced scope hands
+    /// off after its checkpoint instead).
+    fn completion_review_follows(&self, review: Review) -> bool {
+        matches!(review, Review::Checkpoint { step, .. } if step >= self.launch.plan.steps) && self.scope == Scope::Normal
     }
 
     /// 000 "Pause Watcher": stop the background watcher, block on a foreground watcher. On a
@@ -125,6 +146,7 @@ impl Musician {
                         self.self_correction.is_some(),
                         "pause watcher TIMEOUT: conductor unresponsive",
                         &self.launch.plan.task_id,
+                        false,
                     );
                     self.ctx
                         .sql(

@@ -1,6 +1,7 @@
 //! A session's work (seed 000 "Subagent Management"): steps of subagents as child actors,
 //! heartbeats at step boundaries, failures, retries, absorption and error reports, and the
-//! background watcher that runs beside the work.
+//! background watcher that runs beside the work: beside a subagent (`wait_for_subagent`) and
+//! beside the musician's own work (`work_for`), relaunched the moment it exits.
 
 use crate::ctx::ActorMeta;
 use crate::handoff::Position;
@@ -140,7 +141,7 @@ impl Musician {
                 None => self.ctx.rng().random_bool(self.scenario.subagents.failure_probability),
             };
             if !fails {
-                let extra = self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await;
+                let extra = self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await?;
                 self.agents_done += 1;
                 // REF-3's average is the nominal cost: a self-correction's extra is the risk
                 // the estimate adds apart (000 Example: Context-Tight Break Point: "~4% each
@@ -174,7 +175,7 @@ impl Musician {
             }
             self.status(&format!("step {step} agent {agent} retry 2 FAILED — absorbing work")).await;
             let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
-            self.ctx.sleep(absorb_ms).await;
+            self.work_for(absorb_ms).await?;
             self.cost(&self.scenario.context.absorb_pct.clone());
             self.status(&format!("step {step} agent {agent} completed by musician (after 2 failed retries)")).await;
             self.deviation(&format!("step {step} agent {agent}: absorbed after 2 failed retries (Medium — direct work)")).await;
@@ -202,7 +203,7 @@ impl Musician {
                 return Ok(SubagentEnd::Finished { heads_up });
             }
             self.background = None;
-            let news = self.handle_watcher_reports().await?;
+            let news = self.handle_watcher_reports(true).await?;
             heads_up |= news.heads_up;
             if news.urgent {
                 self.ctx.kill(subagent);
@@ -215,6 +216,32 @@ impl Musician {
         unreachable!("a subagent of bounded duration outlived 10000 watcher exits")
     }
 
+    /// The musician's own work for `ms` (integration, verification, rework, absorbed work)
+    /// with its background watcher beside it: when the watcher exits (a message, its
+    /// iteration cap, its death), the musician reads what it reported and relaunches it at
+    /// once, then works on. 000 Background Watcher: "The musician detects the watcher exit,
+    /// reads the message ... and immediately relaunches the background watcher"; 000 Key
+    /// Principles 6a: "No active work without a running watcher".
+    pub(super) async fn work_for(&mut self, ms: i64) -> Result<(), SqlFailure> {
+        let until_ms = self.ctx.now_ms() + ms;
+        loop {
+            let left_ms = (until_ms - self.ctx.now_ms()).max(0);
+            let Some(watcher) = self.background else {
+                self.ctx.sleep(left_ms).await;
+                return Ok(());
+            };
+            if self.ctx.join_any_for(vec![watcher], left_ms).await.is_none() {
+                return Ok(());
+            }
+            self.background = None;
+            self.handle_watcher_reports(false).await?;
+            self.start_background_watcher();
+            if self.ctx.now_ms() >= until_ms {
+                return Ok(());
+            }
+        }
+    }
+
     pub(super) fn watcher_serial_next(&mut self) -> u32 {
         self.watcher_serial += 1;
         self.watcher_serial
@@ -222,7 +249,13 @@ impl Musician {
 
     /// 000 "Handling Subagent Results": log the return, note self-correction, integrate.
     /// Returns what a self-correction cost beyond the plain return (0 without one).
-    pub(super) async fn agent_returned(&mut self, step: u64, agent: u64, label: &str, scripted_self_correction: bool) -> i64 {
+    pub(super) async fn agent_returned(
+        &mut self,
+        step: u64,
+        agent: u64,
+        label: &str,
+        scripted_self_correction: bool,
+    ) -> Result<i64, SqlFailure> {
         let self_corrects = scripted_self_correction || self.ctx.rng().random_bool(self.scenario.context.self_correction_probability);
         let base = self.ctx.draw(&self.scenario.context.agent_return_pct);
         let mut extra = 0;
@@ -242,10 +275,10 @@ impl Musician {
         }
         self.status(&format!("{label} returned")).await;
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
-        self.ctx.sleep(integration_ms).await;
+        self.work_for(integration_ms).await?;
         self.cost(&self.scenario.context.integration_pct.clone());
         self.status(&format!("step {step} agent {agent} integrated")).await;
-        extra
+        Ok(extra)
     }
 
     /// 000 "Proposal System": a failure is worth an ANTI_PATTERN proposal, created JIT in
@@ -266,7 +299,9 @@ impl Musician {
 
     /// Reads what a watcher exit reported: the musician "judges urgency based on the message
     /// content" (000 "Emergency Messages") and answers each of the three kinds its own way.
-    pub(super) async fn handle_watcher_reports(&mut self) -> Result<WatcherNews, SqlFailure> {
+    /// Without a running subagent (the musician's own work) there is nothing to stop or wait
+    /// for: the musician acknowledges it and works on.
+    pub(super) async fn handle_watcher_reports(&mut self, subagent_running: bool) -> Result<WatcherNews, SqlFailure> {
         let reports: Vec<WatcherReport> = self.memory.borrow_mut().inbox.drain(..).collect();
         let mut news = WatcherNews::default();
         for report in reports {
@@ -275,14 +310,16 @@ impl Musician {
                     for text in self.consume_conductor_messages().await? {
                         if let Some(kind) = messages::emergency_kind(&text) {
                             let answer = match kind {
-                                messages::EmergencyKind::Urgent => {
+                                messages::EmergencyKind::Urgent if subagent_running => {
                                     news.urgent = true;
                                     "stopping current subagent"
                                 }
-                                messages::EmergencyKind::Informational => {
+                                messages::EmergencyKind::Informational if subagent_running => {
                                     news.heads_up = true;
                                     "waiting for the current subagent to finish"
                                 }
+                                messages::EmergencyKind::Urgent => "no subagent running, acknowledged",
+                                messages::EmergencyKind::Informational => "no subagent running, heads-up taken into account",
                                 messages::EmergencyKind::Advisory => "acknowledged, continuing",
                             };
                             self.status(&format!("emergency from conductor ({}): {answer}", kind.word())).await;
@@ -314,20 +351,36 @@ impl Musician {
     }
 
     /// 004 "Report Error": message first, then `error` with `retry_count + 1`; the 5th
-    /// failure is terminal (004 "Terminal Failure (5th retry)"). Otherwise wait for the fix.
+    /// failure is terminal (004 "Terminal Failure (5th retry)", 002 `error → exited`).
+    /// Otherwise wait for the fix.
     pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
         self.errors_reported += 1;
         let retry = self.errors_reported;
-        let text = messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id);
+        let terminal = retry >= 5;
+        let text =
+            messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id, terminal);
         self.ctx
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
         self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
-        if retry >= 5 {
+        if terminal {
             self.stop_background_watcher();
             self.status("5th failure: terminal exit").await;
+            if self.scenario.settings.terminal_error_message {
+                // 000 "Terminal Write Atomicity": "(1) write message to orchestration_messages
+                // first, (2) then update task state" — a final `handoff` message, as 000
+                // Execution Queries 10 sends before `exited`. (004's template writes `exited`
+                // alone: the `terminal-error-no-message` variant, PROTOCOL.md disagreement 13.)
+                let text = messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction.is_some(), error);
+                self.ctx
+                    .sql(
+                        Stmt::SendHandoff,
+                        vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
+                    )
+                    .await?;
+            }
             self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;
             return Ok(AgentOutcome::End(End::RetriesExhausted));
@@ -340,12 +393,14 @@ impl Musician {
             self.status(&format!("conductor {answer} after error: prepare handoff")).await;
             return self.clean_exit("error escalated, conductor requested handoff").await.map(AgentOutcome::End);
         }
-        // 000 "Response Handling" for fix_proposed: apply, then resume (fix_proposed → working).
+        // 000 "Response Handling" for fix_proposed: "Launch background watcher", apply, then
+        // resume (002 `fix_proposed → working`, "musician resumes after fix"; 000 Example:
+        // Error Recovery Step 7) and run the agent again.
+        self.start_background_watcher();
         let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
-        self.ctx.sleep(rework_ms).await;
+        self.work_for(rework_ms).await?;
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
-        self.start_background_watcher();
         Ok(AgentOutcome::Redo)
     }
 }

@@ -50,8 +50,9 @@ pub struct Meter {
     pub measured: Measurements,
     /// Per message: whether its owner has handled it yet.
     noticed: BTreeMap<i64, ()>,
-    /// Per task: when the conductor answered a review, awaiting the musician's next write.
-    answered: BTreeMap<String, i64>,
+    /// Per task: when the conductor answered a review, and the session it answered, awaiting
+    /// that session's next write.
+    answered: BTreeMap<String, (i64, String)>,
     /// Per task: when it became `exited`, awaiting the successor's claim.
     exited_at: BTreeMap<String, i64>,
     /// Per task: a staleness declaration awaiting its hand-over (session, when declared).
@@ -68,8 +69,11 @@ impl Meter {
                 if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id, ()).is_none() {
                     // From when the session could first see it: a handoff message waits for
                     // the successor it is written for, which is launched after it.
-                    let launched_ms = truth.sessions.get(session_id).map_or(m.sent_ms, |s| s.launched_ms);
-                    self.measured.message_notice_ms.push(t_ms - m.sent_ms.max(launched_ms));
+                    // Time the session spent frozen by a hang fault is not the watchers' latency.
+                    let Some(s) = truth.sessions.get(session_id) else { return };
+                    let from = m.sent_ms.max(s.launched_ms);
+                    let frozen: i64 = s.hangs.iter().map(|(a, b)| (b.min(&t_ms) - a.max(&from)).max(0)).sum();
+                    self.measured.message_notice_ms.push(t_ms - from - frozen);
                 }
             }
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
@@ -109,7 +113,7 @@ impl Meter {
             return;
         }
         if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
-            self.answered.insert(f.task_id.to_string(), f.t_ms);
+            self.answered.insert(f.task_id.to_string(), (f.t_ms, before.session_id.clone()));
         }
     }
 
@@ -141,8 +145,12 @@ impl Meter {
                 self.measured.exit_to_claim_ms.push(f.t_ms - at);
             }
         }
-        if let Some(at) = self.answered.remove(f.task_id) {
-            self.measured.review_resume_ms.push(f.t_ms - at);
+        // Only the answered session's own next write times its resume: a successor's claim
+        // after the answered session was lost is crash detection, not a resume.
+        if let Some((at, answered)) = self.answered.remove(f.task_id) {
+            if answered == f.session_id {
+                self.measured.review_resume_ms.push(f.t_ms - at);
+            }
         }
         if is_terminal_write(f) && before.state != after.state && after.state == "exited" {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);

@@ -580,6 +580,16 @@ fn conductor_outlasts_sessions_near_miss_the_owner_had_ended() {
 }
 
 #[test]
+fn message_notice_counts_from_when_the_session_could_see_it_and_not_while_it_was_frozen() {
+    let mut run = s1_working();
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.fact(75_000, Fact::Hung { session_id: S1.into(), until_ms: 175_000 });
+    run.fact(180_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    // 110 s from sending to reading, 100 s of it frozen.
+    assert_eq!(run.checker.measured().message_notice_ms, [10_000]);
+}
+
+#[test]
 fn budget_a_measurement_over_its_budget_and_one_at_it() {
     let budgets = |max: i64| [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into() }];
     for (max, fails) in [(456, true), (457, false)] {

@@ -60,7 +60,7 @@ pub struct Scenario {
     pub variants_applied: bool,
 }
 
-/// The readings of the seeds where they disagree (PROTOCOL.md "Where the seeds disagree"),
+/// The readings of the seeds where they disagree (docs/protocol.md §3, D1–D16),
 /// as settings a variant (sim/variant.rs) changes. Defaults follow seed 000.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProtocolSettings {
@@ -75,8 +75,19 @@ pub struct ProtocolSettings {
     pub relaunch_exited: bool,
     /// #10: the oracle also accepts the transitions the text implies but the table omits.
     pub implied_transitions: bool,
-    /// #12: escalate on > 2 deviations (000 text) instead of REF-6 (2+ Medium or 1+ High).
+    /// #12: escalate deviations on > 2 (000 text, 003) instead of REF-6 (2+ Medium or 1+
+    /// High); read by the musician (sim/musician/escalation.rs) and its resumption assessment.
     pub escalate_over_two: bool,
+    /// The conductor hands a stale task over on its last poll instead of re-reading the row
+    /// first (002 "Guard Clause Rules" implies the re-read; variant `act-on-poll`).
+    pub act_on_poll: bool,
+    /// The conductor relaunches a task whose launched session never claimed, and hands over a
+    /// fix proposed to a session that went silent (the simulator's policy where the seeds are
+    /// silent; variant `no-relaunch-unclaimed` turns it off).
+    pub relaunch_unclaimed: bool,
+    /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
+    /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
+    pub terminal_error_message: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -87,6 +98,9 @@ impl Default for ProtocolSettings {
             relaunch_exited: true,
             implied_transitions: true,
             escalate_over_two: false,
+            act_on_poll: false,
+            relaunch_unclaimed: true,
+            terminal_error_message: true,
         }
     }
 }

@@ -37,10 +37,13 @@ pub enum Stmt {
     SendResumption,
     ConductorHealth,
     ReadLatestConductorMessage,
+    ReadTaskRecord,
+    ReadTaskMessages,
+    SetEscalation,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 31] = [
+    pub const ALL: [Stmt; 34] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -72,6 +75,9 @@ impl Stmt {
         Stmt::SendResumption,
         Stmt::ConductorHealth,
         Stmt::ReadLatestConductorMessage,
+        Stmt::ReadTaskRecord,
+        Stmt::ReadTaskMessages,
+        Stmt::SetEscalation,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -108,6 +114,9 @@ impl Stmt {
             Stmt::SendResumption => "send_resumption",
             Stmt::ConductorHealth => "conductor_health",
             Stmt::ReadLatestConductorMessage => "read_latest_conductor_message",
+            Stmt::ReadTaskRecord => "read_task_record",
+            Stmt::ReadTaskMessages => "read_task_messages",
+            Stmt::SetEscalation => "set_escalation",
         }
     }
 
@@ -145,6 +154,9 @@ impl Stmt {
             Stmt::SendResumption => &[":task_id", ":session_id", ":message"],
             Stmt::ConductorHealth => &[],
             Stmt::ReadLatestConductorMessage => &[":task_id"],
+            Stmt::ReadTaskRecord => &[":task_id"],
+            Stmt::ReadTaskMessages => &[":task_id"],
+            Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
         }
     }
 
@@ -161,6 +173,8 @@ impl Stmt {
                 | Stmt::StopHookState
                 | Stmt::ConductorHealth
                 | Stmt::ReadLatestConductorMessage
+                | Stmt::ReadTaskRecord
+                | Stmt::ReadTaskMessages
         )
     }
 

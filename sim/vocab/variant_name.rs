@@ -2,7 +2,7 @@
 //! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
 //! lists equal); these are only the names, so a scenario can be checked without it.
 
-/// Every protocol variant, in the order of PROTOCOL.md's disagreements.
+/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D12).
 pub const VARIANT_NAMES: &[&str] = &[
     "guard-not-in",
     "worked-by-session-id",
@@ -17,6 +17,9 @@ pub const VARIANT_NAMES: &[&str] = &[
     "table-transitions-only",
     "fencing",
     "escalate-over-two",
+    "terminal-error-no-message",
+    "act-on-poll",
+    "no-relaunch-unclaimed",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -37,6 +40,9 @@ mod tests {
         assert_eq!(check_variant_name("fencing"), Ok(()));
         let message = check_variant_name("Fencing").unwrap_err();
         assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
-        assert!(message.ends_with(", fencing, escalate-over-two"), "{message}");
+        assert!(
+            message.ends_with(", fencing, escalate-over-two, terminal-error-no-message, act-on-poll, no-relaunch-unclaimed"),
+            "{message}"
+        );
     }
 }

@@ -106,21 +106,30 @@ fn a_crash_between_state_and_message_strands_needs_review_only_in_state_first_or
     assert!(why.contains("in `needs_review` with no review request"), "{why}");
 }
 
-/// Runs watcher-jitter.toml with a constant jitter; true if a live session was declared stale.
+/// Runs watcher-jitter.toml with a constant jitter and a conductor that acts on its last poll;
+/// true if a live session was handed over as stale.
 fn false_stale_at(jitter_ms: i64, seed: u64) -> bool {
     let tmp = tempfile::tempdir().unwrap();
     let path = scenario("watcher-jitter");
     let mut loaded = Scenario::load(&path).unwrap();
     loaded.faults.watcher_jitter_ms = Some(Dist::Const(jitter_ms));
-    let options = RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(tmp.path().to_path_buf()), variants: Vec::new() };
+    let options =
+        RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(tmp.path().to_path_buf()), variants: vec!["act-on-poll".into()] };
     run_scenario(loaded, &options).unwrap().verdict.rules().contains(&"no-false-stale")
 }
 
 #[test]
 fn watcher_jitter_past_the_one_minute_buffer_gets_live_sessions_declared_stale() {
+    // A conductor that acts on its last poll hands a live session over.
+    let (_dir, on_poll) = run_with("watcher-jitter", &["act-on-poll"], None);
+    assert_eq!(first(&on_poll).0, "no-false-stale", "{}", on_poll.render());
+    assert!(first(&on_poll).1.contains("was alive and running (not crashed, not frozen by a hang"));
+    // The default conductor re-reads the row first (002 "Guard Clause Rules") and finds the
+    // late refresh; what remains is the heartbeat age it read past the 540 s threshold.
     let (_dir, shipped) = run_with("watcher-jitter", &[], None);
-    assert_eq!(first(&shipped).0, "no-false-stale", "{}", shipped.render());
-    assert!(first(&shipped).1.contains("was alive and running (not crashed, not frozen by a hang"));
+    assert!(!shipped.verdict.rules().contains(&"no-false-stale"), "{}", shipped.render());
+    let breach = shipped.verdict.violations.iter().find(|v| v.rule == "budget" && v.explanation.starts_with("heartbeat_age_s"));
+    assert!(breach.is_some(), "{}", shipped.render());
     // The smallest jitter (5 s steps) at which a false alarm first happens, on 3 seeds:
     // refresh after 480 s at the first poll (15 s + jitter + statements) must land before the
     // conductor's 540 s, so the threshold sits near 60 − 15 − statement time ≈ 40 s.
@@ -198,12 +207,16 @@ fn write_lock_contention_is_modelled_in_virtual_time_and_a_claim_lost_to_busy_st
     assert!(summary.contention.lock_waits > 50 && summary.contention.busy_errors > 0, "{:?}", summary.contention);
     assert!(summary.render().contains(&format!("contention   {} lock waits", summary.contention.lock_waits)));
     // Seed 1: a session whose claim fails after its BUSY retries dies before claiming; the
-    // task stays `watching` with no heartbeat, which the staleness rule never sees.
-    let (dir, stranded) = run_with("contention", &[], Some(1));
+    // task stays `watching` with no heartbeat, which the seeds' staleness rule never sees.
+    let (dir, stranded) = run_with("contention", &["no-relaunch-unclaimed"], Some(1));
     assert_eq!(stranded.verdict.rules(), vec!["liveness"], "{}", stranded.render());
     assert!(stranded.verdict.violations[0].explanation.contains("ended in `watching`"));
     let rows = trace(dir.path());
     assert!(rows.iter().any(|r| r.stmt == Some(Stmt::ClaimTask) && r.is_busy()), "a claim answered SQLITE_BUSY");
+    // The default conductor relaunches once the claim is a staleness window overdue.
+    let (dir, relaunched) = run_with("contention", &[], Some(1));
+    assert!(relaunched.verdict.passed() && relaunched.tasks_complete == relaunched.tasks_total, "{}", relaunched.render());
+    assert!(trace(dir.path()).iter().any(|r| r.event == "claim_overdue"));
 }
 
 #[test]
@@ -217,4 +230,26 @@ fn context_spikes_end_in_a_hard_stop_without_handoff_and_resumption_from_the_las
     assert!(lines.iter().any(|l| l.starts_with("  HANDOFF: missing")), "the successor finds no HANDOFF");
     assert!(lines.iter().any(|l| l.starts_with("  Assessment: needs verification")));
     assert_eq!(summary.tasks_complete, summary.tasks_total);
+}
+
+#[test]
+fn sessions_lost_before_their_claim_or_while_awaiting_a_fix_are_replaced_unless_only_the_seeds_rule_runs() {
+    let path = root().join("scenarios/faults/crash-before-claim.toml");
+    let run = |variants: Vec<String>| {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(tmp.path().to_path_buf()), variants };
+        let summary = run_scenario(Scenario::load(&path).unwrap(), &options).unwrap();
+        (tmp, summary)
+    };
+    let (dir, relaunching) = run(Vec::new());
+    assert!(relaunching.verdict.passed(), "{}", relaunching.render());
+    assert_eq!(relaunching.tasks_complete, 2);
+    let rows = trace(dir.path());
+    let overdue = rows.iter().find(|r| r.event == "claim_overdue").expect("the unclaimed launch is noticed");
+    assert!(overdue.detail.starts_with("task-01:"), "{overdue:?}");
+    let lost = rows.iter().find(|r| r.event == "stale_detected").expect("the silent session awaiting a fix is handed over");
+    assert!(lost.detail.starts_with("task-02") && lost.detail.ends_with("in fix_proposed"), "{lost:?}");
+    let (_dir, seeds_only) = run(vec!["no-relaunch-unclaimed".into()]);
+    assert_eq!(seeds_only.verdict.headline(), "FAIL: liveness", "{}", seeds_only.render());
+    assert_eq!(seeds_only.tasks_complete, 0);
 }

@@ -79,7 +79,7 @@ fn a_conductor_slower_than_the_pause_timeout_is_reported_as_timeout() {
     let error = messages(dir.path()).into_iter().find(|m| m.3 == "error").expect("a timeout error report");
     assert!(error.4.contains("pause watcher TIMEOUT: conductor unresponsive"), "{}", error.4);
     let set_error = session_sql(dir.path(), "task-01.S1").into_iter().find(|e| e.stmt == Some(Stmt::SetError)).unwrap();
-    assert_eq!(set_error.state_after, Some(TaskState::Error), "needs_review → error on a timeout (PROTOCOL.md disagreement 10)");
+    assert_eq!(set_error.state_after, Some(TaskState::Error), "needs_review → error on a timeout (docs/protocol.md D10)");
 }
 
 #[test]
@@ -141,23 +141,30 @@ fn a_timing_budget_breach_fails_the_run_and_names_the_measurement() {
 #[test]
 fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_shown_with_their_margin() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = run_ok(&root().join("scenarios/examples/pause-feedback.toml"), 5, tmp.path());
-    // 000 "Pause Watcher": a 10 s poll, rework up to 300 s, 4 statements of up to 3 s.
+    // verification-checkpoint sets no [budgets].
+    let out = run_ok(&root().join("scenarios/examples/verification-checkpoint.toml"), 4, tmp.path());
+    // 000 "Pause Watcher" and "Response Handling": a 10 s poll, rework up to 300 s,
+    // re-verification up to 240 s, 10 statements of up to 3 s.
     let resume = out.lines().find(|l| l.contains("review_resume_ms:")).expect("a review_resume_ms line");
-    assert!(resume.contains("budget 322000, margin "), "{resume}");
+    assert!(resume.contains("budget 580000, margin "), "{resume}");
     // 000 "Heartbeat Protocol": a live session's heartbeat stays under the 540 s threshold.
     let age = out.lines().find(|l| l.contains("heartbeat_age_s:")).expect("a heartbeat_age_s line");
     assert!(age.contains("budget 540, margin ") && !age.contains("BREACHED"), "{age}");
-    let mut slow = rehearsal::scenario::Scenario::load(&root().join("scenarios/examples/pause-feedback.toml")).unwrap();
+    let mut slow = rehearsal::scenario::Scenario::load(&root().join("scenarios/examples/verification-checkpoint.toml")).unwrap();
     slow.conductor.staleness_s = 400;
     let options = rehearsal::run::RunOptions {
-        scenario_path: root().join("scenarios/examples/pause-feedback.toml"),
-        seed: Some(5),
+        scenario_path: root().join("scenarios/examples/verification-checkpoint.toml"),
+        seed: Some(4),
         out_dir: Some(tmp.path().join("slow")),
         variants: Vec::new(),
     };
     let summary = rehearsal::run::run_scenario(slow, &options).unwrap();
-    let breach = summary.verdict.violations.iter().find(|v| v.rule == "budget").expect("a derived budget breached");
+    let breach = summary
+        .verdict
+        .violations
+        .iter()
+        .find(|v| v.rule == "budget" && v.explanation.starts_with("heartbeat_age_s"))
+        .expect("the derived heartbeat budget breached");
     assert!(
         breach.explanation.starts_with("heartbeat_age_s reached") && breach.explanation.contains("under the 400 s staleness threshold"),
         "{}",

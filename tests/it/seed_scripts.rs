@@ -18,8 +18,10 @@ fn script(name: &str) -> PathBuf {
 fn run_script(name: &str, dir: &Path, args: &[&str], at: Option<&str>) -> (i32, String) {
     let mut command = match at {
         Some(at) => {
+            // `-f` with an absolute time stops the clock there: a script that reads the time
+            // twice, or starts late on a loaded machine, still sees the same instant.
             let mut c = Command::new("faketime");
-            c.arg(at).arg("bash");
+            c.arg("-f").arg(at).arg("bash");
             c
         }
         None => Command::new("bash"),

@@ -209,3 +209,30 @@ pub fn field(body: &str, label: &str) -> i64 {
     let word = line.split(label).nth(1).unwrap().split_whitespace().next().unwrap_or("");
     word.trim_end_matches('%').parse().unwrap_or_else(|_| panic!("no number after `{label}` in:\n{body}"))
 }
+
+/// The shipped scenarios without a `[faults]` section (but `TOO_LONG`): the protocol as the
+/// seeds say it, no crash, hang, jitter or spike. Emergencies, scripted answers, scripted
+/// subagent failures and protocol variants are not faults.
+pub fn fault_free_scenarios() -> Vec<String> {
+    shipped_scenarios()
+        .into_iter()
+        .filter(|path| {
+            let text = std::fs::read_to_string(root().join(path)).unwrap();
+            let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("{path}: {e}"));
+            !doc.contains_key("faults")
+        })
+        .collect()
+}
+
+/// Runs a shipped scenario (a path relative to the project root) on its own seed into `out`,
+/// with `variants`; returns the exit code (0 or 1, anything else fails the test) and stdout.
+pub fn run_into(scenario: &str, variants: &[&str], out: &Path) -> (i32, String) {
+    let mut args = vec!["run", scenario, "--out", out.to_str().unwrap()];
+    for variant in variants {
+        args.extend(["--variant", variant]);
+    }
+    let o = rehearsal(&args);
+    let code = o.status.code().expect("exit code");
+    assert!(code == 0 || code == 1, "{scenario}: exit {code}\n{}\n{}", stdout(&o), stderr(&o));
+    (code, stdout(&o))
+}

@@ -10,7 +10,7 @@ use crate::vocab::{RuleId, Stmt, CONDUCTOR_TASK_ID};
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::AllowedTransitions,
     says: "state changes follow the state machine (002), made by the actor allowed to make them",
-    seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; PROTOCOL.md disagreement 10",
+    seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; docs/protocol.md D10",
     consumes: "writes that change a task row's state, and claims",
     truth: "the row's state before and after the write",
     // Fault-free, a violation is a simulator or SQL bug; under faults, two sessions writing one
@@ -29,8 +29,8 @@ impl AllowedTransitions {
     }
 }
 
-/// 002 "Valid State Transitions", and (with `implied`) the transitions PROTOCOL.md
-/// disagreement 10 lists as implied by the text.
+/// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies
+/// (docs/protocol.md D10, §5 "Transitions the text implies"), and only those.
 pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
     let table = matches!(
         (from, to),
@@ -41,7 +41,21 @@ pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool 
             | ("fix_proposed", "needs_review")
             | ("error", "exited")
     );
-    let implied_ok = implied && matches!((from, to), ("needs_review", "error") | ("review_failed", "working") | ("error", "error"));
+    let implied_ok = implied
+        && matches!(
+            (from, to),
+            // 000 "Completion Flow" 5: "On `review_approved`: ... LAST STEP: `UPDATE
+            // orchestration_tasks SET state = 'complete'`".
+            ("review_approved", "complete")
+            // 000 "Mode Transitions", Timeout handling: "If conductor appears down: update
+            // temp/ status files, set state to `error`, send timeout message" (a pause
+            // watcher TIMEOUT while in `needs_review`).
+            | ("needs_review", "error")
+            // The conductor's reply to a context warning, 000 "Context escalation response
+            // states": "`review_failed` — 'Do not proceed, prepare handoff now'": the clean
+            // exit's `exited` follows the reply.
+            | ("review_failed", "exited")
+        );
     table || implied_ok
 }
 

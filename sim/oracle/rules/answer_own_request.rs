@@ -11,7 +11,7 @@ use crate::vocab::{RuleId, Stmt};
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::AnswerOwnRequest,
     says: "a session completes a task only on the conductor's answer to its own request",
-    seed: "000 \"Response Handling\" (the musician acts on the conductor's answer to its review request); PROTOCOL.md disagreement 15: replies name no request",
+    seed: "000 \"Response Handling\" (the musician acts on the conductor's answer to its review request); docs/protocol.md D15: replies name no request",
     consumes: "sessions' `MessageHandled` facts for conductor answers; successful `mark_complete` writes",
     truth: "which request each conductor answer replied to (the conductor's `Answering` fact)",
     meaning: Meaning::ProtocolFlaw,
@@ -47,7 +47,7 @@ impl Rule for AnswerOwnRequest {
                     f.task_id,
                     f.t_ms,
                     format!(
-                        "at t={} ms {completer} completed {} on conductor message {message_id} ({kind}), read at t={read_ms} ms, which answered a request of {asker}, not its own: the reply names no request (PROTOCOL.md disagreement 15)",
+                        "at t={} ms {completer} completed {} on conductor message {message_id} ({kind}), read at t={read_ms} ms, which answered a request of {asker}, not its own: the reply names no request (docs/protocol.md D15)",
                         f.t_ms, f.task_id
                     ),
                 );

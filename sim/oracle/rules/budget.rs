@@ -44,11 +44,12 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         (
             "review_resume_ms",
             b.review_resume_ms_max,
-            t.pause_poll_ms + t.rework_ms.upper() + statements(4),
+            t.pause_poll_ms + t.rework_ms.upper() + t.verification_ms.upper() + statements(10),
             format!(
-                "000 \"Pause Watcher\" and \"Response Handling\": an answer is seen within one pause poll ({} ms), then acted on (rework up to {} ms) with 4 statements",
+                "000 \"Pause Watcher\" and \"Response Handling\": an answer is seen within one pause poll ({} ms), then acted on: after a rejection or a fix, the rework (up to {} ms) and the re-verification (up to {} ms) come before the re-submission, with 10 statements (the pause poll, the answer read, status lines, the request and the state)",
                 t.pause_poll_ms,
-                t.rework_ms.upper()
+                t.rework_ms.upper(),
+                t.verification_ms.upper()
             ),
         ),
         (

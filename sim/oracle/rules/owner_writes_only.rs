@@ -7,8 +7,8 @@ use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::OwnerWritesOnly,
-    says: "no session writes a task row it no longer owns (PROTOCOL.md disagreement 11)",
-    seed: "PROTOCOL.md disagreement 11: no musician UPDATE of the seeds checks session_id",
+    says: "no session writes a task row it no longer owns (docs/protocol.md D11)",
+    seed: "docs/protocol.md D11: no musician UPDATE of the seeds checks session_id",
     consumes: "musician and watcher writes that change a task row (claims excepted)",
     truth: "the row's session_id before the write; the sessions' histories",
     meaning: Meaning::ProtocolFlaw,

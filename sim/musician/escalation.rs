@@ -1,0 +1,105 @@
+//! Escalation to the conductor (seed 000 "Deviations & Escalation Thresholds", REF-6; seed
+//! 003 "Resumption Decision Tree" 5 and "State Reconciliation"): deviations past the
+//! threshold, or a contradictory state found on resumption, are reported to the conductor,
+//! who answers with a correction task; the musician applies it, re-runs verification and
+//! resumes.
+
+use crate::handoff::{EscalationRule, Severities, ESCALATION_ANSWERED};
+use crate::messages;
+use crate::vocab::Stmt;
+use crate::world::SqlFailure;
+use rusqlite::types::Value;
+
+use super::*;
+
+impl Musician {
+    /// REF-6 by default; "> 2 deviations" under `escalate-over-two` (PROTOCOL.md 12).
+    pub(super) fn escalation_rule(&self) -> EscalationRule {
+        EscalationRule::of(self.scenario.settings.escalate_over_two)
+    }
+
+    /// The deviations no escalation has covered yet, in the deviations file's order.
+    fn deviations_not_escalated(&self) -> Vec<String> {
+        self.deviations_before.iter().chain(&self.deviations).skip(self.deviations_escalated).cloned().collect()
+    }
+
+    /// 000 "Deviations & Escalation Thresholds": "REF-6: 2+ Medium deviations OR 1+ High
+    /// deviation triggers escalation to conductor". Counted over the task's deviations that
+    /// no answered escalation covered (every session's: the deviations file is the task's).
+    /// Run after every agent, where the session takes stock before its context evaluation.
+    pub(super) async fn check_deviations(&mut self) -> Result<Option<End>, SqlFailure> {
+        let pending = self.deviations_not_escalated();
+        let severities = Severities::of_lines(pending.iter().map(String::as_str));
+        let rule = self.escalation_rule();
+        if !rule.met_by(&severities) {
+            return Ok(None);
+        }
+        let what = format!(
+            "deviations past the escalation threshold ({}): {} not yet escalated ({})",
+            rule.text(),
+            severities.total,
+            severities.breakdown()
+        );
+        self.escalate("deviation_escalation", &what, &pending, true).await
+    }
+
+    /// Reports `what` (with `details`) to the conductor: the `error` message first, then the
+    /// `error` state (004 orders every message/state pair so; context escalation, 000
+    /// Execution Queries 6, is an error state too), then pause until it answers. On a
+    /// correction task (`fix_proposed`) the session goes back to `working` (002: fix_proposed
+    /// → working), applies it and re-runs verification before going on (003: "The musician
+    /// applies correction task steps first, re-runs verification, then resumes from the last
+    /// checkpoint": the work since that checkpoint stands, the correction fixes it). With
+    /// `covers_deviations`, the answer covers every deviation so far: the next escalation
+    /// counts only later ones, and the status file says so for a successor. `Some(end)` if
+    /// the session ends instead.
+    pub(super) async fn escalate(
+        &mut self,
+        last_error: &str,
+        what: &str,
+        details: &[String],
+        covers_deviations: bool,
+    ) -> Result<Option<End>, SqlFailure> {
+        let covered = self.deviations_before.len() + self.deviations.len();
+        self.status(&format!("ESCALATION to conductor: {what}")).await;
+        let text = messages::escalation(&self.launch.plan.task_id, what, details, self.context_pct, self.self_correction.is_some());
+        self.ctx
+            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .await?;
+        self.owned_write(Stmt::SetEscalation, vec![(":last_error", Value::Text(last_error.to_string()))]).await?;
+        self.cost(&self.scenario.context.message_pct.clone());
+        let Some(answer) = self.wait_for_conductor().await? else {
+            return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
+        };
+        self.consume_conductor_messages().await?;
+        match answer.as_str() {
+            "fix_proposed" | "review_approved" => {}
+            other => {
+                self.status(&format!("conductor {other} after escalation: prepare handoff")).await;
+                return self.clean_exit("escalated, conductor requested handoff").await.map(Some);
+            }
+        }
+        // Back to work first (fix_proposed → working, 002), with a background watcher, as
+        // after any answer (000 "Response Handling"); the correction is work.
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        self.start_background_watcher();
+        if answer == "fix_proposed" {
+            self.status("conductor fix_proposed: correction task, applying it before resuming").await;
+            let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
+            self.ctx.sleep(rework_ms).await;
+            self.cost(&self.scenario.context.integration_pct.clone());
+            self.status("correction task applied").await;
+            let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
+            self.ctx.sleep(verify_ms).await;
+            self.cost(&self.scenario.context.verification_pct.clone());
+            self.status("verification tests: all passing").await;
+        } else {
+            self.status("conductor review_approved: no correction needed, resuming").await;
+        }
+        if covers_deviations {
+            self.deviations_escalated = covered;
+            self.status(&format!("{ESCALATION_ANSWERED}{covered}")).await;
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,130 @@
+//! Resumption (seed 003) on variations of the worked examples: what a successor session
+//! finds, reconciles and reports when its predecessors handed off, crashed, or both.
+
+use std::path::Path;
+
+use crate::support::{rehearsal, root, status_lines, stderr, stdout};
+
+/// Runs a copy of `scenarios/examples/<name>.toml` changed by `edit` (the TOML text in, the
+/// TOML text out), with `variants`; returns (run folder, stdout, exit code).
+fn run_edited(name: &str, edit: impl Fn(&str) -> String, variants: &[&str]) -> (tempfile::TempDir, String, i32) {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/examples").join(format!("{name}.toml"))).unwrap();
+    let edited = edit(&text);
+    assert_ne!(edited, text, "the edit changes the scenario");
+    let path = tmp.path().join(format!("{name}.toml"));
+    std::fs::write(&path, edited).unwrap();
+    let out = tmp.path().join("run");
+    let mut args = vec!["run", path.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    for variant in variants {
+        args.extend(["--variant", variant]);
+    }
+    let o = rehearsal(&args);
+    let code = o.status.code().expect("exit code");
+    assert!(code == 0 || code == 1, "{name}: exit {code}\n{}", stderr(&o));
+    (tmp, stdout(&o), code)
+}
+
+fn run_dir(tmp: &tempfile::TempDir) -> std::path::PathBuf {
+    tmp.path().join("run")
+}
+
+/// The lines of one section (`## Deviations`) of a HANDOFF document.
+fn handoff_section(doc: &str, heading: &str) -> Vec<String> {
+    doc.lines().skip_while(|l| l.trim() != heading).skip(1).take_while(|l| !l.starts_with("## ")).map(str::to_string).collect()
+}
+
+/// The RESUMPTION blocks of the status file, each as its lines without `[ctx: NN%]`.
+fn resumptions(dir: &Path, task: &str) -> Vec<Vec<String>> {
+    let lines = status_lines(dir, task);
+    let strip = |l: &String| l.rsplit_once(" [ctx: ").map_or(l.clone(), |(text, _)| text.to_string());
+    let mut blocks = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        if line.starts_with("RESUMPTION: ") {
+            let block: Vec<String> =
+                std::iter::once(line).chain(lines[at + 1..].iter().take_while(|l| l.starts_with("  "))).map(strip).collect();
+            blocks.push(block);
+        }
+    }
+    blocks
+}
+
+fn field<'a>(block: &'a [String], label: &str) -> &'a str {
+    block.iter().find_map(|l| l.trim_start().strip_prefix(label)).map(str::trim).unwrap_or_else(|| panic!("no `{label}` in {block:#?}"))
+}
+
+/// With 16 steps (11 more of 3 agents) and no rejected checkpoint the context-tight story
+/// hands off three times; each session defers agents (a Low deviation), the only deviations.
+/// 003 "HANDOFF Document Structure": the Deviations section is the list of the deviations
+/// file, which is the task's, not one session's.
+#[test]
+fn a_handoff_lists_every_deviation_of_the_task_so_far() {
+    let longer = |t: &str| {
+        t.replace("steps = 5\n", "steps = 16\n")
+            .replace("step_agents = [1, 1, 2, 2, 3]", "step_agents = [1, 1, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]")
+            .replace("[[conductor.answers]]\ntask = 1\nreview = 2\nanswer = \"review_failed\"\n", "")
+    };
+    let (tmp, out, code) = run_edited("context-tight-break-point", longer, &[]);
+    assert_eq!(code, 0, "{out}");
+    let dir = run_dir(&tmp);
+    let file: Vec<String> = std::fs::read_to_string(dir.join("temp/task-01-deviations")).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(file.len(), 3, "one deferral per handing-off session: {file:?}");
+    // The last HANDOFF (S3's) lists all three, in the file's order.
+    let doc = std::fs::read_to_string(dir.join("temp/task-01-HANDOFF")).unwrap();
+    let listed: Vec<String> =
+        handoff_section(&doc, "## Deviations").into_iter().filter_map(|l| l.strip_prefix("- ").map(str::to_string)).collect();
+    assert_eq!(listed, file);
+    // Every successor finds the HANDOFF and the file agreeing.
+    let blocks = resumptions(&dir, "task-01");
+    assert_eq!(blocks.len(), 3, "S2, S3 and S4 resume");
+    for (n, block) in blocks.iter().enumerate() {
+        assert!(field(block, "Deviations found:").starts_with(&format!("{} ", n + 1)), "{block:#?}");
+        assert_eq!(field(block, "Status/comms mismatches:"), "none", "{block:#?}");
+    }
+}
+
+/// The session id a status file's `task claimed` line gives for `worked_by`.
+fn claimed_session(dir: &Path, worked_by: &str) -> String {
+    status_lines(dir, "task-01")
+        .iter()
+        .find_map(|l| {
+            let rest = l.strip_prefix("task claimed, session: ")?;
+            let (id, by) = rest.split_once(", worked_by: ")?;
+            (by.split(" [ctx").next() == Some(worked_by)).then(|| id.to_string())
+        })
+        .unwrap_or_else(|| panic!("no claim by {worked_by}"))
+}
+
+/// Issue 14: S1 hands off cleanly, S2 resumes and crashes right after its RESUMPTION message,
+/// the conductor finds S2 stale and launches S3. The HANDOFF on disk is S1's: for S3 it is
+/// stale (003 "Resumption Decision Tree": the previous session, S2, crashed), and S3 names S2
+/// as its previous session.
+#[test]
+fn a_successor_of_a_crashed_session_finds_the_handoff_stale_and_names_its_predecessor() {
+    let crash = "\n[[faults.crash]]\ntask = 1\nsession = 2\nat = \"after:send_resumption\"\n";
+    let (tmp, out, code) = run_edited("clean-exit-handoff", |t| format!("{t}{crash}"), &[]);
+    assert_eq!(code, 0, "{out}");
+    let dir = run_dir(&tmp);
+    let (s1, s2) = (claimed_session(&dir, "musician-task-01"), claimed_session(&dir, "musician-task-01-S2"));
+    let blocks = resumptions(&dir, "task-01");
+    assert_eq!(blocks.len(), 2, "S2 and S3 resume");
+    // S2 took over from S1's clean exit.
+    assert_eq!(field(&blocks[0], "Previous session:"), format!("{s1} (musician-task-01)"));
+    assert!(field(&blocks[0], "HANDOFF:").starts_with("present (clean exit at "), "{:#?}", blocks[0]);
+    assert_eq!(field(&blocks[0], "Assessment:"), "clean handoff");
+    // S3 took over from S2, which crashed: S1's HANDOFF is stale, with the reason.
+    let s3 = &blocks[1];
+    assert_eq!(field(s3, "Previous session:"), format!("{s2} (musician-task-01-S2)"));
+    let handoff = field(s3, "HANDOFF:");
+    assert!(handoff.starts_with(&format!("stale (written by {s1} (musician-task-01) at ")), "{handoff}");
+    assert!(handoff.contains(&format!("but the task was last held by {s2} (musician-task-01-S2), which claimed it at ")), "{handoff}");
+    assert!(handoff.contains("and wrote `resumption` at "), "{handoff}");
+    assert_eq!(field(s3, "Assessment:"), "needs verification");
+    assert_eq!(field(s3, "Self-correction in previous session:"), "NO", "S1 self-corrected, S2 did not");
+    // Only the conductor's handoff to S3 is pending: S1's handoff instructions were S2's.
+    assert_eq!(field(s3, "Pending conductor messages:"), "1");
+    // S3 resumes from the last approved checkpoint (after step 4), as no current HANDOFF says.
+    let doc = std::fs::read_to_string(dir.join("temp/task-01-HANDOFF")).unwrap();
+    assert!(doc.contains(&format!("- Session ID: {s1}")), "the HANDOFF on disk is S1's");
+    assert_eq!(field(s3, "Resuming from:"), "step 5 agent 1");
+}
