@@ -24,15 +24,17 @@ use crate::world::SqlFailure;
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// What a musician asked of the conductor, answered once the task is in the matching state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Pending {
     /// The `number`-th review request of the task (resubmissions count).
     Review {
         completion: bool,
         number: u64,
     },
+    /// The agents the warning recommends before the checkpoint, and which they are.
     ContextWarning {
-        agents_fit: i64,
+        recommended: u64,
+        which: Option<String>,
     },
     Error,
     /// Deviations past the threshold, or a contradictory resumption: answered with a
@@ -157,7 +159,12 @@ impl Conductor<'_> {
                 "review_request" => Some(self.next_review(&task_id, false)),
                 // The final `completion` (004 "Mark Complete") follows approval: not a review.
                 "completion" if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
-                "context_warning" => Some(Pending::ContextWarning { agents_fit: messages::parse_agents_fit(body).unwrap_or(0) }),
+                "context_warning" => {
+                    // A warning without a recommendation: as many agents as fit (REF-3).
+                    let (recommended, which) = messages::parse_recommendation(body)
+                        .unwrap_or_else(|| (messages::parse_agents_fit(body).unwrap_or(0).max(0) as u64, None));
+                    Some(Pending::ContextWarning { recommended, which })
+                }
                 "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
                 "error" => Some(Pending::Error),
                 other => {
@@ -228,9 +235,9 @@ impl Conductor<'_> {
                 self.pending.remove(&task.task_id);
                 return self.review(&task.task_id, completion, number).await;
             }
-            ("error", Some(Pending::ContextWarning { agents_fit })) => {
+            ("error", Some(Pending::ContextWarning { recommended, which })) => {
                 self.pending.remove(&task.task_id);
-                return self.answer_context_warning(&task.task_id, agents_fit).await;
+                return self.answer_context_warning(&task.task_id, recommended, which.as_deref()).await;
             }
             ("error", Some(Pending::Error)) => {
                 self.pending.remove(&task.task_id);
@@ -369,7 +376,9 @@ impl Conductor<'_> {
     }
 
     /// 000 "Context escalation response states".
-    async fn answer_context_warning(&mut self, task_id: &str, agents_fit: i64) -> Result<(), SqlFailure> {
+    /// `"fix"` accepts the musician's recommendation (000 Example: Context-Tight Break Point,
+    /// Step 5: "accept the musician's recommendation … Total: 3 more agents + checkpoint").
+    async fn answer_context_warning(&mut self, task_id: &str, recommended: u64, which: Option<&str>) -> Result<(), SqlFailure> {
         match self.scenario.conductor.context_reply {
             ContextReply::Approve => {
                 self.answer(
@@ -380,7 +389,7 @@ impl Conductor<'_> {
                 )
                 .await
             }
-            ContextReply::Fix => self.answer(task_id, "fix_proposal", messages::reduced_scope(agents_fit.max(0)), "fix_proposed").await,
+            ContextReply::Fix => self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), "fix_proposed").await,
             ContextReply::Handoff => {
                 self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed").await
             }
@@ -439,7 +448,7 @@ impl Conductor<'_> {
             }
             self.emergencies_sent[index] = true;
             let task_id = crate::scenario::task_id(emergency.task);
-            let message = messages::emergency(&task_id, emergency.urgent);
+            let message = messages::emergency(&task_id, emergency.kind());
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
             self.ctx
                 .sql(

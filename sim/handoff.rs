@@ -29,6 +29,8 @@ pub struct HandoffDoc<'a> {
     pub deviations: &'a [String],
     pub self_correction: Option<&'a str>,
     pub last_checkpoint_step: Option<u64>,
+    /// Proposals created and not yet integrated (000 Example: Clean Exit & Handoff, Step 4).
+    pub proposals: &'a [String],
 }
 
 /// The 003 structure, with a machine-readable "Continue from" line in the instructions.
@@ -67,7 +69,14 @@ pub fn render(h: &HandoffDoc<'_>) -> String {
     }
     let _ = writeln!(out, "\n## Self-Correction");
     let _ = writeln!(out, "- {}", h.self_correction.map_or("NO".to_string(), |d| format!("YES ({d})")));
-    let _ = writeln!(out, "\n## Pending Proposals\n- none\n");
+    let _ = writeln!(out, "\n## Pending Proposals");
+    if h.proposals.is_empty() {
+        let _ = writeln!(out, "- none");
+    }
+    for p in h.proposals {
+        let _ = writeln!(out, "- {p} (ANTI_PATTERN)");
+    }
+    let _ = writeln!(out);
     let _ = writeln!(out, "## Next Session Instructions");
     let n = h.worked_by.rsplit_once("-S").and_then(|(_, n)| n.parse::<u32>().ok()).unwrap_or(1) + 1;
     let base = h.worked_by.rsplit_once("-S").map_or(h.worked_by, |(b, _)| b);
@@ -310,7 +319,8 @@ pub struct Found<'a> {
     pub messages: &'a [MessageMeta],
     /// This session's own start (its claim), `YYYY-MM-DD HH:MM:SS`.
     pub started_at: &'a str,
-    pub agents_per_step: u64,
+    /// Subagents of each step (`step_agents[s - 1]` for step `s`).
+    pub step_agents: &'a [u64],
     pub rule: EscalationRule,
 }
 
@@ -417,7 +427,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         _ => format!("{} left none: forced exit", prior.describe()),
     };
 
-    let status_next = progress.last_done.map(|p| next_after(p, found.agents_per_step));
+    let status_next = progress.last_done.map(|p| next_after(p, found.step_agents));
     let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
     if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
         if found.status.is_none() {
@@ -426,7 +436,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         if let (Some(next), Some(s)) = (h.next, status_next) {
             if next != s {
                 // 003: "Step count off by 1" is benign, "Different step reported as current" not.
-                let off_by_one = index(next, found.agents_per_step).abs_diff(index(s, found.agents_per_step)) == 1;
+                let off_by_one = index(next, found.step_agents).abs_diff(index(s, found.step_agents)) == 1;
                 mismatches.push((
                     if off_by_one { Mismatch::Benign } else { Mismatch::Suspicious },
                     format!(
@@ -509,8 +519,8 @@ pub fn assess(found: &Found<'_>) -> Assessment {
 }
 
 /// The position after `done`.
-fn next_after(done: Position, agents_per_step: u64) -> Position {
-    if done.agent >= agents_per_step {
+fn next_after(done: Position, step_agents: &[u64]) -> Position {
+    if done.agent >= agents_in(step_agents, done.step) {
         Position { step: done.step + 1, agent: 1 }
     } else {
         Position { step: done.step, agent: done.agent + 1 }
@@ -518,8 +528,13 @@ fn next_after(done: Position, agents_per_step: u64) -> Position {
 }
 
 /// A position as the number of agents before it.
-fn index(p: Position, agents_per_step: u64) -> u64 {
-    (p.step - 1) * agents_per_step + (p.agent - 1)
+fn index(p: Position, step_agents: &[u64]) -> u64 {
+    (1..p.step).map(|s| agents_in(step_agents, s)).sum::<u64>() + (p.agent - 1)
+}
+
+/// The subagents of `step` (1-based); 0 past the plan.
+fn agents_in(step_agents: &[u64], step: u64) -> u64 {
+    step.checked_sub(1).and_then(|i| step_agents.get(i as usize)).copied().unwrap_or(0)
 }
 
 /// The status lines one session wrote: from its `task claimed, session: <id>` line to the
@@ -600,6 +615,7 @@ mod tests {
             deviations,
             self_correction: Some("step 3, agent 2"),
             last_checkpoint_step: Some(4),
+            proposals: &[],
         })
     }
 
@@ -634,7 +650,7 @@ mod tests {
             prior,
             messages,
             started_at: "2026-02-07 16:47:00",
-            agents_per_step: 3,
+            step_agents: &[3; 5],
             rule: EscalationRule::Ref6,
         })
     }
@@ -686,7 +702,7 @@ mod tests {
             prior: &s2,
             messages: &messages,
             started_at: "2026-02-07 17:06:00",
-            agents_per_step: 3,
+            step_agents: &[3; 5],
             rule: EscalationRule::Ref6,
         });
         assert_eq!(
@@ -761,7 +777,7 @@ mod tests {
                 prior: &s1,
                 messages: &clean_messages(),
                 started_at: "2026-02-07 16:47:00",
-                agents_per_step: 3,
+                step_agents: &[3; 5],
                 rule,
             })
         };

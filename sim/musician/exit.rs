@@ -22,7 +22,9 @@ impl Musician {
             )
             .await;
         self.status(&format!("report written: {report_path}")).await;
-        let message = messages::completion(&self.launch.plan.task_id, &self.report(), true);
+        let mut report = self.report();
+        report.key_outputs.insert(0, (report_path.clone(), "created"));
+        let message = messages::completion(&self.launch.plan.task_id, &report, true);
         self.ctx
             .sql(Stmt::SendCompletion, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
             .await?;
@@ -33,7 +35,9 @@ impl Musician {
     }
 
     /// 000 "Clean Exit Protocol": stop watchers, HANDOFF, report, final status line, the
-    /// `handoff` message, then `exited` as the absolute last write.
+    /// `handoff` message, then `exited` as the absolute last write. Each of the HANDOFF, the
+    /// report and the final message costs a message's context (000 Example: Clean Exit &
+    /// Handoff, "Context progression": 69 % → 70 → 71 → 72 "after state update").
     pub(super) async fn clean_exit(&mut self, reason: &str) -> Result<End, SqlFailure> {
         self.stop_background_watcher();
         let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
@@ -47,19 +51,24 @@ impl Musician {
         // 003 "HANDOFF Document Structure": the Deviations section is the list from the temp/
         // deviations file, which holds every session's: earlier sessions' and this one's.
         let all_deviations: Vec<String> = self.deviations_before.iter().chain(&self.deviations).cloned().collect();
+        // "Context at exit": what the session will have used when it sets `exited`, the
+        // report and the final message included (the example's HANDOFF says 72 % while its
+        // status says "HANDOFF created [ctx: 70%]").
+        let at_exit_pct = self.context_pct + 2 * self.scenario.context.message_pct.mean();
         let doc = handoff::render(&handoff::HandoffDoc {
             task_id: &plan.task_id,
             session_id: &session_id,
             worked_by: &worked_by,
             exit_reason: reason,
-            context_pct: self.context_pct,
+            context_pct: at_exit_pct,
             timestamp: &timestamp,
             steps: plan.steps,
-            agents_per_step: plan.subagents_per_step,
+            agents_per_step: plan.agents_in(self.next.step),
             next: self.next,
             deviations: &all_deviations,
             self_correction: self.self_correction.as_deref(),
             last_checkpoint_step: self.last_checkpoint_step,
+            proposals: &self.proposals,
         });
         self.ctx.write_file(&self.temp("HANDOFF"), &doc).await;
         self.status(&format!("HANDOFF written: {}", self.temp("HANDOFF"))).await;
@@ -78,8 +87,26 @@ impl Musician {
         } else {
             format!("{}", self.next.step.saturating_sub(1))
         };
-        let remaining = format!("from step {} agent {}, final verification", self.next.step, self.next.agent);
-        let text = messages::exited(&plan.task_id, reason, self.context_pct, self.self_correction.is_some(), &last_completed, &remaining);
+        let rest = super::context::positions(&plan, self.next, plan.steps);
+        let remaining = if rest.is_empty() {
+            "final verification".to_string()
+        } else {
+            format!("{}, final verification", super::context::describe_positions(&rest))
+        };
+        let self_correction = self.self_correction.as_deref().map(|d| d.split(" —").next().unwrap_or(d).to_string());
+        let mut key_outputs = vec![(report_path.clone(), "created")];
+        key_outputs.extend(self.proposals.iter().map(|p| (p.clone(), "created")));
+        self.cost(&self.scenario.context.message_pct.clone());
+        let text = messages::exited(&messages::Exited {
+            task_id: &plan.task_id,
+            reason,
+            context_pct: self.context_pct,
+            self_correction: self_correction.as_deref(),
+            last_completed: &last_completed,
+            remaining: &remaining,
+            proposals: &self.proposals,
+            key_outputs: &key_outputs,
+        });
         self.ctx
             .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
@@ -108,16 +135,59 @@ impl Musician {
 
     pub(super) fn report(&self) -> messages::Report<'static> {
         let plan = &self.launch.plan;
-        let done_before_next = (self.next.step - 1) * plan.subagents_per_step + (self.next.agent - 1);
-        let agents_total = plan.steps * plan.subagents_per_step;
+        let done_before_next = plan.agents_of_steps(1, self.next.step - 1) + (self.next.agent - 1);
+        let agents_total = plan.agents_of_steps(1, plan.steps);
         messages::Report {
             context_pct: self.context_pct,
-            self_correction: self.self_correction.is_some(),
+            self_correction: self.self_correction.clone(),
             deviations: self.deviations_before.len() + self.deviations.len(),
+            deviation_summary: self.deviation_summary(),
+            smoothness: self.smoothness(),
             agents_remaining: agents_total.saturating_sub(done_before_next),
             agent_cost_pct: self.average_agent_cost_pct(),
+            proposal: self.proposals.last().cloned(),
             summary: "work of the plan's steps so far, integrated and tested",
             files_modified: self.agents_done,
+            key_outputs: self.proposals.iter().map(|p| (p.clone(), "created")).collect(),
+            commits: self.commits(),
+            escalation: self.pending_escalation(),
         }
+    }
+
+    /// The commits of the agents this session integrated since the last approved checkpoint
+    /// (004 "Request Review": "Commits: [SHA]"). The simulator writes no code: a commit is the
+    /// first 7 hex digits of a SHA-256 of the session, task and agent, stable per run.
+    pub(super) fn commits(&self) -> Vec<String> {
+        use sha2::{Digest, Sha256};
+        let after = self.last_checkpoint_step.unwrap_or(0);
+        self.attempts
+            .keys()
+            .filter(|p| **p < self.next && p.step > after)
+            .map(|p| {
+                let what = format!("{} {} step {} agent {}", self.ctx.meta().session_id, self.launch.plan.task_id, p.step, p.agent);
+                Sha256::digest(what.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect::<String>()[..7].to_string()
+            })
+            .collect()
+    }
+
+    /// The smoothness the musician reports, 1 (smooth) to 9 (rough), from what this session
+    /// went through. Fitted to the seed's three figures: 1/9 with no deviation and no
+    /// self-correction (000 "Completion Report"), 4/9 with a self-correction and one Medium
+    /// deviation (000 "Review Request"), 6/9 for a checkpoint the conductor rejected (000
+    /// Example: Conductor Pause & Feedback Cycle: "review_failed (Smoothness 6/9)"): 1, +2 for
+    /// a self-correction, +1 per Medium, +3 per High, +4 per rejected review.
+    pub(super) fn smoothness(&self) -> i64 {
+        let mut score = 1 + if self.self_correction.is_some() { 2 } else { 0 };
+        for line in &self.deviations {
+            score += match super::context::severity(line) {
+                Some("High") => 3,
+                Some("Medium") => 1,
+                _ => 0,
+            };
+            if line.contains("review_failed") {
+                score += 4;
+            }
+        }
+        score.min(9)
     }
 }

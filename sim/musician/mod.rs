@@ -111,7 +111,9 @@ struct Musician {
     agents_done: u64,
     agent_cost_total_pct: i64,
     self_correction: Option<String>,
-    /// Deviations this session logged.
+    /// Proposals this session created, pending the conductor's integration (000 "Proposal System").
+    proposals: Vec<String>,
+    /// Deviations this session logged (the file holds earlier sessions' too).
     deviations: Vec<String>,
     /// Earlier sessions' deviations, as the deviations file held them when this session
     /// resumed (the file is the task's, shared by every session: 000 "Temporary File
@@ -142,6 +144,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         agents_done: 0,
         agent_cost_total_pct: 0,
         self_correction: None,
+        proposals: Vec::new(),
         deviations: Vec::new(),
         deviations_before: Vec::new(),
         deviations_escalated: 0,
@@ -317,7 +320,7 @@ impl Musician {
             prior,
             messages: &messages,
             started_at,
-            agents_per_step: self.launch.plan.subagents_per_step,
+            step_agents: &self.launch.plan.step_agents,
             rule: self.escalation_rule(),
         });
         self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
@@ -328,6 +331,7 @@ impl Musician {
         for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
+        self.cost(&self.scenario.context.resumption_read_pct.clone());
         // 000 Bootstrap 8, as a resumption is a "full bootstrap" (000 Mid-Session Resumption
         // Protocol 1): the background watcher runs from here on, once the pending messages
         // are read (so it does not report them again), through the re-verification: "No
@@ -342,6 +346,7 @@ impl Musician {
         self.cost(&self.scenario.context.verification_pct.clone());
         self.status("verification tests: all passing").await;
         let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct);
+        let text = format!("{text}\n  Estimated remaining work: {}", self.remaining_work_estimate(assessment.resume_from));
         // 003 "Verbose Resumption Status": to the status file and to the conductor.
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
         self.ctx.append_file(&self.temp("status"), &block).await;

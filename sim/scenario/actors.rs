@@ -99,9 +99,44 @@ pub struct Emergency {
     #[serde(deserialize_with = "non_negative_i64")]
     pub at_ms: i64,
     pub task: u64,
-    /// Urgent: "stop all work" (kill the current subagent); otherwise informational.
+    /// Urgent: "stop all work" (kill the current subagent); the same as `kind = "urgent"`.
     #[serde(default)]
     pub urgent: bool,
+    /// Which of 000's three responses the emergency asks for; `informational` by default.
+    pub kind: Option<EmergencyKind>,
+}
+
+impl Emergency {
+    /// `kind`, or `urgent` when only that is written.
+    pub fn kind(&self) -> EmergencyKind {
+        match (self.kind, self.urgent) {
+            (Some(kind), _) => kind,
+            (None, true) => EmergencyKind::Urgent,
+            (None, false) => EmergencyKind::Informational,
+        }
+    }
+}
+
+/// 000 "Emergency Messages": the musician "judges urgency based on the message content".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmergencyKind {
+    /// "Kill current subagent immediately (urgent: 'stop all work')".
+    Urgent,
+    /// "Wait for current subagent to finish (informational: 'heads up about future step')".
+    Informational,
+    /// "Acknowledge and continue (advisory: instructions for a step not yet in progress)".
+    Advisory,
+}
+
+impl EmergencyKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            EmergencyKind::Urgent => "urgent",
+            EmergencyKind::Informational => "informational",
+            EmergencyKind::Advisory => "advisory",
+        }
+    }
 }
 
 /// Context cost model of a musician session, in percent of its window (000 "Context
@@ -128,6 +163,10 @@ pub struct ContextSection {
     pub message_pct: Dist,
     /// Doing a failed subagent's work directly (000 "Error Recovery": ~10 %).
     pub absorb_pct: Dist,
+    /// A successor reading its predecessor's temp/ files, HANDOFF and the conductor's
+    /// handoff message (000 Example: Mid-Session Resumption: 12 % after bootstrap, 18 % after
+    /// the re-verification).
+    pub resumption_read_pct: Dist,
     /// Odds that a subagent's work needs self-correction (000 "Self-correction flag").
     #[serde(deserialize_with = "probability")]
     pub self_correction_probability: f64,
@@ -163,6 +202,7 @@ impl Default for ContextSection {
             verification_pct: Dist::uniform(2, 3),
             message_pct: Dist::Const(1),
             absorb_pct: Dist::Const(10),
+            resumption_read_pct: Dist::Const(4),
             self_correction_probability: 0.0,
             self_correction_factor: 6,
             evaluate_at_pct: 50,

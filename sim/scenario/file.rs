@@ -131,6 +131,9 @@ pub(super) struct TasksSection {
     pub steps: u64,
     #[serde(default = "default_subagents")]
     pub subagents_per_step: u64,
+    /// Subagents of each step, one number per step; replaces `subagents_per_step`.
+    #[serde(default)]
+    pub step_agents: Option<Vec<u64>>,
     #[serde(default = "default_checkpoints")]
     pub checkpoints: Vec<u64>,
     #[serde(default)]
@@ -155,6 +158,7 @@ pub(super) struct TaskCustom {
     #[serde(default, deserialize_with = "positive_u64_opt")]
     pub steps: Option<u64>,
     pub subagents_per_step: Option<u64>,
+    pub step_agents: Option<Vec<u64>>,
     pub checkpoints: Option<Vec<u64>>,
 }
 

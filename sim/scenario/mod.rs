@@ -18,7 +18,8 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use self::actors::{
-    ConductorSection, ContextReply, ContextSection, Emergency, ReviewAnswer, ScriptedAnswer, SubagentScript, SubagentsSection,
+    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ReviewAnswer, ScriptedAnswer, SubagentScript,
+    SubagentsSection,
 };
 pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};

@@ -15,7 +15,10 @@ pub struct TaskPlan {
     pub task_id: String,
     pub number: u64,
     pub steps: u64,
+    /// The most subagents of any step (every step's number unless `step_agents` says more).
     pub subagents_per_step: u64,
+    /// Subagents of each step: `step_agents[s - 1]` for step `s`, `steps` entries.
+    pub step_agents: Vec<u64>,
     /// Sorted, distinct, each in 1..=steps.
     pub checkpoints: Vec<u64>,
 }
@@ -23,6 +26,16 @@ pub struct TaskPlan {
 impl TaskPlan {
     pub fn is_checkpoint(&self, step: u64) -> bool {
         self.checkpoints.contains(&step)
+    }
+
+    /// Subagents of step `step` (0 outside the plan).
+    pub fn agents_in(&self, step: u64) -> u64 {
+        step.checked_sub(1).and_then(|i| self.step_agents.get(i as usize)).copied().unwrap_or(0)
+    }
+
+    /// Subagents of steps `from..=to`.
+    pub fn agents_of_steps(&self, from: u64, to: u64) -> u64 {
+        (from..=to).map(|s| self.agents_in(s)).sum()
     }
 }
 
@@ -37,7 +50,12 @@ pub(super) fn task_plans(t: &TasksSection) -> Result<Vec<TaskPlan>, Problem> {
     if t.count > TASKS_MAX {
         return Err(Problem::at("tasks", "count", format!("at most {TASKS_MAX} tasks, got {}", t.count)));
     }
-    let default_plan = PlanShape { steps: t.steps, subagents_per_step: t.subagents_per_step, checkpoints: t.checkpoints.clone() };
+    let default_plan = PlanShape {
+        steps: t.steps,
+        subagents_per_step: t.subagents_per_step,
+        step_agents: t.step_agents.clone(),
+        checkpoints: t.checkpoints.clone(),
+    };
     default_plan.check().map_err(|(key, m)| Problem::at("tasks", key, m))?;
     let mut tasks: Vec<TaskPlan> = (1..=t.count).map(|n| default_plan.plan(n)).collect();
     let mut seen: Vec<u64> = Vec::new();
@@ -64,6 +82,14 @@ fn custom_shape(t: &TasksSection, custom: &TaskCustom) -> PlanShape {
     PlanShape {
         steps,
         subagents_per_step: custom.subagents_per_step.unwrap_or(t.subagents_per_step),
+        // A custom entry's own `step_agents`, or the section's if its steps are the same.
+        step_agents: custom.step_agents.clone().or_else(|| {
+            if custom.subagents_per_step.is_some() || custom.steps.is_some_and(|s| s != t.steps) {
+                None
+            } else {
+                t.step_agents.clone()
+            }
+        }),
         checkpoints: custom.checkpoints.clone().unwrap_or_else(|| t.checkpoints.iter().copied().filter(|c| *c <= steps).collect()),
     }
 }
@@ -71,6 +97,7 @@ fn custom_shape(t: &TasksSection, custom: &TaskCustom) -> PlanShape {
 struct PlanShape {
     steps: u64,
     subagents_per_step: u64,
+    step_agents: Option<Vec<u64>>,
     checkpoints: Vec<u64>,
 }
 
@@ -82,6 +109,14 @@ impl PlanShape {
         }
         if self.subagents_per_step > SUBAGENTS_MAX {
             return Err(("subagents_per_step", format!("at most {SUBAGENTS_MAX}, got {}", self.subagents_per_step)));
+        }
+        if let Some(agents) = &self.step_agents {
+            if agents.len() as u64 != self.steps {
+                return Err(("step_agents", format!("one number per step: {} steps, {} numbers", self.steps, agents.len())));
+            }
+            if let Some(n) = agents.iter().find(|n| **n > SUBAGENTS_MAX) {
+                return Err(("step_agents", format!("at most {SUBAGENTS_MAX} per step, got {n}")));
+            }
         }
         for (i, c) in self.checkpoints.iter().enumerate() {
             if *c == 0 || *c > self.steps {
@@ -95,11 +130,13 @@ impl PlanShape {
     }
 
     fn plan(&self, number: u64) -> TaskPlan {
+        let step_agents = self.step_agents.clone().unwrap_or_else(|| vec![self.subagents_per_step; self.steps as usize]);
         TaskPlan {
             task_id: task_id(number),
             number,
             steps: self.steps,
-            subagents_per_step: self.subagents_per_step,
+            subagents_per_step: step_agents.iter().copied().max().unwrap_or(0),
+            step_agents,
             checkpoints: self.checkpoints.clone(),
         }
     }
@@ -134,6 +171,16 @@ mod tests {
         assert_eq!(task_plans(&tasks("count = 10000\nsteps = 1000\nsubagents_per_step = 100\n")).unwrap().len(), 10_000);
         assert_eq!(refused("count = 1\nsteps = 1001").key, "steps");
         assert_eq!(refused("count = 1\nsubagents_per_step = 101").key, "subagents_per_step");
+    }
+
+    #[test]
+    fn step_agents_give_each_step_its_own_number_of_subagents() {
+        let plans = task_plans(&tasks("count = 2\nsteps = 5\nstep_agents = [1, 1, 2, 2, 3]\n[[custom]]\ntask = 2\nsteps = 2\n")).unwrap();
+        assert_eq!((plans[0].agents_in(4), plans[0].agents_in(5), plans[0].agents_in(6)), (2, 3, 0));
+        assert_eq!((plans[0].subagents_per_step, plans[0].agents_of_steps(4, 5)), (3, 5));
+        assert_eq!(plans[1].step_agents, [2, 2], "a custom plan of other steps keeps subagents_per_step");
+        assert_eq!(refused("count = 1\nsteps = 2\nstep_agents = [1]").key, "step_agents");
+        assert_eq!(refused("count = 1\nsteps = 1\nstep_agents = [101]").key, "step_agents");
     }
 
     #[test]

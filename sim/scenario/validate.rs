@@ -70,8 +70,9 @@ fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64
             let message = format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step);
             return Err(Problem::in_entry("subagents.script", index, "step", message));
         }
-        if script.agent == 0 || script.agent > plan.subagents_per_step {
-            let message = format!("{} has agents 1..={} per step, not {}", plan.task_id, plan.subagents_per_step, script.agent);
+        if script.agent == 0 || script.agent > plan.agents_in(script.step) {
+            let message =
+                format!("{} has agents 1..={} in step {}, not {}", plan.task_id, plan.agents_in(script.step), script.step, script.agent);
             return Err(Problem::in_entry("subagents.script", index, "agent", message));
         }
     }
@@ -254,7 +255,7 @@ mod tests {
     fn subagent_scripts_name_a_step_and_an_agent_of_their_task() {
         let script = |task: u64, step: u64, agent: u64| format!("[[subagents.script]]\ntask = {task}\nstep = {step}\nagent = {agent}\n");
         assert_eq!(refusal(&script(2, 4, 1)), ("subagents.script", Some(0), "step", "task-02 has steps 1..=3, not 4".into()));
-        assert_eq!(refusal(&script(2, 3, 2)), ("subagents.script", Some(0), "agent", "task-02 has agents 1..=1 per step, not 2".into()));
+        assert_eq!(refusal(&script(2, 3, 2)), ("subagents.script", Some(0), "agent", "task-02 has agents 1..=1 in step 3, not 2".into()));
         assert_eq!(refusal(&script(0, 1, 1)).3, "task 0 does not exist: tasks.count is 2");
         accepted(&script(2, 3, 1));
         accepted(&script(1, 4, 2));

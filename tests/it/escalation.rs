@@ -110,17 +110,26 @@ fn ref_6_escalates_after_the_second_medium_and_over_two_after_the_third_deviatio
     );
 }
 
-/// 003 "Resumption Decision Tree" 5: S1's checkpoint is rejected twice (two Mediums) just
-/// before its clean exit, so S1 never takes stock after another agent. S2 finds them past
+/// 003 "Resumption Decision Tree" 5: S1's checkpoints are rejected twice (two Mediums), the
+/// second just before its clean exit, so S1 never takes stock after another agent. S2 finds them past
 /// REF-6, assesses "needs guidance" and reports to the conductor before any work; under
 /// "> 2 deviations" two are within the threshold and S2 resumes at once.
 #[test]
 fn a_successor_escalates_the_deviations_its_predecessor_left_past_the_threshold() {
     let tmp = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(root().join("scenarios/examples/clean-exit-handoff.toml")).unwrap();
-    let answers = "\n[[conductor.answers]]\ntask = 1\nreview = 2\nanswer = \"review_failed\"\n\n[[conductor.answers]]\ntask = 1\nreview = 3\nanswer = \"review_failed\"\n";
+    // The example rejects checkpoint 2 (review 2) once; a checkpoint after step 4 (review 4,
+    // rejected too) follows, approved on the resubmission, and 6 % more context at the claim
+    // puts S1 at the ceiling right after it: S1 hands off before step 5 agent 1.
+    let answers = "\n[[conductor.answers]]\ntask = 1\nreview = 4\nanswer = \"review_failed\"\n";
+    let edited = text
+        .replace("context_reply = \"fix\"\n", &format!("context_reply = \"approve\"\n{answers}"))
+        .replace("checkpoints = [2, 3]", "checkpoints = [2, 3, 4]")
+        .replace("claim_pct = 2\n", "claim_pct = 8\n");
+    assert_eq!(edited.matches("review_failed").count(), 2, "{edited}");
+    assert!(edited.contains("checkpoints = [2, 3, 4]") && edited.contains("claim_pct = 8\n"), "{edited}");
     let scenario = tmp.path().join("clean-exit-rejected-twice.toml");
-    std::fs::write(&scenario, text.replace("context_reply = \"approve\"\n", &format!("context_reply = \"approve\"\n{answers}"))).unwrap();
+    std::fs::write(&scenario, edited).unwrap();
     let (_t1, default, _) = run(&scenario, &[]);
     let (_t2, over_two, _) = run(&scenario, &["escalate-over-two"]);
     for dir in [&default, &over_two] {

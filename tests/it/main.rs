@@ -4,6 +4,7 @@
 
 mod bad_input;
 mod bench;
+mod ceiling;
 mod clock;
 mod determinism;
 mod escalation;

@@ -3,7 +3,9 @@
 
 use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
 
-use crate::support::{by_watcher, find_line, messages, rehearsal, root, run_ok, session, session_sql, status_lines, stderr, trace};
+use crate::support::{
+    by_watcher, find_line, messages, rehearsal, root, run_ok, session, session_sql, status_lines, stderr, task_row, trace,
+};
 
 fn run_shipped(name: &str) -> (tempfile::TempDir, i32) {
     let tmp = tempfile::tempdir().unwrap();
@@ -12,8 +14,11 @@ fn run_shipped(name: &str) -> (tempfile::TempDir, i32) {
     (tmp, o.status.code().unwrap_or_else(|| panic!("{}", stderr(&o))))
 }
 
+/// 000 "Emergency Messages": "Kill current subagent immediately (urgent: 'stop all work')",
+/// "Wait for current subagent to finish (informational: 'heads up about future step')",
+/// "Acknowledge and continue (advisory: instructions for a step not yet in progress)".
 #[test]
-fn an_urgent_emergency_kills_the_subagent_and_an_informational_one_does_not() {
+fn an_urgent_emergency_kills_the_subagent_an_informational_one_waits_for_it_an_advisory_one_continues() {
     let (dir, code) = run_shipped("emergency");
     assert_eq!(code, 0);
     let urgent = status_lines(dir.path(), "task-01");
@@ -22,15 +27,27 @@ fn an_urgent_emergency_kills_the_subagent_and_an_informational_one_does_not() {
     assert!(urgent[noticed + 1].starts_with(&format!("{label} stopped: urgent emergency, relaunching")), "{}", urgent[noticed + 1]);
     assert!(urgent[noticed + 2].starts_with(&format!("{label} launched")), "the same agent runs again");
     let informational = status_lines(dir.path(), "task-02");
-    let (noticed, _) = find_line(&informational, "emergency from conductor (informational): acknowledged, continuing");
+    let (noticed, _) = find_line(&informational, "emergency from conductor (informational): waiting for the current subagent to finish");
     let label = informational[noticed - 1].split(" launched").next().unwrap().to_string();
-    assert!(informational[noticed + 1].starts_with(&format!("{label} returned")), "the subagent finishes");
+    assert!(
+        informational[noticed + 1].starts_with(&format!("emergency heads-up taken into account now that {label} finished")),
+        "{}",
+        informational[noticed + 1]
+    );
+    assert!(informational[noticed + 2].starts_with(&format!("{label} returned")), "the subagent finished");
+    let advisory = status_lines(dir.path(), "task-03");
+    let (noticed, _) = find_line(&advisory, "emergency from conductor (advisory): acknowledged, continuing");
+    let label = advisory[noticed - 1].split(" launched").next().unwrap().to_string();
+    assert!(advisory[noticed + 1].starts_with(&format!("{label} returned")), "the subagent finishes, nothing waits on it");
     // One `emergency` message per task (000: separate messages per task), each seen by that
     // task's background watcher, which exits and is relaunched.
     let emergencies: Vec<_> = messages(dir.path()).into_iter().filter(|m| m.3 == "emergency").collect();
-    assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02"]);
+    assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02", "task-03"]);
+    for (message, kind) in emergencies.iter().zip(["urgent", "informational", "advisory"]) {
+        assert!(message.4.starts_with(&format!("EMERGENCY ({kind}): ")), "{}", message.4);
+    }
     let rows = trace(dir.path());
-    for task in ["task-01", "task-02"] {
+    for task in ["task-01", "task-02", "task-03"] {
         let s1 = session(&format!("{task}.S1"));
         assert!(
             rows.iter().any(|r| by_watcher(r, s1, WatcherKind::Background)
@@ -39,9 +56,11 @@ fn an_urgent_emergency_kills_the_subagent_and_an_informational_one_does_not() {
             "{task}"
         );
     }
-    let s1 = session("task-01.S1");
-    let killed = rows.iter().filter(|r| matches!(r.actor, Some(ActorName::Subagent(p, _)) if p == s1) && r.event == "killed").count();
-    assert_eq!(killed, 1, "exactly the urgent one's subagent is killed");
+    let killed = |task: &str| {
+        let s1 = session(&format!("{task}.S1"));
+        rows.iter().filter(|r| matches!(r.actor, Some(ActorName::Subagent(p, _)) if p == s1) && r.event == "killed").count()
+    };
+    assert_eq!((killed("task-01"), killed("task-02"), killed("task-03")), (1, 0, 0), "only the urgent one's subagent is killed");
 }
 
 #[test]
@@ -151,4 +170,86 @@ fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_sh
         "{}",
         breach.explanation
     );
+}
+
+/// The context-tight story (scenarios/examples/context-tight-break-point.toml) with the other
+/// two answers of 000 "Context escalation response states": `review_approved` ("Proceed as
+/// planned to checkpoint, then stop and report back for clean handoff") and `review_failed`
+/// ("Do not proceed, prepare handoff now"). The worked examples all take `fix_proposed`.
+#[test]
+fn the_other_context_replies_go_on_to_the_checkpoint_or_hand_off_at_once() {
+    use rehearsal::scenario::ContextReply;
+    let path = root().join("scenarios/examples/context-tight-break-point.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |reply: ContextReply, checkpoints: Vec<u64>, tag: &str| {
+        let mut scenario = rehearsal::scenario::Scenario::load(&path).unwrap();
+        scenario.conductor.context_reply = reply;
+        scenario.tasks[0].checkpoints = checkpoints;
+        let out = tmp.path().join(tag);
+        let options =
+            rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
+        let summary = rehearsal::run::run_scenario(scenario, &options).unwrap();
+        assert!(summary.verdict.passed(), "{tag}: {}", summary.render());
+        status_lines(&out, "task-01")
+    };
+    // Approve, with a scheduled checkpoint after step 5: all of step 4 and 5, that checkpoint,
+    // then the hand-off; S2 has only the final checkpoint left.
+    let lines = run(ContextReply::Approve, vec![2, 3, 5], "approve");
+    let (approved, _) = find_line(&lines, "conductor review_approved: proceed to checkpoint, then hand off");
+    let (checkpoint, _) = find_line(&lines, "checkpoint 3 approved (step 5)");
+    let (exit, exit_ctx) = find_line(&lines, "clean exit preparing");
+    assert!(approved < checkpoint && checkpoint < exit && exit_ctx <= 80, "{lines:?}");
+    assert!(lines[approved..checkpoint].iter().any(|l| l.starts_with("step 5 agent 3 integrated")));
+    let s2 = lines.iter().rposition(|l| l.starts_with("bootstrap started")).unwrap();
+    assert!(lines[s2..].iter().any(|l| l.trim_start() == "Resuming from: step 6 agent 1 [ctx: 18%]"), "{:?}", &lines[s2..]);
+    // Hand off now: the HANDOFF names step 4 agent 2, where S2 goes on.
+    let lines = run(ContextReply::Handoff, vec![2, 3], "handoff");
+    let (answered, _) = find_line(&lines, "conductor review_failed: prepare handoff now");
+    assert!(lines[answered + 1].starts_with("clean exit: all subagents and watchers stopped"), "{}", lines[answered + 1]);
+    let s2 = lines.iter().rposition(|l| l.starts_with("bootstrap started")).unwrap();
+    assert!(lines[s2..].iter().any(|l| l.starts_with("step 4 agent 2 launched")), "{:?}", &lines[s2..]);
+}
+
+/// 000 "Deviations & Escalation Thresholds", "Escalation triggers": "Self-correction issues
+/// during execution". With agents still ahead of the checkpoint the musician escalates at once
+/// (a context warning, whatever its context, that says why); when the checkpoint comes next,
+/// the escalation goes with its review request.
+#[test]
+fn a_self_correction_is_escalated_at_once_or_with_the_next_review_request() {
+    let path = root().join("scenarios/examples/context-tight-break-point.toml");
+    let tmp = tempfile::tempdir().unwrap();
+    // As shipped: step 3 agent 2, the last agent before checkpoint 2, self-corrects.
+    let shipped = tmp.path().join("shipped");
+    run_ok(&path, 3, &shipped);
+    let request = messages(&shipped).into_iter().map(|m| m.4).find(|m| m.contains("Checkpoint: 2 of 3")).unwrap();
+    assert!(
+        request.contains("\n  Escalation: self-correction during execution (step 3, agent 2 — test failure, rewrote the module): context estimates are off by ~6x; plan for an early handoff\n"),
+        "{request}"
+    );
+    let first_warning = messages(&shipped).into_iter().find(|m| m.3 == "context_warning").unwrap().4;
+    assert!(first_warning.starts_with("CONTEXT WARNING: 52% usage\n  Self-Correction:"), "no escalation at 52 %: {first_warning}");
+    // Step 3 agent 1 instead: agent 2 is still ahead, so it escalates at once, at 34 %.
+    let mut scenario = rehearsal::scenario::Scenario::load(&path).unwrap();
+    scenario.subagents.script[0].agent = 1;
+    let out = tmp.path().join("at-once");
+    let options = rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
+    let summary = rehearsal::run::run_scenario(scenario, &options).unwrap();
+    assert!(summary.verdict.passed(), "{}", summary.render());
+    let lines = status_lines(&out, "task-01");
+    let (escalated, ctx) = find_line(&lines, "self-correction: escalating to the conductor (context estimates off by ~6x)");
+    assert!(lines[escalated - 1].starts_with("step 3 agent 1 integrated") && ctx < 50, "{:?}", &lines[escalated - 1..]);
+    let warning = messages(&out).into_iter().find(|m| m.3 == "context_warning").unwrap().4;
+    assert!(
+        warning.starts_with(&format!("CONTEXT WARNING: {ctx}% usage\n  Escalation: self-correction during execution (step 3, agent 1")),
+        "{warning}"
+    );
+    let set = trace(&out).into_iter().find(|r| r.stmt == Some(Stmt::SetContextWarning)).expect("the escalation is an error state");
+    assert_eq!(set.state_after, Some(TaskState::Error));
+    // The conductor plans the early hand-off: the agents to the checkpoint, the checkpoint,
+    // then the hand-off.
+    let (scoped, _) = find_line(&lines, "conductor fix_proposed: reduced scope");
+    let (checkpoint, _) = find_line(&lines, "checkpoint 2 approved");
+    let (exit, _) = find_line(&lines, "clean exit preparing");
+    assert!(escalated < scoped && scoped < checkpoint && checkpoint < exit);
+    assert_eq!(task_row(&out, "task-01").0, "complete");
 }

@@ -53,12 +53,18 @@ fn field<'a>(block: &'a [String], label: &str) -> &'a str {
     block.iter().find_map(|l| l.trim_start().strip_prefix(label)).map(str::trim).unwrap_or_else(|| panic!("no `{label}` in {block:#?}"))
 }
 
-/// With 12 steps the context-tight story hands off three times; each session defers agents
-/// (a Low deviation). 003 "HANDOFF Document Structure": the Deviations section is the list of
-/// the deviations file, which is the task's, not one session's.
+/// With 16 steps (11 more of 3 agents) and no rejected checkpoint the context-tight story
+/// hands off three times; each session defers agents (a Low deviation), the only deviations.
+/// 003 "HANDOFF Document Structure": the Deviations section is the list of the deviations
+/// file, which is the task's, not one session's.
 #[test]
 fn a_handoff_lists_every_deviation_of_the_task_so_far() {
-    let (tmp, out, code) = run_edited("context-tight-break-point", |t| t.replace("steps = 5", "steps = 12"), &[]);
+    let longer = |t: &str| {
+        t.replace("steps = 5\n", "steps = 16\n")
+            .replace("step_agents = [1, 1, 2, 2, 3]", "step_agents = [1, 1, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3]")
+            .replace("[[conductor.answers]]\ntask = 1\nreview = 2\nanswer = \"review_failed\"\n", "")
+    };
+    let (tmp, out, code) = run_edited("context-tight-break-point", longer, &[]);
     assert_eq!(code, 0, "{out}");
     let dir = run_dir(&tmp);
     let file: Vec<String> = std::fs::read_to_string(dir.join("temp/task-01-deviations")).unwrap().lines().map(str::to_string).collect();

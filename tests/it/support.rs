@@ -203,10 +203,11 @@ pub fn task_row(dir: &Path, task: &str) -> (String, String, i64, String) {
         .unwrap()
 }
 
-/// The integer after `label` in a message body.
+/// The integer after `label` in a message body (`35%` reads 35).
 pub fn field(body: &str, label: &str) -> i64 {
     let line = body.lines().find(|l| l.contains(label)).unwrap_or_else(|| panic!("no `{label}` in:\n{body}"));
-    line.split(label).nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap()
+    let word = line.split(label).nth(1).unwrap().split_whitespace().next().unwrap_or("");
+    word.trim_end_matches('%').parse().unwrap_or_else(|_| panic!("no number after `{label}` in:\n{body}"))
 }
 
 /// The shipped scenarios without a `[faults]` section (but `TOO_LONG`): the protocol as the
