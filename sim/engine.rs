@@ -199,16 +199,14 @@ impl Engine {
 /// Writes the sessions' in-memory files below the run folder, so the seed's scripts and a
 /// person can read them (temp/ was emptied at the start of the run).
 fn write_files(files_root: &std::path::Path, files: &BTreeMap<String, String>) -> Result<()> {
-    {
-        for (path, content) in files {
-            let full = files_root.join(path);
-            if let Some(parent) = full.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
-            }
-            std::fs::write(&full, content).map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
+    for (path, content) in files {
+        let full = files_root.join(path);
+        if let Some(parent) = full.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
         }
-        Ok(())
+        std::fs::write(&full, content).map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -227,7 +225,7 @@ mod tests {
         let db = CommsDb::create(&dir.join("comms.db"), clock.clone(), 1, Catalog::default_protocol()).unwrap();
         let observers = Observers {
             trace: TraceSink::create(&dir.join("trace.csv"), EPOCH_MS).unwrap(),
-            checker: Checker::new(ProtocolSettings::default(), 540),
+            checker: Checker::new(ProtocolSettings::default()),
         };
         let faults: FaultsSection = toml::from_str(faults).unwrap();
         let config = EngineConfig {

@@ -153,7 +153,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
 /// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
 /// judge`'s, so both judge with the same settings.
 pub fn checker_for(scenario: &Scenario) -> Checker {
-    Checker::new(scenario.settings.clone(), scenario.conductor.staleness_s)
+    Checker::new(scenario.settings.clone())
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is

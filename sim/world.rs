@@ -254,19 +254,23 @@ impl World {
                     Observed { before: observed.before, after: observed.after, message: observed.message, polled, rows_affected: 0 };
                 Ok(Ok((outcome, observed)))
             }
-            Err(e) if protocol_failure(&e).is_some() => Ok(Err((protocol_failure(&e).expect("checked"), e.to_string()))),
-            Err(e) => {
-                // I/O trouble is the machine's, not the protocol's: name the file, and what
-                // usually causes it.
-                let hint = match e.sqlite_error_code() {
-                    Some(rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen) => {
-                        format!(" on {} (is the disk full or the folder not writable?)", self.db.path().display())
-                    }
-                    _ => String::new(),
-                };
-                Err(Error::harness(format!("statement `{stmt}` for {name}: {e}{hint}")))
-            }
+            Err(e) => match protocol_failure(&e) {
+                Some(kind) => Ok(Err((kind, e.to_string()))),
+                None => Err(self.harness_error(stmt, name, &e)),
+            },
         }
+    }
+
+    /// I/O trouble is the machine's, not the protocol's: name the file, and what usually
+    /// causes it.
+    fn harness_error(&self, stmt: Stmt, name: &ActorName, e: &rusqlite::Error) -> Error {
+        let hint = match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen) => {
+                format!(" on {} (is the disk full or the folder not writable?)", self.db.path().display())
+            }
+            _ => String::new(),
+        };
+        Error::harness(format!("statement `{stmt}` for {name}: {e}{hint}"))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -1,11 +1,11 @@
 //! The timing measurements behind the budgets: message notice, review resume, crash
 //! detection, the heartbeat age the conductor reads for a live session, exit to claim.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
 
-use super::truth::{is_terminal_write, touched_row, StaleTruth, Truth};
+use super::truth::{begins_hand_over, is_terminal_write, touched_row, StaleTruth, Truth};
 use super::Seen;
 
 /// Measurements for the timing budgets, in ms (heartbeat age in s).
@@ -49,7 +49,7 @@ pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
 pub struct Meter {
     pub measured: Measurements,
     /// Per message: whether its owner has handled it yet.
-    noticed: BTreeMap<i64, ()>,
+    noticed: BTreeSet<i64>,
     /// Per task: when the conductor answered a review, and the session it answered, awaiting
     /// that session's next write.
     answered: BTreeMap<String, (i64, String)>,
@@ -66,7 +66,7 @@ impl Meter {
                 let Some(m) = truth.messages.get(message_id) else { return };
                 // Only the task's owner handles its messages; a replaced session's reading is
                 // judged by the rules, not timed.
-                if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id, ()).is_none() {
+                if truth.owner.get(&m.task_id) == Some(session_id) && self.noticed.insert(*message_id) {
                     // From when the session could first see it: a handoff message waits for
                     // the successor it is written for, which is launched after it.
                     // Time the session spent frozen by a hang fault is not the watchers' latency.
@@ -124,11 +124,7 @@ impl Meter {
             return;
         }
         let Some((session_id, declared_ms)) = self.declared.remove(f.task_id) else { return };
-        let handing_over = match (f.message, f.after) {
-            (Some((_, _, kind)), _) => kind == "handoff",
-            (None, Some(after)) => after.state == "fix_proposed",
-            (None, None) => false,
-        };
+        let handing_over = begins_hand_over(f);
         if handing_over {
             match truth.stale_truth(&session_id, f.t_ms) {
                 StaleTruth::Crashed(at) | StaleTruth::Hung(at) => self.measured.crash_detect_ms.push(declared_ms - at),

@@ -81,8 +81,7 @@ pub struct Checker {
 }
 
 impl Checker {
-    pub fn new(settings: ProtocolSettings, staleness_s: i64) -> Checker {
-        let _ = staleness_s;
+    pub fn new(settings: ProtocolSettings) -> Checker {
         Checker { truth: Truth::default(), rules: rules::all(&settings), meter: meter::Meter::default(), findings: Findings::default() }
     }
 

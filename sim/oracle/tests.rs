@@ -16,7 +16,7 @@ fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnap
 
 impl Run {
     fn new() -> Run {
-        Run { checker: Checker::new(ProtocolSettings::default(), 540) }
+        Run { checker: Checker::new(ProtocolSettings::default()) }
     }
 
     fn event(&mut self, t_ms: i64, actor: &str, session: &str, kind: EventKind) -> &mut Run {

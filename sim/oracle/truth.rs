@@ -224,6 +224,16 @@ pub fn is_terminal_write(f: &SqlFact) -> bool {
     to_terminal && (before.state != after.state || matches!(f.statement, Stmt::MarkComplete | Stmt::MarkExited))
 }
 
+/// A conductor write that begins handing a task over: its `handoff` message, or (with no
+/// message first) its move to `fix_proposed`. Staleness declarations are judged here.
+pub fn begins_hand_over(f: &SqlFact) -> bool {
+    match (f.message, f.after) {
+        (Some((_, _, kind)), _) => kind == "handoff",
+        (None, Some(after)) => after.state == "fix_proposed",
+        (None, None) => false,
+    }
+}
+
 /// The row as it stood before a write, if the write touched an existing task row.
 pub fn touched_row<'a>(f: &SqlFact<'a>) -> Option<(&'a RowSnapshot, &'a RowSnapshot)> {
     let (Some(before), Some(after)) = (f.before, f.after) else { return None };

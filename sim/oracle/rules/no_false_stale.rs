@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
+use crate::oracle::truth::begins_hand_over;
 use crate::oracle::{Findings, Seen, SqlFact, StaleTruth, Truth};
 use crate::vocab::RuleId;
 
@@ -49,11 +50,7 @@ impl NoFalseStale {
             return;
         }
         let (session_id, read_age_s, polled_ms, declared_ms) = self.declared.remove(f.task_id).expect("checked");
-        let handing_over = match (f.message, f.after) {
-            (Some((_, _, kind)), _) => kind == "handoff",
-            (None, Some(after)) => after.state == "fix_proposed",
-            (None, None) => false,
-        };
+        let handing_over = begins_hand_over(f);
         if !handing_over || truth.stale_truth(&session_id, f.t_ms) != StaleTruth::Live {
             return;
         }
