@@ -1,5 +1,8 @@
 //! `rehearsal compare`: the same seeds under several protocol variants, side by side —
-//! pass/fail counts, violations by rule, and timing quantiles per variant.
+//! pass/fail counts, violations by rule, timing quantiles, and in how many runs the variant's
+//! comms.db differs from the first variant's on the same seed. A variant that changes
+//! nothing a rule or a timing sees can still change what the protocol writes, and one that
+//! changes only the oracle's reading leaves the database as it was: the column tells which.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -32,13 +35,17 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
 struct Row {
     runs: usize,
     passed: usize,
-    rules: BTreeMap<&'static str, usize>,
+    /// Per rule: runs showing it, and violations in all.
+    rules: BTreeMap<&'static str, (usize, usize)>,
+    /// Runs whose comms.db differs from the first variant's run of the same seed.
+    db_differs: usize,
     samples: BTreeMap<&'static str, Vec<i64>>,
 }
 
 /// Runs every (variant, seed) pair; `default` is the seeds' own protocol. Returns the table.
 pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) -> Result<String> {
     let mut rows: Vec<(String, Row)> = Vec::new();
+    let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
     for variant in variants {
         let mut row = Row::default();
         for seed in seeds {
@@ -53,8 +60,13 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
             row.runs += 1;
             row.passed += usize::from(summary.verdict.passed());
             for rule in summary.verdict.rules() {
-                *row.rules.entry(rule).or_insert(0) += 1;
+                row.rules.entry(rule).or_insert((0, 0)).0 += 1;
             }
+            for violation in &summary.verdict.violations {
+                row.rules.entry(violation.rule).or_insert((0, 0)).1 += 1;
+            }
+            let db = file_sha256(&out.join(format!("{variant}-{seed}")).join("comms.db"))?;
+            row.db_differs += usize::from(*baseline_db.entry(*seed).or_insert(db) != db);
             for (name, sample) in summary.measured.named() {
                 row.samples.entry(name).or_default().extend(sample.iter().copied());
             }
@@ -62,13 +74,14 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
         rows.push((variant.clone(), row));
     }
     let mut table = String::new();
-    let _ = writeln!(table, "| variant | runs | pass | fail | violations (runs showing each rule) | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s |");
-    let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- |");
+    let first = variants.first().map_or("", String::as_str);
+    let _ = writeln!(table, "| variant | runs | pass | fail | violations: runs showing each rule (violations in all) | comms.db unlike `{first}` | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s |");
+    let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (name, row) in &rows {
         let rules = if row.rules.is_empty() {
             "none".to_string()
         } else {
-            row.rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
+            row.rules.iter().map(|(r, (runs, all))| format!("{r} ×{runs} ({all})")).collect::<Vec<_>>().join(", ")
         };
         let q = |metric: &str| {
             row.samples.get(metric).and_then(|s| quantiles(s)).map_or("-".to_string(), |(p50, p95, _)| format!("{p50} / {p95}"))
@@ -76,10 +89,11 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
         let age = row.samples.get("heartbeat_age_s").and_then(|s| quantiles(s)).map_or("-".to_string(), |(_, _, max)| max.to_string());
         let _ = writeln!(
             table,
-            "| {name} | {} | {} | {} | {rules} | {} | {} | {age} |",
+            "| {name} | {} | {} | {} | {rules} | {} | {} | {} | {age} |",
             row.runs,
             row.passed,
             row.runs - row.passed,
+            row.db_differs,
             q("message_notice_ms"),
             q("crash_detect_ms")
         );
@@ -87,6 +101,12 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
     std::fs::create_dir_all(out)?;
     std::fs::write(out.join("summary.md"), format!("# Comparison: {}\n\nSeeds {:?}.\n\n{table}", scenario.display(), seeds))?;
     Ok(table)
+}
+
+fn file_sha256(path: &Path) -> Result<[u8; 32]> {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(path).map_err(|e| Error::harness(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Sha256::digest(bytes).into())
 }
 
 pub fn default_out(scenario: &Path) -> PathBuf {

@@ -6,6 +6,7 @@ mod bad_input;
 mod bench;
 mod ceiling;
 mod clock;
+mod compare;
 mod determinism;
 mod escalation;
 mod examples;
