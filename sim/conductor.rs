@@ -175,10 +175,35 @@ impl Conductor<'_> {
             if let Some(pending) = pending {
                 let request =
                     Request { message_id: found.int(row, 0).unwrap_or(0), from_session: found.text(row, 2).unwrap_or("").to_string() };
+                if self.closed_by_hand_over(&task_id, &request) {
+                    continue;
+                }
                 self.pending.insert(task_id, (pending, request));
             }
         }
         Ok(())
+    }
+
+    /// docs/protocol.md D15 and C5, `replies-cite-request`: a hand-over ends the replaced
+    /// session's claim on the conductor's answers. A request it sends afterwards (a zombie's,
+    /// docs/protocol.md D11) is not answered: its answer would change the row under the
+    /// successor, and a request pending since before the hand-over would take the review the
+    /// successor's own request needs (`drop_replaced_request`). The seeds' conductor answers it.
+    fn closed_by_hand_over(&self, task_id: &str, request: &Request) -> bool {
+        let closed = self.scenario.settings.replies_cite_request && self.handled_sessions.contains(&request.from_session);
+        if closed {
+            self.ctx.note("request_closed", format!("{task_id}: request {} of a session handed over, not answered", request.message_id));
+        }
+        closed
+    }
+
+    /// `replies-cite-request`: at a hand-over, the pending request of the session handed over
+    /// is closed with it (see `closed_by_hand_over`).
+    fn drop_replaced_request(&mut self, task_id: &str) {
+        let Some((_, request)) = self.pending.get(task_id) else { return };
+        if self.closed_by_hand_over(task_id, request) {
+            self.pending.remove(task_id);
+        }
     }
 
     fn next_review(&mut self, task_id: &str, completion: bool) -> Pending {
@@ -219,6 +244,7 @@ impl Conductor<'_> {
             return Ok(());
         }
         let pending = self.pending.get(&task.task_id).cloned();
+        let request_id = pending.as_ref().map(|(_, request)| request.message_id);
         if let Some((kind, request)) = &pending {
             if answers(&task.state, kind) {
                 // Ground truth for the oracles: which request the coming answer replies to
@@ -233,11 +259,11 @@ impl Conductor<'_> {
         match (task.state.as_str(), pending.map(|(kind, _)| kind)) {
             ("needs_review", Some(Pending::Review { completion, number })) => {
                 self.pending.remove(&task.task_id);
-                return self.review(&task.task_id, completion, number).await;
+                return self.review(&task.task_id, completion, number, request_id).await;
             }
             ("error", Some(Pending::ContextWarning { recommended, which })) => {
                 self.pending.remove(&task.task_id);
-                return self.answer_context_warning(&task.task_id, recommended, which.as_deref()).await;
+                return self.answer_context_warning(&task.task_id, recommended, which.as_deref(), request_id).await;
             }
             ("error", Some(Pending::Error)) => {
                 self.pending.remove(&task.task_id);
@@ -245,13 +271,13 @@ impl Conductor<'_> {
                     &task.task_id,
                     "Use the corrected path docs2/guidelines/conductor/process-patterns.md and retry the step.",
                 );
-                return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed").await;
+                return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed", request_id).await;
             }
             ("error", Some(Pending::Escalation)) => {
                 self.pending.remove(&task.task_id);
                 // 003: "the conductor may issue a correction task".
                 let correction = messages::correction_task(&task.task_id);
-                return self.answer(&task.task_id, "fix_proposal", correction, "fix_proposed").await;
+                return self.answer(&task.task_id, "fix_proposal", correction, "fix_proposed", request_id).await;
             }
             _ => {}
         }
@@ -335,7 +361,7 @@ impl Conductor<'_> {
 
     /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
     /// then the new state, then back to `watching`.
-    async fn review(&mut self, task_id: &str, completion: bool, number: u64) -> Result<(), SqlFailure> {
+    async fn review(&mut self, task_id: &str, completion: bool, number: u64, request_id: Option<i64>) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
         ctx.sql(Stmt::ConductorSetState, vec![(":state", text("reviewing"))]).await?;
         let review_ms = ctx.draw(&self.scenario.conductor.review_ms);
@@ -370,7 +396,7 @@ impl Conductor<'_> {
                 ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
             }
         };
-        self.answer(task_id, kind, message, answer.state()).await?;
+        self.answer(task_id, kind, message, answer.state(), request_id).await?;
         ctx.sql(Stmt::ConductorSetState, vec![(":state", text("watching"))]).await?;
         Ok(())
     }
@@ -378,7 +404,13 @@ impl Conductor<'_> {
     /// 000 "Context escalation response states".
     /// `"fix"` accepts the musician's recommendation (000 Example: Context-Tight Break Point,
     /// Step 5: "accept the musician's recommendation … Total: 3 more agents + checkpoint").
-    async fn answer_context_warning(&mut self, task_id: &str, recommended: u64, which: Option<&str>) -> Result<(), SqlFailure> {
+    async fn answer_context_warning(
+        &mut self,
+        task_id: &str,
+        recommended: u64,
+        which: Option<&str>,
+        request_id: Option<i64>,
+    ) -> Result<(), SqlFailure> {
         match self.scenario.conductor.context_reply {
             ContextReply::Approve => {
                 self.answer(
@@ -386,19 +418,28 @@ impl Conductor<'_> {
                     "approval",
                     "Proceed as planned to checkpoint, then stop and report back for clean handoff.".to_string(),
                     "review_approved",
+                    request_id,
                 )
                 .await
             }
-            ContextReply::Fix => self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), "fix_proposed").await,
+            ContextReply::Fix => {
+                self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), "fix_proposed", request_id).await
+            }
             ContextReply::Handoff => {
-                self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed").await
+                self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed", request_id).await
             }
         }
     }
 
     /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
-    async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
+    /// `request_id`: the request it answers, named in the message under `replies-cite-request`
+    /// (docs/protocol.md D15); a hand-over answers none.
+    async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str, request_id: Option<i64>) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
+        let message = match request_id {
+            Some(id) if self.scenario.settings.replies_cite_request => messages::citing_request(message, id),
+            _ => message,
+        };
         ctx.sql(
             Stmt::SendConductorMessage,
             vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
@@ -434,8 +475,9 @@ impl Conductor<'_> {
             self.given_up.insert(task_id.to_string());
             return Ok(());
         }
+        self.drop_replaced_request(task_id);
         let message = messages::conductor_handoff(task_id, launched, why);
-        self.answer(task_id, "handoff", message, "fix_proposed").await?;
+        self.answer(task_id, "handoff", message, "fix_proposed", None).await?;
         self.awaiting_claim.insert(task_id.to_string());
         self.launch(task_id, false);
         Ok(())

@@ -25,6 +25,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("fencing", "scenarios/faults/zombie.toml"),
     ("escalate-over-two", "scenarios/deviation-escalation.toml"),
     ("terminal-error-no-message", "scenarios/examples/fifth-failure.toml"),
+    ("replies-cite-request", "scenarios/faults/reply-to-zombie.toml"),
     ("act-on-poll", "scenarios/faults/random-faults.toml"),
     ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
 ];

@@ -341,6 +341,21 @@ pub fn parse_recommendation(message: &str) -> Option<(u64, Option<String>)> {
     Some((count, Some(which.to_string())))
 }
 
+/// The line that ends a conductor answer under `replies-cite-request` (docs/protocol.md D15):
+/// `In reply to: #<id>`, the `orchestration_messages.id` of the request it answers.
+const IN_REPLY_TO: &str = "In reply to: #";
+
+/// `answer` with the request it replies to named on a last line of its own; the seeds'
+/// text above it is unchanged (docs/protocol.md D15).
+pub fn citing_request(answer: String, request_id: i64) -> String {
+    format!("{answer}\n{IN_REPLY_TO}{request_id}")
+}
+
+/// The request a conductor message names on its last line, if it names one.
+pub fn cited_request(message: &str) -> Option<i64> {
+    message.lines().next_back()?.strip_prefix(IN_REPLY_TO)?.parse().ok()
+}
+
 /// The conductor's handoff message to the next session (message type `handoff`).
 pub fn conductor_handoff(task_id: &str, previous_session: u32, why: &str) -> String {
     format!("HANDOFF: {task_id} session S{previous_session} {why}. Resumption instructions:\n- Read temp/{task_id}-HANDOFF if present, and temp/{task_id}-status\n- Re-run verification from the last checkpoint\n- Then continue from the pending work")
@@ -508,6 +523,20 @@ mod tests {
         assert!(emergency("task-02", EmergencyKind::Informational).contains("let the current subagent finish"));
         assert!(emergency("task-02", EmergencyKind::Advisory).contains("acknowledge and continue"));
         assert_eq!(emergency_kind("REVIEW APPROVED: task-02 checkpoint passed."), None);
+    }
+
+    /// docs/protocol.md D15: the citation is a last line of its own, read back; the seeds'
+    /// text stays as it was, so what the musician parses from it still parses.
+    #[test]
+    fn an_answer_cites_its_request_on_its_last_line_and_reads_back() {
+        let scope = reduced_scope(2, Some("step 3 agents 1-2"));
+        let cited = citing_request(scope.clone(), 17);
+        assert_eq!(cited, format!("{scope}\nIn reply to: #17"));
+        assert_eq!(cited_request(&cited), Some(17));
+        assert_eq!(parse_reduced_scope(&cited), Some(2));
+        assert_eq!(cited_request(&approval("task-01", true)), None, "the seeds' answers name no request");
+        assert_eq!(cited_request("In reply to: #17\nREVIEW APPROVED"), None, "only the last line cites");
+        assert_eq!(cited_request("REVIEW APPROVED\nIn reply to: #x"), None);
     }
 
     #[test]

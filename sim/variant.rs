@@ -1,7 +1,8 @@
 //! Protocol variants: one named reading per place where the seeds disagree (docs/protocol.md
-//! §3, D1–D16; D13–D16 have none yet). A variant replaces named SQL entries (files under
-//! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
-//! `[protocol] variants = [...]` names it and `with_variants` applies it before a run.
+//! §3, D1–D16; D14 and D16 have none yet), then readings the seeds imply or leave open
+//! (disagreement 0). A variant replaces named SQL entries (files under `scenarios/variants/`)
+//! and/or changes protocol settings; `--variant NAME` or a scenario's `[protocol] variants =
+//! [...]` names it and `with_variants` applies it before a run.
 
 use crate::error::Error;
 use crate::scenario::Scenario;
@@ -133,6 +134,13 @@ pub const VARIANTS: &[Variant] = &[
         apply: |s| s.settings.terminal_error_message = false,
     },
     Variant {
+        name: "replies-cite-request",
+        disagreement: 15,
+        summary: "every conductor answer ends `In reply to: #<request id>`; a musician acts only on a reply to its own request, and a hand-over closes the replaced session's requests",
+        sql: None,
+        apply: |s| s.settings.replies_cite_request = true,
+    },
+    Variant {
         name: "act-on-poll",
         // Not a disagreement: what the seeds imply (002 "Guard Clause Rules": the conductor
         // "detects the stale heartbeat, reviews state" before it hands over) against the
@@ -197,7 +205,8 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        for n in 1..=13u8 {
+        // D14 and D16 have no variant yet (docs/protocol.md §3).
+        for n in (1..=13u8).chain([15]) {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

@@ -131,11 +131,10 @@ impl Musician {
             .await?;
         self.owned_write(Stmt::SetContextWarning, vec![]).await?;
         self.cost(&c.message_pct);
-        let Some(answer) = self.wait_for_conductor().await? else {
-            return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
+        let (answer, reply_text) = match self.answer_or_end().await? {
+            Ok(answer) => (answer.state, answer.reply),
+            Err(end) => return Ok(Some(end)),
         };
-        let reply = self.consume_conductor_messages().await?;
-        let reply_text = reply.last().cloned().unwrap_or_default();
         match answer.as_str() {
             "review_approved" => {
                 self.scope = Scope::HandoffAfterCheckpoint;

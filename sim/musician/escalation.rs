@@ -68,10 +68,10 @@ impl Musician {
             .await?;
         self.owned_write(Stmt::SetEscalation, vec![(":last_error", Value::Text(last_error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
-        let Some(answer) = self.wait_for_conductor().await? else {
-            return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
+        let answer = match self.answer_or_end().await? {
+            Ok(answer) => answer.state,
+            Err(end) => return Ok(Some(end)),
         };
-        self.consume_conductor_messages().await?;
         match answer.as_str() {
             "fix_proposed" | "review_approved" => {}
             other => {

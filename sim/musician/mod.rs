@@ -25,6 +25,7 @@ use crate::world::{FailureKind, SqlFailure};
 mod context;
 mod escalation;
 mod exit;
+mod reply;
 mod review;
 mod work;
 
@@ -61,6 +62,9 @@ pub enum End {
     CleanExit,
     RetriesExhausted,
     HardStop,
+    /// `replies-cite-request`: the row changed while it waited, with no reply to its own
+    /// request (docs/protocol.md D15).
+    NoOwnReply,
 }
 
 /// What the conductor's context reply set for the rest of the session (000 "Context

@@ -12,6 +12,22 @@ use rusqlite::types::Value;
 
 use super::*;
 
+/// The conductor's answer to a session's request: the state it set, and its message.
+pub(super) struct Answer {
+    pub state: String,
+    pub reply: String,
+}
+
+/// How a wait for the conductor ended.
+enum Waited {
+    Answer(Answer),
+    /// Two pause TIMEOUTs in one wait (000 "Mode Transitions").
+    Unresponsive,
+    /// `replies-cite-request`: the state changed, but no new message replies to a request of
+    /// this session (docs/protocol.md D15).
+    NoOwnReply,
+}
+
 impl Musician {
     /// 000 "Review Request Flow": verify, message first then `needs_review` (004 "Request
     /// Review"), pause until the conductor answers; on `review_failed` / `fix_proposed` apply
@@ -55,10 +71,10 @@ impl Musician {
             self.cost(&self.scenario.context.message_pct.clone());
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
             self.status(&format!("{what} {verb}")).await;
-            let Some(answer) = self.wait_for_conductor().await? else {
-                return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
+            let answer = match self.answer_or_end().await? {
+                Ok(answer) => answer.state,
+                Err(end) => return Ok(Some(end)),
             };
-            self.consume_conductor_messages().await?;
             match answer.as_str() {
                 "review_approved" => {
                     let step = match review {
@@ -116,9 +132,22 @@ impl Musician {
         matches!(review, Review::Checkpoint { step, .. } if step >= self.launch.plan.steps) && self.scope == Scope::Normal
     }
 
+    /// The conductor's answer to the request just made, or how the session ends without one:
+    /// a clean exit after two pause TIMEOUTs, or under `replies-cite-request` a state change
+    /// with no reply to this session (docs/protocol.md D15).
+    pub(super) async fn answer_or_end(&mut self) -> Result<Result<Answer, End>, SqlFailure> {
+        Ok(match self.wait_for_conductor().await? {
+            Waited::Answer(answer) => Ok(answer),
+            Waited::Unresponsive => Err(self.clean_exit("conductor unresponsive (two pause timeouts)").await?),
+            Waited::NoOwnReply => Err(End::NoOwnReply),
+        })
+    }
+
     /// 000 "Pause Watcher": stop the background watcher, block on a foreground watcher. On a
-    /// TIMEOUT, report it (`error`) and wait again; a second TIMEOUT → `None` (hand off).
-    pub(super) async fn wait_for_conductor(&mut self) -> Result<Option<String>, SqlFailure> {
+    /// TIMEOUT, report it (`error`) and wait again; a second TIMEOUT → unresponsive (hand
+    /// off). When the state changes, the conductor's new messages are read with it (000
+    /// "Review Request Flow" 4: the new state and the latest message).
+    async fn wait_for_conductor(&mut self) -> Result<Waited, SqlFailure> {
         self.stop_background_watcher();
         // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
         self.pause_timeouts = 0;
@@ -131,12 +160,12 @@ impl Musician {
             self.ctx.join(pause).await;
             let outcome = self.memory.borrow_mut().pause_outcome.take();
             match outcome {
-                Some(PauseOutcome::Answered(state)) => return Ok(Some(state)),
+                Some(PauseOutcome::Answered(state)) => return self.read_answer(state).await,
                 Some(PauseOutcome::TimedOut) | None => {
                     self.pause_timeouts += 1;
                     if self.pause_timeouts >= 2 {
                         self.status("second pause TIMEOUT: conductor unresponsive, handing off").await;
-                        return Ok(None);
+                        return Ok(Waited::Unresponsive);
                     }
                     self.status("pause TIMEOUT: conductor heartbeat stale, reporting").await;
                     self.errors_reported += 1;
@@ -167,7 +196,24 @@ impl Musician {
                 }
             }
         }
-        Ok(None)
+        Ok(Waited::Unresponsive)
+    }
+
+    /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes
+    /// the state as its answer and the latest message as its text; under
+    /// `replies-cite-request` only a reply to one of its own requests answers it.
+    async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
+        let read = self.consume_conductor_messages().await?;
+        if !self.scenario.settings.replies_cite_request {
+            return Ok(Waited::Answer(Answer { state, reply: read.last().cloned().unwrap_or_default() }));
+        }
+        Ok(match self.own_reply(&read).await? {
+            Some(reply) => Waited::Answer(Answer { state, reply }),
+            None => {
+                self.no_own_reply(&state, &read);
+                Waited::NoOwnReply
+            }
+        })
     }
 
     /// Reads the conductor's new messages so the next watcher does not report them again

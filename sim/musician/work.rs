@@ -385,10 +385,10 @@ impl Musician {
             self.stop_hook().await?;
             return Ok(AgentOutcome::End(End::RetriesExhausted));
         }
-        let Some(answer) = self.wait_for_conductor().await? else {
-            return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(AgentOutcome::End);
+        let answer = match self.answer_or_end().await? {
+            Ok(answer) => answer.state,
+            Err(end) => return Ok(AgentOutcome::End(end)),
         };
-        self.consume_conductor_messages().await?;
         if answer != "fix_proposed" && answer != "review_approved" {
             self.status(&format!("conductor {answer} after error: prepare handoff")).await;
             return self.clean_exit("error escalated, conductor requested handoff").await.map(AgentOutcome::End);

@@ -88,6 +88,10 @@ pub struct ProtocolSettings {
     /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
     /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
     pub terminal_error_message: bool,
+    /// #15: every conductor answer names the request it replies to (`In reply to: #<id>`), a
+    /// musician acts only on a reply to one of its own requests, and the conductor answers
+    /// per request (variant `replies-cite-request`; the seeds' replies name none).
+    pub replies_cite_request: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -101,6 +105,7 @@ impl Default for ProtocolSettings {
             act_on_poll: false,
             relaunch_unclaimed: true,
             terminal_error_message: true,
+            replies_cite_request: false,
         }
     }
 }

@@ -19,6 +19,7 @@ mod mutants;
 mod nothing_lost;
 mod protocol;
 mod quickstart;
+mod replies_cite;
 mod reports;
 mod resumption;
 mod seed_scripts;
