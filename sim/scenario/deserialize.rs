@@ -55,6 +55,14 @@ pub(super) fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Field<u64, D::Err
     Ok(v as u64)
 }
 
+pub(super) fn positive_u32<'de, D: Deserializer<'de>>(d: D) -> Field<u32, D::Error> {
+    let v = i64::deserialize(d)?;
+    if v <= 0 || v > i64::from(u32::MAX) {
+        return Err(de::Error::custom(format!("must be positive, got {v}")));
+    }
+    Ok(v as u32)
+}
+
 pub(super) fn positive_u64_opt<'de, D: Deserializer<'de>>(d: D) -> Field<Option<u64>, D::Error> {
     positive_u64(d).map(Some)
 }
