@@ -54,7 +54,6 @@ impl Musician {
             }
             self.cost(&self.scenario.context.message_pct.clone());
             self.verification.row_approved = false;
-            self.verification.tests_new = 0;
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
             self.status(&format!("{what} {verb}")).await;
             let Some(answer) = self.wait_for_conductor().await? else {

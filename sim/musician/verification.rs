@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use rand::RngExt;
 
+use crate::handoff::Position;
 use crate::scenario::Finding;
 use crate::world::SqlFailure;
 
@@ -34,6 +35,9 @@ pub(super) struct VerificationState {
     pub tests_total: Option<u64>,
     /// Tests added since the last verification that passed.
     pub tests_new: u64,
+    /// (total, new) as the last verification that passed counted them: what the review
+    /// request and the completion report say.
+    pub tests_reported: Option<(u64, u64)>,
     /// The coverage the last verification measured: the baseline of the next.
     pub coverage_last_pct: Option<i64>,
     /// What this verification found, for the review request.
@@ -71,10 +75,21 @@ impl Musician {
         self.verification.tests_total = self.verification.tests_total.map(|t| t + new);
     }
 
-    /// "" or " (47 tests, 3 new)" (000 "Review Request": "All passing (14 tests, 2 new)").
+    /// A successor's count after its re-verification (003 "Post-Resumption Verification"):
+    /// the tests at the start and those of the agents before `from`, at the mean per agent
+    /// (what earlier sessions drew, and their reworks, are not in any file it reads).
+    pub(super) fn count_tests_on_resumption(&mut self, from: Position) {
+        let plan = &self.launch.plan;
+        let agents_before = plan.agents_of_steps(1, from.step - 1) + (from.agent - 1);
+        let per_agent = self.scenario.verification.new_tests_per_agent.mean() as u64;
+        self.verification.tests_total = self.scenario.verification.tests_at_start.map(|t| t + agents_before * per_agent);
+    }
+
+    /// "" or " (47 tests, 3 new)" (000 "Review Request": "All passing (14 tests, 2 new)"),
+    /// as the last verification counted them.
     fn test_counts(&self) -> String {
-        match self.verification.tests_total {
-            Some(total) => format!(" ({total} tests, {} new)", self.verification.tests_new),
+        match self.verification.tests_reported {
+            Some((total, new)) => format!(" ({total} tests, {new} new)"),
             None => String::new(),
         }
     }
@@ -117,6 +132,9 @@ impl Musician {
                 return Ok(Some(end));
             }
         }
+        // The tests added since the last verification are "new" once, in this one's report.
+        self.verification.tests_reported =
+            self.verification.tests_total.map(|total| (total, std::mem::take(&mut self.verification.tests_new)));
         self.status(&format!("verification tests: all passing{}", self.test_counts())).await;
         Ok(None)
     }
@@ -338,13 +356,13 @@ impl Musician {
     /// removed, which 000's example reports as "Self-Correction: YES (removed debug code)"
     /// without the ~6x bloat of a rewrite (the example's context stays at 35 %).
     async fn clean_up(&mut self, step: u64) -> Result<Option<End>, SqlFailure> {
-        let predicted = self.scenario.context.integration_pct.upper() + self.request_upper_pct();
+        let predicted = self.scenario.context.cleanup_pct.upper() + self.request_upper_pct();
         if self.would_cross_ceiling(predicted) {
             return self.ceiling_handoff(&format!("cleaning up step {step}"), predicted).await.map(Some);
         }
         let work_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
         self.work_for(work_ms).await?;
-        self.cost(&self.scenario.context.integration_pct.clone());
+        self.cost(&self.scenario.context.cleanup_pct.clone());
         self.self_correction_minor = Some("removed debug code".to_string());
         self.status(&format!("step {step} self-correction: self code review found debug code, removed it")).await;
         Ok(None)

@@ -24,4 +24,5 @@ mod seed_scripts;
 mod support;
 mod sweep;
 mod transitions;
+mod verification;
 mod watchers;
