@@ -60,7 +60,8 @@ enum TestsOutcome {
 }
 
 impl Musician {
-    /// `Some(p)` odds drawn from the session's stream; odds of 0 draw nothing.
+    /// A roll against `probability` on the session's stream; odds of 0 draw nothing, so a
+    /// scenario without findings keeps its streams (and its golden hashes) as they were.
     fn chance(&mut self, probability: f64) -> bool {
         probability > 0.0 && self.ctx.rng().random_bool(probability)
     }

@@ -62,16 +62,29 @@ fn emergencies(conductor: &ConductorSection, count: u64) -> Checked {
     Ok(())
 }
 
+/// The plan of the task an entry (`section`, index) names, if it has the step the entry names.
+fn plan_with_step<'a>(
+    entry: (&'static str, usize),
+    task: u64,
+    step: u64,
+    plans: &'a [TaskPlan],
+    count: u64,
+) -> Result<&'a TaskPlan, Problem> {
+    let (section, index) = entry;
+    let Some(plan) = (task >= 1).then(|| plans.get((task - 1) as usize)).flatten() else {
+        return Err(Problem::in_entry(section, index, "task", no_such_task(task, count)));
+    };
+    if step == 0 || step > plan.steps {
+        let message = format!("{} has steps 1..={}, not {step}", plan.task_id, plan.steps);
+        return Err(Problem::in_entry(section, index, "step", message));
+    }
+    Ok(plan)
+}
+
 /// `[[subagents.script]]` names a step and an agent its task's plan has.
 fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64) -> Checked {
     for (index, script) in subagents.script.iter().enumerate() {
-        let Some(plan) = (script.task >= 1).then(|| plans.get((script.task - 1) as usize)).flatten() else {
-            return Err(Problem::in_entry("subagents.script", index, "task", no_such_task(script.task, count)));
-        };
-        if script.step == 0 || script.step > plan.steps {
-            let message = format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step);
-            return Err(Problem::in_entry("subagents.script", index, "step", message));
-        }
+        let plan = plan_with_step(("subagents.script", index), script.task, script.step, plans, count)?;
         if script.agent == 0 || script.agent > plan.agents_in(script.step) {
             let message =
                 format!("{} has agents 1..={} in step {}, not {}", plan.task_id, plan.agents_in(script.step), script.step, script.agent);
@@ -84,13 +97,7 @@ fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64
 /// `[[verification.script]]` names a step of its task's plan and a session that can exist.
 fn verification_scripts(verification: &VerificationSection, plans: &[TaskPlan], count: u64, sessions_max: u64) -> Checked {
     for (index, script) in verification.script.iter().enumerate() {
-        let Some(plan) = (script.task >= 1).then(|| plans.get((script.task - 1) as usize)).flatten() else {
-            return Err(Problem::in_entry("verification.script", index, "task", no_such_task(script.task, count)));
-        };
-        if script.step == 0 || script.step > plan.steps {
-            let message = format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step);
-            return Err(Problem::in_entry("verification.script", index, "step", message));
-        }
+        plan_with_step(("verification.script", index), script.task, script.step, plans, count)?;
         if u64::from(script.session) > sessions_max {
             let message =
                 format!("session S{} never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)", script.session);

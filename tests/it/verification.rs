@@ -157,22 +157,24 @@ fn a_definitively_flaky_test_is_escalated_and_an_unclear_failure_is_reported_wit
     assert!(verified < reported);
 }
 
-/// A test-local scenario, written beside the run folder: every cost a constant, context
-/// evaluation off (thresholds at 100 %), `extra` the rest.
-fn high_context_scenario(dir: &Path, extra: &str) -> std::path::PathBuf {
+/// Runs a test-local scenario (`text`, written into `tmp`) into `tmp/run`; it must pass.
+/// Returns the run folder and task-01's status lines.
+fn run_local(tmp: &Path, text: &str) -> (std::path::PathBuf, Vec<String>) {
+    let (scenario, out) = (tmp.join("local.toml"), tmp.join("run"));
+    std::fs::write(&scenario, text).unwrap();
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
+    let lines = status_lines(&out, "task-01");
+    (out, lines)
+}
+
+/// A test-local scenario with every cost a constant and context evaluation off (thresholds
+/// at 100 %), `extra` the rest; run as `run_local` does.
+fn run_high_context(tmp: &Path, extra: &str) -> (std::path::PathBuf, Vec<String>) {
     let text = format!(
         "description = \"ceiling test\"\n[run]\nseed = 3\n[context]\nbootstrap_start_pct = 5\nclaim_pct = 2\nagent_launch_pct = 2\nagent_return_pct = 4\nverification_pct = 3\nmessage_pct = 1\nevaluate_at_pct = 100\nproceed_below_pct = 100\nescalate_above_pct = 100\n{extra}"
     );
-    let path = dir.join("ceiling.toml");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// Runs `scenario` and returns its status lines; the run must pass.
-fn run_status(scenario: &Path, out: &Path) -> Vec<String> {
-    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
-    status_lines(out, "task-01")
+    run_local(tmp, &text)
 }
 
 fn assert_under_ceiling(lines: &[String]) {
@@ -187,11 +189,10 @@ fn the_ceiling_is_checked_before_the_rework_of_a_rejected_review() {
     // rework (2 %) and re-verification (3 %) would reach 81 %: without the check a status
     // line crosses the ceiling.
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = high_context_scenario(
+    let (out, lines) = run_high_context(
         tmp.path(),
         "instructions_pct = 57\nintegration_pct = 2\n[[conductor.answers]]\ntask = 1\nreview = 1\nanswer = \"review_failed\"\n[tasks]\ncount = 1\nsteps = 1\nsubagents_per_step = 1\ncheckpoints = [1]\n",
     );
-    let lines = run_status(&scenario, &tmp.path().join("run"));
     assert_under_ceiling(&lines);
     let (failed, _) = find_line(&lines, "review_failed — feedback to address");
     let check = &lines[failed + 1];
@@ -200,7 +201,7 @@ fn the_ceiling_is_checked_before_the_rework_of_a_rejected_review() {
     assert!(!lines.iter().any(|l| l.starts_with("fixing: feedback")), "no rework past the ceiling");
     // The successor (with fresh context) does the work; review_failed → exited is the clean
     // exit of docs/protocol.md D10.
-    assert_eq!(task_row(&tmp.path().join("run"), "task-01").0, "complete");
+    assert_eq!(task_row(&out, "task-01").0, "complete");
 }
 
 #[test]
@@ -211,12 +212,10 @@ fn the_ceiling_is_checked_before_an_error_report() {
     // Without the check the report (1 %) and then the hand-off before the agent's redo (3 %)
     // would end at 81 %.
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = high_context_scenario(
+    let (out, lines) = run_high_context(
         tmp.path(),
         "instructions_pct = 36\nintegration_pct = 0\n[[subagents.script]]\ntask = 1\nstep = 1\nagent = 1\nfailures = 3\n[[subagents.script]]\ntask = 1\nstep = 1\nagent = 2\nfailures = 1\nunrecoverable = true\n[tasks]\ncount = 1\nsteps = 1\nsubagents_per_step = 2\ncheckpoints = []\n",
     );
-    let out = tmp.path().join("run");
-    let lines = run_status(&scenario, &out);
     assert_under_ceiling(&lines);
     let (failed, failed_ctx) = find_line(&lines, "step 1 agent 2 FAILED: unrecoverable");
     assert_eq!(failed_ctx, 77, "{}", lines.join("\n"));
@@ -240,11 +239,8 @@ fn odds_draw_the_findings_and_an_unclear_failure_every_time_ends_at_the_fifth_er
     // conductor proposes a fix, the musician verifies again; the 5th report is terminal
     // (004 "Terminal Failure (5th retry)", docs/protocol.md C26).
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = tmp.path().join("unclear.toml");
     let text = "[run]\nseed = 8\n[verification]\ntest_failure_probability = 1.0\nunclear_cause_probability = 1.0\n[tasks]\ncount = 1\nsteps = 1\nsubagents_per_step = 1\ncheckpoints = []\n[expect]\nviolations = [\"liveness\"]\n";
-    std::fs::write(&scenario, text).unwrap();
-    let out = tmp.path().join("run");
-    let lines = run_status(&scenario, &out);
+    let (out, lines) = run_local(tmp.path(), text);
     let errors: Vec<String> = messages(&out).into_iter().filter(|m| m.3 == "error").map(|m| m.4).collect();
     assert_eq!(errors.len(), 5, "{errors:?}");
     for (i, error) in errors.iter().enumerate() {
@@ -260,11 +256,8 @@ fn odds_draw_the_findings_and_an_unclear_failure_every_time_ends_at_the_fifth_er
 #[test]
 fn flaky_odds_mark_the_test_and_proceed_when_its_reruns_pass() {
     let tmp = tempfile::tempdir().unwrap();
-    let scenario = tmp.path().join("flaky.toml");
     let text = "[run]\nseed = 8\n[verification]\nflaky_test_probability = 1.0\nflaky_rerun_pass_probability = 1.0\n[tasks]\ncount = 1\nsteps = 2\nsubagents_per_step = 1\ncheckpoints = [1]\n";
-    std::fs::write(&scenario, text).unwrap();
-    let out = tmp.path().join("run");
-    let lines = run_status(&scenario, &out);
+    let (out, lines) = run_local(tmp.path(), text);
     // Both reviews' first verification finds a flaky test; the resubmission-free run completes.
     assert_eq!(lines.iter().filter(|l| l.contains("flaky (3/3 re-runs passed): marked in review, proceeding")).count(), 2);
     let request = &bodies(&out, "task-01", "review_request")[0];
