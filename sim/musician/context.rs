@@ -301,6 +301,9 @@ impl Musician {
 
     /// The hand-off when `what` (costing at worst `predicted_pct`) would cross the ceiling.
     pub(super) async fn ceiling_handoff(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        // A row left `review_approved` for the completion review resumes first: 002 has no
+        // `review_approved → exited`.
+        self.leave_approved_row().await?;
         let ceiling = self.scenario.context.ceiling_pct;
         self.status(&format!("context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling, handing off now"))
             .await;

@@ -60,9 +60,16 @@ impl Musician {
         details: &[String],
         covers_deviations: bool,
     ) -> Result<Option<End>, SqlFailure> {
+        // 000 "Context Monitoring": checked before the work, as every report is: the
+        // escalation, and the correction task and re-verification that answer it, at worst.
+        let c = &self.scenario.context;
+        let predicted = c.message_pct.upper() + c.integration_pct.upper() + c.verification_pct.upper();
+        if self.would_cross_ceiling(predicted) {
+            return self.ceiling_handoff(&format!("the escalation ({what})"), predicted).await.map(Some);
+        }
         let covered = self.deviations_before.len() + self.deviations.len();
         self.status(&format!("ESCALATION to conductor: {what}")).await;
-        let text = messages::escalation(&self.launch.plan.task_id, what, details, self.context_pct, self.self_correction.is_some());
+        let text = messages::escalation(&self.launch.plan.task_id, what, details, self.context_pct, self.self_correction_flag().is_some());
         self.ctx
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;

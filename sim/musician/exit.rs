@@ -66,7 +66,7 @@ impl Musician {
             agents_per_step: plan.agents_in(self.next.step),
             next: self.next,
             deviations: &all_deviations,
-            self_correction: self.self_correction.as_deref(),
+            self_correction: self.self_correction_flag(),
             last_checkpoint_step: self.last_checkpoint_step,
             proposals: &self.proposals,
         });
@@ -140,6 +140,7 @@ impl Musician {
         messages::Report {
             context_pct: self.context_pct,
             self_correction: self.self_correction.clone(),
+            self_correction_minor: self.self_correction_minor.clone(),
             deviations: self.deviations_before.len() + self.deviations.len(),
             deviation_summary: self.deviation_summary(),
             smoothness: self.smoothness(),
@@ -148,6 +149,8 @@ impl Musician {
             proposal: self.proposals.last().cloned(),
             summary: "work of the plan's steps so far, integrated and tested",
             files_modified: self.agents_done,
+            tests: self.tests_field(),
+            verification: self.verification.notes.clone(),
             key_outputs: self.proposals.iter().map(|p| (p.clone(), "created")).collect(),
             commits: self.commits(),
             escalation: self.pending_escalation(),

@@ -27,6 +27,7 @@ mod escalation;
 mod exit;
 mod reply;
 mod review;
+mod verification;
 mod work;
 
 /// Everything a session is launched with: its launch prompt, in effect.
@@ -80,6 +81,13 @@ enum Scope {
     HandoffNow,
 }
 
+/// How an error report ended (000 "Example: Error Recovery & Retry Logic", Step 7).
+enum ErrorAnswer {
+    /// The conductor proposed a fix; the musician applied it and is `working` again.
+    Fixed,
+    End(End),
+}
+
 enum AgentOutcome {
     Done,
     /// An urgent emergency killed the subagent: run it again.
@@ -115,6 +123,10 @@ struct Musician {
     agents_done: u64,
     agent_cost_total_pct: i64,
     self_correction: Option<String>,
+    /// A self-correction without the ~6x bloat (the self code review's clean-up), reported as
+    /// the flag when there was no other.
+    self_correction_minor: Option<String>,
+    verification: verification::VerificationState,
     /// Proposals this session created, pending the conductor's integration (000 "Proposal System").
     proposals: Vec<String>,
     /// Deviations this session logged (the file holds earlier sessions' too).
@@ -148,6 +160,8 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         agents_done: 0,
         agent_cost_total_pct: 0,
         self_correction: None,
+        self_correction_minor: None,
+        verification: verification::VerificationState::default(),
         proposals: Vec::new(),
         deviations: Vec::new(),
         deviations_before: Vec::new(),
@@ -178,6 +192,12 @@ impl Musician {
 
     fn temp(&self, kind: &str) -> String {
         format!("temp/{}-{kind}", self.launch.plan.task_id)
+    }
+
+    /// 000 "Self-correction flag": "Binary: did musician correct its own code in this
+    /// session?" — a rewrite's details, or else the clean-up's.
+    fn self_correction_flag(&self) -> Option<&str> {
+        self.self_correction.as_deref().or(self.self_correction_minor.as_deref())
     }
 
     fn cost(&mut self, dist: &crate::dist::Dist) -> i64 {
@@ -257,6 +277,7 @@ impl Musician {
         let path = text.lines().next().and_then(|l| l.strip_prefix("TASK INSTRUCTION: ")).unwrap_or("(unparsed)").to_string();
         self.cost(&self.scenario.context.instructions_pct.clone());
         self.status(&format!("instructions loaded: {path}")).await;
+        self.verification.tests_total = self.scenario.verification.tests_at_start;
         // 000 "Mid-Session Resumption Protocol": a successor reads what its predecessors left.
         if let Some(prior) = prior {
             if let Some(end) = self.resume(&prior, &started_at).await? {
@@ -368,6 +389,7 @@ impl Musician {
             ),
         );
         self.next = assessment.resume_from;
+        self.count_tests_on_resumption(assessment.resume_from);
         self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
         // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
         // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to

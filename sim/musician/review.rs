@@ -42,12 +42,12 @@ impl Musician {
                 Review::Completion => "final checkpoint".to_string(),
             };
             self.status(&format!("{what} reached")).await;
-            // 000 "Verification Testing Protocol" and REF-8: full verification every time, the
-            // background watcher beside it (000 Key Principles 6a).
-            let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-            self.work_for(verify_ms).await?;
-            self.cost(&self.scenario.context.verification_pct.clone());
-            self.status("verification tests: all passing").await;
+            // 000 "Checkpoint workflow" 2: "Run verification tests", and 000 "Verification
+            // Decision Matrix": report only what passes. Findings only in the first
+            // verification of a review (docs/protocol.md C31).
+            if let Some(end) = self.verify_checkpoint(review_step(review, self.launch.plan.steps), attempt == 1).await? {
+                return Ok(Some(end));
+            }
             let report = self.report();
             let (statement, message) = match review {
                 Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
@@ -69,6 +69,7 @@ impl Musician {
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
             }
             self.cost(&self.scenario.context.message_pct.clone());
+            self.verification.row_approved = false;
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
             self.status(&format!("{what} {verb}")).await;
             let answer = match self.answer_or_end().await? {
@@ -77,10 +78,7 @@ impl Musician {
             };
             match answer.as_str() {
                 "review_approved" => {
-                    let step = match review {
-                        Review::Checkpoint { step, .. } | Review::ContextWorry { step } => step,
-                        Review::Completion => self.launch.plan.steps,
-                    };
+                    let step = review_step(review, self.launch.plan.steps);
                     self.cost(&self.scenario.context.message_pct.clone());
                     self.status(&format!("{what} approved (step {step})")).await;
                     self.last_checkpoint_step = Some(step);
@@ -92,6 +90,7 @@ impl Musician {
                         // 002 "Valid State Transitions": `review_approved → needs_review`
                         // (completion review after final step): no work is left, so the
                         // musician writes no `working` before its completion review.
+                        self.verification.row_approved = true;
                         self.start_background_watcher();
                         return Ok(None);
                     }
@@ -108,10 +107,17 @@ impl Musician {
                     // and for `fix_proposed` the direct re-submit `fix_proposed →
                     // needs_review`, not `fix_proposed → working`), with no `working` between.
                     self.status(&format!("{answer} — feedback to address")).await;
+                    // 000 "Context Monitoring": the ceiling is checked before the work: the
+                    // rework, its re-verification and the resubmission, at worst.
+                    let predicted = self.scenario.context.integration_pct.upper() + self.review_upper_pct();
+                    if self.would_cross_ceiling(predicted) {
+                        return self.rework_ceiling_handoff(&answer, predicted).await.map(Some);
+                    }
                     self.start_background_watcher();
                     let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
                     self.work_for(rework_ms).await?;
                     self.cost(&self.scenario.context.integration_pct.clone());
+                    self.add_new_tests();
                     self.status(&format!("fixing: feedback on {what} applied")).await;
                     let severity = if answer == "review_failed" { "Medium" } else { "Low" };
                     self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
@@ -123,6 +129,18 @@ impl Musician {
                 }
             }
         }
+    }
+
+    /// The hand-off when reworking after `answer` would cross the ceiling. After
+    /// `fix_proposed` the musician resumes first (002 `fix_proposed → working`); after
+    /// `review_failed` the clean exit writes `exited` from it, as after the context reply
+    /// "prepare handoff now" (docs/protocol.md D10: 002's table has no way out of
+    /// `review_failed` but `needs_review`).
+    async fn rework_ceiling_handoff(&mut self, answer: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        if answer == "fix_proposed" {
+            self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        }
+        self.ceiling_handoff(&format!("the rework after {answer}"), predicted_pct).await
     }
 
     /// Whether an approved review leaves no work before the completion review: a scheduled
@@ -172,7 +190,7 @@ impl Musician {
                     let text = messages::error_report(
                         self.errors_reported,
                         self.context_pct,
-                        self.self_correction.is_some(),
+                        self.self_correction_flag().is_some(),
                         "pause watcher TIMEOUT: conductor unresponsive",
                         &self.launch.plan.task_id,
                         false,
@@ -257,5 +275,13 @@ impl Musician {
         Ok((0..found.rows.len())
             .map(|r| (found.int(r, 0).unwrap_or(0), found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
             .collect())
+    }
+}
+
+/// The step a review covers: its checkpoint's, or the plan's last for the completion review.
+fn review_step(review: Review, steps: u64) -> u64 {
+    match review {
+        Review::Checkpoint { step, .. } | Review::ContextWorry { step } => step,
+        Review::Completion => steps,
     }
 }

@@ -177,6 +177,7 @@ impl Musician {
             let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
             self.work_for(absorb_ms).await?;
             self.cost(&self.scenario.context.absorb_pct.clone());
+            self.add_new_tests();
             self.status(&format!("step {step} agent {agent} completed by musician (after 2 failed retries)")).await;
             self.deviation(&format!("step {step} agent {agent}: absorbed after 2 failed retries (Medium — direct work)")).await;
             self.agents_done += 1;
@@ -277,6 +278,7 @@ impl Musician {
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
         self.work_for(integration_ms).await?;
         self.cost(&self.scenario.context.integration_pct.clone());
+        self.add_new_tests();
         self.status(&format!("step {step} agent {agent} integrated")).await;
         Ok(extra)
     }
@@ -350,15 +352,36 @@ impl Musician {
         }
     }
 
+    /// An agent's error report: run the agent again once the conductor's fix is applied.
+    pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
+        Ok(match self.report_error_and_wait(error).await? {
+            ErrorAnswer::Fixed => AgentOutcome::Redo,
+            ErrorAnswer::End(end) => AgentOutcome::End(end),
+        })
+    }
+
     /// 004 "Report Error": message first, then `error` with `retry_count + 1`; the 5th
     /// failure is terminal (004 "Terminal Failure (5th retry)", 002 `error → exited`).
-    /// Otherwise wait for the fix.
-    pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
+    /// Otherwise wait for the fix, apply it and resume. Checked against the ceiling first
+    /// (000 "Context Monitoring"): a report the session could not follow with a clean exit
+    /// below the ceiling becomes that clean exit.
+    pub(super) async fn report_error_and_wait(&mut self, error: &str) -> Result<ErrorAnswer, SqlFailure> {
+        let predicted = self.scenario.context.message_pct.upper();
+        if self.would_cross_ceiling(predicted) {
+            self.status(&format!("error not reported: {error}")).await;
+            return self.ceiling_handoff("the error report", predicted).await.map(ErrorAnswer::End);
+        }
         self.errors_reported += 1;
         let retry = self.errors_reported;
         let terminal = retry >= 5;
-        let text =
-            messages::error_report(retry, self.context_pct, self.self_correction.is_some(), error, &self.launch.plan.task_id, terminal);
+        let text = messages::error_report(
+            retry,
+            self.context_pct,
+            self.self_correction_flag().is_some(),
+            error,
+            &self.launch.plan.task_id,
+            terminal,
+        );
         self.ctx
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
@@ -373,7 +396,8 @@ impl Musician {
                 // first, (2) then update task state" — a final `handoff` message, as 000
                 // Execution Queries 10 sends before `exited`. (004's template writes `exited`
                 // alone: the `terminal-error-no-message` variant, PROTOCOL.md disagreement 13.)
-                let text = messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction.is_some(), error);
+                let text =
+                    messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction_flag().is_some(), error);
                 self.ctx
                     .sql(
                         Stmt::SendHandoff,
@@ -383,15 +407,15 @@ impl Musician {
             }
             self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;
-            return Ok(AgentOutcome::End(End::RetriesExhausted));
+            return Ok(ErrorAnswer::End(End::RetriesExhausted));
         }
         let answer = match self.answer_or_end().await? {
             Ok(answer) => answer.state,
-            Err(end) => return Ok(AgentOutcome::End(end)),
+            Err(end) => return Ok(ErrorAnswer::End(end)),
         };
         if answer != "fix_proposed" && answer != "review_approved" {
             self.status(&format!("conductor {answer} after error: prepare handoff")).await;
-            return self.clean_exit("error escalated, conductor requested handoff").await.map(AgentOutcome::End);
+            return self.clean_exit("error escalated, conductor requested handoff").await.map(ErrorAnswer::End);
         }
         // 000 "Response Handling" for fix_proposed: "Launch background watcher", apply, then
         // resume (002 `fix_proposed → working`, "musician resumes after fix"; 000 Example:
@@ -401,6 +425,6 @@ impl Musician {
         self.work_for(rework_ms).await?;
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
-        Ok(AgentOutcome::Redo)
+        Ok(ErrorAnswer::Fixed)
     }
 }

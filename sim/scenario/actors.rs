@@ -159,6 +159,12 @@ pub struct ContextSection {
     pub integration_pct: Dist,
     /// One checkpoint verification (000 "Verification Checkpoint Flow": ~2-3 %).
     pub verification_pct: Dist,
+    /// Re-running one failing test and reading its output (000 "Flaky Test Handling"; the
+    /// seeds give no figure).
+    pub test_rerun_pct: Dist,
+    /// Cleaning up what the self code review found (000 Verification Protocol 4: debug prints,
+    /// commented-out code); 000's example stays at 35 % through its checkpoint.
+    pub cleanup_pct: Dist,
     /// Reading or writing one message to the conductor.
     pub message_pct: Dist,
     /// Doing a failed subagent's work directly (000 "Error Recovery": ~10 %).
@@ -200,6 +206,8 @@ impl Default for ContextSection {
             agent_return_pct: Dist::uniform(3, 5),
             integration_pct: Dist::uniform(1, 2),
             verification_pct: Dist::uniform(2, 3),
+            test_rerun_pct: Dist::Const(1),
+            cleanup_pct: Dist::Const(1),
             message_pct: Dist::Const(1),
             absorb_pct: Dist::Const(10),
             resumption_read_pct: Dist::Const(4),

@@ -55,6 +55,14 @@ pub(super) fn positive_u64<'de, D: Deserializer<'de>>(d: D) -> Field<u64, D::Err
     Ok(v as u64)
 }
 
+pub(super) fn positive_u32<'de, D: Deserializer<'de>>(d: D) -> Field<u32, D::Error> {
+    let v = i64::deserialize(d)?;
+    if v <= 0 {
+        return Err(de::Error::custom(format!("must be positive, got {v}")));
+    }
+    u32::try_from(v).map_err(|_| de::Error::custom(format!("must be at most {}, got {v}", u32::MAX)))
+}
+
 pub(super) fn positive_u64_opt<'de, D: Deserializer<'de>>(d: D) -> Field<Option<u64>, D::Error> {
     positive_u64(d).map(Some)
 }
@@ -83,6 +91,8 @@ mod tests {
         count: u64,
         #[serde(default, deserialize_with = "positive_u64_opt")]
         steps: Option<u64>,
+        #[serde(default, deserialize_with = "positive_u32")]
+        session: u32,
         #[serde(default, deserialize_with = "epoch")]
         at: i64,
     }
@@ -99,14 +109,18 @@ mod tests {
         assert_eq!(refusal("pct = 101"), "a percentage must be between 0 and 100, got 101");
         assert_eq!(refusal("count = -3"), "must be positive, got -3");
         assert_eq!(refusal("steps = 0"), "must be positive, got 0");
+        assert_eq!(refusal("session = 0"), "must be positive, got 0");
+        assert_eq!(refusal("session = 4294967296"), "must be at most 4294967295, got 4294967296");
         assert!(refusal("at = \"noon\"").starts_with("`noon` is not a UTC time"));
     }
 
     #[test]
     fn the_edges_of_each_range_are_accepted() {
-        let p: Probe =
-            toml::from_str("positive = 1\nnon_negative = 0\nodds = 1.0\npct = 100\ncount = 1\nsteps = 1\nat = \"1970-01-01 00:00:00\"")
-                .unwrap();
+        let p: Probe = toml::from_str(
+            "positive = 1\nnon_negative = 0\nodds = 1.0\npct = 100\ncount = 1\nsteps = 1\nsession = 1\nat = \"1970-01-01 00:00:00\"",
+        )
+        .unwrap();
         assert_eq!((p.positive, p.non_negative, p.odds, p.pct, p.count, p.steps, p.at), (1, 0, 1.0, 100, 1, Some(1), 0));
+        assert_eq!(p.session, 1);
     }
 }

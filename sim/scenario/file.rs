@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::actors::{ConductorSection, ContextSection, SubagentsSection};
 use super::deserialize::{epoch, positive_i64, positive_u64, positive_u64_opt};
 use super::faults::FaultsSection;
+use super::verification::VerificationSection;
 use crate::clock::parse_utc;
 use crate::dist::Dist;
 
@@ -27,6 +28,8 @@ pub(super) struct ScenarioFile {
     pub context: ContextSection,
     #[serde(default)]
     pub subagents: SubagentsSection,
+    #[serde(default)]
+    pub verification: VerificationSection,
     #[serde(default)]
     pub faults: FaultsSection,
     #[serde(default)]
@@ -76,6 +79,9 @@ pub struct TimingSection {
     pub integration_ms: Dist,
     /// Verification at a checkpoint before the review request (000 "Checkpoint Verification").
     pub verification_ms: Dist,
+    /// Re-running one failing test (000 "Flaky Test Handling": "Re-run the same test 3
+    /// times"); the seeds give no figure.
+    pub test_rerun_ms: Dist,
     /// Background watcher poll interval (000 "Background Watcher": 15 s; 004: 8 s).
     #[serde(deserialize_with = "positive_i64")]
     pub background_poll_ms: i64,
@@ -109,6 +115,7 @@ impl Default for TimingSection {
             subagent_ms: Dist::uniform(180_000, 600_000),
             integration_ms: Dist::uniform(30_000, 120_000),
             verification_ms: Dist::uniform(60_000, 240_000),
+            test_rerun_ms: Dist::uniform(10_000, 60_000),
             background_poll_ms: 15_000,
             background_max_iterations: 500,
             pause_poll_ms: 10_000,

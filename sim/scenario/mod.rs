@@ -14,6 +14,7 @@ mod file;
 mod locate;
 mod plan;
 mod validate;
+mod verification;
 
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,7 @@ pub use self::actors::{
 pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
 pub use self::plan::TaskPlan;
+pub use self::verification::{Finding, VerificationScript, VerificationSection};
 pub use crate::vocab::task_id;
 
 use self::file::ScenarioFile;
@@ -42,6 +44,7 @@ pub struct Scenario {
     pub conductor: ConductorSection,
     pub context: ContextSection,
     pub subagents: SubagentsSection,
+    pub verification: VerificationSection,
     pub faults: FaultsSection,
     pub budgets: BudgetsSection,
     pub expect: ExpectSection,
@@ -143,6 +146,7 @@ impl Scenario {
             conductor: raw.conductor,
             context: raw.context,
             subagents: raw.subagents,
+            verification: raw.verification,
             faults: raw.faults,
             budgets: raw.budgets,
             expect: raw.expect,
@@ -158,6 +162,11 @@ impl Scenario {
     /// The scripted behaviour of one subagent, if any.
     pub fn subagent_script(&self, task: u64, step: u64, agent: u64) -> Option<&SubagentScript> {
         self.subagents.script.iter().find(|s| s.task == task && s.step == step && s.agent == agent)
+    }
+
+    /// The scripted finding of the first verification at `step` of `task`'s session `session`.
+    pub fn verification_script(&self, task: u64, step: u64, session: u32) -> Option<Finding> {
+        self.verification.script.iter().find(|s| s.task == task && s.step == step && s.session == session).map(|s| s.finding)
     }
 
     /// The scripted answer to the `review`-th review request of `task`, if any.

@@ -9,6 +9,7 @@ use super::faults::{FaultsSection, ScriptedFault};
 use super::file::{ExpectSection, ProtocolSection, ScenarioFile, TimingSection};
 use super::locate::Problem;
 use super::plan::TaskPlan;
+use super::verification::VerificationSection;
 use crate::vocab::{RuleId, Stmt};
 
 type Checked = Result<(), Problem>;
@@ -19,6 +20,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     conductor_answers(&raw.conductor, count)?;
     emergencies(&raw.conductor, count)?;
     subagent_scripts(&raw.subagents, plans, count)?;
+    verification_scripts(&raw.verification, plans, count, raw.conductor.sessions_per_task_max)?;
     context_thresholds(&raw.context)?;
     review_odds(&raw.conductor)?;
     heartbeat_refresh(&raw.timing, &raw.conductor)?;
@@ -60,20 +62,46 @@ fn emergencies(conductor: &ConductorSection, count: u64) -> Checked {
     Ok(())
 }
 
+/// The plan of the task an entry (`section`, index) names, if it has the step the entry names.
+fn plan_with_step<'a>(
+    entry: (&'static str, usize),
+    task: u64,
+    step: u64,
+    plans: &'a [TaskPlan],
+    count: u64,
+) -> Result<&'a TaskPlan, Problem> {
+    let (section, index) = entry;
+    let Some(plan) = (task >= 1).then(|| plans.get((task - 1) as usize)).flatten() else {
+        return Err(Problem::in_entry(section, index, "task", no_such_task(task, count)));
+    };
+    if step == 0 || step > plan.steps {
+        let message = format!("{} has steps 1..={}, not {step}", plan.task_id, plan.steps);
+        return Err(Problem::in_entry(section, index, "step", message));
+    }
+    Ok(plan)
+}
+
 /// `[[subagents.script]]` names a step and an agent its task's plan has.
 fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64) -> Checked {
     for (index, script) in subagents.script.iter().enumerate() {
-        let Some(plan) = (script.task >= 1).then(|| plans.get((script.task - 1) as usize)).flatten() else {
-            return Err(Problem::in_entry("subagents.script", index, "task", no_such_task(script.task, count)));
-        };
-        if script.step == 0 || script.step > plan.steps {
-            let message = format!("{} has steps 1..={}, not {}", plan.task_id, plan.steps, script.step);
-            return Err(Problem::in_entry("subagents.script", index, "step", message));
-        }
+        let plan = plan_with_step(("subagents.script", index), script.task, script.step, plans, count)?;
         if script.agent == 0 || script.agent > plan.agents_in(script.step) {
             let message =
                 format!("{} has agents 1..={} in step {}, not {}", plan.task_id, plan.agents_in(script.step), script.step, script.agent);
             return Err(Problem::in_entry("subagents.script", index, "agent", message));
+        }
+    }
+    Ok(())
+}
+
+/// `[[verification.script]]` names a step of its task's plan and a session that can exist.
+fn verification_scripts(verification: &VerificationSection, plans: &[TaskPlan], count: u64, sessions_max: u64) -> Checked {
+    for (index, script) in verification.script.iter().enumerate() {
+        plan_with_step(("verification.script", index), script.task, script.step, plans, count)?;
+        if u64::from(script.session) > sessions_max {
+            let message =
+                format!("session S{} never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)", script.session);
+            return Err(Problem::in_entry("verification.script", index, "session", message));
         }
     }
     Ok(())
@@ -259,6 +287,17 @@ mod tests {
         assert_eq!(refusal(&script(0, 1, 1)).3, "task 0 does not exist: tasks.count is 2");
         accepted(&script(2, 3, 1));
         accepted(&script(1, 4, 2));
+    }
+
+    #[test]
+    fn verification_scripts_name_a_step_of_their_task_and_a_session_that_can_exist() {
+        let script = |task: u64, step: u64, session: u32| {
+            format!("[[verification.script]]\ntask = {task}\nstep = {step}\nsession = {session}\nfinding = \"flaky\"\n")
+        };
+        assert_eq!(refusal(&script(2, 4, 1)), ("verification.script", Some(0), "step", "task-02 has steps 1..=3, not 4".into()));
+        assert_eq!(refusal(&script(3, 1, 1)).3, "task 3 does not exist: tasks.count is 2");
+        assert_eq!(refusal(&script(1, 1, 6)).2, "session");
+        accepted(&script(2, 3, 5));
     }
 
     #[test]

@@ -26,4 +26,5 @@ mod seed_scripts;
 mod support;
 mod sweep;
 mod transitions;
+mod verification;
 mod watchers;
