@@ -1,5 +1,5 @@
 //! Protocol variants: one named reading per place where the seeds disagree (docs/protocol.md
-//! §3, D1–D16; D13–D16 have none yet). A variant replaces named SQL entries (files under
+//! §3, D1–D16; D15 has none yet). A variant replaces named SQL entries (files under
 //! `scenarios/variants/`) and/or changes protocol settings; `--variant NAME` or a scenario's
 //! `[protocol] variants = [...]` names it and `with_variants` applies it before a run.
 
@@ -133,6 +133,20 @@ pub const VARIANTS: &[Variant] = &[
         apply: |s| s.settings.terminal_error_message = false,
     },
     Variant {
+        name: "heartbeat-until-exit",
+        disagreement: 14,
+        summary: "a clean exit keeps its background watcher (and heartbeat) until the final write (000 \"Reference: Watcher Protocol Detail\": a watcher runs \"until terminal state\") instead of stopping every watcher first (000 \"Clean Exit Protocol\" 2)",
+        sql: None,
+        apply: |s| s.settings.watcher_until_exit = true,
+    },
+    Variant {
+        name: "exit-requested-conductor-only",
+        disagreement: 16,
+        summary: "`exit_requested` is only the conductor's own end state (004 \"Conductor States (task-00)\"): a musician does not take it as a request to exit (000 and 002 \"States the Conductor Sets\"), and the oracle rejects it on a musician's row",
+        sql: None,
+        apply: |s| s.settings.exit_request_to_musician = false,
+    },
+    Variant {
         name: "act-on-poll",
         // Not a disagreement: what the seeds imply (002 "Guard Clause Rules": the conductor
         // "detects the stale heartbeat, reviews state" before it hands over) against the
@@ -197,7 +211,8 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        for n in 1..=13u8 {
+        // D15 (replies name no request) has no variant yet: the oracle rule answer-own-request judges it.
+        for n in (1..=16u8).filter(|n| *n != 15) {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

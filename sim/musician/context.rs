@@ -136,6 +136,9 @@ impl Musician {
         };
         let reply = self.consume_conductor_messages().await?;
         let reply_text = reply.last().cloned().unwrap_or_default();
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(Some);
+        }
         match answer.as_str() {
             "review_approved" => {
                 self.scope = Scope::HandoffAfterCheckpoint;

@@ -72,6 +72,9 @@ impl Musician {
             return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
         };
         self.consume_conductor_messages().await?;
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(Some);
+        }
         match answer.as_str() {
             "fix_proposed" | "review_approved" => {}
             other => {

@@ -32,6 +32,11 @@ impl Musician {
             self.work_for(verify_ms).await?;
             self.cost(&self.scenario.context.verification_pct.clone());
             self.status("verification tests: all passing").await;
+            // A safe point (docs/protocol.md D16): no request over a row the conductor set to
+            // `exit_requested`.
+            if self.exit_requested() {
+                return self.exit_on_request().await.map(Some);
+            }
             let report = self.report();
             let (statement, message) = match review {
                 Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
@@ -59,6 +64,9 @@ impl Musician {
                 return self.clean_exit("conductor unresponsive (two pause timeouts)").await.map(Some);
             };
             self.consume_conductor_messages().await?;
+            if self.takes_exit_request(&answer).await {
+                return self.exit_on_request().await.map(Some);
+            }
             match answer.as_str() {
                 "review_approved" => {
                     let step = match review {

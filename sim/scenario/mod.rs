@@ -18,7 +18,7 @@ mod validate;
 use std::path::{Path, PathBuf};
 
 pub use self::actors::{
-    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ReviewAnswer, ScriptedAnswer, SubagentScript,
+    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ExitRequest, ReviewAnswer, ScriptedAnswer, SubagentScript,
     SubagentsSection,
 };
 pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
@@ -88,6 +88,14 @@ pub struct ProtocolSettings {
     /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
     /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
     pub terminal_error_message: bool,
+    /// #14: a clean exit stops the background watcher first (000 "Clean Exit Protocol" 2) or
+    /// keeps it, and the heartbeat, until the terminal write (000 "Reference: Watcher Protocol
+    /// Detail": a watcher runs "until terminal state").
+    pub watcher_until_exit: bool,
+    /// #16: `exit_requested` on a task row asks its session to hand off and exit (000 and 002
+    /// "States the Conductor Sets"), or is only the conductor's own end state (004 "Conductor
+    /// States (task-00)") and means nothing to a musician.
+    pub exit_request_to_musician: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -101,6 +109,8 @@ impl Default for ProtocolSettings {
             act_on_poll: false,
             relaunch_unclaimed: true,
             terminal_error_message: true,
+            watcher_until_exit: false,
+            exit_request_to_musician: true,
         }
     }
 }

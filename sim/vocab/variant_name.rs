@@ -2,7 +2,8 @@
 //! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
 //! lists equal); these are only the names, so a scenario can be checked without it.
 
-/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D12).
+/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D16),
+/// then the readings that are no disagreement.
 pub const VARIANT_NAMES: &[&str] = &[
     "guard-not-in",
     "worked-by-session-id",
@@ -18,6 +19,8 @@ pub const VARIANT_NAMES: &[&str] = &[
     "fencing",
     "escalate-over-two",
     "terminal-error-no-message",
+    "heartbeat-until-exit",
+    "exit-requested-conductor-only",
     "act-on-poll",
     "no-relaunch-unclaimed",
 ];
@@ -41,7 +44,9 @@ mod tests {
         let message = check_variant_name("Fencing").unwrap_err();
         assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
         assert!(
-            message.ends_with(", fencing, escalate-over-two, terminal-error-no-message, act-on-poll, no-relaunch-unclaimed"),
+            message.ends_with(
+                ", terminal-error-no-message, heartbeat-until-exit, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed"
+            ),
             "{message}"
         );
     }

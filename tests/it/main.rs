@@ -9,6 +9,7 @@ mod clock;
 mod determinism;
 mod escalation;
 mod examples;
+mod exit_requested;
 mod faults;
 mod fifth_failure;
 mod fuzz;
