@@ -25,7 +25,9 @@ const DEMOS: &[(&str, &str)] = &[
     ("fencing", "scenarios/faults/zombie.toml"),
     ("escalate-over-two", "scenarios/deviation-escalation.toml"),
     ("terminal-error-no-message", "scenarios/examples/fifth-failure.toml"),
+    ("heartbeat-until-exit", "scenarios/faults/slow-clean-exit.toml"),
     ("replies-cite-request", "scenarios/faults/reply-to-zombie.toml"),
+    ("exit-requested-conductor-only", "scenarios/exit-requested.toml"),
     ("act-on-poll", "scenarios/faults/random-faults.toml"),
     ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
 ];

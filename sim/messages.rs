@@ -378,6 +378,15 @@ pub fn cited_request(message: &str) -> Option<i64> {
     message.lines().next_back()?.strip_prefix(IN_REPLY_TO)?.parse().ok()
 }
 
+/// The conductor's request that a session prepare a handoff and exit (message type
+/// `handoff`; 000 and 002 "States the Conductor Sets": `exit_requested`, docs/protocol.md D16).
+pub fn exit_request(task_id: &str, why: &str) -> String {
+    format!("{EXIT_REQUEST}{task_id}: prepare handoff and exit ({why}).\n- Stop at a safe point, write temp/{task_id}-HANDOFF and your final handoff message\n- Leave the task in exit_requested: the next session claims it from there")
+}
+
+/// How an exit request's text begins.
+pub const EXIT_REQUEST: &str = "EXIT REQUESTED: ";
+
 /// The conductor's handoff message to the next session (message type `handoff`).
 pub fn conductor_handoff(task_id: &str, previous_session: u32, why: &str) -> String {
     format!("HANDOFF: {task_id} session S{previous_session} {why}. Resumption instructions:\n- Read temp/{task_id}-HANDOFF if present, and temp/{task_id}-status\n- Re-run verification from the last checkpoint\n- Then continue from the pending work")

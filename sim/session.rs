@@ -13,6 +13,9 @@ pub enum WatcherReport {
     Messages(Vec<i64>),
     /// The background watcher reached its iteration cap (004: 500) and must be relaunched.
     IterationsExhausted,
+    /// The background watcher found the task `exit_requested`: the conductor asks the session
+    /// to prepare a handoff and exit (docs/protocol.md D16).
+    ExitRequested,
 }
 
 #[derive(Debug, Default)]
@@ -25,6 +28,9 @@ pub struct SessionMemory {
     pub inbox: Vec<WatcherReport>,
     /// How the last pause watcher ended.
     pub pause_outcome: Option<PauseOutcome>,
+    /// The conductor asked this session to exit (docs/protocol.md D16), as a watcher or the
+    /// musician found it; a watcher reports it once.
+    pub exit_requested: bool,
 }
 
 /// How a pause watcher ended (000 "Pause Watcher (During Conductor Wait)").

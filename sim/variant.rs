@@ -1,5 +1,5 @@
 //! Protocol variants: one named reading per place where the seeds disagree (docs/protocol.md
-//! §3, D1–D16; D14 and D16 have none yet), then readings the seeds imply or leave open
+//! §3, D1–D16, each has one), then readings the seeds imply or leave open
 //! (disagreement 0). A variant replaces named SQL entries (files under `scenarios/variants/`)
 //! and/or changes protocol settings; `--variant NAME` or a scenario's `[protocol] variants =
 //! [...]` names it and `with_variants` applies it before a run.
@@ -134,11 +134,25 @@ pub const VARIANTS: &[Variant] = &[
         apply: |s| s.settings.terminal_error_message = false,
     },
     Variant {
+        name: "heartbeat-until-exit",
+        disagreement: 14,
+        summary: "a clean exit keeps its background watcher (and heartbeat) until the final write (000 \"Reference: Watcher Protocol Detail\": a watcher runs \"until terminal state\") instead of stopping every watcher first (000 \"Clean Exit Protocol\" 2)",
+        sql: None,
+        apply: |s| s.settings.watcher_until_exit = true,
+    },
+    Variant {
         name: "replies-cite-request",
         disagreement: 15,
         summary: "every conductor answer ends `In reply to: #<request id>`; a musician acts only on a reply to its own request, and a hand-over closes the replaced session's requests",
         sql: None,
         apply: |s| s.settings.replies_cite_request = true,
+    },
+    Variant {
+        name: "exit-requested-conductor-only",
+        disagreement: 16,
+        summary: "`exit_requested` is only the conductor's own end state (004 \"Conductor States (task-00)\"): a musician does not take it as a request to exit (000 and 002 \"States the Conductor Sets\"), and the oracle rejects it on a musician's row",
+        sql: None,
+        apply: |s| s.settings.exit_request_to_musician = false,
     },
     Variant {
         name: "act-on-poll",
@@ -205,8 +219,7 @@ mod tests {
 
     #[test]
     fn every_disagreement_of_protocol_md_has_a_variant_and_their_sql_parses() {
-        // D14 and D16 have no variant yet (docs/protocol.md §3).
-        for n in (1..=13u8).chain([15]) {
+        for n in 1..=16u8 {
             assert!(VARIANTS.iter().any(|v| v.disagreement == n), "disagreement {n} has no variant");
         }
         let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();

@@ -19,7 +19,8 @@ use crate::world::{FailureKind, SqlFailure};
 const PAUSE_POLLS_MAX: u64 = 100_000;
 
 /// 000 "Background Watcher (During Active Work)": poll for new conductor messages by id,
-/// refresh the heartbeat, sleep; exit on a message. 004 caps it at 500 iterations.
+/// refresh the heartbeat, sleep; exit on a message, or on `exit_requested` (D16). 004 caps it
+/// at 500 iterations.
 pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, last_processed_message_id: i64) {
     let task_id = ctx.meta().task_id.clone();
     let result: Result<(), SqlFailure> = async {
@@ -46,7 +47,17 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                 memory.borrow_mut().inbox.push(WatcherReport::Messages(ids));
                 return Ok(());
             }
-            refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
+            let state = refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
+            if state == "exit_requested" && scenario.settings.exit_request_to_musician && !memory.borrow().exit_requested {
+                // docs/protocol.md D16: a state the conductor sets to stop the session (004
+                // "Background Monitoring Subagent Template": exit when the "State changes from
+                // 'working' (indicates conductor intervention)"). Other states do not end it.
+                ctx.note("watcher_exit", "state changed to exit_requested");
+                let mut memory = memory.borrow_mut();
+                memory.exit_requested = true;
+                memory.inbox.push(WatcherReport::ExitRequested);
+                return Ok(());
+            }
             ctx.sleep(scenario.timing.background_poll_ms).await;
         }
         ctx.note("watcher_exit", "iterations exhausted");
@@ -102,12 +113,13 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     }
 }
 
-async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<(), SqlFailure> {
+/// Reads the task row, refreshes an old heartbeat, and returns the state it read.
+async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<String, SqlFailure> {
     let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
     if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
         refresh(ctx, task_id).await?;
     }
-    Ok(())
+    Ok(row.text(0, 0).unwrap_or("").to_string())
 }
 
 async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {

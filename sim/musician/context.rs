@@ -135,6 +135,9 @@ impl Musician {
             Ok(answer) => (answer.state, answer.reply),
             Err(end) => return Ok(Some(end)),
         };
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(Some);
+        }
         match answer.as_str() {
             "review_approved" => {
                 self.scope = Scope::HandoffAfterCheckpoint;

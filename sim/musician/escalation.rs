@@ -79,6 +79,9 @@ impl Musician {
             Ok(answer) => answer.state,
             Err(end) => return Ok(Some(end)),
         };
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(Some);
+        }
         match answer.as_str() {
             "fix_proposed" | "review_approved" => {}
             other => {

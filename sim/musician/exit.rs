@@ -34,15 +34,36 @@ impl Musician {
         self.stop_hook().await
     }
 
+    /// Whether the conductor asked this session to exit (docs/protocol.md D16).
+    pub(super) fn exit_requested(&self) -> bool {
+        self.memory.borrow().exit_requested
+    }
+
+    /// A pause answered with `exit_requested`: under 000 and 002's reading ("Conductor requests
+    /// musician to prepare handoff and exit", "States the Conductor Sets") the session takes it
+    /// as the request; under 004's (`exit-requested-conductor-only`) it is no answer it knows.
+    pub(super) async fn takes_exit_request(&mut self, answer: &str) -> bool {
+        if answer != "exit_requested" || !self.scenario.settings.exit_request_to_musician {
+            return false;
+        }
+        self.memory.borrow_mut().exit_requested = true;
+        self.status("conductor set exit_requested: preparing handoff now").await;
+        true
+    }
+
+    /// The clean exit the conductor asked for, from the safe point the session has reached.
+    pub(super) async fn exit_on_request(&mut self) -> Result<End, SqlFailure> {
+        self.clean_exit("the conductor requested exit (exit_requested)").await
+    }
+
     /// 000 "Clean Exit Protocol": stop watchers, HANDOFF, report, final status line, the
     /// `handoff` message, then `exited` as the absolute last write. Each of the HANDOFF, the
     /// report and the final message costs a message's context (000 Example: Clean Exit &
     /// Handoff, "Context progression": 69 % → 70 → 71 → 72 "after state update").
+    /// Asked to exit (docs/protocol.md D16), the session writes no state: the final message is
+    /// its last write and the row stays `exit_requested` for the successor's claim.
     pub(super) async fn clean_exit(&mut self, reason: &str) -> Result<End, SqlFailure> {
-        self.stop_background_watcher();
-        let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
-        self.ctx.sleep(write_ms).await;
-        self.status("clean exit: all subagents and watchers stopped").await;
+        self.write_handoff_with_or_without_watcher().await?;
         let plan = self.launch.plan.clone();
         self.cost(&self.scenario.context.message_pct.clone());
         let timestamp = self.ctx.now_utc();
@@ -107,21 +128,56 @@ impl Musician {
             proposals: &self.proposals,
             key_outputs: &key_outputs,
         });
+        // Under heartbeat-until-exit the watcher has kept the heartbeat up to here.
+        self.stop_background_watcher();
         self.ctx
             .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        self.owned_write(Stmt::MarkExited, vec![]).await?;
+        if !self.exit_requested() {
+            self.owned_write(Stmt::MarkExited, vec![]).await?;
+        }
         self.stop_hook().await?;
         Ok(End::CleanExit)
     }
 
+    /// The time spent writing the HANDOFF and the report. 000 "Clean Exit Protocol" 1-2: every
+    /// subagent and watcher stopped first, so nothing refreshes the heartbeat meanwhile
+    /// (docs/protocol.md D14, C24). Under `heartbeat-until-exit` the background watcher runs
+    /// on, relaunched if it exits, until the final message (000 "Reference: Watcher Protocol
+    /// Detail": "A watcher must always be running while the task is active … until terminal
+    /// state").
+    async fn write_handoff_with_or_without_watcher(&mut self) -> Result<(), SqlFailure> {
+        if !self.scenario.settings.watcher_until_exit {
+            self.stop_background_watcher();
+            let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
+            self.ctx.sleep(write_ms).await;
+            self.status("clean exit: all subagents and watchers stopped").await;
+            return Ok(());
+        }
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
+        let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
+        self.work_for(write_ms).await?;
+        self.status("clean exit: all subagents stopped, the background watcher kept until the final write").await;
+        Ok(())
+    }
+
     /// 004 "Hook System": the session may end only when its row is `complete` or `exited`;
-    /// otherwise the hook injects its fallback prompt and asks again, at most 500 times.
+    /// otherwise the hook injects its fallback prompt and asks again, at most 500 times. A
+    /// session no row names has no hook.
     pub(super) async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 500;
         for iteration in 1..=ITERATIONS_MAX {
             let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
             let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
+            // 004 "Hook System": the hook "activates automatically when a session's
+            // CLAUDE_SESSION_ID is found in orchestration_tasks.session_id"; once a successor's
+            // claim names another session (after an exit on request, D16), it lets this one go.
+            if states.is_empty() {
+                self.ctx.note("stop_hook", format!("iteration {iteration}: no row names this session, exit allowed"));
+                return Ok(());
+            }
             if states.iter().any(|s| *s == "complete" || *s == "exited") {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
                 return Ok(());

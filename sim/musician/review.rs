@@ -48,6 +48,11 @@ impl Musician {
             if let Some(end) = self.verify_checkpoint(review_step(review, self.launch.plan.steps), attempt == 1).await? {
                 return Ok(Some(end));
             }
+            // A safe point (docs/protocol.md D16): no request over a row the conductor set to
+            // `exit_requested`.
+            if self.exit_requested() {
+                return self.exit_on_request().await.map(Some);
+            }
             let report = self.report();
             let (statement, message) = match review {
                 Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
@@ -76,6 +81,9 @@ impl Musician {
                 Ok(answer) => answer.state,
                 Err(end) => return Ok(Some(end)),
             };
+            if self.takes_exit_request(&answer).await {
+                return self.exit_on_request().await.map(Some);
+            }
             match answer.as_str() {
                 "review_approved" => {
                     let step = review_step(review, self.launch.plan.steps);
@@ -222,7 +230,10 @@ impl Musician {
     /// `replies-cite-request` only a reply to one of its own requests answers it.
     async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
         let read = self.consume_conductor_messages().await?;
-        if !self.scenario.settings.replies_cite_request {
+        // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
+        // addressed to whichever session holds the row, so it needs no citation (D15).
+        let exit_request = state == "exit_requested" && self.scenario.settings.exit_request_to_musician;
+        if !self.scenario.settings.replies_cite_request || exit_request {
             return Ok(Waited::Answer(Answer { state, reply: read.last().cloned().unwrap_or_default() }));
         }
         Ok(match self.own_reply(&read).await? {

@@ -21,6 +21,9 @@ pub(super) enum SubagentEnd {
     Finished { heads_up: bool },
     /// An urgent emergency killed it.
     Killed,
+    /// The conductor asked the session to exit (docs/protocol.md D16): it was stopped, as the
+    /// clean exit stops every subagent (000 "Clean Exit Protocol" 1).
+    Stopped,
 }
 
 /// What the conductor's messages read after a watcher exit ask of the musician.
@@ -28,6 +31,7 @@ pub(super) enum SubagentEnd {
 pub(super) struct WatcherNews {
     pub urgent: bool,
     pub heads_up: bool,
+    pub exit_requested: bool,
 }
 
 impl Musician {
@@ -42,6 +46,10 @@ impl Musician {
             while self.next.agent <= plan.agents_in(step) {
                 if self.scope == Scope::Limited(0) {
                     break;
+                }
+                // Between two agents: a safe point to stop at (docs/protocol.md D16).
+                if self.exit_requested() {
+                    return self.exit_on_request().await;
                 }
                 match self.run_agent(self.next).await? {
                     AgentOutcome::Redo => continue,
@@ -129,6 +137,7 @@ impl Musician {
             self.status(&format!("{label} launched")).await;
             match self.wait_for_subagent(&label).await? {
                 SubagentEnd::Killed => return Ok(AgentOutcome::Redo),
+                SubagentEnd::Stopped => return self.exit_on_request().await.map(AgentOutcome::End),
                 SubagentEnd::Finished { heads_up: true } => {
                     // 000 "Emergency Messages": "Wait for current subagent to finish
                     // (informational: 'heads up about future step')", then act on it.
@@ -206,6 +215,13 @@ impl Musician {
             self.background = None;
             let news = self.handle_watcher_reports(true).await?;
             heads_up |= news.heads_up;
+            if news.exit_requested {
+                // 000 "Clean Exit Protocol" 1: "Exit all active subagents"; the agent is not
+                // done, so the HANDOFF continues from it.
+                self.ctx.kill(subagent);
+                self.status(&format!("{label} stopped: the conductor asked for exit")).await;
+                return Ok(SubagentEnd::Stopped);
+            }
             if news.urgent {
                 self.ctx.kill(subagent);
                 self.status(&format!("{label} stopped: urgent emergency, relaunching")).await;
@@ -332,6 +348,14 @@ impl Musician {
                     }
                 }
                 WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
+                WatcherReport::ExitRequested => {
+                    // "The musician then reads the new state and latest message from the
+                    // database" (000 "Pause Watcher"): the request's message, if the watcher
+                    // found the state first.
+                    self.consume_conductor_messages().await?;
+                    news.exit_requested = true;
+                    self.status("conductor set exit_requested: preparing handoff at the next safe point").await;
+                }
             }
         }
         Ok(news)
@@ -413,6 +437,9 @@ impl Musician {
             Ok(answer) => answer.state,
             Err(end) => return Ok(ErrorAnswer::End(end)),
         };
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(ErrorAnswer::End);
+        }
         if answer != "fix_proposed" && answer != "review_approved" {
             self.status(&format!("conductor {answer} after error: prepare handoff")).await;
             return self.clean_exit("error escalated, conductor requested handoff").await.map(ErrorAnswer::End);
@@ -423,6 +450,9 @@ impl Musician {
         self.start_background_watcher();
         let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
         self.work_for(rework_ms).await?;
+        if self.exit_requested() {
+            return self.exit_on_request().await.map(ErrorAnswer::End);
+        }
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         Ok(ErrorAnswer::Fixed)

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
 
-use super::truth::{begins_hand_over, is_terminal_write, touched_row, StaleTruth, Truth};
+use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, StaleTruth, Truth};
 use super::Seen;
 
 /// Measurements for the timing budgets, in ms (heartbeat age in s).
@@ -53,7 +53,8 @@ pub struct Meter {
     /// Per task: when the conductor answered a review, and the session it answered, awaiting
     /// that session's next write.
     answered: BTreeMap<String, (i64, String)>,
-    /// Per task: when it became `exited`, awaiting the successor's claim.
+    /// Per task: when it became `exited` (or its session left it on request), awaiting the
+    /// successor's claim.
     exited_at: BTreeMap<String, i64>,
     /// Per task: a staleness declaration awaiting its hand-over (session, when declared).
     declared: BTreeMap<String, (String, i64)>,
@@ -90,7 +91,7 @@ impl Meter {
                 self.on_hand_over(&f, truth);
                 self.on_conductor_write(&f);
             }
-            Seen::Sql(f) => self.on_musician_write(&f),
+            Seen::Sql(f) => self.on_musician_write(&f, truth),
         }
     }
 
@@ -134,7 +135,11 @@ impl Meter {
         }
     }
 
-    fn on_musician_write(&mut self, f: &super::SqlFact) {
+    fn on_musician_write(&mut self, f: &super::SqlFact, truth: &Truth) {
+        // An exit on request (docs/protocol.md D16) ends with a message, the row left as it is.
+        if truth.exit_request_to_musician && leaves_on_request(f) {
+            self.exited_at.insert(f.task_id.to_string(), f.t_ms);
+        }
         let Some((before, after)) = touched_row(f) else { return };
         if f.statement == crate::vocab::Stmt::ClaimTask {
             if let Some(at) = self.exited_at.remove(f.task_id) {

@@ -82,7 +82,12 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(settings: ProtocolSettings) -> Checker {
-        Checker { truth: Truth::default(), rules: rules::all(&settings), meter: meter::Meter::default(), findings: Findings::default() }
+        Checker {
+            truth: Truth::new(settings.exit_request_to_musician),
+            rules: rules::all(&settings),
+            meter: meter::Meter::default(),
+            findings: Findings::default(),
+        }
     }
 
     /// Consumes one event of the run's stream: every rule judges it against the truth as it

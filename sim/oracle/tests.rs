@@ -15,8 +15,8 @@ fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnap
 }
 
 impl Run {
-    fn new() -> Run {
-        Run { checker: Checker::new(ProtocolSettings::default()) }
+    fn with(settings: ProtocolSettings) -> Run {
+        Run { checker: Checker::new(settings) }
     }
 
     fn event(&mut self, t_ms: i64, actor: &str, session: &str, kind: EventKind) -> &mut Run {
@@ -79,6 +79,41 @@ impl Run {
         self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
     }
 
+    /// The final `handoff` message of S1, asked to exit: task-01's row is `exit_requested`
+    /// and names S1 (docs/protocol.md D16).
+    fn final_message_on_request(&mut self, t_ms: i64) -> &mut Run {
+        let sql = SqlEvent {
+            stmt: Stmt::SendHandoff,
+            task_id: "task-01".into(),
+            result: SqlResult::Rows(1),
+            rows_affected: 1,
+            before: row("exit_requested", S1, 0, 30.0),
+            after: row("exit_requested", S1, 0, 30.0),
+            message: Some((9, "task-01".into(), "handoff".into())),
+            polled: Vec::new(),
+            params_text: String::new(),
+        };
+        self.event(t_ms, "task-01.S1", S1, EventKind::Sql(Box::new(sql)))
+    }
+
+    /// The conductor asks S1 to exit: `working → exit_requested` on task-01.
+    fn exit_request(&mut self, t_ms: i64) -> &mut Run {
+        self.write(
+            t_ms,
+            "conductor",
+            "conductor-session",
+            Stmt::SetTaskState,
+            "task-01",
+            row("working", S1, 0, 10.0),
+            row("exit_requested", S1, 0, 0.0),
+        )
+    }
+
+    /// S2, launched at 30 s, claims task-01 from `exit_requested` at `t_ms`.
+    fn successor_claims_from_exit_requested(&mut self, t_ms: i64) -> &mut Run {
+        self.launch(30_000, "task-01", "S2", S2).claim(t_ms, "task-01.S2", S2, "exit_requested", S1)
+    }
+
     fn poll(&mut self, t_ms: i64, polled: &[(&str, &str, f64)]) -> &mut Run {
         let sql = SqlEvent {
             stmt: Stmt::PollTasks,
@@ -123,7 +158,11 @@ const S2: &str = "bbbbbbbb-2222";
 
 /// task-01: S1 launched and working.
 fn s1_working() -> Run {
-    let mut run = Run::new();
+    s1_working_with(ProtocolSettings::default())
+}
+
+fn s1_working_with(settings: ProtocolSettings) -> Run {
+    let mut run = Run::with(settings);
     run.launch(1_000, "task-01", "S1", S1).claim(2_000, "task-01.S1", S1, "watching", "");
     run
 }
@@ -187,6 +226,69 @@ fn allowed_transitions_the_conductor_reopens_a_complete_task() {
     );
     let v = run.the(RuleId::AllowedTransitions);
     assert!(v.explanation.contains("a terminal state, which \"cannot transition back\""), "{}", v.explanation);
+}
+
+/// docs/protocol.md D16 read as 004 does (`exit-requested-conductor-only`).
+fn conductor_only() -> ProtocolSettings {
+    ProtocolSettings { exit_request_to_musician: false, ..ProtocolSettings::default() }
+}
+
+#[test]
+fn allowed_transitions_under_004s_reading_the_conductor_sets_exit_requested_on_a_task() {
+    let mut run = s1_working_with(conductor_only());
+    run.exit_request(9_000);
+    let v = run.the(RuleId::AllowedTransitions);
+    assert!(v.explanation.contains("from `working` to `exit_requested`"), "{}", v.explanation);
+    assert!(v.explanation.contains("the conductor's own end state (004 \"Conductor States (task-00)\")"), "{}", v.explanation);
+}
+
+#[test]
+fn allowed_transitions_near_miss_the_conductor_asks_a_session_to_exit_and_its_successor_claims() {
+    let mut run = s1_working();
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.successor_claims_from_exit_requested(40_000);
+    run.none(RuleId::AllowedTransitions);
+}
+
+#[test]
+fn one_live_session_a_claim_before_the_session_asked_to_exit_has_left() {
+    let mut run = s1_working();
+    run.exit_request(9_000);
+    run.successor_claims_from_exit_requested(40_000);
+    let v = run.the(RuleId::OneLiveSessionPerTask);
+    assert!(v.explanation.contains("while session S1 (aaaaaaaa…)"), "{}", v.explanation);
+}
+
+#[test]
+fn one_live_session_near_miss_a_claim_after_the_final_message_of_an_exit_on_request() {
+    let mut run = s1_working();
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.successor_claims_from_exit_requested(40_000);
+    run.none(RuleId::OneLiveSessionPerTask);
+    // Under 004's reading the message ends nothing: the session is still to make its
+    // terminal write.
+    let mut run = s1_working_with(conductor_only());
+    run.final_message_on_request(20_000);
+    run.successor_claims_from_exit_requested(40_000);
+    run.the(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn nothing_after_terminal_a_write_after_the_final_message_of_an_exit_on_request() {
+    let mut run = s1_working();
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.write(25_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("exit_requested", S1, 0, 5.0), row("exited", S1, 0, 0.0));
+    let v = run.the(RuleId::NothingAfterTerminal);
+    assert!(v.explanation.contains("ran `mark_exited` after session S1"), "{}", v.explanation);
+    assert!(v.explanation.contains("terminal write at t=20000 ms"), "{}", v.explanation);
+}
+
+#[test]
+fn exit_to_claim_counts_from_the_final_message_of_an_exit_on_request() {
+    let mut run = s1_working();
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.successor_claims_from_exit_requested(45_000);
+    assert_eq!(run.checker.measured().exit_to_claim_ms, [25_000]);
 }
 
 #[test]

@@ -23,7 +23,8 @@ pub struct SessionTruth {
     pub watcher_died: bool,
     /// Its main actor ended normally.
     pub ended_ms: Option<i64>,
-    /// Its terminal write (`complete` or `exited`) succeeded.
+    /// Its terminal write (`complete` or `exited`, or the final message of an exit on
+    /// request: `Truth::ends_session`) succeeded.
     pub terminal_ms: Option<i64>,
     pub last_write: Option<(i64, Stmt)>,
 }
@@ -80,9 +81,22 @@ pub struct Truth {
     pub completed_by: BTreeMap<String, String>,
     /// Per task: the requester the conductor's next message answers.
     answering: BTreeMap<String, String>,
+    /// docs/protocol.md D16 read as 000 and 002 do: a session asked to exit ends with its
+    /// final message (`leaves_on_request`), not with a state.
+    pub exit_request_to_musician: bool,
 }
 
 impl Truth {
+    pub fn new(exit_request_to_musician: bool) -> Truth {
+        Truth { exit_request_to_musician, ..Truth::default() }
+    }
+
+    /// The write that ends a session: its terminal write (`is_terminal_write`), or, asked to
+    /// exit under D16's default reading, its final message (`leaves_on_request`).
+    pub fn ends_session(&self, f: &SqlFact) -> bool {
+        is_terminal_write(f) || (self.exit_request_to_musician && leaves_on_request(f))
+    }
+
     /// "S2 (3f2a81c0…) of task-03 (launched at t=…, hung …, crashed …, last wrote …)".
     pub fn describe(&self, session_id: &str) -> String {
         let short = &session_id[..session_id.len().min(8)];
@@ -202,7 +216,7 @@ impl Truth {
                 self.completed_by.insert(f.task_id.to_string(), f.session_id.to_string());
             }
         }
-        let terminal = is_terminal_write(f);
+        let terminal = self.ends_session(f);
         if let Some(s) = self.sessions.get_mut(f.session_id) {
             s.last_write = Some((f.t_ms, f.statement));
             if terminal {
@@ -222,6 +236,15 @@ pub fn is_terminal_write(f: &SqlFact) -> bool {
     }
     let to_terminal = matches!(after.state.as_str(), "complete" | "exited");
     to_terminal && (before.state != after.state || matches!(f.statement, Stmt::MarkComplete | Stmt::MarkExited))
+}
+
+/// docs/protocol.md D16, the default reading: a session asked to exit leaves the row it owns in
+/// `exit_requested` (002 "Valid State Transitions" has no way out of it, and 002 "Guard Clause
+/// Rules" lets the successor claim from it), so its final `handoff` message (000 "Clean Exit
+/// Protocol" 6), sent while that row is `exit_requested`, is its last write.
+pub fn leaves_on_request(f: &SqlFact) -> bool {
+    let (Some((_, _, kind)), Some(after)) = (f.message, f.after) else { return false };
+    !f.actor.is_conductor() && kind == "handoff" && after.state == "exit_requested" && after.session_id == f.session_id
 }
 
 /// A conductor write that begins handing a task over: its `handoff` message, or (with no

@@ -33,6 +33,9 @@ pub struct ConductorSection {
     pub answers: Vec<ScriptedAnswer>,
     /// Emergency messages the conductor sends (000 "Emergency Messages").
     pub emergencies: Vec<Emergency>,
+    /// Scripted requests that a task's session prepare a handoff and exit (000 and 002
+    /// "States the Conductor Sets": `exit_requested`; docs/protocol.md D16).
+    pub exit_requests: Vec<ExitRequest>,
 }
 
 impl Default for ConductorSection {
@@ -47,6 +50,7 @@ impl Default for ConductorSection {
             sessions_per_task_max: 5,
             answers: Vec::new(),
             emergencies: Vec::new(),
+            exit_requests: Vec::new(),
         }
     }
 }
@@ -61,6 +65,10 @@ pub enum ContextReply {
     Fix,
     /// `review_failed`: do not proceed, hand off now.
     Handoff,
+    /// `exit_requested`: "Conductor requests musician to prepare handoff and exit" (000 and
+    /// 002 "States the Conductor Sets"), the fourth answer the simulator's conductor can give
+    /// (docs/protocol.md D16, C17).
+    ExitRequest,
 }
 
 /// A review answer the conductor gives regardless of its odds.
@@ -115,6 +123,17 @@ impl Emergency {
             (None, false) => EmergencyKind::Informational,
         }
     }
+}
+
+/// A request, sent at the conductor's first poll at or after `at_ms` that finds the task's
+/// row `working`, `needs_review` or `error`, that its session prepare a handoff and exit:
+/// a `handoff` message, then the state `exit_requested` (message first, as every answer).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitRequest {
+    #[serde(deserialize_with = "non_negative_i64")]
+    pub at_ms: i64,
+    pub task: u64,
 }
 
 /// 000 "Emergency Messages": the musician "judges urgency based on the message content".

@@ -19,7 +19,7 @@ mod verification;
 use std::path::{Path, PathBuf};
 
 pub use self::actors::{
-    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ReviewAnswer, ScriptedAnswer, SubagentScript,
+    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ExitRequest, ReviewAnswer, ScriptedAnswer, SubagentScript,
     SubagentsSection,
 };
 pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
@@ -91,10 +91,18 @@ pub struct ProtocolSettings {
     /// #13: the 5th failure's terminal `exited` follows a final message (000 "Terminal Write
     /// Atomicity") or is written alone (004 "Terminal Failure (5th retry)").
     pub terminal_error_message: bool,
+    /// #14: a clean exit stops the background watcher first (000 "Clean Exit Protocol" 2) or
+    /// keeps it, and the heartbeat, until the terminal write (000 "Reference: Watcher Protocol
+    /// Detail": a watcher runs "until terminal state").
+    pub watcher_until_exit: bool,
     /// #15: every conductor answer names the request it replies to (`In reply to: #<id>`), a
     /// musician acts only on a reply to one of its own requests, and the conductor answers
     /// per request (variant `replies-cite-request`; the seeds' replies name none).
     pub replies_cite_request: bool,
+    /// #16: `exit_requested` on a task row asks its session to hand off and exit (000 and 002
+    /// "States the Conductor Sets"), or is only the conductor's own end state (004 "Conductor
+    /// States (task-00)") and means nothing to a musician.
+    pub exit_request_to_musician: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -108,7 +116,9 @@ impl Default for ProtocolSettings {
             act_on_poll: false,
             relaunch_unclaimed: true,
             terminal_error_message: true,
+            watcher_until_exit: false,
             replies_cite_request: false,
+            exit_request_to_musician: true,
         }
     }
 }

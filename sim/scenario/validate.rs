@@ -19,6 +19,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     let count = raw.tasks.count;
     conductor_answers(&raw.conductor, count)?;
     emergencies(&raw.conductor, count)?;
+    exit_requests(&raw.conductor, count)?;
     subagent_scripts(&raw.subagents, plans, count)?;
     verification_scripts(&raw.verification, plans, count, raw.conductor.sessions_per_task_max)?;
     context_thresholds(&raw.context)?;
@@ -47,6 +48,16 @@ fn conductor_answers(conductor: &ConductorSection, count: u64) -> Checked {
         }
         if answer.review == 0 {
             return Err(Problem::in_entry("conductor.answers", index, "review", "reviews are counted from 1".to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// `[[conductor.exit_requests]]` ask an existing task's session to exit.
+fn exit_requests(conductor: &ConductorSection, count: u64) -> Checked {
+    for (index, request) in conductor.exit_requests.iter().enumerate() {
+        if !names_a_task(request.task, count) {
+            return Err(Problem::in_entry("conductor.exit_requests", index, "task", no_such_task(request.task, count)));
         }
     }
     Ok(())
@@ -277,6 +288,12 @@ mod tests {
     fn emergencies_name_an_existing_task() {
         assert_eq!(refusal("[[conductor.emergencies]]\nat_ms = 0\ntask = 0\n").2, "task");
         accepted("[[conductor.emergencies]]\nat_ms = 0\ntask = 2\n");
+    }
+
+    #[test]
+    fn exit_requests_name_an_existing_task() {
+        assert_eq!(refusal("[[conductor.exit_requests]]\nat_ms = 0\ntask = 3\n").2, "task");
+        accepted("[[conductor.exit_requests]]\nat_ms = 0\ntask = 2\n");
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
 //! lists equal); these are only the names, so a scenario can be checked without it.
 
-/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D15),
-/// then the readings that are not disagreements (`act-on-poll`, `no-relaunch-unclaimed`).
+/// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D16),
+/// then the readings that are no disagreement.
 pub const VARIANT_NAMES: &[&str] = &[
     "guard-not-in",
     "worked-by-session-id",
@@ -19,7 +19,9 @@ pub const VARIANT_NAMES: &[&str] = &[
     "fencing",
     "escalate-over-two",
     "terminal-error-no-message",
+    "heartbeat-until-exit",
     "replies-cite-request",
+    "exit-requested-conductor-only",
     "act-on-poll",
     "no-relaunch-unclaimed",
 ];
@@ -44,7 +46,7 @@ mod tests {
         assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
         assert!(
             message.ends_with(
-                ", fencing, escalate-over-two, terminal-error-no-message, replies-cite-request, act-on-poll, no-relaunch-unclaimed"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed"
             ),
             "{message}"
         );

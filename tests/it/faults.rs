@@ -253,3 +253,41 @@ fn sessions_lost_before_their_claim_or_while_awaiting_a_fix_are_replaced_unless_
     assert_eq!(seeds_only.verdict.headline(), "FAIL: liveness", "{}", seeds_only.render());
     assert_eq!(seeds_only.tasks_complete, 0);
 }
+
+#[test]
+fn a_slow_clean_exit_is_handed_over_alive_unless_its_watcher_runs_until_the_exit() {
+    // docs/protocol.md D14. 000 "Clean Exit Protocol": the watchers stop first, and S1's
+    // heartbeat, ~470 s old when its exit starts, passes 540 s while it writes its HANDOFF.
+    let (dir, plain) = run_with("slow-clean-exit", &[], None);
+    assert!(plain.verdict.passed(), "exactly the expected violations\n{}", plain.render());
+    let mut rules = plain.verdict.rules();
+    rules.sort();
+    assert_eq!(rules, ["allowed-transitions", "budget", "liveness", "messages-seen-once", "no-false-stale"]);
+    assert_eq!(plain.tasks_complete, 0);
+    let rows = trace(dir.path());
+    let s1 = session("task-01.S1");
+    let exit_starts = rows.iter().find(|r| r.place() == Some(s1) && r.detail.starts_with("context check before step 1 agent 2 launch"));
+    let stale = rows.iter().find(|r| r.event == "stale_detected").expect("the conductor declares S1 stale");
+    let exited = rows.iter().find(|r| r.stmt == Some(Stmt::MarkExited)).expect("S1 writes exited");
+    assert!(exit_starts.unwrap().t_ms < stale.t_ms && stale.t_ms < exited.t_ms, "handed over during the exit");
+    assert_eq!(exited.place(), Some(s1));
+    let handed = rows.iter().rfind(|r| r.stmt == Some(Stmt::SetTaskState) && r.t_ms < exited.t_ms).unwrap();
+    assert_eq!(handed.state_after, Some(TaskState::FixProposed), "S1's exited lands on the hand-over");
+    let claim = rows.iter().find(|r| r.actor == Some(actor("task-01.S2")) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
+    assert_eq!((claim.rows.as_str(), claim.state_after), ("0", Some(TaskState::Exited)), "the guard blocks S2");
+    assert!(rows.iter().any(|r| r.actor == Some(actor("task-01.S2")) && r.stmt == Some(Stmt::InsertFallbackRow)));
+
+    // heartbeat-until-exit: the watcher refreshes the heartbeat while S1 writes its HANDOFF.
+    let (dir, kept) = run_with("slow-clean-exit", &["heartbeat-until-exit"], None);
+    assert!(kept.verdict.violations.is_empty(), "{}", kept.render());
+    assert_eq!(kept.tasks_complete, kept.tasks_total);
+    let rows = trace(dir.path());
+    assert!(!rows.iter().any(|r| r.event == "stale_detected"), "no hand-over of a live session");
+    let exited = rows.iter().find(|r| r.stmt == Some(Stmt::MarkExited)).unwrap();
+    let refreshed = rows.iter().rfind(|r| r.place() == Some(s1) && r.stmt == Some(Stmt::Heartbeat) && r.t_ms < exited.t_ms);
+    let exit_starts =
+        rows.iter().find(|r| r.place() == Some(s1) && r.detail.starts_with("context check before step 1 agent 2 launch")).unwrap();
+    assert!(refreshed.is_some_and(|r| r.t_ms > exit_starts.t_ms), "a watcher beats during the exit: {refreshed:?}");
+    let claim = rows.iter().find(|r| r.actor == Some(actor("task-01.S2")) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
+    assert_eq!(claim.rows, "1");
+}

@@ -10,6 +10,7 @@ mod compare;
 mod determinism;
 mod escalation;
 mod examples;
+mod exit_requested;
 mod faults;
 mod fifth_failure;
 mod fuzz;

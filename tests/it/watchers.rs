@@ -5,12 +5,13 @@
 //! session's claim and its terminal write no stretch longer than two background polls has
 //! neither a background nor a pause watcher alive. The one exception is the exit itself: 000
 //! Clean Exit Protocol step 2 stops the watchers before the HANDOFF, the report and the final
-//! message (PROTOCOL.md disagreement 14), and a completion ends the same way.
+//! message (PROTOCOL.md disagreement 14), and a completion ends the same way. A session asked
+//! to exit ends with its final message (docs/protocol.md D16).
 
 use std::collections::BTreeMap;
 
 use rehearsal::trace_reader::TraceRecord;
-use rehearsal::vocab::{ActorName, SessionPlace, Stmt};
+use rehearsal::vocab::{ActorName, SessionPlace, Stmt, TaskState};
 
 use crate::support::{fault_free_scenarios, on_two_threads, rehearsal, run_into, session, stdout, trace};
 
@@ -51,6 +52,11 @@ fn watcherless_stretches(rows: &[TraceRecord]) -> BTreeMap<SessionPlace, (i64, i
                 if matches!(row.stmt, Some(Stmt::MarkComplete | Stmt::MarkExited)) && row.rows == "1" {
                     terminal.entry(place).or_insert(row.t_ms);
                 }
+                // Asked to exit, a session leaves the row `exit_requested`: its final message
+                // is its last write (docs/protocol.md D16).
+                if row.stmt == Some(Stmt::SendHandoff) && row.state_after == Some(TaskState::ExitRequested) {
+                    terminal.entry(place).or_insert(row.t_ms);
+                }
                 if is_end(row) {
                     ended.insert(place, row.t_ms);
                 }
@@ -75,11 +81,12 @@ fn watcherless_stretches(rows: &[TraceRecord]) -> BTreeMap<SessionPlace, (i64, i
         alive.sort();
         let last_watcher_end = alive.iter().map(|(_, to)| *to).filter(|to| *to <= end_ms).max();
         // The exit phase: from the last watcher's end to the terminal write, if the session did
-        // nothing in it but the exit (no subagent, no other statement).
+        // nothing in it but the exit (no subagent but the one it stops, 000 Clean Exit Protocol
+        // 1; no other statement).
         let exit_from = last_watcher_end.filter(|from| {
             terminal.contains_key(&place)
                 && rows.iter().filter(|r| r.t_ms > *from && r.t_ms <= end_ms && r.place() == Some(place)).all(|r| {
-                    !matches!(r.actor, Some(ActorName::Subagent(..)))
+                    (!matches!(r.actor, Some(ActorName::Subagent(..))) || is_end(r))
                         && (r.actor != Some(ActorName::Session(place)) || !r.is_sql() || r.stmt.is_some_and(|s| EXIT_PHASE.contains(&s)))
                 })
         });

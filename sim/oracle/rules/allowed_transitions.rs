@@ -69,7 +69,10 @@ fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSetting
             matches!(from, "needs_review" | "error" | "working" | "review_approved" | "review_failed")
                 || (from == "exited" && settings.relaunch_exited)
         }
-        "exit_requested" => from != "complete" && from != "exited",
+        // "Conductor requests musician to prepare handoff and exit" (000 and 002 "States the
+        // Conductor Sets"); under 004's reading (docs/protocol.md D16) `exit_requested` is
+        // only the conductor's own state (004 "Conductor States (task-00)"), never a task's.
+        "exit_requested" => settings.exit_request_to_musician && from != "complete" && from != "exited",
         _ => false,
     }
 }
@@ -129,11 +132,19 @@ impl AllowedTransitions {
         } else {
             ""
         };
+        let conductor_only = if to == "exit_requested" && !self.settings.exit_request_to_musician {
+            ": `exit_requested` is the conductor's own end state (004 \"Conductor States (task-00)\"), not a musician task's (docs/protocol.md D16)"
+        } else {
+            ""
+        };
         findings.violate(
             DOC.id,
             format!("{}:conductor:{from}->{to}", f.task_id),
             f.t_ms,
-            format!("at t={} ms the conductor moved {} from `{from}`{terminal} to `{to}` with `{}`", f.t_ms, f.task_id, f.statement),
+            format!(
+                "at t={} ms the conductor moved {} from `{from}`{terminal} to `{to}` with `{}`{conductor_only}",
+                f.t_ms, f.task_id, f.statement
+            ),
         );
     }
 }

@@ -3,8 +3,10 @@
 //! context warnings — is a scenario setting. What it writes follows the seeds: it creates
 //! the task rows and instructions, launches sessions, answers reviews, warnings and errors
 //! (message first, then state), applies the 9-minute staleness rule, relaunches after a clean
-//! exit once it has read the HANDOFF (000 Bootstrap 5 "Session Handoff"), and ends in
-//! `complete` (or `exit_requested` when it had to give a task up).
+//! exit once it has read the HANDOFF (000 Bootstrap 5 "Session Handoff"), asks sessions to
+//! exit when a scenario scripts it or its context reply says so (`exit_request.rs`,
+//! docs/protocol.md D16), and ends in `complete` (or `exit_requested` when it had to give a
+//! task up).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -22,6 +24,8 @@ use crate::vocab::Stmt;
 use crate::world::SqlFailure;
 
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+
+mod exit_request;
 
 /// What a musician asked of the conductor, answered once the task is in the matching state.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +79,12 @@ struct Conductor<'a> {
     handled_sessions: BTreeSet<String>,
     given_up: BTreeSet<String>,
     emergencies_sent: Vec<bool>,
+    exit_requests_sent: Vec<bool>,
+    /// Per task: the session asked to exit (docs/protocol.md D16) and when, until the task
+    /// is handed to its successor or the row leaves `exit_requested` by another write.
+    asked_to_exit: BTreeMap<String, (String, i64)>,
+    /// Tasks whose asked session's final `handoff` message the conductor has read.
+    exit_confirmed: BTreeSet<String>,
     last_message_id: i64,
     last_launch_delay_ms: i64,
     twin_after_ms: i64,
@@ -92,6 +102,9 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         handled_sessions: BTreeSet::new(),
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
+        exit_requests_sent: vec![false; scenario.conductor.exit_requests.len()],
+        asked_to_exit: BTreeMap::new(),
+        exit_confirmed: BTreeSet::new(),
         last_message_id: 0,
         last_launch_delay_ms: 0,
         twin_after_ms: 0,
@@ -139,6 +152,9 @@ impl Conductor<'_> {
                 );
                 return self.stop_hook().await;
             }
+            // Before the answers: a scripted exit request replaces the answer to a pending
+            // request (the musician's pause ends on the state change either way).
+            self.send_exit_requests(&tasks).await?;
             for task in &tasks {
                 self.handle(task).await?;
             }
@@ -167,6 +183,11 @@ impl Conductor<'_> {
                 }
                 "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
                 "error" => Some(Pending::Error),
+                "handoff" => {
+                    self.note_final_handoff(&task_id, found.text(row, 2).unwrap_or(""));
+                    self.ctx.note("conductor_read", format!("handoff from {task_id}: {}", body.lines().next().unwrap_or("")));
+                    None
+                }
                 other => {
                     self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
@@ -229,11 +250,13 @@ impl Conductor<'_> {
     }
 
     async fn handle(&mut self, task: &TaskView) -> Result<(), SqlFailure> {
-        if task.state != "fix_proposed" {
-            self.awaiting_claim.remove(&task.task_id);
-        }
         if !is_claimable(&task.state) {
+            // Claimed (or moved on): a hand-over no longer waits for its successor's claim.
+            self.awaiting_claim.remove(&task.task_id);
             self.launch_started.remove(&task.task_id);
+        }
+        if self.follow_exit_request(task).await? {
+            return Ok(());
         }
         if task.state == "error" && task.retry_count >= 5 && matches!(self.pending.get(&task.task_id), Some((Pending::Error, _))) {
             // 004 "Terminal Failure (5th retry)": after its 5th error report the session writes
@@ -263,7 +286,7 @@ impl Conductor<'_> {
             }
             ("error", Some(Pending::ContextWarning { recommended, which })) => {
                 self.pending.remove(&task.task_id);
-                return self.answer_context_warning(&task.task_id, recommended, which.as_deref(), request_id).await;
+                return self.answer_context_warning(task, recommended, which.as_deref(), request_id).await;
             }
             ("error", Some(Pending::Error)) => {
                 self.pending.remove(&task.task_id);
@@ -404,13 +427,15 @@ impl Conductor<'_> {
     /// 000 "Context escalation response states".
     /// `"fix"` accepts the musician's recommendation (000 Example: Context-Tight Break Point,
     /// Step 5: "accept the musician's recommendation … Total: 3 more agents + checkpoint").
+    /// `"exit_request"` says "prepare handoff now" with `exit_requested` (docs/protocol.md D16).
     async fn answer_context_warning(
         &mut self,
-        task_id: &str,
+        task: &TaskView,
         recommended: u64,
         which: Option<&str>,
         request_id: Option<i64>,
     ) -> Result<(), SqlFailure> {
+        let task_id = task.task_id.as_str();
         match self.scenario.conductor.context_reply {
             ContextReply::Approve => {
                 self.answer(
@@ -428,6 +453,9 @@ impl Conductor<'_> {
             ContextReply::Handoff => {
                 self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed", request_id).await
             }
+            ContextReply::ExitRequest => {
+                self.request_exit(task_id, &task.session_id, "context warning: prepare handoff now", request_id).await
+            }
         }
     }
 
@@ -435,17 +463,18 @@ impl Conductor<'_> {
     /// `request_id`: the request it answers, named in the message under `replies-cite-request`
     /// (docs/protocol.md D15); a hand-over answers none.
     async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str, request_id: Option<i64>) -> Result<(), SqlFailure> {
-        let ctx = self.ctx;
         let message = match request_id {
             Some(id) if self.scenario.settings.replies_cite_request => messages::citing_request(message, id),
             _ => message,
         };
-        ctx.sql(
-            Stmt::SendConductorMessage,
-            vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
-        )
-        .await?;
-        ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+        self.send(task_id, kind, message).await?;
+        self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+        Ok(())
+    }
+
+    async fn send(&mut self, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
+        let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
+        self.ctx.sql(Stmt::SendConductorMessage, params).await?;
         Ok(())
     }
 
@@ -468,7 +497,14 @@ impl Conductor<'_> {
         self.hand_over(&task.task_id, why).await
     }
 
+    /// 000 Bootstrap 5 "Session Handoff": a `handoff` message, `fix_proposed`, the next session.
     async fn hand_over(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
+        self.hand_over_leaving(task_id, why, Some("fix_proposed")).await
+    }
+
+    /// The hand-over with the state it sets: `None` leaves the row as it is, claimable already
+    /// (`exit_requested`, docs/protocol.md D16).
+    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>) -> Result<(), SqlFailure> {
         let launched = self.sessions.get(task_id).copied().unwrap_or(0);
         if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
             self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
@@ -477,7 +513,10 @@ impl Conductor<'_> {
         }
         self.drop_replaced_request(task_id);
         let message = messages::conductor_handoff(task_id, launched, why);
-        self.answer(task_id, "handoff", message, "fix_proposed", None).await?;
+        match state {
+            Some(state) => self.answer(task_id, "handoff", message, state, None).await?,
+            None => self.send(task_id, "handoff", message).await?,
+        }
         self.awaiting_claim.insert(task_id.to_string());
         self.launch(task_id, false);
         Ok(())
