@@ -224,7 +224,7 @@ mod tests {
         assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::None);
         assert_eq!(plan.before_statement(&other, Stmt::Heartbeat, 0), Action::None);
         assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::CrashAfter);
-        assert_eq!(plan.before_statement(&ActorName::Conductor, Stmt::Heartbeat, 0), Action::None);
+        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::Heartbeat, 0), Action::None);
     }
 
     #[test]

@@ -106,7 +106,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     }
     let mut engine = Engine::new(config, clock, db, Observers { trace, checker }, out_dir.clone(), faults);
     let conductor_meta =
-        ActorMeta { name: ActorName::Conductor, task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
+        ActorMeta { name: ActorName::CONDUCTOR, task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
     let for_conductor = scenario.clone();
     engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
     let ending = engine.run();

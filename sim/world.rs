@@ -409,7 +409,10 @@ impl World {
             }
             Timed::ConductorDown { ms } => {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
-                self.hang(exec, &conductor, ms, "the conductor", CONDUCTOR_SESSION_ID);
+                // The live conductor session's id (a relaunched conductor has its own).
+                let session_id =
+                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.clone());
+                self.hang(exec, &conductor, ms, "the conductor", &session_id);
             }
         }
     }
@@ -536,7 +539,7 @@ mod tests {
     #[test]
     fn a_write_emits_one_sql_event_with_the_row_before_and_after() {
         let mut b = Bench::new("");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];
         b.sql(conductor, Stmt::SetTaskState, params).unwrap().unwrap();
@@ -552,7 +555,7 @@ mod tests {
     #[test]
     fn a_read_sees_no_row_snapshots_and_a_constraint_failure_goes_back_to_the_actor() {
         let mut b = Bench::new("");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let rows = b.sql(conductor, Stmt::PollTasks, vec![]).unwrap().unwrap();
         assert_eq!(rows.rows.len(), 1);
@@ -569,13 +572,13 @@ mod tests {
     #[test]
     fn a_write_waits_for_the_virtual_lock_up_to_the_busy_timeout_then_gets_busy() {
         let mut b = Bench::new("write_hold_ms = 3000\nbusy_timeout_ms = 5000\n");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
-        let other = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        let other = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to the lock's release");
         assert_eq!((b.world.contention.lock_waits, b.world.contention.lock_wait_ms_total), (1, 3000));
         let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
         assert_eq!(failure.kind, FailureKind::Busy);
@@ -589,7 +592,7 @@ mod tests {
         let mut b = Bench::new("[[crash]]\ntask = 1\nat = \"before:heartbeat\"\n");
         let session = b.actor(musician(), "s1");
         let watcher = b.actor(musician().watcher(crate::vocab::WatcherKind::Background, 1), "s1");
-        let bystander = b.actor(ActorName::Conductor, "conductor-session");
+        let bystander = b.actor(ActorName::CONDUCTOR, "conductor-session");
         let params = vec![(":task_id", text("task-01")), (":session_id", text("s1"))];
         assert!(b.sql(watcher, Stmt::Heartbeat, params).is_none());
         assert!(b.exec.data(session).is_none() && b.exec.data(watcher).is_none());
