@@ -407,6 +407,13 @@ impl World {
                 let t_ms = self.now_ms(exec);
                 self.emit(t_ms, Who::Engine, "", EventKind::Truth(Fact::WatcherDied { session_id: sid }));
             }
+            Timed::ConductorCrash { session } => {
+                // The conductor session and its reviews share its session id: all die.
+                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.clone());
+                if let Some(sid) = found {
+                    self.crash_session(exec, &sid, &format!("scripted crash of the conductor (session {session})"));
+                }
+            }
             Timed::ConductorDown { ms } => {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
                 // The live conductor session's id (a relaunched conductor has its own).
@@ -600,6 +607,22 @@ mod tests {
         let kinds: Vec<String> =
             b.drain().iter().map(|e| format!("{:?}", e.kind).split([' ', '(', '{']).next().unwrap().to_string()).collect();
         assert_eq!(kinds, ["FaultCrash", "Ended", "Ended", "Truth"]);
+    }
+
+    #[test]
+    fn a_conductor_crash_ends_the_conductor_and_its_reviews_but_not_the_musicians_it_launched() {
+        let mut b = Bench::new("[[conductor_crash]]\nat_ms = 10\n");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        let review = b.actor(ActorName::Review(1, 1), "conductor-session");
+        let musician = b.actor(musician(), "s1");
+        b.world.apply_timed_fault(&mut b.exec, 0);
+        assert!(b.exec.data(conductor).is_none() && b.exec.data(review).is_none());
+        assert!(b.exec.data(musician).is_some());
+        let events = b.drain();
+        assert!(matches!(&events[0].kind, EventKind::FaultCrash { why } if why == "scripted crash of the conductor (session 1)"));
+        assert!(
+            matches!(&events.last().unwrap().kind, EventKind::Truth(Fact::Crashed { session_id, .. }) if session_id == "conductor-session")
+        );
     }
 
     #[test]

@@ -5,9 +5,14 @@
 //! (message first, then state), applies the 9-minute staleness rule, relaunches after a clean
 //! exit once it has read the HANDOFF (000 Bootstrap 5 "Session Handoff"), and ends in
 //! `complete` (or `exit_requested` when it had to give a task up). Its reviews are in
-//! `review.rs`.
+//! `review.rs`; a session relaunched after a crash rebuilds its view in `recover.rs`; the
+//! `launcher.rs` starts it and relaunches it.
 
+mod launcher;
+mod recover;
 mod review;
+
+pub use launcher::{conductor_meta, launcher, launcher_meta};
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
@@ -117,20 +122,9 @@ fn text(s: &str) -> Value {
 impl Conductor<'_> {
     async fn run(&mut self) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
-        ctx.sql(Stmt::ConductorRegister, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
-        for plan in &self.scenario.tasks {
-            let path = messages::instruction_path(&plan.task_id);
-            ctx.sql(Stmt::CreateTask, vec![(":task_id", text(&plan.task_id)), (":instruction_path", text(&path))]).await?;
-            let message = messages::instruction(&plan.task_id, &path);
-            ctx.sql(Stmt::SendInstruction, vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
-        }
-        for plan in self.scenario.tasks.clone() {
-            self.launch(&plan.task_id, false);
-            // Fault: a second session launched for the same task at the same instant.
-            if let Some(after_ms) = self.ctx.twin_after_ms(plan.number) {
-                self.twin_after_ms = after_ms;
-                self.launch(&plan.task_id, true);
-            }
+        match ctx.meta().name.conductor_session() {
+            Some(1) | None => self.bootstrap().await?,
+            Some(_) => self.resume().await?,
         }
         // Bounded: the run's time limit ends the simulation long before this many polls.
         let polls_max = (self.scenario.run.sim_time_max_ms / self.scenario.conductor.poll_ms).max(1) + 1;
@@ -161,6 +155,36 @@ impl Conductor<'_> {
         }
         ctx.note("conductor_gave_up", "poll limit reached");
         Ok(())
+    }
+
+    /// The run's first conductor session on the run's fresh database: its row, every task's
+    /// row and instruction (004 "Initial State": rows before launches), then the launches.
+    async fn bootstrap(&mut self) -> Result<(), SqlFailure> {
+        let ctx = self.ctx;
+        ctx.sql(Stmt::ConductorRegister, vec![(":session_id", text(&ctx.meta().session_id))]).await?;
+        for plan in &self.scenario.tasks {
+            self.create_task(&plan.task_id).await?;
+            self.send_instruction(&plan.task_id).await?;
+        }
+        for plan in self.scenario.tasks.clone() {
+            self.launch(&plan.task_id, false);
+            // Fault: a second session launched for the same task at the same instant.
+            if let Some(after_ms) = self.ctx.twin_after_ms(plan.number) {
+                self.twin_after_ms = after_ms;
+                self.launch(&plan.task_id, true);
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_task(&self, task_id: &str) -> Result<(), SqlFailure> {
+        let path = messages::instruction_path(task_id);
+        self.ctx.sql(Stmt::CreateTask, vec![(":task_id", text(task_id)), (":instruction_path", text(&path))]).await.map(|_| ())
+    }
+
+    async fn send_instruction(&self, task_id: &str) -> Result<(), SqlFailure> {
+        let message = messages::instruction(task_id, &messages::instruction_path(task_id));
+        self.ctx.sql(Stmt::SendInstruction, vec![(":task_id", text(task_id)), (":message", Value::Text(message))]).await.map(|_| ())
     }
 
     async fn read_messages(&mut self) -> Result<(), SqlFailure> {
@@ -485,7 +509,7 @@ impl Conductor<'_> {
     async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 1000;
         for iteration in 1..=ITERATIONS_MAX {
-            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(&self.ctx.meta().session_id))]).await?;
             let state = rows.text(0, 1).unwrap_or("").to_string();
             if state == "complete" || state == "exit_requested" {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit allowed"));

@@ -36,6 +36,10 @@ pub struct ConductorSection {
     /// Sessions the conductor launches for one task before it gives the task up.
     #[serde(deserialize_with = "positive_u64")]
     pub sessions_per_task_max: u64,
+    /// After a conductor crash (`[[faults.conductor_crash]]`), how long until its next session
+    /// starts: whoever restarts it noticing and doing so (docs/protocol.md C31).
+    #[serde(deserialize_with = "non_negative_i64")]
+    pub relaunch_after_ms: i64,
     /// Scripted answers that override the odds for one review of one task.
     pub answers: Vec<ScriptedAnswer>,
     /// Emergency messages the conductor sends (000 "Emergency Messages").
@@ -54,6 +58,7 @@ impl Default for ConductorSection {
             context_reply: ContextReply::Fix,
             staleness_s: 540,
             sessions_per_task_max: 5,
+            relaunch_after_ms: 300_000,
             answers: Vec::new(),
             emergencies: Vec::new(),
         }

@@ -21,7 +21,7 @@ pub use self::actors::{
     ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ReviewAnswer, ScriptedAnswer, SubagentScript,
     SubagentsSection,
 };
-pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
+pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
 pub use self::plan::TaskPlan;
 pub use crate::vocab::task_id;

@@ -53,13 +53,13 @@ impl SessionPlace {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ActorName {
     /// Conductor session `n`: 1 is the run's first (`conductor`), a relaunch after a crash
-    /// is `conductor.S2`, `conductor.S3`, … (docs/protocol.md C32).
+    /// is `conductor.S2`, `conductor.S3`, … (docs/protocol.md C31).
     Conductor(u32),
     /// A review conductor session `n` runs as its own actor (docs/protocol.md C3):
     /// `conductor.review-3`, `conductor.S2.review-1`. It writes as the conductor.
     Review(u32, u32),
     /// Whoever starts the conductor and restarts it after a crash (the person or the wrapper
-    /// of the conductor's session; docs/protocol.md C32). It only reads.
+    /// of the conductor's session; docs/protocol.md C31). It only reads.
     Launcher,
     Session(SessionPlace),
     Watcher(SessionPlace, WatcherKind, u32),

@@ -6,44 +6,15 @@
 use std::path::Path;
 
 use rehearsal::event::{EventKind, Fact};
-use rehearsal::run::{run_scenario, RunOptions, RunSummary};
-use rehearsal::scenario::Scenario;
 use rehearsal::trace_reader;
 use rehearsal::vocab::{ActorName, Stmt};
 
-use crate::support::trace;
+use crate::support::{run_text, trace, two_step_scenario};
 
-/// Three tasks; tasks 1 and 2 ask for a 10-minute review at about 5 minutes, and task 3's
-/// session crashes at 6 minutes, while the conductor reviews.
-const LONG_REVIEWS: &str = r#"
-[run]
-seed = 5
-sim_time_max_ms = 21_600_000
-
-[timing]
-subagent_ms = 240000
-verification_ms = 60000
-
-[conductor]
-review_ms = 600000
-CONDUCTOR_KEYS
-
-[[faults.crash]]
-task = 3
-at_ms = 360000
-
-[tasks]
-count = 3
-steps = 2
-subagents_per_step = 1
-checkpoints = [1]
-"#;
-
-fn run(conductor_keys: &str, dir: &Path) -> RunSummary {
-    let path = dir.join("long-reviews.toml");
-    std::fs::write(&path, LONG_REVIEWS.replace("CONDUCTOR_KEYS", conductor_keys)).unwrap();
-    let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(dir.join("out")), variants: Vec::new() };
-    run_scenario(Scenario::load(&path).unwrap(), &options).unwrap()
+/// Three tasks asking for a 10-minute review at about 5 minutes; task 3's session crashes at
+/// 6 minutes, while the conductor reviews.
+fn long_reviews(conductor_keys: &str) -> String {
+    two_step_scenario(5, 3, &format!("review_ms = 600000\n{conductor_keys}"), "[[faults.crash]]\ntask = 3\nat_ms = 360000")
 }
 
 /// From the trace's facts: the crash of task-03's session to the conductor's staleness
@@ -63,23 +34,20 @@ fn detection_ms(out: &Path) -> i64 {
 
 #[test]
 fn polling_during_reviews_detects_a_crash_without_waiting_behind_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (serial, parallel) = (tmp.path().join("serial"), tmp.path().join("parallel"));
-    std::fs::create_dir_all(&serial).unwrap();
-    std::fs::create_dir_all(&parallel).unwrap();
-    let by_default = run("", &serial);
-    let polling = run("poll_during_reviews = true", &parallel);
+    let (serial, parallel) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (serial, by_default) = run_text("long-reviews", &long_reviews(""), serial.path(), &[]);
+    let (parallel, polling) = run_text("long-reviews", &long_reviews("poll_during_reviews = true"), parallel.path(), &[]);
     for summary in [&by_default, &polling] {
         assert_eq!(summary.tasks_complete, 3, "{}", summary.render());
     }
-    let (waited, prompt) = (detection_ms(&serial.join("out")), detection_ms(&parallel.join("out")));
+    let (waited, prompt) = (detection_ms(&serial), detection_ms(&parallel));
     // The staleness threshold, a poll and a few statements (docs/protocol.md §6, 582 s).
     assert!(prompt <= 582_000, "polling during reviews: detected after {prompt} ms");
     // By default the declaration waits for both 10-minute reviews ahead of it.
     assert!(waited > 582_000 && waited >= prompt + 300_000, "serial {waited} ms against {prompt} ms");
     assert!(by_default.verdict.rules().contains(&"budget") && !polling.verdict.rules().contains(&"budget"));
     // The reviews ran as actors of their own, and the poll went on while they ran.
-    let rows = trace(&parallel.join("out"));
+    let rows = trace(&parallel);
     let review_rows: Vec<_> = rows.iter().filter(|r| matches!(r.actor, Some(ActorName::Review(1, _)))).collect();
     assert!(review_rows.iter().any(|r| r.stmt == Some(Stmt::SetTaskState)), "a review actor answers");
     let first_review = review_rows.first().expect("review rows").t_ms;
@@ -89,44 +57,22 @@ fn polling_during_reviews_detects_a_crash_without_waiting_behind_them() {
         .filter(|r| r.t_ms > first_review && r.t_ms < first_review + 600_000)
         .count();
     assert!(polls_during >= 15, "{polls_during} polls during the first review");
-    let inline = trace(&serial.join("out"));
+    let inline = trace(&serial);
     assert!(!inline.iter().any(|r| matches!(r.actor, Some(ActorName::Review(..)))), "by default the conductor reviews itself");
 }
 
 /// One task whose session crashes right after asking for a 20-minute review: its heartbeat
-/// goes stale while the review runs.
-const CRASH_UNDER_REVIEW: &str = r#"
-[run]
-seed = 2
-sim_time_max_ms = 21_600_000
-
-[conductor]
-review_ms = 1200000
-poll_during_reviews = true
-
-[[faults.crash]]
-task = 1
-at = "after:set_needs_review"
-
-[tasks]
-count = 1
-steps = 2
-subagents_per_step = 1
-checkpoints = [1]
-
-# The declaration waits for the review and a staleness window after its answer.
-[expect]
-violations = ["budget"]
-"#;
+/// goes stale while the review runs. The declaration waits for the review and a staleness
+/// window after its answer, past the detection budget.
+fn crash_under_review() -> String {
+    let rest = "[[faults.crash]]\ntask = 1\nat = \"after:set_needs_review\"\n\n[expect]\nviolations = [\"budget\"]";
+    two_step_scenario(2, 1, "review_ms = 1200000\npoll_during_reviews = true", rest)
+}
 
 #[test]
 fn a_task_under_review_is_handed_over_only_after_its_review_has_answered() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("crash-under-review.toml");
-    std::fs::write(&path, CRASH_UNDER_REVIEW).unwrap();
-    let out = tmp.path().join("out");
-    let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
-    let summary = run_scenario(Scenario::load(&path).unwrap(), &options).unwrap();
+    let (out, summary) = run_text("crash-under-review", &crash_under_review(), tmp.path(), &[]);
     assert!(summary.verdict.passed(), "{}", summary.render());
     assert_eq!(summary.tasks_complete, 1);
     let conductor_messages: Vec<(i64, String)> =

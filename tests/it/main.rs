@@ -6,6 +6,7 @@ mod bad_input;
 mod bench;
 mod ceiling;
 mod clock;
+mod conductor_crash;
 mod conductor_policy;
 mod determinism;
 mod escalation;
