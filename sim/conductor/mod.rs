@@ -1,5 +1,5 @@
-//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11):
-//! its policy — poll interval, review time, odds of approve / reject / fix, replies to
+//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11,
+//! C31–C32): its policy — poll interval, review time, odds of approve / reject / fix, replies to
 //! context warnings — is a scenario setting. What it writes follows the seeds: it creates
 //! the task rows and instructions, launches sessions, answers reviews, warnings and errors
 //! (message first, then state), applies the 9-minute staleness rule, relaunches after a clean
