@@ -15,6 +15,25 @@
 INSERT INTO orchestration_tasks (task_id, state, session_id, worked_by, started_at, last_heartbeat)
 VALUES ('task-00', 'watching', :session_id, 'conductor', datetime('now'), datetime('now'));
 
+-- name: conductor_resume
+-- A conductor session relaunched after a crash takes its row over (docs/protocol.md C35):
+-- task-00 is the conductor's own row, `watching` (004 "Conductor States"), and the stop hook
+-- finds a session's row by its session_id (004 "Exit Criteria"). The row exists, so
+-- `conductor_register`'s INSERT would fail on the key. 004 Heartbeat Rule.
+UPDATE orchestration_tasks
+SET state = 'watching', session_id = :session_id, last_heartbeat = datetime('now')
+WHERE task_id = 'task-00';
+
+-- name: read_conductor_messages
+-- What the conductor wrote before a crash, by id (000 Message Deduplication): which tasks
+-- have their instruction, which requests were answered (000 "Terminal Write Atomicity": "the
+-- message serves as a recovery record if the state update fails"), the hand-overs and the
+-- emergencies sent (docs/protocol.md C35).
+SELECT id, task_id, message_type, message
+FROM orchestration_messages
+WHERE from_session = 'task-00'
+ORDER BY id;
+
 -- name: create_task
 -- 004 state-machine "Initial State": rows are created by the conductor before launch.
 INSERT INTO orchestration_tasks (task_id, state, instruction_path)

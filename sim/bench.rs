@@ -107,6 +107,8 @@ pub struct RunStat {
     pub verdict: String,
     pub replay: String,
     pub makespan_ms: i64,
+    /// Tasks not `complete` at the end (given up, or stuck: `liveness`).
+    pub tasks_unfinished: usize,
     pub statements: u64,
     pub lock_waits: u64,
     pub busy_errors: u64,
@@ -223,6 +225,7 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
 fn fill(stat: &mut RunStat, s: &RunSummary) {
     stat.verdict = if s.verdict.passed() { "pass" } else { "fail" }.to_string();
     stat.makespan_ms = s.makespan_ms;
+    stat.tasks_unfinished = s.tasks_total - s.tasks_complete;
     stat.statements = s.statements;
     stat.lock_waits = s.contention.lock_waits;
     stat.busy_errors = s.contention.busy_errors;
@@ -259,6 +262,7 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(&'static str, String)> {
         ("pass", count("pass").to_string()),
         ("fail", count("fail").to_string()),
         ("error", count("error").to_string()),
+        ("unfinished_runs", ok.iter().filter(|r| r.tasks_unfinished > 0).count().to_string()),
         ("false_stale_alarms", ok.iter().map(|r| r.false_stale_alarms).sum::<u64>().to_string()),
         ("false_alarm_rate", rate(with_alarm)),
         ("stale_declared", ok.iter().map(|r| r.stale_declared).sum::<u64>().to_string()),

@@ -239,7 +239,7 @@ mod tests {
     }
 
     fn conductor_meta() -> ActorMeta {
-        ActorMeta { name: ActorName::Conductor, task_id: "task-00".into(), session_id: "conductor-session".into() }
+        ActorMeta { name: ActorName::CONDUCTOR, task_id: "task-00".into(), session_id: "conductor-session".into() }
     }
 
     fn trace_events(dir: &std::path::Path) -> Vec<(i64, String, String)> {

@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dist::Dist;
 use crate::rng;
-use crate::scenario::{FaultsSection, Odds, ScriptedFault};
+use crate::scenario::{ConductorCrash, FaultsSection, Odds, ScriptedFault};
 use crate::vocab::{ActorName, SessionPlace, Stmt};
 
 /// What to do to a session at a protocol point.
@@ -25,10 +25,26 @@ pub enum Action {
 /// A fault at a simulated time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Timed {
-    Crash { task: u64, session: u32 },
-    Hang { task: u64, session: u32, ms: i64 },
-    WatcherDeath { task: u64, session: u32 },
-    ConductorDown { ms: i64 },
+    Crash {
+        task: u64,
+        session: u32,
+    },
+    Hang {
+        task: u64,
+        session: u32,
+        ms: i64,
+    },
+    WatcherDeath {
+        task: u64,
+        session: u32,
+    },
+    ConductorDown {
+        ms: i64,
+    },
+    /// Conductor session `session` (1 the first) dies with its reviews.
+    ConductorCrash {
+        session: u32,
+    },
 }
 
 /// The faults that reach actors' own decisions, resolved before the run: a context spike on a
@@ -73,6 +89,9 @@ pub struct FaultPlan {
     scripted_points: Vec<(ScriptedFault, bool)>,
     /// (session, statement) → times run, for `nth`.
     counts: BTreeMap<(SessionPlace, Stmt), u64>,
+    /// Conductor crashes at a protocol point, and (conductor session, statement) → times run.
+    conductor_points: Vec<ConductorCrash>,
+    conductor_counts: BTreeMap<(u32, Stmt), u64>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
     write_hold_ms: Option<Dist>,
@@ -123,6 +142,13 @@ impl FaultPlan {
         for window in &faults.conductor_down {
             timed.push((window.from_ms, Timed::ConductorDown { ms: window.to_ms - window.from_ms }));
         }
+        let mut conductor_points = Vec::new();
+        for crash in &faults.conductor_crash {
+            match crash.at_ms {
+                Some(at_ms) => timed.push((at_ms, Timed::ConductorCrash { session: crash.session })),
+                None => conductor_points.push(crash.clone()),
+            }
+        }
         timed.sort_by_key(|(at, _)| *at);
         FaultPlan {
             until_ms: faults.until_ms,
@@ -138,6 +164,8 @@ impl FaultPlan {
             },
             scripted_points,
             counts: BTreeMap::new(),
+            conductor_points,
+            conductor_counts: BTreeMap::new(),
             rng: rng::stream(seed, "faults"),
             timed,
             drawn,
@@ -152,6 +180,9 @@ impl FaultPlan {
 
     /// Decides the fault, if any, for `actor` about to run `statement`.
     pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
+        if let Some(session) = actor.conductor_session() {
+            return self.conductor_point(session, statement);
+        }
         let Some(place) = actor.place() else { return Action::None };
         // Counting occurrences only matters for scripted protocol points; without any, the
         // per-statement bookkeeping would be pure cost (issue 7).
@@ -183,6 +214,27 @@ impl FaultPlan {
         if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
             let ms = self.hang_ms.sample(&mut self.rng);
             return Action::HangBefore { ms };
+        }
+        Action::None
+    }
+
+    /// A conductor crash at this protocol point of conductor session `session` (its reviews
+    /// count with it). The conductor meets no random fault: those are the musicians'.
+    fn conductor_point(&mut self, session: u32, statement: Stmt) -> Action {
+        if self.conductor_points.is_empty() {
+            return Action::None;
+        }
+        let count = self.conductor_counts.entry((session, statement)).or_insert(0);
+        *count += 1;
+        let nth = *count;
+        for crash in self.conductor_points.iter().filter(|c| c.session == session && c.nth == nth) {
+            let point = crash.at.as_deref().unwrap_or("");
+            if point == format!("before:{statement}") {
+                return Action::CrashBefore;
+            }
+            if point == format!("after:{statement}") {
+                return Action::CrashAfter;
+            }
         }
         Action::None
     }
@@ -224,7 +276,18 @@ mod tests {
         assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::None);
         assert_eq!(plan.before_statement(&other, Stmt::Heartbeat, 0), Action::None);
         assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::CrashAfter);
-        assert_eq!(plan.before_statement(&ActorName::Conductor, Stmt::Heartbeat, 0), Action::None);
+        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::Heartbeat, 0), Action::None);
+    }
+
+    #[test]
+    fn a_conductor_crash_point_counts_its_own_session_and_reviews_only() {
+        let mut plan = FaultPlan::new(1, &section("[[conductor_crash]]\nsession = 2\nat = \"after:poll_tasks\"\nnth = 2\n"));
+        assert_eq!(plan.before_statement(&ActorName::Conductor(2), Stmt::PollTasks, 0), Action::None);
+        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::PollTasks, 0), Action::None);
+        assert_eq!(plan.before_statement(&session(1, 2), Stmt::PollTasks, 0), Action::None);
+        assert_eq!(plan.before_statement(&ActorName::Review(2, 1), Stmt::PollTasks, 0), Action::CrashAfter);
+        let timed = FaultPlan::new(1, &section("[[conductor_crash]]\nat_ms = 70\n"));
+        assert_eq!(timed.timed, [(70, Timed::ConductorCrash { session: 1 })]);
     }
 
     #[test]

@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use crate::clock::SimClock;
 use crate::conductor;
-use crate::ctx::ActorMeta;
 use crate::db::CommsDb;
 use crate::engine::{Engine, EngineConfig, Observers};
 use crate::error::{Error, Result};
@@ -13,7 +12,6 @@ use crate::plan::RunPlan;
 use crate::scenario::Scenario;
 use crate::trace::{RunEnd, RunStart, TraceSink};
 use crate::verdict::{self, Verdict};
-use crate::vocab::{ActorName, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -105,10 +103,13 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
     }
     let mut engine = Engine::new(config, clock, db, Observers { trace, checker }, out_dir.clone(), faults);
-    let conductor_meta =
-        ActorMeta { name: ActorName::Conductor, task_id: CONDUCTOR_TASK_ID.to_string(), session_id: CONDUCTOR_SESSION_ID.to_string() };
     let for_conductor = scenario.clone();
-    engine.spawn(conductor_meta, 0, move |ctx| conductor::conductor(ctx, for_conductor));
+    if scenario.faults.conductor_crash.is_empty() {
+        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
+    } else {
+        // docs/protocol.md C34: someone restarts a conductor that dies.
+        engine.spawn(conductor::launcher_meta(), 0, move |ctx| conductor::launcher(ctx, for_conductor));
+    }
     let ending = engine.run();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
     let (mut db, Observers { mut trace, checker }) = engine.finish()?;

@@ -407,9 +407,19 @@ impl World {
                 let t_ms = self.now_ms(exec);
                 self.emit(t_ms, Who::Engine, "", EventKind::Truth(Fact::WatcherDied { session_id: sid }));
             }
+            Timed::ConductorCrash { session } => {
+                // The conductor session and its reviews share its session id: all die.
+                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.clone());
+                if let Some(sid) = found {
+                    self.crash_session(exec, &sid, &format!("scripted crash of the conductor (session {session})"));
+                }
+            }
             Timed::ConductorDown { ms } => {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
-                self.hang(exec, &conductor, ms, "the conductor", CONDUCTOR_SESSION_ID);
+                // The live conductor session's id (a relaunched conductor has its own).
+                let session_id =
+                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.clone());
+                self.hang(exec, &conductor, ms, "the conductor", &session_id);
             }
         }
     }
@@ -536,7 +546,7 @@ mod tests {
     #[test]
     fn a_write_emits_one_sql_event_with_the_row_before_and_after() {
         let mut b = Bench::new("");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];
         b.sql(conductor, Stmt::SetTaskState, params).unwrap().unwrap();
@@ -552,7 +562,7 @@ mod tests {
     #[test]
     fn a_read_sees_no_row_snapshots_and_a_constraint_failure_goes_back_to_the_actor() {
         let mut b = Bench::new("");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let rows = b.sql(conductor, Stmt::PollTasks, vec![]).unwrap().unwrap();
         assert_eq!(rows.rows.len(), 1);
@@ -569,13 +579,13 @@ mod tests {
     #[test]
     fn a_write_waits_for_the_virtual_lock_up_to_the_busy_timeout_then_gets_busy() {
         let mut b = Bench::new("write_hold_ms = 3000\nbusy_timeout_ms = 5000\n");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
-        let other = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        let other = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to the lock's release");
         assert_eq!((b.world.contention.lock_waits, b.world.contention.lock_wait_ms_total), (1, 3000));
         let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
-        let conductor = b.actor(ActorName::Conductor, "conductor-session");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
         assert_eq!(failure.kind, FailureKind::Busy);
@@ -589,7 +599,7 @@ mod tests {
         let mut b = Bench::new("[[crash]]\ntask = 1\nat = \"before:heartbeat\"\n");
         let session = b.actor(musician(), "s1");
         let watcher = b.actor(musician().watcher(crate::vocab::WatcherKind::Background, 1), "s1");
-        let bystander = b.actor(ActorName::Conductor, "conductor-session");
+        let bystander = b.actor(ActorName::CONDUCTOR, "conductor-session");
         let params = vec![(":task_id", text("task-01")), (":session_id", text("s1"))];
         assert!(b.sql(watcher, Stmt::Heartbeat, params).is_none());
         assert!(b.exec.data(session).is_none() && b.exec.data(watcher).is_none());
@@ -597,6 +607,22 @@ mod tests {
         let kinds: Vec<String> =
             b.drain().iter().map(|e| format!("{:?}", e.kind).split([' ', '(', '{']).next().unwrap().to_string()).collect();
         assert_eq!(kinds, ["FaultCrash", "Ended", "Ended", "Truth"]);
+    }
+
+    #[test]
+    fn a_conductor_crash_ends_the_conductor_and_its_reviews_but_not_the_musicians_it_launched() {
+        let mut b = Bench::new("[[conductor_crash]]\nat_ms = 10\n");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        let review = b.actor(ActorName::Review(1, 1), "conductor-session");
+        let musician = b.actor(musician(), "s1");
+        b.world.apply_timed_fault(&mut b.exec, 0);
+        assert!(b.exec.data(conductor).is_none() && b.exec.data(review).is_none());
+        assert!(b.exec.data(musician).is_some());
+        let events = b.drain();
+        assert!(matches!(&events[0].kind, EventKind::FaultCrash { why } if why == "scripted crash of the conductor (session 1)"));
+        assert!(
+            matches!(&events.last().unwrap().kind, EventKind::Truth(Fact::Crashed { session_id, .. }) if session_id == "conductor-session")
+        );
     }
 
     #[test]

@@ -1,17 +1,24 @@
-//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11):
-//! its policy — poll interval, review time, odds of approve / reject / fix, replies to
+//! The scripted conductor (task-00). Its skill is not in the seeds (docs/protocol.md C1–C11,
+//! C34–C35): its policy — poll interval, review time, odds of approve / reject / fix, replies to
 //! context warnings — is a scenario setting. What it writes follows the seeds: it creates
 //! the task rows and instructions, launches sessions, answers reviews, warnings and errors
 //! (message first, then state), applies the 9-minute staleness rule, relaunches after a clean
 //! exit once it has read the HANDOFF (000 Bootstrap 5 "Session Handoff"), asks sessions to
 //! exit when a scenario scripts it or its context reply says so (`exit_request.rs`,
 //! docs/protocol.md D16), and ends in `complete` (or `exit_requested` when it had to give a
-//! task up).
+//! task up). Its reviews are in `review.rs`; a session relaunched after a crash rebuilds its
+//! view in `recover.rs`; the `launcher.rs` starts it and relaunches it.
 
+mod launcher;
+mod recover;
+mod review;
+
+pub use launcher::{conductor_meta, launcher, launcher_meta};
+
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use rand::RngExt;
 use rusqlite::types::Value;
 
 use crate::ctx::ActorMeta;
@@ -19,8 +26,8 @@ use crate::ctx::Ctx;
 use crate::event::Fact;
 use crate::messages;
 use crate::musician::{self, Launch};
-use crate::scenario::{ContextReply, ReviewAnswer, Scenario};
-use crate::vocab::Stmt;
+use crate::scenario::{ContextReply, Scenario};
+use crate::vocab::{ActorName, Stmt};
 use crate::world::SqlFailure;
 
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
@@ -88,6 +95,10 @@ struct Conductor<'a> {
     last_message_id: i64,
     last_launch_delay_ms: i64,
     twin_after_ms: i64,
+    /// The reviews running as actors of their own (docs/protocol.md C3), shared with them.
+    desk: review::SharedDesk,
+    /// Review actors started so far: the next one's number in its name.
+    reviews_started: u32,
 }
 
 pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
@@ -108,6 +119,8 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         last_message_id: 0,
         last_launch_delay_ms: 0,
         twin_after_ms: 0,
+        desk: Rc::new(RefCell::new(review::Desk::default())),
+        reviews_started: 0,
     };
     if let Err(failure) = conductor.run().await {
         ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
@@ -121,20 +134,9 @@ fn text(s: &str) -> Value {
 impl Conductor<'_> {
     async fn run(&mut self) -> Result<(), SqlFailure> {
         let ctx = self.ctx;
-        ctx.sql(Stmt::ConductorRegister, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
-        for plan in &self.scenario.tasks {
-            let path = messages::instruction_path(&plan.task_id);
-            ctx.sql(Stmt::CreateTask, vec![(":task_id", text(&plan.task_id)), (":instruction_path", text(&path))]).await?;
-            let message = messages::instruction(&plan.task_id, &path);
-            ctx.sql(Stmt::SendInstruction, vec![(":task_id", text(&plan.task_id)), (":message", Value::Text(message))]).await?;
-        }
-        for plan in self.scenario.tasks.clone() {
-            self.launch(&plan.task_id, false);
-            // Fault: a second session launched for the same task at the same instant.
-            if let Some(after_ms) = self.ctx.twin_after_ms(plan.number) {
-                self.twin_after_ms = after_ms;
-                self.launch(&plan.task_id, true);
-            }
+        match ctx.meta().name.conductor_session() {
+            Some(1) | None => self.bootstrap().await?,
+            Some(_) => self.resume().await?,
         }
         // Bounded: the run's time limit ends the simulation long before this many polls.
         let polls_max = (self.scenario.run.sim_time_max_ms / self.scenario.conductor.poll_ms).max(1) + 1;
@@ -144,6 +146,7 @@ impl Conductor<'_> {
             let tasks = self.poll_tasks().await?;
             let unfinished = tasks.iter().filter(|t| t.state != "complete" && !self.given_up.contains(&t.task_id)).count();
             if !tasks.is_empty() && unfinished == 0 {
+                self.wait_for_reviews().await;
                 let end = if self.given_up.is_empty() { "complete" } else { "exit_requested" };
                 ctx.sql(Stmt::ConductorSetState, vec![(":state", text(end))]).await?;
                 ctx.note(
@@ -158,11 +161,45 @@ impl Conductor<'_> {
             for task in &tasks {
                 self.handle(task).await?;
             }
+            if !self.scenario.conductor.poll_during_reviews {
+                // docs/protocol.md C3: the poll waits for the reviews it started.
+                self.wait_for_reviews().await;
+            }
             self.send_emergencies().await?;
             ctx.sleep(self.scenario.conductor.poll_ms).await;
         }
         ctx.note("conductor_gave_up", "poll limit reached");
         Ok(())
+    }
+
+    /// The run's first conductor session on the run's fresh database: its row, every task's
+    /// row and instruction (004 "Initial State": rows before launches), then the launches.
+    async fn bootstrap(&mut self) -> Result<(), SqlFailure> {
+        let ctx = self.ctx;
+        ctx.sql(Stmt::ConductorRegister, vec![(":session_id", text(&ctx.meta().session_id))]).await?;
+        for plan in &self.scenario.tasks {
+            self.create_task(&plan.task_id).await?;
+            self.send_instruction(&plan.task_id).await?;
+        }
+        for plan in self.scenario.tasks.clone() {
+            self.launch(&plan.task_id, false);
+            // Fault: a second session launched for the same task at the same instant.
+            if let Some(after_ms) = self.ctx.twin_after_ms(plan.number) {
+                self.twin_after_ms = after_ms;
+                self.launch(&plan.task_id, true);
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_task(&self, task_id: &str) -> Result<(), SqlFailure> {
+        let path = messages::instruction_path(task_id);
+        self.ctx.sql(Stmt::CreateTask, vec![(":task_id", text(task_id)), (":instruction_path", text(&path))]).await.map(|_| ())
+    }
+
+    async fn send_instruction(&self, task_id: &str) -> Result<(), SqlFailure> {
+        let message = messages::instruction(task_id, &messages::instruction_path(task_id));
+        self.ctx.sql(Stmt::SendInstruction, vec![(":task_id", text(task_id)), (":message", Value::Text(message))]).await.map(|_| ())
     }
 
     async fn read_messages(&mut self) -> Result<(), SqlFailure> {
@@ -250,6 +287,11 @@ impl Conductor<'_> {
     }
 
     async fn handle(&mut self, task: &TaskView) -> Result<(), SqlFailure> {
+        // Nothing else is answered, handed over or relaunched while a review of the task runs:
+        // its answer would land on whatever the conductor did meanwhile.
+        if self.desk.borrow().is_under_review(&task.task_id) {
+            return Ok(());
+        }
         if !is_claimable(&task.state) {
             // Claimed (or moved on): a hand-over no longer waits for its successor's claim.
             self.awaiting_claim.remove(&task.task_id);
@@ -269,7 +311,9 @@ impl Conductor<'_> {
         let pending = self.pending.get(&task.task_id).cloned();
         let request_id = pending.as_ref().map(|(_, request)| request.message_id);
         if let Some((kind, request)) = &pending {
-            if answers(&task.state, kind) {
+            // A review actor tells this itself, right before its answer.
+            let by_actor = self.reviews_as_actors() && matches!(kind, Pending::Review { .. });
+            if answers(&task.state, kind) && !by_actor {
                 // Ground truth for the oracles: which request the coming answer replies to
                 // (docs/protocol.md D15: the message itself does not say).
                 self.ctx.observe(Fact::Answering {
@@ -281,8 +325,12 @@ impl Conductor<'_> {
         }
         match (task.state.as_str(), pending.map(|(kind, _)| kind)) {
             ("needs_review", Some(Pending::Review { completion, number })) => {
+                let job = review::Job { task_id: task.task_id.clone(), completion, number, request_id };
+                if self.reviews_as_actors() {
+                    return self.start_review(job).await;
+                }
                 self.pending.remove(&task.task_id);
-                return self.review(&task.task_id, completion, number, request_id).await;
+                return review::inline(self.ctx, self.scenario, &job).await;
             }
             ("error", Some(Pending::ContextWarning { recommended, which })) => {
                 self.pending.remove(&task.task_id);
@@ -382,46 +430,50 @@ impl Conductor<'_> {
         Ok(true)
     }
 
-    /// One review: `reviewing` (004 "Conductor States"), the review time, the answer message,
-    /// then the new state, then back to `watching`.
-    async fn review(&mut self, task_id: &str, completion: bool, number: u64, request_id: Option<i64>) -> Result<(), SqlFailure> {
-        let ctx = self.ctx;
-        ctx.sql(Stmt::ConductorSetState, vec![(":state", text("reviewing"))]).await?;
-        let review_ms = ctx.draw(&self.scenario.conductor.review_ms);
-        let task_number: u64 = task_id.trim_start_matches("task-").parse().unwrap_or(0);
-        let answer = match self.scenario.scripted_answer(task_number, number) {
-            Some(answer) => answer,
-            None => {
-                let roll: f64 = ctx.rng().random_range(0.0..1.0);
-                let c = &self.scenario.conductor;
-                if roll < c.reject_probability {
-                    ReviewAnswer::ReviewFailed
-                } else if roll < c.reject_probability + c.fix_probability {
-                    ReviewAnswer::FixProposed
-                } else {
-                    ReviewAnswer::ReviewApproved
-                }
+    /// docs/protocol.md C3: whether reviews run as actors of their own, beside the poll loop.
+    fn reviews_as_actors(&self) -> bool {
+        let c = &self.scenario.conductor;
+        c.poll_during_reviews || c.reviews_in_flight > 1
+    }
+
+    /// Starts a review actor once one of `conductor.reviews_in_flight` is free. Polling during
+    /// reviews, a full desk leaves the request pending for a later poll; otherwise the loop
+    /// waits for a review to end, as a conductor busy with N reviews would.
+    async fn start_review(&mut self, job: review::Job) -> Result<(), SqlFailure> {
+        let c = &self.scenario.conductor;
+        while self.desk.borrow().in_flight() as u64 >= c.reviews_in_flight {
+            if c.poll_during_reviews {
+                return Ok(());
             }
+            self.wait_for_a_review().await;
+        }
+        let Some((_, request)) = self.pending.remove(&job.task_id) else { return Ok(()) };
+        let answering = Fact::Answering { task_id: job.task_id.clone(), request_id: request.message_id, requester: request.from_session };
+        self.reviews_started += 1;
+        let me = self.ctx.meta();
+        let session_no = me.name.conductor_session().unwrap_or(1);
+        let meta = ActorMeta {
+            name: ActorName::Review(session_no, self.reviews_started),
+            task_id: me.task_id.clone(),
+            session_id: me.session_id.clone(),
         };
-        ctx.note(
-            "review_started",
-            format!(
-                "{task_id} review {number}{}, {review_ms} ms, answer {}",
-                if completion { " (completion)" } else { "" },
-                answer.state()
-            ),
-        );
-        ctx.sleep(review_ms).await;
-        let (kind, message) = match answer {
-            ReviewAnswer::ReviewApproved => ("approval", messages::approval(task_id, completion)),
-            ReviewAnswer::ReviewFailed => ("rejection", messages::rejection(task_id)),
-            ReviewAnswer::FixProposed => {
-                ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
-            }
-        };
-        self.answer(task_id, kind, message, answer.state(), request_id).await?;
-        ctx.sql(Stmt::ConductorSetState, vec![(":state", text("watching"))]).await?;
+        let (scenario, desk, task_id) = (self.scenario.clone(), self.desk.clone(), job.task_id.clone());
+        let actor = self.ctx.spawn_child(meta, 0, move |ctx| review::actor(ctx, scenario, job, answering, desk));
+        self.desk.borrow_mut().add(&task_id, actor);
         Ok(())
+    }
+
+    async fn wait_for_a_review(&self) {
+        let running = self.desk.borrow().actors();
+        if !running.is_empty() {
+            self.ctx.join_any(running).await;
+        }
+    }
+
+    async fn wait_for_reviews(&self) {
+        while self.desk.borrow().in_flight() > 0 {
+            self.wait_for_a_review().await;
+        }
     }
 
     /// 000 "Context escalation response states".
@@ -459,19 +511,13 @@ impl Conductor<'_> {
         }
     }
 
-    /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
     /// `request_id`: the request it answers, named in the message under `replies-cite-request`
     /// (docs/protocol.md D15); a hand-over answers none.
     async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str, request_id: Option<i64>) -> Result<(), SqlFailure> {
-        let message = match request_id {
-            Some(id) if self.scenario.settings.replies_cite_request => messages::citing_request(message, id),
-            _ => message,
-        };
-        self.send(task_id, kind, message).await?;
-        self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
-        Ok(())
+        answer(self.ctx, task_id, kind, cite(self.scenario, message, request_id), state).await
     }
 
+    /// A message with no state (a hand-over that leaves the row claimable as it is).
     async fn send(&mut self, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
         let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
         self.ctx.sql(Stmt::SendConductorMessage, params).await?;
@@ -545,7 +591,7 @@ impl Conductor<'_> {
     async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 1000;
         for iteration in 1..=ITERATIONS_MAX {
-            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(CONDUCTOR_SESSION_ID))]).await?;
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(&self.ctx.meta().session_id))]).await?;
             let state = rows.text(0, 1).unwrap_or("").to_string();
             if state == "complete" || state == "exit_requested" {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit allowed"));
@@ -585,6 +631,31 @@ impl Conductor<'_> {
         let scenario = self.scenario.clone();
         self.ctx.launch(meta, delay_ms, move |ctx| musician::session(ctx, scenario, launch));
     }
+}
+
+/// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
+async fn answer(ctx: &Ctx, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
+    ctx.sql(
+        Stmt::SendConductorMessage,
+        vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
+    )
+    .await?;
+    ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+    Ok(())
+}
+
+/// `message`, citing the request it answers under `replies-cite-request` (docs/protocol.md
+/// D15); the seeds' messages name none.
+fn cite(scenario: &Scenario, message: String, request_id: Option<i64>) -> String {
+    match request_id {
+        Some(id) if scenario.settings.replies_cite_request => messages::citing_request(message, id),
+        _ => message,
+    }
+}
+
+/// `task-00`'s own state (004 "Conductor States"); the write refreshes its heartbeat too.
+async fn set_own_state(ctx: &Ctx, state: &str) -> Result<(), SqlFailure> {
+    ctx.sql(Stmt::ConductorSetState, vec![(":state", text(state))]).await.map(|_| ())
 }
 
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).

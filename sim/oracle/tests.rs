@@ -644,6 +644,34 @@ fn answer_own_request_near_miss_the_requester_completes_on_its_own_answer() {
     run.none(RuleId::AnswerOwnRequest);
 }
 
+/// The conductor was about to answer S1's request; `crashed`: it died first. The next
+/// conductor session's hand-over (message 62) went to S2, which read it and completed.
+fn answer_intent_then_hand_over(crashed: bool) -> Run {
+    let mut run = s1_working();
+    let (before, after) = (row("watching", "conductor-session", 0, 1.0), row("watching", "conductor-session", 0, 0.0));
+    run.write(40_000, "conductor", "conductor-session", Stmt::ConductorHeartbeat, "task-00", before, after);
+    run.fact(60_000, Fact::Answering { task_id: "task-01".into(), request_id: 60, requester: S1.into() });
+    if crashed {
+        run.fact(61_000, Fact::Crashed { session_id: "conductor-session".into(), why: "scripted crash of the conductor".into() });
+    }
+    run.message(900_000, "conductor.S2", "cccccccc-3333", Stmt::SendConductorMessage, 62, "task-01", "handoff");
+    run.launch(901_000, "task-01", "S2", S2).claim(910_000, "task-01.S2", S2, "fix_proposed", S1);
+    run.fact(911_000, Fact::MessageHandled { session_id: S2.into(), message_id: 62 });
+    run.write(990_000, "task-01.S2", S2, Stmt::MarkComplete, "task-01", row("working", S2, 0, 1.0), row("complete", S2, 0, 0.0));
+    run
+}
+
+#[test]
+fn answer_own_request_the_conductors_next_message_answers_what_it_was_about_to_answer() {
+    let v = answer_intent_then_hand_over(false).the(RuleId::AnswerOwnRequest);
+    assert!(v.explanation.contains("conductor message 62 (handoff)"), "{}", v.explanation);
+}
+
+#[test]
+fn answer_own_request_near_miss_a_conductor_that_crashed_before_answering_answered_nothing() {
+    answer_intent_then_hand_over(true).none(RuleId::AnswerOwnRequest);
+}
+
 #[test]
 fn conductor_outlasts_sessions_the_conductor_exits_while_an_owner_works() {
     let mut run = s1_working();

@@ -3,7 +3,7 @@
 //! answer replies to. Rules read it as it stood *before* the event they judge; the checker
 //! updates it after every rule has seen the event.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::RowSnapshot;
 use crate::event::Fact;
@@ -84,6 +84,8 @@ pub struct Truth {
     /// docs/protocol.md D16 read as 000 and 002 do: a session asked to exit ends with its
     /// final message (`leaves_on_request`), not with a state.
     pub exit_request_to_musician: bool,
+    /// Every conductor session seen writing or reading (a relaunch after a crash has its own).
+    conductor_sessions: BTreeSet<String>,
 }
 
 impl Truth {
@@ -150,6 +152,12 @@ impl Truth {
                 if let Some(s) = self.sessions.get_mut(session_id) {
                     s.crashed_ms.get_or_insert(t_ms);
                 }
+                // A conductor that dies about to answer never answers: the next conductor
+                // session's messages reply to nothing its predecessor meant
+                // (docs/protocol.md C35).
+                if self.conductor_sessions.contains(session_id) {
+                    self.answering.clear();
+                }
             }
             Fact::Hung { session_id, until_ms } => {
                 if let Some(s) = self.sessions.get_mut(session_id) {
@@ -186,6 +194,9 @@ impl Truth {
     }
 
     pub fn on_sql(&mut self, f: &SqlFact) {
+        if f.actor.is_conductor() && !self.conductor_sessions.contains(f.session_id) {
+            self.conductor_sessions.insert(f.session_id.to_string());
+        }
         if f.readonly {
             return;
         }

@@ -237,7 +237,7 @@ fn session_mark(record: &TraceRecord, cx: f64, ly: f64) -> Option<Mark> {
 
 /// The conductor's messages, as marks on the lane of the task they are for.
 fn conductor_messages(svg: &mut String, records: &[TraceRecord], lanes: &Lanes, scale: &Scale) {
-    let sent = records.iter().filter(|r| r.actor == Some(ActorName::Conductor) && r.stmt.is_some_and(Stmt::inserts_message));
+    let sent = records.iter().filter(|r| r.actor.is_some_and(|a| a.is_conductor()) && r.stmt.is_some_and(Stmt::inserts_message));
     for record in sent {
         let Some(lane) = record.task_id().and_then(|task| lanes.tasks.get(&task)) else { continue };
         let title = esc(&format!("#{} t={} ms conductor {} {}", record.seq, record.t_ms, record.statement, record.detail));

@@ -15,6 +15,13 @@ pub struct ConductorSection {
     pub poll_ms: i64,
     /// Time the conductor spends on one review before it answers.
     pub review_ms: Dist,
+    /// Whether the poll loop goes on while reviews run (docs/protocol.md C3). Off: the loop
+    /// waits for the reviews it started in a poll before it goes on, as one session would.
+    pub poll_during_reviews: bool,
+    /// How many reviews may run at once (docs/protocol.md C3); 1 with `poll_during_reviews`
+    /// off is the conductor reviewing inside its own poll.
+    #[serde(deserialize_with = "positive_u64")]
+    pub reviews_in_flight: u64,
     /// Odds that a review is answered `review_failed` (a rejection with feedback).
     #[serde(deserialize_with = "probability")]
     pub reject_probability: f64,
@@ -29,6 +36,10 @@ pub struct ConductorSection {
     /// Sessions the conductor launches for one task before it gives the task up.
     #[serde(deserialize_with = "positive_u64")]
     pub sessions_per_task_max: u64,
+    /// After a conductor crash (`[[faults.conductor_crash]]`), how long until its next session
+    /// starts: whoever restarts it noticing and doing so (docs/protocol.md C34).
+    #[serde(deserialize_with = "non_negative_i64")]
+    pub relaunch_after_ms: i64,
     /// Scripted answers that override the odds for one review of one task.
     pub answers: Vec<ScriptedAnswer>,
     /// Emergency messages the conductor sends (000 "Emergency Messages").
@@ -43,11 +54,14 @@ impl Default for ConductorSection {
         ConductorSection {
             poll_ms: 30_000,
             review_ms: Dist::uniform(60_000, 300_000),
+            poll_during_reviews: false,
+            reviews_in_flight: 1,
             reject_probability: 0.0,
             fix_probability: 0.0,
             context_reply: ContextReply::Fix,
             staleness_s: 540,
             sessions_per_task_max: 5,
+            relaunch_after_ms: 300_000,
             answers: Vec::new(),
             emergencies: Vec::new(),
             exit_requests: Vec::new(),

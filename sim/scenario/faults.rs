@@ -83,6 +83,8 @@ pub struct FaultsSection {
     /// A second session launched for a task's first session (a relaunch racing the original).
     pub double_launch: Vec<DoubleLaunch>,
     pub conductor_down: Vec<Window>,
+    /// The conductor's session dies; a new one starts `conductor.relaunch_after_ms` later.
+    pub conductor_crash: Vec<ConductorCrash>,
 }
 
 /// A fault for one session of one task: at a simulated time, or at a protocol point
@@ -106,6 +108,20 @@ fn one_u32() -> u32 {
 }
 fn one_u64() -> u64 {
     1
+}
+
+/// A crash of conductor session `session` (1 the first, 2 the one relaunched after the first
+/// crash, …) at a simulated time, or at a protocol point `before:STATEMENT` /
+/// `after:STATEMENT`, the `nth` time that session (its reviews included) runs it.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConductorCrash {
+    #[serde(default = "one_u32")]
+    pub session: u32,
+    pub at_ms: Option<i64>,
+    pub at: Option<String>,
+    #[serde(default = "one_u64")]
+    pub nth: u64,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -22,7 +22,7 @@ pub use self::actors::{
     ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ExitRequest, ReviewAnswer, ScriptedAnswer, SubagentScript,
     SubagentsSection,
 };
-pub use self::faults::{DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
+pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
 pub use self::plan::TaskPlan;
 pub use self::verification::{Finding, VerificationScript, VerificationSection};

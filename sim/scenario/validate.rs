@@ -5,7 +5,7 @@
 //! TOML is read (`deserialize.rs`).
 
 use super::actors::{ConductorSection, ContextSection, SubagentsSection};
-use super::faults::{FaultsSection, ScriptedFault};
+use super::faults::{ConductorCrash, FaultsSection, ScriptedFault};
 use super::file::{ExpectSection, ProtocolSection, ScenarioFile, TimingSection};
 use super::locate::Problem;
 use super::plan::TaskPlan;
@@ -28,6 +28,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     fault_points(&raw.faults)?;
     scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
     double_launches(&raw.faults, count)?;
+    conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
     variant_names(&raw.protocol)
 }
@@ -201,18 +202,37 @@ fn scripted_fault(section: &'static str, index: usize, fault: &ScriptedFault, co
         );
         return Err(Problem::in_entry(section, index, "session", message));
     }
-    if fault.at_ms.is_none() == fault.at.is_none() {
-        let message =
-            format!("entry {entry} of [[{section}]] needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")");
+    fault_time_or_point(section, index, fault.at_ms, fault.at.as_deref())
+}
+
+/// Exactly one of `at_ms` and `at`, and `at` names a statement the engine runs.
+fn fault_time_or_point(section: &'static str, index: usize, at_ms: Option<i64>, at: Option<&str>) -> Checked {
+    if at_ms.is_none() == at.is_none() {
+        let message = format!(
+            "entry {} of [[{section}]] needs exactly one of `at_ms` or `at` (\"before:STATEMENT\" / \"after:STATEMENT\")",
+            index + 1
+        );
         return Err(Problem::in_entry(section, index, "at", message));
     }
-    if let Some(point) = &fault.at {
+    if let Some(point) = at {
         let statement = point.strip_prefix("before:").or_else(|| point.strip_prefix("after:"));
         let known = statement.is_some_and(|s| Stmt::parse(s).is_some());
         if !known {
             let message = format!("`{point}` is not before:STATEMENT or after:STATEMENT with a statement the engine runs");
             return Err(Problem::in_entry(section, index, "at", message));
         }
+    }
+    Ok(())
+}
+
+/// `[[faults.conductor_crash]]` hits conductor session 1, 2, … once, at one time or point.
+fn conductor_crashes(faults: &FaultsSection) -> Checked {
+    for (index, ConductorCrash { session, at_ms, at, .. }) in faults.conductor_crash.iter().enumerate() {
+        if *session == 0 {
+            let message = format!("entry {} of [[faults.conductor_crash]]: conductor sessions are counted from 1", index + 1);
+            return Err(Problem::in_entry("faults.conductor_crash", index, "session", message));
+        }
+        fault_time_or_point("faults.conductor_crash", index, *at_ms, at.as_deref())?;
     }
     Ok(())
 }
@@ -370,6 +390,22 @@ mod tests {
             "`after:heartbeats` is not before:STATEMENT or after:STATEMENT with a statement the engine runs"
         );
         accepted("[[faults.crash]]\ntask = 2\nsession = 5\nat = \"after:claim_task\"\nnth = 2\n");
+    }
+
+    #[test]
+    fn conductor_crashes_name_a_session_from_1_and_one_time_or_point() {
+        assert_eq!(
+            refusal("[[faults.conductor_crash]]\nsession = 0\nat_ms = 5\n"),
+            (
+                "faults.conductor_crash",
+                Some(0),
+                "session",
+                "entry 1 of [[faults.conductor_crash]]: conductor sessions are counted from 1".into()
+            )
+        );
+        assert_eq!(refusal("[[faults.conductor_crash]]\n").2, "at");
+        assert_eq!(refusal("[[faults.conductor_crash]]\nat = \"after:poll\"\n").2, "at");
+        accepted("[[faults.conductor_crash]]\nat_ms = 5\n[[faults.conductor_crash]]\nsession = 2\nat = \"after:send_conductor_message\"\nnth = 3\n");
     }
 
     #[test]

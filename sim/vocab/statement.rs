@@ -40,10 +40,12 @@ pub enum Stmt {
     ReadTaskRecord,
     ReadTaskMessages,
     SetEscalation,
+    ConductorResume,
+    ReadConductorMessages,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 34] = [
+    pub const ALL: [Stmt; 36] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -78,6 +80,8 @@ impl Stmt {
         Stmt::ReadTaskRecord,
         Stmt::ReadTaskMessages,
         Stmt::SetEscalation,
+        Stmt::ConductorResume,
+        Stmt::ReadConductorMessages,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -117,6 +121,8 @@ impl Stmt {
             Stmt::ReadTaskRecord => "read_task_record",
             Stmt::ReadTaskMessages => "read_task_messages",
             Stmt::SetEscalation => "set_escalation",
+            Stmt::ConductorResume => "conductor_resume",
+            Stmt::ReadConductorMessages => "read_conductor_messages",
         }
     }
 
@@ -157,6 +163,8 @@ impl Stmt {
             Stmt::ReadTaskRecord => &[":task_id"],
             Stmt::ReadTaskMessages => &[":task_id"],
             Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
+            Stmt::ConductorResume => &[":session_id"],
+            Stmt::ReadConductorMessages => &[],
         }
     }
 
@@ -175,6 +183,7 @@ impl Stmt {
                 | Stmt::ReadLatestConductorMessage
                 | Stmt::ReadTaskRecord
                 | Stmt::ReadTaskMessages
+                | Stmt::ReadConductorMessages
         )
     }
 

@@ -95,6 +95,16 @@ fn every_class_of_bad_scenario_names_file_line_column_and_key() {
             &["FILE:4:22: key `conductor.reject_probability`", "between 0 and 1, got 1.5"],
         ),
         (
+            "no review in flight",
+            "[tasks]\ncount = 2\n[conductor]\nreviews_in_flight = 0\n",
+            &["FILE:4:21: key `conductor.reviews_in_flight`", "must be positive, got 0"],
+        ),
+        (
+            "poll during reviews not a bool",
+            "[tasks]\ncount = 2\n[conductor]\npoll_during_reviews = 1\n",
+            &["FILE:4:23: key `conductor.poll_during_reviews`", "invalid type: integer `1`, expected a boolean"],
+        ),
+        (
             "swarm probability below 0",
             "[tasks]\ncount = 2\n[faults]\ncrash_probability = { min = -0.1, max = 0.2 }\n",
             &["FILE:4:21: key `faults.crash_probability`", "between 0 and 1, got -0.1"],

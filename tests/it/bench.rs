@@ -43,6 +43,7 @@ fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_
     // every sleep overruns the 60 s margin between refresh (480 s) and staleness (540 s).
     let (calm, jittery) = (at("15000", "0"), at("15000", "120000"));
     assert_eq!((calm["runs"].as_str(), calm["false_stale_alarms"].as_str(), calm["false_alarm_rate"].as_str()), ("4", "0", "0.0000"));
+    assert_eq!(calm["unfinished_runs"], "0", "every task of the calm point completes");
     assert!(jittery["false_stale_alarms"].parse::<u64>().unwrap() > 0, "{jittery:?}");
     assert!(jittery["message_notice_ms_p95"].parse::<i64>().unwrap() > calm["message_notice_ms_p95"].parse::<i64>().unwrap());
     assert!(

@@ -432,7 +432,7 @@ fn a_clean_exit_writes_handoff_report_message_and_exited_last() {
     let rows = trace(dir.path());
     let read = rows
         .iter()
-        .position(|r| r.actor == Some(ActorName::Conductor) && r.event == "file_read" && r.statement == "temp/task-01-HANDOFF")
+        .position(|r| r.actor == Some(ActorName::CONDUCTOR) && r.event == "file_read" && r.statement == "temp/task-01-HANDOFF")
         .expect("conductor reads the HANDOFF");
     // (the first `fix_proposed` answered the context warning; the hand-over is after the read)
     let proposed = read

@@ -84,7 +84,7 @@ fn a_session_asked_to_exit_hands_off_and_its_successor_claims_from_exit_requeste
     let answer = all.iter().skip(warning).find(|m| m.1 == "task-02" && m.2 == "task-00").expect("the answer");
     assert!(answer.4.contains("(context warning: prepare handoff now)"), "{answer:?}");
     // The conductor launched each successor once, on the final message.
-    let launches: Vec<&TraceRecord> = rows.iter().filter(|r| r.actor == Some(ActorName::Conductor) && r.event == "launch").collect();
+    let launches: Vec<&TraceRecord> = rows.iter().filter(|r| r.actor == Some(ActorName::CONDUCTOR) && r.event == "launch").collect();
     assert_eq!(launches.len(), 4, "{launches:?}");
     assert!(!rows.iter().any(|r| r.event == "stale_detected"), "no staleness: the row waits for the session's exit");
 }

@@ -41,7 +41,7 @@ fn the_fifth_failure_writes_a_final_message_then_exited() {
     assert!(last.4.starts_with("EXITED: unrecoverable failure, retry 5/5: task-01 given up after 5 failures."), "{}", last.4);
     assert_eq!((task_row(tmp.path(), "task-01").0.as_str(), task_row(tmp.path(), "task-01").2), ("exited", 5));
     let rows = trace(tmp.path());
-    assert!(rows.iter().any(|r| r.actor == Some(ActorName::Conductor) && r.event == "task_given_up"), "the conductor gives the task up");
+    assert!(rows.iter().any(|r| r.actor == Some(ActorName::CONDUCTOR) && r.event == "task_given_up"), "the conductor gives the task up");
 }
 
 #[test]

@@ -7,6 +7,8 @@ mod bench;
 mod ceiling;
 mod clock;
 mod compare;
+mod conductor_crash;
+mod conductor_policy;
 mod determinism;
 mod escalation;
 mod examples;

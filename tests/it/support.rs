@@ -236,3 +236,32 @@ pub fn run_into(scenario: &str, variants: &[&str], out: &Path) -> (i32, String) 
     assert!(code == 0 || code == 1, "{scenario}: exit {code}\n{}\n{}", stdout(&o), stderr(&o));
     (code, stdout(&o))
 }
+
+/// Writes `text` as `dir/NAME.toml` and runs it through the library into `dir/out`, with
+/// `variants`; returns the run folder and the summary.
+pub fn run_text(name: &str, text: &str, dir: &Path, variants: &[&str]) -> (PathBuf, rehearsal::run::RunSummary) {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(&path, text).unwrap();
+    (dir.join("out"), run_path(&path, &dir.join("out"), variants))
+}
+
+/// Runs the scenario file `path` through the library into `out`, with `variants`.
+pub fn run_path(path: &Path, out: &Path, variants: &[&str]) -> rehearsal::run::RunSummary {
+    let options = rehearsal::run::RunOptions {
+        scenario_path: path.to_path_buf(),
+        seed: None,
+        out_dir: Some(out.to_path_buf()),
+        variants: variants.iter().map(|v| v.to_string()).collect(),
+    };
+    rehearsal::run::run_scenario(rehearsal::scenario::Scenario::load(path).unwrap(), &options).unwrap()
+}
+
+/// A scenario of `tasks` tasks of two 1-agent steps with a checkpoint after the first: 4-minute
+/// agents and 1-minute verifications, so reviews are asked for at about 5 minutes; `conductor`
+/// holds the `[conductor]` keys, `rest` any further sections (faults, expectations).
+pub fn two_step_scenario(seed: u64, tasks: u64, conductor: &str, rest: &str) -> String {
+    format!(
+        "[run]\nseed = {seed}\nsim_time_max_ms = 21_600_000\n\n[timing]\nsubagent_ms = 240000\nverification_ms = 60000\n\n\
+         [conductor]\n{conductor}\n\n[tasks]\ncount = {tasks}\nsteps = 2\nsubagents_per_step = 1\ncheckpoints = [1]\n\n{rest}\n"
+    )
+}

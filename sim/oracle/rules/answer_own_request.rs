@@ -13,7 +13,7 @@ pub static DOC: RuleDoc = RuleDoc {
     says: "a session completes a task only on the conductor's answer to its own request",
     seed: "000 \"Response Handling\" (the musician acts on the conductor's answer to its review request); docs/protocol.md D15: replies name no request",
     consumes: "sessions' `MessageHandled` facts for conductor answers; successful `mark_complete` writes",
-    truth: "which request each conductor answer replied to (the conductor's `Answering` fact)",
+    truth: "which request each conductor answer replied to (the conductor's `Answering` fact, void if that conductor session crashed first: docs/protocol.md C35)",
     meaning: Meaning::ProtocolFlaw,
 };
 

@@ -1,0 +1,179 @@
+//! Reviews (docs/protocol.md C2, C3). A review is `reviewing` on `task-00` (004 "Conductor
+//! States"), the review time, the answer — message first, then the state (000 "Review Request
+//! Flow" 4) — and `watching` again. By default the conductor reviews inside its own poll
+//! (`inline`). With `conductor.poll_during_reviews` or more than one
+//! `conductor.reviews_in_flight`, each review is an actor of its own (`actor`): a child of the
+//! conductor session, so it dies with it, sharing a `Desk` with it that says which tasks are
+//! under review. The first review to start sets `reviewing`, the last to end `watching`.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+use rand::RngExt;
+
+use crate::ctx::Ctx;
+use crate::event::Fact;
+use crate::executor::ActorId;
+use crate::messages;
+use crate::scenario::{ReviewAnswer, Scenario};
+use crate::world::SqlFailure;
+
+/// One review request to answer: the task, whether it is the completion review, and which
+/// review of the task it is (resubmissions count; `[[conductor.answers]]` name it).
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub task_id: String,
+    pub completion: bool,
+    pub number: u64,
+    /// The request's message id, cited under `replies-cite-request` (docs/protocol.md D15).
+    pub request_id: Option<i64>,
+}
+
+/// The reviews a conductor session runs as actors, shared with them. It lives in an `Rc` that
+/// only the session's own futures hold: a crashed conductor loses it, as a process would.
+#[derive(Debug, Default)]
+pub struct Desk {
+    /// Task → its review actor, from the review's start to its end.
+    under_review: BTreeMap<String, ActorId>,
+    /// Tasks whose review is past its start and before its answer: the first sets `reviewing`,
+    /// the last to leave `watching`.
+    reviewing: BTreeSet<String>,
+}
+
+pub type SharedDesk = Rc<RefCell<Desk>>;
+
+impl Desk {
+    pub fn is_under_review(&self, task_id: &str) -> bool {
+        self.under_review.contains_key(task_id)
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.under_review.len()
+    }
+
+    /// The review actors still running, in task order.
+    pub fn actors(&self) -> Vec<ActorId> {
+        self.under_review.values().copied().collect()
+    }
+
+    pub fn add(&mut self, task_id: &str, actor: ActorId) {
+        self.under_review.insert(task_id.to_string(), actor);
+    }
+
+    /// A review starts; whether it is the only one (so it sets `reviewing`).
+    fn begin(&mut self, task_id: &str) -> bool {
+        self.reviewing.insert(task_id.to_string());
+        self.reviewing.len() == 1
+    }
+
+    /// A review has answered (or failed); whether it was the last one (so it sets `watching`).
+    /// Ending twice is ending once.
+    fn end(&mut self, task_id: &str) -> bool {
+        self.reviewing.remove(task_id) && self.reviewing.is_empty()
+    }
+}
+
+/// The conductor's own review, inside its poll: nothing else happens until it has answered
+/// (docs/protocol.md C3, the default).
+pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), SqlFailure> {
+    super::set_own_state(ctx, "reviewing").await?;
+    let answer = study(ctx, scenario, job).await;
+    send(ctx, scenario, job, answer).await?;
+    super::set_own_state(ctx, "watching").await
+}
+
+/// A review as an actor of its own. `answering` is the oracles' ground truth of the request it
+/// answers, told right before the answer: the conductor may write other messages to the task
+/// meanwhile (an emergency), and the truth pairs a request with the next conductor message.
+pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, answering: Fact, desk: SharedDesk) {
+    let first = desk.borrow_mut().begin(&job.task_id);
+    if let Err(failure) = answer_as_actor(&ctx, &scenario, &job, answering, first, &desk).await {
+        ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+        desk.borrow_mut().end(&job.task_id);
+    }
+    desk.borrow_mut().under_review.remove(&job.task_id);
+}
+
+async fn answer_as_actor(
+    ctx: &Ctx,
+    scenario: &Scenario,
+    job: &Job,
+    answering: Fact,
+    first: bool,
+    desk: &SharedDesk,
+) -> Result<(), SqlFailure> {
+    if first {
+        super::set_own_state(ctx, "reviewing").await?;
+    }
+    let answer = study(ctx, scenario, job).await;
+    ctx.observe(answering);
+    send(ctx, scenario, job, answer).await?;
+    if desk.borrow_mut().end(&job.task_id) {
+        super::set_own_state(ctx, "watching").await?;
+    }
+    Ok(())
+}
+
+/// The review itself: its time and its answer (scripted, or one roll against the odds),
+/// drawn from the reviewing actor's own stream, then the time spent.
+async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> ReviewAnswer {
+    let review_ms = ctx.draw(&scenario.conductor.review_ms);
+    let task_number: u64 = job.task_id.trim_start_matches("task-").parse().unwrap_or(0);
+    let answer = match scenario.scripted_answer(task_number, job.number) {
+        Some(answer) => answer,
+        None => {
+            let roll: f64 = ctx.rng().random_range(0.0..1.0);
+            let c = &scenario.conductor;
+            if roll < c.reject_probability {
+                ReviewAnswer::ReviewFailed
+            } else if roll < c.reject_probability + c.fix_probability {
+                ReviewAnswer::FixProposed
+            } else {
+                ReviewAnswer::ReviewApproved
+            }
+        }
+    };
+    ctx.note(
+        "review_started",
+        format!(
+            "{} review {}{}, {review_ms} ms, answer {}",
+            job.task_id,
+            job.number,
+            if job.completion { " (completion)" } else { "" },
+            answer.state()
+        ),
+    );
+    ctx.sleep(review_ms).await;
+    answer
+}
+
+async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -> Result<(), SqlFailure> {
+    let task_id = job.task_id.as_str();
+    let (kind, message) = match answer {
+        ReviewAnswer::ReviewApproved => ("approval", messages::approval(task_id, job.completion)),
+        ReviewAnswer::ReviewFailed => ("rejection", messages::rejection(task_id)),
+        ReviewAnswer::FixProposed => {
+            ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
+        }
+    };
+    super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_review_to_begin_and_the_last_to_end_are_told_so_once() {
+        let mut desk = Desk::default();
+        assert!(desk.begin("task-01"));
+        assert!(!desk.begin("task-02"));
+        assert!(!desk.end("task-01"));
+        assert!(desk.end("task-02"));
+        assert!(!desk.end("task-02"), "ending twice is ending once");
+        desk.add("task-03", 7);
+        assert!(desk.is_under_review("task-03") && !desk.is_under_review("task-01"));
+        assert_eq!((desk.in_flight(), desk.actors()), (1, vec![7]));
+    }
+}
