@@ -12,6 +12,9 @@ use crate::messages;
 use crate::vocab::Stmt;
 use crate::world::SqlFailure;
 
+/// Why a scripted request asks, as its message says (a relaunched conductor knows it by it).
+pub(super) const SCRIPTED: &str = "scripted exit request";
+
 /// The states in which a scripted request reaches a session at work: working, or paused for
 /// an answer (the pause watcher ends on any other state, 000 "Pause Watcher Prompt Template").
 fn reaches_a_session(state: &str) -> bool {
@@ -29,12 +32,16 @@ impl Conductor<'_> {
             }
             let task_id = crate::scenario::task_id(request.task);
             let Some(task) = tasks.iter().find(|t| t.task_id == task_id) else { continue };
+            // A review under way answers after the request would: it waits for the answer.
+            if self.desk.borrow().is_under_review(&task_id) {
+                continue;
+            }
             if task.state == "complete" {
                 self.exit_requests_sent[index] = true;
                 self.ctx.note("exit_request_dropped", format!("{task_id} is complete: no session to ask"));
             } else if reaches_a_session(&task.state) {
                 self.exit_requests_sent[index] = true;
-                self.request_exit(&task_id, &task.session_id, "scripted exit request", None).await?;
+                self.request_exit(&task_id, &task.session_id, SCRIPTED, None).await?;
             }
         }
         Ok(())

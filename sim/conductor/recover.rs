@@ -30,6 +30,9 @@ struct Written {
     handoffs: BTreeMap<String, u32>,
     /// (task, text) of every emergency sent.
     emergencies: Vec<(String, String)>,
+    /// (task, text) of every exit request sent (docs/protocol.md D16, C33): a `handoff`
+    /// message that launches no session.
+    exit_requests: Vec<(String, String)>,
 }
 
 impl Conductor<'_> {
@@ -44,6 +47,7 @@ impl Conductor<'_> {
         let written = self.read_written().await?;
         let rows = self.poll_tasks().await?;
         let created = self.write_missing(&rows, &written).await?;
+        self.resume_exit_requests(&rows, &written);
         // Every musician message from the first: the cursor, the review numbers and the
         // latest request of each task, as the dead session had them.
         self.read_messages().await?;
@@ -79,6 +83,10 @@ impl Conductor<'_> {
                     written.instructed.insert(task_id);
                 }
                 "emergency" => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
+                "handoff" if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
+                    written.exit_requests.push((task_id.clone(), found.text(row, 3).unwrap_or("").to_string()));
+                    written.last_answer.insert(task_id, (id, "handoff".to_string()));
+                }
                 kind @ ("approval" | "rejection" | "fix_proposal" | "handoff") => {
                     if kind == "handoff" {
                         *written.handoffs.entry(task_id.clone()).or_insert(0) += 1;
@@ -146,6 +154,23 @@ impl Conductor<'_> {
             self.launch_started.insert(row.task_id.clone(), self.ctx.now_ms());
         }
         Ok(())
+    }
+
+    /// A row left `exit_requested` asks the session it names to exit (C33): the request is
+    /// followed again — the session's final message, read with the others from id 0, launches
+    /// the successor; its silence past the staleness threshold hands the task over. A
+    /// scripted request whose message is in the database counts as sent.
+    fn resume_exit_requests(&mut self, rows: &[TaskView], written: &Written) {
+        for row in rows.iter().filter(|r| r.state == "exit_requested" && r.task_id != crate::vocab::CONDUCTOR_TASK_ID) {
+            self.asked_to_exit.insert(row.task_id.clone(), (row.session_id.clone(), 0));
+        }
+        for (index, request) in self.scenario.conductor.exit_requests.iter().enumerate() {
+            let task_id = crate::scenario::task_id(request.task);
+            let message = messages::exit_request(&task_id, super::exit_request::SCRIPTED);
+            if written.exit_requests.iter().any(|(t, m)| *t == task_id && *m == message) {
+                self.exit_requests_sent[index] = true;
+            }
+        }
     }
 
     /// An emergency counts as sent if its message is in the database (as many times as it is).

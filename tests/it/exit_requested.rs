@@ -115,6 +115,34 @@ fn a_session_asked_to_exit_that_goes_silent_is_handed_over_once() {
 }
 
 #[test]
+fn a_conductor_relaunched_while_a_session_is_asked_to_exit_still_launches_its_successor() {
+    // The conductor dies 2 s after it set `exit_requested` on task-01 (t≈613 s) and is
+    // relaunched 5 minutes later: S1 has written its final message meanwhile. The new session
+    // knows the request only from the row and its own `EXIT REQUESTED` message
+    // (docs/protocol.md C35): it follows the request again, reads S1's final message among the
+    // others, and launches S2, which claims from `exit_requested`. The scripted request is not
+    // sent twice, and no hand-over is counted for it.
+    let text = std::fs::read_to_string(root().join(SCENARIO)).unwrap();
+    let text = text.replace("[tasks]", "[[faults.conductor_crash]]\nat_ms = 615_000\n\n[tasks]");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("conductor-crash.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = tmp.path().join("run");
+    let (code, stdout) = run_into(path.to_str().unwrap(), &[], &out);
+    assert!(stdout.contains("tasks        2/2 complete"), "{stdout}");
+    let rows = trace(&out);
+    let relaunched: Vec<&TraceRecord> = rows.iter().filter(|r| r.actor == Some(ActorName::Conductor(2))).collect();
+    assert!(!relaunched.is_empty(), "the conductor was relaunched");
+    assert_eq!(
+        claims(&rows, "task-01"),
+        vec![("task-01.S1".to_string(), "watching".to_string()), ("task-01.S2".to_string(), "exit_requested".to_string()),]
+    );
+    let requests = messages(&out).iter().filter(|m| m.4.starts_with("EXIT REQUESTED: task-01")).count();
+    assert_eq!(requests, 1, "the scripted request is sent once");
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
 fn under_004s_reading_the_musician_does_not_take_the_request() {
     let tmp = tempfile::tempdir().unwrap();
     let (code, out) = run_into(SCENARIO, &["exit-requested-conductor-only"], tmp.path());
