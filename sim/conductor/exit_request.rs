@@ -1,4 +1,4 @@
-//! The conductor asking a session to exit (docs/protocol.md D16, C31): "`exit_requested` —
+//! The conductor asking a session to exit (docs/protocol.md D16, C33): "`exit_requested` —
 //! Conductor requests musician to prepare handoff and exit" (000 and 002 "States the Conductor
 //! Sets"). The request is a `handoff` message, then the state (message first, as every answer,
 //! 000 "Review Request Flow" 4). 002's table has no musician transition out of
@@ -17,7 +17,7 @@ pub(super) const SCRIPTED: &str = "scripted exit request";
 
 /// The states in which a scripted request reaches a session at work: working, or paused for
 /// an answer (the pause watcher ends on any other state, 000 "Pause Watcher Prompt Template").
-fn reaches_a_session(state: &str) -> bool {
+pub(super) fn reaches_a_session(state: &str) -> bool {
     matches!(state, "working" | "needs_review" | "error")
 }
 

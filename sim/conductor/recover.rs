@@ -19,6 +19,9 @@ use crate::messages;
 use crate::vocab::Stmt;
 use crate::world::SqlFailure;
 
+/// `Written::last_answer`'s kind for an exit request (a `handoff` message that is no hand-over).
+const EXIT_REQUEST: &str = "exit_request";
+
 /// What the conductor wrote before the crash, per task (`read_conductor_messages`).
 #[derive(Debug, Default)]
 struct Written {
@@ -47,7 +50,7 @@ impl Conductor<'_> {
         let written = self.read_written().await?;
         let rows = self.poll_tasks().await?;
         let created = self.write_missing(&rows, &written).await?;
-        self.resume_exit_requests(&rows, &written);
+        self.resume_exit_requests(&rows, &written).await?;
         // Every musician message from the first: the cursor, the review numbers and the
         // latest request of each task, as the dead session had them.
         self.read_messages().await?;
@@ -85,7 +88,7 @@ impl Conductor<'_> {
                 "emergency" => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
                 "handoff" if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
                     written.exit_requests.push((task_id.clone(), found.text(row, 3).unwrap_or("").to_string()));
-                    written.last_answer.insert(task_id, (id, "handoff".to_string()));
+                    written.last_answer.insert(task_id, (id, EXIT_REQUEST.to_string()));
                 }
                 kind @ ("approval" | "rejection" | "fix_proposal" | "handoff") => {
                     if kind == "handoff" {
@@ -158,11 +161,24 @@ impl Conductor<'_> {
 
     /// A row left `exit_requested` asks the session it names to exit (C33): the request is
     /// followed again — the session's final message, read with the others from id 0, launches
-    /// the successor; its silence past the staleness threshold hands the task over. A
+    /// the successor; its silence past the staleness threshold hands the task over. A request
+    /// whose message is there but whose state is not (the crash fell between the two writes)
+    /// is finished from its message, as any answer is (000 "Terminal Write Atomicity"). A
     /// scripted request whose message is in the database counts as sent.
-    fn resume_exit_requests(&mut self, rows: &[TaskView], written: &Written) {
-        for row in rows.iter().filter(|r| r.state == "exit_requested" && r.task_id != crate::vocab::CONDUCTOR_TASK_ID) {
-            self.asked_to_exit.insert(row.task_id.clone(), (row.session_id.clone(), 0));
+    async fn resume_exit_requests(&mut self, rows: &[TaskView], written: &Written) -> Result<(), SqlFailure> {
+        for row in rows.iter().filter(|r| r.task_id != crate::vocab::CONDUCTOR_TASK_ID) {
+            let half_written = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| kind == EXIT_REQUEST)
+                && super::exit_request::reaches_a_session(&row.state);
+            if half_written {
+                self.ctx.note(
+                    "answer_completed",
+                    format!("{}: exit request sent before the crash, still `{}`: now `exit_requested`", row.task_id, row.state),
+                );
+                self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&row.task_id)), (":state", text("exit_requested"))]).await?;
+            }
+            if half_written || row.state == "exit_requested" {
+                self.asked_to_exit.insert(row.task_id.clone(), (row.session_id.clone(), 0));
+            }
         }
         for (index, request) in self.scenario.conductor.exit_requests.iter().enumerate() {
             let task_id = crate::scenario::task_id(request.task);
@@ -171,6 +187,7 @@ impl Conductor<'_> {
                 self.exit_requests_sent[index] = true;
             }
         }
+        Ok(())
     }
 
     /// An emergency counts as sent if its message is in the database (as many times as it is).

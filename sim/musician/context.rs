@@ -93,6 +93,9 @@ impl Musician {
             self.status(&format!("context estimate {estimates}: proceed")).await;
             return Ok(None);
         }
+        if let Some(end) = self.exit_if_requested().await? {
+            return Ok(Some(end));
+        }
         let zone = if e.worst <= c.escalate_above_pct { "ask" } else { "escalate" };
         // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
         // example's (65 − 52) / 8 = 1.6 is "2").

@@ -60,6 +60,9 @@ impl Musician {
         details: &[String],
         covers_deviations: bool,
     ) -> Result<Option<End>, SqlFailure> {
+        if let Some(end) = self.exit_if_requested().await? {
+            return Ok(Some(end));
+        }
         // 000 "Context Monitoring": checked before the work, as every report is: the
         // escalation, and the correction task and re-verification that answer it, at worst.
         let c = &self.scenario.context;
@@ -96,11 +99,12 @@ impl Musician {
         if answer == "fix_proposed" {
             self.status("conductor fix_proposed: correction task, applying it before resuming").await;
             let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
-            self.ctx.sleep(rework_ms).await;
+            // Work with the watcher beside it, relaunched if it exits (000 Key Principles 6a).
+            self.work_for(rework_ms).await?;
             self.cost(&self.scenario.context.integration_pct.clone());
             self.status("correction task applied").await;
             let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-            self.ctx.sleep(verify_ms).await;
+            self.work_for(verify_ms).await?;
             self.cost(&self.scenario.context.verification_pct.clone());
             self.status("verification tests: all passing").await;
         } else {

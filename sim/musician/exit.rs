@@ -51,6 +51,16 @@ impl Musician {
         true
     }
 
+    /// At a safe point before a write of its own state (an error report, an escalation, a
+    /// context warning): asked to exit, the session exits instead of writing over
+    /// `exit_requested` (docs/protocol.md D16, C33). `None`: not asked, go on.
+    pub(super) async fn exit_if_requested(&mut self) -> Result<Option<End>, SqlFailure> {
+        if !self.exit_requested() {
+            return Ok(None);
+        }
+        self.exit_on_request().await.map(Some)
+    }
+
     /// The clean exit the conductor asked for, from the safe point the session has reached.
     pub(super) async fn exit_on_request(&mut self) -> Result<End, SqlFailure> {
         self.clean_exit("the conductor requested exit (exit_requested)").await

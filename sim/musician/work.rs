@@ -390,6 +390,9 @@ impl Musician {
     /// (000 "Context Monitoring"): a report the session could not follow with a clean exit
     /// below the ceiling becomes that clean exit.
     pub(super) async fn report_error_and_wait(&mut self, error: &str) -> Result<ErrorAnswer, SqlFailure> {
+        if let Some(end) = self.exit_if_requested().await? {
+            return Ok(ErrorAnswer::End(end));
+        }
         let predicted = self.scenario.context.message_pct.upper();
         if self.would_cross_ceiling(predicted) {
             self.status(&format!("error not reported: {error}")).await;

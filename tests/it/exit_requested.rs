@@ -142,6 +142,46 @@ fn a_conductor_relaunched_while_a_session_is_asked_to_exit_still_launches_its_su
     assert_eq!(code, 0, "{stdout}");
 }
 
+/// `scenario` with `extra` TOML inserted before its `[tasks]` table, run into a scratch folder.
+fn run_edited(scenario: &str, extra: &str) -> (tempfile::TempDir, std::path::PathBuf, i32, String) {
+    let text = std::fs::read_to_string(root().join(scenario)).unwrap().replace("[tasks]", &format!("{extra}\n\n[tasks]"));
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("edited.toml");
+    std::fs::write(&path, text).unwrap();
+    let out = tmp.path().join("run");
+    let (code, stdout) = run_into(path.to_str().unwrap(), &[], &out);
+    (tmp, out, code, stdout)
+}
+
+#[test]
+fn a_relaunched_conductor_finishes_an_exit_request_whose_state_it_never_wrote() {
+    // The conductor dies right after the `EXIT REQUESTED` message of task-01, before its
+    // `exit_requested`. Its successor finishes the request from the message (docs/protocol.md
+    // C35, 000 "Terminal Write Atomicity"), so S1 still exits and S2 claims from
+    // `exit_requested`; without that the request was lost and S1 finished the task itself.
+    let (_tmp, out, code, stdout) = run_edited(SCENARIO, "[[faults.conductor_crash]]\nat = \"after:send_conductor_message\"");
+    assert_eq!(code, 0, "{stdout}");
+    let rows = trace(&out);
+    assert!(
+        rows.iter().any(|r| r.event == "answer_completed" && r.detail.starts_with("task-01: exit request")),
+        "finished from its message"
+    );
+    assert_eq!(claims(&rows, "task-01")[1], ("task-01.S2".to_string(), "exit_requested".to_string()));
+}
+
+#[test]
+fn a_session_asked_to_exit_reports_no_error_over_the_request() {
+    // verification-failures' task-03 finds a flaky test at its checkpoint and would escalate
+    // it (`set_escalation`, an `error` state) or report an unclear failure; asked to exit just
+    // before, it exits at that safe point instead of writing `error` over `exit_requested`.
+    let extra = "[[conductor.exit_requests]]\nat_ms = 3_200_000\ntask = 3";
+    let (_tmp, out, code, stdout) = run_edited("scenarios/verification-failures.toml", extra);
+    assert_eq!(code, 0, "{stdout}");
+    let rows = trace(&out);
+    assert_eq!(claims(&rows, "task-03")[1], ("task-03.S2".to_string(), "exit_requested".to_string()));
+    assert!(stdout.contains("tasks        3/3 complete"), "{stdout}");
+}
+
 #[test]
 fn under_004s_reading_the_musician_does_not_take_the_request() {
     let tmp = tempfile::tempdir().unwrap();
