@@ -7,6 +7,7 @@ mod bench;
 mod ceiling;
 mod clock;
 mod compare;
+mod coverage;
 mod determinism;
 mod escalation;
 mod examples;
