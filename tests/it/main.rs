@@ -11,6 +11,7 @@ mod coverage;
 mod determinism;
 mod escalation;
 mod examples;
+mod explore;
 mod faults;
 mod fifth_failure;
 mod fuzz;
