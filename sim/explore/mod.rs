@@ -141,14 +141,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
     let base_scenario = document::scenario(&base_doc, path)?;
-    std::fs::create_dir_all(options.out.join("failures"))
-        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    clear_old_failures(&options.out.join("failures"))?;
-    let scratch_parent = options.scratch.as_deref().unwrap_or(&options.out);
-    let scratch = tempfile::Builder::new()
-        .prefix("explore-")
-        .tempdir_in(scratch_parent)
-        .map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", scratch_parent.display())))?;
+    let scratch = prepare_folders(options)?;
     let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
@@ -162,17 +155,8 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
         scratch: scratch.path(),
     };
-    let finished = explorer.run_all(&jobs);
-    let mut coverage = base.coverage.clone();
-    let mut rows = Vec::new();
-    let mut ran = Vec::new();
-    for ((row, run_coverage), (_, job)) in finished.into_iter().zip(&jobs).filter_map(|(r, j)| r.map(|r| (r, j))) {
-        coverage.merge(&run_coverage);
-        rows.push(row);
-        ran.push(*job);
-    }
-    let failures = outcome::group(&mut rows);
-    let exploration = Exploration {
+    let (rows, ran, coverage) = collect(explorer.run_all(&jobs), &jobs, base.coverage.clone());
+    let mut exploration = Exploration {
         scenario: path.display().to_string(),
         seed: base.seed,
         variants: options.variants.clone(),
@@ -185,15 +169,47 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         faults_placed: faults_placed(&classes),
         planned: jobs.len(),
         rows,
-        failures,
+        failures: Vec::new(),
         coverage,
         interrupted: crate::interrupt::interrupted(),
     };
+    exploration.failures = outcome::group(&mut exploration.rows);
     for failure in &exploration.failures {
         explorer.save_failure(failure, &ran[failure.first_row], &exploration)?;
     }
     write_outputs(&options.out, &exploration)?;
     Ok(exploration)
+}
+
+/// The output folder (with `failures/`, emptied of an earlier exploration's) and the scratch
+/// folder the runs are made in, removed when dropped.
+fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(options.out.join("failures"))
+        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
+    clear_old_failures(&options.out.join("failures"))?;
+    let parent = options.scratch.as_deref().unwrap_or(&options.out);
+    tempfile::Builder::new()
+        .prefix("explore-")
+        .tempdir_in(parent)
+        .map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())))
+}
+
+/// The finished runs' rows and jobs, in job order, and the coverage of them all and the base
+/// run's (`coverage`).
+fn collect(
+    finished: Vec<Option<(PointRow, Coverage)>>,
+    jobs: &[(usize, Job)],
+    mut coverage: Coverage,
+) -> (Vec<PointRow>, Vec<Job>, Coverage) {
+    let (mut rows, mut ran) = (Vec::new(), Vec::new());
+    for (result, (_, job)) in finished.into_iter().zip(jobs) {
+        if let Some((row, run_coverage)) = result {
+            coverage.merge(&run_coverage);
+            rows.push(row);
+            ran.push(*job);
+        }
+    }
+    (rows, ran, coverage)
 }
 
 fn faults_placed(classes: &[HangClass]) -> String {

@@ -79,6 +79,11 @@ impl PointRow {
     pub fn at(&self) -> String {
         format!("{}:{}", self.when, self.statement)
     }
+
+    /// `crash of task-01.S1 after:set_needs_review #1`: the fault and where it was placed.
+    pub fn placed(&self) -> String {
+        format!("{} of {} {} #{}", self.fault, self.session, self.at(), self.nth)
+    }
 }
 
 pub fn end_states(rows: &[(String, String)]) -> String {

@@ -58,32 +58,15 @@ impl Exploration {
         let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count("fail"), self.failures.len());
         let _ = writeln!(out, "errors       {}", self.count("error"));
         for f in &self.failures {
-            let first = &self.rows[f.first_row];
+            let (first, stem) = (self.rows[f.first_row].placed(), f.file_stem());
             let _ = writeln!(
                 out,
-                "{:<4} {} — {} run(s); ends {}; first: {} {} {} #{}; replay failures/{}.toml",
-                f.id,
-                f.first_violation,
-                f.runs,
-                f.end_states,
-                first.fault,
-                first.session,
-                first.at(),
-                first.nth,
-                f.file_stem()
+                "{:<4} {} — {} run(s); ends {}; first: {first}; replay failures/{stem}.toml",
+                f.id, f.first_violation, f.runs, f.end_states
             );
         }
         for row in self.rows.iter().filter(|r| r.outcome == "error").take(5) {
-            let _ = writeln!(
-                out,
-                "error at point {} ({} {} {} #{}): {}",
-                row.point,
-                row.fault,
-                row.session,
-                row.at(),
-                row.nth,
-                row.first_violation
-            );
+            let _ = writeln!(out, "error at point {} ({}): {}", row.point, row.placed(), row.first_violation);
         }
         let (prefix, all) = self.prefix_statements();
         let _ = writeln!(
@@ -114,20 +97,9 @@ impl Exploration {
         } else {
             md.push_str("| failure | first violated rule | runs | comms.db at the end | first found at | replay file |\n| --- | --- | --- | --- | --- | --- |\n");
             for f in &self.failures {
-                let first = &self.rows[f.first_row];
-                let _ = writeln!(
-                    md,
-                    "| {} | {} | {} | {} | {} of {} {} #{} | [failures/{stem}.toml](failures/{stem}.toml) ([timeline](failures/{stem}/timeline.html)) |",
-                    f.id,
-                    f.first_violation,
-                    f.runs,
-                    f.end_states,
-                    first.fault,
-                    first.session,
-                    first.at(),
-                    first.nth,
-                    stem = f.file_stem()
-                );
+                let (first, stem) = (self.rows[f.first_row].placed(), f.file_stem());
+                let replay = format!("[failures/{stem}.toml](failures/{stem}.toml) ([timeline](failures/{stem}/timeline.html))");
+                let _ = writeln!(md, "| {} | {} | {} | {} | {first} | {replay} |", f.id, f.first_violation, f.runs, f.end_states);
             }
         }
         md.push_str(&format!("\n{PREFIX_NOTE}\n\n"));

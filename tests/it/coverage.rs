@@ -78,40 +78,25 @@ fn shards_merge_their_coverage_into_the_whole_sweeps() {
         sweep(&scenarios, &[&seeds[..], &["--shard", shard]].concat(), &dir);
     }
     let required = tmp.path().join("required.txt");
+    let shards = [tmp.path().join("1-of-2"), tmp.path().join("2-of-2")];
+    let merge = |out: &str| {
+        let out = tmp.path().join(out);
+        let (a, b, r) = (shards[0].to_str().unwrap(), shards[1].to_str().unwrap(), required.to_str().unwrap());
+        let o = rehearsal(&["merge", a, b, "--require-coverage", r, "--out", out.to_str().unwrap()]);
+        (o.status.code().unwrap(), stdout(&o), out)
+    };
     std::fs::write(&required, "musician watching->working after-crash\nmusician watching->working after-busy\nzero-rows claim_task\n")
         .unwrap();
-    let merged = tmp.path().join("merged");
-    let shards = [tmp.path().join("1-of-2"), tmp.path().join("2-of-2")];
-    let o = rehearsal(&[
-        "merge",
-        shards[0].to_str().unwrap(),
-        shards[1].to_str().unwrap(),
-        "--require-coverage",
-        required.to_str().unwrap(),
-        "--out",
-        merged.to_str().unwrap(),
-    ]);
-    assert!(stdout(&o).contains("every item of"), "{}", stdout(&o));
+    let (_, out, merged) = merge("merged");
+    assert!(out.contains("every item of"), "{out}");
     let whole = std::fs::read(tmp.path().join("whole/coverage.csv")).unwrap();
     assert_eq!(std::fs::read(merged.join("coverage.csv")).unwrap(), whole, "merged shards = one sweep");
     assert_ne!(std::fs::read(shards[0].join("coverage.csv")).unwrap(), whole, "a shard alone has less");
     // A requirement neither shard reached fails the merge.
     std::fs::write(&required, "musician review_failed->exited\n").unwrap();
-    let args = |out: &str| {
-        let out = tmp.path().join(out);
-        rehearsal(&[
-            "merge",
-            shards[0].to_str().unwrap(),
-            shards[1].to_str().unwrap(),
-            "--require-coverage",
-            required.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-    };
-    let o = args("merged-again");
-    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    assert!(stdout(&o).contains("never reached: musician review_failed->exited"), "{}", stdout(&o));
+    let (code, out, _) = merge("merged-again");
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("never reached: musician review_failed->exited"), "{out}");
 }
 
 #[test]

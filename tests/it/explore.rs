@@ -76,7 +76,7 @@ fn a_crash_between_state_and_message_fails_under_state_first_only_and_replays() 
     );
     assert!(out.contains("runs         4 of 4 (crash before and after each point)\npassed       2"), "{out}");
     assert!(out.contains("failed       2 in 1 distinct failure(s)"), "{out}");
-    assert!(out.contains("F1   message-before-state — 2 run(s); ends task-00=complete task-01=complete; first: crash task-01.S1 after:set_needs_review #1"), "{out}");
+    assert!(out.contains("F1   message-before-state — 2 run(s); ends task-00=complete task-01=complete; first: crash of task-01.S1 after:set_needs_review #1"), "{out}");
     let summary = std::fs::read_to_string(dir.join("summary.md")).unwrap();
     assert!(
         summary.contains(
