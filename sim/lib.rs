@@ -7,6 +7,7 @@ pub mod clock;
 pub mod compare;
 pub mod conductor;
 pub mod coverage;
+pub mod csv_rows;
 pub mod ctx;
 pub mod db;
 pub mod dist;

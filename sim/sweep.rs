@@ -112,17 +112,11 @@ fn variant_label(variants: &[String]) -> String {
 }
 
 pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row).map_err(|e| Error::harness(format!("results.csv: {e}")))?;
-    }
-    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("results.csv: {e}")))?;
-    write_atomically(path, &bytes)
+    crate::csv_rows::write_rows(path, rows)
 }
 
 pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
-    let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
+    crate::csv_rows::read_rows(path)
 }
 
 fn xml_escape(text: &str) -> String {

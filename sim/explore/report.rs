@@ -8,21 +8,14 @@ use std::path::Path;
 
 use super::outcome::PointRow;
 use super::Exploration;
-use crate::atomic::write_atomically;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 pub fn write_csv(path: &Path, rows: &[PointRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row).map_err(|e| Error::harness(format!("explore.csv: {e}")))?;
-    }
-    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("explore.csv: {e}")))?;
-    write_atomically(path, &bytes)
+    crate::csv_rows::write_rows(path, rows)
 }
 
 pub fn read_csv(path: &Path) -> Result<Vec<PointRow>> {
-    let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
+    crate::csv_rows::read_rows(path)
 }
 
 impl Exploration {
