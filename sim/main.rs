@@ -85,8 +85,8 @@ struct ExploreCrashesArgs {
     /// Output folder: explore.csv, summary.md, coverage.csv, failures/.
     #[arg(long)]
     out: PathBuf,
-    /// Where the runs are made and removed (default: inside --out); a tmpfs such as /dev/shm
-    /// makes an exploration about three times faster on a disk file system.
+    /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
+    /// on a disk file system, creating and deleting each run's files costs more than the run.
     #[arg(long)]
     scratch: Option<PathBuf>,
 }

@@ -140,9 +140,11 @@ fn the_output_does_not_depend_on_jobs_and_hangs_of_each_class_are_placed() {
 #[test]
 fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("interrupted");
+    let (out, scratch) = (tmp.path().join("interrupted"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
         .args(["explore", "crashes", "scenarios/quickstart.toml", "--jobs", "2", "--out", out.to_str().unwrap()])
+        .args(["--scratch", scratch.to_str().unwrap()])
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -166,7 +168,7 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert!(marker.contains(&format!("{} of 4594 runs finished: interrupted (Ctrl-C)", finished.len())), "{marker}");
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.starts_with(&format!("**Incomplete**: {} of 4594 runs finished", finished.len())), "{summary}");
-    assert!(!out.read_dir().unwrap().any(|e| e.unwrap().file_name().to_string_lossy().starts_with("explore-")), "no scratch left");
+    assert_eq!(scratch.read_dir().unwrap().count(), 0, "the runs under way finished and their scratch folder went");
 }
 
 #[test]
