@@ -195,3 +195,18 @@ fn bad_input_exits_2_with_the_reason_before_anything_runs() {
         assert!(!out.join("explore.csv").exists(), "{args:?}: nothing explored");
     }
 }
+
+#[test]
+fn a_fault_that_never_fires_is_unreached_and_its_run_is_the_base_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Point 2: task-08.S1's first claim waits for the write lock; the plan is asked again
+    // when the lock frees (that is claim_task #2), so `after:` its first asking never fires.
+    let (code, out, err) = explore("scenarios/faults/contention.toml", &["--points", "2"], tmp.path());
+    assert_eq!(code, 0, "{out}\n{err}");
+    let rows = rows(tmp.path());
+    assert_eq!(table(&rows), ["2 task-08.S1 before:claim_task #1 crash pass  ", "2 task-08.S1 after:claim_task #1 crash unreached  "]);
+    let base = out.lines().find_map(|l| l.strip_prefix("base run     PASS (trace ")).expect("the base run's line");
+    assert!(base.starts_with(&rows[1].trace_hash), "the unreached run is the base run, byte for byte: {base}");
+    assert_ne!(rows[0].trace_hash, rows[1].trace_hash);
+    assert!(out.contains("unreached    1 (the fault never fired: the run is the base run)"), "{out}");
+}
