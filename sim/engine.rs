@@ -1,5 +1,5 @@
 //! The engine: drives the executor (sim/executor.rs) over the world (sim/world.rs) and hands
-//! every event of the one stream to its consumers — the trace writer, the checker — in the
+//! every event of the one stream to its consumers — the trace writer, the checker, coverage — in the
 //! order it was emitted.
 //!
 //! One step: pop the next due event; a timed fault goes to the world; an actor's due request
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use crate::clock::SimClock;
+use crate::coverage::CoverageObserver;
 use crate::ctx::{ActorMeta, Ctx, Runtime};
 use crate::db::CommsDb;
 use crate::dist::Dist;
@@ -41,12 +42,14 @@ pub struct EngineConfig {
 pub struct Observers {
     pub trace: TraceSink,
     pub checker: Checker,
+    pub coverage: CoverageObserver,
 }
 
 impl Observers {
     fn consume(&mut self, event: &Event) -> Result<()> {
         self.trace.write(event)?;
         self.checker.on_event(event);
+        self.coverage.on_event(event);
         Ok(())
     }
 }
@@ -226,6 +229,7 @@ mod tests {
         let observers = Observers {
             trace: TraceSink::create(&dir.join("trace.csv"), EPOCH_MS).unwrap(),
             checker: Checker::new(ProtocolSettings::default()),
+            coverage: CoverageObserver::default(),
         };
         let faults: FaultsSection = toml::from_str(faults).unwrap();
         let config = EngineConfig {

@@ -3,7 +3,9 @@
 //! faults fire at a simulated time or at a protocol point (`before:`/`after:` a statement,
 //! the nth time a session runs it). The engine asks this plan before every statement.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
@@ -79,6 +81,30 @@ impl ActorFaults {
     }
 }
 
+/// A protocol point the plan was asked about: the `nth` time a session (its musician and
+/// watchers together; a twin counts its own) asked to run `statement` — what `before:` /
+/// `after:` with `nth` mean in a scripted fault. A statement that waited for the write lock
+/// or sat out a hang is asked again, and counted again, exactly as the faults count it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PointSeen {
+    pub place: SessionPlace,
+    pub statement: Stmt,
+    pub nth: u64,
+    /// Statements every actor (the conductor too) had asked to run before this one.
+    pub statements_before: u64,
+}
+
+/// The points a plan records once asked to (`FaultPlan::record_points`); whoever asked reads
+/// them after the run. Recording changes nothing of the run.
+#[derive(Clone, Default)]
+pub struct PointLog(Rc<RefCell<Vec<PointSeen>>>);
+
+impl PointLog {
+    pub fn take(&self) -> Vec<PointSeen> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
 pub struct FaultPlan {
     until_ms: Option<i64>,
     crash_probability: f64,
@@ -92,6 +118,9 @@ pub struct FaultPlan {
     /// Conductor crashes at a protocol point, and (conductor session, statement) → times run.
     conductor_points: Vec<ConductorCrash>,
     conductor_counts: BTreeMap<(u32, Stmt), u64>,
+    /// Statements asked so far, by every actor.
+    asked: u64,
+    points: Option<PointLog>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
     write_hold_ms: Option<Dist>,
@@ -166,6 +195,8 @@ impl FaultPlan {
             counts: BTreeMap::new(),
             conductor_points,
             conductor_counts: BTreeMap::new(),
+            asked: 0,
+            points: None,
             rng: rng::stream(seed, "faults"),
             timed,
             drawn,
@@ -178,21 +209,36 @@ impl FaultPlan {
         self.until_ms.is_none_or(|until| now_ms < until)
     }
 
+    /// From now on, records every protocol point of a session the plan is asked about
+    /// (`rehearsal explore` lists a run's points this way).
+    pub fn record_points(&mut self) -> PointLog {
+        let log = PointLog::default();
+        self.points = Some(log.clone());
+        log
+    }
+
     /// Decides the fault, if any, for `actor` about to run `statement`.
     pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
+        let statements_before = self.asked;
+        self.asked += 1;
+        // A conductor session's scripted crashes (C34); `rehearsal explore` records no
+        // conductor points yet, so a recorded point always names a task's session.
         if let Some(session) = actor.conductor_session() {
             return self.conductor_point(session, statement);
         }
         let Some(place) = actor.place() else { return Action::None };
-        // Counting occurrences only matters for scripted protocol points; without any, the
-        // per-statement bookkeeping would be pure cost (issue 7).
-        let nth = if self.scripted_points.is_empty() {
+        // Counting occurrences only matters for scripted protocol points (and for a plan that
+        // records them); otherwise the per-statement bookkeeping would be pure cost (issue 7).
+        let nth = if self.scripted_points.is_empty() && self.points.is_none() {
             0
         } else {
             let count = self.counts.entry((place, statement)).or_insert(0);
             *count += 1;
             *count
         };
+        if let Some(log) = &self.points {
+            log.0.borrow_mut().push(PointSeen { place, statement, nth, statements_before });
+        }
         for (fault, is_hang) in &self.scripted_points {
             if fault.task != place.task || fault.session != place.session || fault.nth != nth {
                 continue;
@@ -295,6 +341,23 @@ mod tests {
         let mut plan = FaultPlan::new(1, &section("[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nduration_ms = 5000\n"));
         let watcher = session(1, 1).watcher(WatcherKind::Background, 3);
         assert_eq!(plan.before_statement(&watcher, Stmt::Heartbeat, 0), Action::HangBefore { ms: 5000 });
+    }
+
+    #[test]
+    fn a_recorded_point_is_counted_as_a_scripted_fault_counts_it() {
+        let mut plan = FaultPlan::new(1, &section(""));
+        let log = plan.record_points();
+        let (s1, watcher) = (session(1, 1), session(1, 1).watcher(WatcherKind::Background, 2));
+        let asks = [(ActorName::CONDUCTOR, Stmt::PollTasks), (s1, Stmt::Heartbeat), (watcher, Stmt::Heartbeat)];
+        for (actor, statement) in asks {
+            assert_eq!(plan.before_statement(&actor, statement, 0), Action::None, "recording changes no decision");
+        }
+        let seen: Vec<(Stmt, u64, u64)> = log.take().iter().map(|p| (p.statement, p.nth, p.statements_before)).collect();
+        assert_eq!(seen, [(Stmt::Heartbeat, 1, 1), (Stmt::Heartbeat, 2, 2)], "the conductor is counted, not recorded");
+        // The second point as a scripted fault strikes exactly there: the watcher's heartbeat.
+        let mut scripted = FaultPlan::new(1, &section("[[crash]]\ntask = 1\nat = \"after:heartbeat\"\nnth = 2\n"));
+        let actions: Vec<Action> = asks.iter().map(|(actor, statement)| scripted.before_statement(actor, *statement, 0)).collect();
+        assert_eq!(actions, [Action::None, Action::None, Action::CrashAfter]);
     }
 
     #[test]

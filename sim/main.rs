@@ -44,19 +44,56 @@ enum Command {
     Check(CheckArgs),
     /// Run the same seeds under several variants and tabulate violations and latencies.
     Compare(CompareArgs),
+    /// Explore every point of one run instead of random seeds.
+    #[command(subcommand)]
+    Explore(ExploreCommand),
+}
+
+#[derive(Subcommand)]
+enum ExploreCommand {
+    /// For every protocol point of the seed's run (before and after each statement of each
+    /// musician session), run the scenario with a crash of that session there; group the
+    /// outcomes into distinct failures, each with a replay file.
+    Crashes(ExploreCrashesArgs),
+}
+
+#[derive(Args)]
+struct ExploreCrashesArgs {
+    /// Scenario file (TOML), e.g. scenarios/quickstart.toml.
+    scenario: PathBuf,
+    /// The seed of the run whose points are explored; defaults to the scenario's run.seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Only these sessions' points, comma-separated: task-01.S1,task-02.S1 (default: every
+    /// session's; the conductor's are not explored yet).
+    #[arg(long, value_delimiter = ',', value_parser = parse_session)]
+    sessions: Vec<rehearsal::explore::Target>,
+    /// Only the points with these numbers (explore.csv's `point` column, fixed by the base
+    /// run): N, A..B (B excluded) or A..=B.
+    #[arg(long, value_parser = parse_points)]
+    points: Option<Seeds>,
+    /// Also a hang of each length class (short, threshold, long) before each point.
+    #[arg(long)]
+    hangs: bool,
+    /// Keep the scenario's own scripted crashes and hangs (set aside by default).
+    #[arg(long)]
+    keep_faults: bool,
+    #[command(flatten)]
+    jobs: JobsArg,
+    #[command(flatten)]
+    variants: VariantArgs,
+    /// Output folder: explore.csv, summary.md, coverage.csv, failures/.
+    #[arg(long)]
+    out: PathBuf,
+    /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
+    /// on a disk file system, creating and deleting each run's files costs more than the run.
+    #[arg(long)]
+    scratch: Option<PathBuf>,
 }
 
 /// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`.
 #[derive(Clone, Debug)]
 struct Seeds(Vec<u64>);
-
-/// `--seeds`, required.
-#[derive(Args)]
-struct SeedsArg {
-    /// Seeds: N, A..B (B excluded) or A..=B.
-    #[arg(long, value_parser = parse_seeds)]
-    seeds: Seeds,
-}
 
 /// `--seeds`, 1..=10 unless given.
 #[derive(Args)]
@@ -109,8 +146,10 @@ struct RunArgs {
 struct SweepArgs {
     #[arg(required = true)]
     scenarios: Vec<PathBuf>,
-    #[command(flatten)]
-    seeds: SeedsArg,
+    /// Seeds of every scenario: N, A..B (B excluded) or A..=B; default: each scenario's own
+    /// run.seed (the shipped suite as the golden file runs it).
+    #[arg(long, value_parser = parse_seeds)]
+    seeds: Option<Seeds>,
     #[command(flatten)]
     jobs: JobsArg,
     /// Run only shard I of N (1-based), e.g. 2/4.
@@ -124,14 +163,27 @@ struct SweepArgs {
     check_determinism: bool,
     #[command(flatten)]
     variants: VariantArgs,
+    #[command(flatten)]
+    require: RequireCoverageArg,
     #[arg(long)]
     out: PathBuf,
+}
+
+/// `--require-coverage FILE`.
+#[derive(Args)]
+struct RequireCoverageArg {
+    /// Fail (exit 1) when an item listed in FILE was never reached (one item a line, e.g.
+    /// `musician watching->working` or `conductor working->fix_proposed after-crash`).
+    #[arg(long = "require-coverage", value_name = "FILE")]
+    require_coverage: Option<PathBuf>,
 }
 
 #[derive(Args)]
 struct MergeArgs {
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    require: RequireCoverageArg,
     #[arg(long)]
     out: PathBuf,
 }
@@ -240,6 +292,16 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     rehearsal::sweep::parse_shard(text).map_err(input_message)
 }
 
+fn parse_points(text: &str) -> Result<Seeds, String> {
+    rehearsal::compare::parse_seeds(text)
+        .map(Seeds)
+        .map_err(|_| format!("point range `{text}`: expected N, A..B or A..=B with A < B (point numbers from 1)"))
+}
+
+fn parse_session(text: &str) -> Result<rehearsal::explore::Target, String> {
+    rehearsal::explore::parse_session(text).map_err(input_message)
+}
+
 fn parse_jobs(text: &str) -> Result<usize, String> {
     match text.parse::<usize>().map_err(|e| e.to_string())? {
         0 => Err("--jobs must be at least 1".to_string()),
@@ -305,6 +367,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd_bench(args),
         Command::Check(args) => cmd_check(args),
         Command::Compare(args) => cmd_compare(args),
+        Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args),
     };
     exit(result, seed)
 }
@@ -335,7 +398,7 @@ fn cmd_variants() -> Result<Outcome, Error> {
 fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
-        seeds: args.seeds.seeds.0,
+        seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         shard: args.shard,
@@ -343,6 +406,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         check_determinism: args.check_determinism,
         out: args.out,
         progress_every: 100,
+        require_coverage: args.require.require_coverage,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
@@ -364,13 +428,32 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
     }
     println!("results      {}", options.out.join("results.csv").display());
+    println!("coverage     {}", options.out.join("coverage.csv").display());
+    print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
     Ok(if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) })
 }
 
+/// The stdout lines on a `--require-coverage` file.
+fn print_required(file: Option<&std::path::Path>, missing: &[rehearsal::coverage::Item]) {
+    let Some(file) = file else { return };
+    match missing.len() {
+        0 => println!("coverage     every item of {} reached", file.display()),
+        n => println!("coverage     {n} item(s) of {} never reached", file.display()),
+    }
+    for item in missing {
+        println!("never reached: {item}");
+    }
+}
+
 fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
-    let rows = rehearsal::sweep::merge(&args.dirs, &args.out)?;
+    let required = args.require.require_coverage.as_deref().map(rehearsal::coverage::Required::load).transpose()?;
+    let (rows, coverage) = rehearsal::sweep::merge(&args.dirs, &args.out)?;
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
-    Ok(Outcome::Runs(rehearsal::sweep::worst_of(&rows)))
+    println!("coverage     {}", args.out.join("coverage.csv").display());
+    let missing = required.as_ref().map(|r| r.missing(&coverage)).unwrap_or_default();
+    print_required(args.require.require_coverage.as_deref(), &missing);
+    let worst = rehearsal::sweep::worst_of(&rows);
+    Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
 }
 
 fn cmd_replay(args: ReplayArgs) -> Result<Outcome, Error> {
@@ -473,6 +556,41 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
     })
 }
 
+/// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
+fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
+    let options = rehearsal::explore::ExploreOptions {
+        scenario: args.scenario,
+        seed: args.seed,
+        variants: args.variants.variants,
+        sessions: args.sessions,
+        points: args.points.map(|p| p.0).unwrap_or_default(),
+        hangs: args.hangs,
+        keep_faults: args.keep_faults,
+        jobs: args.jobs.get(),
+        out: args.out,
+        scratch: args.scratch,
+        progress_every: 500,
+    };
+    let started = std::time::Instant::now();
+    rehearsal::interrupt::install();
+    let exploration = rehearsal::explore::explore_crashes(&options)?;
+    if !exploration.complete() {
+        println!(
+            "incomplete   {} of {} runs finished (interrupted); results kept, marked in {}",
+            exploration.rows.len(),
+            exploration.planned,
+            options.out.join(rehearsal::explore::INCOMPLETE_MARKER).display()
+        );
+    }
+    print!("{}", exploration.render());
+    println!("explore.csv  {}", options.out.join("explore.csv").display());
+    println!("summary      {}", options.out.join("summary.md").display());
+    // Wall time goes to stdout only; the files do not depend on it.
+    let seconds = started.elapsed().as_secs_f64();
+    println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
+    Ok(if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) })
+}
+
 fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
     for path in &args.scenarios {
         println!("{}", rehearsal::replay::check(path)?);
@@ -503,7 +621,7 @@ mod tests {
         let cli =
             parse(&["sweep", "a.toml", "--seeds", "3..=5", "--jobs", "2", "--shard", "1/2", "--variant", "fencing", "--out", "o"]).unwrap();
         let Command::Sweep(args) = cli.command else { panic!("a sweep") };
-        assert_eq!((args.seeds.seeds.0, args.jobs.get(), args.shard), (vec![3, 4, 5], 2, Some((1, 2))));
+        assert_eq!((args.seeds.map(|s| s.0), args.jobs.get(), args.shard), (Some(vec![3, 4, 5]), 2, Some((1, 2))));
         assert_eq!(args.variants.variants, ["fencing"]);
         let Command::Bench(args) = parse(&["bench", "a.toml"]).unwrap().command else { panic!("a bench") };
         assert_eq!((args.seeds.seeds.0, args.jobs.jobs), ((1..=10).collect(), None), "defaults: 1..=10, all cores");

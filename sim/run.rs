@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use crate::clock::SimClock;
 use crate::conductor;
+use crate::coverage::{Coverage, CoverageObserver};
 use crate::db::CommsDb;
 use crate::engine::{Engine, EngineConfig, Observers};
 use crate::error::{Error, Result};
@@ -50,6 +51,10 @@ pub struct RunSummary {
     pub budgets: Vec<crate::oracle::rules::budget::BudgetLimit>,
     /// Everything drawn from the seed for fault odds (swarm testing).
     pub drawn: Vec<(String, String)>,
+    /// What the run exercised: transitions by writer and fault context, writes of no row.
+    pub coverage: Coverage,
+    /// Every task row (the conductor's too, fallback rows aside) and its state at the end.
+    pub end_states: Vec<(String, String)>,
 }
 
 pub use crate::plan::{catalog_for, default_out_dir};
@@ -102,7 +107,8 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     if temp_dir.exists() {
         std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
     }
-    let mut engine = Engine::new(config, clock, db, Observers { trace, checker }, out_dir.clone(), faults);
+    let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
+    let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults);
     let for_conductor = scenario.clone();
     if scenario.faults.conductor_crash.is_empty() {
         engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
@@ -112,7 +118,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     }
     let ending = engine.run();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let (mut db, Observers { mut trace, checker }) = engine.finish()?;
+    let (mut db, Observers { mut trace, checker, coverage }) = engine.finish()?;
     let ending = ending?;
     trace.write_run_end(&RunEnd { ending, makespan_ms })?;
     let recorded = db.recorded.take().unwrap_or_default();
@@ -120,6 +126,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     let measured = checker.measured().clone();
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(db.connection(), "complete")?;
+    let end_states = verdict::task_states(db.connection())?;
     write_violations(&out_dir.join("violations.csv"), &verdict)?;
     db.close()?;
     let trace_rows = trace.rows_written();
@@ -137,6 +144,8 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         contention,
         measured,
         drawn,
+        coverage: coverage.into_coverage(),
+        end_states,
         out_dir,
         verdict,
         tasks_total: scenario.tasks.len(),

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 use crate::atomic::write_atomically;
+use crate::coverage::{self, Coverage, Item, Required};
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
 use crate::pool::{Caught, Hooks};
@@ -24,6 +25,8 @@ use crate::vocab::RunOutcome;
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
     pub scenarios: Vec<PathBuf>,
+    /// The seeds of every scenario; empty: each scenario's own `run.seed` (the shipped
+    /// suite as the golden file runs it).
     pub seeds: Vec<u64>,
     pub variants: Vec<String>,
     pub jobs: usize,
@@ -34,6 +37,8 @@ pub struct SweepOptions {
     pub out: PathBuf,
     /// Print a progress line every this many pairs (stderr).
     pub progress_every: usize,
+    /// `--require-coverage`: what the pairs together must reach (sim/coverage/required.rs).
+    pub require_coverage: Option<PathBuf>,
 }
 
 /// One row of results.csv.
@@ -78,8 +83,14 @@ impl Failure {
     }
 }
 
-/// A finished pair: its row, the rules its verdict showed, its measurements.
-type PairOutcome = (ResultRow, Vec<&'static str>, Measurements);
+/// A finished pair: its row, the rules its verdict showed, its measurements, what it
+/// exercised.
+struct PairOutcome {
+    row: ResultRow,
+    rules: Vec<&'static str>,
+    measured: Measurements,
+    coverage: Coverage,
+}
 
 /// Parses `I/N` (1-based, I in 1..=N).
 pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
@@ -101,17 +112,11 @@ fn variant_label(variants: &[String]) -> String {
 }
 
 pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        writer.serialize(row).map_err(|e| Error::harness(format!("results.csv: {e}")))?;
-    }
-    let bytes = writer.into_inner().map_err(|e| Error::harness(format!("results.csv: {e}")))?;
-    write_atomically(path, &bytes)
+    crate::csv_rows::write_rows(path, rows)
 }
 
 pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
-    let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
+    crate::csv_rows::read_rows(path)
 }
 
 fn xml_escape(text: &str) -> String {
@@ -218,10 +223,12 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
 }
 
 /// The pairs of this sweep, in order, after sharding: (pair index, scenario, seed).
-pub fn pairs(options: &SweepOptions) -> Vec<(usize, PathBuf, u64)> {
+/// `own_seeds` holds each scenario's `run.seed`, for a sweep without `--seeds`.
+pub fn pairs(options: &SweepOptions, own_seeds: &[u64]) -> Vec<(usize, PathBuf, u64)> {
     let mut all = Vec::new();
-    for scenario in &options.scenarios {
-        for seed in &options.seeds {
+    for (scenario, own) in options.scenarios.iter().zip(own_seeds) {
+        let seeds = if options.seeds.is_empty() { std::slice::from_ref(own) } else { &options.seeds[..] };
+        for seed in seeds {
             all.push((all.len(), scenario.clone(), *seed));
         }
     }
@@ -237,6 +244,10 @@ pub struct SweepOutcome {
     pub planned: usize,
     /// Stopped by Ctrl-C: `rows` holds the pairs that finished.
     pub interrupted: bool,
+    /// What the finished pairs exercised together.
+    pub coverage: Coverage,
+    /// The `--require-coverage` items they never reached.
+    pub missing_coverage: Vec<Item>,
 }
 
 impl SweepOutcome {
@@ -246,10 +257,11 @@ impl SweepOutcome {
     }
 
     /// The worst outcome of the finished pairs; a sweep that stopped early (`--fail-fast`)
-    /// fails even if every pair it ran passed. Ctrl-C is the caller's to report.
+    /// or left a required coverage item unreached fails even if every pair it ran passed.
+    /// Ctrl-C is the caller's to report.
     pub fn outcome(&self) -> RunOutcome {
         let worst = worst_of(&self.rows);
-        if worst == RunOutcome::Pass && !self.complete() {
+        if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty()) {
             RunOutcome::Fail
         } else {
             worst
@@ -281,23 +293,23 @@ fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> 
 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     assert!(options.jobs >= 1);
-    for scenario in &options.scenarios {
-        Scenario::load(scenario)?; // bad input stops the sweep before any pair runs
-    }
+    // Bad input stops the sweep before any pair runs.
+    let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
+    let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     replay_saved_failures(&options.out.join("failures"));
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
-    let work = pairs(options);
+    let work = pairs(options, &own_seeds);
     let planned = work.len();
     let stop = AtomicBool::new(false);
     // The rows finished so far, in the order they finished: checkpoints and progress.
     let finished: Mutex<Vec<ResultRow>> = Mutex::new(Vec::new());
     let on_done = |index: usize, caught: &Caught<PairOutcome>| {
         let row = match caught {
-            Ok((row, _, _)) => row.clone(),
-            Err(panic) => panicked(&work[index], options, panic).0,
+            Ok(pair) => pair.row.clone(),
+            Err(panic) => panicked(&work[index], options, panic).row,
         };
         if options.fail_fast && row.verdict != "pass" {
             stop.store(true, Ordering::Relaxed);
@@ -324,15 +336,15 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         .zip(&work)
         .filter_map(|(caught, pair)| caught.map(|caught| caught.unwrap_or_else(|panic| panicked(pair, options, &panic))))
         .collect();
-    done_pairs.sort_by_key(|(row, _, _)| row.key());
-    write_outputs(options, done_pairs, planned)
+    done_pairs.sort_by_key(|pair| pair.row.key());
+    write_outputs(options, done_pairs, planned, required.as_ref())
 }
 
 /// A pair whose keeping (saving its failure, its reports) panicked: an `error` row.
 fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, panic: &str) -> PairOutcome {
     let mut row = error_row(scenario, *seed, options);
     row.first_violation = format!("panic: {panic}");
-    (row, Vec::new(), Measurements::default())
+    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default() }
 }
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
@@ -344,6 +356,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let (row, summary) = run_pair(scenario, seed, options, &run_dir);
     let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
+    let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
         match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
@@ -359,12 +372,17 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
         }
     }
     let _ = std::fs::remove_dir_all(&run_dir);
-    (row, rules, measured)
+    PairOutcome { row, rules, measured, coverage }
 }
 
 /// The sweep's files from the pairs that finished (sorted): summary.md, results.csv,
 /// junit.xml, and the INCOMPLETE marker while fewer than `planned` finished.
-fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: usize) -> Result<SweepOutcome> {
+fn write_outputs(
+    options: &SweepOptions,
+    done_pairs: Vec<PairOutcome>,
+    planned: usize,
+    required: Option<&Required>,
+) -> Result<SweepOutcome> {
     let interrupted = crate::interrupt::interrupted();
     let note = if done_pairs.len() < planned {
         format!(
@@ -375,8 +393,16 @@ fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: 
     } else {
         String::new()
     };
-    write_atomically(&options.out.join("summary.md"), format!("{note}{}", sweep_summary(&done_pairs)).as_bytes())?;
-    let rows: Vec<ResultRow> = done_pairs.into_iter().map(|(row, _, _)| row).collect();
+    let mut coverage = Coverage::default();
+    for pair in &done_pairs {
+        coverage.merge(&pair.coverage);
+    }
+    let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
+    let summary =
+        format!("{note}{}\n{}{}", sweep_summary(&done_pairs), coverage::markdown(&coverage), required_section(required, &missing_coverage));
+    write_atomically(&options.out.join("summary.md"), summary.as_bytes())?;
+    coverage.write(&options.out.join("coverage.csv"))?;
+    let rows: Vec<ResultRow> = done_pairs.into_iter().map(|pair| pair.row).collect();
     let marker = options.out.join(INCOMPLETE_MARKER);
     if rows.len() < planned {
         let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
@@ -387,7 +413,20 @@ fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: 
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
-    Ok(SweepOutcome { rows, planned, interrupted })
+    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage })
+}
+
+/// The summary.md lines on a `--require-coverage` file: how much of it was reached, and what
+/// was not.
+pub fn required_section(required: Option<&Required>, missing: &[Item]) -> String {
+    let Some(required) = required else { return String::new() };
+    let total = required.items.len();
+    let mut md =
+        format!("\n### Required coverage ({})\n\n{} of {total} required items reached.\n", required.path.display(), total - missing.len());
+    for item in missing {
+        md.push_str(&format!("- never reached: `{item}`\n"));
+    }
+    md
 }
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
@@ -395,14 +434,14 @@ fn write_outputs(options: &SweepOptions, done_pairs: Vec<PairOutcome>, planned: 
 fn sweep_summary(pairs: &[PairOutcome]) -> String {
     let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
-        groups.entry((pair.0.scenario.clone(), pair.0.variant.clone())).or_default().push(pair);
+        groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default().push(pair);
     }
     let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     for ((scenario, variant), group) in &groups {
-        let count = |v: &str| group.iter().filter(|p| p.0.verdict == v).count();
+        let count = |v: &str| group.iter().filter(|p| p.row.verdict == v).count();
         let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
         for pair in group {
-            for rule in &pair.1 {
+            for rule in &pair.rules {
                 *rules.entry(rule).or_insert(0) += 1;
             }
         }
@@ -422,7 +461,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
     }
     md.push_str("\n## Latency quantiles over all runs\n\n| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
     let mut all = Measurements::default();
-    for (_, _, m) in pairs {
+    for PairOutcome { measured: m, .. } in pairs {
         all.message_notice_ms.extend(&m.message_notice_ms);
         all.review_resume_ms.extend(&m.review_resume_ms);
         all.crash_detect_ms.extend(&m.crash_detect_ms);
@@ -434,7 +473,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
         }
     }
-    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.0).filter(|r| r.verdict != "pass").collect();
+    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != "pass").collect();
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");
         for row in failed {
@@ -516,14 +555,17 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `rehearsal merge`: joins shard outputs; every pair must appear exactly once.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<ResultRow>> {
+/// `rehearsal merge`: joins shard outputs (every pair must appear exactly once) and adds up
+/// their coverage.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)> {
     let mut rows: Vec<ResultRow> = Vec::new();
+    let mut coverage = Coverage::default();
     for dir in dirs {
         if let Ok(why) = std::fs::read_to_string(dir.join(INCOMPLETE_MARKER)) {
             return Err(Error::input(format!("{} is an incomplete sweep ({}); run it again before merging", dir.display(), why.trim())));
         }
         rows.extend(read_results(&dir.join("results.csv"))?);
+        coverage.merge(&Coverage::read(&dir.join("coverage.csv"))?);
     }
     rows.sort_by_key(ResultRow::key);
     for pair in rows.windows(2) {
@@ -543,7 +585,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<Vec<ResultRow>> {
     }
     write_results(&out.join("results.csv"), &rows)?;
     write_junit(&out.join("junit.xml"), &rows)?;
-    Ok(rows)
+    coverage.write(&out.join("coverage.csv"))?;
+    Ok((rows, coverage))
 }
 
 #[cfg(test)]
@@ -562,12 +605,16 @@ mod tests {
             check_determinism: false,
             out: PathBuf::from("out"),
             progress_every: 0,
+            require_coverage: None,
         };
-        let all: Vec<usize> = pairs(&options(None)).into_iter().map(|p| p.0).collect();
-        let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))))).map(|p| p.0).collect();
+        let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
+        let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();
         union.sort_unstable();
         assert_eq!(union, all);
         assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        let own = SweepOptions { seeds: Vec::new(), ..options(None) };
+        let seeds: Vec<(String, u64)> = pairs(&own, &[5, 9]).into_iter().map(|(_, s, seed)| (s.display().to_string(), seed)).collect();
+        assert_eq!(seeds, [("a.toml".to_string(), 5), ("b.toml".to_string(), 9)], "without --seeds, each scenario's own");
         for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
             assert!(parse_shard(bad).is_err(), "{bad}");
         }

@@ -57,10 +57,16 @@ pub fn tasks_in_state(conn: &rusqlite::Connection, state: &str) -> Result<usize>
     Ok(n as usize)
 }
 
+/// Every task row but fallback rows (the conductor's included), with its state, by task id.
+pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// Liveness from the database: every task `complete`, the conductor in an exit state.
 fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
-    let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    let rows = task_states(conn)?;
     let mut facts = Vec::new();
     for plan in &scenario.tasks {
         match rows.iter().find(|(id, _)| *id == plan.task_id) {

@@ -22,7 +22,7 @@ use crate::vocab::{ActorName, RuleId, Stmt};
 
 pub use meter::{quantiles, Measurements};
 pub use rules::{Rule, RuleDoc, RULES};
-pub use truth::{MessageTruth, StaleTruth, Truth};
+pub use truth::{touched_row, MessageTruth, StaleTruth, Truth};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
@@ -49,6 +49,32 @@ pub struct SqlFact<'a> {
     pub polled: &'a [(String, String, f64)],
     /// SQLite refused it: (is a constraint, message).
     pub failure: Option<(bool, &'a str)>,
+}
+
+/// A statement event as the rules read it; `None` for any other event, and for a write the
+/// lock model answered with SQLITE_BUSY before SQLite ran anything.
+pub fn sql_fact(event: &Event) -> Option<SqlFact<'_>> {
+    let (EventKind::Sql(sql), Who::Actor(actor)) = (&event.kind, event.who) else { return None };
+    let failure = match &sql.result {
+        SqlResult::Busy(_) => return None,
+        SqlResult::Failed(message) => Some((true, message.as_str())),
+        SqlResult::Locked(message) => Some((false, message.as_str())),
+        SqlResult::Rows(_) => None,
+    };
+    Some(SqlFact {
+        t_ms: event.t_ms,
+        actor,
+        session_id: &event.session,
+        statement: sql.stmt,
+        task_id: &sql.task_id,
+        readonly: sql.readonly(),
+        rows_affected: sql.rows_affected,
+        before: sql.before.as_ref(),
+        after: sql.after.as_ref(),
+        message: sql.message.as_ref(),
+        polled: &sql.polled,
+        failure,
+    })
 }
 
 /// What a rule sees: a statement, or a fact of ground truth, at an instant.
@@ -95,30 +121,10 @@ impl Checker {
     pub fn on_event(&mut self, event: &Event) {
         let seen = match &event.kind {
             EventKind::Truth(fact) => Seen::Fact(event.t_ms, fact),
-            EventKind::Sql(sql) => {
-                let Who::Actor(actor) = event.who else { return };
-                let failure = match &sql.result {
-                    // The lock model answered before SQLite ran anything.
-                    SqlResult::Busy(_) => return,
-                    SqlResult::Failed(message) => Some((true, message.as_str())),
-                    SqlResult::Locked(message) => Some((false, message.as_str())),
-                    SqlResult::Rows(_) => None,
-                };
-                Seen::Sql(SqlFact {
-                    t_ms: event.t_ms,
-                    actor,
-                    session_id: &event.session,
-                    statement: sql.stmt,
-                    task_id: &sql.task_id,
-                    readonly: sql.readonly(),
-                    rows_affected: sql.rows_affected,
-                    before: sql.before.as_ref(),
-                    after: sql.after.as_ref(),
-                    message: sql.message.as_ref(),
-                    polled: &sql.polled,
-                    failure,
-                })
-            }
+            EventKind::Sql(_) => match sql_fact(event) {
+                Some(fact) => Seen::Sql(fact),
+                None => return,
+            },
             _ => return,
         };
         self.see(seen);

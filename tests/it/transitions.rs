@@ -6,36 +6,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+// 002 "Valid State Transitions", the musician's eleven, and the three PROTOCOL.md disagreement
+// 10 lists as implied by the text: `review_approved → complete` (000 Completion Flow 5),
+// `needs_review → error` (a pause TIMEOUT, 000 Mode Transitions), the musician's side of the
+// conductor's reply to a context warning (`review_failed` — "prepare handoff now", then the
+// clean exit's `exited`). The oracle and coverage read the same tables.
+use rehearsal::oracle::rules::allowed_transitions::{IMPLIED_D10 as IMPLIED, TABLE_002 as TABLE};
 use rehearsal::vocab::TaskState::{self, *};
 
 use crate::support::{fault_free_scenarios, on_two_threads, run_into, trace};
-
-/// 002 "Valid State Transitions", the musician's eleven.
-const TABLE: [(TaskState, TaskState); 11] = [
-    (Watching, Working),
-    (Working, NeedsReview),
-    (Working, Error),
-    (ReviewApproved, Working),
-    (ReviewApproved, NeedsReview),
-    (ReviewFailed, NeedsReview),
-    (FixProposed, Working),
-    (FixProposed, NeedsReview),
-    (Working, Complete),
-    (Working, Exited),
-    (Error, Exited),
-];
 
 /// The claims 002 "Guard Clause Rules" admits beyond the table's `watching → working` and
 /// `fix_proposed → working`: "States that **allow** claiming: `watching`, `fix_proposed`,
 /// `exit_requested`". A successor claims from `exit_requested` after its predecessor exited
 /// on the conductor's request (docs/protocol.md D16).
 const GUARD_CLAIMS: [(TaskState, TaskState); 1] = [(ExitRequested, Working)];
-
-/// PROTOCOL.md disagreement 10: `review_approved → complete` (000 Completion Flow 5),
-/// `needs_review → error` (a pause TIMEOUT, 000 Mode Transitions), the musician's side of the
-/// conductor's reply to a context warning (`review_failed` — "prepare handoff now", then the
-/// clean exit's `exited`).
-const IMPLIED: [(TaskState, TaskState); 3] = [(ReviewApproved, Complete), (NeedsReview, Error), (ReviewFailed, Exited)];
 
 /// Every state change a musician session (or one of its watchers) made, with where: the
 /// row's state before it is the last state any row of the trace left it in.

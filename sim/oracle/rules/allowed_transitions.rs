@@ -5,6 +5,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
 use crate::scenario::ProtocolSettings;
+use crate::vocab::TaskState::{self, *};
 use crate::vocab::{RuleId, Stmt, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -29,34 +30,46 @@ impl AllowedTransitions {
     }
 }
 
-/// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies
-/// (docs/protocol.md D10, §5 "Transitions the text implies"), and only those.
+/// 002 "Valid State Transitions": the musician's eleven, in the table's order. Coverage
+/// (sim/coverage/) reports each of them as reached or not.
+pub const TABLE_002: [(TaskState, TaskState); 11] = [
+    (Watching, Working),
+    (Working, NeedsReview),
+    (Working, Error),
+    (ReviewApproved, Working),
+    (ReviewApproved, NeedsReview),
+    (ReviewFailed, NeedsReview),
+    (FixProposed, Working),
+    (FixProposed, NeedsReview),
+    (Working, Complete),
+    (Working, Exited),
+    (Error, Exited),
+];
+
+/// A claim from `exit_requested`: not a row of the table, but 002 "Guard Clause Rules" lets a
+/// session claim a task in that state.
+const CLAIM_FROM_EXIT_REQUESTED: (TaskState, TaskState) = (ExitRequested, Working);
+
+/// The transitions the text implies (docs/protocol.md D10, §5 "Transitions the text
+/// implies"), and only those.
+pub const IMPLIED_D10: [(TaskState, TaskState); 3] = [
+    // 000 "Completion Flow" 5: "On `review_approved`: ... LAST STEP: `UPDATE
+    // orchestration_tasks SET state = 'complete'`".
+    (ReviewApproved, Complete),
+    // 000 "Mode Transitions", Timeout handling: "If conductor appears down: update temp/
+    // status files, set state to `error`, send timeout message" (a pause watcher TIMEOUT while
+    // in `needs_review`).
+    (NeedsReview, Error),
+    // The conductor's reply to a context warning, 000 "Context escalation response states":
+    // "`review_failed` — 'Do not proceed, prepare handoff now'": the clean exit's `exited`
+    // follows the reply.
+    (ReviewFailed, Exited),
+];
+
+/// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies.
 pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
-    let table = matches!(
-        (from, to),
-        ("watching" | "fix_proposed" | "exit_requested", "working")
-            | ("working", "needs_review" | "error" | "complete" | "exited")
-            | ("review_approved", "working" | "needs_review")
-            | ("review_failed", "needs_review")
-            | ("fix_proposed", "needs_review")
-            | ("error", "exited")
-    );
-    let implied_ok = implied
-        && matches!(
-            (from, to),
-            // 000 "Completion Flow" 5: "On `review_approved`: ... LAST STEP: `UPDATE
-            // orchestration_tasks SET state = 'complete'`".
-            ("review_approved", "complete")
-            // 000 "Mode Transitions", Timeout handling: "If conductor appears down: update
-            // temp/ status files, set state to `error`, send timeout message" (a pause
-            // watcher TIMEOUT while in `needs_review`).
-            | ("needs_review", "error")
-            // The conductor's reply to a context warning, 000 "Context escalation response
-            // states": "`review_failed` — 'Do not proceed, prepare handoff now'": the clean
-            // exit's `exited` follows the reply.
-            | ("review_failed", "exited")
-        );
-    table || implied_ok
+    let (Some(from), Some(to)) = (TaskState::parse(from), TaskState::parse(to)) else { return false };
+    TABLE_002.contains(&(from, to)) || (from, to) == CLAIM_FROM_EXIT_REQUESTED || (implied && IMPLIED_D10.contains(&(from, to)))
 }
 
 fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSettings) -> bool {

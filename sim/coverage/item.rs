@@ -1,0 +1,160 @@
+//! What coverage counts, and its one text form (coverage.csv's `item` column and the lines of
+//! a `--require-coverage` file):
+//!
+//! - `WRITER FROM->TO`: a write by `musician` (a session or one of its watchers) or
+//!   `conductor` that moved a task row from state FROM to state TO, in any context;
+//! - `WRITER FROM->TO CONTEXT`: the same transition in a fault context (`Context`);
+//! - `zero-rows STATEMENT`: a write of STATEMENT that changed no row.
+
+use std::fmt;
+
+use crate::vocab::{Stmt, TaskState};
+
+/// Who wrote a transition: 002's two sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Writer {
+    /// A musician session, or one of its watchers.
+    Musician,
+    Conductor,
+}
+
+impl Writer {
+    pub const ALL: [Writer; 2] = [Writer::Musician, Writer::Conductor];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Writer::Musician => "musician",
+            Writer::Conductor => "conductor",
+        }
+    }
+}
+
+/// The fault context a transition happened in (sim/coverage/observer.rs decides them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Context {
+    /// Another session of the task had crashed before it.
+    AfterCrash,
+    /// Another session of the task, or the conductor, was frozen by a hang at that instant.
+    DuringHang,
+    /// Its writer had been frozen by a hang earlier (a session back from a hang, a zombie).
+    AfterHang,
+    /// Its writer's previous statement got SQLITE_BUSY.
+    AfterBusy,
+    /// A double launch's twin of the task was live.
+    Twin,
+    /// The task had been relaunched: a musician write by a session after the first, or a
+    /// conductor write once a successor was launched.
+    AfterRelaunch,
+}
+
+impl Context {
+    pub const ALL: [Context; 6] =
+        [Context::AfterCrash, Context::DuringHang, Context::AfterHang, Context::AfterBusy, Context::Twin, Context::AfterRelaunch];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Context::AfterCrash => "after-crash",
+            Context::DuringHang => "during-hang",
+            Context::AfterHang => "after-hang",
+            Context::AfterBusy => "after-busy",
+            Context::Twin => "twin",
+            Context::AfterRelaunch => "after-relaunch",
+        }
+    }
+}
+
+/// One thing a run may exercise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Item {
+    /// A task row's state change; `context: None` counts it in any context.
+    Transition { writer: Writer, from: TaskState, to: TaskState, context: Option<Context> },
+    /// A write that changed no row.
+    ZeroRows(Stmt),
+}
+
+const ZERO_ROWS: &str = "zero-rows";
+
+impl Item {
+    /// Parses the text form; the error says which word is wrong and what was expected.
+    pub fn parse(text: &str) -> Result<Item, String> {
+        let words: Vec<&str> = text.split_whitespace().collect();
+        match words.as_slice() {
+            [ZERO_ROWS, statement] => {
+                Stmt::parse(statement).map(Item::ZeroRows).ok_or_else(|| format!("`{statement}` is no statement of the protocol"))
+            }
+            [writer, transition] => transition_item(writer, transition, None),
+            [writer, transition, context] => transition_item(writer, transition, Some(context)),
+            _ => Err(format!("`{text}`: expected `musician|conductor FROM->TO [CONTEXT]` or `{ZERO_ROWS} STATEMENT`")),
+        }
+    }
+}
+
+fn transition_item(writer: &str, transition: &str, context: Option<&str>) -> Result<Item, String> {
+    let writer = Writer::ALL
+        .into_iter()
+        .find(|w| w.as_str() == writer)
+        .ok_or_else(|| format!("`{writer}`: the writer is `musician` or `conductor`"))?;
+    let (from, to) = transition.split_once("->").ok_or_else(|| format!("`{transition}`: expected FROM->TO, e.g. watching->working"))?;
+    let state = |s: &str| TaskState::parse(s).ok_or_else(|| format!("`{s}` is no task state"));
+    let context = match context {
+        None => None,
+        Some(c) => Some(Context::ALL.into_iter().find(|k| k.as_str() == c).ok_or_else(|| {
+            let known: Vec<&str> = Context::ALL.iter().map(|k| k.as_str()).collect();
+            format!("`{c}` is no fault context (one of {})", known.join(", "))
+        })?),
+    };
+    Ok(Item::Transition { writer, from: state(from)?, to: state(to)?, context })
+}
+
+impl fmt::Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Item::Transition { writer, from, to, context } => {
+                write!(f, "{} {from}->{to}", writer.as_str())?;
+                match context {
+                    Some(context) => write!(f, " {}", context.as_str()),
+                    None => Ok(()),
+                }
+            }
+            Item::ZeroRows(stmt) => write!(f, "{ZERO_ROWS} {stmt}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_item_parses_back_from_its_text() {
+        let items = [
+            Item::Transition { writer: Writer::Musician, from: TaskState::Watching, to: TaskState::Working, context: None },
+            Item::Transition {
+                writer: Writer::Conductor,
+                from: TaskState::NeedsReview,
+                to: TaskState::FixProposed,
+                context: Some(Context::DuringHang),
+            },
+            Item::ZeroRows(Stmt::Heartbeat),
+        ];
+        for item in items {
+            assert_eq!(Item::parse(&item.to_string()), Ok(item));
+        }
+        assert_eq!(items[1].to_string(), "conductor needs_review->fix_proposed during-hang");
+    }
+
+    #[test]
+    fn a_wrong_word_is_named() {
+        for (text, message) in [
+            ("musician watching->workin", "`workin` is no task state"),
+            ("musicians watching->working", "the writer is `musician` or `conductor`"),
+            ("musician watching-working", "expected FROM->TO"),
+            ("musician watching->working after-lunch", "`after-lunch` is no fault context"),
+            ("zero-rows drop_table", "`drop_table` is no statement"),
+            ("musician", "expected `musician|conductor FROM->TO [CONTEXT]`"),
+        ] {
+            let e = Item::parse(text).expect_err(text);
+            assert!(e.contains(message), "{text}: {e}");
+        }
+    }
+}

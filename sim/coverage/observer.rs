@@ -1,0 +1,163 @@
+//! The coverage observer: a consumer of the run's one event stream, beside the trace writer
+//! and the checker (sim/engine.rs). It reads the same typed events the checker reads — the
+//! task row before and after every write, the facts of ground truth (launches, crashes, hangs,
+//! ends) — and counts every task-row transition with the fault contexts it happened in, and
+//! every write that changed no row. It judges nothing and changes no byte of a run.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::item::{Context, Item, Writer};
+use super::Coverage;
+use crate::event::{Event, EventKind, Fact, SqlResult, Who};
+use crate::oracle::{sql_fact, touched_row, SqlFact};
+use crate::vocab::{ActorName, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+
+/// What the observer knows of one session.
+#[derive(Clone, Debug)]
+struct SessionSeen {
+    place: SessionPlace,
+    /// When it starts (a launch's `at_ms`), or its first event.
+    launched_ms: i64,
+    crashed_ms: Option<i64>,
+    ended_ms: Option<i64>,
+    /// Every hang: (from, until).
+    hangs: Vec<(i64, i64)>,
+}
+
+impl SessionSeen {
+    fn live_at(&self, t_ms: i64) -> bool {
+        let gone = |at: Option<i64>| at.is_some_and(|at| at <= t_ms);
+        self.launched_ms <= t_ms && !gone(self.crashed_ms) && !gone(self.ended_ms)
+    }
+}
+
+fn hung_at(hangs: &[(i64, i64)], t_ms: i64) -> bool {
+    hangs.iter().any(|(from, until)| *from <= t_ms && t_ms < *until)
+}
+
+fn hung_before(hangs: &[(i64, i64)], t_ms: i64) -> bool {
+    hangs.iter().any(|(from, _)| *from < t_ms)
+}
+
+#[derive(Default)]
+pub struct CoverageObserver {
+    coverage: Coverage,
+    /// By session id.
+    sessions: BTreeMap<String, SessionSeen>,
+    conductor_hangs: Vec<(i64, i64)>,
+    /// Actors whose last statement got SQLITE_BUSY.
+    busy: BTreeSet<ActorName>,
+}
+
+impl CoverageObserver {
+    /// Consumes one event of the run's stream.
+    pub fn on_event(&mut self, event: &Event) {
+        if let Who::Actor(actor) = event.who {
+            self.know(actor, &event.session, event.t_ms);
+        }
+        match &event.kind {
+            EventKind::Truth(fact) => self.on_fact(event.t_ms, fact),
+            EventKind::Sql(sql) => {
+                if let (SqlResult::Busy(_), Who::Actor(actor)) = (&sql.result, event.who) {
+                    self.busy.insert(actor);
+                    return;
+                }
+                if let Some(fact) = sql_fact(event) {
+                    self.on_sql(&fact);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// What the run exercised so far.
+    pub fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
+
+    pub fn into_coverage(self) -> Coverage {
+        self.coverage
+    }
+
+    /// A session is known from its launch, or from its first event (a twin, a test).
+    fn know(&mut self, actor: ActorName, session_id: &str, t_ms: i64) {
+        let Some(place) = actor.place() else { return };
+        if session_id.is_empty() || self.sessions.contains_key(session_id) {
+            return;
+        }
+        let seen = SessionSeen { place, launched_ms: t_ms, crashed_ms: None, ended_ms: None, hangs: Vec::new() };
+        self.sessions.insert(session_id.to_string(), seen);
+    }
+
+    fn on_fact(&mut self, t_ms: i64, fact: &Fact) {
+        match fact {
+            Fact::Launched { at_ms, label, session_id, task_id } => {
+                // The label is the session part of its actor name (`S2`, `S1b`).
+                if let Some(place) = ActorName::parse(&format!("{task_id}.{label}")).and_then(|a| a.place()) {
+                    let seen = SessionSeen { place, launched_ms: *at_ms, crashed_ms: None, ended_ms: None, hangs: Vec::new() };
+                    self.sessions.insert(session_id.clone(), seen);
+                }
+            }
+            Fact::Crashed { session_id, .. } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.crashed_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::Ended { session_id } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.ended_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::Hung { session_id, until_ms } if session_id == CONDUCTOR_SESSION_ID => self.conductor_hangs.push((t_ms, *until_ms)),
+            Fact::Hung { session_id, until_ms } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.hangs.push((t_ms, *until_ms));
+                }
+            }
+            Fact::WatcherDied { .. } | Fact::MessageHandled { .. } | Fact::Answering { .. } | Fact::StaleDeclared { .. } => {}
+        }
+    }
+
+    fn on_sql(&mut self, f: &SqlFact) {
+        let after_busy = self.busy.remove(&f.actor);
+        if f.readonly || f.failure.is_some() {
+            return;
+        }
+        if f.rows_affected == 0 {
+            self.coverage.add(Item::ZeroRows(f.statement));
+        }
+        let Some((before, after)) = touched_row(f) else { return };
+        let (Some(from), Some(to)) = (TaskState::parse(&before.state), TaskState::parse(&after.state)) else { return };
+        if from == to || f.task_id == CONDUCTOR_TASK_ID {
+            return;
+        }
+        let writer = if f.actor.is_conductor() { Writer::Conductor } else { Writer::Musician };
+        self.coverage.add(Item::Transition { writer, from, to, context: None });
+        for context in self.contexts(f, after_busy) {
+            self.coverage.add(Item::Transition { writer, from, to, context: Some(context) });
+        }
+    }
+
+    /// The fault contexts a write at `f.t_ms` happened in.
+    fn contexts(&self, f: &SqlFact, after_busy: bool) -> Vec<Context> {
+        let t_ms = f.t_ms;
+        let writer = self.sessions.get(f.session_id);
+        let others: Vec<&SessionSeen> =
+            self.sessions.iter().filter(|(id, s)| s.place.task_id() == f.task_id && id.as_str() != f.session_id).map(|(_, s)| s).collect();
+        let own_hangs = if f.actor.is_conductor() { &self.conductor_hangs[..] } else { writer.map_or(&[][..], |w| &w.hangs[..]) };
+        let relaunched = match f.actor.place() {
+            Some(place) => place.session >= 2,
+            None => others.iter().any(|s| s.place.session >= 2),
+        };
+        let conductor_hung = !f.actor.is_conductor() && hung_at(&self.conductor_hangs, t_ms);
+        let holds = [
+            (Context::AfterCrash, others.iter().any(|s| s.crashed_ms.is_some_and(|c| c <= t_ms))),
+            (Context::DuringHang, conductor_hung || others.iter().any(|s| hung_at(&s.hangs, t_ms))),
+            (Context::AfterHang, hung_before(own_hangs, t_ms)),
+            (Context::AfterBusy, after_busy),
+            (Context::Twin, self.sessions.values().any(|s| s.place.task_id() == f.task_id && s.place.twin && s.live_at(t_ms))),
+            (Context::AfterRelaunch, relaunched),
+        ];
+        holds.into_iter().filter(|(_, holds)| *holds).map(|(context, _)| context).collect()
+    }
+}

@@ -1,0 +1,86 @@
+//! The scenario documents explore runs and writes: the file's TOML with its own scripted
+//! crashes and hangs set aside, the same with one fault at a point, and a distinct failure's
+//! replay file. Every run parses the very text a replay file holds (with the original path,
+//! so its trace names the scenario as the base run's does), so what ran is what is written.
+
+use std::path::Path;
+
+use toml::{Table, Value};
+
+use super::points::{Fault, Job, Target};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+
+/// The scenario's document, with its scripted `[[faults.crash]]` and `[[faults.hang]]` set
+/// aside unless `keep`: explore places one fault of its own at every point, and a scripted
+/// one would stop the session (or freeze it) before the points after it. Returns the document
+/// and how many it set aside.
+pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
+    let mut doc: Table = text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
+    if keep {
+        return Ok((doc, 0));
+    }
+    let Some(Value::Table(faults)) = doc.get_mut("faults") else { return Ok((doc, 0)) };
+    let set_aside = ["crash", "hang"].iter().filter_map(|key| faults.remove(*key)).filter_map(|v| v.as_array().map(Vec::len)).sum();
+    Ok((doc, set_aside))
+}
+
+/// The base document with `job`'s fault at its point (`hang_ms`: the length of a hang).
+pub fn with_fault(base: &Table, job: &Job, hang_ms: i64) -> Table {
+    let mut doc = base.clone();
+    let Target::Session { task, session } = job.point.target;
+    let mut fault = Table::new();
+    fault.insert("task".into(), Value::Integer(task as i64));
+    fault.insert("session".into(), Value::Integer(i64::from(session)));
+    fault.insert("at".into(), Value::String(format!("{}:{}", job.fault.when().as_str(), job.point.statement)));
+    fault.insert("nth".into(), Value::Integer(job.point.nth as i64));
+    let key = match job.fault {
+        Fault::Crash(_) => "crash",
+        Fault::Hang(_) => {
+            fault.insert("duration_ms".into(), Value::Integer(hang_ms));
+            "hang"
+        }
+    };
+    let faults = doc.entry("faults").or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(faults) = faults {
+        let list = faults.entry(key).or_insert_with(|| Value::Array(Vec::new()));
+        if let Value::Array(list) = list {
+            list.push(Value::Table(fault));
+        }
+    }
+    doc
+}
+
+/// Parses a document as the scenario at `path` (its name, its folder for a relative SQL file).
+pub fn scenario(doc: &Table, path: &Path) -> Result<Scenario> {
+    let text = toml::to_string(doc).map_err(|e| Error::harness(format!("scenario document: {e}")))?;
+    Scenario::parse(&text, path)
+}
+
+/// A replay file: `doc` seeded, with the command line's variants added to its own and its SQL
+/// file named absolutely (the file lives elsewhere), under `header` (comment lines).
+pub fn replay_file(doc: &Table, header: &str, seed: u64, variants: &[String], scenario_path: &Path) -> Result<String> {
+    let mut doc = doc.clone();
+    let run = doc.entry("run").or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(run) = run {
+        run.insert("seed".into(), Value::Integer(seed as i64));
+    }
+    let protocol = doc.entry("protocol").or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(protocol) = protocol {
+        if !variants.is_empty() {
+            let listed = protocol.entry("variants").or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(listed) = listed {
+                listed.extend(variants.iter().map(|v| Value::String(v.clone())));
+            }
+        }
+        if let Some(Value::String(sql)) = protocol.get_mut("sql") {
+            let original = scenario_path.parent().unwrap_or(Path::new(".")).join(&*sql);
+            *sql = std::fs::canonicalize(&original).unwrap_or(original).display().to_string();
+        }
+        if protocol.is_empty() {
+            doc.remove("protocol");
+        }
+    }
+    let body = toml::to_string(&doc).map_err(|e| Error::harness(e.to_string()))?;
+    Ok(format!("{header}{body}"))
+}

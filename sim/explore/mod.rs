@@ -1,0 +1,258 @@
+//! `rehearsal explore crashes`: instead of random seeds, every protocol point of one run. The
+//! scenario runs once with its seed (the base run), and its fault plan records every point
+//! it reaches: each statement each musician session ran, counted as scripted faults count
+//! them (`points.rs`). Then, for each point, the same scenario runs with a crash of that
+//! session before the statement and one after it (and, with `--hangs`, a hang of each length
+//! class before it, `hang_class.rs`), as a scripted fault (`[[faults.crash]]`,
+//! `[[faults.hang]]` with `at` and `nth`) added to the scenario's document (`document.rs`).
+//! The scenario's own scripted crashes and hangs are set aside unless `--keep-faults`.
+//!
+//! Up to its point, a run with one added fault is the base run event for event: the plan
+//! decides nothing differently before the fault fires. So a fault that never fires (a
+//! statement that waited for the write lock, say, is asked twice and its first `after:` is
+//! never answered) leaves the base run byte for byte: its outcome is `unreached`.
+//! Runs are grouped (`outcome.rs`): passing, and each distinct failure — the same first
+//! violated rule and the same task-row states in `comms.db` at the end — with a replay file
+//! and the run folder of its first point; explore.csv has a row per run (`report.rs`).
+//! Runs go through the sweep's pool (results in job order, whatever `--jobs`); Ctrl-C keeps
+//! the finished runs, marked incomplete, and explore.csv is checkpointed as they finish.
+//!
+//! Prefix sharing is not done. Every explored run repeats the base run up to its point, and
+//! starting it from a snapshot there would skip that work; but a snapshot of a run is more
+//! than its `comms.db` (which SQLite's backup API could copy): it is the executor's queue and
+//! every actor's suspended `async` future, and an actor's whole memory is its future
+//! (ARCHITECTURE.md), which Rust can neither clone nor serialize. Sharing would need the
+//! actors rewritten as explicit, cloneable state machines, or a fork of the whole process at
+//! each point (AFL's fork server) — with the worker threads of a parallel exploration and a
+//! live SQLite connection in it, not something that stays deterministic and safe. Instead
+//! each row records the statements before its point, and the summary says how many of all
+//! the statements run that is: what sharing would have saved.
+
+mod document;
+mod hang_class;
+mod outcome;
+mod points;
+mod report;
+mod runner;
+
+use std::path::{Path, PathBuf};
+
+pub use hang_class::HangClass;
+pub use outcome::{DistinctFailure, PointRow};
+pub use points::{parse_session, Target};
+pub use report::read_csv;
+
+use self::points::Job;
+use self::runner::Explorer;
+use crate::atomic::write_atomically;
+use crate::coverage::Coverage;
+use crate::error::{Error, Result};
+use crate::plan::RunPlan;
+use crate::run::RunSummary;
+use crate::scenario::Scenario;
+use crate::vocab::RunOutcome;
+
+/// The marker of an exploration whose explore.csv holds fewer runs than planned.
+pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+
+/// Finished runs between two checkpoints of explore.csv.
+const CHECKPOINT_EVERY: usize = 25;
+
+#[derive(Clone, Debug)]
+pub struct ExploreOptions {
+    pub scenario: PathBuf,
+    /// The base run's seed (the scenario's `run.seed` unless given).
+    pub seed: Option<u64>,
+    pub variants: Vec<String>,
+    /// Explore only these sessions' points (every session's when empty).
+    pub sessions: Vec<Target>,
+    /// Explore only the points with these numbers (explore.csv's `point`; all when empty).
+    pub points: Vec<u64>,
+    /// Also a hang of each length class before each point.
+    pub hangs: bool,
+    /// Keep the scenario's own scripted crashes and hangs.
+    pub keep_faults: bool,
+    pub jobs: usize,
+    pub out: PathBuf,
+    /// Where runs are made and removed (default: `/dev/shm` where it exists, else `out`).
+    pub scratch: Option<PathBuf>,
+    /// A progress line every this many runs (stderr).
+    pub progress_every: usize,
+}
+
+/// A finished (or interrupted) exploration.
+pub struct Exploration {
+    pub scenario: String,
+    pub seed: u64,
+    pub variants: Vec<String>,
+    /// Scripted crashes and hangs of the scenario set aside.
+    pub set_aside: usize,
+    pub base_headline: String,
+    pub base_hash: String,
+    pub base_statements: u64,
+    pub points: usize,
+    /// Points the base run reached (of every session).
+    pub points_in_run: usize,
+    /// What each point got: `crash before and after each point`, …
+    pub faults_placed: String,
+    pub planned: usize,
+    /// The finished runs, in job order.
+    pub rows: Vec<PointRow>,
+    pub failures: Vec<DistinctFailure>,
+    /// What the base run and every finished run exercised.
+    pub coverage: Coverage,
+    pub interrupted: bool,
+}
+
+impl Exploration {
+    pub fn complete(&self) -> bool {
+        self.rows.len() == self.planned
+    }
+
+    /// A harness error in any run (3), else a distinct failure (1), else a pass.
+    pub fn outcome(&self) -> RunOutcome {
+        if self.rows.iter().any(|r| r.outcome == "error") {
+            RunOutcome::Error
+        } else if self.failures.is_empty() {
+            RunOutcome::Pass
+        } else {
+            RunOutcome::Fail
+        }
+    }
+}
+
+pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
+    assert!(options.jobs >= 1);
+    let path = &options.scenario;
+    Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
+    let base_scenario = document::scenario(&base_doc, path)?;
+    let scratch = prepare_folders(options)?;
+    let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
+    let all_points = points::points(&seen);
+    let points = points::select(&all_points, &options.sessions, &options.points)?;
+    let classes: Vec<HangClass> = if options.hangs { HangClass::ALL.to_vec() } else { Vec::new() };
+    let jobs: Vec<(usize, Job)> = points::jobs(&points, &classes).into_iter().enumerate().collect();
+    let explorer = Explorer {
+        options,
+        base_doc,
+        seed: base.seed,
+        base_hash: base.trace_hash.clone(),
+        hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
+        scratch: scratch.path(),
+    };
+    let (rows, ran, coverage) = collect(explorer.run_all(&jobs), &jobs, base.coverage.clone());
+    let mut exploration = Exploration {
+        scenario: path.display().to_string(),
+        seed: base.seed,
+        variants: options.variants.clone(),
+        set_aside,
+        base_headline: base.verdict.headline(),
+        base_hash: base.trace_hash.clone(),
+        base_statements: base.statements,
+        points: points.len(),
+        points_in_run: all_points.len(),
+        faults_placed: faults_placed(&classes),
+        planned: jobs.len(),
+        rows,
+        failures: Vec::new(),
+        coverage,
+        interrupted: crate::interrupt::interrupted(),
+    };
+    exploration.failures = outcome::group(&mut exploration.rows);
+    for failure in &exploration.failures {
+        explorer.save_failure(failure, &ran[failure.first_row], &exploration)?;
+    }
+    write_outputs(&options.out, &exploration)?;
+    Ok(exploration)
+}
+
+/// The output folder (with `failures/`, emptied of an earlier exploration's) and the scratch
+/// folder the runs are made in, removed when dropped.
+fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
+    std::fs::create_dir_all(options.out.join("failures"))
+        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
+    clear_old_failures(&options.out.join("failures"))?;
+    let in_folder = |parent: &Path| tempfile::Builder::new().prefix("explore-").tempdir_in(parent);
+    if let Some(parent) = &options.scratch {
+        return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
+    }
+    // A tmpfs where there is one: creating and deleting every run's files on a disk file
+    // system costs more than the runs (230 s against 64 s for quickstart's 4594 runs).
+    in_folder(Path::new(SHARED_MEMORY))
+        .or_else(|_| in_folder(&options.out))
+        .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
+}
+
+/// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
+const SHARED_MEMORY: &str = "/dev/shm";
+
+/// The finished runs' rows and jobs, in job order, and the coverage of them all and the base
+/// run's (`coverage`).
+fn collect(
+    finished: Vec<Option<(PointRow, Coverage)>>,
+    jobs: &[(usize, Job)],
+    mut coverage: Coverage,
+) -> (Vec<PointRow>, Vec<Job>, Coverage) {
+    let (mut rows, mut ran) = (Vec::new(), Vec::new());
+    for (result, (_, job)) in finished.into_iter().zip(jobs) {
+        if let Some((row, run_coverage)) = result {
+            coverage.merge(&run_coverage);
+            rows.push(row);
+            ran.push(*job);
+        }
+    }
+    (rows, ran, coverage)
+}
+
+fn faults_placed(classes: &[HangClass]) -> String {
+    let mut what = "crash before and after each point".to_string();
+    if !classes.is_empty() {
+        let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
+        what.push_str(&format!(", hangs ({}) before it", names.join(", ")));
+    }
+    what
+}
+
+/// Replay files and run folders of an earlier exploration into the same folder go: the new
+/// one numbers its failures afresh.
+fn clear_old_failures(dir: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('F') && name[1..].starts_with(|c: char| c.is_ascii_digit()) {
+            let path = entry.path();
+            if path.is_dir() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The base run, its fault plan recording every point it reaches.
+fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Vec<crate::faults::PointSeen>)> {
+    let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
+    let log = plan.faults.record_points();
+    let (summary, _) = crate::run::execute(plan, false)?;
+    Ok((summary, log.take()))
+}
+
+/// explore.csv, coverage.csv, summary.md, and the marker while runs are missing.
+fn write_outputs(out: &Path, exploration: &Exploration) -> Result<()> {
+    let marker = out.join(INCOMPLETE_MARKER);
+    if !exploration.complete() {
+        let why = format!("{} of {} runs finished: interrupted (Ctrl-C)\n", exploration.rows.len(), exploration.planned);
+        write_atomically(&marker, why.as_bytes())?;
+    }
+    report::write_csv(&out.join("explore.csv"), &exploration.rows)?;
+    exploration.coverage.write(&out.join("coverage.csv"))?;
+    write_atomically(&out.join("summary.md"), exploration.summary_md().as_bytes())?;
+    if exploration.complete() && marker.exists() {
+        std::fs::remove_file(&marker)?;
+    }
+    Ok(())
+}

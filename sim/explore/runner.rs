@@ -1,0 +1,143 @@
+//! Running an exploration's jobs: each on the pool in its own scratch folder (a fault added
+//! to the base document, parsed with the scenario's own path, so its trace names the scenario
+//! as the base run's does), explore.csv checkpointed as they finish, and a distinct failure's
+//! replay file and the run folder of its first point, run again (runs are deterministic).
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use toml::Table;
+
+use super::outcome::{DistinctFailure, PointRow};
+use super::points::{self, Job};
+use super::{document, report, Exploration, ExploreOptions, HangClass, CHECKPOINT_EVERY, INCOMPLETE_MARKER};
+use crate::atomic::write_atomically;
+use crate::coverage::Coverage;
+use crate::error::{Error, Result};
+use crate::plan::RunPlan;
+use crate::pool::{Caught, Hooks};
+use crate::run::RunSummary;
+
+/// What every run of one exploration shares.
+pub(super) struct Explorer<'a> {
+    pub options: &'a ExploreOptions,
+    pub base_doc: Table,
+    pub seed: u64,
+    pub base_hash: String,
+    pub hang_ms: Vec<(HangClass, i64)>,
+    pub scratch: &'a Path,
+}
+
+impl Explorer<'_> {
+    /// Every job on the pool; `None` for a job Ctrl-C kept from starting.
+    pub fn run_all(&self, jobs: &[(usize, Job)]) -> Vec<Option<(PointRow, Coverage)>> {
+        let finished: Mutex<Vec<(usize, PointRow)>> = Mutex::new(Vec::new());
+        let on_done = |index: usize, caught: &Caught<(PointRow, Coverage)>| {
+            let row = match caught {
+                Ok((row, _)) => row.clone(),
+                Err(panic) => panicked(&jobs[index].1, panic),
+            };
+            let mut finished = finished.lock().expect("no panics hold the lock");
+            finished.push((index, row));
+            let count = finished.len();
+            if count.is_multiple_of(CHECKPOINT_EVERY) && count < jobs.len() {
+                if let Err(e) = checkpoint(&self.options.out, &finished, jobs.len()) {
+                    eprintln!("rehearsal: checkpoint of explore.csv: {e}");
+                }
+            }
+            if self.options.progress_every > 0 && (count.is_multiple_of(self.options.progress_every) || count == jobs.len()) {
+                eprintln!("rehearsal: {count}/{} runs done", jobs.len());
+            }
+        };
+        let hooks = Hooks { should_stop: || false, on_done };
+        let results = crate::pool::map_with(self.options.jobs, jobs, |(index, job)| self.run_job(*index, job), hooks);
+        results
+            .into_iter()
+            .zip(jobs)
+            .map(|(caught, (_, job))| caught.map(|caught| caught.unwrap_or_else(|panic| (panicked(job, &panic), Coverage::default()))))
+            .collect()
+    }
+
+    /// The document of `job`'s run.
+    fn document(&self, job: &Job) -> Table {
+        let hang_ms = match job.fault {
+            points::Fault::Hang(class) => self.hang_ms.iter().find(|(c, _)| *c == class).map_or(0, |(_, ms)| *ms),
+            points::Fault::Crash(_) => 0,
+        };
+        document::with_fault(&self.base_doc, job, hang_ms)
+    }
+
+    /// Runs `job` into `dir` (the scenario named by its original path, as the base run).
+    fn run(&self, job: &Job, dir: &Path) -> Result<RunSummary> {
+        let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
+        let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
+        Ok(crate::run::execute(plan, false)?.0)
+    }
+
+    /// One run in its own scratch folder, removed after; a harness error is its row's.
+    fn run_job(&self, index: usize, job: &Job) -> (PointRow, Coverage) {
+        let dir = self.scratch.join(format!("run-{index}"));
+        let result = self.run(job, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        match result {
+            Ok(summary) => (PointRow::finished(job, &summary, &self.base_hash), summary.coverage),
+            Err(e) => (PointRow { first_violation: format!("harness: {e}"), ..PointRow::of(job) }, Coverage::default()),
+        }
+    }
+
+    /// A distinct failure's replay file (`failures/F1-rule.toml`) and the run folder of its
+    /// first point with its reports (`failures/F1-rule/`), run again: runs are deterministic.
+    pub fn save_failure(&self, failure: &DistinctFailure, job: &Job, exploration: &Exploration) -> Result<()> {
+        let row = &exploration.rows[failure.first_row];
+        let dir = self.options.out.join("failures");
+        let header = replay_header(failure, row, exploration);
+        let text = document::replay_file(&self.document(job), &header, self.seed, &self.options.variants, &self.options.scenario)?;
+        write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())?;
+        let run_dir = dir.join(failure.file_stem());
+        let summary = self.run(job, &run_dir)?;
+        if summary.trace_hash != row.trace_hash {
+            return Err(Error::harness(format!(
+                "{}: the run again gave trace {} instead of {}",
+                failure.id, summary.trace_hash, row.trace_hash
+            )));
+        }
+        crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)
+    }
+}
+
+fn replay_header(failure: &DistinctFailure, row: &PointRow, exploration: &Exploration) -> String {
+    let variants = if exploration.variants.is_empty() { String::new() } else { format!(" (variants {})", exploration.variants.join(", ")) };
+    let set_aside = if exploration.set_aside > 0 { " The scenario's own scripted crashes and hangs are set aside." } else { "" };
+    format!(
+        "# Found by `rehearsal explore crashes` on {} seed {}{variants}: failure {}.\n\
+         # A {} of {} at `{}` (its run number {} of the statement) fails `{}`; comms.db ends with {}.\n\
+         # {} run(s) of the exploration fail this way (explore.csv).{set_aside}\n\
+         # Run it with `rehearsal run` on this file: it fails the same way. To keep it as a regression,\n\
+         # declare the rule under [expect] violations (as `rehearsal shrink` writes it).\n",
+        exploration.scenario,
+        exploration.seed,
+        failure.id,
+        row.fault,
+        row.session,
+        row.at(),
+        row.nth,
+        failure.first_violation,
+        failure.end_states,
+        failure.runs,
+    )
+}
+
+/// A run whose keeping panicked: an `error` row.
+fn panicked(job: &Job, panic: &str) -> PointRow {
+    PointRow { first_violation: format!("panic: {panic}"), ..PointRow::of(job) }
+}
+
+/// explore.csv with the runs finished so far (in job order), and the marker saying how many
+/// of how many: an exploration killed at any moment leaves whole files behind.
+fn checkpoint(out: &Path, finished: &[(usize, PointRow)], planned: usize) -> Result<()> {
+    let mut rows = finished.to_vec();
+    rows.sort_by_key(|(index, _)| *index);
+    let marker = format!("{} of {planned} runs finished: the exploration is running, or was stopped\n", rows.len());
+    write_atomically(&out.join(INCOMPLETE_MARKER), marker.as_bytes())?;
+    report::write_csv(&out.join("explore.csv"), &rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>())
+}
