@@ -18,30 +18,14 @@ use crate::clock::format_utc_ms;
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, SqlResult, Who};
 use crate::trace_codec;
-use crate::vocab::Ending;
 
 /// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
 pub const HEADER: [&str; 11] =
     ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq", "observed"];
 
-/// What the trace's first row says: how to judge the run again.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunStart {
-    /// The scenario file as the run was given it (relative to the folder it ran in).
-    pub scenario: String,
-    pub seed: u64,
-    /// The command line's variants, applied after the scenario's own.
-    pub variants: Vec<String>,
-    pub epoch_unix_ms: i64,
-}
-
-/// What the trace's last row says: how the run ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RunEnd {
-    pub ending: Ending,
-    /// Simulated ms from the epoch to the last event (the row's `t_ms` too).
-    pub makespan_ms: i64,
-}
+/// The first and last rows' contents live with their encoding (`trace_codec`), so the codec
+/// needs nothing of this file.
+pub use crate::trace_codec::{RunEnd, RunStart};
 
 /// Bytes go to the file and into the hash at once, so the hash is of exactly what is on disk.
 struct HashingWriter {

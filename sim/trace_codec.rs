@@ -30,8 +30,26 @@ use std::str::FromStr;
 
 use crate::db::RowSnapshot;
 use crate::event::{ActorEnd, Fact, FileOp, SqlEvent, SqlResult};
-use crate::trace::{RunEnd, RunStart};
 use crate::vocab::{Ending, Stmt};
+
+/// What the trace's first row says: how to judge the run again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunStart {
+    /// The scenario file as the run was given it (relative to the folder it ran in).
+    pub scenario: String,
+    pub seed: u64,
+    /// The command line's variants, applied after the scenario's own.
+    pub variants: Vec<String>,
+    pub epoch_unix_ms: i64,
+}
+
+/// What the trace's last row says: how the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    pub ending: Ending,
+    /// Simulated ms from the epoch to the last event (the row's `t_ms` too).
+    pub makespan_ms: i64,
+}
 
 /// The version `trace::HEADER` is; the reader names it when it meets another.
 pub const FORMAT_VERSION: u32 = 2;
