@@ -84,6 +84,9 @@ struct Conductor<'a> {
     launch_started: BTreeMap<String, i64>,
     /// Session ids whose exit or staleness was already handled.
     handled_sessions: BTreeSet<String>,
+    /// While a relaunched session reads every message from id 0: task → the sessions that
+    /// wrote to it (`recover.rs`).
+    writers: Option<BTreeMap<String, BTreeSet<String>>>,
     given_up: BTreeSet<String>,
     emergencies_sent: Vec<bool>,
     exit_requests_sent: Vec<bool>,
@@ -111,6 +114,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         awaiting_claim: BTreeSet::new(),
         launch_started: BTreeMap::new(),
         handled_sessions: BTreeSet::new(),
+        writers: None,
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
         exit_requests_sent: vec![false; scenario.conductor.exit_requests.len()],
@@ -207,6 +211,9 @@ impl Conductor<'_> {
         for row in 0..found.rows.len() {
             self.last_message_id = self.last_message_id.max(found.int(row, 0).unwrap_or(0));
             let task_id = found.text(row, 1).unwrap_or("").to_string();
+            if let Some(writers) = &mut self.writers {
+                writers.entry(task_id.clone()).or_default().insert(found.text(row, 2).unwrap_or("").to_string());
+            }
             let body = found.text(row, 4).unwrap_or("");
             let pending = match found.text(row, 3).unwrap_or("") {
                 "review_request" => Some(self.next_review(&task_id, false)),

@@ -53,7 +53,10 @@ impl Conductor<'_> {
         self.resume_exit_requests(&rows, &written).await?;
         // Every musician message from the first: the cursor, the review numbers and the
         // latest request of each task, as the dead session had them.
+        self.writers = Some(BTreeMap::new());
         self.read_messages().await?;
+        let writers = self.writers.take().unwrap_or_default();
+        self.rebuild_handled(&rows, &writers);
         self.settle_requests(&rows, &written).await?;
         for row in &rows {
             self.recount_sessions(row, &written).await?;
@@ -118,6 +121,19 @@ impl Conductor<'_> {
             }
         }
         Ok(created)
+    }
+
+    /// Every session that wrote to a task and is not the one its row names was replaced (it
+    /// exited, or was handed over): handled, as the dead session had it. Under
+    /// `replies-cite-request` their pending requests are closed again (docs/protocol.md D15).
+    fn rebuild_handled(&mut self, rows: &[TaskView], writers: &BTreeMap<String, BTreeSet<String>>) {
+        for row in rows {
+            let replaced = writers.get(&row.task_id).into_iter().flatten().filter(|s| **s != row.session_id);
+            self.handled_sessions.extend(replaced.cloned());
+        }
+        for task_id in self.pending.keys().cloned().collect::<Vec<_>>() {
+            self.drop_replaced_request(&task_id);
+        }
     }
 
     /// A request is pending unless an answer or a hand-over of the conductor's follows it. An

@@ -149,3 +149,17 @@ fn a_zombie_that_lives_on_acts_on_its_successors_answer_under_the_seeds_reading_
     assert_eq!(writes_after(dir.path(), "task-01.S1", approval_ms(dir.path())), 0, "the zombie writes nothing after the approval");
     assert_eq!(ending(dir.path(), "task-01.S2").as_deref(), Some("Complete"));
 }
+
+#[test]
+fn a_relaunched_conductor_still_closes_the_replaced_sessions_requests() {
+    // The conductor dies at t = 1300 s, after it handed S1 over (t ≈ 1206 s) and before S1
+    // wakes; conductor.S2 starts 5 minutes later with nothing but comms.db. Under the variant
+    // it must know again that S1 was replaced (docs/protocol.md C35: every session that wrote
+    // to a task and is not the one its row names), so S1's request stays closed.
+    let mut crashed = scenario(false);
+    crashed.faults.conductor_crash.push(rehearsal::scenario::ConductorCrash { session: 1, at_ms: Some(1_300_000), at: None, nth: 1 });
+    let (dir, _) = run(crashed, &[VARIANT]);
+    let rows = trace(dir.path());
+    let reclosed = rows.iter().any(|r| r.actor_text() == "conductor.S2" && r.event == "request_closed");
+    assert!(reclosed, "conductor.S2 closed the replaced session's request again");
+}
