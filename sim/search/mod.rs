@@ -113,6 +113,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
     Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
     let base = base_document(path, options.strict)?;
     let scenario = document::scenario(&base, path)?;
+    crate::variant::with_variants(&scenario, &options.variants)?; // an unknown variant is bad input too
     let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms: HangClass::ALL.iter().map(|c| c.duration_ms(&scenario)).collect() };
     let scratch = report::prepare_folders(options)?;
     let runner = Runner { options, base, scratch: scratch.path() };
