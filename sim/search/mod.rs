@@ -160,11 +160,18 @@ fn drawn_odds(scenario: &Scenario) -> Vec<(&'static str, f64, f64)> {
     .collect()
 }
 
-/// A kept input and the points its run reached.
+/// A kept input, the points its run reached, and how often to pick it.
 struct Entry {
     run: usize,
     input: Input,
     points: Vec<Point>,
+    weight: u64,
+}
+
+/// How often a kept input is picked as a parent: an input that reached new items or a new
+/// violation is nearer to more of them than one that only reached an item more often.
+fn weight(novelty: &Novelty) -> u64 {
+    1 + 4 * novelty.items.len() as u64 + 4 * u64::from(novelty.violation.is_some()) + 4 * novelty.rules.len() as u64
 }
 
 /// The search's runs, batch by batch, until `runs` or Ctrl-C.
@@ -189,7 +196,7 @@ fn run_search(runner: &Runner, mutator: &Mutator) -> Side {
             let novelty = side.fold(run, &origin, input.clone(), &ran);
             if novelty.interesting() && ran.error.is_none() {
                 side.corpus.push(run);
-                corpus.push(Entry { run, input, points: ran.points });
+                corpus.push(Entry { run, input, points: ran.points, weight: weight(&novelty) });
             }
         }
         if runner.options.progress {
@@ -204,7 +211,17 @@ fn make(corpus: &[Entry], mutator: &Mutator, rng: &mut ChaCha8Rng) -> (String, I
     if corpus.is_empty() || rng.random_bool(FRESH_ODDS) {
         return ("fresh".to_string(), Input::seeded(rng.random_range(SEED_RANGE)));
     }
-    let parent = &corpus[rng.random_range(0..corpus.len())];
+    let total: u64 = corpus.iter().map(|e| e.weight).sum();
+    let mut pick = rng.random_range(0..total);
+    let parent = corpus
+        .iter()
+        .find(|e| {
+            pick < e.weight || {
+                pick -= e.weight;
+                false
+            }
+        })
+        .expect("pick < total");
     (format!("mutant-of-{}", parent.run), mutator.mutate(&parent.input, &parent.points, rng))
 }
 
