@@ -37,7 +37,8 @@ const MAX_FAULTS: usize = 10;
 pub struct Mutator {
     /// `[faults]` odds drawn from a range: (key, min, max).
     pub odds: Vec<(&'static str, f64, f64)>,
-    /// Hang lengths to place (explore's classes, from the scenario's heartbeat numbers).
+    /// Hang lengths to place (explore's threshold and long classes, from the scenario's
+    /// heartbeat numbers).
     pub hang_ms: Vec<i64>,
 }
 
