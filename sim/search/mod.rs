@@ -214,18 +214,21 @@ fn make(corpus: &[Entry], mutator: &Mutator, rng: &mut ChaCha8Rng) -> (String, I
     if corpus.is_empty() || rng.random_bool(FRESH_ODDS) {
         return ("fresh".to_string(), Input::seeded(rng.random_range(SEED_RANGE)));
     }
-    let total: u64 = corpus.iter().map(|e| e.weight).sum();
-    let mut pick = rng.random_range(0..total);
-    let parent = corpus
-        .iter()
-        .find(|e| {
-            pick < e.weight || {
-                pick -= e.weight;
-                false
-            }
-        })
-        .expect("pick < total");
+    let parent = pick_parent(corpus, rng);
     (format!("mutant-of-{}", parent.run), mutator.mutate(&parent.input, &parent.points, rng))
+}
+
+/// A kept input, each as likely as its weight.
+fn pick_parent<'a>(corpus: &'a [Entry], rng: &mut ChaCha8Rng) -> &'a Entry {
+    let total: u64 = corpus.iter().map(|e| e.weight).sum();
+    let mut left = rng.random_range(0..total);
+    for entry in corpus {
+        if left < entry.weight {
+            return entry;
+        }
+        left -= entry.weight;
+    }
+    unreachable!("the draw is below the total weight")
 }
 
 /// The random sweep: `runs` seeds from `--seed`'s `random` stream, the scenario as it stands.
