@@ -47,6 +47,34 @@ enum Command {
     /// Explore every point of one run instead of random seeds.
     #[command(subcommand)]
     Explore(ExploreCommand),
+    /// Coverage-guided search (mutants of the inputs that reached new coverage or a new
+    /// violation) beside a random sweep of the same size; both side by side.
+    Search(SearchArgs),
+}
+
+#[derive(Args)]
+struct SearchArgs {
+    /// Scenario file (TOML), e.g. scenarios/faults/random-faults.toml.
+    scenario: PathBuf,
+    /// Runs of each side: the search's, and the random sweep's beside it.
+    #[arg(long)]
+    runs: usize,
+    /// The search's seed: its mutations' stream and the random sweep's seeds.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Empty the scenario's `[expect] allowed` (in a copy): every violation counts.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    jobs: JobsArg,
+    #[command(flatten)]
+    variants: VariantArgs,
+    /// Output folder: search.csv, summary.md, corpus/, failures/.
+    #[arg(long)]
+    out: PathBuf,
+    /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -368,6 +396,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd_check(args),
         Command::Compare(args) => cmd_compare(args),
         Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args),
+        Command::Search(args) => cmd_search(args),
     };
     exit(result, seed)
 }
@@ -589,6 +618,33 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
     Ok(if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) })
+}
+
+/// `search`: a violation the search found fails it (1), a run's harness error is 3, Ctrl-C 130.
+fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
+    let options = rehearsal::search::SearchOptions {
+        scenario: args.scenario,
+        runs: args.runs,
+        seed: args.seed,
+        strict: args.strict,
+        variants: args.variants.variants,
+        jobs: args.jobs.get(),
+        out: args.out,
+        scratch: args.scratch,
+        progress: true,
+    };
+    let started = std::time::Instant::now();
+    rehearsal::interrupt::install();
+    let found = rehearsal::search::search(&options)?;
+    if !found.complete() {
+        println!("incomplete   interrupted; results kept, marked in {}", options.out.join(rehearsal::search::INCOMPLETE_MARKER).display());
+    }
+    print!("{}", found.render());
+    println!("search.csv   {}", options.out.join("search.csv").display());
+    println!("summary      {}", options.out.join("summary.md").display());
+    // Wall time goes to stdout only; the files do not depend on it.
+    println!("wall         {:.1} s with {} jobs", started.elapsed().as_secs_f64(), options.jobs);
+    Ok(if found.interrupted && !found.complete() { Outcome::Interrupted } else { Outcome::Runs(found.outcome()) })
 }
 
 fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {

@@ -28,7 +28,7 @@
 //! each row records the statements before its point, and the summary says how many of all
 //! the statements run that is: what sharing would have saved.
 
-mod document;
+pub(crate) mod document;
 mod hang_class;
 mod outcome;
 mod points;
@@ -38,7 +38,7 @@ mod runner;
 use std::path::{Path, PathBuf};
 
 pub use hang_class::HangClass;
-pub use outcome::{DistinctFailure, PointRow};
+pub use outcome::{end_states, DistinctFailure, PointRow};
 pub use points::{parse_session, Target};
 pub use report::read_csv;
 
