@@ -526,9 +526,7 @@ impl Conductor<'_> {
 
     /// A message with no state (a hand-over that leaves the row claimable as it is).
     async fn send(&mut self, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
-        let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
-        self.ctx.sql(Stmt::SendConductorMessage, params).await?;
-        Ok(())
+        send(self.ctx, task_id, kind, message).await
     }
 
     /// 000 Bootstrap 5 "Session Handoff": read the HANDOFF, then `fix_proposed` with a handoff
@@ -584,12 +582,7 @@ impl Conductor<'_> {
             let task_id = crate::scenario::task_id(emergency.task);
             let message = messages::emergency(&task_id, emergency.kind());
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
-            self.ctx
-                .sql(
-                    Stmt::SendConductorMessage,
-                    vec![(":task_id", text(&task_id)), (":message", Value::Text(message)), (":message_type", text("emergency"))],
-                )
-                .await?;
+            self.send(&task_id, "emergency", message).await?;
         }
         Ok(())
     }
@@ -642,13 +635,15 @@ impl Conductor<'_> {
 
 /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
 async fn answer(ctx: &Ctx, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
-    ctx.sql(
-        Stmt::SendConductorMessage,
-        vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))],
-    )
-    .await?;
+    send(ctx, task_id, kind, message).await?;
     ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
     Ok(())
+}
+
+/// One conductor message to a task (`send_conductor_message`).
+async fn send(ctx: &Ctx, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
+    let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
+    ctx.sql(Stmt::SendConductorMessage, params).await.map(|_| ())
 }
 
 /// `message`, citing the request it answers under `replies-cite-request` (docs/protocol.md
