@@ -130,13 +130,36 @@ impl Exploration {
     }
 }
 
-pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
-    assert!(options.jobs >= 1);
+/// The scenario's document with its scripted faults set aside (and how many), parsed; bad
+/// input, with file:line:col, before anything runs or is written.
+fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenario)> {
     let path = &options.scenario;
-    Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
+    Scenario::load(path)?;
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
     let base_scenario = document::scenario(&base_doc, path)?;
+    Ok((base_doc, set_aside, base_scenario))
+}
+
+/// `--list-points`: the base run's points `--sessions` and `--points` choose, as CSV
+/// (`point,session,statement,nth,prefix_statements`), without exploring them or writing
+/// anything: what to give `--points`, and what a test derives its expectations from.
+pub fn list_points(options: &ExploreOptions) -> Result<String> {
+    let (_, _, base_scenario) = base_document(options)?;
+    let scratch = tempfile::Builder::new().prefix("explore-").tempdir_in(SHARED_MEMORY).or_else(|_| tempfile::tempdir())?;
+    let (_, seen) = run_base(&base_scenario, options, scratch.path())?;
+    let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
+    let mut out = String::from("point,session,statement,nth,prefix_statements\n");
+    for (number, p) in points {
+        out.push_str(&format!("{number},{},{},{},{}\n", p.target.name(), p.statement, p.nth, p.statements_before));
+    }
+    Ok(out)
+}
+
+pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
+    assert!(options.jobs >= 1);
+    let path = &options.scenario;
+    let (base_doc, set_aside, base_scenario) = base_document(options)?;
     let scratch = prepare_folders(options)?;
     let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
     let all_points = points::points(&seen);
