@@ -21,10 +21,14 @@ pub enum Action {
     None,
     CrashBefore,
     CrashAfter,
-    HangBefore { ms: i64 },
+    HangBefore {
+        ms: i64,
+    },
     /// The statement runs and its result is held: the session is frozen for `ms` before it
     /// sees the result and takes its next step.
-    HangAfter { ms: i64 },
+    HangAfter {
+        ms: i64,
+    },
 }
 
 /// A fault at a simulated time.
@@ -370,7 +374,8 @@ mod tests {
         for (actor, statement) in asks {
             assert_eq!(plan.before_statement(&actor, statement, 0), Action::None, "recording changes no decision");
         }
-        let seen: Vec<(PointOwner, Stmt, u64, u64)> = log.take().iter().map(|p| (p.owner, p.statement, p.nth, p.statements_before)).collect();
+        let seen: Vec<(PointOwner, Stmt, u64, u64)> =
+            log.take().iter().map(|p| (p.owner, p.statement, p.nth, p.statements_before)).collect();
         let place = SessionPlace { task: 1, session: 1, twin: false };
         assert_eq!(
             seen,
@@ -394,7 +399,8 @@ mod tests {
 
     #[test]
     fn a_scripted_hang_fires_before_or_after_its_statement() {
-        let text = "[[hang]]\ntask = 1\nat = \"after:heartbeat\"\nduration_ms = 5000\n[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nnth = 2\n";
+        let text =
+            "[[hang]]\ntask = 1\nat = \"after:heartbeat\"\nduration_ms = 5000\n[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nnth = 2\n";
         let mut plan = FaultPlan::new(1, &section(text));
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangAfter { ms: 5000 });
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangBefore { ms: 900_000 });

@@ -170,13 +170,7 @@ impl World {
         self.faults.jitter_ms(&name, now_ms)
     }
 
-    fn perform_sql(
-        &mut self,
-        exec: &mut Exec,
-        actor: ActorId,
-        stmt: Stmt,
-        params: Params,
-    ) -> Result<Option<SqlReply>> {
+    fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<SqlReply>> {
         let info = exec.data(actor).expect("present");
         let (name, session_id, own_task) = (info.name, info.session_id.clone(), info.task_id.clone());
         let now_ms = self.now_ms(exec);

@@ -211,9 +211,7 @@ mod tests {
         assert_eq!(select(&all, &[], &[2, 3]).unwrap().len(), 2);
         let e = select(&all, &[Target::Session { task: 3, session: 1 }], &[]).unwrap_err().to_string();
         assert!(
-            e.contains(
-                "--sessions task-03.S1: no such session ran in the base run (sessions that ran: task-01.S1, task-02.S1, conductor)"
-            ),
+            e.contains("--sessions task-03.S1: no such session ran in the base run (sessions that ran: task-01.S1, task-02.S1, conductor)"),
             "{e}"
         );
         let e = select(&all, &[Target::Conductor { session: 2 }], &[]).unwrap_err().to_string();

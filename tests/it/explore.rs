@@ -6,12 +6,12 @@
 //! session, statement and run number) and count what they expect from that list.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rehearsal::explore::PointRow;
 
-use crate::support::{rehearsal, root, stderr, stdout};
+use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout};
 
 const STATE_AND_MESSAGE: &str = "scenarios/faults/crash-between-state-and-message.toml";
 const BEFORE_CLAIM: &str = "scenarios/faults/crash-before-claim.toml";
@@ -191,11 +191,8 @@ fn the_output_does_not_depend_on_jobs_and_hangs_of_each_class_are_placed_before_
     let rows = rows(&one);
     assert_eq!(rows.len(), 4 * (2 + 2 * 3) + 2, "musicians' points: 2 crashes + 3 hangs before and after; the conductor's: 2 crashes");
     let placed = |session_is_conductor: bool| -> Vec<String> {
-        let mut faults: Vec<String> = rows
-            .iter()
-            .filter(|r| (r.session == "conductor") == session_is_conductor)
-            .map(|r| format!("{} {}", r.fault, r.when))
-            .collect();
+        let mut faults: Vec<String> =
+            rows.iter().filter(|r| (r.session == "conductor") == session_is_conductor).map(|r| format!("{} {}", r.fault, r.when)).collect();
         faults.dedup();
         faults.truncate(8);
         faults
@@ -205,7 +202,10 @@ fn the_output_does_not_depend_on_jobs_and_hangs_of_each_class_are_placed_before_
     assert_eq!(placed(false), expected);
     assert_eq!(placed(true), ["crash before", "crash after"]);
     assert!(rows.iter().filter(|r| r.fault.starts_with("hang")).all(|r| r.outcome != "unreached"), "every hang fired");
-    assert!(out.contains("(crash before and after each point, hangs (short, threshold, long) before and after a musician session's)"), "{out}");
+    assert!(
+        out.contains("(crash before and after each point, hangs (short, threshold, long) before and after a musician session's)"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -220,7 +220,8 @@ fn the_conductors_points_get_crashes_whose_replay_files_relaunch_it() {
     // was launched.
     let created = point(&points, "conductor", "create_task", 1);
     let dir = tmp.path().join("conductor");
-    let (code, out, err) = explore(BEFORE_CLAIM, &["--sessions", "conductor", "--points", &created.to_string(), "--variant", "no-relaunch-unclaimed"], &dir);
+    let (code, out, err) =
+        explore(BEFORE_CLAIM, &["--sessions", "conductor", "--points", &created.to_string(), "--variant", "no-relaunch-unclaimed"], &dir);
     assert!(code == 0 || code == 1, "{out}\n{err}");
     assert!(out.contains("points       1 chosen of"), "{out}");
     assert!(out.contains("(0 of musician sessions, 1 of the conductor)"), "{out}");
@@ -252,14 +253,9 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     let planned = 2 * list_points("scenarios/quickstart.toml", &[]).len();
     let (out, scratch) = (tmp.path().join("interrupted"), tmp.path().join("scratch"));
     std::fs::create_dir(&scratch).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
-        .args(["explore", "crashes", "scenarios/quickstart.toml", "--jobs", "2", "--out", out.to_str().unwrap()])
-        .args(["--scratch", scratch.to_str().unwrap()])
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (out_text, scratch_text) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    let child =
+        spawn_rehearsal(&["explore", "crashes", "scenarios/quickstart.toml", "--jobs", "2", "--out", out_text, "--scratch", scratch_text]);
     // explore.csv appears with the first checkpoint, 25 runs in.
     let deadline = Instant::now() + Duration::from_secs(300);
     while !out.join("explore.csv").exists() {
@@ -321,7 +317,10 @@ fn a_fault_that_never_fires_is_unreached_and_its_run_is_the_base_run() {
     let rows = rows(tmp.path());
     assert_eq!(
         table(&rows),
-        [format!("{claim} task-08.S1 before:claim_task #1 crash pass  "), format!("{claim} task-08.S1 after:claim_task #1 crash unreached  ")]
+        [
+            format!("{claim} task-08.S1 before:claim_task #1 crash pass  "),
+            format!("{claim} task-08.S1 after:claim_task #1 crash unreached  ")
+        ]
     );
     let base = out.lines().find_map(|l| l.strip_prefix("base run     PASS (trace ")).expect("the base run's line");
     assert!(base.starts_with(&rows[1].trace_hash), "the unreached run is the base run, byte for byte: {base}");

@@ -5,11 +5,11 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use rehearsal::search::SearchRow;
 
-use crate::support::{rehearsal, root, stderr, stdout, summary_field};
+use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout, summary_field};
 
 const RANDOM_FAULTS: &str = "scenarios/faults/random-faults.toml";
 
@@ -109,14 +109,10 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     let (out, scratch) = (tmp.path().join("interrupted"), tmp.path().join("scratch"));
     std::fs::create_dir(&scratch).unwrap();
     let runs = 2000;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
-        .args(["search", RANDOM_FAULTS, "--runs", &runs.to_string(), "--strict", "--jobs", "2", "--out", out.to_str().unwrap()])
-        .args(["--scratch", scratch.to_str().unwrap()])
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let runs_text = runs.to_string();
+    let (out_text, scratch_text) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    let args = ["search", RANDOM_FAULTS, "--runs", &runs_text, "--strict", "--jobs", "2", "--out", out_text, "--scratch", scratch_text];
+    let mut child = spawn_rehearsal(&args);
     // The first batch's progress line: some runs have finished.
     let mut stderr_lines = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
