@@ -327,3 +327,22 @@ fn a_fault_that_never_fires_is_unreached_and_its_run_is_the_base_run() {
     assert_ne!(rows[0].trace_hash, rows[1].trace_hash);
     assert!(out.contains("unreached    1 (the fault never fired: the run is the base run)"), "{out}");
 }
+
+#[test]
+fn a_conductor_crash_that_never_fires_is_unreached_and_its_run_is_the_launchers_base_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The conductor's first task row waits for the write lock; asked again when the lock
+    // frees (create_task #2), `after:` its first asking never fires.
+    let points = list_points("scenarios/faults/contention.toml", &[]);
+    let created = point(&points, "conductor", "create_task", 1);
+    let (code, out, err) = explore("scenarios/faults/contention.toml", &["--points", &created.to_string()], tmp.path());
+    assert!(code == 0 || code == 1, "{out}\n{err}");
+    let rows = rows(tmp.path());
+    assert_eq!(rows.len(), 2);
+    assert_eq!((rows[0].when.as_str(), rows[1].when.as_str(), rows[1].outcome.as_str()), ("before", "after", "unreached"));
+    assert_ne!(rows[0].outcome, "unreached", "a crash before the statement fires");
+    let launcher = out.lines().find_map(|l| l.strip_prefix("launcher     trace ")).expect("the launcher's base run");
+    assert!(launcher.starts_with(&rows[1].trace_hash), "the unreached run is the base run the launcher starts: {launcher}");
+    let base = out.lines().find_map(|l| l.strip_prefix("base run     PASS (trace ")).expect("the base run's line");
+    assert!(!base.starts_with(&rows[1].trace_hash), "the launcher is an actor of its own: its run is not the base run");
+}
