@@ -160,7 +160,7 @@ struct RunArgs {
     /// Seed in decimal; defaults to the scenario's run.seed.
     #[arg(long, env = "REHEARSAL_SEED")]
     seed: Option<u64>,
-    /// Output folder; defaults to reports/runs/<scenario>-<seed>/.
+    /// Output folder; defaults to reports/runs/<scenario>-<seed>/ (<scenario>+<variant>-<seed> with --variant).
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]

@@ -24,6 +24,7 @@ mod mutants;
 mod nothing_lost;
 mod protocol;
 mod quickstart;
+mod readme;
 mod replies_cite;
 mod reports;
 mod resumption;
