@@ -88,7 +88,12 @@ pub struct BenchOptions {
     pub heatmap: Option<(String, String)>,
     /// Print a progress line every this many runs (stderr); 0 for none.
     pub progress_every: usize,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
 }
+
+/// What a grid writes into its folder (sim/out_folder.rs), its scratch folder included.
+const OWNED: crate::out_folder::Owned = &["bench.csv", "points", "heatmap-*", crate::sweep::INCOMPLETE_MARKER, "bench-*"];
 
 /// A grid point: the value index of each parameter, and its scenario file.
 #[derive(Clone, Debug)]
@@ -163,6 +168,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     Scenario::parse(&base_text, &options.scenario)?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let points_dir = options.out.join("points");
     std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
     let mut points = Vec::new();

@@ -42,8 +42,13 @@ struct Row {
     samples: BTreeMap<&'static str, Vec<i64>>,
 }
 
+/// What a comparison writes into its folder besides its run folders (sim/out_folder.rs).
+const OWNED: crate::out_folder::Owned = &["summary.md"];
+
 /// Runs every (variant, seed) pair; `default` is the seeds' own protocol. Returns the table.
-pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) -> Result<String> {
+/// A folder holding anything is refused unless `force`, which clears the earlier runs.
+pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path, force: bool) -> Result<String> {
+    crate::out_folder::claim(out, OWNED, force)?;
     let mut rows: Vec<(String, Row)> = Vec::new();
     let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
     for variant in variants {

@@ -24,6 +24,7 @@ pub mod judge;
 pub mod messages;
 pub mod musician;
 pub mod oracle;
+pub mod out_folder;
 pub mod overhead;
 pub mod plan;
 pub mod pool;

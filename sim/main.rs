@@ -72,6 +72,10 @@ struct SearchArgs {
     /// Output folder: search.csv, summary.md, corpus/, failures/.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
     #[arg(long)]
     scratch: Option<PathBuf>,
@@ -113,6 +117,10 @@ struct ExploreCrashesArgs {
     /// Output folder: explore.csv, summary.md, coverage.csv, failures/.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
     /// on a disk file system, creating and deleting each run's files costs more than the run.
     #[arg(long)]
@@ -195,6 +203,10 @@ struct SweepArgs {
     require: RequireCoverageArg,
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
 }
 
 /// `--require-coverage FILE`.
@@ -284,6 +296,10 @@ struct BenchArgs {
     /// Output folder of the grid (bench.csv, heatmaps, points/).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args)]
@@ -303,6 +319,10 @@ struct CompareArgs {
     /// Folder for the runs; defaults to reports/compare/<scenario>/.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
 }
 
 /// The message of an input error, for clap to print after "invalid value … for '--flag'".
@@ -436,6 +456,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         out: args.out,
         progress_every: 100,
         require_coverage: args.require.require_coverage,
+        force: args.force,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
@@ -568,6 +589,7 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
         heatmap,
         scenario: args.scenario,
         progress_every: 200,
+        force: args.force,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
@@ -599,6 +621,7 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
         out: args.out,
         scratch: args.scratch,
         progress_every: 500,
+        force: args.force,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
@@ -632,6 +655,7 @@ fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
         out: args.out,
         scratch: args.scratch,
         progress: true,
+        force: args.force,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
@@ -656,7 +680,7 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 
 fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out)?;
+    let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force)?;
     print!("{table}");
     Ok(Outcome::PASS)
 }

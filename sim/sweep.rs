@@ -39,6 +39,8 @@ pub struct SweepOptions {
     pub progress_every: usize,
     /// `--require-coverage`: what the pairs together must reach (sim/coverage/required.rs).
     pub require_coverage: Option<PathBuf>,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
 }
 
 /// One row of results.csv.
@@ -279,6 +281,10 @@ pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
 /// `merge` refuses such a folder.
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
+/// What a sweep writes into its folder (sim/out_folder.rs), its scratch folder included.
+const OWNED: crate::out_folder::Owned =
+    &["results.csv", "junit.xml", "summary.md", "coverage.csv", "failures", INCOMPLETE_MARKER, "sweep-*"];
+
 /// Finished pairs between two checkpoints of results.csv while a sweep runs.
 const CHECKPOINT_EVERY: usize = 25;
 
@@ -296,9 +302,12 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     // Bad input stops the sweep before any pair runs.
     let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
+    // Saved failures of the sweep being replaced are replayed before they are cleared.
+    crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
+    replay_saved_failures(&options.out.join("failures"));
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    replay_saved_failures(&options.out.join("failures"));
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options, &own_seeds);
@@ -606,6 +615,7 @@ mod tests {
             out: PathBuf::from("out"),
             progress_every: 0,
             require_coverage: None,
+            force: false,
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

@@ -22,6 +22,7 @@ mod golden;
 mod judge;
 mod mutants;
 mod nothing_lost;
+mod out_folder;
 mod protocol;
 mod quickstart;
 mod readme;
