@@ -202,12 +202,11 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
 }
 
 fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> RunStat {
-    let variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
     let mut stat = RunStat {
         point: point.index,
         seed,
         verdict: "error".to_string(),
-        replay: format!("rehearsal run {} --seed {seed}{variants}", point.path.display()),
+        replay: crate::shell::run_command(&point.path, seed, &options.variants),
         ..RunStat::default()
     };
     let dir = scratch.join(format!("p{}-{seed}", point.index));

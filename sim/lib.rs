@@ -35,6 +35,7 @@ pub mod run;
 pub mod scenario;
 pub mod search;
 pub mod session;
+pub mod shell;
 pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;

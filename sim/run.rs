@@ -167,10 +167,9 @@ pub fn checker_for(scenario: &Scenario) -> Checker {
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is
-/// deterministic, so the replay writes the same bytes again.
+/// deterministic, so the replay writes the same bytes again. Paths are quoted for the shell.
 pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String]) -> String {
-    let variants: String = variants.iter().map(|v| format!(" --variant {v}")).collect();
-    format!("rehearsal run {} --seed {seed}{variants} --out {} --force", scenario.display(), out_dir.display())
+    format!("{} --out {} --force", crate::shell::run_command(scenario, seed, variants), crate::shell::quote_path(out_dir))
 }
 
 /// `rehearsal run` keeps what is in its output folder: a folder that already holds a run

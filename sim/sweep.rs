@@ -64,11 +64,17 @@ impl ResultRow {
     }
 }
 
-/// A saved failure: everything `rehearsal replay` needs.
+/// A saved failure: everything `rehearsal replay` needs. Its scenario is named by an absolute
+/// path, so the file replays from any folder; `named` keeps the path as the sweep's command
+/// line gave it, which the trace's first row holds (and so the trace hash depends on).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Failure {
+    /// Where the scenario file is: absolute (a file saved before it was may be relative).
     pub scenario: String,
+    /// The scenario as the sweep named it; the same as `scenario` when absent.
+    #[serde(default)]
+    pub named: String,
     pub seed: u64,
     #[serde(default)]
     pub variants: Vec<String>,
@@ -82,6 +88,21 @@ impl Failure {
     pub fn load(path: &Path) -> Result<Failure> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read failure file: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
+    }
+
+    /// The scenario file, read from where `scenario` says and named as the sweep named it,
+    /// so a replay's trace is the sweep's byte for byte from any folder.
+    pub fn load_scenario(&self) -> Result<Scenario> {
+        let mut scenario = Scenario::load(Path::new(&self.scenario))?;
+        if !self.named.is_empty() {
+            scenario.path = PathBuf::from(&self.named);
+        }
+        Ok(scenario)
+    }
+
+    /// The path a run of this failure is named by (the trace's, the replay command's).
+    pub fn named_path(&self) -> PathBuf {
+        PathBuf::from(if self.named.is_empty() { &self.scenario } else { &self.named })
     }
 }
 
@@ -160,7 +181,6 @@ pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
 
 /// The row of a pair before it runs: an `error` with no violation yet.
 fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
-    let replay_variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
     ResultRow {
         scenario: scenario_path.display().to_string(),
         variant: variant_label(&options.variants),
@@ -170,7 +190,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay: format!("rehearsal run {} --seed {seed}{replay_variants}", scenario_path.display()),
+        replay: crate::shell::run_command(scenario_path, seed, &options.variants),
     }
 }
 
@@ -507,10 +527,10 @@ fn replay_saved_failures(dir: &Path) {
     saved.sort();
     for path in saved {
         let Ok(failure) = Failure::load(&path) else { continue };
-        let Ok(scenario) = Scenario::load(Path::new(&failure.scenario)) else { continue };
+        let Ok(scenario) = failure.load_scenario() else { continue };
         let Ok(scratch) = tempfile::tempdir() else { return };
         let options = RunOptions {
-            scenario_path: PathBuf::from(&failure.scenario),
+            scenario_path: failure.named_path(),
             seed: Some(failure.seed),
             out_dir: Some(scratch.path().to_path_buf()),
             variants: failure.variants.clone(),
@@ -529,8 +549,11 @@ fn replay_saved_failures(dir: &Path) {
 /// (the run folder, to look at).
 fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<PathBuf> {
     let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
+    // Absolute, so the file replays from anywhere (the sweep's own folder is where it ran).
+    let absolute = std::fs::canonicalize(&row.scenario).map_or_else(|_| row.scenario.clone(), |p| p.display().to_string());
     let failure = Failure {
-        scenario: row.scenario.clone(),
+        scenario: absolute,
+        named: row.scenario.clone(),
         seed: row.seed,
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),

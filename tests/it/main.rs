@@ -26,6 +26,7 @@ mod out_folder;
 mod protocol;
 mod quickstart;
 mod readme;
+mod replay_paths;
 mod replies_cite;
 mod reports;
 mod resumption;
