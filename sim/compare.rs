@@ -31,6 +31,17 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
     Ok((a..end).collect())
 }
 
+/// The line a command prints before it runs a seed range: how many seeds, from which to
+/// which, and for `A..B` that B is left out (`1..20` runs 19 seeds). `None` for one seed.
+pub fn describe_seeds(text: &str, seeds: &[u64]) -> Option<String> {
+    let (first, last) = (seeds.first()?, seeds.last()?);
+    if !text.contains("..") {
+        return None;
+    }
+    let note = if text.contains("..=") { "" } else { " (A..B leaves B out; write A..=B to run it too)" };
+    Some(format!("--seeds {text}: {} seed(s), {first} to {last}{note}", seeds.len()))
+}
+
 #[derive(Default)]
 struct Row {
     runs: usize,
@@ -131,5 +142,13 @@ mod tests {
         for bad in ["", "4..1", "3..3", "a..b", "-1..3", "1..=x"] {
             assert!(parse_seeds(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_seed_range_says_how_many_it_runs_and_that_a_half_open_one_leaves_its_end_out() {
+        let line = |text: &str| describe_seeds(text, &parse_seeds(text).unwrap());
+        assert_eq!(line("1..20").unwrap(), "--seeds 1..20: 19 seed(s), 1 to 19 (A..B leaves B out; write A..=B to run it too)");
+        assert_eq!(line("1..=20").unwrap(), "--seeds 1..=20: 20 seed(s), 1 to 20");
+        assert_eq!(line("7"), None);
     }
 }

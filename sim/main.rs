@@ -127,9 +127,19 @@ struct ExploreCrashesArgs {
     scratch: Option<PathBuf>,
 }
 
-/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`.
+/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`, and the
+/// text it was written as.
 #[derive(Clone, Debug)]
-struct Seeds(Vec<u64>);
+struct Seeds(Vec<u64>, String);
+
+impl Seeds {
+    /// Says on stderr how many seeds a range runs (`1..20` runs 19).
+    fn announce(&self) {
+        if let Some(line) = rehearsal::compare::describe_seeds(&self.1, &self.0) {
+            eprintln!("rehearsal: {line}");
+        }
+    }
+}
 
 /// `--seeds`, 1..=10 unless given.
 #[derive(Args)]
@@ -180,6 +190,7 @@ struct RunArgs {
 
 #[derive(Args)]
 struct SweepArgs {
+    /// Scenario files (TOML), e.g. scenarios/quickstart.toml scenarios/faults/*.toml.
     #[arg(required = true)]
     scenarios: Vec<PathBuf>,
     /// Seeds of every scenario: N, A..B (B excluded) or A..=B; default: each scenario's own
@@ -201,6 +212,7 @@ struct SweepArgs {
     variants: VariantArgs,
     #[command(flatten)]
     require: RequireCoverageArg,
+    /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, failures/.
     #[arg(long)]
     out: PathBuf,
     /// Replace the results already in the output folder (refused without it); what this
@@ -220,20 +232,24 @@ struct RequireCoverageArg {
 
 #[derive(Args)]
 struct MergeArgs {
+    /// Shard output folders of `rehearsal sweep --shard`, each with its results.csv.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
     require: RequireCoverageArg,
+    /// Output folder of the merged results.csv, junit.xml, coverage.csv and failures/.
     #[arg(long)]
     out: PathBuf,
 }
 
 #[derive(Args)]
 struct ReplayArgs {
+    /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     failure: PathBuf,
     /// Stop at this simulated time (ms) and print every task's row.
     #[arg(long)]
     until: Option<i64>,
+    /// Folder of the replayed run; defaults to reports/replays/<failure file's name>/.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -254,7 +270,9 @@ struct JudgeArgs {
 
 #[derive(Args)]
 struct ShrinkArgs {
+    /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     failure: PathBuf,
+    /// The minimized scenario file to write (TOML).
     #[arg(long)]
     out: PathBuf,
 }
@@ -263,6 +281,7 @@ struct ShrinkArgs {
 struct FindingsArgs {
     #[command(flatten)]
     seeds: SeedRangeArg,
+    /// The Markdown file to write.
     #[arg(long, default_value = "reports/FINDINGS.md")]
     out: PathBuf,
 }
@@ -270,6 +289,7 @@ struct FindingsArgs {
 #[derive(Args)]
 #[command(mut_arg("seeds", |a| a.help("Seeds run at every grid point: N, A..B (B excluded) or A..=B")))]
 struct BenchArgs {
+    /// Scenario file (TOML) every grid point starts from, e.g. scenarios/bench/poll-jitter.toml.
     scenario: PathBuf,
     /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
     /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
@@ -304,12 +324,14 @@ struct BenchArgs {
 
 #[derive(Args)]
 struct CheckArgs {
+    /// Scenario files (TOML) to validate, with their SQL and variants.
     #[arg(required = true)]
     scenarios: Vec<PathBuf>,
 }
 
 #[derive(Args)]
 struct CompareArgs {
+    /// Scenario file (TOML), e.g. scenarios/faults/zombie.toml.
     scenario: PathBuf,
     /// Comma-separated variant names; `default` is the seeds' own protocol.
     #[arg(long, value_delimiter = ',', default_value = "default")]
@@ -333,7 +355,7 @@ fn input_message(e: Error) -> String {
 }
 
 fn parse_seeds(text: &str) -> Result<Seeds, String> {
-    rehearsal::compare::parse_seeds(text).map(Seeds).map_err(input_message)
+    rehearsal::compare::parse_seeds(text).map(|seeds| Seeds(seeds, text.to_string())).map_err(input_message)
 }
 
 fn parse_shard(text: &str) -> Result<(usize, usize), String> {
@@ -342,7 +364,7 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 
 fn parse_points(text: &str) -> Result<Seeds, String> {
     rehearsal::compare::parse_seeds(text)
-        .map(Seeds)
+        .map(|points| Seeds(points, text.to_string()))
         .map_err(|_| format!("point range `{text}`: expected N, A..B or A..=B with A < B (point numbers from 1)"))
 }
 
@@ -445,6 +467,9 @@ fn cmd_variants() -> Result<Outcome, Error> {
 }
 
 fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
+    if let Some(seeds) = &args.seeds {
+        seeds.announce();
+    }
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
         seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
@@ -554,6 +579,7 @@ fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
 }
 
 fn cmd_findings(args: FindingsArgs) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce();
     let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
     std::fs::write(&args.out, md)?;
     println!("written {}", args.out.display());
@@ -573,6 +599,7 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
 /// `bench` over a parameter grid. Runs that fail the protocol are data here, not a failure
 /// of the command: only harness errors and Ctrl-C change the exit code.
 fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce();
     let params = args.params.iter().map(|p| rehearsal::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
     let heatmap = match args.heatmap.as_slice() {
         [] => None,
@@ -679,6 +706,7 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 }
 
 fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce();
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
     let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force)?;
     print!("{table}");
@@ -693,6 +721,25 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    /// Every argument of every command, nested ones too, says what it is in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn missing(command: &clap::Command, path: &str, out: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    out.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                missing(sub, &format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        let mut out = Vec::new();
+        missing(&Cli::command(), "rehearsal", &mut out);
+        assert!(out.is_empty(), "arguments without help text: {out:#?}");
     }
 
     #[test]

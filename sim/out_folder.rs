@@ -18,7 +18,8 @@ pub fn refuse_unless_forced(out: &Path, force: bool) -> Result<()> {
     if out.exists() && !out.is_dir() {
         return Err(Error::input(format!("output folder {} is a file, not a folder", out.display())));
     }
-    let held = entries(out)?;
+    // Empty folders hold no results (a command stopped by bad input may leave its `failures/`).
+    let held: Vec<String> = entries(out)?.into_iter().filter(|name| holds_a_file(&out.join(name))).collect();
     if held.is_empty() || force {
         return Ok(());
     }
@@ -59,6 +60,13 @@ fn is_owned(name: &str, owned: Owned) -> bool {
     })
 }
 
+fn holds_a_file(path: &Path) -> bool {
+    match std::fs::read_dir(path) {
+        Ok(entries) => entries.filter_map(|e| e.ok()).any(|e| holds_a_file(&e.path())),
+        Err(_) => true,
+    }
+}
+
 fn is_run_folder(path: &Path) -> bool {
     path.is_dir() && (path.join("comms.db").exists() || path.join("trace.csv").exists())
 }
@@ -87,6 +95,8 @@ mod tests {
         claim(&dir.path().join("new"), OWNED, false).unwrap();
         assert!(dir.path().join("new").is_dir());
         claim(&dir.path().join("new"), OWNED, false).expect("an empty folder is free");
+        std::fs::create_dir_all(dir.path().join("new/failures/none")).unwrap();
+        claim(&dir.path().join("new"), OWNED, false).expect("a folder of empty folders holds no results");
         std::fs::write(dir.path().join("new/results.csv"), "x").unwrap();
         let e = claim(&dir.path().join("new"), OWNED, false).err().expect("refused");
         assert!(matches!(e, Error::Input(_)) && e.to_string().contains("already holds results (results.csv)"), "{e}");

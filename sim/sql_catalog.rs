@@ -90,9 +90,10 @@ impl Catalog {
             let Some((_, supplied)) = required().find(|(name, _)| *name == statement.name) else {
                 let known: Vec<&str> = required().map(|(n, _)| n).collect();
                 return Err(Error::input(format!(
-                    "statement `{}` ({}) is not one the engine runs; known names: {}",
+                    "statement `{}` ({}) is not one the engine runs{}; known names: {}",
                     statement.name,
                     statement.origin,
+                    crate::vocab::suggest::did_you_mean(&statement.name, known.iter().copied()),
                     known.join(", ")
                 )));
             };
@@ -103,9 +104,10 @@ impl Catalog {
                 let param = prepared.parameter_name(index).unwrap_or("?");
                 if !supplied.contains(&param) {
                     return Err(Error::input(format!(
-                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply; it supplies: {}",
+                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply{}; it supplies: {}",
                         statement.name,
                         statement.origin,
+                        crate::vocab::suggest::did_you_mean(param, supplied.iter().copied()),
                         if supplied.is_empty() { "nothing".to_string() } else { supplied.join(", ") }
                     )));
                 }

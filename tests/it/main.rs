@@ -5,6 +5,7 @@
 mod bad_input;
 mod bench;
 mod ceiling;
+mod cli;
 mod clock;
 mod compare;
 mod conductor_crash;
