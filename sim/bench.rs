@@ -90,6 +90,8 @@ pub struct BenchOptions {
     pub progress_every: usize,
     /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
     pub force: bool,
+    /// `--sql FILE`: the protocol SQL of every grid point, in place of the scenario's own.
+    pub sql: Option<PathBuf>,
 }
 
 /// What a grid writes into its folder (sim/out_folder.rs), its scratch folder included.
@@ -181,6 +183,11 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
             let absolute = std::fs::canonicalize(&from_scenario).unwrap_or(from_scenario);
             set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
         }
+        // `--sql FILE` takes the place of the scenario's own, named absolutely too.
+        if let Some(sql) = &options.sql {
+            let absolute = std::fs::canonicalize(sql).map_err(|e| Error::input(format!("--sql {}: {e}", sql.display())))?;
+            set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
+        }
         let mut described = Vec::new();
         for (param, &i) in options.params.iter().zip(&choice) {
             set_dotted(&mut table, &param.name, param.values[i].clone())
@@ -206,7 +213,8 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
         point: point.index,
         seed,
         verdict: "error".to_string(),
-        replay: crate::shell::run_command(&point.path, seed, &options.variants),
+        // The point's file names its SQL (`--sql` included).
+        replay: crate::shell::run_command(&point.path, seed, &options.variants, None),
         ..RunStat::default()
     };
     let dir = scratch.join(format!("p{}-{seed}", point.index));

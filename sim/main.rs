@@ -186,6 +186,10 @@ struct RunArgs {
     /// Replace the run already in the output folder (refused without it).
     #[arg(long)]
     force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -219,6 +223,10 @@ struct SweepArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
 }
 
 /// `--require-coverage FILE`.
@@ -320,6 +328,10 @@ struct BenchArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -333,7 +345,8 @@ struct CheckArgs {
 struct CompareArgs {
     /// Scenario file (TOML), e.g. scenarios/faults/zombie.toml.
     scenario: PathBuf,
-    /// Comma-separated variant names; `default` is the seeds' own protocol.
+    /// Comma-separated columns: variant names, `default` (the scenario as it is), or protocol
+    /// SQL files (ending .sql), e.g. default,fencing,my-claim.sql.
     #[arg(long, value_delimiter = ',', default_value = "default")]
     variants: Vec<String>,
     #[command(flatten)]
@@ -345,6 +358,10 @@ struct CompareArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
 }
 
 /// The message of an input error, for clap to print after "invalid value … for '--flag'".
@@ -445,7 +462,7 @@ fn main() -> ExitCode {
 
 fn cmd_run(args: RunArgs) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
-    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?;
+    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
     let (summary, _) = rehearsal::run::execute(plan, false)?;
@@ -482,6 +499,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         progress_every: 100,
         require_coverage: args.require.require_coverage,
         force: args.force,
+        sql: args.sql,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
@@ -617,6 +635,7 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
         scenario: args.scenario,
         progress_every: 200,
         force: args.force,
+        sql: args.sql,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
@@ -708,8 +727,9 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
     args.seeds.seeds.announce();
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force)?;
-    print!("{table}");
+    let (table, sql) =
+        rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
+    print!("{table}\nprotocol SQL of each column:\n{sql}");
     Ok(Outcome::PASS)
 }
 

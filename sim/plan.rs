@@ -53,7 +53,7 @@ pub fn default_out_dir(scenario: &str, variants: &[String], seed: u64) -> PathBu
 pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
     let scenario = crate::variant::with_variants(scenario, &[])?;
     let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
+    if let Some(sql) = scenario.sql_file() {
         catalog.override_from_file(sql)?;
     }
     for (origin, text) in &scenario.variant_sql {

@@ -70,17 +70,18 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
 pub fn check(path: &Path) -> Result<String> {
     let scenario = crate::variant::with_variants(&Scenario::load(path)?, &[])?;
     let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
+    if let Some(sql) = scenario.sql_file() {
         catalog.override_from_file(sql)?;
     }
     for (origin, text) in &scenario.variant_sql {
         catalog.override_with(text, origin)?;
     }
+    let sql = catalog.identity();
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
     let db = CommsDb::create(&scratch.path().join("comms.db"), SimClock::new(scenario.run.epoch_unix_ms), 0, catalog)?;
     db.close()?;
     Ok(format!(
-        "ok  {} ({} tasks, variants: {})",
+        "ok  {} ({} tasks, variants: {}, SQL: {sql})",
         path.display(),
         scenario.tasks.len(),
         if scenario.variant_names.is_empty() { "none".to_string() } else { scenario.variant_names.join(", ") }

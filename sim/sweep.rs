@@ -41,6 +41,8 @@ pub struct SweepOptions {
     pub require_coverage: Option<PathBuf>,
     /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
     pub force: bool,
+    /// `--sql FILE`: the protocol SQL every pair runs, in place of its scenario's own.
+    pub sql: Option<PathBuf>,
 }
 
 /// One row of results.csv.
@@ -56,6 +58,9 @@ pub struct ResultRow {
     pub statements: u64,
     pub trace_hash: String,
     pub replay: String,
+    /// The SQL the pair ran: its files and the hash of its statements.
+    #[serde(default)]
+    pub sql: String,
 }
 
 impl ResultRow {
@@ -75,6 +80,9 @@ pub struct Failure {
     /// The scenario as the sweep named it; the same as `scenario` when absent.
     #[serde(default)]
     pub named: String,
+    /// `--sql FILE` of the sweep, absolute, if it had one.
+    #[serde(default)]
+    pub sql: Option<String>,
     pub seed: u64,
     #[serde(default)]
     pub variants: Vec<String>,
@@ -93,7 +101,7 @@ impl Failure {
     /// The scenario file, read from where `scenario` says and named as the sweep named it,
     /// so a replay's trace is the sweep's byte for byte from any folder.
     pub fn load_scenario(&self) -> Result<Scenario> {
-        let mut scenario = Scenario::load(Path::new(&self.scenario))?;
+        let mut scenario = Scenario::load(Path::new(&self.scenario))?.with_sql(self.sql.as_deref().map(Path::new));
         if !self.named.is_empty() {
             scenario.path = PathBuf::from(&self.named);
         }
@@ -190,7 +198,8 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay: crate::shell::run_command(scenario_path, seed, &options.variants),
+        replay: crate::shell::run_command(scenario_path, seed, &options.variants, options.sql.as_deref()),
+        sql: String::new(),
     }
 }
 
@@ -198,7 +207,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
     let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
-        let scenario = Scenario::load(scenario_path)?;
+        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref());
         let run_options = RunOptions {
             scenario_path: scenario_path.to_path_buf(),
             seed: Some(seed),
@@ -231,6 +240,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
             row.sim_time_ms = summary.makespan_ms;
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
+            row.sql = summary.sql.to_string();
             (row, Some(summary))
         }
         Ok(Err(e)) => {
@@ -388,7 +398,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-        match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
+        match save_failure(&options.out, &stem, &row, &run_dir, options, &explanation) {
             // A failure gets the reports a person looks at; a pass does not.
             Ok(kept) => {
                 if let Some(summary) = &summary {
@@ -547,13 +557,16 @@ fn replay_saved_failures(dir: &Path) {
 
 /// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
 /// (the run folder, to look at).
-fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<PathBuf> {
+fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
+    let (variants, sql) = (&options.variants, options.sql.as_deref());
     let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
     // Absolute, so the file replays from anywhere (the sweep's own folder is where it ran).
     let absolute = std::fs::canonicalize(&row.scenario).map_or_else(|_| row.scenario.clone(), |p| p.display().to_string());
+    let sql = sql.map(|sql| std::fs::canonicalize(sql).map_or_else(|_| sql.display().to_string(), |p| p.display().to_string()));
     let failure = Failure {
         scenario: absolute,
         named: row.scenario.clone(),
+        sql,
         seed: row.seed,
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),
@@ -639,6 +652,7 @@ mod tests {
             progress_every: 0,
             require_coverage: None,
             force: false,
+            sql: None,
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

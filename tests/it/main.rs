@@ -24,6 +24,7 @@ mod judge;
 mod mutants;
 mod nothing_lost;
 mod out_folder;
+mod own_sql;
 mod protocol;
 mod quickstart;
 mod readme;
