@@ -517,8 +517,9 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
     println!("passed       {}", count("pass"));
     println!("failed       {}", count("fail"));
     println!("errors       {}", count("error"));
-    for row in outcome.rows.iter().filter(|r| r.verdict != "pass") {
-        println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
+    // One line for all the failures, however many: they are listed in summary.md.
+    if let Some(line) = outcome.failures_line(&options.out) {
+        println!("{line}");
     }
     println!("results      {}", options.out.join("results.csv").display());
     println!("coverage     {}", options.out.join("coverage.csv").display());

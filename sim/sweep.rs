@@ -470,6 +470,53 @@ pub fn required_section(required: Option<&Required>, missing: &[Item]) -> String
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
 /// showing each), latency quantiles over all runs, links to each failure's run folder.
+/// Latency quantiles, one table per (scenario, variant): runs of different scenarios, SQL or
+/// variants are not pooled, since comparing them is the point of sweeping them together.
+fn latency_tables(groups: &BTreeMap<(String, String), Vec<&PairOutcome>>) -> String {
+    let mut md = String::from("\n## Latency quantiles by scenario and variant\n");
+    for ((scenario, variant), group) in groups {
+        let mut all = Measurements::default();
+        for PairOutcome { measured: m, .. } in group {
+            all.message_notice_ms.extend(&m.message_notice_ms);
+            all.review_resume_ms.extend(&m.review_resume_ms);
+            all.crash_detect_ms.extend(&m.crash_detect_ms);
+            all.heartbeat_age_s.extend(&m.heartbeat_age_s);
+            all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
+        }
+        let sql = group.first().map_or("", |p| p.row.sql.as_str());
+        let _ = write!(md, "\n### `{scenario}`, variant {variant}\n\n");
+        if !sql.is_empty() {
+            let _ = writeln!(md, "Protocol SQL: {sql}.\n");
+        }
+        md.push_str("| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
+        for (name, sample) in all.named() {
+            if let Some((p50, p95, max)) = quantiles(sample) {
+                let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
+            }
+        }
+    }
+    md
+}
+
+impl SweepOutcome {
+    /// The one stdout line on the pairs that did not pass (instead of a line each), pointing
+    /// at where they are kept; `None` when every pair passed.
+    pub fn failures_line(&self, out: &Path) -> Option<String> {
+        let failed = self.rows.iter().filter(|r| r.verdict == "fail").count();
+        let errors = self.rows.iter().filter(|r| r.verdict == "error").count();
+        if failed + errors == 0 {
+            return None;
+        }
+        let first = self.rows.iter().find(|r| r.verdict != "pass").map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
+        Some(format!(
+            "failures     {failed} failed, {errors} error(s) of {} pairs (first: {first}); replay files and run folders in {}, listed in {}",
+            self.rows.len(),
+            out.join("failures").display(),
+            out.join("summary.md").display()
+        ))
+    }
+}
+
 fn sweep_summary(pairs: &[PairOutcome]) -> String {
     let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
@@ -498,20 +545,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             count("error")
         );
     }
-    md.push_str("\n## Latency quantiles over all runs\n\n| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
-    let mut all = Measurements::default();
-    for PairOutcome { measured: m, .. } in pairs {
-        all.message_notice_ms.extend(&m.message_notice_ms);
-        all.review_resume_ms.extend(&m.review_resume_ms);
-        all.crash_detect_ms.extend(&m.crash_detect_ms);
-        all.heartbeat_age_s.extend(&m.heartbeat_age_s);
-        all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
-    }
-    for (name, sample) in all.named() {
-        if let Some((p50, p95, max)) = quantiles(sample) {
-            let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
-        }
-    }
+    md.push_str(&latency_tables(&groups));
     let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != "pass").collect();
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");

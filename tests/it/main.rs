@@ -36,6 +36,7 @@ mod search;
 mod seed_scripts;
 mod support;
 mod sweep;
+mod sweep_summary;
 mod transitions;
 mod verification;
 mod watchers;
