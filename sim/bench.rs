@@ -332,17 +332,9 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let scratch =
         tempfile::Builder::new().prefix("bench-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work: Vec<(&Point, u64)> = points.iter().flat_map(|p| options.seeds.iter().map(move |s| (p, *s))).collect();
-    let total = work.len();
-    let results = crate::pool::map(
-        options.jobs,
-        &work,
-        |(point, seed)| run_one(point, *seed, options, scratch.path()),
-        |done| {
-            if options.progress_every > 0 && (done % options.progress_every == 0 || done == total) {
-                eprintln!("rehearsal: {done}/{total} runs done");
-            }
-        },
-    );
+    let progress = crate::progress::Progress::new(work.len(), options.progress_every, "runs");
+    let results =
+        crate::pool::map(options.jobs, &work, |(point, seed)| run_one(point, *seed, options, scratch.path()), |done| progress.done(done));
     let planned = work.len();
     let runs: Vec<RunStat> = results
         .into_iter()

@@ -16,6 +16,9 @@ use rehearsal::vocab::RunOutcome;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress on stderr (bars or lines) and no notes such as the seed count.
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -50,6 +53,43 @@ enum Command {
     /// Coverage-guided search (mutants of the inputs that reached new coverage or a new
     /// violation) beside a random sweep of the same size; both side by side.
     Search(SearchArgs),
+    /// List the scenario files under a folder with their descriptions.
+    List(ListArgs),
+    /// Write a commented scenario template that runs as it is.
+    New(NewArgs),
+    /// Print a shell completion script, e.g. `rehearsal completions bash > /etc/bash_completion.d/rehearsal`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args)]
+struct ListArgs {
+    /// The folder to list (searched recursively for .toml files).
+    #[arg(default_value = "scenarios")]
+    dir: PathBuf,
+}
+
+#[derive(Args)]
+struct NewArgs {
+    /// The scenario file to write, e.g. scenarios/mine.toml.
+    file: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
+}
+
+/// `--json`: one JSON object on stdout instead of the text.
+#[derive(Args)]
+struct JsonArg {
+    /// Print one JSON object on stdout instead of the text (verdict, violations, timings,
+    /// paths, trace hash, SQL); progress and notes still go to stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -121,6 +161,8 @@ struct ExploreCrashesArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
+    #[command(flatten)]
+    json: JsonArg,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
     /// on a disk file system, creating and deleting each run's files costs more than the run.
     #[arg(long)]
@@ -133,8 +175,11 @@ struct ExploreCrashesArgs {
 struct Seeds(Vec<u64>, String);
 
 impl Seeds {
-    /// Says on stderr how many seeds a range runs (`1..20` runs 19).
-    fn announce(&self) {
+    /// Says on stderr how many seeds a range runs (`1..20` runs 19), unless `quiet`.
+    fn announce(&self, quiet: bool) {
+        if quiet {
+            return;
+        }
         if let Some(line) = rehearsal::compare::describe_seeds(&self.1, &self.0) {
             eprintln!("rehearsal: {line}");
         }
@@ -190,6 +235,8 @@ struct RunArgs {
     /// scenario's `[protocol] sql` (variants still apply after it).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 #[derive(Args)]
@@ -227,6 +274,8 @@ struct SweepArgs {
     /// scenario's `[protocol] sql` (variants still apply after it).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// `--require-coverage FILE`.
@@ -332,6 +381,8 @@ struct BenchArgs {
     /// scenario's `[protocol] sql` (variants still apply after it).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 #[derive(Args)]
@@ -362,6 +413,8 @@ struct CompareArgs {
     /// scenario's `[protocol] sql` (variants still apply after it).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// The message of an input error, for clap to print after "invalid value … for '--flag'".
@@ -441,21 +494,25 @@ fn main() -> ExitCode {
         Command::Bench(args) if args.overhead => args.seed,
         _ => None,
     };
+    let quiet = cli.quiet;
     let result = match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Variants => cmd_variants(),
-        Command::Sweep(args) => cmd_sweep(args),
+        Command::Sweep(args) => cmd_sweep(args, quiet),
         Command::Merge(args) => cmd_merge(args),
         Command::Replay(args) => cmd_replay(args),
         Command::Judge(args) => cmd_judge(args),
         Command::Shrink(args) => cmd_shrink(args),
-        Command::Findings(args) => cmd_findings(args),
+        Command::Findings(args) => cmd_findings(args, quiet),
         Command::Bench(args) if args.overhead => cmd_overhead(args),
-        Command::Bench(args) => cmd_bench(args),
+        Command::Bench(args) => cmd_bench(args, quiet),
         Command::Check(args) => cmd_check(args),
-        Command::Compare(args) => cmd_compare(args),
-        Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args),
-        Command::Search(args) => cmd_search(args),
+        Command::Compare(args) => cmd_compare(args, quiet),
+        Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args, quiet),
+        Command::Search(args) => cmd_search(args, quiet),
+        Command::List(args) => cmd_list(args),
+        Command::New(args) => cmd_new(args),
+        Command::Completions(args) => cmd_completions(args),
     };
     exit(result, seed)
 }
@@ -467,6 +524,10 @@ fn cmd_run(args: RunArgs) -> Result<Outcome, Error> {
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
     let (summary, _) = rehearsal::run::execute(plan, false)?;
     rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
+    if args.json.json {
+        println!("{}", rehearsal::json_out::run(&summary));
+        return Ok(if summary.verdict.passed() { Outcome::PASS } else { Outcome::Runs(RunOutcome::Fail) });
+    }
     print!("{}", summary.render());
     if summary.verdict.passed() {
         Ok(Outcome::PASS)
@@ -483,9 +544,9 @@ fn cmd_variants() -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
+fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
     if let Some(seeds) = &args.seeds {
-        seeds.announce();
+        seeds.announce(quiet);
     }
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
@@ -496,13 +557,18 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         fail_fast: args.fail_fast,
         check_determinism: args.check_determinism,
         out: args.out,
-        progress_every: 100,
+        progress_every: if quiet { 0 } else { 100 },
         require_coverage: args.require.require_coverage,
         force: args.force,
         sql: args.sql,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
+    let result = if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) };
+    if args.json.json {
+        println!("{}", rehearsal::json_out::sweep(&outcome, &options.out));
+        return Ok(result);
+    }
     if !outcome.complete() {
         println!(
             "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
@@ -524,7 +590,7 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
     println!("results      {}", options.out.join("results.csv").display());
     println!("coverage     {}", options.out.join("coverage.csv").display());
     print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
-    Ok(if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) })
+    Ok(result)
 }
 
 /// The stdout lines on a `--require-coverage` file.
@@ -597,8 +663,8 @@ fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_findings(args: FindingsArgs) -> Result<Outcome, Error> {
-    args.seeds.seeds.announce();
+fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
     std::fs::write(&args.out, md)?;
     println!("written {}", args.out.display());
@@ -617,8 +683,8 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
 
 /// `bench` over a parameter grid. Runs that fail the protocol are data here, not a failure
 /// of the command: only harness errors and Ctrl-C change the exit code.
-fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
-    args.seeds.seeds.announce();
+fn cmd_bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let params = args.params.iter().map(|p| rehearsal::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
     let heatmap = match args.heatmap.as_slice() {
         [] => None,
@@ -634,17 +700,21 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
         out: args.out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
         heatmap,
         scenario: args.scenario,
-        progress_every: 200,
+        progress_every: if quiet { 0 } else { 200 },
         force: args.force,
         sql: args.sql,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
     let outcome = rehearsal::bench::bench(&options)?;
-    print!("{}", rehearsal::bench::render(&options, &outcome));
-    // Wall time goes to stdout only; the files hold simulated quantities.
-    let seconds = started.elapsed().as_secs_f64();
-    println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);
+    if args.json.json {
+        println!("{}", rehearsal::json_out::bench(&outcome, &options.out));
+    } else {
+        print!("{}", rehearsal::bench::render(&options, &outcome));
+        // Wall time goes to stdout only; the files hold simulated quantities.
+        let seconds = started.elapsed().as_secs_f64();
+        println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);
+    }
     Ok(if outcome.runs.len() < outcome.planned {
         Outcome::Interrupted
     } else if outcome.runs.iter().any(|r| r.verdict == "error") {
@@ -655,7 +725,7 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
 }
 
 /// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
-fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
+fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
@@ -667,12 +737,18 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         out: args.out,
         scratch: args.scratch,
-        progress_every: 500,
+        progress_every: if quiet { 0 } else { 500 },
         force: args.force,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
     let exploration = rehearsal::explore::explore_crashes(&options)?;
+    let result =
+        if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) };
+    if args.json.json {
+        println!("{}", rehearsal::json_out::explore(&exploration, &options.out));
+        return Ok(result);
+    }
     if !exploration.complete() {
         println!(
             "incomplete   {} of {} runs finished (interrupted); results kept, marked in {}",
@@ -687,11 +763,11 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
     // Wall time goes to stdout only; the files do not depend on it.
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
-    Ok(if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) })
+    Ok(result)
 }
 
 /// `search`: a violation the search found fails it (1), a run's harness error is 3, Ctrl-C 130.
-fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
+fn cmd_search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::search::SearchOptions {
         scenario: args.scenario,
         runs: args.runs,
@@ -701,7 +777,7 @@ fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         out: args.out,
         scratch: args.scratch,
-        progress: true,
+        progress: !quiet,
         force: args.force,
     };
     let started = std::time::Instant::now();
@@ -725,12 +801,34 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
-    args.seeds.seeds.announce();
+fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
     let (table, sql) =
         rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
-    print!("{table}\nprotocol SQL of each column:\n{sql}");
+    if args.json.json {
+        println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
+    } else {
+        print!("{table}\nprotocol SQL of each column:\n{sql}");
+    }
+    Ok(Outcome::PASS)
+}
+
+fn cmd_list(args: ListArgs) -> Result<Outcome, Error> {
+    print!("{}", rehearsal::scenario_list::render(&rehearsal::scenario_list::list(&args.dir)?));
+    Ok(Outcome::PASS)
+}
+
+fn cmd_new(args: NewArgs) -> Result<Outcome, Error> {
+    rehearsal::new_scenario::write(&args.file, args.force)?;
+    println!("written      {}", args.file.display());
+    println!("run it with  rehearsal run {}", rehearsal::shell::quote_path(&args.file));
+    Ok(Outcome::PASS)
+}
+
+fn cmd_completions(args: CompletionsArgs) -> Result<Outcome, Error> {
+    use clap::CommandFactory;
+    clap_complete::generate(args.shell, &mut Cli::command(), "rehearsal", &mut std::io::stdout());
     Ok(Outcome::PASS)
 }
 

@@ -343,6 +343,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let work = pairs(options, &own_seeds);
     let planned = work.len();
     let stop = AtomicBool::new(false);
+    let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
     // The rows finished so far, in the order they finished: checkpoints and progress.
     let finished: Mutex<Vec<ResultRow>> = Mutex::new(Vec::new());
     let on_done = |index: usize, caught: &Caught<PairOutcome>| {
@@ -364,9 +365,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
             }
             count
         };
-        if options.progress_every > 0 && (count.is_multiple_of(options.progress_every) || count == planned) {
-            eprintln!("rehearsal: {count}/{planned} pairs done");
-        }
+        progress.done(count);
     };
     let hooks = Hooks { should_stop: || stop.load(Ordering::Relaxed), on_done };
     let results = crate::pool::map_with(options.jobs, &work, |pair| run_and_save(pair, options, scratch.path()), hooks);

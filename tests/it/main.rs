@@ -6,6 +6,7 @@ mod bad_input;
 mod bench;
 mod ceiling;
 mod cli;
+mod cli_extras;
 mod clock;
 mod compare;
 mod conductor_crash;
