@@ -121,6 +121,8 @@ struct PairOutcome {
     rules: Vec<&'static str>,
     measured: Measurements,
     coverage: Coverage,
+    /// How long the pair took on the wall clock (junit.xml only).
+    wall: std::time::Duration,
 }
 
 /// Parses `I/N` (1-based, I in 1..=N).
@@ -150,40 +152,36 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
     crate::csv_rows::read_rows(path)
 }
 
-fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+/// How long each pair took on the wall clock, by its results.csv key: JUnit's `time`. Only
+/// junit.xml carries it; results.csv, which is compared byte for byte, does not.
+pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
 
-/// JUnit XML: one test case per pair; a failure's text holds its replay command.
-pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
-    let failures = rows.iter().filter(|r| r.verdict == "fail").count();
-    let errors = rows.iter().filter(|r| r.verdict == "error").count();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(xml, "<testsuites name=\"rehearsal\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
-    let _ = writeln!(xml, "  <testsuite name=\"rehearsal sweep\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
+/// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
+/// `times` lacks, as after a merge); a failure's text holds its replay command.
+pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes) -> Result<()> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("rehearsal sweep");
     for row in rows {
-        let name = xml_escape(&format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed));
-        let seconds = row.sim_time_ms as f64 / 1000.0;
-        match row.verdict.as_str() {
-            "pass" => {
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\"/>", xml_escape(&row.scenario));
-            }
+        let status = match row.verdict.as_str() {
+            "pass" => TestCaseStatus::success(),
             kind => {
-                let tag = if kind == "fail" { "failure" } else { "error" };
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\">", xml_escape(&row.scenario));
-                let _ = writeln!(
-                    xml,
-                    "      <{tag} message=\"{}\">seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}</{tag}>",
-                    xml_escape(&row.first_violation),
-                    row.seed,
-                    xml_escape(&row.first_violation),
-                    xml_escape(&row.replay)
-                );
-                let _ = writeln!(xml, "    </testcase>");
+                let mut status = TestCaseStatus::non_success(if kind == "fail" { NonSuccessKind::Failure } else { NonSuccessKind::Error });
+                let seconds = row.sim_time_ms as f64 / 1000.0;
+                status.set_message(row.first_violation.as_str()).set_description(format!(
+                    "seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}",
+                    row.seed, row.first_violation, row.replay
+                ));
+                status
             }
-        }
+        };
+        let mut case = TestCase::new(format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed), status);
+        case.set_classname(row.scenario.as_str());
+        case.set_time(times.get(&row.key()).copied().unwrap_or_default());
+        suite.add_test_case(case);
     }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
+    let mut report = Report::new("rehearsal");
+    report.add_test_suite(suite);
+    let xml = report.to_string().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
     write_atomically(path, xml.as_bytes())
 }
 
@@ -382,7 +380,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
 fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, panic: &str) -> PairOutcome {
     let mut row = error_row(scenario, *seed, options);
     row.first_violation = format!("panic: {panic}");
-    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default() }
+    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default(), wall: Default::default() }
 }
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
@@ -391,7 +389,10 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let seed = *seed;
     let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
+    // Wall-clock time for junit.xml only: no file compared byte for byte holds it.
+    let started = std::time::Instant::now();
     let (row, summary) = run_pair(scenario, seed, options, &run_dir);
+    let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
@@ -410,7 +411,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
         }
     }
     let _ = std::fs::remove_dir_all(&run_dir);
-    PairOutcome { row, rules, measured, coverage }
+    PairOutcome { row, rules, measured, coverage, wall }
 }
 
 /// The sweep's files from the pairs that finished (sorted): summary.md, results.csv,
@@ -440,6 +441,7 @@ fn write_outputs(
         format!("{note}{}\n{}{}", sweep_summary(&done_pairs), coverage::markdown(&coverage), required_section(required, &missing_coverage));
     write_atomically(&options.out.join("summary.md"), summary.as_bytes())?;
     coverage.write(&options.out.join("coverage.csv"))?;
+    let times: WallTimes = done_pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
     let rows: Vec<ResultRow> = done_pairs.into_iter().map(|pair| pair.row).collect();
     let marker = options.out.join(INCOMPLETE_MARKER);
     if rows.len() < planned {
@@ -447,7 +449,7 @@ fn write_outputs(
         write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
     }
     write_results(&options.out.join("results.csv"), &rows)?;
-    write_junit(&options.out.join("junit.xml"), &rows)?;
+    write_junit(&options.out.join("junit.xml"), &rows, &times)?;
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
@@ -662,7 +664,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)>
         }
     }
     write_results(&out.join("results.csv"), &rows)?;
-    write_junit(&out.join("junit.xml"), &rows)?;
+    // Merged shards have no wall times: results.csv does not keep them.
+    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new())?;
     coverage.write(&out.join("coverage.csv"))?;
     Ok((rows, coverage))
 }
