@@ -79,7 +79,14 @@ const OWNED: crate::out_folder::Owned = &["summary.md"];
 /// starts from. A folder holding anything is refused unless `force`, which clears the
 /// earlier runs.
 /// Returns the table and, a line per column, the SQL it ran.
-pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path, force: bool, sql: Option<&Path>) -> Result<(String, String)> {
+pub fn compare(
+    scenario: &Path,
+    variants: &[String],
+    seeds: &[u64],
+    out: &Path,
+    force: bool,
+    sql: Option<&Path>,
+) -> Result<(String, String)> {
     crate::out_folder::claim(out, OWNED, force)?;
     let loaded = crate::scenario::Scenario::load(scenario)?;
     let mut rows: Vec<(String, Row)> = Vec::new();

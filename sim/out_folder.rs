@@ -98,10 +98,10 @@ mod tests {
         std::fs::create_dir_all(dir.path().join("new/failures/none")).unwrap();
         claim(&dir.path().join("new"), OWNED, false).expect("a folder of empty folders holds no results");
         std::fs::write(dir.path().join("new/results.csv"), "x").unwrap();
-        let e = claim(&dir.path().join("new"), OWNED, false).err().expect("refused");
+        let e = claim(&dir.path().join("new"), OWNED, false).expect_err("refused");
         assert!(matches!(e, Error::Input(_)) && e.to_string().contains("already holds results (results.csv)"), "{e}");
         std::fs::write(dir.path().join("file"), "x").unwrap();
-        assert!(claim(&dir.path().join("file"), OWNED, true).err().expect("a file").to_string().contains("is a file"));
+        assert!(claim(&dir.path().join("file"), OWNED, true).expect_err("a file").to_string().contains("is a file"));
     }
 
     #[test]

@@ -9,7 +9,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub enum Progress {
     Quiet,
     /// `rehearsal: N/TOTAL WHAT done` every `every` items and at the end.
-    Lines { total: usize, every: usize, what: &'static str },
+    Lines {
+        total: usize,
+        every: usize,
+        what: &'static str,
+    },
     Bar(ProgressBar),
 }
 

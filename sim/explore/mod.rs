@@ -190,8 +190,7 @@ fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
 
 /// What an exploration writes into its folder (sim/out_folder.rs), its scratch folder
 /// (made there when there is no tmpfs) included.
-const OWNED: crate::out_folder::Owned =
-    &["explore.csv", "coverage.csv", "summary.md", "failures", INCOMPLETE_MARKER, "explore-*"];
+const OWNED: crate::out_folder::Owned = &["explore.csv", "coverage.csv", "summary.md", "failures", INCOMPLETE_MARKER, "explore-*"];
 
 /// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
 const SHARED_MEMORY: &str = "/dev/shm";

@@ -38,7 +38,13 @@ fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
     let _ = writeln!(
         md,
         "| variants | {} |",
-        if seeds_own { "none (the seeds' own protocol)".to_string() } else if summary.variants.is_empty() { "none".to_string() } else { summary.variants.join(", ") }
+        if seeds_own {
+            "none (the seeds' own protocol)".to_string()
+        } else if summary.variants.is_empty() {
+            "none".to_string()
+        } else {
+            summary.variants.join(", ")
+        }
     );
     let _ = writeln!(md, "| protocol SQL | {} |", summary.sql);
     let _ = writeln!(md, "| tasks | {} |", scenario.tasks.len());

@@ -428,7 +428,11 @@ mod tests {
         assert!(refused.3.starts_with("`no-false-stales` is not a rule; did you mean `no-false-stale`?"), "{}", refused.3);
         let refused = refusal("[expect]\nviolations = [\"livenes\"]\n");
         assert_eq!((refused.0, refused.2), ("expect", "violations"));
-        assert!(refused.3.starts_with("`livenes` is not a rule; did you mean `liveness`?; rules: one-live-session-per-task, "), "{}", refused.3);
+        assert!(
+            refused.3.starts_with("`livenes` is not a rule; did you mean `liveness`?; rules: one-live-session-per-task, "),
+            "{}",
+            refused.3
+        );
         accepted("[expect]\nviolations = [\"liveness\"]\nallowed = [\"no-false-stale\"]\n");
     }
 

@@ -63,7 +63,11 @@ fn a_broken_sql_statement_is_named_before_the_run() {
         Some("-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task;\n"),
         &["statement `heartbeat`", "uses parameter :task, which the engine does not supply; did you mean `:task_id`?"],
     );
-    check(scenario, Some("-- name: hartbeat\nSELECT 1;\n"), &["statement `hartbeat`", "is not one the engine runs; did you mean `heartbeat`?"]);
+    check(
+        scenario,
+        Some("-- name: hartbeat\nSELECT 1;\n"),
+        &["statement `hartbeat`", "is not one the engine runs; did you mean `heartbeat`?"],
+    );
 }
 
 #[test]

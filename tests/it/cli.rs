@@ -28,7 +28,10 @@ fn typos_and_wrong_types_are_explained_at_their_own_key() {
     let e = refused("[tasks]\ncount = 1\n[expect]\nviolations = [\"liveness\"]\nallowed = [\"no-false-stales\"]\n");
     assert!(e.contains("s.toml:5:1: key `expect.allowed`: `no-false-stales` is not a rule; did you mean `no-false-stale`?"), "{e}");
     let e = refused("[tasks]\ncount = 1\n[timing]\nbackground_pol_ms = 5000\n");
-    assert!(e.contains("key `timing.background_pol_ms`: unknown field `background_pol_ms`") && e.contains("did you mean `background_poll_ms`?"), "{e}");
+    assert!(
+        e.contains("key `timing.background_pol_ms`: unknown field `background_pol_ms`") && e.contains("did you mean `background_poll_ms`?"),
+        "{e}"
+    );
     let e = refused("[tasks]\ncount = \"four\"\n");
     assert!(e.contains("key `tasks.count`") && e.contains("expected an integer") && !e.contains("i64"), "{e}");
     let e = refused("[tasks]\ncount = 1\n[protocol]\nvariants = [\"fencng\"]\n");

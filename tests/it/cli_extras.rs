@@ -36,7 +36,8 @@ fn run_sweep_compare_bench_and_explore_print_one_json_object_with_verdict_violat
         0,
     );
     assert_eq!((bench["runs"].as_u64(), bench["passed"].as_u64()), (Some(1), Some(1)), "{bench}");
-    let explore = json(&["explore", "crashes", "scenarios/examples/bootstrap.toml", "--points", "1", "--json", "--out", &dir("explore")], 0);
+    let explore =
+        json(&["explore", "crashes", "scenarios/examples/bootstrap.toml", "--points", "1", "--json", "--out", &dir("explore")], 0);
     assert_eq!(explore["runs"], 2, "a crash before and after point 1: {explore}");
     assert!(explore["base_trace_hash"].as_str().is_some_and(|h| h.len() == 64), "{explore}");
 }

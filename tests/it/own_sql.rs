@@ -30,7 +30,9 @@ fn claim_task_gets_the_previous_owner_the_label_and_the_attempt_by_name_and_the_
     let db = open_db(&out);
     let worked_by: String = db.query_row("SELECT worked_by FROM orchestration_tasks WHERE task_id = 'task-01'", [], |r| r.get(0)).unwrap();
     let s1: String = db
-        .query_row("SELECT from_session FROM orchestration_messages WHERE task_id = 'task-01' AND message_type = 'handoff'", [], |r| r.get(0))
+        .query_row("SELECT from_session FROM orchestration_messages WHERE task_id = 'task-01' AND message_type = 'handoff'", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(worked_by, format!("S2/2/{s1}"), "S2's claim saw S1 as the owner");
     let sql_line = summary_field(&printed, "sql");
@@ -43,7 +45,12 @@ fn claim_task_gets_the_previous_owner_the_label_and_the_attempt_by_name_and_the_
     let text = std::fs::read_to_string(root().join(RESUMPTION)).unwrap();
     std::fs::write(&scenario, format!("{text}\n[protocol]\nsql = \"probe.sql\"\n")).unwrap();
     let o = rehearsal(&["check", scenario.to_str().unwrap()]);
-    assert!(stdout(&o).contains("probe.sql, sha256 ") && stdout(&o).contains("SQL: scenarios/protocol.sql (built in) + "), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("probe.sql, sha256 ") && stdout(&o).contains("SQL: scenarios/protocol.sql (built in) + "),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -55,8 +62,11 @@ fn the_compare_and_set_claim_takes_a_row_whose_owner_is_still_the_one_read_and_c
     // Its negation (take the row only if the owner changed) blocks the same claim: the
     // parameter really holds the owner S2 read.
     let wrong = tmp.path().join("wrong.sql");
-    std::fs::write(&wrong, std::fs::read_to_string(root().join(CAS)).unwrap().replace("session_id IS :previous", "session_id IS NOT :previous"))
-        .unwrap();
+    std::fs::write(
+        &wrong,
+        std::fs::read_to_string(root().join(CAS)).unwrap().replace("session_id IS :previous", "session_id IS NOT :previous"),
+    )
+    .unwrap();
     let o = rehearsal(&["run", RESUMPTION, "--sql", wrong.to_str().unwrap(), "--out", tmp.path().join("wrong").to_str().unwrap()]);
     let fallbacks: i64 = open_db(&tmp.path().join("wrong"))
         .query_row("SELECT count(*) FROM orchestration_tasks WHERE task_id LIKE 'fallback-%'", [], |r| r.get(0))

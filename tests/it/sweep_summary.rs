@@ -8,7 +8,15 @@ use crate::support::{rehearsal, stderr, stdout};
 fn latency_is_tabled_per_scenario_and_variant_and_failures_are_one_line() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("sweep");
-    let o = rehearsal(&["sweep", "scenarios/examples/bootstrap.toml", "scenarios/faults/zombie.toml", "--seeds", "21..=23", "--out", out.to_str().unwrap()]);
+    let o = rehearsal(&[
+        "sweep",
+        "scenarios/examples/bootstrap.toml",
+        "scenarios/faults/zombie.toml",
+        "--seeds",
+        "21..=23",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1), "zombie fails\n{}{}", stdout(&o), stderr(&o));
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("### `scenarios/examples/bootstrap.toml`, variant default"), "{md}");
