@@ -88,7 +88,14 @@ pub struct BenchOptions {
     pub heatmap: Option<(String, String)>,
     /// Print a progress line every this many runs (stderr); 0 for none.
     pub progress_every: usize,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
+    /// `--sql FILE`: the protocol SQL of every grid point, in place of the scenario's own.
+    pub sql: Option<PathBuf>,
 }
+
+/// What a grid writes into its folder (sim/out_folder.rs), its scratch folder included.
+const OWNED: crate::out_folder::Owned = &["bench.csv", "points", "heatmap-*", crate::sweep::INCOMPLETE_MARKER, "bench-*"];
 
 /// A grid point: the value index of each parameter, and its scenario file.
 #[derive(Clone, Debug)]
@@ -163,6 +170,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     Scenario::parse(&base_text, &options.scenario)?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let points_dir = options.out.join("points");
     std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
     let mut points = Vec::new();
@@ -173,6 +181,11 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
         if let Some(toml::Value::String(sql)) = table.get("protocol").and_then(|p| p.get("sql")).cloned() {
             let from_scenario = options.scenario.parent().unwrap_or(Path::new(".")).join(&sql);
             let absolute = std::fs::canonicalize(&from_scenario).unwrap_or(from_scenario);
+            set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
+        }
+        // `--sql FILE` takes the place of the scenario's own, named absolutely too.
+        if let Some(sql) = &options.sql {
+            let absolute = std::fs::canonicalize(sql).map_err(|e| Error::input(format!("--sql {}: {e}", sql.display())))?;
             set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
         }
         let mut described = Vec::new();
@@ -196,12 +209,12 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
 }
 
 fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> RunStat {
-    let variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
     let mut stat = RunStat {
         point: point.index,
         seed,
         verdict: "error".to_string(),
-        replay: format!("rehearsal run {} --seed {seed}{variants}", point.path.display()),
+        // The point's file names its SQL (`--sql` included).
+        replay: crate::shell::run_command(&point.path, seed, &options.variants, None),
         ..RunStat::default()
     };
     let dir = scratch.join(format!("p{}-{seed}", point.index));
@@ -319,17 +332,9 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let scratch =
         tempfile::Builder::new().prefix("bench-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work: Vec<(&Point, u64)> = points.iter().flat_map(|p| options.seeds.iter().map(move |s| (p, *s))).collect();
-    let total = work.len();
-    let results = crate::pool::map(
-        options.jobs,
-        &work,
-        |(point, seed)| run_one(point, *seed, options, scratch.path()),
-        |done| {
-            if options.progress_every > 0 && (done % options.progress_every == 0 || done == total) {
-                eprintln!("rehearsal: {done}/{total} runs done");
-            }
-        },
-    );
+    let progress = crate::progress::Progress::new(work.len(), options.progress_every, "runs");
+    let results =
+        crate::pool::map(options.jobs, &work, |(point, seed)| run_one(point, *seed, options, scratch.path()), |done| progress.done(done));
     let planned = work.len();
     let runs: Vec<RunStat> = results
         .into_iter()

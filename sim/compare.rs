@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
-use crate::run::{run, RunOptions};
+use crate::run::{run_scenario, RunOptions};
 
 /// Parses `A..B` (B excluded), `A..=B` or a single seed, in decimal.
 pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
@@ -31,6 +31,17 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
     Ok((a..end).collect())
 }
 
+/// The line a command prints before it runs a seed range: how many seeds, from which to
+/// which, and for `A..B` that B is left out (`1..20` runs 19 seeds). `None` for one seed.
+pub fn describe_seeds(text: &str, seeds: &[u64]) -> Option<String> {
+    let (first, last) = (seeds.first()?, seeds.last()?);
+    if !text.contains("..") {
+        return None;
+    }
+    let note = if text.contains("..=") { "" } else { " (A..B leaves B out; write A..=B to run it too)" };
+    Some(format!("--seeds {text}: {} seed(s), {first} to {last}{note}", seeds.len()))
+}
+
 #[derive(Default)]
 struct Row {
     runs: usize,
@@ -40,23 +51,60 @@ struct Row {
     /// Runs whose comms.db differs from the first variant's run of the same seed.
     db_differs: usize,
     samples: BTreeMap<&'static str, Vec<i64>>,
+    /// The SQL the column ran (`SqlIdentity`).
+    sql: String,
 }
 
-/// Runs every (variant, seed) pair; `default` is the seeds' own protocol. Returns the table.
-pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) -> Result<String> {
+/// A column that names a protocol SQL file rather than a variant.
+pub fn is_sql_file(column: &str) -> bool {
+    column.ends_with(".sql")
+}
+
+/// The run folders' prefix of a column: a SQL file's stem, a variant's name.
+fn column_folder(column: &str) -> String {
+    if is_sql_file(column) {
+        let stem = Path::new(column).file_stem().and_then(|s| s.to_str()).unwrap_or("sql");
+        format!("sql-{stem}")
+    } else {
+        column.to_string()
+    }
+}
+
+/// What a comparison writes into its folder besides its run folders (sim/out_folder.rs).
+const OWNED: crate::out_folder::Owned = &["summary.md"];
+
+/// Runs every (column, seed) pair and returns the table. A column is a variant name,
+/// `default` (the scenario as it is), or a protocol SQL file (a name ending `.sql`: its
+/// entries replace the scenario's SQL, as `--sql` does); `sql` is the SQL every column
+/// starts from. A folder holding anything is refused unless `force`, which clears the
+/// earlier runs.
+/// Returns the table and, a line per column, the SQL it ran.
+pub fn compare(
+    scenario: &Path,
+    variants: &[String],
+    seeds: &[u64],
+    out: &Path,
+    force: bool,
+    sql: Option<&Path>,
+) -> Result<(String, String)> {
+    crate::out_folder::claim(out, OWNED, force)?;
+    let loaded = crate::scenario::Scenario::load(scenario)?;
     let mut rows: Vec<(String, Row)> = Vec::new();
     let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
     for variant in variants {
         let mut row = Row::default();
+        let column_sql = if is_sql_file(variant) { Some(Path::new(variant.as_str())) } else { sql };
+        let folder = column_folder(variant);
         for seed in seeds {
-            let applied = if variant == "default" { Vec::new() } else { vec![variant.clone()] };
+            let applied = if variant == "default" || is_sql_file(variant) { Vec::new() } else { vec![variant.clone()] };
             let options = RunOptions {
                 scenario_path: scenario.to_path_buf(),
                 seed: Some(*seed),
-                out_dir: Some(out.join(format!("{variant}-{seed}"))),
+                out_dir: Some(out.join(format!("{folder}-{seed}"))),
                 variants: applied,
             };
-            let summary = run(&options)?;
+            let summary = run_scenario(loaded.with_sql(column_sql), &options)?;
+            row.sql = summary.sql.to_string();
             row.runs += 1;
             row.passed += usize::from(summary.verdict.passed());
             for rule in summary.verdict.rules() {
@@ -65,7 +113,7 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
             for violation in &summary.verdict.violations {
                 row.rules.entry(violation.rule).or_insert((0, 0)).1 += 1;
             }
-            let db = file_sha256(&out.join(format!("{variant}-{seed}")).join("comms.db"))?;
+            let db = file_sha256(&out.join(format!("{folder}-{seed}")).join("comms.db"))?;
             row.db_differs += usize::from(*baseline_db.entry(*seed).or_insert(db) != db);
             for (name, sample) in summary.measured.named() {
                 row.samples.entry(name).or_default().extend(sample.iter().copied());
@@ -98,9 +146,12 @@ pub fn compare(scenario: &Path, variants: &[String], seeds: &[u64], out: &Path) 
             q("crash_detect_ms")
         );
     }
+    // Which SQL each column ran: the files and the hash of the statements.
+    let sql_lines: String = rows.iter().map(|(name, row)| format!("- `{name}`: {}\n", row.sql)).collect();
     std::fs::create_dir_all(out)?;
-    std::fs::write(out.join("summary.md"), format!("# Comparison: {}\n\nSeeds {:?}.\n\n{table}", scenario.display(), seeds))?;
-    Ok(table)
+    let md = format!("# Comparison: {}\n\nSeeds {:?}.\n\n{table}\nProtocol SQL of each column:\n\n{sql_lines}", scenario.display(), seeds);
+    std::fs::write(out.join("summary.md"), md)?;
+    Ok((table, sql_lines))
 }
 
 fn file_sha256(path: &Path) -> Result<[u8; 32]> {
@@ -126,5 +177,13 @@ mod tests {
         for bad in ["", "4..1", "3..3", "a..b", "-1..3", "1..=x"] {
             assert!(parse_seeds(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_seed_range_says_how_many_it_runs_and_that_a_half_open_one_leaves_its_end_out() {
+        let line = |text: &str| describe_seeds(text, &parse_seeds(text).unwrap());
+        assert_eq!(line("1..20").unwrap(), "--seeds 1..20: 19 seed(s), 1 to 19 (A..B leaves B out; write A..=B to run it too)");
+        assert_eq!(line("1..=20").unwrap(), "--seeds 1..=20: 20 seed(s), 1 to 20");
+        assert_eq!(line("7"), None);
     }
 }

@@ -70,7 +70,9 @@ pub fn findings(seeds: &[u64], runs_dir: &Path) -> Result<String> {
         let scenario = DEMOS.iter().find(|(v, _)| *v == variant.name).map(|(_, s)| *s).expect("every variant has a demo scenario");
         let wider: Option<Vec<u64>> = DEMO_SEEDS_MAX.iter().find(|(v, _)| *v == variant.name).map(|(_, max)| (1..=*max).collect());
         let seeds = wider.as_deref().unwrap_or(seeds);
-        let table = compare(Path::new(scenario), &["default".to_string(), variant.name.to_string()], seeds, &runs_dir.join(variant.name))?;
+        // The runs folder is findings' own, regenerated whole: an earlier run's is replaced.
+        let variants = ["default".to_string(), variant.name.to_string()];
+        let (table, _) = compare(Path::new(scenario), &variants, seeds, &runs_dir.join(variant.name), true, None)?;
         let _ = writeln!(md, "## {}. `{}`\n", variant.disagreement, variant.name);
         let range = format!("seeds {}..={}", seeds.first().copied().unwrap_or(0), seeds.last().copied().unwrap_or(0));
         let _ = writeln!(md, "{}.\n\nScenario: `{scenario}`, {range}.\n", variant.summary);

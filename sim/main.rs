@@ -16,6 +16,9 @@ use rehearsal::vocab::RunOutcome;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// No progress on stderr (bars or lines) and no notes such as the seed count.
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -50,6 +53,43 @@ enum Command {
     /// Coverage-guided search (mutants of the inputs that reached new coverage or a new
     /// violation) beside a random sweep of the same size; both side by side.
     Search(SearchArgs),
+    /// List the scenario files under a folder with their descriptions.
+    List(ListArgs),
+    /// Write a commented scenario template that runs as it is.
+    New(NewArgs),
+    /// Print a shell completion script, e.g. `rehearsal completions bash > /etc/bash_completion.d/rehearsal`.
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args)]
+struct ListArgs {
+    /// The folder to list (searched recursively for .toml files).
+    #[arg(default_value = "scenarios")]
+    dir: PathBuf,
+}
+
+#[derive(Args)]
+struct NewArgs {
+    /// The scenario file to write, e.g. scenarios/mine.toml.
+    file: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Args)]
+struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    shell: clap_complete::Shell,
+}
+
+/// `--json`: one JSON object on stdout instead of the text.
+#[derive(Args)]
+struct JsonArg {
+    /// Print one JSON object on stdout instead of the text (verdict, violations, timings,
+    /// paths, trace hash, SQL); progress and notes still go to stderr.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args)]
@@ -72,6 +112,10 @@ struct SearchArgs {
     /// Output folder: search.csv, summary.md, corpus/, failures/.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
     #[arg(long)]
     scratch: Option<PathBuf>,
@@ -119,15 +163,34 @@ struct ExploreCrashesArgs {
     /// Output folder: explore.csv, summary.md, coverage.csv, failures/.
     #[arg(long, required_unless_present = "list_points")]
     out: Option<PathBuf>,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    json: JsonArg,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
     /// on a disk file system, creating and deleting each run's files costs more than the run.
     #[arg(long)]
     scratch: Option<PathBuf>,
 }
 
-/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`.
+/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`, and the
+/// text it was written as.
 #[derive(Clone, Debug)]
-struct Seeds(Vec<u64>);
+struct Seeds(Vec<u64>, String);
+
+impl Seeds {
+    /// Says on stderr how many seeds a range runs (`1..20` runs 19), unless `quiet`.
+    fn announce(&self, quiet: bool) {
+        if quiet {
+            return;
+        }
+        if let Some(line) = rehearsal::compare::describe_seeds(&self.1, &self.0) {
+            eprintln!("rehearsal: {line}");
+        }
+    }
+}
 
 /// `--seeds`, 1..=10 unless given.
 #[derive(Args)]
@@ -166,7 +229,7 @@ struct RunArgs {
     /// Seed in decimal; defaults to the scenario's run.seed.
     #[arg(long, env = "REHEARSAL_SEED")]
     seed: Option<u64>,
-    /// Output folder; defaults to reports/runs/<scenario>-<seed>/.
+    /// Output folder; defaults to reports/runs/<scenario>-<seed>/ (<scenario>+<variant>-<seed> with --variant).
     #[arg(long)]
     out: Option<PathBuf>,
     #[command(flatten)]
@@ -174,10 +237,17 @@ struct RunArgs {
     /// Replace the run already in the output folder (refused without it).
     #[arg(long)]
     force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 #[derive(Args)]
 struct SweepArgs {
+    /// Scenario files (TOML), e.g. scenarios/quickstart.toml scenarios/faults/*.toml.
     #[arg(required = true)]
     scenarios: Vec<PathBuf>,
     /// Seeds of every scenario: N, A..B (B excluded) or A..=B; default: each scenario's own
@@ -199,8 +269,19 @@ struct SweepArgs {
     variants: VariantArgs,
     #[command(flatten)]
     require: RequireCoverageArg,
+    /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, failures/.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// `--require-coverage FILE`.
@@ -214,20 +295,24 @@ struct RequireCoverageArg {
 
 #[derive(Args)]
 struct MergeArgs {
+    /// Shard output folders of `rehearsal sweep --shard`, each with its results.csv.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
     require: RequireCoverageArg,
+    /// Output folder of the merged results.csv, junit.xml, coverage.csv and failures/.
     #[arg(long)]
     out: PathBuf,
 }
 
 #[derive(Args)]
 struct ReplayArgs {
+    /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     failure: PathBuf,
     /// Stop at this simulated time (ms) and print every task's row.
     #[arg(long)]
     until: Option<i64>,
+    /// Folder of the replayed run; defaults to reports/replays/<failure file's name>/.
     #[arg(long)]
     out: Option<PathBuf>,
 }
@@ -248,7 +333,9 @@ struct JudgeArgs {
 
 #[derive(Args)]
 struct ShrinkArgs {
+    /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     failure: PathBuf,
+    /// The minimized scenario file to write (TOML).
     #[arg(long)]
     out: PathBuf,
 }
@@ -257,6 +344,7 @@ struct ShrinkArgs {
 struct FindingsArgs {
     #[command(flatten)]
     seeds: SeedRangeArg,
+    /// The Markdown file to write.
     #[arg(long, default_value = "reports/FINDINGS.md")]
     out: PathBuf,
 }
@@ -264,6 +352,7 @@ struct FindingsArgs {
 #[derive(Args)]
 #[command(mut_arg("seeds", |a| a.help("Seeds run at every grid point: N, A..B (B excluded) or A..=B")))]
 struct BenchArgs {
+    /// Scenario file (TOML) every grid point starts from, e.g. scenarios/bench/poll-jitter.toml.
     scenario: PathBuf,
     /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
     /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
@@ -290,18 +379,31 @@ struct BenchArgs {
     /// Output folder of the grid (bench.csv, heatmaps, points/).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 #[derive(Args)]
 struct CheckArgs {
+    /// Scenario files (TOML) to validate, with their SQL and variants.
     #[arg(required = true)]
     scenarios: Vec<PathBuf>,
 }
 
 #[derive(Args)]
 struct CompareArgs {
+    /// Scenario file (TOML), e.g. scenarios/faults/zombie.toml.
     scenario: PathBuf,
-    /// Comma-separated variant names; `default` is the seeds' own protocol.
+    /// Comma-separated columns: variant names, `default` (the scenario as it is), or protocol
+    /// SQL files (ending .sql), e.g. default,fencing,my-claim.sql.
     #[arg(long, value_delimiter = ',', default_value = "default")]
     variants: Vec<String>,
     #[command(flatten)]
@@ -309,6 +411,16 @@ struct CompareArgs {
     /// Folder for the runs; defaults to reports/compare/<scenario>/.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
+    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
+    /// scenario's `[protocol] sql` (variants still apply after it).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
+    #[command(flatten)]
+    json: JsonArg,
 }
 
 /// The message of an input error, for clap to print after "invalid value … for '--flag'".
@@ -319,7 +431,7 @@ fn input_message(e: Error) -> String {
 }
 
 fn parse_seeds(text: &str) -> Result<Seeds, String> {
-    rehearsal::compare::parse_seeds(text).map(Seeds).map_err(input_message)
+    rehearsal::compare::parse_seeds(text).map(|seeds| Seeds(seeds, text.to_string())).map_err(input_message)
 }
 
 fn parse_shard(text: &str) -> Result<(usize, usize), String> {
@@ -328,7 +440,7 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 
 fn parse_points(text: &str) -> Result<Seeds, String> {
     rehearsal::compare::parse_seeds(text)
-        .map(Seeds)
+        .map(|points| Seeds(points, text.to_string()))
         .map_err(|_| format!("point range `{text}`: expected N, A..B or A..=B with A < B (point numbers from 1)"))
 }
 
@@ -388,32 +500,40 @@ fn main() -> ExitCode {
         Command::Bench(args) if args.overhead => args.seed,
         _ => None,
     };
+    let quiet = cli.quiet;
     let result = match cli.command {
         Command::Run(args) => cmd_run(args),
         Command::Variants => cmd_variants(),
-        Command::Sweep(args) => cmd_sweep(args),
+        Command::Sweep(args) => cmd_sweep(args, quiet),
         Command::Merge(args) => cmd_merge(args),
         Command::Replay(args) => cmd_replay(args),
         Command::Judge(args) => cmd_judge(args),
         Command::Shrink(args) => cmd_shrink(args),
-        Command::Findings(args) => cmd_findings(args),
+        Command::Findings(args) => cmd_findings(args, quiet),
         Command::Bench(args) if args.overhead => cmd_overhead(args),
-        Command::Bench(args) => cmd_bench(args),
+        Command::Bench(args) => cmd_bench(args, quiet),
         Command::Check(args) => cmd_check(args),
-        Command::Compare(args) => cmd_compare(args),
-        Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args),
-        Command::Search(args) => cmd_search(args),
+        Command::Compare(args) => cmd_compare(args, quiet),
+        Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args, quiet),
+        Command::Search(args) => cmd_search(args, quiet),
+        Command::List(args) => cmd_list(args),
+        Command::New(args) => cmd_new(args),
+        Command::Completions(args) => cmd_completions(args),
     };
     exit(result, seed)
 }
 
 fn cmd_run(args: RunArgs) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
-    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?;
+    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
     let (summary, _) = rehearsal::run::execute(plan, false)?;
     rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
+    if args.json.json {
+        println!("{}", rehearsal::json_out::run(&summary));
+        return Ok(if summary.verdict.passed() { Outcome::PASS } else { Outcome::Runs(RunOutcome::Fail) });
+    }
     print!("{}", summary.render());
     if summary.verdict.passed() {
         Ok(Outcome::PASS)
@@ -430,7 +550,10 @@ fn cmd_variants() -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
+fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
+    if let Some(seeds) = &args.seeds {
+        seeds.announce(quiet);
+    }
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
         seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
@@ -440,11 +563,18 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
         fail_fast: args.fail_fast,
         check_determinism: args.check_determinism,
         out: args.out,
-        progress_every: 100,
+        progress_every: if quiet { 0 } else { 100 },
         require_coverage: args.require.require_coverage,
+        force: args.force,
+        sql: args.sql,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
+    let result = if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) };
+    if args.json.json {
+        println!("{}", rehearsal::json_out::sweep(&outcome, &options.out));
+        return Ok(result);
+    }
     if !outcome.complete() {
         println!(
             "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
@@ -459,13 +589,14 @@ fn cmd_sweep(args: SweepArgs) -> Result<Outcome, Error> {
     println!("passed       {}", count("pass"));
     println!("failed       {}", count("fail"));
     println!("errors       {}", count("error"));
-    for row in outcome.rows.iter().filter(|r| r.verdict != "pass") {
-        println!("{} seed {}: {} — {}", row.verdict, row.seed, row.first_violation, row.replay);
+    // One line for all the failures, however many: they are listed in summary.md.
+    if let Some(line) = outcome.failures_line(&options.out) {
+        println!("{line}");
     }
     println!("results      {}", options.out.join("results.csv").display());
     println!("coverage     {}", options.out.join("coverage.csv").display());
     print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
-    Ok(if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) })
+    Ok(result)
 }
 
 /// The stdout lines on a `--require-coverage` file.
@@ -538,7 +669,8 @@ fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_findings(args: FindingsArgs) -> Result<Outcome, Error> {
+fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
     std::fs::write(&args.out, md)?;
     println!("written {}", args.out.display());
@@ -557,7 +689,8 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
 
 /// `bench` over a parameter grid. Runs that fail the protocol are data here, not a failure
 /// of the command: only harness errors and Ctrl-C change the exit code.
-fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
+fn cmd_bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let params = args.params.iter().map(|p| rehearsal::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
     let heatmap = match args.heatmap.as_slice() {
         [] => None,
@@ -573,15 +706,21 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
         out: args.out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
         heatmap,
         scenario: args.scenario,
-        progress_every: 200,
+        progress_every: if quiet { 0 } else { 200 },
+        force: args.force,
+        sql: args.sql,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
     let outcome = rehearsal::bench::bench(&options)?;
-    print!("{}", rehearsal::bench::render(&options, &outcome));
-    // Wall time goes to stdout only; the files hold simulated quantities.
-    let seconds = started.elapsed().as_secs_f64();
-    println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);
+    if args.json.json {
+        println!("{}", rehearsal::json_out::bench(&outcome, &options.out));
+    } else {
+        print!("{}", rehearsal::bench::render(&options, &outcome));
+        // Wall time goes to stdout only; the files hold simulated quantities.
+        let seconds = started.elapsed().as_secs_f64();
+        println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);
+    }
     Ok(if outcome.runs.len() < outcome.planned {
         Outcome::Interrupted
     } else if outcome.runs.iter().any(|r| r.verdict == "error") {
@@ -592,7 +731,7 @@ fn cmd_bench(args: BenchArgs) -> Result<Outcome, Error> {
 }
 
 /// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
-fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
+fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
@@ -604,7 +743,8 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_default(),
         scratch: args.scratch,
-        progress_every: 500,
+        progress_every: if quiet { 0 } else { 500 },
+        force: args.force,
     };
     if args.list_points {
         print!("{}", rehearsal::explore::list_points(&options)?);
@@ -613,6 +753,12 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
     let exploration = rehearsal::explore::explore_crashes(&options)?;
+    let result =
+        if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) };
+    if args.json.json {
+        println!("{}", rehearsal::json_out::explore(&exploration, &options.out));
+        return Ok(result);
+    }
     if !exploration.complete() {
         println!(
             "incomplete   {} of {} runs finished (interrupted); results kept, marked in {}",
@@ -627,11 +773,11 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
     // Wall time goes to stdout only; the files do not depend on it.
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
-    Ok(if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) })
+    Ok(result)
 }
 
 /// `search`: a violation the search found fails it (1), a run's harness error is 3, Ctrl-C 130.
-fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
+fn cmd_search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::search::SearchOptions {
         scenario: args.scenario,
         runs: args.runs,
@@ -641,7 +787,8 @@ fn cmd_search(args: SearchArgs) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         out: args.out,
         scratch: args.scratch,
-        progress: true,
+        progress: !quiet,
+        force: args.force,
     };
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
@@ -664,10 +811,34 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-fn cmd_compare(args: CompareArgs) -> Result<Outcome, Error> {
+fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let table = rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out)?;
-    print!("{table}");
+    let (table, sql) =
+        rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
+    if args.json.json {
+        println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
+    } else {
+        print!("{table}\nprotocol SQL of each column:\n{sql}");
+    }
+    Ok(Outcome::PASS)
+}
+
+fn cmd_list(args: ListArgs) -> Result<Outcome, Error> {
+    print!("{}", rehearsal::scenario_list::render(&rehearsal::scenario_list::list(&args.dir)?));
+    Ok(Outcome::PASS)
+}
+
+fn cmd_new(args: NewArgs) -> Result<Outcome, Error> {
+    rehearsal::new_scenario::write(&args.file, args.force)?;
+    println!("written      {}", args.file.display());
+    println!("run it with  rehearsal run {}", rehearsal::shell::quote_path(&args.file));
+    Ok(Outcome::PASS)
+}
+
+fn cmd_completions(args: CompletionsArgs) -> Result<Outcome, Error> {
+    use clap::CommandFactory;
+    clap_complete::generate(args.shell, &mut Cli::command(), "rehearsal", &mut std::io::stdout());
     Ok(Outcome::PASS)
 }
 
@@ -679,6 +850,25 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    /// Every argument of every command, nested ones too, says what it is in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        fn missing(command: &clap::Command, path: &str, out: &mut Vec<String>) {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    out.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in command.get_subcommands() {
+                missing(sub, &format!("{path} {}", sub.get_name()), out);
+            }
+        }
+        let mut out = Vec::new();
+        missing(&Cli::command(), "rehearsal", &mut out);
+        assert!(out.is_empty(), "arguments without help text: {out:#?}");
     }
 
     #[test]

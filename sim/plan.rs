@@ -31,12 +31,13 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// Resolves a plan. `out_dir` defaults to `reports/runs/<scenario>-<seed>/`.
+    /// Resolves a plan. `out_dir` defaults to `reports/runs/<scenario>-<seed>/`, with the
+    /// command line's variants in the name (`default_out_dir`).
     pub fn resolve(scenario: &Scenario, seed: Option<u64>, variants: &[String], out_dir: Option<PathBuf>) -> Result<RunPlan> {
         // The file's own variants first, then the command line's (sim/variant.rs).
         let resolved = crate::variant::with_variants(scenario, variants)?;
         let seed = seed.unwrap_or(resolved.run.seed);
-        let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, seed));
+        let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, variants, seed));
         let catalog = catalog_for(&resolved)?;
         let faults = FaultPlan::new(seed, &resolved.faults);
         let launcher = !resolved.faults.conductor_crash.is_empty();
@@ -44,8 +45,12 @@ impl RunPlan {
     }
 }
 
-pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
-    PathBuf::from("reports/runs").join(format!("{scenario}-{seed}"))
+/// `reports/runs/<scenario>-<seed>/`, or `reports/runs/<scenario>+<variant>…-<seed>/` with the
+/// command line's variants: the same scenario and seed under another variant is another run,
+/// so it gets its own folder instead of being refused as "already holds a run".
+pub fn default_out_dir(scenario: &str, variants: &[String], seed: u64) -> PathBuf {
+    let variants: String = variants.iter().map(|v| format!("+{v}")).collect();
+    PathBuf::from("reports/runs").join(format!("{scenario}{variants}-{seed}"))
 }
 
 /// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
@@ -53,7 +58,7 @@ pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
 pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
     let scenario = crate::variant::with_variants(scenario, &[])?;
     let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
+    if let Some(sql) = scenario.sql_file() {
         catalog.override_from_file(sql)?;
     }
     for (origin, text) in &scenario.variant_sql {
@@ -78,7 +83,16 @@ mod tests {
         assert_eq!(plan.seed, 3);
         assert!(loaded.variant_sql.is_empty(), "the loaded scenario is never changed");
         assert!(!plan.scenario.variant_sql.is_empty(), "the plan's scenario has the variant's SQL");
-        assert_eq!(plan.out_dir, PathBuf::from("reports/runs/plan-test-3"));
+        assert_eq!(plan.out_dir, PathBuf::from("reports/runs/plan-test+fencing-3"));
+    }
+
+    #[test]
+    fn the_default_output_folder_names_the_command_lines_variants() {
+        let loaded = scenario("[run]\nseed = 3\n[tasks]\ncount = 1\n");
+        let plain = RunPlan::resolve(&loaded, None, &[], None).unwrap();
+        assert_eq!(plain.out_dir, PathBuf::from("reports/runs/plan-test-3"));
+        let two = RunPlan::resolve(&loaded, Some(4), &["fencing".to_string(), "state-first".to_string()], None).unwrap();
+        assert_eq!(two.out_dir, PathBuf::from("reports/runs/plan-test+fencing+state-first-4"));
     }
 
     #[test]

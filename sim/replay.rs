@@ -17,8 +17,8 @@ use crate::vocab::RunOutcome;
 /// (always a pass with `--until`), an error when it diverged.
 pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, RunOutcome)> {
     let failure = Failure::load(path)?;
-    let scenario_path = PathBuf::from(&failure.scenario);
-    let mut scenario = Scenario::load(&scenario_path)?;
+    let scenario_path = failure.named_path();
+    let mut scenario = failure.load_scenario()?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("failure");
     let out_dir = out.unwrap_or_else(|| PathBuf::from("reports/replays").join(stem));
     if let Some(until) = until_ms {
@@ -70,17 +70,18 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
 pub fn check(path: &Path) -> Result<String> {
     let scenario = crate::variant::with_variants(&Scenario::load(path)?, &[])?;
     let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = &scenario.protocol_sql {
+    if let Some(sql) = scenario.sql_file() {
         catalog.override_from_file(sql)?;
     }
     for (origin, text) in &scenario.variant_sql {
         catalog.override_with(text, origin)?;
     }
+    let sql = catalog.identity();
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
     let db = CommsDb::create(&scratch.path().join("comms.db"), SimClock::new(scenario.run.epoch_unix_ms), 0, catalog)?;
     db.close()?;
     Ok(format!(
-        "ok  {} ({} tasks, variants: {})",
+        "ok  {} ({} tasks, variants: {}, SQL: {sql})",
         path.display(),
         scenario.tasks.len(),
         if scenario.variant_names.is_empty() { "none".to_string() } else { scenario.variant_names.join(", ") }

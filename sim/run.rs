@@ -43,6 +43,8 @@ pub struct RunSummary {
     pub trace_hash: String,
     pub replay: String,
     pub variants: Vec<String>,
+    /// The SQL that ran: its files and the hash of its statements.
+    pub sql: crate::sql_catalog::SqlIdentity,
     /// The scenario as the run read it (its variants applied): what reports describe.
     pub resolved: std::sync::Arc<Scenario>,
     pub contention: crate::world::Contention,
@@ -83,6 +85,7 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher } = plan;
     let drawn = faults.drawn.clone();
+    let sql = catalog.identity();
     let checker = checker_for(&scenario);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
@@ -139,8 +142,9 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         resolved: resolved.clone(),
         scenario: scenario.name.clone(),
         seed,
-        replay: replay_command(&scenario.path, seed, &out_dir, &cli_variants),
+        replay: replay_command(&scenario.path, seed, &out_dir, &cli_variants, scenario.sql_override.as_deref()),
         variants: scenario.variant_names.clone(),
+        sql,
         contention,
         measured,
         drawn,
@@ -167,10 +171,9 @@ pub fn checker_for(scenario: &Scenario) -> Checker {
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is
-/// deterministic, so the replay writes the same bytes again.
-pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String]) -> String {
-    let variants: String = variants.iter().map(|v| format!(" --variant {v}")).collect();
-    format!("rehearsal run {} --seed {seed}{variants} --out {} --force", scenario.display(), out_dir.display())
+/// deterministic, so the replay writes the same bytes again. Paths are quoted for the shell.
+pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String], sql: Option<&Path>) -> String {
+    format!("{} --out {} --force", crate::shell::run_command(scenario, seed, variants, sql), crate::shell::quote_path(out_dir))
 }
 
 /// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
@@ -217,6 +220,7 @@ impl RunSummary {
                 c.lock_waits, c.lock_wait_ms_total, c.busy_errors
             ));
         }
+        out.push_str(&format!("sql          {}\n", self.sql));
         out.push_str(&format!("output       {}\n", self.out_dir.display()));
         out.push_str(&format!("verdict      {}\n", self.verdict.headline()));
         for line in self.verdict.explanation() {

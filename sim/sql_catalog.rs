@@ -20,7 +20,7 @@ pub const DEFAULT_PROTOCOL_FILE: &str = "scenarios/protocol.sql";
 /// Every statement the engine executes, with the parameters it binds to it (derived from the
 /// vocabulary's `Stmt`, the one list of statement names).
 pub fn required() -> impl Iterator<Item = (&'static str, &'static [&'static str])> {
-    Stmt::ALL.into_iter().map(|s| (s.name(), s.params()))
+    Stmt::ALL.into_iter().map(|s| (s.name(), s.supplied()))
 }
 
 #[derive(Clone, Debug)]
@@ -37,20 +37,62 @@ pub struct Statement {
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
     statements: BTreeMap<String, Statement>,
+    /// The files its entries came from, in the order they were applied.
+    sources: Vec<String>,
+}
+
+/// Which SQL a run ran: the files, in order, and the SHA-256 of the statements that resulted
+/// (name and SQL of each, by name), so two runs with the same hash ran the same statements
+/// whatever the files were called.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SqlIdentity {
+    pub files: Vec<String>,
+    pub sha256: String,
+}
+
+impl SqlIdentity {
+    /// Whether only the seeds' own statements ran (the built-in file, nothing replaced).
+    pub fn is_seeds_own(&self) -> bool {
+        self.files.len() == 1
+    }
+}
+
+impl std::fmt::Display for SqlIdentity {
+    /// `scenarios/protocol.sql (built in) + my.sql, sha256 0123456789abcdef` (16 hex digits).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files: Vec<String> =
+            self.files.iter().map(|file| if file == DEFAULT_PROTOCOL_FILE { format!("{file} (built in)") } else { file.clone() }).collect();
+        write!(f, "{}, sha256 {}", files.join(" + "), &self.sha256[..16.min(self.sha256.len())])
+    }
 }
 
 impl Catalog {
     pub fn default_protocol() -> Catalog {
         let entries = parse(DEFAULT_PROTOCOL_SQL, DEFAULT_PROTOCOL_FILE).expect("the built-in protocol.sql parses");
-        let mut catalog = Catalog::default();
+        let mut catalog = Catalog { sources: vec![DEFAULT_PROTOCOL_FILE.to_string()], ..Catalog::default() };
         for entry in entries {
             catalog.statements.insert(entry.name.clone(), entry);
         }
         catalog
     }
 
+    /// The files applied and the SHA-256 of the resulting statements.
+    pub fn identity(&self) -> SqlIdentity {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        for statement in self.statements.values() {
+            hasher.update(statement.name.as_bytes());
+            hasher.update([0]);
+            hasher.update(statement.sql.as_bytes());
+            hasher.update([0]);
+        }
+        let sha256 = hasher.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        SqlIdentity { files: self.sources.clone(), sha256 }
+    }
+
     /// Replaces the named entries of `text` (a variant or a scenario's own SQL file).
     pub fn override_with(&mut self, text: &str, file: &str) -> Result<()> {
+        self.sources.push(file.to_string());
         for entry in parse(text, file)? {
             self.statements.insert(entry.name.clone(), entry);
         }
@@ -90,9 +132,10 @@ impl Catalog {
             let Some((_, supplied)) = required().find(|(name, _)| *name == statement.name) else {
                 let known: Vec<&str> = required().map(|(n, _)| n).collect();
                 return Err(Error::input(format!(
-                    "statement `{}` ({}) is not one the engine runs; known names: {}",
+                    "statement `{}` ({}) is not one the engine runs{}; known names: {}",
                     statement.name,
                     statement.origin,
+                    crate::vocab::suggest::did_you_mean(&statement.name, known.iter().copied()),
                     known.join(", ")
                 )));
             };
@@ -103,9 +146,10 @@ impl Catalog {
                 let param = prepared.parameter_name(index).unwrap_or("?");
                 if !supplied.contains(&param) {
                     return Err(Error::input(format!(
-                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply; it supplies: {}",
+                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply{}; it supplies: {}",
                         statement.name,
                         statement.origin,
+                        crate::vocab::suggest::did_you_mean(param, supplied.iter().copied()),
                         if supplied.is_empty() { "nothing".to_string() } else { supplied.join(", ") }
                     )));
                 }

@@ -39,6 +39,10 @@ pub struct SweepOptions {
     pub progress_every: usize,
     /// `--require-coverage`: what the pairs together must reach (sim/coverage/required.rs).
     pub require_coverage: Option<PathBuf>,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
+    /// `--sql FILE`: the protocol SQL every pair runs, in place of its scenario's own.
+    pub sql: Option<PathBuf>,
 }
 
 /// One row of results.csv.
@@ -54,6 +58,9 @@ pub struct ResultRow {
     pub statements: u64,
     pub trace_hash: String,
     pub replay: String,
+    /// The SQL the pair ran: its files and the hash of its statements.
+    #[serde(default)]
+    pub sql: String,
 }
 
 impl ResultRow {
@@ -62,11 +69,20 @@ impl ResultRow {
     }
 }
 
-/// A saved failure: everything `rehearsal replay` needs.
+/// A saved failure: everything `rehearsal replay` needs. Its scenario is named by an absolute
+/// path, so the file replays from any folder; `named` keeps the path as the sweep's command
+/// line gave it, which the trace's first row holds (and so the trace hash depends on).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Failure {
+    /// Where the scenario file is: absolute (a file saved before it was may be relative).
     pub scenario: String,
+    /// The scenario as the sweep named it; the same as `scenario` when absent.
+    #[serde(default)]
+    pub named: String,
+    /// `--sql FILE` of the sweep, absolute, if it had one.
+    #[serde(default)]
+    pub sql: Option<String>,
     pub seed: u64,
     #[serde(default)]
     pub variants: Vec<String>,
@@ -81,6 +97,21 @@ impl Failure {
         let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read failure file: {e}", path.display())))?;
         toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
     }
+
+    /// The scenario file, read from where `scenario` says and named as the sweep named it,
+    /// so a replay's trace is the sweep's byte for byte from any folder.
+    pub fn load_scenario(&self) -> Result<Scenario> {
+        let mut scenario = Scenario::load(Path::new(&self.scenario))?.with_sql(self.sql.as_deref().map(Path::new));
+        if !self.named.is_empty() {
+            scenario.path = PathBuf::from(&self.named);
+        }
+        Ok(scenario)
+    }
+
+    /// The path a run of this failure is named by (the trace's, the replay command's).
+    pub fn named_path(&self) -> PathBuf {
+        PathBuf::from(if self.named.is_empty() { &self.scenario } else { &self.named })
+    }
 }
 
 /// A finished pair: its row, the rules its verdict showed, its measurements, what it
@@ -90,6 +121,8 @@ struct PairOutcome {
     rules: Vec<&'static str>,
     measured: Measurements,
     coverage: Coverage,
+    /// How long the pair took on the wall clock (junit.xml only).
+    wall: std::time::Duration,
 }
 
 /// Parses `I/N` (1-based, I in 1..=N).
@@ -119,46 +152,41 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
     crate::csv_rows::read_rows(path)
 }
 
-fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+/// How long each pair took on the wall clock, by its results.csv key: JUnit's `time`. Only
+/// junit.xml carries it; results.csv, which is compared byte for byte, does not.
+pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
 
-/// JUnit XML: one test case per pair; a failure's text holds its replay command.
-pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
-    let failures = rows.iter().filter(|r| r.verdict == "fail").count();
-    let errors = rows.iter().filter(|r| r.verdict == "error").count();
-    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(xml, "<testsuites name=\"rehearsal\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
-    let _ = writeln!(xml, "  <testsuite name=\"rehearsal sweep\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
+/// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
+/// `times` lacks, as after a merge); a failure's text holds its replay command.
+pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes) -> Result<()> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new("rehearsal sweep");
     for row in rows {
-        let name = xml_escape(&format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed));
-        let seconds = row.sim_time_ms as f64 / 1000.0;
-        match row.verdict.as_str() {
-            "pass" => {
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\"/>", xml_escape(&row.scenario));
-            }
+        let status = match row.verdict.as_str() {
+            "pass" => TestCaseStatus::success(),
             kind => {
-                let tag = if kind == "fail" { "failure" } else { "error" };
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\">", xml_escape(&row.scenario));
-                let _ = writeln!(
-                    xml,
-                    "      <{tag} message=\"{}\">seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}</{tag}>",
-                    xml_escape(&row.first_violation),
-                    row.seed,
-                    xml_escape(&row.first_violation),
-                    xml_escape(&row.replay)
-                );
-                let _ = writeln!(xml, "    </testcase>");
+                let mut status = TestCaseStatus::non_success(if kind == "fail" { NonSuccessKind::Failure } else { NonSuccessKind::Error });
+                let seconds = row.sim_time_ms as f64 / 1000.0;
+                status.set_message(row.first_violation.as_str()).set_description(format!(
+                    "seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}",
+                    row.seed, row.first_violation, row.replay
+                ));
+                status
             }
-        }
+        };
+        let mut case = TestCase::new(format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed), status);
+        case.set_classname(row.scenario.as_str());
+        case.set_time(times.get(&row.key()).copied().unwrap_or_default());
+        suite.add_test_case(case);
     }
-    xml.push_str("  </testsuite>\n</testsuites>\n");
+    let mut report = Report::new("rehearsal");
+    report.add_test_suite(suite);
+    let xml = report.to_string().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
     write_atomically(path, xml.as_bytes())
 }
 
 /// The row of a pair before it runs: an `error` with no violation yet.
 fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
-    let replay_variants: String = options.variants.iter().map(|v| format!(" --variant {v}")).collect();
     ResultRow {
         scenario: scenario_path.display().to_string(),
         variant: variant_label(&options.variants),
@@ -168,7 +196,8 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay: format!("rehearsal run {} --seed {seed}{replay_variants}", scenario_path.display()),
+        replay: crate::shell::run_command(scenario_path, seed, &options.variants, options.sql.as_deref()),
+        sql: String::new(),
     }
 }
 
@@ -176,7 +205,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
     let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
-        let scenario = Scenario::load(scenario_path)?;
+        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref());
         let run_options = RunOptions {
             scenario_path: scenario_path.to_path_buf(),
             seed: Some(seed),
@@ -209,6 +238,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
             row.sim_time_ms = summary.makespan_ms;
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
+            row.sql = summary.sql.to_string();
             (row, Some(summary))
         }
         Ok(Err(e)) => {
@@ -279,6 +309,10 @@ pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
 /// `merge` refuses such a folder.
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
+/// What a sweep writes into its folder (sim/out_folder.rs), its scratch folder included.
+const OWNED: crate::out_folder::Owned =
+    &["results.csv", "junit.xml", "summary.md", "coverage.csv", "failures", INCOMPLETE_MARKER, "sweep-*"];
+
 /// Finished pairs between two checkpoints of results.csv while a sweep runs.
 const CHECKPOINT_EVERY: usize = 25;
 
@@ -296,14 +330,18 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     // Bad input stops the sweep before any pair runs.
     let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
+    // Saved failures of the sweep being replaced are replayed before they are cleared.
+    crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
+    replay_saved_failures(&options.out.join("failures"));
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    replay_saved_failures(&options.out.join("failures"));
     let scratch =
         tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
     let stop = AtomicBool::new(false);
+    let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
     // The rows finished so far, in the order they finished: checkpoints and progress.
     let finished: Mutex<Vec<ResultRow>> = Mutex::new(Vec::new());
     let on_done = |index: usize, caught: &Caught<PairOutcome>| {
@@ -325,9 +363,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
             }
             count
         };
-        if options.progress_every > 0 && (count.is_multiple_of(options.progress_every) || count == planned) {
-            eprintln!("rehearsal: {count}/{planned} pairs done");
-        }
+        progress.done(count);
     };
     let hooks = Hooks { should_stop: || stop.load(Ordering::Relaxed), on_done };
     let results = crate::pool::map_with(options.jobs, &work, |pair| run_and_save(pair, options, scratch.path()), hooks);
@@ -344,7 +380,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
 fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, panic: &str) -> PairOutcome {
     let mut row = error_row(scenario, *seed, options);
     row.first_violation = format!("panic: {panic}");
-    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default() }
+    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default(), wall: Default::default() }
 }
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
@@ -353,13 +389,16 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let seed = *seed;
     let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
+    // Wall-clock time for junit.xml only: no file compared byte for byte holds it.
+    let started = std::time::Instant::now();
     let (row, summary) = run_pair(scenario, seed, options, &run_dir);
+    let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-        match save_failure(&options.out, &stem, &row, &run_dir, &options.variants, &explanation) {
+        match save_failure(&options.out, &stem, &row, &run_dir, options, &explanation) {
             // A failure gets the reports a person looks at; a pass does not.
             Ok(kept) => {
                 if let Some(summary) = &summary {
@@ -372,7 +411,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
         }
     }
     let _ = std::fs::remove_dir_all(&run_dir);
-    PairOutcome { row, rules, measured, coverage }
+    PairOutcome { row, rules, measured, coverage, wall }
 }
 
 /// The sweep's files from the pairs that finished (sorted): summary.md, results.csv,
@@ -402,6 +441,7 @@ fn write_outputs(
         format!("{note}{}\n{}{}", sweep_summary(&done_pairs), coverage::markdown(&coverage), required_section(required, &missing_coverage));
     write_atomically(&options.out.join("summary.md"), summary.as_bytes())?;
     coverage.write(&options.out.join("coverage.csv"))?;
+    let times: WallTimes = done_pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
     let rows: Vec<ResultRow> = done_pairs.into_iter().map(|pair| pair.row).collect();
     let marker = options.out.join(INCOMPLETE_MARKER);
     if rows.len() < planned {
@@ -409,7 +449,7 @@ fn write_outputs(
         write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
     }
     write_results(&options.out.join("results.csv"), &rows)?;
-    write_junit(&options.out.join("junit.xml"), &rows)?;
+    write_junit(&options.out.join("junit.xml"), &rows, &times)?;
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
@@ -431,6 +471,53 @@ pub fn required_section(required: Option<&Required>, missing: &[Item]) -> String
 
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
 /// showing each), latency quantiles over all runs, links to each failure's run folder.
+/// Latency quantiles, one table per (scenario, variant): runs of different scenarios, SQL or
+/// variants are not pooled, since comparing them is the point of sweeping them together.
+fn latency_tables(groups: &BTreeMap<(String, String), Vec<&PairOutcome>>) -> String {
+    let mut md = String::from("\n## Latency quantiles by scenario and variant\n");
+    for ((scenario, variant), group) in groups {
+        let mut all = Measurements::default();
+        for PairOutcome { measured: m, .. } in group {
+            all.message_notice_ms.extend(&m.message_notice_ms);
+            all.review_resume_ms.extend(&m.review_resume_ms);
+            all.crash_detect_ms.extend(&m.crash_detect_ms);
+            all.heartbeat_age_s.extend(&m.heartbeat_age_s);
+            all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
+        }
+        let sql = group.first().map_or("", |p| p.row.sql.as_str());
+        let _ = write!(md, "\n### `{scenario}`, variant {variant}\n\n");
+        if !sql.is_empty() {
+            let _ = writeln!(md, "Protocol SQL: {sql}.\n");
+        }
+        md.push_str("| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
+        for (name, sample) in all.named() {
+            if let Some((p50, p95, max)) = quantiles(sample) {
+                let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
+            }
+        }
+    }
+    md
+}
+
+impl SweepOutcome {
+    /// The one stdout line on the pairs that did not pass (instead of a line each), pointing
+    /// at where they are kept; `None` when every pair passed.
+    pub fn failures_line(&self, out: &Path) -> Option<String> {
+        let failed = self.rows.iter().filter(|r| r.verdict == "fail").count();
+        let errors = self.rows.iter().filter(|r| r.verdict == "error").count();
+        if failed + errors == 0 {
+            return None;
+        }
+        let first = self.rows.iter().find(|r| r.verdict != "pass").map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
+        Some(format!(
+            "failures     {failed} failed, {errors} error(s) of {} pairs (first: {first}); replay files and run folders in {}, listed in {}",
+            self.rows.len(),
+            out.join("failures").display(),
+            out.join("summary.md").display()
+        ))
+    }
+}
+
 fn sweep_summary(pairs: &[PairOutcome]) -> String {
     let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
@@ -459,20 +546,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             count("error")
         );
     }
-    md.push_str("\n## Latency quantiles over all runs\n\n| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
-    let mut all = Measurements::default();
-    for PairOutcome { measured: m, .. } in pairs {
-        all.message_notice_ms.extend(&m.message_notice_ms);
-        all.review_resume_ms.extend(&m.review_resume_ms);
-        all.crash_detect_ms.extend(&m.crash_detect_ms);
-        all.heartbeat_age_s.extend(&m.heartbeat_age_s);
-        all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
-    }
-    for (name, sample) in all.named() {
-        if let Some((p50, p95, max)) = quantiles(sample) {
-            let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
-        }
-    }
+    md.push_str(&latency_tables(&groups));
     let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != "pass").collect();
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");
@@ -498,10 +572,10 @@ fn replay_saved_failures(dir: &Path) {
     saved.sort();
     for path in saved {
         let Ok(failure) = Failure::load(&path) else { continue };
-        let Ok(scenario) = Scenario::load(Path::new(&failure.scenario)) else { continue };
+        let Ok(scenario) = failure.load_scenario() else { continue };
         let Ok(scratch) = tempfile::tempdir() else { return };
         let options = RunOptions {
-            scenario_path: PathBuf::from(&failure.scenario),
+            scenario_path: failure.named_path(),
             seed: Some(failure.seed),
             out_dir: Some(scratch.path().to_path_buf()),
             variants: failure.variants.clone(),
@@ -518,10 +592,16 @@ fn replay_saved_failures(dir: &Path) {
 
 /// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
 /// (the run folder, to look at).
-fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, variants: &[String], explanation: &str) -> Result<PathBuf> {
+fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
+    let (variants, sql) = (&options.variants, options.sql.as_deref());
     let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
+    // Absolute, so the file replays from anywhere (the sweep's own folder is where it ran).
+    let absolute = std::fs::canonicalize(&row.scenario).map_or_else(|_| row.scenario.clone(), |p| p.display().to_string());
+    let sql = sql.map(|sql| std::fs::canonicalize(sql).map_or_else(|_| sql.display().to_string(), |p| p.display().to_string()));
     let failure = Failure {
-        scenario: row.scenario.clone(),
+        scenario: absolute,
+        named: row.scenario.clone(),
+        sql,
         seed: row.seed,
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),
@@ -584,7 +664,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)>
         }
     }
     write_results(&out.join("results.csv"), &rows)?;
-    write_junit(&out.join("junit.xml"), &rows)?;
+    // Merged shards have no wall times: results.csv does not keep them.
+    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new())?;
     coverage.write(&out.join("coverage.csv"))?;
     Ok((rows, coverage))
 }
@@ -606,6 +687,8 @@ mod tests {
             out: PathBuf::from("out"),
             progress_every: 0,
             require_coverage: None,
+            force: false,
+            sql: None,
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

@@ -308,7 +308,7 @@ impl World {
             after: observed.after,
             message: observed.message,
             polled: observed.polled,
-            params_text: describe_params(params),
+            params_text: describe_params(stmt, params),
         };
         self.emit(t_ms, Who::Actor(name), session, EventKind::Sql(Box::new(event)));
     }
@@ -477,9 +477,11 @@ fn protocol_failure(e: &rusqlite::Error) -> Option<FailureKind> {
 }
 
 /// `key=value` pairs for the trace's detail column; message bodies are cut to their first line.
-fn describe_params(params: &Params) -> String {
+/// The parameters of the engine's list (`Stmt::params`); a designer's extra ones
+/// (`Stmt::supplied`) are left out, so binding them changes no trace.
+fn describe_params(stmt: Stmt, params: &Params) -> String {
     let mut parts = Vec::with_capacity(params.len());
-    for (name, value) in params {
+    for (name, value) in params.iter().filter(|(name, _)| stmt.params().contains(name)) {
         let shown = match value {
             Value::Text(t) => t.lines().next().unwrap_or("").to_string(),
             Value::Integer(i) => i.to_string(),

@@ -83,6 +83,8 @@ pub struct ExploreOptions {
     pub scratch: Option<PathBuf>,
     /// A progress line every this many runs (stderr).
     pub progress_every: usize,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
 }
 
 /// A finished (or interrupted) exploration.
@@ -211,6 +213,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
 /// The output folder (with `failures/`, emptied of an earlier exploration's) and the scratch
 /// folder the runs are made in, removed when dropped.
 fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     clear_old_failures(&options.out.join("failures"))?;
@@ -224,6 +227,10 @@ fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
         .or_else(|_| in_folder(&options.out))
         .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
 }
+
+/// What an exploration writes into its folder (sim/out_folder.rs), its scratch folder
+/// (made there when there is no tmpfs) included.
+const OWNED: crate::out_folder::Owned = &["explore.csv", "coverage.csv", "summary.md", "failures", INCOMPLETE_MARKER, "explore-*"];
 
 /// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
 const SHARED_MEMORY: &str = "/dev/shm";

@@ -35,6 +35,7 @@ impl Explorer<'_> {
     /// Every job on the pool; `None` for a job Ctrl-C kept from starting.
     pub fn run_all(&self, jobs: &[(usize, Job)]) -> Vec<Option<(PointRow, Coverage)>> {
         let finished: Mutex<Vec<(usize, PointRow)>> = Mutex::new(Vec::new());
+        let progress = crate::progress::Progress::new(jobs.len(), self.options.progress_every, "runs");
         let on_done = |index: usize, caught: &Caught<(PointRow, Coverage)>| {
             let row = match caught {
                 Ok((row, _)) => row.clone(),
@@ -48,9 +49,7 @@ impl Explorer<'_> {
                     eprintln!("rehearsal: checkpoint of explore.csv: {e}");
                 }
             }
-            if self.options.progress_every > 0 && (count.is_multiple_of(self.options.progress_every) || count == jobs.len()) {
-                eprintln!("rehearsal: {count}/{} runs done", jobs.len());
-            }
+            progress.done(count);
         };
         let hooks = Hooks { should_stop: || false, on_done };
         let results = crate::pool::map_with(self.options.jobs, jobs, |(index, job)| self.run_job(*index, job), hooks);

@@ -240,12 +240,25 @@ impl Musician {
         // A successor reads the task record first (000 "Example: Mid-Session Resumption" Step
         // 3): who held the task immediately before is what makes a HANDOFF current (003).
         let prior = if self.launch.session_no > 1 { Some(self.read_task_record().await?) } else { None };
-        // 000 Bootstrap 3: atomic claim; exactly one row must change.
+        // 000 Bootstrap 3: atomic claim; exactly one row must change. The seeds' SQL uses the
+        // first three; the others are for a designer's own claim (`Stmt::supplied`).
+        let previous = prior.as_ref().and_then(|p| p.session_id.clone()).map_or(Value::Null, Value::Text);
+        let label = match self.ctx.meta().name {
+            ActorName::Session(place) => place.label(),
+            other => other.to_string(),
+        };
         let claim = self
             .ctx
             .sql(
                 Stmt::ClaimTask,
-                vec![(":task_id", self.task()), (":session_id", self.session()), (":worked_by", Value::Text(self.launch.worked_by()))],
+                vec![
+                    (":task_id", self.task()),
+                    (":session_id", self.session()),
+                    (":worked_by", Value::Text(self.launch.worked_by())),
+                    (":previous_session_id", previous),
+                    (":label", Value::Text(label)),
+                    (":attempt", Value::Integer(i64::from(self.launch.session_no))),
+                ],
             )
             .await?;
         if claim.rows_affected != 1 {

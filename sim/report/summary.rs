@@ -34,11 +34,19 @@ fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
     let _ = writeln!(md, "## Settings\n");
     let _ = writeln!(md, "| setting | value |\n| --- | --- |");
     let _ = writeln!(md, "| scenario file | `{}` |", scenario.path.display());
+    let seeds_own = summary.variants.is_empty() && summary.sql.is_seeds_own();
     let _ = writeln!(
         md,
         "| variants | {} |",
-        if summary.variants.is_empty() { "none (the seeds' own protocol)".to_string() } else { summary.variants.join(", ") }
+        if seeds_own {
+            "none (the seeds' own protocol)".to_string()
+        } else if summary.variants.is_empty() {
+            "none".to_string()
+        } else {
+            summary.variants.join(", ")
+        }
     );
+    let _ = writeln!(md, "| protocol SQL | {} |", summary.sql);
     let _ = writeln!(md, "| tasks | {} |", scenario.tasks.len());
     let _ = writeln!(md, "| background / pause poll | {} ms / {} ms |", scenario.timing.background_poll_ms, scenario.timing.pause_poll_ms);
     let _ = writeln!(

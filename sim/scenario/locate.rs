@@ -35,7 +35,7 @@ impl Problem {
 
 /// Turns a TOML or serde error into `file:line:col: key `k`: message`.
 pub(super) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
-    let message = e.message().trim().to_string();
+    let message = in_user_terms(e.message().trim());
     let Some(span) = e.span() else {
         return Error::input(format!("{file}: {message}"));
     };
@@ -52,6 +52,34 @@ pub(super) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
         Some(key) => Error::input(format!("{file}:{line}:{col}: key `{key}`: {message}")),
         None => Error::input(format!("{file}:{line}:{col}: {message}")),
     }
+}
+
+/// serde's message as a scenario's author reads it: the expected type in TOML's words ("an
+/// integer", not "i64"), and for an unknown key the known one it most likely meant.
+fn in_user_terms(message: &str) -> String {
+    let mut out = message.to_string();
+    if let Some((head, expected)) = message.rsplit_once(", expected ") {
+        out = format!("{head}, expected {}", type_in_user_terms(expected));
+    }
+    let unknown = message.strip_prefix("unknown field `").or_else(|| message.strip_prefix("unknown variant `"));
+    if let Some(unknown) = unknown.and_then(|rest| rest.split('`').next()) {
+        let known: Vec<&str> = message.split_once("expected").map_or(Vec::new(), |(_, list)| list.split('`').skip(1).step_by(2).collect());
+        out.push_str(&crate::vocab::suggest::did_you_mean(unknown, known));
+    }
+    out
+}
+
+fn type_in_user_terms(expected: &str) -> String {
+    let word = match expected {
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a whole number (0 or more)",
+        "f32" | "f64" => "a number",
+        "a sequence" => "an array",
+        "a map" => "a table",
+        other if other.starts_with("struct ") => "a table",
+        other => other,
+    };
+    word.to_string()
 }
 
 fn missing_field(message: &str) -> Option<&str> {
@@ -226,5 +254,17 @@ mod tests {
         assert!(error("[tasks]\n").contains("key `tasks.count`: missing field `count`"), "{}", error("[tasks]\n"));
         assert_eq!(error("x = 1\n"), "invalid input: s.toml:1:1: key `x`: unknown field `x`, expected `tasks`");
         assert!(error("").starts_with("invalid input: s.toml:1:1: key `tasks`: missing field `tasks`"));
+        let typo = error("[tasks]\ncont = 2\n");
+        assert!(typo.ends_with("unknown field `cont`, expected `count`; did you mean `count`?"), "{typo}");
+        let typed = error("[tasks]\ncount = \"two\"\n");
+        assert!(typed.ends_with("expected a whole number (0 or more)") && !typed.contains("u64"), "{typed}");
+    }
+
+    #[test]
+    fn serde_types_are_named_in_tomls_words() {
+        assert_eq!(in_user_terms("invalid type: string \"x\", expected i64"), "invalid type: string \"x\", expected an integer");
+        assert_eq!(in_user_terms("invalid type: integer `1`, expected struct Timing"), "invalid type: integer `1`, expected a table");
+        assert_eq!(in_user_terms("invalid type: string \"y\", expected f64"), "invalid type: string \"y\", expected a number");
+        assert_eq!(in_user_terms("invalid type: integer `3`, expected a sequence"), "invalid type: integer `3`, expected an array");
     }
 }

@@ -52,6 +52,9 @@ pub struct Scenario {
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
     pub protocol_sql: Option<PathBuf>,
+    /// `--sql FILE` of the command line (as given): takes the place of `protocol_sql`, and
+    /// the replay command names it.
+    pub sql_override: Option<PathBuf>,
     /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
     /// not applied. From `crate::variant::with_variants`: those applied (the scenario's own, then
     /// the extra ones, each once).
@@ -163,10 +166,26 @@ impl Scenario {
             settings: ProtocolSettings::default(),
             tasks,
             protocol_sql,
+            sql_override: None,
             variant_names: raw.protocol.variants,
             variant_sql: Vec::new(),
             variants_applied: false,
         }
+    }
+
+    /// The scenario with `--sql FILE` in place of its `[protocol] sql` (a new value, made
+    /// before the plan: the loaded scenario is not changed).
+    pub fn with_sql(&self, sql: Option<&Path>) -> Scenario {
+        let mut scenario = self.clone();
+        if let Some(sql) = sql {
+            scenario.sql_override = Some(sql.to_path_buf());
+        }
+        scenario
+    }
+
+    /// The SQL file whose entries replace the defaults: `--sql`, else `[protocol] sql`.
+    pub fn sql_file(&self) -> Option<&Path> {
+        self.sql_override.as_deref().or(self.protocol_sql.as_deref())
     }
 
     /// The scripted behaviour of one subagent, if any.

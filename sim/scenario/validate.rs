@@ -250,11 +250,15 @@ fn double_launches(faults: &FaultsSection, count: u64) -> Checked {
 }
 
 /// `[expect]` names rules the oracles check.
+/// A problem is reported at the key that holds the unknown name.
 fn expected_rules(expect: &ExpectSection) -> Checked {
-    for rule in expect.violations.iter().chain(&expect.allowed) {
-        if RuleId::parse(rule).is_none() {
-            let names: Vec<&str> = RuleId::ALL.iter().map(|r| r.as_str()).collect();
-            return Err(Problem::at("expect", "violations", format!("`{rule}` is not a rule; rules: {}", names.join(", "))));
+    for (key, rules) in [("violations", &expect.violations), ("allowed", &expect.allowed)] {
+        for rule in rules {
+            if RuleId::parse(rule).is_none() {
+                let names: Vec<&str> = RuleId::ALL.iter().map(|r| r.as_str()).collect();
+                let hint = crate::vocab::suggest::did_you_mean(rule, names.iter().copied());
+                return Err(Problem::at("expect", key, format!("`{rule}` is not a rule{hint}; rules: {}", names.join(", "))));
+            }
         }
     }
     Ok(())
@@ -425,8 +429,15 @@ mod tests {
     #[test]
     fn expected_violations_are_rules() {
         let refused = refusal("[expect]\nallowed = [\"no-false-stales\"]\n");
+        assert_eq!((refused.0, refused.2), ("expect", "allowed"), "reported at its own key");
+        assert!(refused.3.starts_with("`no-false-stales` is not a rule; did you mean `no-false-stale`?"), "{}", refused.3);
+        let refused = refusal("[expect]\nviolations = [\"livenes\"]\n");
         assert_eq!((refused.0, refused.2), ("expect", "violations"));
-        assert!(refused.3.starts_with("`no-false-stales` is not a rule; rules: one-live-session-per-task, "), "{}", refused.3);
+        assert!(
+            refused.3.starts_with("`livenes` is not a rule; did you mean `liveness`?; rules: one-live-session-per-task, "),
+            "{}",
+            refused.3
+        );
         accepted("[expect]\nviolations = [\"liveness\"]\nallowed = [\"no-false-stale\"]\n");
     }
 
@@ -434,7 +445,7 @@ mod tests {
     fn variants_are_known_by_name_and_only_recorded() {
         let refused = refusal("[protocol]\nvariants = [\"fencing\", \"fencng\"]\n");
         assert_eq!((refused.0, refused.2), ("protocol", "variants"));
-        assert!(refused.3.starts_with("unknown variant `fencng`; variants: guard-not-in, "), "{}", refused.3);
+        assert!(refused.3.starts_with("unknown variant `fencng`; did you mean `fencing`?; variants: guard-not-in, "), "{}", refused.3);
         accepted("[protocol]\nvariants = [\"fencing\", \"fencing\"]\n");
     }
 }

@@ -64,6 +64,8 @@ pub struct SearchOptions {
     /// Where runs are made and removed (default: `/dev/shm` where it exists, else `out`).
     pub scratch: Option<PathBuf>,
     pub progress: bool,
+    /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
+    pub force: bool,
 }
 
 /// One side's runs, in order, and what they saw.

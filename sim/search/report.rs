@@ -68,6 +68,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SearchRow>> {
 /// The output folder with `corpus/` and `failures/` emptied of an earlier search's files,
 /// and the scratch folder runs are made in (a tmpfs where there is one, as explore does).
 pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempDir> {
+    crate::out_folder::claim(&options.out, OWNED, options.force)?;
     for sub in ["corpus", "failures"] {
         let dir = options.out.join(sub);
         std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
@@ -86,6 +87,9 @@ pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempD
         .or_else(|_| in_folder(&options.out))
         .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
 }
+
+/// What a search writes into its folder (sim/out_folder.rs), its scratch folder included.
+const OWNED: crate::out_folder::Owned = &["search.csv", "summary.md", "corpus", "failures", INCOMPLETE_MARKER, "search-*"];
 
 /// search.csv, summary.md, the replay files, and the marker while runs are missing.
 pub(super) fn write_outputs(runner: &Runner, found: &Search) -> Result<()> {

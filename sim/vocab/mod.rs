@@ -8,6 +8,7 @@ pub mod outcome;
 pub mod rule;
 pub mod state;
 pub mod statement;
+pub mod suggest;
 pub mod variant_name;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};

@@ -168,6 +168,19 @@ impl Stmt {
         }
     }
 
+    /// Every parameter the simulator binds to the statement: `params()`, and for `claim_task`
+    /// what a protocol designer's own SQL may need beyond the seeds' (a compare-and-set claim):
+    /// `:previous_session_id` (the row's `session_id` as the session read it before claiming:
+    /// a successor's `read_task_record`, NULL for a first session, which reads nothing),
+    /// `:label` (`S1`, `S2`, a twin's `S1b`) and `:attempt` (1 for a task's first session, 2
+    /// for `S2`, …). The trace records only `params()`, so binding these changes no trace.
+    pub fn supplied(self) -> &'static [&'static str] {
+        match self {
+            Stmt::ClaimTask => &[":task_id", ":session_id", ":worked_by", ":previous_session_id", ":label", ":attempt"],
+            other => other.params(),
+        }
+    }
+
     /// Whether the statement writes. A SQL override must keep it: the database checks the
     /// prepared form against this before the run (a write turned read would hide effects).
     pub fn writes(self) -> bool {

@@ -31,7 +31,8 @@ pub fn check_variant_name(name: &str) -> Result<(), String> {
     if VARIANT_NAMES.contains(&name) {
         Ok(())
     } else {
-        Err(format!("unknown variant `{name}`; variants: {}", VARIANT_NAMES.join(", ")))
+        let hint = super::suggest::did_you_mean(name, VARIANT_NAMES.iter().copied());
+        Err(format!("unknown variant `{name}`{hint}; variants: {}", VARIANT_NAMES.join(", ")))
     }
 }
 
@@ -43,7 +44,10 @@ mod tests {
     fn a_known_name_passes_and_an_unknown_one_lists_them_all() {
         assert_eq!(check_variant_name("fencing"), Ok(()));
         let message = check_variant_name("Fencing").unwrap_err();
-        assert!(message.starts_with("unknown variant `Fencing`; variants: guard-not-in, worked-by-session-id, "), "{message}");
+        assert!(
+            message.starts_with("unknown variant `Fencing`; did you mean `fencing`?; variants: guard-not-in, worked-by-session-id, "),
+            "{message}"
+        );
         assert!(
             message.ends_with(
                 ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed"

@@ -61,9 +61,13 @@ fn a_broken_sql_statement_is_named_before_the_run() {
     check(
         scenario,
         Some("-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task;\n"),
-        &["statement `heartbeat`", "uses parameter :task, which the engine does not supply"],
+        &["statement `heartbeat`", "uses parameter :task, which the engine does not supply; did you mean `:task_id`?"],
     );
-    check(scenario, Some("-- name: hartbeat\nSELECT 1;\n"), &["statement `hartbeat`", "is not one the engine runs"]);
+    check(
+        scenario,
+        Some("-- name: hartbeat\nSELECT 1;\n"),
+        &["statement `hartbeat`", "is not one the engine runs; did you mean `heartbeat`?"],
+    );
 }
 
 #[test]
@@ -150,7 +154,7 @@ fn every_class_of_bad_scenario_names_file_line_column_and_key() {
         (
             "unknown rule",
             "[tasks]\ncount = 2\n[expect]\nallowed = [\"no-such-rule\"]\n",
-            &["key `expect.violations`", "`no-such-rule` is not a rule"],
+            &["key `expect.allowed`", "`no-such-rule` is not a rule"],
         ),
         ("empty file", "", &["FILE:1:1: key `tasks`", "missing field `tasks`"]),
         ("not UTF-8", "[tasks]\ncount = 2\n# caf\u{FFFD}\n", &[]),

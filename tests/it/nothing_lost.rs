@@ -91,7 +91,11 @@ fn a_finished_sweep_removes_the_incomplete_marker_of_an_earlier_interrupted_one(
     let out = tmp.path().join("again");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("INCOMPLETE"), "3 of 9 pairs finished: interrupted (Ctrl-C)\n").unwrap();
+    // Replacing an earlier sweep's folder takes --force (a sweep never replaces results
+    // silently); the forced one clears the marker with the rest.
     let o = rehearsal(&["sweep", "scenarios/quickstart.toml", "--seeds", "1..=3", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = rehearsal(&["sweep", "scenarios/quickstart.toml", "--seeds", "1..=3", "--force", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!out.join("INCOMPLETE").exists());
     assert_eq!(finished_rows(&out).len(), 3);

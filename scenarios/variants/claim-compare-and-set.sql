@@ -1,0 +1,19 @@
+-- An example of a designer's own SQL, not a variant of docs/protocol.md: a compare-and-set
+-- claim. The seeds' claim_task takes the row whenever its state is claimable; this one takes
+-- it only if its owner is still the one the claiming session saw (:previous_session_id: a
+-- successor's read_task_record, NULL for a task's first session), so of two sessions that
+-- read the same owner only the first to write wins, and a claim made on a stale read changes
+-- no row (the session then writes its fallback row, 000 "Guard Block Fallback").
+-- Run it with: rehearsal run SCENARIO --sql scenarios/variants/claim-compare-and-set.sql
+-- or side by side: rehearsal compare SCENARIO --variants default,scenarios/variants/claim-compare-and-set.sql
+-- name: claim_task
+UPDATE orchestration_tasks
+SET state = 'working',
+    session_id = :session_id,
+    worked_by = :worked_by,
+    started_at = datetime('now'),
+    last_heartbeat = datetime('now'),
+    retry_count = 0
+WHERE task_id = :task_id
+  AND state IN ('watching', 'fix_proposed', 'exit_requested')
+  AND session_id IS :previous_session_id;

@@ -1,0 +1,37 @@
+//! Commands printed for people to paste (replay commands on stdout, in results.csv, junit.xml
+//! and bench.csv): every word quoted for a POSIX shell when it needs it, so a path with a
+//! space or a quote pastes as one argument. Plain words stay as they are.
+
+use std::path::Path;
+
+/// `word`, quoted for `sh` when it holds anything but letters, digits and `-_./:@%+=,`.
+pub fn quote(word: &str) -> String {
+    // shlex refuses only a NUL byte, which no path or argument can hold on Unix.
+    shlex::try_quote(word).map_or_else(|_| format!("'{}'", word.replace('\'', r"'\''")), |q| q.into_owned())
+}
+
+/// A path, quoted as `quote` does.
+pub fn quote_path(path: &Path) -> String {
+    quote(&path.display().to_string())
+}
+
+/// `rehearsal run SCENARIO --seed N [--variant V]… [--sql FILE]`: the command that runs one
+/// pair again.
+pub fn run_command(scenario: &Path, seed: u64, variants: &[String], sql: Option<&Path>) -> String {
+    let variants: String = variants.iter().map(|v| format!(" --variant {}", quote(v))).collect();
+    let sql = sql.map_or(String::new(), |sql| format!(" --sql {}", quote_path(sql)));
+    format!("rehearsal run {} --seed {seed}{variants}{sql}", quote_path(scenario))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_with_spaces_or_quotes_pastes_as_one_word_and_a_plain_one_is_unchanged() {
+        assert_eq!(run_command(Path::new("scenarios/quickstart.toml"), 4, &[], None), "rehearsal run scenarios/quickstart.toml --seed 4");
+        let odd = run_command(Path::new("my scenarios/it's.toml"), 4, &["fencing".to_string()], Some(Path::new("my sql/cas.sql")));
+        let words = shlex::split(&odd).expect("the shell reads it");
+        assert_eq!(words, ["rehearsal", "run", "my scenarios/it's.toml", "--seed", "4", "--variant", "fencing", "--sql", "my sql/cas.sql"]);
+    }
+}

@@ -1,0 +1,155 @@
+//! The README's examples run as written. Every command of its `sh` code blocks, its indented
+//! command blocks and the `$ rehearsal …` lines of its transcripts is taken from README.md itself (so a changed
+//! example is tested as changed), `cargo run --release --` read as the built `rehearsal`, and
+//! run in order through `sh` in one scratch folder laid out as a fresh clone (`scenarios/`,
+//! `tests/coverage/`): a later example sees what an earlier one wrote, as a reader's would.
+//! An example exits 0 unless its line says `# exit N`. The slow ones are skipped, each with
+//! its reason; a skip that matches no example fails, so the list cannot rot.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::root;
+
+/// Examples not run here: (a piece of the command, why).
+const SKIPPED: &[(&str, &str)] = &[
+    ("cargo test --locked", "it is this test suite"),
+    ("--require-coverage tests/coverage/required.txt --out reports/coverage", "tests/it/coverage.rs runs this sweep"),
+    ("explore crashes scenarios/faults/crash-between-state-and-message.toml", "1764 runs: minutes in a debug build"),
+    ("search scenarios/faults/random-faults.toml --strict --runs 800", "1600 runs: minutes in a debug build"),
+    ("bench scenarios/bench/poll-jitter.toml", "400 runs; its figures are committed in reports/bench/poll-jitter/"),
+    ("bench scenarios/bench/ci-smoke.toml", "160 runs of 8 musicians; tests/it/conductor_policy.rs covers the keys"),
+];
+
+/// One example: the command as the README writes it (continuations joined) and its line.
+#[derive(Debug)]
+struct Example {
+    line: usize,
+    command: String,
+}
+
+/// The commands of the README, in order.
+fn examples(readme: &str) -> Vec<Example> {
+    let mut found = Vec::new();
+    let mut fence: Option<String> = None;
+    let mut pending: Option<Example> = None;
+    for (i, raw) in readme.lines().enumerate() {
+        let trimmed = raw.trim_start();
+        if let Some(lang) = trimmed.strip_prefix("```") {
+            fence = if fence.is_some() { None } else { Some(lang.trim().to_string()) };
+            continue;
+        }
+        if let Some(mut example) = pending.take() {
+            example.command.push(' ');
+            example.command.push_str(trimmed.trim_end_matches('\\').trim());
+            if trimmed.ends_with('\\') {
+                pending = Some(example);
+            } else {
+                found.push(example);
+            }
+            continue;
+        }
+        let command = match fence.as_deref() {
+            Some("sh") => Some(trimmed),
+            // A transcript: its `$ ` lines are the commands, the rest what they print.
+            Some("") => trimmed.strip_prefix("$ ").filter(|c| is_command(c)),
+            Some(_) => None,
+            // Outside fences: an indented command block.
+            None if raw.starts_with("    ") && is_command(trimmed) => Some(trimmed),
+            None => None,
+        };
+        let Some(command) = command.filter(|c| !c.is_empty()) else { continue };
+        let example = Example { line: i + 1, command: command.trim_end_matches('\\').trim().to_string() };
+        if command.ends_with('\\') {
+            pending = Some(example);
+        } else {
+            found.push(example);
+        }
+    }
+    found
+}
+
+fn is_command(text: &str) -> bool {
+    text.starts_with("rehearsal ") || text.starts_with("cargo run ")
+}
+
+/// The exit code an example's `# exit N` comment names, 0 without one.
+fn expected_exit(command: &str) -> i32 {
+    command.split_once("# exit ").and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()).unwrap_or(0)
+}
+
+fn skip_reason(command: &str) -> Option<&'static str> {
+    SKIPPED.iter().find(|(piece, _)| command.contains(piece)).map(|(_, why)| *why)
+}
+
+/// A scratch folder laid out as the parts of a clone the examples read.
+fn fresh_clone(dir: &Path) {
+    for part in ["scenarios", "tests/coverage"] {
+        copy_tree(&root().join(part), &dir.join(part));
+    }
+    let bin = dir.join(".bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rehearsal"), bin.join("rehearsal")).unwrap();
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_readmes_examples_run_as_written_from_a_fresh_clone() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let examples = examples(&readme);
+    for (piece, _) in SKIPPED {
+        assert!(examples.iter().any(|e| e.command.contains(piece)), "the skip `{piece}` matches no README example");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fresh_clone(dir.path());
+    let path = format!("{}:{}", dir.path().join(".bin").display(), std::env::var("PATH").unwrap_or_default());
+    let mut ran = 0;
+    for example in &examples {
+        if skip_reason(&example.command).is_some() {
+            continue;
+        }
+        let command = example.command.replace("cargo run --release --", "rehearsal");
+        let out = Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env_remove("REHEARSAL_SEED")
+            .output()
+            .expect("sh runs");
+        assert_eq!(
+            out.status.code(),
+            Some(expected_exit(&example.command)),
+            "README.md:{}: `{}`\nstdout:\n{}\nstderr:\n{}",
+            example.line,
+            example.command,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran += 1;
+    }
+    assert!(ran >= 7, "only {ran} README examples ran: {examples:#?}");
+}
+
+#[test]
+fn examples_are_read_from_fences_indented_blocks_and_dollar_lines_with_their_exit_codes() {
+    let text = "intro\n```sh\ncargo run --release -- run a.toml   # exit 1: x\n```\n```\nrehearsal printed, not run\n```\n\
+                : Runs.\n  ```\n  $ rehearsal judge r\n  output line\n  ```\n    rehearsal bench b.toml \\\n      --seeds 1..=2\n";
+    let found = examples(text);
+    let commands: Vec<&str> = found.iter().map(|e| e.command.as_str()).collect();
+    assert_eq!(commands, ["cargo run --release -- run a.toml   # exit 1: x", "rehearsal judge r", "rehearsal bench b.toml --seeds 1..=2"]);
+    assert_eq!(found.iter().map(|e| e.line).collect::<Vec<_>>(), [3, 10, 13]);
+    assert_eq!(expected_exit(commands[0]), 1);
+    assert_eq!(expected_exit(commands[1]), 0);
+}
