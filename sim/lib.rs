@@ -32,6 +32,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod schedule;
 pub mod search;
 pub mod session;
 pub mod shrink;
