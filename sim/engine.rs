@@ -106,6 +106,16 @@ impl Engine {
         assert!(finished.is_empty(), "nothing ends before the run");
     }
 
+    /// Takes the schedule's choices at the run's decision points (sim/schedule.rs).
+    pub fn set_schedule(&mut self, schedule: crate::schedule::Schedule) {
+        self.exec.set_schedule(schedule);
+    }
+
+    /// Why the schedule's choices did not fit the run (out of range, or never reached).
+    pub fn schedule_problem(&self) -> Option<String> {
+        self.exec.the_schedule().and_then(crate::schedule::Schedule::problem)
+    }
+
     pub fn events(&self) -> u64 {
         self.exec.events()
     }

@@ -11,6 +11,7 @@ use std::rc::Rc;
 use crate::error::Result;
 use crate::faults::FaultPlan;
 use crate::scenario::Scenario;
+use crate::schedule::Schedule;
 use crate::sql_catalog::Catalog;
 
 pub struct RunPlan {
@@ -24,6 +25,9 @@ pub struct RunPlan {
     pub out_dir: PathBuf,
     /// The variants named on the command line (for the replay command).
     pub cli_variants: Vec<String>,
+    /// The choices at decision points (`[schedule]`); `None`: the engine's own order, and no
+    /// decision point is looked for.
+    pub schedule: Option<Schedule>,
 }
 
 impl RunPlan {
@@ -35,8 +39,23 @@ impl RunPlan {
         let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, seed));
         let catalog = catalog_for(&resolved)?;
         let faults = FaultPlan::new(seed, &resolved.faults);
-        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants: variants.to_vec() })
+        let schedule = schedule_of(&resolved);
+        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants: variants.to_vec(), schedule })
     }
+
+    /// The plan's schedule, recording every decision point the run meets (a schedule of
+    /// defaults if the scenario has none: the same run).
+    pub fn record_decisions(&mut self) -> crate::schedule::DecisionLog {
+        let window_ms = Schedule::default_window_ms(&self.scenario.timing.statement_ms);
+        self.schedule.get_or_insert_with(|| Schedule::new(window_ms, Vec::new())).record()
+    }
+}
+
+/// The scenario's `[schedule]`, its window defaulting to the statement round trip's spread.
+fn schedule_of(scenario: &Scenario) -> Option<Schedule> {
+    let section = scenario.schedule.as_ref()?;
+    let window_ms = section.window_ms.unwrap_or_else(|| Schedule::default_window_ms(&scenario.timing.statement_ms));
+    Some(Schedule::new(window_ms, section.choices.clone()))
 }
 
 pub fn default_out_dir(scenario: &str, seed: u64) -> PathBuf {
