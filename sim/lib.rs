@@ -33,6 +33,7 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod schedule;
+pub mod schedules;
 pub mod search;
 pub mod session;
 pub mod shrink;
