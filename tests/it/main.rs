@@ -27,6 +27,7 @@ mod quickstart;
 mod replies_cite;
 mod reports;
 mod resumption;
+mod schedules;
 mod search;
 mod seed_scripts;
 mod support;
