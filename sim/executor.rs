@@ -198,6 +198,19 @@ pub struct Executor<A, E, R> {
     events_max: u64,
     /// Chooses among effects ready at the same time (sim/schedule.rs); `None`: queue order.
     schedule: Option<Schedule>,
+    /// The non-default choice the last `pop` took, until the caller takes it.
+    taken: Option<Taken>,
+}
+
+/// A non-default choice at a decision point: which, and the head it ran before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// The decision point's index in the run (0-based, as `[schedule] choices` counts).
+    pub decision: usize,
+    pub option: u32,
+    pub options: u32,
+    /// The actor whose effect was due first and now waits.
+    pub head: ActorId,
 }
 
 impl<A, E: 'static, R: 'static> Executor<A, E, R> {
@@ -211,7 +224,13 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
             events: 0,
             events_max,
             schedule: None,
+            taken: None,
         }
+    }
+
+    /// The non-default choice the last `pop` took, if it took one.
+    pub fn take_taken(&mut self) -> Option<Taken> {
+        self.taken.take()
     }
 
     /// Makes the executor meet decision points and take the schedule's choices at them.
@@ -332,10 +351,12 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
             return head;
         }
         let options = u32::try_from(others.len() + 1).expect("fewer actors than u32::MAX");
-        let chosen = self.schedule.as_mut().expect("a schedule").choose(at_unix_ms, options);
+        let schedule = self.schedule.as_mut().expect("a schedule");
+        let chosen = schedule.choose(at_unix_ms, options);
         if chosen == 0 {
             return head;
         }
+        self.taken = Some(Taken { decision: schedule.decisions_met() - 1, option: chosen, options, head });
         let (key, actor) = others[chosen as usize - 1];
         self.queue.remove(&key);
         self.queue.insert(head_key, Scheduled::Actor(head, head_token));

@@ -101,6 +101,11 @@ impl Schedule {
         chosen
     }
 
+    /// Decision points met so far.
+    pub fn decisions_met(&self) -> usize {
+        self.next
+    }
+
     /// Why the choices do not fit the run, once it is over: a choice out of range, or a
     /// non-default choice for a decision point the run never met.
     pub fn problem(&self) -> Option<String> {

@@ -94,6 +94,10 @@ fn the_enumeration_finds_the_race_the_default_order_misses_and_its_replay_fails_
     let o = rehearsal(&["run", replay.to_str().unwrap(), "--out", tmp.path().join("replayed").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("verdict      FAIL: allowed-transitions"), "{}", stdout(&o));
+    let trace = std::fs::read_to_string(out.join("failures/F1-allowed-transitions/trace.csv")).unwrap();
+    let noted: Vec<&str> = trace.lines().filter(|l| l.contains(",schedule_choice,")).collect();
+    assert_eq!(noted.len(), 1, "{noted:?}");
+    assert!(noted[0].contains("decision 0: option 1 of 2: task-01.S1b runs before task-01.S1"), "the twin's claim first: {}", noted[0]);
     let kept = out.join("failures/F1-allowed-transitions/comms.db");
     assert_eq!(std::fs::read(tmp.path().join("replayed/comms.db")).unwrap(), std::fs::read(kept).unwrap(), "the same order, the same comms.db");
     // Without its schedule the replay file is the default order again: it passes.
