@@ -170,7 +170,12 @@ impl Engine {
             name(taken.head)
         );
         let what = std::borrow::Cow::Borrowed("schedule_choice");
-        self.runtime.events.push(Event { t_ms: self.runtime.now_ms(), who: Who::Engine, session: String::new(), kind: EventKind::Note { what, detail } });
+        self.runtime.events.push(Event {
+            t_ms: self.runtime.now_ms(),
+            who: Who::Engine,
+            session: String::new(),
+            kind: EventKind::Note { what, detail },
+        });
     }
 
     /// Performs the woken actor's request, polls it, and schedules its next request.

@@ -91,7 +91,10 @@ impl Schedule {
             wanted
         } else {
             self.problem.get_or_insert_with(|| {
-                format!("schedule.choices[{index}] is {wanted}, but decision point {index} has only {options} options (0..={})", options - 1)
+                format!(
+                    "schedule.choices[{index}] is {wanted}, but decision point {index} has only {options} options (0..={})",
+                    options - 1
+                )
             });
             0
         };
@@ -113,10 +116,7 @@ impl Schedule {
             return Some(problem.clone());
         }
         let unused = self.choices.iter().enumerate().skip(self.next).find(|(_, c)| **c != 0)?;
-        Some(format!(
-            "schedule.choices[{}] is {}, but the run met only {} decision point(s)",
-            unused.0, unused.1, self.next
-        ))
+        Some(format!("schedule.choices[{}] is {}, but the run met only {} decision point(s)", unused.0, unused.1, self.next))
     }
 }
 

@@ -10,10 +10,10 @@
 mod actors;
 mod deserialize;
 mod faults;
-mod schedule;
 mod file;
 mod locate;
 mod plan;
+mod schedule;
 mod validate;
 mod verification;
 

@@ -99,7 +99,11 @@ fn the_enumeration_finds_the_race_the_default_order_misses_and_its_replay_fails_
     assert_eq!(noted.len(), 1, "{noted:?}");
     assert!(noted[0].contains("decision 0: option 1 of 2: task-01.S1b runs before task-01.S1"), "the twin's claim first: {}", noted[0]);
     let kept = out.join("failures/F1-allowed-transitions/comms.db");
-    assert_eq!(std::fs::read(tmp.path().join("replayed/comms.db")).unwrap(), std::fs::read(kept).unwrap(), "the same order, the same comms.db");
+    assert_eq!(
+        std::fs::read(tmp.path().join("replayed/comms.db")).unwrap(),
+        std::fs::read(kept).unwrap(),
+        "the same order, the same comms.db"
+    );
     // Without its schedule the replay file is the default order again: it passes.
     let plain = tmp.path().join("plain.toml");
     std::fs::write(&plain, replay_text.replace("choices = [1]", "choices = []")).unwrap();
@@ -129,7 +133,9 @@ fn bad_input_exits_2_with_the_reason() {
         assert_eq!(code, 2, "{args:?}: {text}\n{err}");
         assert!(err.contains(expected), "{args:?}: {err}");
     }
-    for (file, expected) in [(&too_big, "schedule.choices[0] is 9, but decision point 0 has only 2 options"), (&never, "but the run met only")] {
+    for (file, expected) in
+        [(&too_big, "schedule.choices[0] is 9, but decision point 0 has only 2 options"), (&never, "but the run met only")]
+    {
         let o = rehearsal(&["run", file.to_str().unwrap(), "--out", tmp.path().join("run").to_str().unwrap(), "--force"]);
         assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
         assert!(stderr(&o).contains(expected), "{}", stderr(&o));
@@ -162,7 +168,10 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert_eq!(o.status.code(), Some(130), "{text}\n{err}");
     let finished = rows(&out);
     assert!(!finished.is_empty() && finished.iter().all(|r| r.2 == "pass"), "every kept row is a finished run: {finished:?}");
-    assert!(text.contains("incomplete   interrupted") && text.contains(&format!("runs         {} (interrupted)", finished.len())), "{text}");
+    assert!(
+        text.contains("incomplete   interrupted") && text.contains(&format!("runs         {} (interrupted)", finished.len())),
+        "{text}"
+    );
     assert!(out.join("INCOMPLETE").exists());
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.starts_with("**Incomplete**"), "{summary}");
