@@ -18,7 +18,8 @@
 //! seeds': they say nothing of how long a tool call takes. Running an effect due at
 //! `t + d` at `t` is the same run with that round trip `d` shorter — a draw the latency
 //! distribution could have made when `d` is within its spread, which is the default window
-//! (`max - min` of a uniform `statement_ms`). Sleeps, joins and alarms are never reordered:
+//! (`max - min` of a uniform `statement_ms`; docs/protocol.md C36). File effects count too:
+//! the world performs them whole, like statements. Sleeps, joins and alarms are never reordered:
 //! their instants come from the seeds' timings (poll intervals, timeouts) or the fault plan.
 //!
 //! With no schedule (no `[schedule]` section, nothing recording) the executor never looks for
