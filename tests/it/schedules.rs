@@ -47,7 +47,6 @@ fn a_schedule_of_defaults_is_the_plain_run_byte_for_byte() {
         std::fs::create_dir(&dir).unwrap();
         let file = dir.join("quickstart.toml");
         std::fs::write(&file, format!("{base}{extra}")).unwrap();
-        std::fs::copy(root().join("scenarios/protocol.sql"), dir.join("protocol.sql")).ok();
         let o = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
             .args(["run", "quickstart.toml", "--out", "run"])
             .current_dir(&dir)
