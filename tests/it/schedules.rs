@@ -176,3 +176,23 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert!(summary.starts_with("**Incomplete**"), "{summary}");
     assert_eq!(scratch.read_dir().unwrap().count(), 0, "the runs under way finished and their scratch folder went");
 }
+
+#[test]
+fn under_state_first_an_order_the_default_misses_lets_the_conductor_poll_between_state_and_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("state-first");
+    let scenario = "scenarios/schedules/double-launch-review.toml";
+    let (code, text, err) = explore(scenario, &["--bound", "1", "--variant", "state-first"], &out);
+    assert_eq!(code, 1, "{text}\n{err}");
+    let found = rows(&out);
+    assert_eq!(found[0].2, "pass", "the default order passes under state-first: {found:?}");
+    let first_failure = found.iter().find(|r| r.2 == "fail").expect("a failing order");
+    assert_eq!((first_failure.1.as_str(), first_failure.3.as_str(), first_failure.4.as_str()), ("0 1", "F1", "message-before-state"));
+    let replay = out.join("failures/F1-message-before-state.toml");
+    let o = rehearsal(&["run", replay.to_str().unwrap(), "--out", tmp.path().join("replayed").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("verdict      FAIL: message-before-state"), "{}", stdout(&o));
+    // The default protocol (message first) passes every one of these orders.
+    let (code, text, err) = explore(scenario, &["--bound", "1"], &tmp.path().join("default"));
+    assert_eq!(code, 0, "{text}\n{err}");
+}
