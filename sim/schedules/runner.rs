@@ -116,10 +116,6 @@ impl Explorer<'_> {
         let row = &enumeration.rows[failure.first_row];
         let choices = row.parsed_choices();
         let dir = self.options.out.join("failures");
-        let header = replay_header(failure, row, enumeration);
-        let seed = enumeration.seed;
-        let text = document::replay_file(&self.document(&choices), &header, seed, &self.options.variants, &self.options.scenario)?;
-        write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())?;
         let run_dir = dir.join(failure.file_stem());
         let (summary, _, _) = self.run(&choices, &run_dir)?;
         if summary.trace_hash != row.trace_hash {
@@ -128,17 +124,34 @@ impl Explorer<'_> {
                 failure.id, summary.trace_hash, row.trace_hash
             )));
         }
-        crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)
+        crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)?;
+        let header = replay_header(failure, row, enumeration, &choices_taken(&run_dir)?);
+        let seed = enumeration.seed;
+        let text = document::replay_file(&self.document(&choices), &header, seed, &self.options.variants, &self.options.scenario)?;
+        write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())
     }
 }
 
-fn replay_header(failure: &DistinctFailure, row: &ScheduleRow, enumeration: &Enumeration) -> String {
+/// The run's `schedule_choice` notes, `t=26072 ms: decision 1: option 1 of 2: …`: what its
+/// non-default choices ran before what.
+fn choices_taken(run_dir: &Path) -> Result<Vec<String>> {
+    let records = crate::trace_reader::read(&run_dir.join("trace.csv"))?;
+    Ok(records
+        .into_iter()
+        .filter(|r| r.actor.is_none() && r.event == "schedule_choice")
+        .map(|r| format!("t={} ms: {}", r.t_ms, r.detail))
+        .collect())
+}
+
+fn replay_header(failure: &DistinctFailure, row: &ScheduleRow, enumeration: &Enumeration, taken: &[String]) -> String {
     let variants = if enumeration.variants.is_empty() { String::new() } else { format!(" (variants {})", enumeration.variants.join(", ")) };
+    let taken: String = taken.iter().map(|line| format!("#   {line}\n")).collect();
     format!(
         "# Found by `rehearsal explore schedules` on {} seed {}{variants}: failure {}.\n\
          # The schedule [schedule] choices = [{}] ({} non-default choice(s) at the run's decision points,\n\
          # effects due within {} ms of each other) fails `{}`; comms.db ends with {}.\n\
          # It is the shortest of the {} run(s) of the enumeration that fail this way (schedules.csv).\n\
+         # Its non-default choices (the trace notes them as `schedule_choice`):\n{taken}\
          # Run it with `rehearsal run` on this file: it takes the same order and fails the same way.\n",
         enumeration.scenario,
         enumeration.seed,

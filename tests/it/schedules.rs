@@ -90,6 +90,7 @@ fn the_enumeration_finds_the_race_the_default_order_misses_and_its_replay_fails_
     let replay = out.join("failures/F1-allowed-transitions.toml");
     let replay_text = std::fs::read_to_string(&replay).unwrap();
     assert!(replay_text.starts_with("# Found by `rehearsal explore schedules`") && replay_text.contains("choices = [1]"), "{replay_text}");
+    assert!(replay_text.contains("#   t=24670 ms: decision 0: option 1 of 2: task-01.S1b runs before task-01.S1\n"), "{replay_text}");
     let o = rehearsal(&["run", replay.to_str().unwrap(), "--out", tmp.path().join("replayed").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
     assert!(stdout(&o).contains("verdict      FAIL: allowed-transitions"), "{}", stdout(&o));
