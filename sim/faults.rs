@@ -21,7 +21,14 @@ pub enum Action {
     None,
     CrashBefore,
     CrashAfter,
-    HangBefore { ms: i64 },
+    HangBefore {
+        ms: i64,
+    },
+    /// The statement runs and its result is held: the session is frozen for `ms` before it
+    /// sees the result and takes its next step.
+    HangAfter {
+        ms: i64,
+    },
 }
 
 /// A fault at a simulated time.
@@ -81,13 +88,22 @@ impl ActorFaults {
     }
 }
 
-/// A protocol point the plan was asked about: the `nth` time a session (its musician and
-/// watchers together; a twin counts its own) asked to run `statement` — what `before:` /
-/// `after:` with `nth` mean in a scripted fault. A statement that waited for the write lock
-/// or sat out a hang is asked again, and counted again, exactly as the faults count it.
+/// Whose protocol point: a task's session (its musician and watchers together; a twin
+/// counts its own), or a conductor session with its reviews (1 the run's first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointOwner {
+    Session(SessionPlace),
+    Conductor(u32),
+}
+
+/// A protocol point the plan was asked about: the `nth` time an owner asked to run
+/// `statement` — what `before:` / `after:` with `nth` mean in a scripted fault
+/// (`[[faults.crash]]` and `[[faults.hang]]` for a session, `[[faults.conductor_crash]]` for
+/// the conductor). A statement that waited for the write lock or sat out a hang is asked
+/// again, and counted again, exactly as the faults count it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PointSeen {
-    pub place: SessionPlace,
+    pub owner: PointOwner,
     pub statement: Stmt,
     pub nth: u64,
     /// Statements every actor (the conductor too) had asked to run before this one.
@@ -209,8 +225,8 @@ impl FaultPlan {
         self.until_ms.is_none_or(|until| now_ms < until)
     }
 
-    /// From now on, records every protocol point of a session the plan is asked about
-    /// (`rehearsal explore` lists a run's points this way).
+    /// From now on, records every protocol point (of a session or of the conductor) the plan
+    /// is asked about (`rehearsal explore` lists a run's points this way).
     pub fn record_points(&mut self) -> PointLog {
         let log = PointLog::default();
         self.points = Some(log.clone());
@@ -221,10 +237,9 @@ impl FaultPlan {
     pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
         let statements_before = self.asked;
         self.asked += 1;
-        // A conductor session's scripted crashes (C34); `rehearsal explore` records no
-        // conductor points yet, so a recorded point always names a task's session.
+        // A conductor session's scripted crashes (C34), counted apart from the sessions'.
         if let Some(session) = actor.conductor_session() {
-            return self.conductor_point(session, statement);
+            return self.conductor_point(session, statement, statements_before);
         }
         let Some(place) = actor.place() else { return Action::None };
         // Counting occurrences only matters for scripted protocol points (and for a plan that
@@ -236,19 +251,18 @@ impl FaultPlan {
             *count += 1;
             *count
         };
-        if let Some(log) = &self.points {
-            log.0.borrow_mut().push(PointSeen { place, statement, nth, statements_before });
-        }
+        self.record(PointOwner::Session(place), statement, nth, statements_before);
         for (fault, is_hang) in &self.scripted_points {
             if fault.task != place.task || fault.session != place.session || fault.nth != nth {
                 continue;
             }
             let point = fault.at.as_deref().unwrap_or("");
+            let ms = fault.duration_ms.unwrap_or(900_000);
             if point == format!("before:{statement}") {
-                return if *is_hang { Action::HangBefore { ms: fault.duration_ms.unwrap_or(900_000) } } else { Action::CrashBefore };
+                return if *is_hang { Action::HangBefore { ms } } else { Action::CrashBefore };
             }
-            if point == format!("after:{statement}") && !*is_hang {
-                return Action::CrashAfter;
+            if point == format!("after:{statement}") {
+                return if *is_hang { Action::HangAfter { ms } } else { Action::CrashAfter };
             }
         }
         if !statement.writes() || !self.random_phase(now_ms) {
@@ -266,13 +280,14 @@ impl FaultPlan {
 
     /// A conductor crash at this protocol point of conductor session `session` (its reviews
     /// count with it). The conductor meets no random fault: those are the musicians'.
-    fn conductor_point(&mut self, session: u32, statement: Stmt) -> Action {
-        if self.conductor_points.is_empty() {
+    fn conductor_point(&mut self, session: u32, statement: Stmt, statements_before: u64) -> Action {
+        if self.conductor_points.is_empty() && self.points.is_none() {
             return Action::None;
         }
         let count = self.conductor_counts.entry((session, statement)).or_insert(0);
         *count += 1;
         let nth = *count;
+        self.record(PointOwner::Conductor(session), statement, nth, statements_before);
         for crash in self.conductor_points.iter().filter(|c| c.session == session && c.nth == nth) {
             let point = crash.at.as_deref().unwrap_or("");
             if point == format!("before:{statement}") {
@@ -283,6 +298,12 @@ impl FaultPlan {
             }
         }
         Action::None
+    }
+
+    fn record(&self, owner: PointOwner, statement: Stmt, nth: u64, statements_before: u64) {
+        if let Some(log) = &self.points {
+            log.0.borrow_mut().push(PointSeen { owner, statement, nth, statements_before });
+        }
     }
 
     /// How long the next write holds the virtual write lock (0 when contention is off).
@@ -348,16 +369,41 @@ mod tests {
         let mut plan = FaultPlan::new(1, &section(""));
         let log = plan.record_points();
         let (s1, watcher) = (session(1, 1), session(1, 1).watcher(WatcherKind::Background, 2));
-        let asks = [(ActorName::CONDUCTOR, Stmt::PollTasks), (s1, Stmt::Heartbeat), (watcher, Stmt::Heartbeat)];
+        let review = ActorName::Review(1, 1);
+        let asks = [(ActorName::CONDUCTOR, Stmt::PollTasks), (s1, Stmt::Heartbeat), (watcher, Stmt::Heartbeat), (review, Stmt::PollTasks)];
         for (actor, statement) in asks {
             assert_eq!(plan.before_statement(&actor, statement, 0), Action::None, "recording changes no decision");
         }
-        let seen: Vec<(Stmt, u64, u64)> = log.take().iter().map(|p| (p.statement, p.nth, p.statements_before)).collect();
-        assert_eq!(seen, [(Stmt::Heartbeat, 1, 1), (Stmt::Heartbeat, 2, 2)], "the conductor is counted, not recorded");
-        // The second point as a scripted fault strikes exactly there: the watcher's heartbeat.
+        let seen: Vec<(PointOwner, Stmt, u64, u64)> =
+            log.take().iter().map(|p| (p.owner, p.statement, p.nth, p.statements_before)).collect();
+        let place = SessionPlace { task: 1, session: 1, twin: false };
+        assert_eq!(
+            seen,
+            [
+                (PointOwner::Conductor(1), Stmt::PollTasks, 1, 0),
+                (PointOwner::Session(place), Stmt::Heartbeat, 1, 1),
+                (PointOwner::Session(place), Stmt::Heartbeat, 2, 2),
+                (PointOwner::Conductor(1), Stmt::PollTasks, 2, 3)
+            ],
+            "a review counts with its conductor session"
+        );
+        // The recorded points as scripted faults strike exactly there: the watcher's
+        // heartbeat, the review's poll.
         let mut scripted = FaultPlan::new(1, &section("[[crash]]\ntask = 1\nat = \"after:heartbeat\"\nnth = 2\n"));
         let actions: Vec<Action> = asks.iter().map(|(actor, statement)| scripted.before_statement(actor, *statement, 0)).collect();
-        assert_eq!(actions, [Action::None, Action::None, Action::CrashAfter]);
+        assert_eq!(actions, [Action::None, Action::None, Action::CrashAfter, Action::None]);
+        let mut conductor = FaultPlan::new(1, &section("[[conductor_crash]]\nat = \"before:poll_tasks\"\nnth = 2\n"));
+        let actions: Vec<Action> = asks.iter().map(|(actor, statement)| conductor.before_statement(actor, *statement, 0)).collect();
+        assert_eq!(actions, [Action::None, Action::None, Action::None, Action::CrashBefore]);
+    }
+
+    #[test]
+    fn a_scripted_hang_fires_before_or_after_its_statement() {
+        let text =
+            "[[hang]]\ntask = 1\nat = \"after:heartbeat\"\nduration_ms = 5000\n[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nnth = 2\n";
+        let mut plan = FaultPlan::new(1, &section(text));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangAfter { ms: 5000 });
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangBefore { ms: 900_000 });
     }
 
     #[test]

@@ -80,8 +80,8 @@ struct SearchArgs {
 #[derive(Subcommand)]
 enum ExploreCommand {
     /// For every protocol point of the seed's run (before and after each statement of each
-    /// musician session), run the scenario with a crash of that session there; group the
-    /// outcomes into distinct failures, each with a replay file.
+    /// musician session and of the conductor), run the scenario with a crash of that session
+    /// there; group the outcomes into distinct failures, each with a replay file.
     Crashes(ExploreCrashesArgs),
     /// Run the scenario with every order of the statements that may race (effects of
     /// different actors due within the statement round trip's spread), up to a bound on the
@@ -131,18 +131,24 @@ struct ExploreCrashesArgs {
     /// The seed of the run whose points are explored; defaults to the scenario's run.seed.
     #[arg(long)]
     seed: Option<u64>,
-    /// Only these sessions' points, comma-separated: task-01.S1,task-02.S1 (default: every
-    /// session's; the conductor's are not explored yet).
+    /// Only these sessions' points, comma-separated: task-01.S1,conductor,conductor.S2
+    /// (default: every session's, the conductor's included).
     #[arg(long, value_delimiter = ',', value_parser = parse_session)]
     sessions: Vec<rehearsal::explore::Target>,
     /// Only the points with these numbers (explore.csv's `point` column, fixed by the base
-    /// run): N, A..B (B excluded) or A..=B.
-    #[arg(long, value_parser = parse_points)]
-    points: Option<Seeds>,
-    /// Also a hang of each length class (short, threshold, long) before each point.
+    /// run; --list-points lists them), comma-separated: N, A..B (B excluded) or A..=B.
+    #[arg(long, value_delimiter = ',', value_parser = parse_points)]
+    points: Vec<Seeds>,
+    /// Also a hang of each length class (short, threshold, long) before and after each point
+    /// of a musician session (the conductor's get crashes only).
     #[arg(long)]
     hangs: bool,
-    /// Keep the scenario's own scripted crashes and hangs (set aside by default).
+    /// Print the base run's points (those --sessions and --points choose) as CSV and stop:
+    /// nothing is explored or written.
+    #[arg(long)]
+    list_points: bool,
+    /// Keep the scenario's own scripted crashes, hangs and conductor crashes (set aside by
+    /// default).
     #[arg(long)]
     keep_faults: bool,
     #[command(flatten)]
@@ -150,8 +156,8 @@ struct ExploreCrashesArgs {
     #[command(flatten)]
     variants: VariantArgs,
     /// Output folder: explore.csv, summary.md, coverage.csv, failures/.
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "list_points")]
+    out: Option<PathBuf>,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out):
     /// on a disk file system, creating and deleting each run's files costs more than the run.
     #[arg(long)]
@@ -632,14 +638,18 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs) -> Result<Outcome, Error> {
         seed: args.seed,
         variants: args.variants.variants,
         sessions: args.sessions,
-        points: args.points.map(|p| p.0).unwrap_or_default(),
+        points: args.points.into_iter().flat_map(|p| p.0).collect(),
         hangs: args.hangs,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
-        out: args.out,
+        out: args.out.unwrap_or_default(),
         scratch: args.scratch,
         progress_every: 500,
     };
+    if args.list_points {
+        print!("{}", rehearsal::explore::list_points(&options)?);
+        return Ok(Outcome::PASS);
+    }
     let started = std::time::Instant::now();
     rehearsal::interrupt::install();
     let exploration = rehearsal::explore::explore_crashes(&options)?;

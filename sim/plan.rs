@@ -25,6 +25,10 @@ pub struct RunPlan {
     pub out_dir: PathBuf,
     /// The variants named on the command line (for the replay command).
     pub cli_variants: Vec<String>,
+    /// Whether a launcher starts the conductor and relaunches it after a crash (C34): in
+    /// scenarios with `[[faults.conductor_crash]]`. `rehearsal explore` also sets it for the
+    /// run its conductor crashes are told apart from: the base run as the launcher starts it.
+    pub launcher: bool,
     /// The choices at decision points (`[schedule]`); `None`: the engine's own order, and no
     /// decision point is looked for.
     pub schedule: Option<Schedule>,
@@ -39,8 +43,10 @@ impl RunPlan {
         let out_dir = out_dir.unwrap_or_else(|| default_out_dir(&resolved.name, seed));
         let catalog = catalog_for(&resolved)?;
         let faults = FaultPlan::new(seed, &resolved.faults);
+        let launcher = !resolved.faults.conductor_crash.is_empty();
         let schedule = schedule_of(&resolved);
-        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants: variants.to_vec(), schedule })
+        let cli_variants = variants.to_vec();
+        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants, launcher, schedule })
     }
 
     /// The plan's schedule, recording every decision point the run meets (a schedule of

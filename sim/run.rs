@@ -81,7 +81,7 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(
 
 /// Carries out a resolved plan: the database, the engine with its observers, the verdict.
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, schedule } = plan;
+    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let checker = checker_for(&scenario);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
@@ -113,11 +113,11 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         engine.set_schedule(schedule);
     }
     let for_conductor = scenario.clone();
-    if scenario.faults.conductor_crash.is_empty() {
-        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
-    } else {
+    if launcher {
         // docs/protocol.md C34: someone restarts a conductor that dies.
         engine.spawn(conductor::launcher_meta(), 0, move |ctx| conductor::launcher(ctx, for_conductor));
+    } else {
+        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
     }
     let ending = engine.run();
     let schedule_problem = engine.schedule_problem();

@@ -4,7 +4,8 @@
 //!
 //! **Architecture Invariant:** faults are applied here, never by actors: a crash drops every
 //! future of the session; a hang defers its events without touching tokens; a scripted fault
-//! fires at a statement boundary, so "between state and message" is exact.
+//! fires at a statement boundary, so "between state and message" is exact. A hang after a
+//! statement holds its result until the hang is over: the session's next step waits for it.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -104,7 +105,12 @@ pub struct World {
     /// The virtual write lock: free from this instant (DESIGN.md, invariant 7).
     lock_free_unix_ms: i64,
     pub contention: Contention,
+    /// Results of statements a hang `after:` froze their session on, handed over when the
+    /// actor wakes at the hang's end (its request comes back then, and is not run again).
+    held: BTreeMap<ActorId, SqlReply>,
 }
+
+type SqlReply = std::result::Result<SqlOutcome, SqlFailure>;
 
 impl World {
     pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
@@ -117,6 +123,7 @@ impl World {
             files: BTreeMap::new(),
             lock_free_unix_ms: 0,
             contention: Contention::default(),
+            held: BTreeMap::new(),
         }
     }
 
@@ -139,6 +146,9 @@ impl World {
     /// Performs one effect for `actor`. `None` when the actor gets no reply now: a fault
     /// crashed its session or froze it, or the statement waits for the write lock.
     pub fn perform(&mut self, exec: &mut Exec, actor: ActorId, effect: Effect) -> Result<Option<Reply>> {
+        if let Some(reply) = self.held.remove(&actor) {
+            return Ok(Some(Reply::Sql(reply)));
+        }
         match effect {
             Effect::Sql { stmt, params } => Ok(self.perform_sql(exec, actor, stmt, params)?.map(Reply::Sql)),
             Effect::AppendFile { path, text } => Ok(Some(self.write_file(exec, actor, path, text, FileOp::Append))),
@@ -160,19 +170,13 @@ impl World {
         self.faults.jitter_ms(&name, now_ms)
     }
 
-    fn perform_sql(
-        &mut self,
-        exec: &mut Exec,
-        actor: ActorId,
-        stmt: Stmt,
-        params: Params,
-    ) -> Result<Option<std::result::Result<SqlOutcome, SqlFailure>>> {
+    fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<SqlReply>> {
         let info = exec.data(actor).expect("present");
         let (name, session_id, own_task) = (info.name, info.session_id.clone(), info.task_id.clone());
         let now_ms = self.now_ms(exec);
         let action = self.faults.before_statement(&name, stmt, now_ms);
         match action {
-            Action::None | Action::CrashAfter => {}
+            Action::None | Action::CrashAfter | Action::HangAfter { .. } => {}
             Action::CrashBefore => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed before `{stmt}`"));
                 return Ok(None);
@@ -209,11 +213,21 @@ impl World {
             }
         };
         self.emit_sql(now_ms, name, &session_id, stmt, task_id, result.0, result.1, &params);
-        if action == Action::CrashAfter {
-            self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
-            return Ok(None);
+        match action {
+            Action::CrashAfter => {
+                self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
+                Ok(None)
+            }
+            Action::HangAfter { ms } => {
+                let victims = exec.actors_where(|a| a.session_id == session_id);
+                self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), &session_id);
+                let until = exec.hung_until_unix_ms(actor).expect("just hung");
+                self.held.insert(actor, reply);
+                exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
+                Ok(None)
+            }
+            _ => Ok(Some(reply)),
         }
-        Ok(Some(reply))
     }
 
     /// Lock contention in virtual time: a write waits for the lock up to the busy timeout
@@ -607,6 +621,24 @@ mod tests {
         let kinds: Vec<String> =
             b.drain().iter().map(|e| format!("{:?}", e.kind).split([' ', '(', '{']).next().unwrap().to_string()).collect();
         assert_eq!(kinds, ["FaultCrash", "Ended", "Ended", "Truth"]);
+    }
+
+    #[test]
+    fn a_hang_after_a_statement_runs_it_then_freezes_the_session_and_holds_its_result() {
+        let mut b = Bench::new("[[hang]]\ntask = 1\nat = \"after:heartbeat\"\nduration_ms = 7000\n");
+        let session = b.actor(musician(), "s1");
+        let watcher = b.actor(musician().watcher(crate::vocab::WatcherKind::Background, 1), "s1");
+        let params = vec![(":task_id", text("task-01")), (":session_id", text("s1"))];
+        assert!(b.sql(watcher, Stmt::Heartbeat, params.clone()).is_none(), "the result waits for the hang's end");
+        let until = EPOCH_MS + 7000;
+        assert_eq!((b.exec.hung_until_unix_ms(session), b.exec.hung_until_unix_ms(watcher)), (Some(until), Some(until)));
+        let kinds: Vec<String> =
+            b.drain().iter().map(|e| format!("{:?}", e.kind).split([' ', '(', '{']).next().unwrap().to_string()).collect();
+        assert_eq!(kinds, ["Sql", "FaultHang", "Truth"], "the statement ran before the hang");
+        assert!(matches!(b.exec.take_request(watcher), Some(Request::Effect(Effect::Sql { stmt: Stmt::Heartbeat, .. }))));
+        // Woken at the hang's end with its request: the held result, the statement not run again.
+        assert!(matches!(b.sql(watcher, Stmt::Heartbeat, params), Some(Ok(_))));
+        assert!(b.drain().is_empty(), "no second run of the statement");
     }
 
     #[test]

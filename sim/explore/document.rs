@@ -11,32 +11,43 @@ use super::points::{Fault, Job, Target};
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 
-/// The scenario's document, with its scripted `[[faults.crash]]` and `[[faults.hang]]` set
-/// aside unless `keep`: explore places one fault of its own at every point, and a scripted
-/// one would stop the session (or freeze it) before the points after it. Returns the document
-/// and how many it set aside.
+/// The scenario's document, with its scripted `[[faults.crash]]`, `[[faults.hang]]` and
+/// `[[faults.conductor_crash]]` set aside unless `keep`: explore places one fault of its own
+/// at every point, and a scripted one would stop the session (or freeze it) before the points
+/// after it. Returns the document and how many it set aside.
 pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
     let mut doc: Table = text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
     if keep {
         return Ok((doc, 0));
     }
     let Some(Value::Table(faults)) = doc.get_mut("faults") else { return Ok((doc, 0)) };
-    let set_aside = ["crash", "hang"].iter().filter_map(|key| faults.remove(*key)).filter_map(|v| v.as_array().map(Vec::len)).sum();
+    let set_aside = SET_ASIDE.iter().filter_map(|key| faults.remove(*key)).filter_map(|v| v.as_array().map(Vec::len)).sum();
     Ok((doc, set_aside))
 }
 
-/// The base document with `job`'s fault at its point (`hang_ms`: the length of a hang).
+/// The scripted faults of `[faults]` explore sets aside (unless `--keep-faults`).
+const SET_ASIDE: [&str; 3] = ["crash", "hang", "conductor_crash"];
+
+/// The base document with `job`'s fault at its point (`hang_ms`: the length of a hang): a
+/// `[[faults.crash]]` or `[[faults.hang]]` of a task's session, a `[[faults.conductor_crash]]`
+/// of a conductor session (which has the run's launcher start the conductor, C34).
 pub fn with_fault(base: &Table, job: &Job, hang_ms: i64) -> Table {
     let mut doc = base.clone();
-    let Target::Session { task, session } = job.point.target;
     let mut fault = Table::new();
-    fault.insert("task".into(), Value::Integer(task as i64));
+    let session = match job.point.target {
+        Target::Session { task, session } => {
+            fault.insert("task".into(), Value::Integer(task as i64));
+            session
+        }
+        Target::Conductor { session } => session,
+    };
     fault.insert("session".into(), Value::Integer(i64::from(session)));
     fault.insert("at".into(), Value::String(format!("{}:{}", job.fault.when().as_str(), job.point.statement)));
     fault.insert("nth".into(), Value::Integer(job.point.nth as i64));
-    let key = match job.fault {
-        Fault::Crash(_) => "crash",
-        Fault::Hang(_) => {
+    let key = match (job.fault, job.point.target) {
+        (Fault::Crash(_), Target::Conductor { .. }) => "conductor_crash",
+        (Fault::Crash(_), Target::Session { .. }) => "crash",
+        (Fault::Hang(..), _) => {
             fault.insert("duration_ms".into(), Value::Integer(hang_ms));
             "hang"
         }

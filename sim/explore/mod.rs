@@ -1,16 +1,21 @@
 //! `rehearsal explore crashes`: instead of random seeds, every protocol point of one run. The
 //! scenario runs once with its seed (the base run), and its fault plan records every point
-//! it reaches: each statement each musician session ran, counted as scripted faults count
-//! them (`points.rs`). Then, for each point, the same scenario runs with a crash of that
-//! session before the statement and one after it (and, with `--hangs`, a hang of each length
-//! class before it, `hang_class.rs`), as a scripted fault (`[[faults.crash]]`,
-//! `[[faults.hang]]` with `at` and `nth`) added to the scenario's document (`document.rs`).
-//! The scenario's own scripted crashes and hangs are set aside unless `--keep-faults`.
+//! it reaches: each statement each musician session and each conductor session (with its
+//! reviews) ran, counted as scripted faults count them (`points.rs`). Then, for each point,
+//! the same scenario runs with a crash of that session before the statement and one after it
+//! (and, with `--hangs`, at a musician session's point, a hang of each length class before it
+//! and after it, `hang_class.rs`), as a scripted fault (`[[faults.crash]]`, `[[faults.hang]]`,
+//! `[[faults.conductor_crash]]` with `at` and `nth`) added to the scenario's document
+//! (`document.rs`). A conductor crash brings the launcher that relaunches the conductor
+//! (docs/protocol.md C34). The scenario's own scripted crashes, hangs and conductor crashes
+//! are set aside unless `--keep-faults`.
 //!
 //! Up to its point, a run with one added fault is the base run event for event: the plan
 //! decides nothing differently before the fault fires. So a fault that never fires (a
 //! statement that waited for the write lock, say, is asked twice and its first `after:` is
-//! never answered) leaves the base run byte for byte: its outcome is `unreached`.
+//! never answered) leaves the base run byte for byte: its outcome is `unreached`. A conductor
+//! crash is told apart from a second reference run instead, the base run with the launcher
+//! (the launcher is an actor of its own, so its trace is not the base run's).
 //! Runs are grouped (`outcome.rs`): passing, and each distinct failure — the same first
 //! violated rule and the same task-row states in `comms.db` at the end — with a replay file
 //! and the run folder of its first point; explore.csv has a row per run (`report.rs`).
@@ -90,7 +95,11 @@ pub struct Exploration {
     pub base_headline: String,
     pub base_hash: String,
     pub base_statements: u64,
+    /// The trace of the base run with the launcher, when conductor points are explored.
+    pub launcher_hash: Option<String>,
     pub points: usize,
+    /// Of `points`, the conductor's.
+    pub conductor_points: usize,
     /// Points the base run reached (of every session).
     pub points_in_run: usize,
     /// What each point got: `crash before and after each point`, …
@@ -121,24 +130,53 @@ impl Exploration {
     }
 }
 
-pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
-    assert!(options.jobs >= 1);
+/// The scenario's document with its scripted faults set aside (and how many), parsed; bad
+/// input, with file:line:col, before anything runs or is written.
+fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenario)> {
     let path = &options.scenario;
-    Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
+    Scenario::load(path)?;
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
     let base_scenario = document::scenario(&base_doc, path)?;
+    Ok((base_doc, set_aside, base_scenario))
+}
+
+/// `--list-points`: the base run's points `--sessions` and `--points` choose, as CSV
+/// (`point,session,statement,nth,prefix_statements`), without exploring them or writing
+/// anything: what to give `--points`, and what a test derives its expectations from.
+pub fn list_points(options: &ExploreOptions) -> Result<String> {
+    let (_, _, base_scenario) = base_document(options)?;
+    let scratch = tempfile::Builder::new().prefix("explore-").tempdir_in(SHARED_MEMORY).or_else(|_| tempfile::tempdir())?;
+    let (_, seen) = run_base(&base_scenario, options, scratch.path())?;
+    let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
+    let mut out = String::from("point,session,statement,nth,prefix_statements\n");
+    for (number, p) in points {
+        out.push_str(&format!("{number},{},{},{},{}\n", p.target.name(), p.statement, p.nth, p.statements_before));
+    }
+    Ok(out)
+}
+
+pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
+    assert!(options.jobs >= 1);
+    let path = &options.scenario;
+    let (base_doc, set_aside, base_scenario) = base_document(options)?;
     let scratch = prepare_folders(options)?;
     let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.hangs { HangClass::ALL.to_vec() } else { Vec::new() };
     let jobs: Vec<(usize, Job)> = points::jobs(&points, &classes).into_iter().enumerate().collect();
+    let conductor_points = points.iter().filter(|(_, p)| p.target.is_conductor()).count();
+    let launcher_hash = match conductor_points {
+        0 => None,
+        _ => Some(run_with_launcher(&base_scenario, options, scratch.path())?.trace_hash),
+    };
     let explorer = Explorer {
         options,
         base_doc,
         seed: base.seed,
         base_hash: base.trace_hash.clone(),
+        launcher_hash: launcher_hash.clone(),
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
         scratch: scratch.path(),
     };
@@ -151,7 +189,9 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         base_headline: base.verdict.headline(),
         base_hash: base.trace_hash.clone(),
         base_statements: base.statements,
+        launcher_hash,
         points: points.len(),
+        conductor_points,
         points_in_run: all_points.len(),
         faults_placed: faults_placed(&classes),
         planned: jobs.len(),
@@ -210,7 +250,7 @@ fn faults_placed(classes: &[HangClass]) -> String {
     let mut what = "crash before and after each point".to_string();
     if !classes.is_empty() {
         let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
-        what.push_str(&format!(", hangs ({}) before it", names.join(", ")));
+        what.push_str(&format!(", hangs ({}) before and after a musician session's", names.join(", ")));
     }
     what
 }
@@ -239,6 +279,16 @@ fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Re
     let log = plan.faults.record_points();
     let (summary, _) = crate::run::execute(plan, false)?;
     Ok((summary, log.take()))
+}
+
+/// The base run as a launcher starts the conductor: what a conductor crash that never fires
+/// leaves (the launcher is an actor of its own, with its own rows in the trace).
+fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<RunSummary> {
+    let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("launcher")))?;
+    plan.launcher = true;
+    let (summary, _) = crate::run::execute(plan, false)?;
+    let _ = std::fs::remove_dir_all(scratch.join("launcher"));
+    Ok(summary)
 }
 
 /// explore.csv, coverage.csv, summary.md, and the marker while runs are missing.

@@ -1,29 +1,47 @@
 //! The protocol points of a run and the faults explore places at them. A point is what a
 //! scripted fault can name: the `nth` time a session ran a statement (`before:` / `after:`
-//! it). The base run's fault plan records them as it counts them (`FaultPlan::record_points`),
-//! so every point listed here is one a fault can hit, with the same numbering.
+//! it) — a task's session (`[[faults.crash]]`, `[[faults.hang]]`) or a conductor session
+//! with its reviews (`[[faults.conductor_crash]]`). The base run's fault plan records them as
+//! it counts them (`FaultPlan::record_points`), so every point listed here is one a fault can
+//! hit, with the same numbering.
+//!
+//! The conductor gets crashes only: its one hang, `[[faults.conductor_down]]`, is a window of
+//! simulated time, and a window starting at the instant of a point is not the same fault as
+//! a hang at the point (other actors' events of that instant may come first or after), so it
+//! is not placed rather than placed unfaithfully.
 
 use std::collections::BTreeSet;
 
 use super::hang_class::HangClass;
 use crate::error::{Error, Result};
-use crate::faults::PointSeen;
+use crate::faults::{PointOwner, PointSeen};
 use crate::vocab::{ActorName, SessionPlace, Stmt};
 
-/// Whose point. Only a task's musician session for now: a crash of the conductor is not yet
-/// a scripted fault (it is being added on another branch); its points will be a
-/// `Target::Conductor` here, listed from the conductor's statements, which the plan counts
-/// already (`PointSeen::statements_before`) but does not record as points.
+/// Whose point: a task's session (its musician and watchers), or a conductor session (1 the
+/// run's first, 2 the one a launcher starts after its crash, …) with its reviews.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Target {
     Session { task: u64, session: u32 },
+    Conductor { session: u32 },
 }
 
 impl Target {
-    /// `task-01.S1`: the session's actor name.
+    /// `task-01.S1`, `conductor`, `conductor.S2`: the session's actor name.
     pub fn name(&self) -> String {
         match *self {
             Target::Session { task, session } => ActorName::Session(SessionPlace { task, session, twin: false }).to_string(),
+            Target::Conductor { session } => ActorName::Conductor(session).to_string(),
+        }
+    }
+
+    pub fn is_conductor(&self) -> bool {
+        matches!(self, Target::Conductor { .. })
+    }
+
+    fn of(owner: PointOwner) -> Target {
+        match owner {
+            PointOwner::Session(p) => Target::Session { task: p.task, session: p.session },
+            PointOwner::Conductor(session) => Target::Conductor { session },
         }
     }
 }
@@ -58,15 +76,14 @@ pub struct Point {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     Crash(When),
-    /// A hang fires only before a statement (scenarios/README.md, `[[faults.hang]]`).
-    Hang(HangClass),
+    /// A task's session only (see the module's note on the conductor).
+    Hang(When, HangClass),
 }
 
 impl Fault {
     pub fn when(self) -> When {
         match self {
-            Fault::Crash(when) => when,
-            Fault::Hang(_) => When::Before,
+            Fault::Crash(when) | Fault::Hang(when, _) => when,
         }
     }
 
@@ -74,7 +91,7 @@ impl Fault {
     pub fn name(self) -> String {
         match self {
             Fault::Crash(_) => "crash".to_string(),
-            Fault::Hang(class) => format!("hang-{}", class.name()),
+            Fault::Hang(_, class) => format!("hang-{}", class.name()),
         }
     }
 }
@@ -88,17 +105,19 @@ pub struct Job {
     pub fault: Fault,
 }
 
-/// `task-01.S1` as a `--sessions` entry; the conductor is refused with the reason.
+/// `task-01.S1`, `conductor` or `conductor.S2` as a `--sessions` entry.
 pub fn parse_session(text: &str) -> Result<Target> {
     match ActorName::parse(text.trim()) {
         Some(ActorName::Session(SessionPlace { task, session, twin: false })) => Ok(Target::Session { task, session }),
-        Some(ActorName::Conductor(_) | ActorName::Review(..)) => Err(Error::input(
-            "the conductor's points are not explored yet (a scripted `[[faults.conductor_crash]]` can name one; explore does not place them)",
-        )),
+        Some(ActorName::Conductor(session)) => Ok(Target::Conductor { session }),
+        Some(ActorName::Review(session, _)) => Err(Error::input(format!(
+            "`{text}` is a review: its statements are its conductor session's points (name `{}`)",
+            ActorName::Conductor(session)
+        ))),
         Some(ActorName::Session(_)) => Err(Error::input(format!(
             "`{text}` is a double launch's twin: it shares its original's points (name the original, e.g. `task-01.S1`)"
         ))),
-        _ => Err(Error::input(format!("`{text}` is no session: expected a name like `task-01.S1`"))),
+        _ => Err(Error::input(format!("`{text}` is no session: expected a name like `task-01.S1`, `conductor` or `conductor.S2`"))),
     }
 }
 
@@ -109,7 +128,7 @@ pub fn points(seen: &[PointSeen]) -> Vec<Point> {
     let mut listed = BTreeSet::new();
     let mut out = Vec::new();
     for p in seen {
-        let target = Target::Session { task: p.place.task, session: p.place.session };
+        let target = Target::of(p.owner);
         if listed.insert((target, p.statement, p.nth)) {
             out.push(Point { target, statement: p.statement, nth: p.nth, statements_before: p.statements_before });
         }
@@ -140,11 +159,13 @@ pub fn select(points: &[Point], sessions: &[Target], numbers: &[u64]) -> Result<
 }
 
 /// Every run of the exploration, point by point: a crash before and after it, then (with
-/// `hangs`) a hang of each class before it.
+/// `hangs`, at a task's session's point) a hang of each class before it and after it.
 pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass]) -> Vec<Job> {
     let mut out = Vec::new();
     for (number, point) in points {
-        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hangs.iter().map(|c| Fault::Hang(*c)));
+        let hangs = if point.target.is_conductor() { &[][..] } else { hangs };
+        let hang_faults = hangs.iter().flat_map(|c| [Fault::Hang(When::Before, *c), Fault::Hang(When::After, *c)]);
+        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults);
         out.extend(faults.map(|fault| Job { number: *number, point: *point, fault }));
     }
     out
@@ -155,16 +176,22 @@ mod tests {
     use super::*;
 
     fn seen(task: u64, session: u32, twin: bool, statement: Stmt, nth: u64, statements_before: u64) -> PointSeen {
-        PointSeen { place: SessionPlace { task, session, twin }, statement, nth, statements_before }
+        PointSeen { owner: PointOwner::Session(SessionPlace { task, session, twin }), statement, nth, statements_before }
+    }
+
+    fn conductor(session: u32, statement: Stmt, nth: u64, statements_before: u64) -> PointSeen {
+        PointSeen { owner: PointOwner::Conductor(session), statement, nth, statements_before }
     }
 
     #[test]
     fn a_twins_points_are_its_originals_and_each_point_is_listed_once() {
         let log = [
             seen(1, 1, false, Stmt::ClaimTask, 1, 5),
-            seen(1, 1, true, Stmt::ClaimTask, 1, 6),
-            seen(1, 1, true, Stmt::InsertFallbackRow, 1, 7),
-            seen(2, 1, false, Stmt::ClaimTask, 1, 8),
+            conductor(1, Stmt::PollTasks, 1, 6),
+            seen(1, 1, true, Stmt::ClaimTask, 1, 7),
+            seen(1, 1, true, Stmt::InsertFallbackRow, 1, 8),
+            seen(2, 1, false, Stmt::ClaimTask, 1, 9),
+            conductor(1, Stmt::PollTasks, 1, 10),
         ];
         let all = points(&log);
         let listed: Vec<(String, Stmt, u64)> = all.iter().map(|p| (p.target.name(), p.statement, p.statements_before)).collect();
@@ -172,29 +199,55 @@ mod tests {
             listed,
             [
                 ("task-01.S1".to_string(), Stmt::ClaimTask, 5),
-                ("task-01.S1".to_string(), Stmt::InsertFallbackRow, 7),
-                ("task-02.S1".to_string(), Stmt::ClaimTask, 8)
+                ("conductor".to_string(), Stmt::PollTasks, 6),
+                ("task-01.S1".to_string(), Stmt::InsertFallbackRow, 8),
+                ("task-02.S1".to_string(), Stmt::ClaimTask, 9)
             ]
         );
         let task_02 = select(&all, &[Target::Session { task: 2, session: 1 }], &[]).unwrap();
-        assert_eq!(task_02.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [3], "numbered over every session");
+        assert_eq!(task_02.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [4], "numbered over every session");
+        let conductor = select(&all, &[Target::Conductor { session: 1 }], &[]).unwrap();
+        assert_eq!(conductor.iter().map(|(n, _)| *n).collect::<Vec<_>>(), [2], "the conductor's points are numbered with them");
         assert_eq!(select(&all, &[], &[2, 3]).unwrap().len(), 2);
         let e = select(&all, &[Target::Session { task: 3, session: 1 }], &[]).unwrap_err().to_string();
         assert!(
-            e.contains("--sessions task-03.S1: no such session ran in the base run (sessions that ran: task-01.S1, task-02.S1)"),
+            e.contains("--sessions task-03.S1: no such session ran in the base run (sessions that ran: task-01.S1, task-02.S1, conductor)"),
             "{e}"
         );
-        let e = select(&all, &[], &[3, 4]).unwrap_err().to_string();
-        assert!(e.contains("there is no point 4; the base run has points 1 to 3"), "{e}");
-        let jobs = jobs(&select(&all, &[], &[]).unwrap(), &[HangClass::Short]);
-        assert_eq!(jobs.len(), 9);
-        assert_eq!((jobs[3].number, jobs[3].fault.name(), jobs[3].fault.when()), (2, "crash".to_string(), When::Before));
+        let e = select(&all, &[Target::Conductor { session: 2 }], &[]).unwrap_err().to_string();
+        assert!(e.contains("--sessions conductor.S2: no such session ran"), "{e}");
+        let e = select(&all, &[], &[4, 5]).unwrap_err().to_string();
+        assert!(e.contains("there is no point 5; the base run has points 1 to 4"), "{e}");
     }
 
     #[test]
-    fn sessions_are_named_as_actors_and_the_conductor_is_refused_with_the_reason() {
+    fn a_sessions_point_gets_crashes_and_hangs_before_and_after_and_the_conductors_crashes_only() {
+        let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
+        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long]);
+        let placed: Vec<(usize, String, When)> = jobs.iter().map(|j| (j.number, j.fault.name(), j.fault.when())).collect();
+        let at = |n: usize, fault: &str, when: When| (n, fault.to_string(), when);
+        assert_eq!(
+            placed,
+            [
+                at(1, "crash", When::Before),
+                at(1, "crash", When::After),
+                at(1, "hang-short", When::Before),
+                at(1, "hang-short", When::After),
+                at(1, "hang-long", When::Before),
+                at(1, "hang-long", When::After),
+                at(2, "crash", When::Before),
+                at(2, "crash", When::After),
+            ]
+        );
+    }
+
+    #[test]
+    fn sessions_and_conductor_sessions_are_named_as_actors() {
         assert_eq!(parse_session("task-03.S2").unwrap(), Target::Session { task: 3, session: 2 });
-        assert!(parse_session("conductor").unwrap_err().to_string().contains("not explored yet"));
+        assert_eq!(parse_session("conductor").unwrap(), Target::Conductor { session: 1 });
+        assert_eq!(parse_session("conductor.S2").unwrap(), Target::Conductor { session: 2 });
+        assert_eq!(Target::Conductor { session: 2 }.name(), "conductor.S2");
+        assert!(parse_session("conductor.review-3").unwrap_err().to_string().contains("name `conductor`"), "a review");
         assert!(parse_session("task-01.S1b").unwrap_err().to_string().contains("twin"));
         assert!(parse_session("task-01").unwrap_err().to_string().contains("expected a name like `task-01.S1`"));
         assert!(parse_session("task-01.S1.bg-watcher-1").unwrap_err().to_string().contains("no session"));

@@ -44,7 +44,16 @@ impl Exploration {
         }
         let _ = writeln!(out, "base run     {} (trace {}, {} statements)", self.base_headline, self.base_hash, self.base_statements);
         let chosen = if self.points < self.points_in_run { format!(" chosen of {}", self.points_in_run) } else { String::new() };
-        let _ = writeln!(out, "points       {}{chosen} (musician sessions; the conductor's are not explored yet)", self.points);
+        let _ = writeln!(
+            out,
+            "points       {}{chosen} ({} of musician sessions, {} of the conductor)",
+            self.points,
+            self.points - self.conductor_points,
+            self.conductor_points
+        );
+        if let Some(hash) = &self.launcher_hash {
+            let _ = writeln!(out, "launcher     trace {hash}: the base run started by the launcher a conductor crash brings");
+        }
         let _ = writeln!(out, "runs         {} of {} ({})", self.rows.len(), self.planned, self.faults_placed);
         let _ = writeln!(out, "passed       {}", self.count("pass"));
         let _ = writeln!(out, "unreached    {} (the fault never fired: the run is the base run)", self.count("unreached"));
@@ -95,11 +104,13 @@ impl Exploration {
                 let _ = writeln!(md, "| {} | {} | {} | {} | {first} | {replay} |", f.id, f.first_violation, f.runs, f.end_states);
             }
         }
-        md.push_str(&format!("\n{PREFIX_NOTE}\n\n"));
+        md.push_str(&format!("\n{CONDUCTOR_NOTE}\n\n{PREFIX_NOTE}\n\n"));
         md.push_str(&crate::coverage::markdown(&self.coverage));
         md
     }
 }
+
+const CONDUCTOR_NOTE: &str = "**The conductor's points** (`conductor`, `conductor.S2`, …; a review's statements count with its conductor session) get a crash before and after each (`[[faults.conductor_crash]]`), which brings the launcher that starts the next conductor session (docs/protocol.md C34). They get no hang with `--hangs`: the conductor's one hang, `[[faults.conductor_down]]`, is a window of simulated time, and a window opened at the instant of a point is not a hang at the point (other actors' events of that instant may come before or after it).";
 
 const PREFIX_NOTE: &str = "**Prefix sharing** is not done: every run starts from the scenario's beginning. The `prefix` line counts the statements the runs ran before their fault's point — identical, statement for statement, to the base run's — which a run resumed from a snapshot of the base run at its point would have skipped (see `sim/explore/mod.rs` for why there is no such snapshot).";
 

@@ -24,6 +24,9 @@ pub(super) struct Explorer<'a> {
     pub base_doc: Table,
     pub seed: u64,
     pub base_hash: String,
+    /// The trace hash of the base run as a launcher starts the conductor (a conductor crash
+    /// brings one, C34): what a conductor crash that never fires leaves.
+    pub launcher_hash: Option<String>,
     pub hang_ms: Vec<(HangClass, i64)>,
     pub scratch: &'a Path,
 }
@@ -61,7 +64,7 @@ impl Explorer<'_> {
     /// The document of `job`'s run.
     fn document(&self, job: &Job) -> Table {
         let hang_ms = match job.fault {
-            points::Fault::Hang(class) => self.hang_ms.iter().find(|(c, _)| *c == class).map_or(0, |(_, ms)| *ms),
+            points::Fault::Hang(_, class) => self.hang_ms.iter().find(|(c, _)| *c == class).map_or(0, |(_, ms)| *ms),
             points::Fault::Crash(_) => 0,
         };
         document::with_fault(&self.base_doc, job, hang_ms)
@@ -80,8 +83,17 @@ impl Explorer<'_> {
         let result = self.run(job, &dir);
         let _ = std::fs::remove_dir_all(&dir);
         match result {
-            Ok(summary) => (PointRow::finished(job, &summary, &self.base_hash), summary.coverage),
+            Ok(summary) => (PointRow::finished(job, &summary, self.reference_hash(job)), summary.coverage),
             Err(e) => (PointRow { first_violation: format!("harness: {e}"), ..PointRow::of(job) }, Coverage::default()),
+        }
+    }
+
+    /// The trace of `job`'s run if its fault never fires: the base run's, or for a conductor
+    /// crash the base run's with the launcher.
+    fn reference_hash(&self, job: &Job) -> &str {
+        match (&self.launcher_hash, job.point.target.is_conductor()) {
+            (Some(hash), true) => hash,
+            _ => &self.base_hash,
         }
     }
 

@@ -25,7 +25,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     context_thresholds(&raw.context)?;
     review_odds(&raw.conductor)?;
     heartbeat_refresh(&raw.timing, &raw.conductor)?;
-    fault_points(&raw.faults)?;
+    watcher_deaths(&raw.faults)?;
     scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
     double_launches(&raw.faults, count)?;
     conductor_crashes(&raw.faults)?;
@@ -165,14 +165,16 @@ fn heartbeat_refresh(timing: &TimingSection, conductor: &ConductorSection) -> Ch
     Ok(())
 }
 
-/// The kinds of scripted fault that cannot happen at every kind of point.
-fn fault_points(faults: &FaultsSection) -> Checked {
-    if faults.hang.iter().any(|f| f.at.as_deref().is_some_and(|a| a.starts_with("after:"))) {
-        let message = "a hang takes `at_ms` or `before:STATEMENT` (a hang after a statement is a hang before the next)";
-        return Err(Problem::at("faults", "at", message.to_string()));
-    }
-    if faults.watcher_death.iter().any(|f| f.at.is_some()) {
-        return Err(Problem::at("faults", "at", "a watcher death takes `at_ms` only".to_string()));
+/// A watcher death happens at a time only: its watchers die between polls, not at one of
+/// the session's statements (the session runs on; the seeds' watchers are processes of their
+/// own). A crash and a hang take either kind of point.
+fn watcher_deaths(faults: &FaultsSection) -> Checked {
+    if let Some(index) = faults.watcher_death.iter().position(|f| f.at.is_some()) {
+        let message = format!(
+            "entry {} of [[faults.watcher_death]] has `at`: a watcher death takes `at_ms` only (a time, not a protocol point)",
+            index + 1
+        );
+        return Err(Problem::in_entry("faults.watcher_death", index, "at", message));
     }
     Ok(())
 }
@@ -368,9 +370,12 @@ mod tests {
 
     #[test]
     fn hangs_and_watcher_deaths_happen_at_the_points_they_can() {
-        assert_eq!(refusal("[[faults.hang]]\ntask = 1\nat = \"after:heartbeat\"\n").2, "at");
-        assert_eq!(refusal("[[faults.watcher_death]]\ntask = 1\nat = \"before:heartbeat\"\n").3, "a watcher death takes `at_ms` only");
-        accepted("[[faults.hang]]\ntask = 1\nat = \"before:heartbeat\"\n[[faults.watcher_death]]\ntask = 1\nat_ms = 5\n");
+        let (section, index, key, message) =
+            refusal("[[faults.watcher_death]]\ntask = 1\nat_ms = 5\n[[faults.watcher_death]]\ntask = 1\nat = \"before:heartbeat\"\n");
+        assert_eq!((section, index, key), ("faults.watcher_death", Some(1), "at"));
+        assert!(message.starts_with("entry 2 of [[faults.watcher_death]] has `at`: a watcher death takes `at_ms` only"), "{message}");
+        accepted("[[faults.hang]]\ntask = 1\nat = \"before:heartbeat\"\n[[faults.hang]]\ntask = 1\nat = \"after:heartbeat\"\n");
+        accepted("[[faults.watcher_death]]\ntask = 1\nat_ms = 5\n");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::vocab::Stmt;
 /// A scripted fault the search placed at a protocol point a previous run reached.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placed {
-    /// `None`: a crash; `Some(ms)`: a hang that long (hangs fire only before a statement).
+    /// `None`: a crash; `Some(ms)`: a hang that long (the search places hangs before a
+    /// statement only, as when its figures in README were measured; `after:` works too).
     pub hang_ms: Option<i64>,
     pub task: u64,
     pub session: u32,

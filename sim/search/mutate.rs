@@ -8,10 +8,11 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
 use super::input::{Input, Placed};
-use crate::faults::PointSeen;
+use crate::faults::{PointOwner, PointSeen};
 use crate::vocab::Stmt;
 
-/// A point a run reached that a scripted fault can name (twins are not nameable).
+/// A point of a task's session a run reached that a scripted fault can name (twins are not
+/// nameable; the search places no conductor crash).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Point {
     pub task: u64,
@@ -22,7 +23,12 @@ pub struct Point {
 
 impl Point {
     pub fn of(seen: &PointSeen) -> Option<Point> {
-        (!seen.place.twin).then_some(Point { task: seen.place.task, session: seen.place.session, statement: seen.statement, nth: seen.nth })
+        match seen.owner {
+            PointOwner::Session(place) if !place.twin => {
+                Some(Point { task: place.task, session: place.session, statement: seen.statement, nth: seen.nth })
+            }
+            _ => None,
+        }
     }
 }
 

@@ -143,6 +143,11 @@ fn every_class_of_bad_scenario_names_file_line_column_and_key() {
             &["FILE:5:1: key `faults.crash.at`", "is not before:STATEMENT or after:STATEMENT"],
         ),
         (
+            "watcher death at a protocol point",
+            "[tasks]\ncount = 2\n[[faults.watcher_death]]\ntask = 1\nat = \"before:heartbeat\"\n",
+            &["FILE:5:1: key `faults.watcher_death.at`", "a watcher death takes `at_ms` only"],
+        ),
+        (
             "unknown rule",
             "[tasks]\ncount = 2\n[expect]\nallowed = [\"no-such-rule\"]\n",
             &["key `expect.violations`", "`no-such-rule` is not a rule"],

@@ -291,3 +291,35 @@ fn a_slow_clean_exit_is_handed_over_alive_unless_its_watcher_runs_until_the_exit
     let claim = rows.iter().find(|r| r.actor == Some(actor("task-01.S2")) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
     assert_eq!(claim.rows, "1");
 }
+
+/// A hang `after:` a statement: the statement runs (its write committed), then the session
+/// freezes; its next statement comes no sooner than the hang's end. Without the hang the
+/// session's next statement follows within the hang's length.
+#[test]
+fn a_hang_after_a_statement_freezes_the_session_once_the_statement_has_run() {
+    let hang_ms = 120_000;
+    let text = |faults: &str| crate::support::two_step_scenario(1, 1, "", faults);
+    let after = format!("[[faults.hang]]\ntask = 1\nat = \"after:claim_task\"\nduration_ms = {hang_ms}\n");
+    let tmp = tempfile::tempdir().unwrap();
+    for dir in ["hung", "free"] {
+        std::fs::create_dir(tmp.path().join(dir)).unwrap();
+    }
+    let (hung, _) = crate::support::run_text("hang-after", &text(&after), &tmp.path().join("hung"), &[]);
+    let (free, _) = crate::support::run_text("free", &text(""), &tmp.path().join("free"), &[]);
+    // (t of the claim, its rows, t of the session's next statement) of a run.
+    let around_claim = |dir: &std::path::Path| {
+        let rows = crate::support::session_sql(dir, "task-01.S1");
+        let at = rows.iter().position(|r| r.stmt == Some(Stmt::ClaimTask)).expect("a claim");
+        (rows[at].t_ms, rows[at].rows.clone(), rows[at + 1].t_ms)
+    };
+    let (claimed_ms, claimed_rows, next_ms) = around_claim(&hung);
+    assert_eq!(claimed_rows, "1", "the claim ran and changed its row");
+    assert!(next_ms >= claimed_ms + hang_ms, "the next statement waits for the hang's end: {claimed_ms} → {next_ms}");
+    let hangs: Vec<_> = trace(&hung).into_iter().filter(|r| r.event == "fault_hang").collect();
+    assert_eq!(hangs.len(), 1);
+    assert_eq!(hangs[0].t_ms, claimed_ms, "the hang starts when the claim's result is in");
+    assert!(hangs[0].detail.contains("after `claim_task`"), "{}", hangs[0].detail);
+    let (free_claimed_ms, _, free_next_ms) = around_claim(&free);
+    assert_eq!(free_claimed_ms, claimed_ms, "the same run up to the claim");
+    assert!(free_next_ms < free_claimed_ms + hang_ms, "without the hang the session goes on at once");
+}

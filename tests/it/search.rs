@@ -3,11 +3,13 @@
 //! before anything runs. The runs are few (one batch and a few mutants): what the search
 //! finds in many is measured in the README, not asserted here.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+use std::process::Command;
 
 use rehearsal::search::SearchRow;
 
-use crate::support::{rehearsal, stderr, stdout, summary_field};
+use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout, summary_field};
 
 const RANDOM_FAULTS: &str = "scenarios/faults/random-faults.toml";
 
@@ -97,4 +99,39 @@ fn bad_input_exits_2_with_the_reason_before_anything_runs() {
         assert!(stderr(&o).contains(&message), "{args:?}: expected `{message}` in\n{}", stderr(&o));
         assert!(!out.join("search.csv").exists(), "{args:?}: nothing searched");
     }
+}
+
+/// Ctrl-C during the search: the runs under way finish, and what finished is kept — search.csv
+/// whole with those rows, the INCOMPLETE marker, summary.md saying so — with exit 130.
+#[test]
+fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("interrupted"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
+    let runs = 2000;
+    let runs_text = runs.to_string();
+    let (out_text, scratch_text) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    let args = ["search", RANDOM_FAULTS, "--runs", &runs_text, "--strict", "--jobs", "2", "--out", out_text, "--scratch", scratch_text];
+    let mut child = spawn_rehearsal(&args);
+    // The first batch's progress line: some runs have finished.
+    let mut stderr_lines = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("rehearsal: search ") {
+        seen.clear();
+        assert!(stderr_lines.read_line(&mut seen).unwrap() > 0, "the search ended before its first batch");
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let mut rest = String::new();
+    stderr_lines.read_to_string(&mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(130), "{stdout}\n{rest}");
+    let finished = rows(&out);
+    assert!(!finished.is_empty() && finished.len() < 2 * runs, "{} runs", finished.len());
+    assert!(stdout.contains("incomplete   interrupted; results kept"), "{stdout}");
+    let marker = std::fs::read_to_string(out.join("INCOMPLETE")).unwrap();
+    assert!(marker.contains(&format!("of {runs} + {runs} runs finished: interrupted (Ctrl-C)")), "{marker}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("**Incomplete**: interrupted"), "{summary}");
+    assert_eq!(scratch.read_dir().unwrap().count(), 0, "the runs under way finished and their scratch folder went");
 }

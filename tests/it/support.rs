@@ -1,7 +1,7 @@
 //! Helpers shared by the test modules: running the binary, scratch folders, reading outputs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use rehearsal::trace_reader::{self, TraceRecord};
 use rehearsal::vocab::{ActorName, SessionPlace, WatcherKind};
@@ -84,6 +84,19 @@ pub fn rehearsal(args: &[&str]) -> Output {
         .env_remove("REHEARSAL_SEED")
         .output()
         .expect("rehearsal runs")
+}
+
+/// Starts the `rehearsal` binary with `args` from the project root, its output piped: for a
+/// test that interrupts it (Ctrl-C) while it runs.
+pub fn spawn_rehearsal(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("REHEARSAL_SEED")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rehearsal starts")
 }
 
 pub fn stdout(o: &Output) -> String {
