@@ -106,6 +106,16 @@ impl Engine {
         assert!(finished.is_empty(), "nothing ends before the run");
     }
 
+    /// Takes the schedule's choices at the run's decision points (sim/schedule.rs).
+    pub fn set_schedule(&mut self, schedule: crate::schedule::Schedule) {
+        self.exec.set_schedule(schedule);
+    }
+
+    /// Why the schedule's choices did not fit the run (out of range, or never reached).
+    pub fn schedule_problem(&self) -> Option<String> {
+        self.exec.the_schedule().and_then(crate::schedule::Schedule::problem)
+    }
+
     pub fn events(&self) -> u64 {
         self.exec.events()
     }
@@ -136,10 +146,36 @@ impl Engine {
                     )))
                 }
                 Popped::Alarm(index) => self.world.apply_timed_fault(&mut self.exec, index),
-                Popped::Wake(actor) => self.step(actor)?,
+                Popped::Wake(actor) => {
+                    self.note_choice(actor);
+                    self.step(actor)?
+                }
             }
             self.dispatch()?;
         }
+    }
+
+    /// A non-default choice of the schedule, noted in the trace (`schedule_choice`, by the
+    /// engine) so a replayed counterexample says which effect ran before which. The default
+    /// order notes nothing: its trace is the one without a schedule.
+    fn note_choice(&mut self, actor: crate::executor::ActorId) {
+        let Some(taken) = self.exec.take_taken() else { return };
+        let name = |id| self.exec.data(id).map_or_else(|| format!("actor {id}"), |info| info.name.to_string());
+        let detail = format!(
+            "decision {}: option {} of {}: {} runs before {}",
+            taken.decision,
+            taken.option,
+            taken.options,
+            name(actor),
+            name(taken.head)
+        );
+        let what = std::borrow::Cow::Borrowed("schedule_choice");
+        self.runtime.events.push(Event {
+            t_ms: self.runtime.now_ms(),
+            who: Who::Engine,
+            session: String::new(),
+            kind: EventKind::Note { what, detail },
+        });
     }
 
     /// Performs the woken actor's request, polls it, and schedules its next request.

@@ -16,6 +16,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use crate::clock::SimClock;
+use crate::schedule::Schedule;
 
 pub type ActorId = u32;
 
@@ -195,6 +196,21 @@ pub struct Executor<A, E, R> {
     seq: u64,
     events: u64,
     events_max: u64,
+    /// Chooses among effects ready at the same time (sim/schedule.rs); `None`: queue order.
+    schedule: Option<Schedule>,
+    /// The non-default choice the last `pop` took, until the caller takes it.
+    taken: Option<Taken>,
+}
+
+/// A non-default choice at a decision point: which, and the head it ran before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Taken {
+    /// The decision point's index in the run (0-based, as `[schedule] choices` counts).
+    pub decision: usize,
+    pub option: u32,
+    pub options: u32,
+    /// The actor whose effect was due first and now waits.
+    pub head: ActorId,
 }
 
 impl<A, E: 'static, R: 'static> Executor<A, E, R> {
@@ -207,7 +223,23 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
             seq: 0,
             events: 0,
             events_max,
+            schedule: None,
+            taken: None,
         }
+    }
+
+    /// The non-default choice the last `pop` took, if it took one.
+    pub fn take_taken(&mut self) -> Option<Taken> {
+        self.taken.take()
+    }
+
+    /// Makes the executor meet decision points and take the schedule's choices at them.
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = Some(schedule);
+    }
+
+    pub fn the_schedule(&self) -> Option<&Schedule> {
+        self.schedule.as_ref()
     }
 
     pub fn spawner(&self) -> Rc<Spawner<A, E, R>> {
@@ -290,8 +322,52 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
                 self.queue.insert((until, self.seq), Scheduled::Actor(actor, token));
                 continue;
             }
+            if self.schedule.is_some() && self.awaits_effect(actor) {
+                return Popped::Wake(self.decide((at_unix_ms, seq), actor, token, deadline_unix_ms));
+            }
             return Popped::Wake(actor);
         }
+    }
+
+    fn awaits_effect(&self, actor: ActorId) -> bool {
+        self.actors.get(&actor).is_some_and(|rec| matches!(rec.slot.borrow().request, Some(Request::Effect(_))))
+    }
+
+    /// A decision point (sim/schedule.rs) when other actors' effects are due within the
+    /// window after the head's (and before the deadline): the schedule's choice is woken now, and the head, if it was
+    /// not chosen, goes back to its place in the queue.
+    fn decide(&mut self, head_key: (i64, u64), head: ActorId, head_token: u64, deadline_unix_ms: i64) -> ActorId {
+        let at_unix_ms = head_key.0;
+        let window_ms = self.schedule.as_ref().expect("a schedule").window_ms();
+        let others: Vec<((i64, u64), ActorId)> = self
+            .queue
+            .range(head_key..=(at_unix_ms.saturating_add(window_ms).min(deadline_unix_ms), u64::MAX))
+            .filter_map(|(key, scheduled)| match *scheduled {
+                Scheduled::Actor(actor, token) if actor != head && self.ready_effect(actor, token, at_unix_ms) => Some((*key, actor)),
+                _ => None,
+            })
+            .collect();
+        if others.is_empty() {
+            return head;
+        }
+        let options = u32::try_from(others.len() + 1).expect("fewer actors than u32::MAX");
+        let schedule = self.schedule.as_mut().expect("a schedule");
+        let chosen = schedule.choose(at_unix_ms, options);
+        if chosen == 0 {
+            return head;
+        }
+        self.taken = Some(Taken { decision: schedule.decisions_met() - 1, option: chosen, options, head });
+        let (key, actor) = others[chosen as usize - 1];
+        self.queue.remove(&key);
+        self.queue.insert(head_key, Scheduled::Actor(head, head_token));
+        actor
+    }
+
+    /// A live, current event of an actor that is not hung at `at_unix_ms` and awaits an effect.
+    fn ready_effect(&self, actor: ActorId, token: u64, at_unix_ms: i64) -> bool {
+        let Some(rec) = self.actors.get(&actor) else { return false };
+        let hung = rec.hung_until_unix_ms.is_some_and(|until| until > at_unix_ms);
+        rec.token == token && !hung && self.awaits_effect(actor)
     }
 
     /// The request the woken actor awaits (`None` before its first poll).
@@ -547,6 +623,67 @@ mod tests {
         // Each effect is performed 1 ms after it is asked for (the toy round trip).
         let effects: Vec<String> = log.borrow().iter().filter(|l| !l.contains(" end ")).cloned().collect();
         assert_eq!(effects, ["16 a", "16 b", "16 c"]);
+    }
+
+    /// Actors a, b, c whose effects fall due together at 16 and d whose effect falls due at
+    /// 40 (the toy round trip is 1 ms), run with `schedule`: their effects in the order
+    /// performed, and the decision points met.
+    fn scheduled_effects(schedule: Option<Schedule>) -> (Vec<String>, Vec<(i64, u32, u32)>) {
+        let (mut exec, log) = new_exec();
+        for (name, sleep_ms) in [("a", 5), ("b", 5), ("c", 5), ("d", 29)] {
+            spawn(&exec, None, name, 10, move |ctx| async move {
+                ctx.sleep(sleep_ms).await;
+                ctx.effect(name).await;
+            });
+        }
+        let decisions = schedule.map(|mut s| {
+            let log = s.record();
+            exec.set_schedule(s);
+            log
+        });
+        assert_eq!(run(&mut exec, 1_000, &log), Popped::Quiescent);
+        let effects = log.borrow().iter().filter(|l| !l.contains(" end ")).cloned().collect();
+        (effects, decisions.map(|d| d.borrow().iter().map(|d| (d.at_unix_ms, d.options, d.chosen)).collect()).unwrap_or_default())
+    }
+
+    #[test]
+    fn a_schedule_of_defaults_keeps_the_queue_order_and_a_choice_runs_a_later_effect_first() {
+        let (plain, _) = scheduled_effects(None);
+        assert_eq!(plain, ["16 a", "16 b", "16 c", "40 d"]);
+        // A window of 20 ms: d's event at 35 is a sleep, not an effect, so d is no option.
+        let (defaults, decisions) = scheduled_effects(Some(Schedule::new(20, vec![])));
+        assert_eq!(defaults, plain, "every choice 0 is the order without a schedule");
+        assert_eq!(decisions, [(16, 3, 0), (16, 2, 0)]);
+        let (c_first, decisions) = scheduled_effects(Some(Schedule::new(0, vec![2])));
+        assert_eq!(c_first, ["16 c", "16 a", "16 b", "40 d"]);
+        assert_eq!(decisions, [(16, 3, 2), (16, 2, 0)], "a is the head again, with b beside it");
+        let (reversed, _) = scheduled_effects(Some(Schedule::new(0, vec![2, 1])));
+        assert_eq!(reversed, ["16 c", "16 b", "16 a", "40 d"]);
+    }
+
+    #[test]
+    fn an_effect_due_later_within_the_window_can_run_at_the_heads_instant() {
+        let (mut exec, log) = new_exec();
+        spawn(&exec, None, "early", 0, |ctx| async move {
+            ctx.sleep(10).await;
+            ctx.effect("early").await;
+        });
+        let late = spawn(&exec, None, "late", 0, |ctx| async move { ctx.effect("late").await });
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        // late asks for its effect at 0 and it falls due at 15; early's falls due at 11.
+        assert_eq!(exec.pop(100), Popped::Wake(0));
+        assert_eq!(exec.poll(0, None, &mut finished), Next::Sleep(10));
+        exec.schedule(0, 10);
+        assert_eq!(exec.pop(100), Popped::Wake(late));
+        assert_eq!(exec.poll(late, None, &mut finished), Next::Effect);
+        exec.schedule(late, 15);
+        let mut schedule = Schedule::new(4, vec![1]);
+        let decisions = schedule.record();
+        exec.set_schedule(schedule);
+        run(&mut exec, 100, &log);
+        assert_eq!(log.borrow().iter().filter(|l| !l.contains(" end ")).cloned().collect::<Vec<_>>(), ["11 late", "11 early"]);
+        assert_eq!(decisions.borrow().len(), 1);
     }
 
     #[test]

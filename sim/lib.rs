@@ -37,6 +37,8 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod scenario_list;
+pub mod schedule;
+pub mod schedules;
 pub mod search;
 pub mod session;
 pub mod shell;

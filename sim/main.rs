@@ -127,6 +127,49 @@ enum ExploreCommand {
     /// musician session and of the conductor), run the scenario with a crash of that session
     /// there; group the outcomes into distinct failures, each with a replay file.
     Crashes(ExploreCrashesArgs),
+    /// Run the scenario with every order of the statements that may race (effects of
+    /// different actors due within the statement round trip's spread), up to a bound on the
+    /// non-default choices; group the outcomes, and write each failure's shortest schedule as
+    /// a replay file.
+    Schedules(ExploreSchedulesArgs),
+}
+
+#[derive(Args)]
+struct ExploreSchedulesArgs {
+    /// Scenario file (TOML), e.g. scenarios/schedules/double-launch.toml.
+    scenario: PathBuf,
+    /// The seed whose runs are re-ordered; defaults to the scenario's run.seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// At most this many non-default choices per schedule (preemption bound).
+    #[arg(long, default_value_t = 1)]
+    bound: usize,
+    /// Only the first this many decision points of a run may take a non-default choice
+    /// (default: all).
+    #[arg(long, value_parser = parse_depth)]
+    depth: Option<usize>,
+    #[command(flatten)]
+    jobs: JobsArg,
+    #[command(flatten)]
+    variants: VariantArgs,
+    /// Output folder: schedules.csv, summary.md, failures/.
+    #[arg(long)]
+    out: PathBuf,
+    /// Replace the results already in the output folder (refused without it); what this
+    /// command wrote there before is cleared first.
+    #[arg(long)]
+    force: bool,
+    /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+}
+
+fn parse_depth(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("--depth must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("--depth takes a whole number of decision points: {e}")),
+    }
 }
 
 #[derive(Args)]
@@ -515,6 +558,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd_check(args),
         Command::Compare(args) => cmd_compare(args, quiet),
         Command::Explore(ExploreCommand::Crashes(args)) => cmd_explore_crashes(args, quiet),
+        Command::Explore(ExploreCommand::Schedules(args)) => cmd_explore_schedules(args, quiet),
         Command::Search(args) => cmd_search(args, quiet),
         Command::List(args) => cmd_list(args),
         Command::New(args) => cmd_new(args),
@@ -774,6 +818,36 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome,
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
     Ok(result)
+}
+
+/// `explore schedules`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
+fn cmd_explore_schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> {
+    let options = rehearsal::schedules::SchedulesOptions {
+        scenario: args.scenario,
+        seed: args.seed,
+        variants: args.variants.variants,
+        bound: args.bound,
+        depth: args.depth.unwrap_or(usize::MAX),
+        jobs: args.jobs.get(),
+        out: args.out,
+        scratch: args.scratch,
+        progress: !quiet,
+        force: args.force,
+    };
+    let started = std::time::Instant::now();
+    rehearsal::interrupt::install();
+    let enumeration = rehearsal::schedules::explore_schedules(&options)?;
+    if enumeration.interrupted {
+        let marker = options.out.join(rehearsal::schedules::INCOMPLETE_MARKER);
+        println!("incomplete   interrupted; the finished runs are kept, marked in {}", marker.display());
+    }
+    print!("{}", enumeration.render());
+    println!("schedules    {}", options.out.join("schedules.csv").display());
+    println!("summary      {}", options.out.join("summary.md").display());
+    // Wall time goes to stdout only; the files do not depend on it.
+    let seconds = started.elapsed().as_secs_f64();
+    println!("wall         {seconds:.1} s, {:.1} runs/s with {} jobs", enumeration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
+    Ok(if enumeration.interrupted { Outcome::Interrupted } else { Outcome::Runs(enumeration.outcome()) })
 }
 
 /// `search`: a violation the search found fails it (1), a run's harness error is 3, Ctrl-C 130.

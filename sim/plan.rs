@@ -11,6 +11,7 @@ use std::rc::Rc;
 use crate::error::Result;
 use crate::faults::FaultPlan;
 use crate::scenario::Scenario;
+use crate::schedule::Schedule;
 use crate::sql_catalog::Catalog;
 
 pub struct RunPlan {
@@ -28,6 +29,9 @@ pub struct RunPlan {
     /// scenarios with `[[faults.conductor_crash]]`. `rehearsal explore` also sets it for the
     /// run its conductor crashes are told apart from: the base run as the launcher starts it.
     pub launcher: bool,
+    /// The choices at decision points (`[schedule]`); `None`: the engine's own order, and no
+    /// decision point is looked for.
+    pub schedule: Option<Schedule>,
 }
 
 impl RunPlan {
@@ -41,8 +45,24 @@ impl RunPlan {
         let catalog = catalog_for(&resolved)?;
         let faults = FaultPlan::new(seed, &resolved.faults);
         let launcher = !resolved.faults.conductor_crash.is_empty();
-        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants: variants.to_vec(), launcher })
+        let schedule = schedule_of(&resolved);
+        let cli_variants = variants.to_vec();
+        Ok(RunPlan { scenario: Rc::new(resolved), seed, catalog, faults, out_dir, cli_variants, launcher, schedule })
     }
+
+    /// The plan's schedule, recording every decision point the run meets (a schedule of
+    /// defaults if the scenario has none: the same run).
+    pub fn record_decisions(&mut self) -> crate::schedule::DecisionLog {
+        let window_ms = Schedule::default_window_ms(&self.scenario.timing.statement_ms);
+        self.schedule.get_or_insert_with(|| Schedule::new(window_ms, Vec::new())).record()
+    }
+}
+
+/// The scenario's `[schedule]`, its window defaulting to the statement round trip's spread.
+fn schedule_of(scenario: &Scenario) -> Option<Schedule> {
+    let section = scenario.schedule.as_ref()?;
+    let window_ms = section.window_ms.unwrap_or_else(|| Schedule::default_window_ms(&scenario.timing.statement_ms));
+    Some(Schedule::new(window_ms, section.choices.clone()))
 }
 
 /// `reports/runs/<scenario>-<seed>/`, or `reports/runs/<scenario>+<variant>…-<seed>/` with the

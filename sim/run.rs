@@ -83,7 +83,7 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(
 
 /// Carries out a resolved plan: the database, the engine with its observers, the verdict.
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher } = plan;
+    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let sql = catalog.identity();
     let checker = checker_for(&scenario);
@@ -112,6 +112,9 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     }
     let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
     let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults);
+    if let Some(schedule) = schedule {
+        engine.set_schedule(schedule);
+    }
     let for_conductor = scenario.clone();
     if launcher {
         // docs/protocol.md C34: someone restarts a conductor that dies.
@@ -120,9 +123,13 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
         engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
     }
     let ending = engine.run();
+    let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
     let (mut db, Observers { mut trace, checker, coverage }) = engine.finish()?;
     let ending = ending?;
+    if let Some(problem) = schedule_problem {
+        return Err(Error::input(format!("{}: {problem}", scenario.path.display())));
+    }
     trace.write_run_end(&RunEnd { ending, makespan_ms })?;
     let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);

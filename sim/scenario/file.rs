@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::actors::{ConductorSection, ContextSection, SubagentsSection};
 use super::deserialize::{epoch, positive_i64, positive_u64, positive_u64_opt};
 use super::faults::FaultsSection;
+use super::schedule::ScheduleSection;
 use super::verification::VerificationSection;
 use crate::clock::parse_utc;
 use crate::dist::Dist;
@@ -39,6 +40,7 @@ pub(super) struct ScenarioFile {
     pub tasks: TasksSection,
     #[serde(default)]
     pub protocol: ProtocolSection,
+    pub schedule: Option<ScheduleSection>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -13,6 +13,7 @@ mod faults;
 mod file;
 mod locate;
 mod plan;
+mod schedule;
 mod validate;
 mod verification;
 
@@ -25,6 +26,7 @@ pub use self::actors::{
 pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
 pub use self::plan::TaskPlan;
+pub use self::schedule::ScheduleSection;
 pub use self::verification::{Finding, VerificationScript, VerificationSection};
 pub use crate::vocab::task_id;
 
@@ -48,6 +50,8 @@ pub struct Scenario {
     pub faults: FaultsSection,
     pub budgets: BudgetsSection,
     pub expect: ExpectSection,
+    /// `[schedule]`: the choices at the run's decision points, if the file names any.
+    pub schedule: Option<ScheduleSection>,
     pub settings: ProtocolSettings,
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
@@ -163,6 +167,7 @@ impl Scenario {
             faults: raw.faults,
             budgets: raw.budgets,
             expect: raw.expect,
+            schedule: raw.schedule,
             settings: ProtocolSettings::default(),
             tasks,
             protocol_sql,

@@ -33,6 +33,7 @@ mod replay_paths;
 mod replies_cite;
 mod reports;
 mod resumption;
+mod schedules;
 mod search;
 mod seed_scripts;
 mod support;

@@ -22,12 +22,13 @@ fn every_results_command_refuses_a_folder_holding_results_unless_forced() {
     let out = tmp.path().join("out");
     stale(&out);
     let o = out.to_str().unwrap();
-    let commands: [&[&str]; 5] = [
+    let commands: [&[&str]; 6] = [
         &["sweep", "scenarios/examples/bootstrap.toml", "--seeds", "1", "--out", o],
         &["compare", "scenarios/examples/bootstrap.toml", "--seeds", "1", "--out", o],
         &["bench", "scenarios/examples/bootstrap.toml", "--param", "tasks.count=1", "--seeds", "1", "--out", o],
         &["explore", "crashes", "scenarios/examples/bootstrap.toml", "--points", "1", "--out", o],
         &["search", "scenarios/examples/bootstrap.toml", "--runs", "1", "--out", o],
+        &["explore", "schedules", "scenarios/schedules/double-launch.toml", "--bound", "0", "--out", o],
     ];
     for args in commands {
         let r = rehearsal(args);

@@ -1,0 +1,179 @@
+//! What an enumeration writes and prints: schedules.csv (a row a run), the distinct failures
+//! (grouped as `explore crashes` groups them), summary.md with the runs per level, and the
+//! same counts on stdout. Nothing here depends on `--jobs` or on the wall clock.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::tree::spell;
+use super::Enumeration;
+use crate::atomic::write_atomically;
+use crate::error::Result;
+use crate::explore::{end_states, DistinctFailure};
+use crate::run::RunSummary;
+
+/// The marker of an enumeration whose schedules.csv holds fewer runs than its levels planned.
+pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+
+/// One row of schedules.csv.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleRow {
+    /// The run's number (1-based): level by level, earliest choice first.
+    pub run: usize,
+    /// `[schedule] choices`, space-separated, trailing defaults trimmed (empty: the default order).
+    pub choices: String,
+    /// Non-default choices: the run's level.
+    pub non_default: usize,
+    /// Decision points the run met.
+    pub decisions: usize,
+    /// `pass` | `fail` | `error` (a harness error or panic).
+    pub outcome: String,
+    /// The distinct failure it belongs to (`F1`, …), for `fail`.
+    pub failure: String,
+    pub first_violation: String,
+    /// Every task row's state at the end: `task-00=complete task-01=complete`.
+    pub end_states: String,
+    pub statements: u64,
+    pub trace_hash: String,
+}
+
+impl ScheduleRow {
+    pub fn error(run: usize, choices: &[u32], why: String) -> ScheduleRow {
+        ScheduleRow {
+            run,
+            choices: spell(choices),
+            non_default: crate::schedule::non_default(choices),
+            decisions: 0,
+            outcome: "error".to_string(),
+            failure: String::new(),
+            first_violation: why,
+            end_states: String::new(),
+            statements: 0,
+            trace_hash: String::new(),
+        }
+    }
+
+    pub fn finished(run: usize, choices: &[u32], decisions: usize, summary: &RunSummary) -> ScheduleRow {
+        ScheduleRow {
+            decisions,
+            outcome: if summary.verdict.passed() { "pass" } else { "fail" }.to_string(),
+            first_violation: summary.verdict.failure.clone(),
+            end_states: end_states(&summary.end_states),
+            statements: summary.statements,
+            trace_hash: summary.trace_hash.clone(),
+            ..ScheduleRow::error(run, choices, String::new())
+        }
+    }
+
+    pub fn parsed_choices(&self) -> Vec<u32> {
+        self.choices.split_whitespace().map(|c| c.parse().expect("choices written by spell")).collect()
+    }
+}
+
+/// Groups the failing rows (in row order, so the numbering does not depend on `--jobs`) by
+/// first violated rule and end states, and writes each row's failure id.
+pub fn group(rows: &mut [ScheduleRow]) -> Vec<DistinctFailure> {
+    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut failures: Vec<DistinctFailure> = Vec::new();
+    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.outcome == "fail") {
+        let key = (row.first_violation.clone(), row.end_states.clone());
+        let n = *index.entry(key).or_insert_with(|| {
+            let id = format!("F{}", failures.len() + 1);
+            let (first_violation, end_states) = (row.first_violation.clone(), row.end_states.clone());
+            failures.push(DistinctFailure { id, first_violation, end_states, first_row: at, runs: 0 });
+            failures.len() - 1
+        });
+        failures[n].runs += 1;
+        row.failure = failures[n].id.clone();
+    }
+    failures
+}
+
+/// schedules.csv with the runs so far, and the marker while a level is unfinished.
+pub fn checkpoint(out: &Path, rows: &[ScheduleRow], complete: bool) -> Result<()> {
+    if !complete {
+        write_atomically(&out.join(INCOMPLETE_MARKER), b"interrupted (Ctrl-C): a level's runs are missing\n")?;
+    }
+    crate::csv_rows::write_rows(&out.join("schedules.csv"), rows)
+}
+
+/// schedules.csv and summary.md; the marker stays when the enumeration was interrupted.
+pub fn write_outputs(out: &Path, enumeration: &Enumeration) -> Result<()> {
+    crate::csv_rows::write_rows(&out.join("schedules.csv"), &enumeration.rows)?;
+    write_atomically(&out.join("summary.md"), enumeration.summary_md().as_bytes())?;
+    let marker = out.join(INCOMPLETE_MARKER);
+    if !enumeration.interrupted && marker.exists() {
+        std::fs::remove_file(&marker)?;
+    }
+    Ok(())
+}
+
+impl Enumeration {
+    fn count(&self, outcome: &str) -> usize {
+        self.rows.iter().filter(|r| r.outcome == outcome).count()
+    }
+
+    /// The counts, as `rehearsal explore schedules` prints them (and summary.md repeats).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "scenario     {}", self.scenario);
+        let _ = writeln!(out, "seed         {}", self.seed);
+        if !self.variants.is_empty() {
+            let _ = writeln!(out, "variants     {}", self.variants.join(", "));
+        }
+        let _ = writeln!(out, "window       {} ms (effects of different actors due this close may run in either order)", self.window_ms);
+        let depth = if self.depth == usize::MAX { "every decision point".to_string() } else { format!("the first {}", self.depth) };
+        let _ = writeln!(out, "bound        {} non-default choice(s), at {depth}", self.bound);
+        let _ = writeln!(out, "default      {} decision point(s) in the default order", self.base_decisions);
+        for (level, runs) in self.per_level.iter().enumerate() {
+            let _ = writeln!(out, "level {level}      {runs} schedule(s)");
+        }
+        let _ = writeln!(out, "runs         {}{}", self.rows.len(), if self.interrupted { " (interrupted)" } else { "" });
+        let _ = writeln!(out, "passed       {}", self.count("pass"));
+        let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count("fail"), self.failures.len());
+        let _ = writeln!(out, "errors       {}", self.count("error"));
+        for f in &self.failures {
+            let row = &self.rows[f.first_row];
+            let _ = writeln!(
+                out,
+                "{:<4} {} — {} run(s); ends {}; shortest: choices [{}] (run {}); replay failures/{}.toml",
+                f.id,
+                f.first_violation,
+                f.runs,
+                f.end_states,
+                row.choices,
+                row.run,
+                f.file_stem()
+            );
+        }
+        for row in self.rows.iter().filter(|r| r.outcome == "error").take(5) {
+            let _ = writeln!(out, "error in run {} (choices [{}]): {}", row.run, row.choices, row.first_violation);
+        }
+        out
+    }
+
+    pub fn summary_md(&self) -> String {
+        let mut md = String::new();
+        if self.interrupted {
+            md.push_str("**Incomplete**: interrupted; the results below are the finished runs only.\n\n");
+        }
+        let _ = writeln!(md, "# Schedule enumeration of {} (seed {})\n", self.scenario, self.seed);
+        md.push_str("```\n");
+        md.push_str(&self.render());
+        md.push_str("```\n\n## Distinct failures\n\n");
+        if self.failures.is_empty() {
+            md.push_str("None: every schedule within the bound passed.\n");
+            return md;
+        }
+        md.push_str("| failure | first violated rule | runs | comms.db at the end | shortest schedule | replay file |\n| --- | --- | --- | --- | --- | --- |\n");
+        for f in &self.failures {
+            let (row, stem) = (&self.rows[f.first_row], f.file_stem());
+            let replay = format!("[failures/{stem}.toml](failures/{stem}.toml)");
+            let _ = writeln!(md, "| {} | {} | {} | {} | `[{}]` | {replay} |", f.id, f.first_violation, f.runs, f.end_states, row.choices);
+        }
+        md
+    }
+}
