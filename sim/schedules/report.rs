@@ -100,12 +100,15 @@ pub fn checkpoint(out: &Path, rows: &[ScheduleRow], complete: bool) -> Result<()
     crate::csv_rows::write_rows(&out.join("schedules.csv"), rows)
 }
 
-/// schedules.csv and summary.md; the marker stays when the enumeration was interrupted.
+/// schedules.csv and summary.md; the marker when the enumeration was interrupted — also when
+/// Ctrl-C came between two levels, so that no level was cut short but later ones never ran.
 pub fn write_outputs(out: &Path, enumeration: &Enumeration) -> Result<()> {
     crate::csv_rows::write_rows(&out.join("schedules.csv"), &enumeration.rows)?;
     write_atomically(&out.join("summary.md"), enumeration.summary_md().as_bytes())?;
     let marker = out.join(INCOMPLETE_MARKER);
-    if !enumeration.interrupted && marker.exists() {
+    if enumeration.interrupted {
+        write_atomically(&marker, b"interrupted (Ctrl-C): levels of the bound were not run\n")?;
+    } else if marker.exists() {
         std::fs::remove_file(&marker)?;
     }
     Ok(())
