@@ -180,3 +180,35 @@ impl Enumeration {
         md
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enumeration(interrupted: bool) -> Enumeration {
+        Enumeration {
+            scenario: "s.toml".into(),
+            seed: 1,
+            variants: Vec::new(),
+            bound: 2,
+            depth: usize::MAX,
+            window_ms: 2500,
+            base_decisions: 0,
+            per_level: vec![1],
+            rows: Vec::new(),
+            failures: Vec::new(),
+            interrupted,
+        }
+    }
+
+    #[test]
+    fn an_interruption_between_levels_is_marked_and_a_finished_enumeration_clears_the_mark() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Every level that ran finished (no checkpoint wrote the marker), but Ctrl-C stopped
+        // the next one from starting: still incomplete.
+        write_outputs(tmp.path(), &enumeration(true)).unwrap();
+        assert!(tmp.path().join(INCOMPLETE_MARKER).exists());
+        write_outputs(tmp.path(), &enumeration(false)).unwrap();
+        assert!(!tmp.path().join(INCOMPLETE_MARKER).exists());
+    }
+}
