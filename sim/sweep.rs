@@ -119,10 +119,6 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
     crate::csv_rows::read_rows(path)
 }
 
-fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
 /// JUnit XML: one test case per pair; a failure's text holds its replay command.
 pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
     let failures = rows.iter().filter(|r| r.verdict == "fail").count();
@@ -131,22 +127,22 @@ pub fn write_junit(path: &Path, rows: &[ResultRow]) -> Result<()> {
     let _ = writeln!(xml, "<testsuites name=\"rehearsal\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
     let _ = writeln!(xml, "  <testsuite name=\"rehearsal sweep\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\">", rows.len());
     for row in rows {
-        let name = xml_escape(&format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed));
+        let name = crate::report::esc(&format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed)).into_owned();
         let seconds = row.sim_time_ms as f64 / 1000.0;
         match row.verdict.as_str() {
             "pass" => {
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\"/>", xml_escape(&row.scenario));
+                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\"/>", crate::report::esc(&row.scenario));
             }
             kind => {
                 let tag = if kind == "fail" { "failure" } else { "error" };
-                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\">", xml_escape(&row.scenario));
+                let _ = writeln!(xml, "    <testcase classname=\"{}\" name=\"{name}\" time=\"0\">", crate::report::esc(&row.scenario));
                 let _ = writeln!(
                     xml,
                     "      <{tag} message=\"{}\">seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}</{tag}>",
-                    xml_escape(&row.first_violation),
+                    crate::report::esc(&row.first_violation),
                     row.seed,
-                    xml_escape(&row.first_violation),
-                    xml_escape(&row.replay)
+                    crate::report::esc(&row.first_violation),
+                    crate::report::esc(&row.replay)
                 );
                 let _ = writeln!(xml, "    </testcase>");
             }
