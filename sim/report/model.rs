@@ -160,11 +160,26 @@ impl Model {
             return;
         }
         let title = format!("t={} ms {} {} {}", r.t_ms, r.event, r.actor_text(), r.detail);
-        let struck = r.detail.split_whitespace().next().and_then(ActorName::parse).and_then(|a| a.place());
+        let struck = r
+            .detail
+            .split_whitespace()
+            .next()
+            .and_then(ActorName::parse)
+            .and_then(|a| a.place())
+            .or_else(|| self.session_by_id(&r.session));
         match r.hang_ms() {
             Some(ms) => self.hangs.push(Hang { place: struck, t_ms: r.t_ms, ms, title }),
             None => self.fault_lines.push(FaultLine { place: r.place().or(struck), t_ms: r.t_ms, busy: r.is_busy(), title }),
         }
+    }
+
+    /// The session whose rows carry `session_id` (a scripted fault's row names its session
+    /// so, its detail in words: `task 1 S1 hangs for 1500000 ms`).
+    fn session_by_id(&self, session_id: &str) -> Option<SessionPlace> {
+        if session_id.is_empty() {
+            return None;
+        }
+        self.sessions.iter().find(|(_, s)| s.session_id == session_id).map(|(place, _)| *place)
     }
 
     /// A row of a session's actor: its task's lane and its own, a mark, a state change.
@@ -293,6 +308,11 @@ mod tests {
         assert_eq!(model.sessions[&place(1, 1, false)].kinds[0].0, "poll");
         assert_eq!(model.hangs[0].place, Some(place(1, 1, false)), "a hang belongs to its session's lane");
         assert_eq!((model.start_ms, model.end_ms), (Some(0), 100));
+        let mut scripted = record(110, "engine", "fault_hang", "", None, "task 2 S1 hangs for 5 ms");
+        scripted.session = "ad660549-1".into();
+        let mut model = model;
+        model.add(&scripted);
+        assert_eq!(model.hangs[1].place, Some(place(2, 1, false)), "a scripted hang names its session by id");
     }
 
     #[test]
