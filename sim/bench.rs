@@ -391,7 +391,7 @@ fn violated_rules(runs: &[&RunStat]) -> Vec<(&'static str, usize)> {
         .map(|rule| (rule.as_str(), runs.iter().filter(|r| r.violated.contains(&rule.as_str())).count()))
         .filter(|(_, n)| *n > 0)
         .collect();
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
     counts
 }
 

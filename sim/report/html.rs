@@ -46,4 +46,26 @@ mod tests {
         esc_into(&mut out, "<é>");
         assert_eq!(out, "x=&lt;é&gt;");
     }
+
+    /// Issue 18 item 12: one escaper. Any other source file that writes the entity for `&`
+    /// as a replacement is a second escaper.
+    #[test]
+    fn no_other_file_escapes_markup_by_itself() {
+        fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).expect("sim/ is readable") {
+                let path = entry.expect("an entry").path();
+                if path.is_dir() {
+                    walk(&path, found);
+                } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("report/html.rs") {
+                    let text = std::fs::read_to_string(&path).expect("a source file");
+                    if text.contains(concat!("\"&", "amp;\"")) {
+                        found.push(path.display().to_string());
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sim"), &mut found);
+        assert!(found.is_empty(), "escape with report::esc, not by hand: {found:?}");
+    }
 }

@@ -84,16 +84,31 @@
       });
     });
     D.sparse.forEach(function (m) { if (m[0] >= ta && m[0] <= tb) out.appendChild(mark(m[2], px(m[0]), m[1], m[3])); });
+    // The first violation stays in sight: out of view, an arrow at the edge points at it.
+    if (D.v !== null && (D.v < ta + 20 / W * D.span || D.v > tb - 20 / W * D.span)) {
+      var left = D.v < ta + 20 / W * D.span, edge = left ? scroll.scrollLeft + 4 : scroll.scrollLeft + scroll.clientWidth - 4;
+      var arrow = el('text', { id: 'violation-pointer', x: edge, y: 12, 'text-anchor': left ? 'start' : 'end', fill: '#d0021b', 'font-weight': 'bold', 'class': 'mark' }, 'go to the first violation');
+      arrow.textContent = (left ? '◀ ' : '') + 'first violation at ' + label(D.v) + (left ? '' : ' ▶');
+      arrow.style.cursor = 'pointer';
+      arrow.addEventListener('click', toViolation);
+      out.appendChild(arrow);
+    }
     while (overlay.firstChild) overlay.removeChild(overlay.firstChild);
     overlay.appendChild(out);
     document.body.setAttribute('data-detail', detail ? 'marks' : 'bands');
     document.body.setAttribute('data-overflow-px', Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth));
   }
+  // Zooms about the first violation when it is in view, about the view's centre otherwise.
   function zoom(f) {
-    var centre = (scroll.scrollLeft + scroll.clientWidth / 2) / inner.clientWidth;
+    var W = inner.clientWidth, at = (scroll.scrollLeft + scroll.clientWidth / 2) / W;
+    if (D.v !== null) {
+      var v = (D.v - D.t0) / D.span;
+      if (v * W >= scroll.scrollLeft && v * W <= scroll.scrollLeft + scroll.clientWidth) at = v;
+    }
+    var offset = at * W - scroll.scrollLeft;
     z = Math.max(1, Math.min(ZOOM_MAX, z * f));
     inner.style.width = (100 * z) + '%';
-    scroll.scrollLeft = centre * inner.clientWidth - scroll.clientWidth / 2;
+    scroll.scrollLeft = at * inner.clientWidth - offset;
     render();
   }
   function toViolation() {

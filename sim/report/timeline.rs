@@ -235,7 +235,7 @@ fn sparse_entry(out: &mut String, mark: &Mark, y: f64) {
 fn data(model: &Model, lanes: &Lanes, scale: &Scale, violation_t_ms: Option<i64>) -> String {
     let mut out = String::with_capacity(1 << 20);
     let violation = violation_t_ms.map_or("null".to_string(), |t| t.to_string());
-    let _ = write!(out, "{{\"t0\":{},\"span\":{},\"h\":{},\"v\":{violation},\"lanes\":[\n", scale.start_ms, scale.span_ms, lanes.height);
+    let _ = writeln!(out, "{{\"t0\":{},\"span\":{},\"h\":{},\"v\":{violation},\"lanes\":[", scale.start_ms, scale.span_ms, lanes.height);
     let mut sparse = String::new();
     for (task, lane) in &lanes.tasks {
         for mark in &model.tasks[task].conductor_messages {
