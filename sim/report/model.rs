@@ -33,6 +33,41 @@ pub struct Dense {
 /// out (it is in trace.csv, row `#seq`).
 const KINDS_MAX: usize = 32;
 
+/// What a session's dense marks share: their class and trace row but for time and number.
+/// The detail is left out (`None`) once a session has `KINDS_MAX` kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kind {
+    pub class: &'static str,
+    pub actor: Option<ActorName>,
+    pub event: String,
+    pub statement: String,
+    pub rows: String,
+    pub detail: Option<String>,
+}
+
+impl Kind {
+    /// `actor event statement rows detail`: the hover text after `#seq t=… ms`.
+    pub fn text(&self) -> String {
+        let actor = self.actor.map_or_else(|| "engine".to_string(), |a| a.to_string());
+        let detail = self.detail.as_deref().unwrap_or("(detail: trace.csv)");
+        format!("{actor} {} {} {} {detail}", self.event, self.statement, self.rows)
+    }
+
+    /// This kind is `r`'s, compared field by field (nothing is formatted per row).
+    fn is_of(&self, class: &str, r: &TraceRecord, with_detail: bool) -> bool {
+        let detail_matches = match &self.detail {
+            Some(detail) => with_detail && *detail == r.detail,
+            None => !with_detail,
+        };
+        self.class == class
+            && self.actor == r.actor
+            && self.statement == r.statement
+            && self.rows == r.rows
+            && self.event == r.event
+            && detail_matches
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SessionModel {
     /// The session id its rows carry (the protocol's name for it, which explanations use).
@@ -41,16 +76,22 @@ pub struct SessionModel {
     pub last_ms: i64,
     pub marks: Vec<Mark>,
     pub dense: Vec<Dense>,
-    /// (class, hover text after the time) of the dense marks.
-    pub kinds: Vec<(&'static str, String)>,
+    pub kinds: Vec<Kind>,
 }
 
 impl SessionModel {
-    fn kind(&mut self, class: &'static str, text: String) -> u32 {
-        if let Some(i) = self.kinds.iter().position(|(c, t)| *c == class && *t == text) {
+    /// The index of `r`'s kind, added if new: with its detail while there are fewer than
+    /// `KINDS_MAX` kinds.
+    fn kind(&mut self, class: &'static str, r: &TraceRecord) -> u32 {
+        let found = self.kinds.iter().position(|k| k.is_of(class, r, true));
+        let found =
+            found.or_else(|| (self.kinds.len() >= KINDS_MAX).then(|| self.kinds.iter().position(|k| k.is_of(class, r, false))).flatten());
+        if let Some(i) = found {
             return i as u32;
         }
-        self.kinds.push((class, text));
+        let detail = (self.kinds.len() < KINDS_MAX).then(|| r.detail.clone());
+        let (event, statement, rows) = (r.event.clone(), r.statement.clone(), r.rows.clone());
+        self.kinds.push(Kind { class, actor: r.actor, event, statement, rows, detail });
         (self.kinds.len() - 1) as u32
     }
 }
@@ -193,17 +234,15 @@ impl Model {
             session.session_id = r.session.clone();
         }
         if let Some(class) = dense_class(r) {
-            let mut text = format!("{} {} {} {} {}", r.actor_text(), r.event, r.statement, r.rows, r.detail);
-            if session.kinds.len() >= KINDS_MAX && !session.kinds.iter().any(|(c, t)| *c == class && *t == text) {
-                text = format!("{} {} {} {} (detail: trace.csv)", r.actor_text(), r.event, r.statement, r.rows);
-            }
-            let kind = session.kind(class, text);
+            let kind = session.kind(class, r);
             session.dense.push(Dense { t_ms: r.t_ms, seq: r.seq, kind });
         } else if let Some(class) = sparse_class(r) {
             session.marks.push(Mark { t_ms: r.t_ms, class, title: row_title(r) });
         }
-        self.state_change(place.task_id(), r);
-        self.violating(place, r);
+        if r.is_sql() && r.state_after.is_some() {
+            self.state_change(place.task_id(), r);
+            self.violating(place, r);
+        }
     }
 
     /// A row of the conductor (or the engine): the lane of the task it names, its messages.
@@ -278,6 +317,19 @@ mod tests {
     use super::*;
     use crate::report::test_record as record;
 
+    #[test]
+    fn a_sessions_kinds_keep_their_detail_up_to_the_limit_then_leave_it_out() {
+        let mut session = SessionModel::default();
+        let poll =
+            |n: usize| record(n as i64, "task-01.S1.bg-watcher-1", "sql", "read_task_state", None, &format!("task_id=task-01 n={n}"));
+        for n in 0..KINDS_MAX + 5 {
+            session.kind("poll", &poll(n));
+        }
+        assert_eq!(session.kinds.len(), KINDS_MAX + 1, "one kind without its detail for every row past the limit");
+        assert_eq!(session.kind("poll", &poll(3)), 3, "a kind seen before is found again");
+        assert_eq!(session.kinds[KINDS_MAX].text(), "task-01.S1.bg-watcher-1 sql read_task_state 1 (detail: trace.csv)");
+    }
+
     fn place(task: u64, session: u32, twin: bool) -> SessionPlace {
         SessionPlace { task, session, twin }
     }
@@ -304,8 +356,8 @@ mod tests {
         assert_eq!((s1.session_id.as_str(), s1.first_ms, s1.last_ms), ("ad660549-1", 20, 50));
         assert_eq!(s1.marks.iter().map(|m| m.class).collect::<Vec<_>>(), ["crash"]);
         assert_eq!(s1.dense, [Dense { t_ms: 25, seq: 25, kind: 0 }]);
-        assert_eq!(s1.kinds[0], ("heartbeat", "task-02.S1 sql heartbeat 1 task_id=task-02".to_string()));
-        assert_eq!(model.sessions[&place(1, 1, false)].kinds[0].0, "poll");
+        assert_eq!((s1.kinds[0].class, s1.kinds[0].text().as_str()), ("heartbeat", "task-02.S1 sql heartbeat 1 task_id=task-02"));
+        assert_eq!(model.sessions[&place(1, 1, false)].kinds[0].class, "poll");
         assert_eq!(model.hangs[0].place, Some(place(1, 1, false)), "a hang belongs to its session's lane");
         assert_eq!((model.start_ms, model.end_ms), (Some(0), 100));
         let mut scripted = record(110, "engine", "fault_hang", "", None, "task 2 S1 hangs for 5 ms");

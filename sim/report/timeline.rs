@@ -245,9 +245,9 @@ fn data(model: &Model, lanes: &Lanes, scale: &Scale, violation_t_ms: Option<i64>
             let Some(s) = model.sessions.get(place) else { continue };
             s.marks.iter().for_each(|m| sparse_entry(&mut sparse, m, *y));
             let _ = write!(out, "{{\"y\":{y},\"k\":[");
-            for (i, (class, text)) in s.kinds.iter().enumerate() {
-                let _ = write!(out, "{}[\"{class}\",", if i > 0 { "," } else { "" });
-                json_str(&mut out, text);
+            for (i, kind) in s.kinds.iter().enumerate() {
+                let _ = write!(out, "{}[\"{}\",", if i > 0 { "," } else { "" }, kind.class);
+                json_str(&mut out, &kind.text());
                 out.push(']');
             }
             out.push_str("],\"d\":\"");
