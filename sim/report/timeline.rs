@@ -205,14 +205,15 @@ fn labels(model: &Model, lanes: &Lanes) -> String {
     svg
 }
 
-/// `text` as a JSON string, safe inside a `<script>` element (`</` never appears).
+/// `text` as a JSON string, safe inside a `<script>` element (no `<` appears in it).
 fn json_str(out: &mut String, text: &str) {
     out.push('"');
     for c in text.chars() {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '/' => out.push_str("\\/"),
+            // No `<` at all inside the script element: neither `</script` nor `<!--` can occur.
+            '<' => out.push_str("\\u003c"),
             '\n' => out.push_str("\\n"),
             c if (c as u32) < 0x20 => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
@@ -444,8 +445,8 @@ mod tests {
     #[test]
     fn json_strings_are_escaped_and_never_close_the_script() {
         let mut out = String::new();
-        json_str(&mut out, "a \"b\" \\ </script>\n\u{1}é");
-        assert_eq!(out, r#""a \"b\" \\ <\/script>\n\u0001é""#);
+        json_str(&mut out, "a \"b\" \\ </script>\n\u{1}é temp/x");
+        assert_eq!(out, r#""a \"b\" \\ \u003c/script>\n\u0001é temp/x""#);
     }
 
     #[test]
