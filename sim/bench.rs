@@ -13,21 +13,48 @@ use std::path::{Path, PathBuf};
 use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
+use crate::report::grid_charts::{self, Metric};
 use crate::run::{run_scenario, RunOptions, RunSummary};
 use crate::scenario::Scenario;
+use crate::vocab::RuleId;
 
-/// One `--param NAME=V1,V2,…`: a dotted scenario key and the TOML values it takes.
+/// One `--param`: one dotted scenario key and its values (`NAME=V1,V2,…`), or several keys
+/// swept together, a tuple of values per step (`A,B=A1,B1;A2,B2;…`: paired parameters move
+/// together rather than over every combination).
 #[derive(Clone, Debug)]
 pub struct Param {
-    pub name: String,
-    pub values: Vec<toml::Value>,
-    /// The values as written, for CSV columns and axis labels.
-    pub labels: Vec<String>,
+    /// The dotted keys: one, or the paired ones in the order given.
+    pub names: Vec<String>,
+    /// One tuple per step: a TOML value per name.
+    pub values: Vec<Vec<toml::Value>>,
+    /// The tuples as written (a label per name), for CSV columns and axis labels.
+    pub labels: Vec<Vec<String>>,
 }
 
-/// Splits `text` at commas outside braces, brackets and quotes, so inline tables such as
+impl Param {
+    /// The keys as given: `timing.background_poll_ms`, or `a,b` for paired keys.
+    pub fn name(&self) -> String {
+        self.names.join(",")
+    }
+
+    /// Step `i` as written: `15000`, or `300,360` for paired keys.
+    pub fn label(&self, i: usize) -> String {
+        self.labels[i].join(",")
+    }
+
+    /// How many steps the parameter takes.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+}
+
+/// Splits `text` at `sep` outside braces, brackets and quotes, so inline tables such as
 /// `{ kind = "uniform", min = 0, max = 9 }` stay whole.
-fn split_top_level(text: &str) -> Vec<String> {
+fn split_top_level(text: &str, sep: char) -> Vec<String> {
     let (mut parts, mut current, mut depth, mut quote) = (Vec::new(), String::new(), 0_i32, None::<char>);
     for c in text.chars() {
         match (quote, c) {
@@ -36,7 +63,7 @@ fn split_top_level(text: &str) -> Vec<String> {
             (None, '"' | '\'') => quote = Some(c),
             (None, '{' | '[') => depth += 1,
             (None, '}' | ']') => depth -= 1,
-            (None, ',') if depth == 0 => {
+            (None, c) if c == sep && depth == 0 => {
                 parts.push(std::mem::take(&mut current));
                 continue;
             }
@@ -48,27 +75,54 @@ fn split_top_level(text: &str) -> Vec<String> {
     parts.into_iter().map(|p| p.trim().to_string()).collect()
 }
 
+/// One value as TOML; a bare word is a string (`conductor.context_reply=approve,fix`).
+fn toml_value(item: &str) -> std::result::Result<toml::Value, String> {
+    if item.is_empty() {
+        return Err("an empty value".into());
+    }
+    match toml::from_str::<toml::Table>(&format!("v = {item}")) {
+        Ok(mut table) => Ok(table.remove("v").expect("the key just written")),
+        Err(_) if item.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => Ok(toml::Value::String(item.to_string())),
+        Err(e) => Err(format!("value `{item}` is not a TOML value: {}", e.message().trim())),
+    }
+}
+
+/// `NAME=V1,V2,…` or, for keys swept together, `A,B=A1,B1;A2,B2;…` (a tuple per step,
+/// separated by `;`, a value per key in each). Anything else is an input error (exit 2).
 pub fn parse_param(text: &str) -> Result<Param> {
     let bad = |why: String| Error::input(format!("--param `{text}`: {why}"));
-    let (name, list) = text.split_once('=').ok_or_else(|| bad("expected NAME=V1,V2,… e.g. timing.background_poll_ms=5000,15000".into()))?;
-    let name = name.trim().to_string();
+    let (names, list) = text.split_once('=').ok_or_else(|| {
+        bad("expected NAME=V1,V2,… e.g. timing.background_poll_ms=5000,15000, or A,B=A1,B1;A2,B2 for keys swept together".into())
+    })?;
+    let names: Vec<String> = names.split(',').map(|n| n.trim().to_string()).collect();
     let key_ok = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !name.split('.').all(key_ok) {
+    if let Some(name) = names.iter().find(|n| !n.split('.').all(key_ok)) {
         return Err(bad(format!("`{name}` is not a dotted scenario key such as timing.background_poll_ms")));
     }
-    let mut param = Param { name, values: Vec::new(), labels: Vec::new() };
-    for item in split_top_level(list) {
-        if item.is_empty() {
-            return Err(bad("an empty value".into()));
+    if names.iter().enumerate().any(|(i, n)| names[..i].contains(n)) {
+        return Err(bad("a key is named twice".into()));
+    }
+    let steps: Vec<Vec<String>> = if names.len() == 1 {
+        if split_top_level(list, ';').len() > 1 {
+            return Err(bad("`;` separates the tuples of keys swept together (A,B=A1,B1;A2,B2); one key takes V1,V2,…".into()));
         }
-        let value = match toml::from_str::<toml::Table>(&format!("v = {item}")) {
-            Ok(mut table) => table.remove("v").expect("the key just written"),
-            // A bare word is a string: `conductor.context_reply=approve,fix`.
-            Err(_) if item.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => toml::Value::String(item.clone()),
-            Err(e) => return Err(bad(format!("value `{item}` is not a TOML value: {}", e.message().trim()))),
-        };
-        param.values.push(value);
-        param.labels.push(item);
+        split_top_level(list, ',').into_iter().map(|v| vec![v]).collect()
+    } else {
+        split_top_level(list, ';').into_iter().map(|tuple| split_top_level(&tuple, ',')).collect()
+    };
+    let mut param = Param { names, values: Vec::new(), labels: Vec::new() };
+    for step in steps {
+        if step.len() != param.names.len() {
+            return Err(bad(format!(
+                "`{}` has {} values for {} keys ({}): give a value per key in each `;`-separated tuple",
+                step.join(","),
+                step.len(),
+                param.names.len(),
+                param.name()
+            )));
+        }
+        param.values.push(step.iter().map(|v| toml_value(v)).collect::<std::result::Result<_, _>>().map_err(bad)?);
+        param.labels.push(step);
     }
     if param.labels.iter().enumerate().any(|(i, l)| param.labels[..i].contains(l)) {
         return Err(bad("a value is listed twice".into()));
@@ -124,14 +178,18 @@ pub struct RunStat {
     pub crash_detect_ms: Vec<i64>,
     pub message_notice_ms: Vec<i64>,
     pub heartbeat_age_s: Vec<i64>,
+    /// The rules the run violated, allowed ones included (`[expect] allowed` makes a
+    /// violation no failure, but a benchmark still counts it).
+    pub violated: Vec<&'static str>,
 }
 
-/// The metrics of `bench.csv` that heatmaps can show: (column, what it means).
-pub const HEATMAP_METRICS: [(&str, &str); 4] = [
-    ("false_alarm_rate", "share of runs in which the conductor declared a live, healthy session stale"),
-    ("crash_detect_ms_p95", "95th percentile of crash-to-stale-declaration latency (ms)"),
-    ("message_notice_ms_p95", "95th percentile of message-sent-to-noticed latency (ms)"),
-    ("statements_per_sim_hour", "protocol statements per simulated hour"),
+/// The metrics of `bench.csv` the pictures show: (column, what it means, the unit it is shown
+/// in, the divisor from the column's unit to that one, the top of its scale if it has one).
+pub const PICTURE_METRICS: [(&str, &str, &str, f64, Option<f64>); 4] = [
+    ("false_alarm_rate", "share of runs in which the conductor declared a live, healthy session stale", "share of runs", 1.0, Some(1.0)),
+    ("crash_detect_ms_p95", "95th percentile of crash-to-stale-declaration latency", "s", 1000.0, None),
+    ("message_notice_ms_p95", "95th percentile of message-sent-to-noticed latency", "s", 1000.0, None),
+    ("statements_per_sim_hour", "protocol statements per simulated hour", "statements / simulated hour", 1.0, None),
 ];
 
 /// Sets `dotted` in `table`, creating tables on the way; a value that is not a table on the
@@ -157,13 +215,14 @@ fn set_dotted(table: &mut toml::Table, dotted: &str, value: toml::Value) -> std:
 fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
     let mut all = vec![Vec::new()];
     for param in params {
-        all = all.into_iter().flat_map(|prefix| (0..param.values.len()).map(move |i| [prefix.clone(), vec![i]].concat())).collect();
+        all = all.into_iter().flat_map(|prefix| (0..param.len()).map(move |i| [prefix.clone(), vec![i]].concat())).collect();
     }
     all
 }
 
-/// Writes every grid point's scenario under `out/points/` and loads it, so a bad key or value
-/// is reported, with the point's file, line and column, before any run starts.
+/// Builds every grid point's scenario and loads it, so a bad key or value is reported, with
+/// the point's file, line and column, before any run starts; only when every point loads
+/// are they written under `out/points/` (an invalid grid leaves no point files).
 pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     let base_text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", options.scenario.display())))?;
@@ -172,40 +231,52 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let points_dir = options.out.join("points");
-    std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
     let mut points = Vec::new();
     for (index, choice) in combinations(&options.params).into_iter().enumerate() {
-        let mut table = base.clone();
-        // The point lives in another folder: a protocol SQL file named relative to the
-        // scenario is named absolutely in the point.
-        if let Some(toml::Value::String(sql)) = table.get("protocol").and_then(|p| p.get("sql")).cloned() {
-            let from_scenario = options.scenario.parent().unwrap_or(Path::new(".")).join(&sql);
-            let absolute = std::fs::canonicalize(&from_scenario).unwrap_or(from_scenario);
-            set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
-        }
-        // `--sql FILE` takes the place of the scenario's own, named absolutely too.
-        if let Some(sql) = &options.sql {
-            let absolute = std::fs::canonicalize(sql).map_err(|e| Error::input(format!("--sql {}: {e}", sql.display())))?;
-            set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
-        }
-        let mut described = Vec::new();
-        for (param, &i) in options.params.iter().zip(&choice) {
-            set_dotted(&mut table, &param.name, param.values[i].clone())
-                .map_err(|why| Error::input(format!("--param {}: {why} in {}", param.name, options.scenario.display())))?;
-            described.push(format!("{} = {}", param.name, param.labels[i]));
-        }
-        let body = toml::to_string(&table).map_err(|e| Error::harness(format!("grid point {index}: {e}")))?;
-        let text = format!(
-            "# Grid point {index} of `rehearsal bench {}`: {}\n# Replay one of its runs with: rehearsal run <this file> --seed N\n{body}",
-            options.scenario.display(),
-            described.join(", ")
-        );
         let path = points_dir.join(format!("p{index:03}.toml"));
-        write_atomically(&path, text.as_bytes())?;
-        Scenario::parse(&text, &path).map_err(|e| Error::input(format!("grid point {index} ({}): {e}", described.join(", "))))?;
-        points.push(Point { index, choice, path });
+        let text = point_text(options, &base, index, &choice)?;
+        points.push((Point { index, choice, path }, text));
     }
-    Ok(points)
+    std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
+    for (point, text) in &points {
+        write_atomically(&point.path, text.as_bytes())?;
+    }
+    Ok(points.into_iter().map(|(point, _)| point).collect())
+}
+
+/// Grid point `index`: the scenario with each parameter's chosen step, as the text of its
+/// file, checked as a scenario at the path it will have.
+fn point_text(options: &BenchOptions, base: &toml::Table, index: usize, choice: &[usize]) -> Result<String> {
+    let mut table = base.clone();
+    // The point lives in another folder: a protocol SQL file named relative to the
+    // scenario is named absolutely in the point.
+    if let Some(toml::Value::String(sql)) = table.get("protocol").and_then(|p| p.get("sql")).cloned() {
+        let from_scenario = options.scenario.parent().unwrap_or(Path::new(".")).join(&sql);
+        let absolute = std::fs::canonicalize(&from_scenario).unwrap_or(from_scenario);
+        set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
+    }
+    // `--sql FILE` takes the place of the scenario's own, named absolutely too.
+    if let Some(sql) = &options.sql {
+        let absolute = std::fs::canonicalize(sql).map_err(|e| Error::input(format!("--sql {}: {e}", sql.display())))?;
+        set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
+    }
+    let mut described = Vec::new();
+    for (param, &i) in options.params.iter().zip(choice) {
+        for (name, value) in param.names.iter().zip(&param.values[i]) {
+            set_dotted(&mut table, name, value.clone())
+                .map_err(|why| Error::input(format!("--param {name}: {why} in {}", options.scenario.display())))?;
+        }
+        described.push(format!("{} = {}", param.name(), param.label(i)));
+    }
+    let body = toml::to_string(&table).map_err(|e| Error::harness(format!("grid point {index}: {e}")))?;
+    let text = format!(
+        "# Grid point {index} of `rehearsal bench {}`: {}\n# Replay one of its runs with: rehearsal run <this file> --seed N\n{body}",
+        options.scenario.display(),
+        described.join(", ")
+    );
+    let path = options.out.join("points").join(format!("p{index:03}.toml"));
+    Scenario::parse(&text, &path).map_err(|e| Error::input(format!("grid point {index} ({}): {e}", described.join(", "))))?;
+    Ok(text)
 }
 
 fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> RunStat {
@@ -247,10 +318,31 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
     stat.crash_detect_ms = s.measured.crash_detect_ms.clone();
     stat.message_notice_ms = s.measured.message_notice_ms.clone();
     stat.heartbeat_age_s = s.measured.heartbeat_age_s.clone();
+    stat.violated = s.verdict.rules();
 }
 
-/// The metric columns of one row, over any set of runs (a grid point, or a heatmap cell).
-pub fn aggregate(runs: &[&RunStat]) -> Vec<(&'static str, String)> {
+/// A grid point's verdict over its runs: `fail` when most runs failed (or ended in an
+/// error), `partial` when some did, `pass` when none did. A point whose runs mostly fail never
+/// reads as passing, whatever its other runs did.
+pub fn status(runs: &[&RunStat]) -> &'static str {
+    let failed = runs.iter().filter(|r| r.verdict != "pass").count();
+    if failed * 2 > runs.len() {
+        "fail"
+    } else if failed > 0 {
+        "partial"
+    } else {
+        "pass"
+    }
+}
+
+/// The column of bench.csv counting the runs that violated `rule`.
+fn rule_column(rule: RuleId) -> String {
+    format!("runs_violating_{}", rule.as_str())
+}
+
+/// The metric columns of one row, over any set of runs (a grid point, or a heatmap cell):
+/// the verdicts, the measurements, and for every rule of the oracle the runs violating it.
+pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let count = |v: &str| runs.iter().filter(|r| r.verdict == v).count();
     let ok: Vec<&&RunStat> = runs.iter().filter(|r| r.verdict != "error").collect();
     let pooled = |f: fn(&RunStat) -> &Vec<i64>| ok.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<i64>>();
@@ -270,11 +362,13 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(&'static str, String)> {
     let [notice_p50, notice_p95, notice_max] = q(&notice);
     let [_, _, age_max] = q(&ages);
     let [makespan_p50, _, makespan_max] = q(&makespans);
-    vec![
+    let mut row: Vec<(String, String)> = [
         ("runs", runs.len().to_string()),
+        ("status", status(runs).to_string()),
         ("pass", count("pass").to_string()),
         ("fail", count("fail").to_string()),
         ("error", count("error").to_string()),
+        ("runs_with_violations", ok.iter().filter(|r| !r.violated.is_empty()).count().to_string()),
         ("unfinished_runs", ok.iter().filter(|r| r.tasks_unfinished > 0).count().to_string()),
         ("false_stale_alarms", ok.iter().map(|r| r.false_stale_alarms).sum::<u64>().to_string()),
         ("false_alarm_rate", rate(with_alarm)),
@@ -293,6 +387,25 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(&'static str, String)> {
         ("makespan_ms_p50", makespan_p50),
         ("makespan_ms_max", makespan_max),
     ]
+    .into_iter()
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
+    for rule in RuleId::ALL {
+        let violating = ok.iter().filter(|r| r.violated.contains(&rule.as_str())).count();
+        row.push((rule_column(rule), violating.to_string()));
+    }
+    row
+}
+
+/// The rules violated in `runs`, with how many runs violated each, most first: `liveness 26`.
+fn violated_rules(runs: &[&RunStat]) -> Vec<(&'static str, usize)> {
+    let mut counts: Vec<(&'static str, usize)> = RuleId::ALL
+        .iter()
+        .map(|rule| (rule.as_str(), runs.iter().filter(|r| r.violated.contains(&rule.as_str())).count()))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    counts.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    counts
 }
 
 pub struct BenchOutcome {
@@ -308,26 +421,11 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     if options.params.is_empty() {
         return Err(Error::input("bench needs at least one --param NAME=V1,V2,… (or --overhead)"));
     }
-    for (i, p) in options.params.iter().enumerate() {
-        if options.params[..i].iter().any(|q| q.name == p.name) {
-            return Err(Error::input(format!("--param {} is given twice", p.name)));
-        }
+    let names: Vec<&String> = options.params.iter().flat_map(|p| &p.names).collect();
+    if let Some(twice) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)).map(|(_, n)| n) {
+        return Err(Error::input(format!("--param {twice} is given twice")));
     }
-    let heatmap = match &options.heatmap {
-        Some((x, y)) => {
-            for axis in [x, y] {
-                if !options.params.iter().any(|p| &p.name == axis) {
-                    return Err(Error::input(format!("--heatmap {axis}: not one of the --param names")));
-                }
-            }
-            if x == y {
-                return Err(Error::input("--heatmap needs two different parameters"));
-            }
-            Some((x.clone(), y.clone()))
-        }
-        None if options.params.len() >= 2 => Some((options.params[0].name.clone(), options.params[1].name.clone())),
-        None => None,
-    };
+    let pictures = pictures_over(options)?;
     let points = prepare_points(options)?;
     let scratch =
         tempfile::Builder::new().prefix("bench-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
@@ -357,27 +455,60 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let csv = options.out.join("bench.csv");
     write_atomically(&csv, bench_csv(options, &points, &runs)?.as_bytes())?;
     let mut heatmaps = Vec::new();
-    if let Some((x, y)) = heatmap {
-        for (metric, meaning) in HEATMAP_METRICS {
-            let path = options.out.join(format!("heatmap-{metric}.svg"));
-            write_atomically(&path, heatmap_svg(options, &points, &runs, (&x, &y), metric, meaning).as_bytes())?;
-            heatmaps.push(path);
-        }
+    for (metric, meaning, unit, divisor, fixed_max) in PICTURE_METRICS {
+        let metric = Metric { name: metric, meaning, unit, fixed_max };
+        let (file, svg) = match pictures {
+            Pictures::Heatmap(x, y) => {
+                (format!("heatmap-{}.svg", metric.name), heatmap_svg(options, &points, &runs, (x, y), &metric, divisor))
+            }
+            Pictures::Bars(x) => (format!("chart-{}.svg", metric.name), bars_svg(options, &points, &runs, x, &metric, divisor)),
+        };
+        let path = options.out.join(file);
+        write_atomically(&path, svg.as_bytes())?;
+        heatmaps.push(path);
     }
     Ok(BenchOutcome { points, runs, csv, heatmaps, planned })
+}
+
+/// What the grid is drawn as: a heatmap over two parameters (by index), or with one
+/// parameter a bar chart over it.
+#[derive(Clone, Copy, Debug)]
+enum Pictures {
+    Heatmap(usize, usize),
+    Bars(usize),
+}
+
+/// The pictures' parameters: `--heatmap X,Y` (each one of the --param keys; a key of paired
+/// parameters names the pair), else the first two parameters, else the only one.
+fn pictures_over(options: &BenchOptions) -> Result<Pictures> {
+    let position = |axis: &str| options.params.iter().position(|p| p.names.iter().any(|n| n == axis) || p.name() == axis);
+    match &options.heatmap {
+        Some((x, y)) => {
+            let (Some(xi), Some(yi)) = (position(x), position(y)) else {
+                let missing = if position(x).is_none() { x } else { y };
+                return Err(Error::input(format!("--heatmap {missing}: not one of the --param names")));
+            };
+            if xi == yi {
+                return Err(Error::input("--heatmap needs two different parameters (paired keys are one parameter)"));
+            }
+            Ok(Pictures::Heatmap(xi, yi))
+        }
+        None if options.params.len() >= 2 => Ok(Pictures::Heatmap(0, 1)),
+        None => Ok(Pictures::Bars(0)),
+    }
 }
 
 fn bench_csv(options: &BenchOptions, points: &[Point], runs: &[RunStat]) -> Result<String> {
     let mut writer = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = vec!["point".into()];
-    header.extend(options.params.iter().map(|p| p.name.clone()));
-    header.extend(aggregate(&[]).into_iter().map(|(name, _)| name.to_string()));
+    header.extend(options.params.iter().flat_map(|p| p.names.iter().cloned()));
+    header.extend(aggregate(&[]).into_iter().map(|(name, _)| name));
     header.push("first_failure".into());
     writer.write_record(&header).map_err(|e| Error::harness(format!("bench.csv: {e}")))?;
     for point in points {
         let mine: Vec<&RunStat> = runs.iter().filter(|r| r.point == point.index).collect();
         let mut record: Vec<String> = vec![format!("p{:03}", point.index)];
-        record.extend(options.params.iter().zip(&point.choice).map(|(p, &i)| p.labels[i].clone()));
+        record.extend(options.params.iter().zip(&point.choice).flat_map(|(p, &i)| p.labels[i].iter().cloned()));
         record.extend(aggregate(&mine).into_iter().map(|(_, v)| v));
         record.push(mine.iter().find(|r| r.verdict != "pass").map(|r| r.replay.clone()).unwrap_or_default());
         writer.write_record(&record).map_err(|e| Error::harness(format!("bench.csv: {e}")))?;
@@ -386,91 +517,52 @@ fn bench_csv(options: &BenchOptions, points: &[Point], runs: &[RunStat]) -> Resu
     String::from_utf8(bytes).map_err(|e| Error::harness(format!("bench.csv: {e}")))
 }
 
-fn esc(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+/// `metric` over the runs of the points `in_cell` picks, in the picture's unit (`None`: no
+/// sample, e.g. no crash to detect).
+fn metric_over(points: &[Point], runs: &[RunStat], in_cell: impl Fn(&Point) -> bool, metric: &str, divisor: f64) -> Option<f64> {
+    let chosen: Vec<usize> = points.iter().filter(|p| in_cell(p)).map(|p| p.index).collect();
+    let mine: Vec<&RunStat> = runs.iter().filter(|r| chosen.contains(&r.point)).collect();
+    aggregate(&mine).into_iter().find(|(name, _)| name == metric).and_then(|(_, v)| v.parse::<f64>().ok()).map(|v| v / divisor)
 }
 
 /// A heatmap of `metric` over parameters `x` (columns) and `y` (rows). A cell pools every run
-/// with those two values, whatever the other parameters are; an empty cell (no sample, e.g. no
-/// crash to detect) is grey.
-fn heatmap_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], (x, y): (&str, &str), metric: &str, meaning: &str) -> String {
-    let position = |name: &str| options.params.iter().position(|p| p.name == name).expect("checked before the runs");
-    let (xi, yi) = (position(x), position(y));
-    let (xs, ys) = (&options.params[xi].labels, &options.params[yi].labels);
-    let mut cells: Vec<Vec<Option<f64>>> = vec![vec![None; xs.len()]; ys.len()];
-    for (row, cells_row) in cells.iter_mut().enumerate() {
-        for (col, cell) in cells_row.iter_mut().enumerate() {
-            let in_cell: Vec<usize> = points.iter().filter(|p| p.choice[xi] == col && p.choice[yi] == row).map(|p| p.index).collect();
-            let mine: Vec<&RunStat> = runs.iter().filter(|r| in_cell.contains(&r.point)).collect();
-            *cell = aggregate(&mine).into_iter().find(|(name, _)| *name == metric).and_then(|(_, v)| v.parse().ok());
-        }
-    }
-    let values: Vec<f64> = cells.iter().flatten().flatten().copied().collect();
-    let (lo, hi) = (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().copied().fold(f64::NEG_INFINITY, f64::max));
-    let (cell_w, cell_h, left, top) = (110.0, 44.0, 170.0, 70.0);
-    let (w, h) = (left + cell_w * xs.len() as f64 + 30.0, top + cell_h * ys.len() as f64 + 60.0);
-    let mut svg =
-        format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n");
-    let _ = writeln!(svg, "<text x=\"10\" y=\"20\" font-size=\"14\">{}</text>", esc(&format!("{metric} over {x} × {y}")));
-    let _ = writeln!(
-        svg,
-        "<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>",
-        esc(&format!("{meaning}; {} seeds per grid point", options.seeds.len()))
-    );
-    for (col, label) in xs.iter().enumerate() {
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            left + cell_w * (col as f64 + 0.5),
-            top - 8.0,
-            esc(label)
-        );
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#555\">{}</text>",
-        left + cell_w * xs.len() as f64 / 2.0,
-        h - 20.0,
-        esc(x)
-    );
-    let _ = writeln!(svg, "<text x=\"10\" y=\"{:.1}\" fill=\"#555\">{}</text>", top - 8.0, esc(&format!("{y} ↓")));
-    for (row, label) in ys.iter().enumerate() {
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            left - 8.0,
-            top + cell_h * (row as f64 + 0.5) + 4.0,
-            esc(label)
-        );
-        for (col, value) in cells[row].iter().enumerate() {
-            let (cx, cy) = (left + cell_w * col as f64, top + cell_h * row as f64);
-            let (fill, text) = match value {
-                Some(v) => {
-                    // White (lowest) to deep red (highest) of this map.
-                    let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.0 };
-                    let g = (235.0 - 190.0 * t) as u8;
-                    (format!("rgb(245,{g},{g})"), if v.fract() == 0.0 { format!("{v:.0}") } else { format!("{v:.3}") })
-                }
-                None => ("#ddd".to_string(), "–".to_string()),
-            };
-            let _ = writeln!(
-                svg,
-                "<rect x=\"{cx:.1}\" y=\"{cy:.1}\" width=\"{cell_w}\" height=\"{cell_h}\" fill=\"{fill}\" stroke=\"#fff\"><title>{}</title></rect><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                esc(&format!("{x}={}, {y}={}: {metric} {text}", xs[col], ys[row])),
-                cx + cell_w / 2.0,
-                cy + cell_h / 2.0 + 4.0,
-                esc(&text)
-            );
-        }
-    }
-    svg.push_str("</svg>\n");
-    svg
+/// with those two values, whatever the other parameters are.
+fn heatmap_svg(
+    options: &BenchOptions,
+    points: &[Point],
+    runs: &[RunStat],
+    (xi, yi): (usize, usize),
+    metric: &Metric,
+    divisor: f64,
+) -> String {
+    let (px, py) = (&options.params[xi], &options.params[yi]);
+    let xs: Vec<String> = (0..px.len()).map(|i| px.label(i)).collect();
+    let ys: Vec<String> = (0..py.len()).map(|i| py.label(i)).collect();
+    let cells: Vec<Vec<Option<f64>>> = (0..ys.len())
+        .map(|row| {
+            (0..xs.len())
+                .map(|col| metric_over(points, runs, |p| p.choice[xi] == col && p.choice[yi] == row, metric.name, divisor))
+                .collect()
+        })
+        .collect();
+    let subtitle = format!("{} seeds per grid point", options.seeds.len());
+    grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &subtitle)
 }
 
-/// The stdout table of a finished bench: one line per grid point.
+/// One parameter: `metric` as a bar per step.
+fn bars_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], xi: usize, metric: &Metric, divisor: f64) -> String {
+    let param = &options.params[xi];
+    let xs: Vec<String> = (0..param.len()).map(|i| param.label(i)).collect();
+    let values: Vec<Option<f64>> =
+        (0..xs.len()).map(|col| metric_over(points, runs, |p| p.choice[xi] == col, metric.name, divisor)).collect();
+    grid_charts::bars(metric, &param.name(), &xs, &values, &format!("{} seeds per grid point", options.seeds.len()))
+}
+
+/// The stdout table of a finished bench: one line per grid point (its status first, and the
+/// rules its runs violated, allowed ones included), then how many runs failed.
 pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
     let mut out = String::new();
-    let names: Vec<&str> = options.params.iter().map(|p| p.name.as_str()).collect();
+    let names: Vec<String> = options.params.iter().map(Param::name).collect();
     let _ = writeln!(
         out,
         "grid         {} points × {} seeds = {} runs ({})",
@@ -481,18 +573,21 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
     );
     for point in &outcome.points {
         let mine: Vec<&RunStat> = outcome.runs.iter().filter(|r| r.point == point.index).collect();
-        let values: Vec<String> = options.params.iter().zip(&point.choice).map(|(p, &i)| format!("{}={}", p.name, p.labels[i])).collect();
+        let values: Vec<String> = options.params.iter().zip(&point.choice).map(|(p, &i)| format!("{}={}", p.name(), p.label(i))).collect();
         let row = aggregate(&mine);
         let get = |name: &str| {
-            row.iter().find(|(n, _)| *n == name).map(|(_, v)| if v.is_empty() { "-".to_string() } else { v.clone() }).unwrap_or_default()
+            row.iter().find(|(n, _)| n == name).map(|(_, v)| if v.is_empty() { "-".to_string() } else { v.clone() }).unwrap_or_default()
         };
+        let violated: Vec<String> = violated_rules(&mine).into_iter().map(|(rule, n)| format!("{rule} {n}/{}", mine.len())).collect();
         let _ = writeln!(
             out,
-            "p{:03}         {}: pass {}/{}, false alarms {} (rate {}), crash detect p95 {} ms, notice p95 {} ms",
+            "p{:03}         {}: {} — failed {}/{}{}; false alarms {} (rate {}), crash detect p95 {} ms, notice p95 {} ms",
             point.index,
             values.join(" "),
-            get("pass"),
+            status(&mine).to_uppercase(),
+            mine.len() - mine.iter().filter(|r| r.verdict == "pass").count(),
             get("runs"),
+            if violated.is_empty() { String::new() } else { format!(", violated: {}", violated.join(", ")) },
             get("false_stale_alarms"),
             get("false_alarm_rate"),
             get("crash_detect_ms_p95"),
@@ -507,13 +602,24 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             outcome.planned
         );
     }
+    let failed = outcome.runs.iter().filter(|r| r.verdict != "pass").count();
+    let failing_points =
+        outcome.points.iter().filter(|p| status(&outcome.runs.iter().filter(|r| r.point == p.index).collect::<Vec<_>>()) == "fail").count();
+    let with_violations = outcome.runs.iter().filter(|r| !r.violated.is_empty()).count();
+    let _ = writeln!(
+        out,
+        "failed       {failed} of {} runs ({} points mostly failing); {with_violations} runs violated a rule, allowed ones included",
+        outcome.runs.len(),
+        failing_points
+    );
     let errors = outcome.runs.iter().filter(|r| r.verdict == "error").count();
     if errors > 0 {
         let _ = writeln!(out, "errors       {errors} runs ended in a harness error (see stderr)");
     }
     let _ = writeln!(out, "results      {}", outcome.csv.display());
     for path in &outcome.heatmaps {
-        let _ = writeln!(out, "heatmap      {}", path.display());
+        let label = if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("chart-")) { "chart" } else { "heatmap" };
+        let _ = writeln!(out, "{label:<12} {}", path.display());
     }
     out
 }

@@ -398,14 +398,17 @@ struct BenchArgs {
     /// Scenario file (TOML) every grid point starts from, e.g. scenarios/bench/poll-jitter.toml.
     scenario: PathBuf,
     /// NAME=V1,V2,…: a dotted scenario key and its values (TOML values; repeatable), e.g.
-    /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000.
+    /// timing.background_poll_ms=5000,15000 or faults.watcher_jitter_ms.max=0,30000. Keys
+    /// swept together: A,B=A1,B1;A2,B2;… (a tuple per step, `;` between tuples), e.g.
+    /// timing.heartbeat_refresh_s,conductor.staleness_s=300,360;480,540.
     #[arg(long = "param")]
     params: Vec<String>,
     #[command(flatten)]
     seeds: SeedRangeArg,
     #[command(flatten)]
     jobs: JobsArg,
-    /// The two parameters of the heatmaps (default: the first two --param).
+    /// The two parameters of the heatmaps (default: the first two --param; with one --param,
+    /// bar charts instead).
     #[arg(long, value_delimiter = ',')]
     heatmap: Vec<String>,
     /// Time one run against the bare replay of its statements instead of a grid.

@@ -155,14 +155,21 @@ pub fn read(path: &Path) -> Result<Vec<TraceRecord>> {
 /// Rows with `from_ms <= t_ms < to_ms`, streamed, so a window of a trace of any size fits in
 /// memory.
 pub fn read_window(path: &Path, from_ms: i64, to_ms: i64) -> Result<Vec<TraceRecord>> {
-    let mut rows = Rows::open(path)?;
     let mut out = Vec::new();
+    for_each_in_window(path, from_ms, to_ms, |row| out.push(row))?;
+    Ok(out)
+}
+
+/// Hands every row with `from_ms <= t_ms < to_ms` to `on_row`, in order, holding none: one
+/// pass over a trace of any size (the reports build their pictures so).
+pub fn for_each_in_window(path: &Path, from_ms: i64, to_ms: i64, mut on_row: impl FnMut(TraceRecord)) -> Result<()> {
+    let mut rows = Rows::open(path)?;
     while let Some((_, row)) = rows.next()? {
         if row.t_ms >= from_ms && row.t_ms < to_ms {
-            out.push(row);
+            on_row(row);
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A whole run read back: its first row, its events in order, its last row.

@@ -4,10 +4,13 @@
 //! reported on again. The trace is read only through `trace_reader`: actors, statements and
 //! states arrive typed, never re-parsed here from names or detail strings.
 //!
-//! `timeline.rs`: timeline.html; `plots.rs`: the SVG charts; `summary.rs`: summary.md;
-//! `html.rs`: escaping.
+//! `model.rs`: what the pictures show, gathered in one typed pass over the trace;
+//! `timeline.rs` (and its script `timeline.js`): timeline.html; `plots.rs`: the SVG charts;
+//! `summary.rs`: summary.md; `html.rs`: the crate's one HTML/SVG/XML escaper.
 
+pub mod grid_charts;
 mod html;
+mod model;
 mod plots;
 mod summary;
 mod timeline;
@@ -17,13 +20,17 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
-use crate::trace_reader::{self, TraceRecord};
+use crate::trace_reader;
+use model::{Focus, Model};
 
+pub use html::{esc, esc_into};
 pub use timeline::timeline;
 
 /// Trace rows above which the reports show a window of the run rather than all of it: a
-/// fleet-sized run has millions of rows, more than a browser draws or memory should hold.
-pub const REPORT_ROWS_MAX: u64 = 250_000;
+/// fleet of a thousand has millions of rows, more than a page should carry (a day of 32
+/// musicians, about 430,000 rows, is shown whole: timeline.html draws its many marks as
+/// density bands until zoomed in).
+pub const REPORT_ROWS_MAX: u64 = 1_000_000;
 
 /// The simulated-time window the reports show: the whole run, or for a large trace a window
 /// of about `REPORT_ROWS_MAX` rows centred on the first violation (or at the start).
@@ -52,20 +59,20 @@ fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
     [limit("message_notice_ms"), limit("review_resume_ms"), limit("crash_detect_ms"), limit("heartbeat_age_s"), limit("exit_to_claim_ms")]
 }
 
-/// The trace rows the reports show: the run's effects (not its first and last rows nor the
-/// facts of ground truth), all of them or `report_window`'s. The run has just written this
-/// trace, so one that does not read back is the harness's fault, not the input's.
-fn report_records(dir: &Path, summary: &RunSummary) -> Result<Vec<TraceRecord>> {
+/// The pictures' model of the run, gathered in one typed pass over `trace.csv`: the run's
+/// effects (not its first and last rows nor the facts of ground truth), all of them or
+/// `report_window`'s. The run has just written this trace, so one that does not read back is
+/// the harness's fault, not the input's.
+pub fn report_model(dir: &Path, summary: &RunSummary) -> Result<Model> {
     let path = dir.join("trace.csv");
-    let records = match report_window(summary) {
-        Some((from, to)) => trace_reader::read_window(&path, from, to),
-        None => trace_reader::read(&path),
-    };
-    let records = records.map_err(|e| match e {
+    let (from, to) = report_window(summary).unwrap_or((i64::MIN, i64::MAX));
+    let focus = summary.verdict.violations.first().map(|v| Focus { t_ms: v.t_ms, explanation: &v.explanation });
+    let mut model = Model::new(focus);
+    trace_reader::for_each_in_window(&path, from, to, |record| model.add(&record)).map_err(|e| match e {
         Error::Input(message) => Error::harness(message),
         other => other,
     })?;
-    Ok(records.into_iter().filter(TraceRecord::is_effect).collect())
+    Ok(model)
 }
 
 /// Writes `name` under `dir` whole or not at all (sim/atomic.rs).
@@ -78,9 +85,9 @@ fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
 }
 
 pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<()> {
-    let records = report_records(dir, summary)?;
-    write_file(dir, "timeline.html", &timeline(&records, summary))?;
-    for (name, svg) in plots::plots(&records, summary, scenario) {
+    let model = report_model(dir, summary)?;
+    write_file(dir, "timeline.html", &timeline(&model, summary))?;
+    for (name, svg) in plots::plots(&model, summary, scenario) {
         write_file(dir, &name, &svg)?;
     }
     write_file(dir, "summary.md", &summary::summary_md(dir, summary, scenario)?)?;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::html::esc;
+use super::model::Model;
 use crate::event::FileOp;
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
@@ -15,26 +16,32 @@ use crate::vocab::{ActorName, Stmt, CONDUCTOR_TASK_ID};
 pub type Series = (String, Vec<(f64, f64)>);
 
 /// Every plot of a run: (path under the run folder, SVG text), in the order they are written.
-pub fn plots(records: &[TraceRecord], summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
+pub fn plots(model: &Model, summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
     let mut plots = latency_plots(summary, scenario);
-    let context = context_trajectories(records);
+    let context = model.context.series();
     plots.push((
         "plots/context.svg".to_string(),
         chart("context per session", "simulated minutes", "context %", &context, &[(50.0, "evaluate 50 %"), (80.0, "ceiling 80 %")], false),
     ));
-    let ages = heartbeat_ages(records);
-    plots.push((
-        "plots/heartbeat-age.svg".to_string(),
-        chart(
-            "heartbeat age at conductor polls",
-            "simulated minutes",
-            "seconds",
-            &ages,
-            &[(480.0, "refresh 480 s"), (540.0, "stale 540 s")],
-            false,
-        ),
-    ));
+    plots.push(("plots/heartbeat-age.svg".to_string(), heartbeat_age_chart(&model.ages.series(), scenario)));
     plots
+}
+
+/// The heartbeat ages against the scenario's own thresholds: the refresh interval the
+/// musicians keep (`timing.heartbeat_refresh_s`) and the age at which the conductor declares
+/// a session stale (`conductor.staleness_s`), as resolved for this run (variants applied).
+fn heartbeat_age_chart(ages: &[Series], scenario: &Scenario) -> String {
+    let refresh_s = scenario.timing.heartbeat_refresh_s;
+    let stale_s = scenario.conductor.staleness_s;
+    let (refresh, stale) = (format!("refresh {refresh_s} s"), format!("stale {stale_s} s"));
+    chart(
+        "heartbeat age at conductor polls",
+        "simulated minutes",
+        "seconds",
+        ages,
+        &[(refresh_s as f64, refresh.as_str()), (stale_s as f64, stale.as_str())],
+        false,
+    )
 }
 
 /// Latency distributions against their budgets: one plot per timing measurement.
@@ -57,36 +64,80 @@ fn latency_plots(summary: &RunSummary, scenario: &Scenario) -> Vec<(String, Stri
 }
 
 /// Context per session over time (simulated minutes, %): the `[ctx: NN%]` of every line
-/// appended to a status file, keyed by the session's name.
-pub fn context_trajectories(records: &[TraceRecord]) -> Vec<Series> {
-    let mut trajectories: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.event == FileOp::Append.as_str() && r.statement.ends_with("-status")) {
+/// appended to a status file, keyed by the session's name; gathered a row at a time.
+#[derive(Default)]
+pub struct ContextTrajectories(BTreeMap<String, Vec<(f64, f64)>>);
+
+impl ContextTrajectories {
+    pub fn add(&mut self, record: &TraceRecord) {
+        if record.event != FileOp::Append.as_str() || !record.statement.ends_with("-status") {
+            return;
+        }
         if let (Some(place), Some(ctx)) = (record.place(), record.context_pct()) {
             let session = ActorName::Session(place).to_string();
-            trajectories.entry(session).or_default().push((record.t_ms as f64 / 60_000.0, ctx as f64));
+            self.0.entry(session).or_default().push((record.t_ms as f64 / 60_000.0, ctx as f64));
         }
     }
-    trajectories.into_iter().collect()
+
+    pub fn series(&self) -> Vec<Series> {
+        self.0.iter().map(|(name, points)| (name.clone(), points.clone())).collect()
+    }
 }
 
 /// Heartbeat age of each task at each conductor poll: time since the last write on its row
-/// (every state change and heartbeat sets last_heartbeat, 004 "Heartbeat Rule").
-pub fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {
-    let mut last_write: BTreeMap<String, i64> = BTreeMap::new();
-    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.is_sql()) {
-        if record.state_after.is_some() {
+/// (every state change and heartbeat sets last_heartbeat, 004 "Heartbeat Rule"). A task in a
+/// terminal state (complete, exited) has no heartbeat left to age: it is no longer drawn
+/// (a write that takes it out of that state draws it again). Gathered a row at a time.
+#[derive(Default)]
+pub struct HeartbeatAges {
+    last_write: BTreeMap<String, i64>,
+    series: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+impl HeartbeatAges {
+    pub fn add(&mut self, record: &TraceRecord) {
+        if !record.is_sql() {
+            return;
+        }
+        if let Some(state) = record.state_after {
             if let Some(task) = record.task_id().filter(|t| t != CONDUCTOR_TASK_ID) {
-                last_write.insert(task, record.t_ms);
+                if state.is_terminal() {
+                    self.last_write.remove(&task);
+                } else {
+                    self.last_write.insert(task, record.t_ms);
+                }
             }
         }
         if record.stmt == Some(Stmt::PollTasks) {
-            for (task, at) in &last_write {
-                series.entry(task.clone()).or_default().push((record.t_ms as f64 / 60_000.0, (record.t_ms - at) as f64 / 1000.0));
+            for (task, at) in &self.last_write {
+                let point = (record.t_ms as f64 / 60_000.0, (record.t_ms - at) as f64 / 1000.0);
+                match self.series.get_mut(task) {
+                    Some(points) => points.push(point),
+                    None => {
+                        self.series.insert(task.clone(), vec![point]);
+                    }
+                }
             }
         }
     }
-    series.into_iter().collect()
+
+    pub fn series(&self) -> Vec<Series> {
+        self.series.iter().map(|(name, points)| (name.clone(), points.clone())).collect()
+    }
+}
+
+#[cfg(test)]
+fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {
+    let mut ages = HeartbeatAges::default();
+    records.iter().for_each(|r| ages.add(r));
+    ages.series()
+}
+
+#[cfg(test)]
+fn context_trajectories(records: &[TraceRecord]) -> Vec<Series> {
+    let mut context = ContextTrajectories::default();
+    records.iter().for_each(|r| context.add(r));
+    context.series()
 }
 
 /// The drawing area of a chart: its size and margins, and the data's maxima.
@@ -199,6 +250,27 @@ mod tests {
         assert_eq!(names, ["task-01", "task-02"], "the conductor's own row (task-00) is no series");
         assert_eq!(ages[0].1, [(1.5, 30.0), (2.5, 90.0), (3.0, 10.0)]);
         assert_eq!(ages[1].1, [(2.5, 30.0), (3.0, 60.0)]);
+    }
+
+    #[test]
+    fn a_completed_task_is_no_longer_drawn() {
+        let records = [
+            record(60_000, "task-01.S1", "sql", "claim_task", Some(TaskState::Working), "task_id=task-01"),
+            record(90_000, "conductor", "sql", "poll_tasks", None, ""),
+            record(100_000, "conductor", "sql", "set_task_state", Some(TaskState::Complete), "task_id=task-01 state=complete"),
+            record(150_000, "conductor", "sql", "poll_tasks", None, ""),
+            record(990_000, "conductor", "sql", "poll_tasks", None, ""),
+        ];
+        assert_eq!(heartbeat_ages(&records), [("task-01".to_string(), vec![(1.5, 30.0)])]);
+    }
+
+    #[test]
+    fn the_heartbeat_chart_draws_the_scenarios_own_thresholds() {
+        let text = "[timing]\nheartbeat_refresh_s = 300\n[conductor]\nstaleness_s = 360\n[tasks]\ncount = 1\nsteps = 3\n";
+        let scenario = Scenario::parse(text, std::path::Path::new("t.toml")).expect("a scenario");
+        let svg = heartbeat_age_chart(&[("task-01".to_string(), vec![(0.0, 10.0), (5.0, 200.0)])], &scenario);
+        assert!(svg.contains(">refresh 300 s</text>") && svg.contains(">stale 360 s</text>"), "{svg}");
+        assert!(!svg.contains("480 s") && !svg.contains("540 s"), "{svg}");
     }
 
     #[test]

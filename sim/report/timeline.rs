@@ -1,16 +1,22 @@
 //! timeline.html: a lane per task (its state over time) and under it a lane per session
-//! (lifetime, messages, heartbeats, watcher polls); faults shaded; the first violation
-//! marked and explained. Hovering any mark shows its trace row (SVG `<title>`).
+//! (lifetime, messages, heartbeats, watcher polls); a hang shaded on its session's lane; the
+//! first violation marked across every lane and its write on its session's lane.
+//!
+//! Level of detail, so a day-long fleet stays a page a browser opens: what is few (state
+//! spans, lifetimes, faults, the violation) is SVG drawn here, stretched with the page's
+//! width; what is many (heartbeats, polls) and what must keep its shape (marks, the time
+//! axis) is data the page's script draws for the part in view: each heartbeat and poll with
+//! its trace row on hover when few enough are in view, density bands otherwise. The axis
+//! ticks fall on round times (15 min, 1 h, …) at every zoom, and the page fits the window.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::html::esc;
+use super::html::{esc, esc_into};
+use super::model::{Mark, Model};
 use super::report_window;
-use crate::event::ActorEnd;
 use crate::run::{human_ms, RunSummary};
-use crate::trace_reader::TraceRecord;
-use crate::vocab::{ActorName, SessionPlace, Stmt, TaskState};
+use crate::vocab::{SessionPlace, TaskState};
 
 /// Each state's colour, in the legend's order.
 const STATE_COLORS: [(TaskState, &str); 11] = [
@@ -27,31 +33,28 @@ const STATE_COLORS: [(TaskState, &str); 11] = [
     (TaskState::ExitRequested, "#7f8c8d"),
 ];
 
-fn color(state: TaskState) -> &'static str {
-    STATE_COLORS.iter().find(|(s, _)| *s == state).map_or("#bbbbbb", |(_, c)| c)
-}
-
-const WIDTH: f64 = 1800.0;
-/// Room for the lane labels.
-const LEFT: f64 = 170.0;
+/// The width of the lanes' drawing in its own units: the page stretches it to the window
+/// (and to the zoom), so it is no pixel count.
+const VIEW_W: f64 = 1000.0;
+/// Room for the lane labels (pixels, beside the lanes, never stretched).
+const LABELS_W: f64 = 190.0;
 const LANE_H: f64 = 22.0;
+const TOP: f64 = 40.0;
 
-/// Simulated milliseconds to pixels: the first row shown at `LEFT`, `span_ms` later at the
-/// right edge.
+/// Simulated milliseconds to drawing units: the first row shown at 0, the last at `VIEW_W`.
 struct Scale {
     start_ms: i64,
     span_ms: i64,
 }
 
 impl Scale {
-    fn of(records: &[TraceRecord]) -> Scale {
-        let start_ms = records.iter().map(|r| r.t_ms).min().unwrap_or(0);
-        let span_ms = (records.iter().map(|r| r.t_ms).max().unwrap_or(1) - start_ms).max(1);
-        Scale { start_ms, span_ms }
+    fn of(model: &Model) -> Scale {
+        let start_ms = model.start_ms.unwrap_or(0);
+        Scale { start_ms, span_ms: (model.end_ms - start_ms).max(1) }
     }
 
     fn x(&self, t: i64) -> f64 {
-        LEFT + ((t - self.start_ms) as f64 / self.span_ms as f64) * (WIDTH - LEFT - 20.0)
+        (t - self.start_ms) as f64 / self.span_ms as f64 * VIEW_W
     }
 }
 
@@ -66,189 +69,236 @@ struct TaskLane {
 #[derive(Debug, PartialEq)]
 struct Lanes {
     tasks: BTreeMap<String, TaskLane>,
-    /// The SVG's height: every lane plus the axis above and a margin below.
+    /// The drawing's height: every lane plus the axis above and a margin below.
     height: f64,
 }
 
-/// A lane for every task a row is about (`TraceRecord::task_id`), and under it one for every
-/// session whose actors wrote a row.
-fn lanes(records: &[TraceRecord]) -> Lanes {
-    let mut tasks: BTreeMap<String, Vec<SessionPlace>> = BTreeMap::new();
-    for record in records {
-        if let Some(task) = record.task_id() {
-            let sessions = tasks.entry(task).or_default();
-            if let Some(place) = record.place() {
-                if !sessions.contains(&place) {
-                    sessions.push(place);
-                }
+impl Lanes {
+    fn of(model: &Model) -> Lanes {
+        let mut y = TOP;
+        let mut tasks = BTreeMap::new();
+        for (task, lane) in &model.tasks {
+            let task_y = y;
+            y += LANE_H + 4.0;
+            let mut sessions = Vec::new();
+            for place in &lane.sessions {
+                sessions.push((*place, y));
+                y += LANE_H;
             }
+            y += 10.0;
+            tasks.insert(task.clone(), TaskLane { y: task_y, sessions });
         }
+        Lanes { tasks, height: y + 40.0 }
     }
-    let mut y = 40.0;
-    let mut lanes = BTreeMap::new();
-    for (task, places) in tasks {
-        let task_y = y;
-        y += LANE_H + 4.0;
-        let mut sessions = Vec::new();
-        for place in places {
-            sessions.push((place, y));
-            y += LANE_H;
-        }
-        y += 10.0;
-        lanes.insert(task, TaskLane { y: task_y, sessions });
+
+    fn session_y(&self, place: SessionPlace) -> Option<f64> {
+        self.tasks.get(&place.task_id())?.sessions.iter().find(|(p, _)| *p == place).map(|(_, y)| *y)
     }
-    Lanes { tasks: lanes, height: y + 40.0 }
 }
 
-pub fn timeline(records: &[TraceRecord], summary: &RunSummary) -> String {
-    let scale = Scale::of(records);
-    let lanes = lanes(records);
-    let height = lanes.height;
-    let mut svg = String::new();
-    let width = WIDTH;
-    let _ = writeln!(svg, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">");
-    axis(&mut svg, &scale, height);
-    faults(&mut svg, records, &scale, height);
-    task_lanes(&mut svg, records, &lanes, &scale);
-    session_lanes(&mut svg, records, &lanes, &scale);
-    conductor_messages(&mut svg, records, &lanes, &scale);
-    violation_marker(&mut svg, summary, &scale, height);
+/// A session as the lanes name it, the way the verdict's explanations (and so the banner)
+/// do: `S2 (ad660549…)`, its place in the task and its session id abbreviated.
+fn session_name(model: &Model, place: SessionPlace) -> String {
+    match model.sessions.get(&place).map(|s| id_prefix(&s.session_id)).filter(|p| !p.is_empty()) {
+        Some(prefix) => format!("{} ({prefix}…)", place.label()),
+        None => place.label(),
+    }
+}
+
+/// The first 8 characters of a session id: how explanations name a session.
+fn id_prefix(session_id: &str) -> &str {
+    session_id.char_indices().nth(8).map_or(session_id, |(i, _)| &session_id[..i])
+}
+
+pub fn timeline(model: &Model, summary: &RunSummary) -> String {
+    let scale = Scale::of(model);
+    let lanes = Lanes::of(model);
+    let h = lanes.height;
+    let mut svg = String::with_capacity(1 << 16);
+    let _ = writeln!(svg, "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {VIEW_W} {h}\" preserveAspectRatio=\"none\" width=\"100%\" height=\"{h}\">");
+    hangs(&mut svg, model, &lanes, &scale);
+    fault_lines(&mut svg, model, &lanes, &scale);
+    task_lanes(&mut svg, model, &lanes, &scale);
+    session_lifetimes(&mut svg, model, &lanes, &scale);
+    violation_line(&mut svg, summary, &scale, h);
     svg.push_str("</svg>\n");
-    page(&svg, summary)
+    let labels = labels(model, &lanes);
+    let data = data(model, &lanes, &scale, summary.verdict.violations.first().map(|v| v.t_ms));
+    page(&labels, &svg, &data, h, summary)
 }
 
-/// The time axis: a tick every tenth of the run.
-fn axis(svg: &mut String, scale: &Scale, height: f64) {
-    for i in 0..=10 {
-        let t = scale.start_ms + scale.span_ms * i / 10;
-        let _ = writeln!(svg, "<line x1=\"{0:.1}\" y1=\"30\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#eee\"/><text x=\"{0:.1}\" y=\"24\" text-anchor=\"middle\">{2}</text>", scale.x(t), height - 30.0, human_ms(t));
+/// A hang as a shaded window on the hung session's own lane (across every lane only when the
+/// hung actor is no session's).
+fn hangs(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Scale) {
+    for hang in &model.hangs {
+        let (y, height) = match hang.place.and_then(|p| lanes.session_y(p)) {
+            Some(y) => (y, LANE_H),
+            None => (30.0, lanes.height - 60.0),
+        };
+        let x = scale.x(hang.t_ms);
+        let w = (scale.x(hang.t_ms + hang.ms) - x).max(0.5);
+        let _ = writeln!(svg, "<rect class=\"fault hang\" x=\"{x:.2}\" y=\"{y:.1}\" width=\"{w:.2}\" height=\"{height:.1}\" fill=\"#888\" fill-opacity=\"0.3\"><title>{}</title></rect>", esc(&hang.title));
     }
 }
 
-/// Faults across every lane: a hang as a shaded window, a crash (or another fault) and a
-/// statement answered SQLITE_BUSY as a dashed line.
-fn faults(svg: &mut String, records: &[TraceRecord], scale: &Scale, height: f64) {
-    for record in records.iter().filter(|r| r.is_fault() || r.is_busy()) {
-        let title = esc(&format!("t={} ms {} {} {}", record.t_ms, record.event, record.actor_text(), record.detail));
-        let x = scale.x(record.t_ms);
-        match record.hang_ms() {
-            Some(ms) => {
-                let _ = writeln!(svg, "<rect class=\"fault hang\" x=\"{:.1}\" y=\"30\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#888\" fill-opacity=\"0.18\"><title>{title}</title></rect>", x, (scale.x(record.t_ms + ms) - x).max(1.0), height - 60.0);
-            }
-            None => {
-                let (class, stroke) = if record.is_busy() { ("fault busy", "#e67e22") } else { ("fault crash", "#c0392b") };
-                let _ = writeln!(svg, "<line class=\"{class}\" x1=\"{0:.1}\" y1=\"30\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"{stroke}\" stroke-dasharray=\"4 3\"><title>{title}</title></line>", x, height - 30.0);
-            }
-        }
+/// A crash or another fault, or a statement answered SQLITE_BUSY, as a dashed line on the
+/// lane of the session it struck (across every lane when it struck none).
+fn fault_lines(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Scale) {
+    for line in &model.fault_lines {
+        let (y1, y2) = match line.place.and_then(|p| lanes.session_y(p)) {
+            Some(y) => (y, y + LANE_H),
+            None => (30.0, lanes.height - 30.0),
+        };
+        let (class, stroke) = if line.busy { ("fault busy", "#e67e22") } else { ("fault crash", "#c0392b") };
+        let _ = writeln!(svg, "<line class=\"{class}\" x1=\"{0:.2}\" y1=\"{y1:.1}\" x2=\"{0:.2}\" y2=\"{y2:.1}\" stroke=\"{stroke}\" stroke-dasharray=\"4 3\" vector-effect=\"non-scaling-stroke\"><title>{1}</title></line>", scale.x(line.t_ms), esc(&line.title));
     }
 }
 
-/// Each task's label and its state over time: a span from every write that changed the
-/// state (`state_after`) to the next one.
-fn task_lanes(svg: &mut String, records: &[TraceRecord], lanes: &Lanes, scale: &Scale) {
-    let mut changes: BTreeMap<String, Vec<&TraceRecord>> = BTreeMap::new();
-    for record in records.iter().filter(|r| r.is_sql() && r.state_after.is_some()) {
-        if let Some(task) = record.task_id() {
-            changes.entry(task).or_default().push(record);
-        }
-    }
+/// Each task's state over time: a span from every write that changed it to the next one (the
+/// last to the end of what is shown).
+fn task_lanes(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Scale) {
     for (task, lane) in &lanes.tasks {
-        let ly = lane.y;
-        let _ = writeln!(svg, "<text x=\"4\" y=\"{:.1}\" font-weight=\"bold\">{task}</text>", ly + 15.0);
-        let mut spans: Vec<(i64, TaskState, &TraceRecord)> = Vec::new();
-        for record in changes.get(task).into_iter().flatten().copied() {
-            let state = record.state_after.expect("filtered on state_after");
-            if spans.last().is_none_or(|(_, s, _)| *s != state) {
-                spans.push((record.t_ms, state, record));
-            }
-        }
-        for (i, (start, state, record)) in spans.iter().enumerate() {
-            // The last span ends at `span_ms` as a time, not `start_ms + span_ms`: the same
-            // for a whole run (it starts at 0), short of the right edge in a window.
-            let stop = spans.get(i + 1).map_or(scale.span_ms, |s| s.0);
-            let title = esc(&format!("{state} from t={start} ms ({} by {}: {})", record.statement, record.actor_text(), record.detail));
-            let _ = writeln!(
+        let states = &model.tasks[task].states;
+        for (i, change) in states.iter().enumerate() {
+            let stop = states.get(i + 1).map_or(scale.start_ms + scale.span_ms, |s| s.t_ms);
+            let (x, state) = (scale.x(change.t_ms), change.state);
+            // The colour comes from the page's style sheet (`.state-working`, …).
+            let _ = write!(
                 svg,
-                "<rect class=\"state state-{state}\" data-state=\"{state}\" x=\"{:.1}\" y=\"{ly:.1}\" width=\"{:.1}\" height=\"{LANE_H}\" fill=\"{}\"><title>{title}</title></rect>",
-                scale.x(*start),
-                (scale.x(stop) - scale.x(*start)).max(0.5),
-                color(*state)
+                "<rect class=\"state state-{state}\" x=\"{x:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"{LANE_H}\"><title>",
+                lane.y,
+                (scale.x(stop) - x).max(0.2),
             );
+            esc_into(svg, &change.title);
+            svg.push_str("</title></rect>\n");
         }
     }
 }
 
-/// Each session's label, its lifetime (first to last row of its actors) and its marks.
-fn session_lanes(svg: &mut String, records: &[TraceRecord], lanes: &Lanes, scale: &Scale) {
-    let mut by_session: BTreeMap<SessionPlace, Vec<&TraceRecord>> = BTreeMap::new();
-    for record in records {
-        if let Some(place) = record.place() {
-            by_session.entry(place).or_default().push(record);
-        }
-    }
-    for (place, ly) in lanes.tasks.values().flat_map(|lane| &lane.sessions) {
-        let mine = by_session.get(place).map_or(&[][..], Vec::as_slice);
-        let (Some(first), Some(last)) = (mine.first(), mine.last()) else { continue };
-        let name = ActorName::Session(*place).to_string();
-        let _ = writeln!(svg, "<text x=\"14\" y=\"{:.1}\">{}</text>", ly + 14.0, esc(&place.label()));
-        let _ = writeln!(svg, "<rect class=\"session\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"4\" fill=\"#999\"><title>{} from t={} to t={} ms</title></rect>", scale.x(first.t_ms), ly + 9.0, (scale.x(last.t_ms) - scale.x(first.t_ms)).max(1.0), esc(&name), first.t_ms, last.t_ms);
-        for record in mine {
-            let Some(mark) = session_mark(record, scale.x(record.t_ms), *ly) else { continue };
-            let title = esc(&format!(
-                "#{} t={} ms {} {} {} {} {}",
-                record.seq,
-                record.t_ms,
-                record.actor_text(),
-                record.event,
-                record.statement,
-                record.rows,
-                record.detail
-            ));
-            let Mark { class, tag, attributes } = mark;
-            let _ = writeln!(svg, "<g class=\"mark {class}\"><{tag} {attributes}><title>{title}</title></{tag}></g>");
-        }
-    }
-}
-
-/// One mark on a session's lane: its class, SVG element and that element's attributes.
-#[derive(Debug, PartialEq)]
-struct Mark {
-    class: &'static str,
-    tag: &'static str,
-    attributes: String,
-}
-
-/// A message sent (▲), a heartbeat (▮), a watcher's poll (•) or the session's end by a crash
-/// or a hard stop (✕); other rows draw no mark.
-fn session_mark(record: &TraceRecord, cx: f64, ly: f64) -> Option<Mark> {
-    let (class, tag, attributes) = if record.stmt.is_some_and(Stmt::inserts_message) {
-        ("message", "path", format!("d=\"M{cx:.1} {:.1} l4 6 l-8 0 z\" fill=\"#2c3e50\"", ly + 1.0))
-    } else if record.stmt == Some(Stmt::Heartbeat) {
-        ("heartbeat", "rect", format!("x=\"{:.1}\" y=\"{:.1}\" width=\"1.5\" height=\"8\" fill=\"#e84393\"", cx, ly + 12.0))
-    } else if record.actor.is_some_and(|a| a.is_watcher()) && record.is_sql() {
-        ("poll", "circle", format!("cx=\"{cx:.1}\" cy=\"{:.1}\" r=\"1\" fill=\"#74b9ff\"", ly + 19.0))
-    } else if record.event == ActorEnd::Crashed.as_str() || record.event == "context_exhausted" {
-        ("crash", "path", format!("d=\"M{:.1} {:.1} l8 8 m0 -8 l-8 8\" stroke=\"#c0392b\" stroke-width=\"2\"", cx - 4.0, ly + 6.0))
-    } else {
-        return None;
-    };
-    Some(Mark { class, tag, attributes })
-}
-
-/// The conductor's messages, as marks on the lane of the task they are for.
-fn conductor_messages(svg: &mut String, records: &[TraceRecord], lanes: &Lanes, scale: &Scale) {
-    let sent = records.iter().filter(|r| r.actor.is_some_and(|a| a.is_conductor()) && r.stmt.is_some_and(Stmt::inserts_message));
-    for record in sent {
-        let Some(lane) = record.task_id().and_then(|task| lanes.tasks.get(&task)) else { continue };
-        let title = esc(&format!("#{} t={} ms conductor {} {}", record.seq, record.t_ms, record.statement, record.detail));
-        let _ = writeln!(svg, "<g class=\"mark conductor-message\"><circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"#fff\" stroke=\"#2c3e50\"><title>{title}</title></circle></g>", scale.x(record.t_ms), lane.y + 11.0);
+/// Each session's lifetime: its first to its last row.
+fn session_lifetimes(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Scale) {
+    for (place, y) in lanes.tasks.values().flat_map(|lane| &lane.sessions) {
+        let Some(s) = model.sessions.get(place) else { continue };
+        let x = scale.x(s.first_ms);
+        let _ = writeln!(svg, "<rect class=\"session\" x=\"{x:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"4\" fill=\"#999\"><title>{}.{} from t={} to t={} ms</title></rect>", y + 9.0, (scale.x(s.last_ms) - x).max(0.2), place.task_id(), esc(&session_name(model, *place)), s.first_ms, s.last_ms);
     }
 }
 
 /// The first violation: a line across every lane, explained on hover.
-fn violation_marker(svg: &mut String, summary: &RunSummary, scale: &Scale, height: f64) {
+fn violation_line(svg: &mut String, summary: &RunSummary, scale: &Scale, height: f64) {
     if let Some(v) = summary.verdict.violations.first() {
-        let _ = writeln!(svg, "<g id=\"first-violation\" class=\"violation\"><line x1=\"{0:.1}\" y1=\"30\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#d0021b\" stroke-width=\"2\"/><title>{2}: {3}</title></g>", scale.x(v.t_ms), height - 30.0, v.rule, esc(&v.explanation));
+        let _ = writeln!(svg, "<g id=\"first-violation\" class=\"violation\"><line x1=\"{0:.2}\" y1=\"30\" x2=\"{0:.2}\" y2=\"{1:.1}\" stroke=\"#d0021b\" stroke-width=\"2\" vector-effect=\"non-scaling-stroke\"/><title>{2}: {3}</title></g>", scale.x(v.t_ms), height - 30.0, v.rule, esc(&v.explanation));
+    }
+}
+
+/// The lane labels, beside the lanes: tasks in bold, sessions named as the banner names them.
+fn labels(model: &Model, lanes: &Lanes) -> String {
+    let mut svg = format!("<svg id=\"labels\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{LABELS_W}\" height=\"{}\">\n", lanes.height);
+    for (task, lane) in &lanes.tasks {
+        let _ = writeln!(svg, "<text x=\"4\" y=\"{:.1}\" font-weight=\"bold\">{task}</text>", lane.y + 15.0);
+        for (place, y) in &lane.sessions {
+            let _ =
+                writeln!(svg, "<text class=\"session-name\" x=\"14\" y=\"{:.1}\">{}</text>", y + 14.0, esc(&session_name(model, *place)));
+        }
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// `text` as a JSON string, safe inside a `<script>` element (no `<` appears in it).
+fn json_str(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            // No `<` at all inside the script element: neither `</script` nor `<!--` can occur.
+            '<' => out.push_str("\\u003c"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn sparse_entry(out: &mut String, mark: &Mark, y: f64) {
+    let _ = write!(out, "[{},{y},\"{}\",", mark.t_ms, mark.class);
+    json_str(out, &mark.title);
+    out.push_str("],\n");
+}
+
+/// What the page's script draws, as JSON: the time span, the first violation's time, each
+/// session lane's dense marks (times and row numbers as differences from the previous mark,
+/// with an index into the lane's hover texts) and every other mark whole.
+fn data(model: &Model, lanes: &Lanes, scale: &Scale, violation_t_ms: Option<i64>) -> String {
+    let mut out = String::with_capacity(1 << 20);
+    let violation = violation_t_ms.map_or("null".to_string(), |t| t.to_string());
+    let _ = writeln!(out, "{{\"t0\":{},\"span\":{},\"h\":{},\"v\":{violation},\"lanes\":[", scale.start_ms, scale.span_ms, lanes.height);
+    let mut sparse = String::new();
+    for (task, lane) in &lanes.tasks {
+        for mark in &model.tasks[task].conductor_messages {
+            sparse_entry(&mut sparse, mark, lane.y);
+        }
+        for (place, y) in &lane.sessions {
+            let Some(s) = model.sessions.get(place) else { continue };
+            s.marks.iter().for_each(|m| sparse_entry(&mut sparse, m, *y));
+            let _ = write!(out, "{{\"y\":{y},\"k\":[");
+            for (i, kind) in s.kinds.iter().enumerate() {
+                let _ = write!(out, "{}[\"{}\",", if i > 0 { "," } else { "" }, kind.class);
+                json_str(&mut out, &kind.text());
+                out.push(']');
+            }
+            out.push_str("],\"d\":\"");
+            let (mut t, mut seq) = (0_i64, 0_u64);
+            for (i, d) in s.dense.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                // Rows come in time order, so both differences are never negative.
+                base36(&mut out, (d.t_ms - t).max(0) as u64);
+                out.push(',');
+                base36(&mut out, d.seq.saturating_sub(seq));
+                out.push(',');
+                base36(&mut out, u64::from(d.kind));
+                (t, seq) = (d.t_ms, d.seq);
+            }
+            out.push_str("\"},\n");
+        }
+    }
+    if let Some((place, mark)) = &model.violating_write {
+        if let Some(y) = lanes.session_y(*place) {
+            sparse_entry(&mut sparse, mark, y);
+        }
+    }
+    trim_comma(&mut out);
+    out.push_str("],\"sparse\":[\n");
+    out.push_str(&sparse);
+    trim_comma(&mut out);
+    out.push_str("]}");
+    out
+}
+
+/// `n` in base 36 (digits, then lower-case letters): a day's milliseconds in 5 characters.
+fn base36(out: &mut String, mut n: u64) {
+    let mut digits = [0_u8; 13];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b"0123456789abcdefghijklmnopqrstuvwxyz"[(n % 36) as usize];
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+}
+
+fn trim_comma(out: &mut String) {
+    if out.ends_with(",\n") {
+        out.truncate(out.len() - 2);
     }
 }
 
@@ -278,14 +328,19 @@ fn banner(summary: &RunSummary) -> String {
     }
 }
 
-/// The whole page: title, verdict, run facts, legend, zoom buttons and the SVG.
-fn page(svg: &str, summary: &RunSummary) -> String {
+/// The page's script: the axis, the marks and the density bands for the part in view, drawn
+/// again on every zoom, scroll and resize.
+const SCRIPT: &str = include_str!("timeline.js");
+
+/// The whole page: title, verdict, run facts, legend, zoom buttons, the labels beside the
+/// lanes, the data and the script.
+fn page(labels: &str, svg: &str, data: &str, height: f64, summary: &RunSummary) -> String {
+    let state_css: String = STATE_COLORS.iter().map(|(s, c)| format!(".state-{s}{{fill:{c}}} ")).collect();
     let legend: String =
         STATE_COLORS.iter().map(|(s, c)| format!("<span class=\"key\"><i style=\"background:{c}\"></i>{s}</span>")).collect();
     format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{overflow-x:auto;border:1px solid #ddd}} code{{background:#f4f4f4}}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · dashed: fault</span></p>\n<p>zoom: <button onclick=\"zoom(2)\">+</button> <button onclick=\"zoom(0.5)\">−</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{svg}</div>\n<script>var z=1;function zoom(f){{z=Math.max(1,Math.min(64,z*f));var s=document.getElementById('timeline');s.setAttribute('width',{width}*z);s.setAttribute('viewBox','0 0 {width} '+s.getAttribute('height'));s.setAttribute('preserveAspectRatio','none');}}</script>\n</body></html>\n",
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;font-size:12px;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px;white-space:nowrap}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{display:flex;border:1px solid #ddd}} #labels{{flex:none;font-size:11px}} #scroll{{flex:1;min-width:0;overflow-x:auto}} #inner{{position:relative;width:100%}} #timeline{{display:block}} #overlay{{position:absolute;left:0;top:0;pointer-events:none;font-size:11px}} #overlay .mark,#overlay .band{{pointer-events:all}} code{{background:#f4f4f4;word-break:break-all}} {state_css}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"marks-key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · ◎ the violating write · shaded: a session's hang · dashed: fault · bands: heartbeats and polls too dense to draw one by one (zoom in)</span></p>\n<p>zoom: <button id=\"zoom-in\">+</button> <button id=\"zoom-out\">−</button> <button id=\"to-violation\">first violation</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{labels}<div id=\"scroll\"><div id=\"inner\">\n{svg}<svg id=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" height=\"{height}\"></svg></div></div></div>\n<script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body></html>\n",
         banner = banner(summary),
-        width = WIDTH,
         scenario = esc(&summary.scenario),
         seed = summary.seed,
         makespan = human_ms(summary.makespan_ms),
@@ -300,6 +355,7 @@ mod tests {
     use super::*;
 
     use crate::report::test_record as record;
+    use crate::trace_reader::TraceRecord;
 
     fn place(task: u64, session: u32, twin: bool) -> SessionPlace {
         SessionPlace { task, session, twin }
@@ -314,7 +370,7 @@ mod tests {
             record(30, "task-02.S1b", "sql", "claim_task", None, "task_id=task-02"),
             record(40, "task-01.S1.bg-watcher-1", "sql", "read_new_conductor_messages", None, "task_id=task-01"),
             record(50, "task-02.S1", "crashed", "", None, ""),
-            record(60, "engine", "fault_hang", "", None, "task-01.S1 hangs for 20 ms"),
+            record(60, "engine", "fault_hang", "", None, "task-01.S1 (before `heartbeat`) hangs for 20 ms"),
             record(70, "task-02.S2", "sql", "claim_task", Some(TaskState::Working), "task_id=task-02"),
             record(80, "task-02.S1.agent-1", "exit", "", None, ""),
             record(100, "conductor", "sql", "send_conductor_message", None, "task_id=task-02 message=x"),
@@ -323,60 +379,84 @@ mod tests {
 
     #[test]
     fn a_lane_per_task_in_id_order_then_its_sessions_in_order_of_appearance() {
-        let lanes = lanes(&trace());
+        let lanes = Lanes::of(&Model::of(&trace()));
         assert_eq!(lanes.tasks.keys().map(String::as_str).collect::<Vec<_>>(), ["task-01", "task-02"]);
         assert_eq!(lanes.tasks["task-01"], TaskLane { y: 40.0, sessions: vec![(place(1, 1, false), 66.0)] });
         // The twin S1b gets its own lane, after S1 and before the successor S2.
         let task_02 = vec![(place(2, 1, false), 124.0), (place(2, 1, true), 146.0), (place(2, 2, false), 168.0)];
         assert_eq!(lanes.tasks["task-02"], TaskLane { y: 98.0, sessions: task_02 });
         assert_eq!(lanes.height, 168.0 + LANE_H + 10.0 + 40.0);
-        assert_eq!(super::lanes(&[]), Lanes { tasks: BTreeMap::new(), height: 80.0 });
+        assert_eq!(Lanes::of(&Model::of(&[])), Lanes { tasks: BTreeMap::new(), height: 80.0 });
     }
 
     #[test]
     fn the_scale_maps_the_first_row_to_the_left_edge_and_the_last_to_the_right() {
-        let scale = Scale::of(&trace()[2..]);
+        let scale = Scale::of(&Model::of(&trace()[2..]));
         assert_eq!((scale.start_ms, scale.span_ms), (20, 80));
-        assert_eq!(scale.x(20), LEFT);
-        assert_eq!(scale.x(100), WIDTH - 20.0);
-        let one = Scale::of(&[]);
+        assert_eq!(scale.x(20), 0.0);
+        assert_eq!(scale.x(100), VIEW_W);
+        let one = Scale::of(&Model::of(&[]));
         assert_eq!((one.start_ms, one.span_ms), (0, 1));
     }
 
     #[test]
-    fn marks_are_messages_heartbeats_watcher_polls_and_crashes() {
-        let trace = trace();
-        let heartbeat = record(5, "task-01.S1", "sql", "heartbeat", Some(TaskState::Working), "task_id=task-01");
-        let class = |r: &TraceRecord| session_mark(r, 200.0, 40.0).map(|m| m.class);
-        assert_eq!(class(&heartbeat), Some("heartbeat"));
-        assert_eq!(class(&trace[9]), Some("message"));
-        assert_eq!(class(&trace[4]), Some("poll"));
-        assert_eq!(class(&trace[5]), Some("crash"));
-        assert_eq!(class(&trace[2]), None, "a claim by the session itself is no mark");
-        assert_eq!(class(&trace[8]), None);
-        let crash = session_mark(&trace[5], 200.0, 40.0).unwrap();
-        assert_eq!(
-            (crash.tag, crash.attributes.as_str()),
-            ("path", "d=\"M196.0 46.0 l8 8 m0 -8 l-8 8\" stroke=\"#c0392b\" stroke-width=\"2\"")
-        );
+    fn a_hang_is_shaded_on_its_own_sessions_lane_only() {
+        let model = Model::of(&trace());
+        let (scale, lanes) = (Scale::of(&model), Lanes::of(&model));
+        let mut svg = String::new();
+        hangs(&mut svg, &model, &lanes, &scale);
+        assert_eq!(svg.matches("class=\"fault hang\"").count(), 1, "{svg}");
+        // task-01.S1's lane is at y=66, one lane high; not from the axis to the bottom.
+        assert!(svg.contains(&format!("y=\"66.0\" width=\"200.00\" height=\"{LANE_H:.1}\"")), "{svg}");
+        assert!(svg.contains("<title>t=60 ms fault_hang engine task-01.S1 (before `heartbeat`) hangs for 20 ms</title>"), "{svg}");
     }
 
     #[test]
-    fn faults_and_state_spans_are_drawn_on_their_lanes() {
-        let trace = trace();
-        let (scale, lanes) = (Scale::of(&trace), lanes(&trace));
+    fn state_spans_and_conductor_messages_are_on_their_tasks_lanes() {
+        let model = Model::of(&trace());
+        let (scale, lanes) = (Scale::of(&model), Lanes::of(&model));
         let mut svg = String::new();
-        faults(&mut svg, &trace, &scale, lanes.height);
-        assert_eq!(svg.matches("class=\"fault hang\"").count(), 1, "{svg}");
-        assert!(svg.contains("<title>t=60 ms fault_hang engine task-01.S1 hangs for 20 ms</title>"), "{svg}");
-        let mut svg = String::new();
-        task_lanes(&mut svg, &trace, &lanes, &scale);
+        task_lanes(&mut svg, &model, &lanes, &scale);
         // task-02: working from the first claim; the successor's claim keeps it working.
         assert_eq!(svg.matches("class=\"state state-working\"").count(), 1, "{svg}");
-        assert!(svg.contains(">task-01</text>") && svg.contains("working from t=20 ms (claim_task by task-02.S1: task_id=task-02)"));
-        let mut svg = String::new();
-        conductor_messages(&mut svg, &trace, &lanes, &scale);
-        assert!(svg.contains(&format!("cy=\"{:.1}\"", 98.0 + 11.0)), "on task-02's lane: {svg}");
+        assert!(svg.contains("working from t=20 ms (claim_task by task-02.S1: task_id=task-02)"), "{svg}");
+        let data = data(&model, &lanes, &scale, None);
+        assert!(data.contains("[100,98,\"conductor-message\","), "on task-02's lane: {data}");
+        assert!(data.contains("[50,124,\"crash\","), "{data}");
+    }
+
+    #[test]
+    fn dense_marks_are_differences_from_the_previous_one() {
+        let mut records = trace();
+        records.push(record(130, "task-01.S1.bg-watcher-1", "sql", "read_new_conductor_messages", None, "task_id=task-01"));
+        let model = Model::of(&records);
+        let (scale, lanes) = (Scale::of(&model), Lanes::of(&model));
+        let data = data(&model, &lanes, &scale, None);
+        // 40 and 90 in base 36: 14 and 2i.
+        assert!(data.contains("{\"y\":66,\"k\":[[\"poll\",\"task-01.S1.bg-watcher-1 sql read_new_conductor_messages 1 task_id=task-01\"]],\"d\":\"14,14,0,2i,2i,0\"}"), "{data}");
+        let mut out = String::new();
+        [0, 35, 36, 86_400_000].iter().for_each(|n| {
+            base36(&mut out, *n);
+            out.push(' ');
+        });
+        assert_eq!(out, "0 z 10 1ffuo0 ");
+    }
+
+    #[test]
+    fn json_strings_are_escaped_and_never_close_the_script() {
+        let mut out = String::new();
+        json_str(&mut out, "a \"b\" \\ </script>\n\u{1}é temp/x");
+        assert_eq!(out, r#""a \"b\" \\ \u003c/script>\n\u0001é temp/x""#);
+    }
+
+    #[test]
+    fn lanes_name_sessions_as_the_explanations_do() {
+        let mut claim = record(20, "task-02.S1", "sql", "claim_task", Some(TaskState::Working), "task_id=task-02");
+        claim.session = "ad660549-0000".into();
+        let model = Model::of(&[claim]);
+        // The oracle's explanations (and so the banner) say `session S1 (ad660549…) of task-02`.
+        assert_eq!(session_name(&model, place(2, 1, false)), "S1 (ad660549…)");
+        assert!(labels(&model, &Lanes::of(&model)).contains(">S1 (ad660549…)</text>"));
     }
 
     #[test]
@@ -390,6 +470,5 @@ mod tests {
         colours.sort();
         colours.dedup();
         assert_eq!(colours.len(), STATE_COLORS.len());
-        assert_eq!(color(TaskState::Complete), "#2c7bb6");
     }
 }

@@ -53,8 +53,25 @@ fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_
     assert!(!calm["crash_detect_ms_p50"].is_empty() && calm["crash_detect_ms_p50"].parse::<i64>().unwrap() > 0);
     for metric in ["false_alarm_rate", "crash_detect_ms_p95", "message_notice_ms_p95", "statements_per_sim_hour"] {
         let svg = std::fs::read_to_string(one.join(format!("heatmap-{metric}.svg"))).unwrap();
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n") && svg.matches("<rect").count() == 4, "{metric}: {svg}");
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n") && svg.matches("class=\"cell\"").count() == 4, "{metric}: {svg}");
+        assert!(svg.contains("class=\"legend\""), "an absolute colour scale with its legend: {svg}");
     }
+    // Issue 18 item 4: a column per rule, a status per point, failures counted on stdout.
+    assert!(jittery["runs_violating_no-false-stale"].parse::<u64>().unwrap() > 0, "{jittery:?}");
+    assert_eq!(calm["runs_violating_no-false-stale"], "0");
+    let failed: usize = jittery["fail"].parse::<usize>().unwrap() + jittery["error"].parse::<usize>().unwrap();
+    let expected_status = if failed * 2 > 4 {
+        "fail"
+    } else if failed > 0 {
+        "partial"
+    } else {
+        "pass"
+    };
+    assert_eq!(jittery["status"], expected_status, "{jittery:?}");
+    assert_ne!(jittery["status"], "pass", "a point with failing runs never reads as passing");
+    let failed_all: usize = rows.iter().map(|r| r["fail"].parse::<usize>().unwrap() + r["error"].parse::<usize>().unwrap()).sum();
+    assert!(out.contains(&format!("failed       {failed_all} of 16 runs")), "{out}");
+    assert!(out.contains("violated: ") && out.contains("no-false-stale 4/4"), "{out}");
     // A failing point names a replay command, and that command reproduces the failure.
     let replay = &jittery["first_failure"];
     assert!(replay.starts_with("rehearsal run ") && replay.contains("points/p"), "{replay}");
@@ -67,9 +84,14 @@ fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_
 #[test]
 fn bad_grid_parameters_are_named_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--param", "timing.no_such_key=1,2"], "no_such_key"),
         (&["--param", "timing.background_poll_ms=-5"], "background_poll_ms"),
+        // Only the second point is invalid: no point file of the first is left behind.
+        (&["--param", "timing.background_poll_ms=15000,-5"], "background_poll_ms"),
+        (&["--param", "timing.heartbeat_refresh_s,conductor.staleness_s=300,360;480"], "1 values for 2 keys"),
+        (&["--param", "timing.background_poll_ms=5000;15000"], "`;` separates"),
+        (&["--param", "conductor.staleness_s,conductor.staleness_s=1,2"], "named twice"),
         (&["--param", "timing.background_poll_ms"], "expected NAME=V1,V2"),
         (&["--param", "timing.background_poll_ms=1,1"], "listed twice"),
         (&["--param", "tasks.count=2", "--heatmap", "tasks.count,run.seed"], "--heatmap run.seed"),
@@ -80,7 +102,34 @@ fn bad_grid_parameters_are_named_before_anything_runs() {
         assert_eq!(code, 2, "{args:?}: {text}");
         assert!(text.contains(expected), "{args:?} should name {expected}: {text}");
         assert!(!out.join("bench.csv").exists(), "{args:?}: nothing ran");
+        assert!(!out.join("points").exists(), "{args:?}: no grid point file is written unless every point is valid");
     }
+}
+
+/// Issue 18 item 9: keys swept together (`A,B=A1,B1;A2,B2`), and one parameter drawn as a bar
+/// chart per metric with its unit.
+#[test]
+fn paired_parameters_move_together_and_one_parameter_gets_bar_charts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("paired");
+    let (code, text) = bench(&["--param", "timing.heartbeat_refresh_s,conductor.staleness_s=300,360;480,540", "--seeds", "1..=1"], &out);
+    assert_eq!(code, 0, "{text}");
+    let rows = rows(&out);
+    let pairs: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["timing.heartbeat_refresh_s"].as_str(), r["conductor.staleness_s"].as_str())).collect();
+    assert_eq!(pairs, [("300", "360"), ("480", "540")], "two points, not the four combinations");
+    let point = std::fs::read_to_string(out.join("points/p000.toml")).unwrap();
+    assert!(point.contains("heartbeat_refresh_s = 300") && point.contains("staleness_s = 360"), "{point}");
+    assert!(text.contains("timing.heartbeat_refresh_s,conductor.staleness_s=300,360"), "{text}");
+    for metric in ["false_alarm_rate", "crash_detect_ms_p95", "message_notice_ms_p95", "statements_per_sim_hour"] {
+        let svg = std::fs::read_to_string(out.join(format!("chart-{metric}.svg"))).unwrap();
+        assert_eq!(svg.matches("class=\"bar\"").count(), 2, "{metric}: {svg}");
+        assert!(svg.contains(">300,360</text>") && svg.contains(">480,540</text>"), "{svg}");
+    }
+    let crash = std::fs::read_to_string(out.join("chart-crash_detect_ms_p95.svg")).unwrap();
+    assert!(crash.contains("(s) over") && crash.contains(">s</text>"), "latencies in seconds: {crash}");
+    assert!(text.contains("chart        "), "{text}");
+    assert!(!out.join("heatmap-false_alarm_rate.svg").exists());
 }
 
 #[test]

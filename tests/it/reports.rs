@@ -29,6 +29,17 @@ fn render(file: &Path, profile: &Path) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The `attribute="value"` values of every element of `dom` whose class is `class`.
+fn attribute_of(dom: &str, class: &str, attribute: &str) -> Vec<String> {
+    dom.split(&format!("class=\"{class}\""))
+        .skip(1)
+        .filter_map(|rest| {
+            let tag = &rest[..rest.find('>')?];
+            Some(tag.split(&format!(" {attribute}=\"")).nth(1)?.split('"').next()?.to_string())
+        })
+        .collect()
+}
+
 #[test]
 fn a_fault_runs_timeline_renders_with_its_lanes_states_faults_and_violation() {
     let tmp = tempfile::tempdir().unwrap();
@@ -42,16 +53,81 @@ fn a_fault_runs_timeline_renders_with_its_lanes_states_faults_and_violation() {
     assert!(!html.contains("<script src") && !html.contains("<link"), "self-contained");
     let dom = render(&out.join("timeline.html"), &tmp.path().join("profile"));
     assert!(dom.contains("<svg id=\"timeline\""), "the timeline SVG is in the rendered page");
-    for lane in [">task-01<", ">task-02<", ">S1<", ">S2<"] {
+    for lane in [">task-01<", ">task-02<", ">S1 (", ">S2 ("] {
         assert!(dom.contains(lane), "lane {lane} missing");
     }
     for state in ["state-working", "state-needs_review", "state-complete"] {
         assert!(dom.contains(state), "state span {state} missing");
     }
-    assert!(dom.contains("class=\"fault hang\""), "the hang is shaded");
     assert!(dom.contains("id=\"first-violation\"") && dom.contains("FAIL: owner-writes-only"), "the violation is marked and explained");
     assert!(dom.contains("class=\"mark heartbeat\"") && dom.contains("class=\"mark poll\"") && dom.contains("class=\"mark message\""));
+    assert!(dom.contains("data-detail=\"marks\""), "a small run's heartbeats and polls are drawn one by one");
     assert!(dom.contains("<title>#"), "marks carry their trace row for hovering");
+}
+
+/// Issue 18 item 11: a hang shaded on its own session's lane, the violating write marked on
+/// its lane, sessions named alike in the banner and on the lanes, round axis ticks, and a
+/// page no wider than the window.
+#[test]
+fn the_timeline_puts_hangs_and_the_violating_write_on_their_lanes_and_fits_the_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = rehearsal(&["run", root().join("scenarios/faults/zombie.toml").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let dom = render(&out.join("timeline.html"), &tmp.path().join("profile"));
+    // Session lanes are 22 units high: the hang covers one lane, not the whole drawing.
+    let heights = attribute_of(&dom, "fault hang", "height");
+    assert!(!heights.is_empty() && heights.iter().all(|h| h == "22.0"), "{heights:?}");
+    assert_eq!(dom.matches("id=\"violating-write\"").count(), 1, "the violating write is marked once");
+    // Every session the banner names (`S1 (ad660549…)`) is a lane of that name.
+    let banner = dom.split("id=\"violation\"").nth(1).unwrap().split("</div>").next().unwrap();
+    let named: Vec<&str> = banner
+        .match_indices("session S")
+        .map(|(i, _)| &banner[i + 8..])
+        .map(|rest| &rest[..rest.find('…').unwrap() + '…'.len_utf8() + 1])
+        .collect();
+    assert!(!named.is_empty(), "{banner}");
+    for name in named {
+        assert!(dom.contains(&format!(">{name}</text>")), "the banner's {name} is no lane label");
+    }
+    // Ticks at round times: one step from a fixed list, every tick a multiple of it.
+    let ticks: Vec<i64> = attribute_of(&dom, "tick", "data-t").iter().map(|t| t.parse().unwrap()).collect();
+    assert!(ticks.len() >= 3, "{ticks:?}");
+    let step = ticks[1] - ticks[0];
+    let round = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400];
+    assert!(round.iter().any(|s| s * 1000 == step) && ticks.iter().all(|t| t % step == 0), "{ticks:?}");
+    // Labelled as round times read: `15 min`, `1 h 30 min`, never `0h13m34s`.
+    let labels: Vec<&str> =
+        dom.split("class=\"tick\"").skip(1).map(|rest| rest.split('>').nth(1).unwrap().split('<').next().unwrap()).collect();
+    for (t, label) in ticks.iter().zip(&labels) {
+        let (h, m, s) = (t / 3_600_000, t / 60_000 % 60, t / 1000 % 60);
+        let parts: Vec<String> = [(h, "h"), (m, "min"), (s, "s")].iter().filter(|(n, _)| *n > 0).map(|(n, u)| format!("{n} {u}")).collect();
+        let expected = if parts.is_empty() { "0".to_string() } else { parts.join(" ") };
+        assert_eq!(*label, expected, "tick at t={t}");
+    }
+    assert!(dom.contains("data-overflow-px=\"0\""), "the page is no wider than the window");
+}
+
+/// Issue 17: a day of 32 musicians gives a page under 5 MB that opens, its heartbeats and polls
+/// as density bands until zoomed in, its first violation marked.
+#[test]
+fn a_fleet_days_timeline_is_small_and_opens_with_density_bands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    // A quarter of the day keeps the test short; the bands start well below that.
+    let text = std::fs::read_to_string(root().join("scenarios/bench/fleet-day.toml"))
+        .unwrap()
+        .replace("sim_time_max_ms = 86_400_000", "sim_time_max_ms = 21_600_000");
+    let scenario = tmp.path().join("fleet-quarter.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--seed", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.code() == Some(0) || o.status.code() == Some(1), "{}", stdout(&o));
+    let bytes = std::fs::metadata(out.join("timeline.html")).unwrap().len();
+    assert!(bytes < 5_000_000 / 4, "{bytes} bytes for a quarter of the day");
+    let dom = render(&out.join("timeline.html"), &tmp.path().join("profile"));
+    assert!(dom.contains("data-detail=\"bands\"") && dom.contains("class=\"band poll\""), "too many polls to draw one by one");
+    assert!(!dom.contains("class=\"mark poll\""));
+    assert!(dom.contains("id=\"first-violation\""), "the first violation is marked");
 }
 
 #[test]
@@ -76,6 +152,7 @@ fn every_plot_is_valid_svg_and_the_summary_states_verdict_settings_and_replay() 
     }
     let heartbeat = std::fs::read_to_string(out.join("plots/heartbeat-age.svg")).unwrap();
     assert!(heartbeat.contains("refresh 480 s") && heartbeat.contains("stale 540 s"));
+    assert!(!out.join("plots/heartbeat-age.svg").with_extension("png").exists());
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     for part in [
         "**Verdict: PASS**",
@@ -87,4 +164,75 @@ fn every_plot_is_valid_svg_and_the_summary_states_verdict_settings_and_replay() 
         assert!(summary.contains(part), "summary.md lacks `{part}`:\n{summary}");
     }
     assert!(!out.join("comms.db-wal").exists() && !out.join("comms.db-shm").exists(), "reports leave comms.db alone");
+}
+
+/// The rows (y, in pixels) where Chromium painted the heartbeat plot's threshold colour
+/// (#d0021b) across most of the plot: the SVG drawn on a canvas and its pixels read.
+fn red_rows(svg: &Path, dir: &Path) -> Vec<u32> {
+    use std::io::Write as _;
+    let text = std::fs::read_to_string(svg).unwrap();
+    let encoded: String = text.bytes().map(|b| format!("%{b:02X}")).collect();
+    let page = dir.join("pixels.html");
+    let mut f = std::fs::File::create(&page).unwrap();
+    write!(
+        f,
+        "<!doctype html><body><pre id=\"rows\">waiting</pre><script>\
+        var img = new Image(); img.onload = function () {{\
+          var c = document.createElement('canvas'); c.width = 720; c.height = 360;\
+          var g = c.getContext('2d'); g.fillStyle = '#fff'; g.fillRect(0, 0, 720, 360); g.drawImage(img, 0, 0);\
+          var d = g.getImageData(0, 0, 720, 360).data, rows = [];\
+          for (var y = 0; y < 360; y++) {{ var n = 0; for (var x = 0; x < 720; x++) {{ var i = (y * 720 + x) * 4;\
+            if (Math.abs(d[i] - 208) < 40 && d[i + 1] < 70 && d[i + 2] < 90) n++; }} if (n > 200) rows.push(y); }}\
+          document.getElementById('rows').textContent = 'rows:' + rows.join(','); }};\
+        img.src = 'data:image/svg+xml,{encoded}';</script></body>"
+    )
+    .unwrap();
+    drop(f);
+    let o = Command::new("chromium")
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+    let rows = dom.split("rows:").nth(1).unwrap_or_else(|| panic!("no pixels read: {dom}")).split('<').next().unwrap();
+    rows.split(',').filter(|r| !r.is_empty()).map(|r| r.parse().unwrap()).collect()
+}
+
+/// Issue 18 item 1: a 300/360 s scenario's heartbeat plot draws its lines at 300 and 360 s
+/// (read off Chromium's pixels against the plot's own y axis), and no task after it completes.
+#[test]
+fn the_heartbeat_plots_threshold_lines_follow_the_scenario_on_screen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/quickstart.toml"))
+        .unwrap()
+        .replace("heartbeat_refresh_s = 480", "heartbeat_refresh_s = 300")
+        .replace("[conductor]\n", "[conductor]\nstaleness_s = 360\n");
+    assert!(text.contains("staleness_s = 360") && text.contains("heartbeat_refresh_s = 300"));
+    let scenario = tmp.path().join("fast-heartbeat.toml");
+    std::fs::write(&scenario, text).unwrap();
+    let out = tmp.path().join("run");
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let svg_path = out.join("plots/heartbeat-age.svg");
+    let svg = std::fs::read_to_string(&svg_path).unwrap();
+    assert!(svg.contains(">refresh 300 s</text>") && svg.contains(">stale 360 s</text>"), "{svg}");
+    assert!(!svg.contains("480 s") && !svg.contains("540 s"), "{svg}");
+    // The y axis: its top tick (at y=30) is the scale's maximum; 0 is at y=320.
+    let top: f64 = svg.split("text-anchor=\"end\">").last().unwrap().split('<').next().unwrap().parse().unwrap();
+    assert!(top < 1000.0, "the axis ends near the thresholds, not at a completed task's age: {top}");
+    let py = |v: f64| 320.0 - v / top * 290.0;
+    let rows = red_rows(&svg_path, tmp.path());
+    for (value, y) in [(300.0, py(300.0)), (360.0, py(360.0))] {
+        assert!(rows.iter().any(|r| (f64::from(*r) - y).abs() <= 2.0), "no line drawn at {value} s (y≈{y:.0}): red rows {rows:?}");
+    }
+    assert!(rows.iter().all(|r| (f64::from(*r) - py(300.0)).abs() <= 2.0 || (f64::from(*r) - py(360.0)).abs() <= 2.0), "{rows:?}");
 }
