@@ -464,18 +464,30 @@ fn protocol_failure(e: &rusqlite::Error) -> Option<FailureKind> {
 
 /// `key=value` pairs for the trace's detail column; message bodies are cut to their first line.
 fn describe_params(params: &Params) -> String {
-    let mut parts = Vec::with_capacity(params.len());
-    for (name, value) in params {
-        let shown = match value {
-            Value::Text(t) => t.lines().next().unwrap_or("").to_string(),
-            Value::Integer(i) => i.to_string(),
-            Value::Real(r) => r.to_string(),
-            Value::Null => "NULL".to_string(),
-            Value::Blob(b) => format!("<{} bytes>", b.len()),
-        };
-        parts.push(format!("{}={}", name.trim_start_matches(':'), shown));
+    use std::fmt::Write as _;
+    // One string, no piece allocated on its own: every statement of a run passes here.
+    let mut text = String::with_capacity(16 * params.len());
+    for (i, (name, value)) in params.iter().enumerate() {
+        if i > 0 {
+            text.push(' ');
+        }
+        text.push_str(name.trim_start_matches(':'));
+        text.push('=');
+        match value {
+            Value::Text(t) => text.push_str(t.lines().next().unwrap_or("")),
+            Value::Integer(n) => {
+                let _ = write!(text, "{n}");
+            }
+            Value::Real(r) => {
+                let _ = write!(text, "{r}");
+            }
+            Value::Null => text.push_str("NULL"),
+            Value::Blob(b) => {
+                let _ = write!(text, "<{} bytes>", b.len());
+            }
+        }
     }
-    parts.join(" ")
+    text
 }
 
 #[cfg(test)]

@@ -174,19 +174,8 @@ fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     clear_old_failures(&options.out.join("failures"))?;
-    let in_folder = |parent: &Path| tempfile::Builder::new().prefix("explore-").tempdir_in(parent);
-    if let Some(parent) = &options.scratch {
-        return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
-    }
-    // A tmpfs where there is one: creating and deleting every run's files on a disk file
-    // system costs more than the runs (230 s against 64 s for quickstart's 4594 runs).
-    in_folder(Path::new(SHARED_MEMORY))
-        .or_else(|_| in_folder(&options.out))
-        .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
+    crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &options.out)
 }
-
-/// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
-const SHARED_MEMORY: &str = "/dev/shm";
 
 /// The finished runs' rows and jobs, in job order, and the coverage of them all and the base
 /// run's (`coverage`).
