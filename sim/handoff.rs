@@ -146,7 +146,15 @@ pub fn status_progress(status: &str) -> StatusProgress {
     let mut progress = StatusProgress::default();
     for line in status.lines() {
         progress.lines += 1;
-        let words: Vec<&str> = line.split_whitespace().collect();
+        // Only the first five words decide, and a status file holds every session's lines of
+        // the task: no vector per line (fleet-day parses long status files at each resumption).
+        let mut first = [""; 5];
+        let mut count = 0;
+        for word in line.split_whitespace().take(5) {
+            first[count] = word;
+            count += 1;
+        }
+        let words = &first[..count];
         if words.len() >= 5
             && words[0] == "step"
             && words[2] == "agent"
