@@ -7,6 +7,7 @@ Usage: scripts/cost-curves.py [--bin PATH] [--out DIR] [--repeat K]
             `cargo build --release` first)
   --out     where the CSV and the SVGs go (default: reports/bench/cost-curves)
   --repeat  repeats per point for `bench --overhead` (fastest kept; default 1)
+  --plots-only  redraw the SVGs from the CSV already in --out, without running anything
 
 Every point is `rehearsal bench POINT.toml --overhead`: fleet-day (scenarios/bench/fleet-day.toml)
 with its task count and simulated length changed, run and timed against the bare replay of its
@@ -22,6 +23,7 @@ import sys
 import tempfile
 
 HOUR_MS = 3_600_000
+SUBTITLE = "fleet-day, bench --overhead: wall clock, moves with the machine's load"
 BASE = "scenarios/bench/fleet-day.toml"
 # (musicians, simulated hours): a day up to 64 musicians, shorter days beyond.
 BY_MUSICIANS = [(1, 24), (4, 24), (16, 24), (64, 24), (256, 6), (1000, 2)]
@@ -121,7 +123,15 @@ def main():
     parser.add_argument("--bin", default=os.environ.get("CARGO_TARGET_DIR", "target") + "/release/rehearsal")
     parser.add_argument("--out", default="reports/bench/cost-curves")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--plots-only", action="store_true")
     args = parser.parse_args()
+    if args.plots_only:
+        with open(os.path.join(args.out, "cost-curves.csv")) as f:
+            rows = [dict(r, musicians=int(r["musicians"]), simulated_hours=int(r["simulated_hours"]),
+                         run_statements_per_s=int(r["run_statements_per_s"]),
+                         floor_statements_per_s=int(r["floor_statements_per_s"])) for r in csv.DictReader(f)]
+        write_plots(rows, args.out)
+        return
     if not os.path.exists(args.bin):
         sys.exit(f"cost-curves: no binary at {args.bin} (cargo build --release, or --bin)")
     base_text = open(BASE).read()
@@ -161,12 +171,12 @@ def write_plots(rows, out):
         points = [r for r in rows if r["curve"] == curve]
         xs = [r[x_key] for r in points]
         rate = svg_plot(
-            f"Statements per second against {curve}", "fleet-day (random faults), bench --overhead, fastest run",
+            f"Statements per second against {curve}", SUBTITLE,
             x_label, "SQL statements per wall second", xs,
             [(run[0], run[1], [r["run_statements_per_s"] for r in points]),
              (floor[0], floor[1], [r["floor_statements_per_s"] for r in points])], log_x, note)
         wall = svg_plot(
-            f"Wall time against {curve}", "fleet-day (random faults), bench --overhead, fastest run",
+            f"Wall time against {curve}", SUBTITLE,
             x_label, "wall seconds per run", xs,
             [(run[0], run[1], [float(r["run_s"]) for r in points]),
              (floor[0], floor[1], [float(r["floor_s"]) for r in points])], log_x, note)
