@@ -158,7 +158,27 @@ pub fn format_utc_ms(unix_ms: i64) -> String {
     let ms_of_day = unix_ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
     let (h, min, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
-    format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02}:{s:02}.{ms:03}")
+    if y > 9999 {
+        return format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02}:{s:02}.{ms:03}");
+    }
+    // Digits pushed by hand: the trace formats a time for every new second of a run.
+    let mut text = String::with_capacity(23);
+    let mut digits = |n: i64, width: u32, after: Option<char>| {
+        for place in (0..width).rev() {
+            text.push(char::from(b'0' + (n / 10_i64.pow(place) % 10) as u8));
+        }
+        if let Some(c) = after {
+            text.push(c);
+        }
+    };
+    digits(y, 4, Some('-'));
+    digits(m, 2, Some('-'));
+    digits(d, 2, Some(' '));
+    digits(h, 2, Some(':'));
+    digits(min, 2, Some(':'));
+    digits(s, 2, Some('.'));
+    digits(ms, 3, None);
+    text
 }
 
 fn days_in_month(year: i64, month: i64) -> i64 {
@@ -206,6 +226,32 @@ mod tests {
         }
         for bad in ["2026-02-30 00:00:00", "2026-13-01 00:00:00", "yesterday", "2026-01-01 24:00:00"] {
             assert_eq!(parse_utc(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn formatting_by_hand_matches_format() {
+        let by_format = |unix_ms: i64| {
+            let days = unix_ms.div_euclid(86_400_000);
+            let ms_of_day = unix_ms.rem_euclid(86_400_000);
+            let (y, m, d) = civil_from_days(days);
+            let (h, min, s, ms) = (ms_of_day / 3_600_000, ms_of_day / 60_000 % 60, ms_of_day / 1000 % 60, ms_of_day % 1000);
+            format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02}:{s:02}.{ms:03}")
+        };
+        for unix_ms in [
+            0,
+            1,
+            999,
+            1_000,
+            59_999,
+            3_599_999,
+            86_399_999,
+            1_767_225_600_007,
+            1_709_251_199_123,
+            253_402_300_799_999,
+            253_402_300_800_000,
+        ] {
+            assert_eq!(format_utc_ms(unix_ms), by_format(unix_ms), "{unix_ms}");
         }
     }
 }

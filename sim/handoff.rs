@@ -146,7 +146,19 @@ pub fn status_progress(status: &str) -> StatusProgress {
     let mut progress = StatusProgress::default();
     for line in status.lines() {
         progress.lines += 1;
-        let words: Vec<&str> = line.split_whitespace().collect();
+        let first_word = line.trim_start();
+        if !first_word.starts_with("step") && !first_word.starts_with("checkpoint") {
+            continue;
+        }
+        // Only the first five words decide, and a status file holds every session's lines of
+        // the task: no vector per line (fleet-day parses long status files at each resumption).
+        let mut first = [""; 5];
+        let mut count = 0;
+        for word in line.split_whitespace().take(5) {
+            first[count] = word;
+            count += 1;
+        }
+        let words = &first[..count];
         if words.len() >= 5
             && words[0] == "step"
             && words[2] == "agent"
@@ -207,11 +219,10 @@ impl Severities {
         let mut s = Severities::default();
         for line in lines.into_iter().filter(|l| !l.trim().is_empty()) {
             s.total += 1;
-            let word = line.split(|c: char| !c.is_alphanumeric()).find_map(|w| match w.to_ascii_lowercase().as_str() {
-                "high" => Some(2),
-                "medium" => Some(1),
-                "low" => Some(0),
-                _ => None,
+            // Compared without a lower-cased copy of every word: a resumption reads the whole
+            // deviations file, and fleet-day resumes thousands of times.
+            let word = line.split(|c: char| !c.is_alphanumeric()).find_map(|w| {
+                [("high", 2), ("medium", 1), ("low", 0)].into_iter().find(|(name, _)| w.eq_ignore_ascii_case(name)).map(|(_, rank)| rank)
             });
             match word {
                 Some(2) => s.high += 1,

@@ -336,8 +336,8 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    let scratch =
-        tempfile::Builder::new().prefix("sweep-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
+    // Runs are made and removed on a tmpfs where there is one; failures are copied out.
+    let scratch = crate::scratch::scratch_folder("sweep-", None, &options.out)?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
     let stop = AtomicBool::new(false);

@@ -148,7 +148,7 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
 /// anything: what to give `--points`, and what a test derives its expectations from.
 pub fn list_points(options: &ExploreOptions) -> Result<String> {
     let (_, _, base_scenario) = base_document(options)?;
-    let scratch = tempfile::Builder::new().prefix("explore-").tempdir_in(SHARED_MEMORY).or_else(|_| tempfile::tempdir())?;
+    let scratch = crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &std::env::temp_dir())?;
     let (_, seen) = run_base(&base_scenario, options, scratch.path())?;
     let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
     let mut out = String::from("point,session,statement,nth,prefix_statements\n");
@@ -217,23 +217,12 @@ fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     clear_old_failures(&options.out.join("failures"))?;
-    let in_folder = |parent: &Path| tempfile::Builder::new().prefix("explore-").tempdir_in(parent);
-    if let Some(parent) = &options.scratch {
-        return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
-    }
-    // A tmpfs where there is one: creating and deleting every run's files on a disk file
-    // system costs more than the runs (230 s against 64 s for quickstart's 4594 runs).
-    in_folder(Path::new(SHARED_MEMORY))
-        .or_else(|_| in_folder(&options.out))
-        .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
+    crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &options.out)
 }
 
 /// What an exploration writes into its folder (sim/out_folder.rs), its scratch folder
 /// (made there when there is no tmpfs) included.
 const OWNED: crate::out_folder::Owned = &["explore.csv", "coverage.csv", "summary.md", "failures", INCOMPLETE_MARKER, "explore-*"];
-
-/// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
-const SHARED_MEMORY: &str = "/dev/shm";
 
 /// The finished runs' rows and jobs, in job order, and the coverage of them all and the base
 /// run's (`coverage`).

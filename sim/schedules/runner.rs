@@ -175,12 +175,5 @@ pub(super) fn prepare_folders(options: &SchedulesOptions) -> Result<tempfile::Te
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let failures = options.out.join("failures");
     std::fs::create_dir_all(&failures).map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    let in_folder = |parent: &Path| tempfile::Builder::new().prefix("schedules-").tempdir_in(parent);
-    if let Some(parent) = &options.scratch {
-        return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
-    }
-    // A tmpfs where there is one, as `explore crashes` does: run files cost more on a disk.
-    in_folder(Path::new("/dev/shm"))
-        .or_else(|_| in_folder(&options.out))
-        .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
+    crate::scratch::scratch_folder("schedules-", options.scratch.as_deref(), &options.out)
 }

@@ -79,13 +79,7 @@ pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempD
             }
         }
     }
-    let in_folder = |parent: &Path| tempfile::Builder::new().prefix("search-").tempdir_in(parent);
-    if let Some(parent) = &options.scratch {
-        return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
-    }
-    in_folder(Path::new("/dev/shm"))
-        .or_else(|_| in_folder(&options.out))
-        .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", options.out.display())))
+    crate::scratch::scratch_folder("search-", options.scratch.as_deref(), &options.out)
 }
 
 /// What a search writes into its folder (sim/out_folder.rs), its scratch folder included.

@@ -1,0 +1,243 @@
+//! The bytes of `trace.csv`: CSV rows built by hand into one buffer, hashed and written in
+//! large chunks. Formatting a row through `format!` and the `csv` crate, and hashing each
+//! small write, was a third of a run's cost (issue 17). The bytes are those the `csv` crate
+//! wrote with its defaults (`QuoteStyle::Necessary`, `\n` line ends, quotes doubled), which
+//! the tests beside this file and the golden hashes hold it to.
+
+use std::io::Write;
+
+use sha2::{Digest, Sha256};
+
+use crate::clock::format_utc_ms;
+
+/// Rows are hashed and written once this many bytes are pending.
+const CHUNK_BYTES: usize = 1 << 16;
+
+/// Room for an integer's decimal digits and sign.
+pub fn itoa_buf() -> [u8; 20] {
+    [0; 20]
+}
+
+/// `n` in decimal, written into `buf`.
+pub fn format_count(buf: &mut [u8; 20], mut n: u64) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("ascii digits")
+}
+
+/// `n` in decimal with its sign, as `i64::to_string` writes it.
+pub fn format_signed(buf: &mut [u8; 20], n: i64) -> &str {
+    if n >= 0 {
+        return format_count(buf, n as u64);
+    }
+    // |i64::MIN| has 19 digits, so the sign still fits before them.
+    let start = buf.len() - format_count(buf, n.unsigned_abs()).len() - 1;
+    buf[start] = b'-';
+    std::str::from_utf8(&buf[start..]).expect("ascii digits")
+}
+
+/// A field must be quoted when it holds a comma, a quote or a line end.
+fn needs_quotes(field: &str) -> bool {
+    field.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+}
+
+/// Appends one CSV field, quoted (inner quotes doubled) only when it must be.
+fn push_field(out: &mut Vec<u8>, field: &str) {
+    if !needs_quotes(field) {
+        out.extend_from_slice(field.as_bytes());
+        return;
+    }
+    out.push(b'"');
+    for (i, part) in field.split('"').enumerate() {
+        if i > 0 {
+            out.extend_from_slice(b"\"\"");
+        }
+        out.extend_from_slice(part.as_bytes());
+    }
+    out.push(b'"');
+}
+
+/// One trace row's columns after `t_ms` and `time`, and before `seq` and `observed`.
+pub struct RowText<'a> {
+    pub actor: &'a str,
+    pub session: &'a str,
+    pub event: &'a str,
+    pub statement: &'a str,
+    pub rows: &'a str,
+    pub state_after: &'a str,
+    pub detail: &'a str,
+    pub observed: &'a str,
+}
+
+/// Rows on their way into the file and the hash, which see exactly the same bytes.
+pub struct RowWriter<W: Write> {
+    pending: Vec<u8>,
+    sink: W,
+    hasher: Sha256,
+    /// The first write error, kept for `finish`: the hash must cover what is on disk.
+    write_error: Option<std::io::Error>,
+    epoch_unix_ms: i64,
+    rows_written: u64,
+    /// `YYYY-MM-DD HH:MM:SS` of the last row's second, reused by rows in the same second.
+    second_cache: (i64, String),
+}
+
+impl<W: Write> RowWriter<W> {
+    /// A writer whose first row is the header `columns`.
+    pub fn new(sink: W, epoch_unix_ms: i64, columns: &[&str]) -> RowWriter<W> {
+        let mut writer = RowWriter {
+            pending: Vec::with_capacity(CHUNK_BYTES * 2),
+            sink,
+            hasher: Sha256::new(),
+            write_error: None,
+            epoch_unix_ms,
+            rows_written: 0,
+            second_cache: (i64::MIN, String::new()),
+        };
+        for (i, column) in columns.iter().enumerate() {
+            if i > 0 {
+                writer.pending.push(b',');
+            }
+            push_field(&mut writer.pending, column);
+        }
+        writer.pending.push(b'\n');
+        writer
+    }
+
+    /// Rows written, the header aside: the last row's `seq`.
+    pub fn rows_written(&self) -> u64 {
+        self.rows_written
+    }
+
+    /// Appends the row `t_ms,time,<text>,seq,observed`.
+    pub fn row(&mut self, t_ms: i64, text: &RowText) {
+        self.rows_written += 1;
+        let unix_ms = self.epoch_unix_ms + t_ms;
+        if self.second_cache.0 != unix_ms.div_euclid(1000) {
+            let full = format_utc_ms(unix_ms);
+            self.second_cache = (unix_ms.div_euclid(1000), full[..full.len() - 4].to_string());
+        }
+        let millis = unix_ms.rem_euclid(1000) as u32;
+        let time = [b'.', b'0' + (millis / 100) as u8, b'0' + (millis / 10 % 10) as u8, b'0' + (millis % 10) as u8];
+        let (mut t_buf, mut seq_buf) = (itoa_buf(), itoa_buf());
+        let out = &mut self.pending;
+        push_field(out, format_signed(&mut t_buf, t_ms));
+        out.push(b',');
+        // A date and time never needs quotes.
+        out.extend_from_slice(self.second_cache.1.as_bytes());
+        out.extend_from_slice(&time);
+        let RowText { actor, session, event, statement, rows, state_after, detail, observed } = *text;
+        let seq = format_count(&mut seq_buf, self.rows_written);
+        for field in [actor, session, event, statement, rows, state_after, detail, seq, observed] {
+            out.push(b',');
+            push_field(out, field);
+        }
+        out.push(b'\n');
+        if self.pending.len() >= CHUNK_BYTES {
+            self.drain();
+        }
+    }
+
+    /// Hashes and writes what is pending.
+    fn drain(&mut self) {
+        self.hasher.update(&self.pending);
+        if self.write_error.is_none() {
+            if let Err(e) = self.sink.write_all(&self.pending) {
+                self.write_error = Some(e);
+            }
+        }
+        self.pending.clear();
+    }
+
+    /// Writes what is pending and returns the sink and the hex SHA-256 of every byte.
+    pub fn finish(mut self) -> std::io::Result<(W, String)> {
+        self.drain();
+        if let Some(e) = self.write_error.take() {
+            return Err(e);
+        }
+        let digest = self.hasher.finalize();
+        let mut hex = String::with_capacity(64);
+        for b in digest {
+            hex.push(char::from_digit(u32::from(b >> 4), 16).expect("a nibble"));
+            hex.push(char::from_digit(u32::from(b & 15), 16).expect("a nibble"));
+        }
+        Ok((self.sink, hex))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EPOCH_MS: i64 = 1_767_225_600_000; // 2026-01-01 00:00:00 UTC
+
+    /// What the `csv` crate writes for the same rows, with the same defaults.
+    fn with_csv_crate(rows: &[[&str; 11]]) -> Vec<u8> {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        for row in rows {
+            writer.write_record(row).expect("in memory");
+        }
+        writer.into_inner().expect("in memory")
+    }
+
+    #[test]
+    fn rows_are_the_bytes_the_csv_crate_writes() {
+        let header = ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq", "observed"];
+        let awkward = ["", "a,b", "say \"hi\"", "two\nlines", "cr\rhere", "\"", ",", "plain", "ünïcode, too", "%2C", " "];
+        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS, &header);
+        let mut expected = vec![header];
+        let mut times = Vec::new();
+        for (i, t_ms) in [0_i64, 999, 1_000, 61_001, 86_399_999, 90_000_007, -1, -1_001].into_iter().enumerate() {
+            let field = |k: usize| awkward[(i + k) % awkward.len()];
+            let text = RowText {
+                actor: field(0),
+                session: field(1),
+                event: field(2),
+                statement: field(3),
+                rows: field(4),
+                state_after: field(5),
+                detail: field(6),
+                observed: field(7),
+            };
+            writer.row(t_ms, &text);
+            times.push((t_ms.to_string(), format_utc_ms(EPOCH_MS + t_ms), (i + 1).to_string()));
+        }
+        for (i, (t, time, seq)) in times.iter().enumerate() {
+            let field = |k: usize| awkward[(i + k) % awkward.len()];
+            expected.push([t, time, field(0), field(1), field(2), field(3), field(4), field(5), field(6), seq, field(7)]);
+        }
+        let (bytes, hash) = writer.finish().expect("in memory");
+        let want = with_csv_crate(&expected);
+        assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&want));
+        let digest = Sha256::digest(&want);
+        let want_hash: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hash, want_hash);
+    }
+
+    #[test]
+    fn chunks_hash_as_one() {
+        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS, &["a"]);
+        let text = RowText { actor: "x", session: "", event: "e", statement: "", rows: "1", state_after: "", detail: "d", observed: "" };
+        for t in 0..10_000 {
+            writer.row(t, &text);
+        }
+        let (bytes, hash) = writer.finish().expect("in memory");
+        assert!(bytes.len() > 2 * CHUNK_BYTES);
+        let want: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hash, want);
+    }
+
+    #[test]
+    fn integers_read_as_to_string_writes_them() {
+        for n in [0_i64, 7, 10, 999, 1_000_000, i64::MAX, -1, -10, i64::MIN] {
+            assert_eq!(format_signed(&mut itoa_buf(), n), n.to_string());
+        }
+    }
+}
