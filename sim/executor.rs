@@ -455,10 +455,14 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     /// Freezes actors until `until_unix_ms`: their due events wait, nothing else changes.
+    /// A hang that starts during another lasts until the later of the two ends: a shorter
+    /// second hang must not thaw an actor the first still holds (events it already deferred
+    /// wait for the first's end, and the oracles' truth says hung until then).
     pub fn hang(&mut self, victims: &[ActorId], until_unix_ms: i64) {
         for victim in victims {
             if let Some(actor) = self.actors.get_mut(victim) {
-                actor.hung_until_unix_ms = Some(until_unix_ms);
+                let until = actor.hung_until_unix_ms.map_or(until_unix_ms, |earlier| earlier.max(until_unix_ms));
+                actor.hung_until_unix_ms = Some(until);
             }
         }
     }
@@ -775,6 +779,23 @@ mod tests {
         // The hang defers even the first poll: slow starts at 500, sleeps 10, acts 1 ms later.
         let effects: Vec<&String> = log.iter().filter(|l| l.ends_with("woke")).collect();
         assert_eq!(effects, ["21 fast woke", "511 slow woke"], "{log:?}");
+    }
+
+    #[test]
+    fn a_shorter_hang_inside_a_longer_one_does_not_end_it() {
+        let (mut exec, log) = new_exec();
+        let slow = spawn(&exec, None, "slow", 0, |ctx| async move {
+            ctx.sleep(10).await;
+            ctx.effect("slow woke").await;
+        });
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        exec.hang(&[slow], 500);
+        exec.hang(&[slow], 100);
+        assert_eq!(exec.hung_until_unix_ms(slow), Some(500));
+        run(&mut exec, 10_000, &log);
+        let effects: Vec<String> = log.borrow().iter().filter(|l| l.ends_with("woke")).cloned().collect();
+        assert_eq!(effects, ["511 slow woke"]);
     }
 
     #[test]
