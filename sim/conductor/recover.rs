@@ -165,13 +165,37 @@ impl Conductor<'_> {
         let worked_by = record.text(0, 2).map(str::to_string);
         let claimed = worked_by.as_deref().and_then(session_number).unwrap_or(0);
         let handed_over = written.handoffs.get(&row.task_id).copied().unwrap_or(0);
-        self.sessions.insert(row.task_id.clone(), claimed.max(1 + handed_over));
         let handed_over_last = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| kind == "handoff");
+        if handed_over_last && claimed <= handed_over && !matches!(row.state.as_str(), "fix_proposed" | "exit_requested" | "complete") {
+            return self.finish_hand_over(row, handed_over).await;
+        }
+        self.sessions.insert(row.task_id.clone(), claimed.max(1 + handed_over));
         let waiting = (row.state == "fix_proposed" && handed_over_last) || (row.state == "watching" && worked_by.is_none());
         if waiting {
             self.awaiting_claim.insert(row.task_id.clone());
             self.launch_started.insert(row.task_id.clone(), self.ctx.now_ms());
         }
+        Ok(())
+    }
+
+    /// A hand-over cut between its `handoff` message and its `fix_proposed` (000 "5. Session
+    /// Handoff": message, state, then the next session): the row still names the session the
+    /// message handed over, and no successor was launched, since the launch comes after the
+    /// state. It is finished from its message, as an answer is (000 "Terminal Write
+    /// Atomicity": the message "serves as a recovery record if the state update fails"):
+    /// `fix_proposed`, then the successor the message announced. Counting that successor as
+    /// launched before it was (one more than the hand-overs written) would give the task up a
+    /// session early and name the wrong session stale in the next hand-over's message.
+    async fn finish_hand_over(&mut self, row: &TaskView, handed_over: u32) -> Result<(), SqlFailure> {
+        self.ctx.note(
+            "answer_completed",
+            format!("{}: `handoff` sent before the crash, still `{}`: now `fix_proposed`, and its next session", row.task_id, row.state),
+        );
+        self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&row.task_id)), (":state", text("fix_proposed"))]).await?;
+        self.handled_sessions.insert(row.session_id.clone());
+        self.sessions.insert(row.task_id.clone(), handed_over);
+        self.awaiting_claim.insert(row.task_id.clone());
+        self.launch(&row.task_id, false);
         Ok(())
     }
 

@@ -95,3 +95,23 @@ fn a_conductor_crash_ends_its_review_actors_and_the_next_session_reviews_again()
         rows.iter().filter(|r| matches!(r.actor, Some(ActorName::Review(2, _))) && r.stmt == Some(Stmt::SendConductorMessage)).collect();
     assert!(answered.len() >= 2 && answered.iter().all(|r| r.t_ms > crash_ms));
 }
+
+/// The conductor dies between a hand-over's `handoff` message and its `fix_proposed` (the 12th
+/// conductor message of `context-exhaustion.toml`'s seed: task-01's 4th hand-over, after its
+/// session S4 hit the hard stop). The relaunched conductor finishes the hand-over from its
+/// message (000 "Terminal Write Atomicity") and launches S5; counting S5 as launched already
+/// gave the task up at the 5-session limit (`liveness`), and named the wrong session stale.
+#[test]
+fn a_hand_over_cut_after_its_message_is_finished_and_its_successor_launched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/faults/context-exhaustion.toml")).unwrap();
+    let text = format!("{text}\n[[faults.conductor_crash]]\nat = \"after:send_conductor_message\"\nnth = 12\n");
+    let (out, summary) = run_text("handoff-cut", &text, tmp.path(), &[]);
+    let rows = trace(&out);
+    assert_eq!(rows.iter().filter(|r| r.event == "fault_crash").count(), 1, "the crash fired");
+    let finished = by(&rows, ActorName::Conductor(2)).find(|r| r.event == "answer_completed").expect("the hand-over finished");
+    assert!(finished.detail.contains("`handoff` sent before the crash"), "{}", finished.detail);
+    assert!(!rows.iter().any(|r| r.event == "task_given_up"), "no task given up: {}", summary.render());
+    assert!(!summary.verdict.rules().contains(&"liveness"), "{}", summary.render());
+    assert_eq!(summary.tasks_complete, 2, "{}", summary.render());
+}
