@@ -16,9 +16,11 @@
 //! fixes the order of two statements of different actors in the simulator is the statement
 //! round trip drawn from `timing.statement_ms`, which is the simulator's model, not the
 //! seeds': they say nothing of how long a tool call takes. Running an effect due at
-//! `t + d` at `t` is the same run with that round trip `d` shorter — a draw the latency
-//! distribution could have made when `d` is within its spread, which is the default window
-//! (`max - min` of a uniform `statement_ms`; docs/protocol.md C36). File effects count too:
+//! `t + d` at `t` is the same run with that round trip `d` shorter, an order the seeds allow.
+//! It is not always one the latency model could have drawn: the round trip becomes `t` minus
+//! the request's instant, which may fall below `statement_ms`'s minimum (docs/protocol.md C36
+//! says so, with the stricter reading not built). The default window is the model's spread
+//! (`max - min` of a uniform `statement_ms`). File effects count too:
 //! the world performs them whole, like statements. Sleeps, joins and alarms are never reordered:
 //! their instants come from the seeds' timings (poll intervals, timeouts) or the fault plan.
 //!
