@@ -131,9 +131,22 @@ impl Engine {
     /// Runs until no actor is left, or the time limit. The event cap is a harness error: a
     /// run that needs more events than its scenario allows is a livelock, not a verdict.
     pub fn run(&mut self) -> Result<Ending> {
+        self.run_with_progress(&mut |_, _| {})
+    }
+
+    /// `run`, calling `progress(simulated ms, sim_time_max_ms)` once per simulated minute
+    /// reached: the caller may show it; nothing in the run depends on it.
+    pub fn run_with_progress(&mut self, progress: &mut dyn FnMut(i64, i64)) -> Result<Ending> {
+        const PROGRESS_EVERY_MS: i64 = 60_000;
         self.dispatch()?;
         let deadline_unix_ms = self.config.epoch_unix_ms + self.config.sim_time_max_ms;
+        let mut next_progress_ms = PROGRESS_EVERY_MS;
         loop {
+            let now_ms = self.runtime.now_ms();
+            if now_ms >= next_progress_ms {
+                progress(now_ms, self.config.sim_time_max_ms);
+                next_progress_ms = now_ms - now_ms % PROGRESS_EVERY_MS + PROGRESS_EVERY_MS;
+            }
             match self.exec.pop(deadline_unix_ms) {
                 Popped::Quiescent => return Ok(Ending::Quiescent),
                 Popped::TimeLimit => return Ok(Ending::TimeLimit),

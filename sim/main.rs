@@ -554,7 +554,7 @@ fn main() -> ExitCode {
     };
     let quiet = cli.quiet;
     let result = match cli.command {
-        Command::Run(args) => cmd_run(args),
+        Command::Run(args) => cmd_run(args, quiet),
         Command::Variants => cmd_variants(),
         Command::Sweep(args) => cmd_sweep(args, quiet),
         Command::Merge(args) => cmd_merge(args),
@@ -576,12 +576,18 @@ fn main() -> ExitCode {
     exit(result, seed)
 }
 
-fn cmd_run(args: RunArgs) -> Result<Outcome, Error> {
+fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
     let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
-    let (summary, _) = rehearsal::run::execute(plan, false)?;
+    let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
+    let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
+        if let Some(progress) = progress.as_mut() {
+            progress.update(now_ms, max_ms);
+        }
+    })?;
+    drop(progress);
     rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
     if args.json.json {
         println!("{}", rehearsal::json_out::run(&summary));

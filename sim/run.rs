@@ -83,6 +83,16 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(
 
 /// Carries out a resolved plan: the database, the engine with its observers, the verdict.
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    execute_with_progress(plan, record, &mut |_, _| {})
+}
+
+/// `execute`, telling `progress` (simulated ms so far, the run's `sim_time_max_ms`) each
+/// simulated minute: what `rehearsal run` shows of a long run. It only observes.
+pub fn execute_with_progress(
+    plan: RunPlan,
+    record: bool,
+    progress: &mut dyn FnMut(i64, i64),
+) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let sql = catalog.identity();
@@ -122,7 +132,7 @@ pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db
     } else {
         engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
     }
-    let ending = engine.run();
+    let ending = engine.run_with_progress(progress);
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
     let (mut db, Observers { mut trace, checker, coverage }) = engine.finish()?;

@@ -275,6 +275,9 @@ mod tests {
     #[test]
     fn an_unknown_extra_variant_is_bad_input_listing_the_known_ones() {
         let e = with_variants(&scenario(""), &["fencng".to_string()]).unwrap_err();
-        assert!(e.to_string().starts_with("invalid input: unknown variant `fencng`; did you mean `fencing`?; variants: guard-not-in, "), "{e}");
+        assert!(
+            e.to_string().starts_with("invalid input: unknown variant `fencng`; did you mean `fencing`?; variants: guard-not-in, "),
+            "{e}"
+        );
     }
 }

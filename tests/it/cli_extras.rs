@@ -54,6 +54,37 @@ fn progress_is_plain_lines_off_a_terminal_and_nothing_under_quiet() {
     assert_eq!(stderr(&o), "", "--quiet: no progress, no notes");
 }
 
+/// A long `run` says how far it has got in simulated time (a line per simulated hour off a
+/// terminal) once it has taken a while — here at once, by `REHEARSAL_PROGRESS_AFTER_MS=0` —
+/// and nothing under `--quiet`; the run itself is the same either way.
+#[test]
+fn a_long_run_prints_its_simulated_progress_and_nothing_under_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |name: &str, quiet: bool| {
+        let out = tmp.path().join(name);
+        let mut args = vec!["run", "scenarios/quickstart.toml", "--out", out.to_str().unwrap()];
+        if quiet {
+            args.insert(0, "--quiet");
+        }
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+            .args(&args)
+            .current_dir(crate::support::root())
+            .env("REHEARSAL_PROGRESS_AFTER_MS", "0")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        (stderr(&o), std::fs::read(out.join("trace.csv")).unwrap())
+    };
+    let (shown, trace_shown) = run("shown", false);
+    // quickstart runs 1h39m of at most 8 h: a line at its first simulated minute, one at 1 h.
+    let lines: Vec<&str> = shown.lines().filter(|l| l.starts_with("rehearsal: simulated ")).collect();
+    assert_eq!(lines.len(), 2, "{shown}");
+    assert!(lines[1].starts_with("rehearsal: simulated 1h00m of at most "), "{shown}");
+    let (quiet, trace_quiet) = run("quiet", true);
+    assert!(!quiet.contains("rehearsal: simulated"), "{quiet}");
+    assert!(trace_shown == trace_quiet, "the progress changes nothing in the run");
+}
+
 #[test]
 fn list_new_and_completions() {
     let o = rehearsal(&["list"]);
