@@ -12,6 +12,7 @@ pub mod grid_charts;
 mod html;
 mod model;
 mod plots;
+mod series;
 mod summary;
 mod timeline;
 

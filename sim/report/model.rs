@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::plots::{ContextTrajectories, HeartbeatAges};
+use super::series::{ContextTrajectories, HeartbeatAges};
 use crate::event::ActorEnd;
 use crate::trace_reader::TraceRecord;
 use crate::vocab::{ActorName, SessionPlace, Stmt, TaskState};

@@ -1,19 +1,14 @@
 //! The SVG charts under `plots/`: each timing measurement's distribution against its budget,
 //! context per session over time, and the heartbeat age of each task at each conductor poll.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::html::esc;
 use super::model::Model;
-use crate::event::FileOp;
+/// One named line (or set of bars) of a chart: its (x, y) points.
+pub use super::series::Series;
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
-use crate::trace_reader::TraceRecord;
-use crate::vocab::{ActorName, Stmt, CONDUCTOR_TASK_ID};
-
-/// One named line (or set of bars) of a chart: its (x, y) points.
-pub type Series = (String, Vec<(f64, f64)>);
 
 /// Every plot of a run: (path under the run folder, SVG text), in the order they are written.
 pub fn plots(model: &Model, summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
@@ -61,83 +56,6 @@ fn latency_plots(summary: &RunSummary, scenario: &Scenario) -> Vec<(String, Stri
         plots.push((format!("plots/{name}.svg"), chart(&title, "percentile", name, &[(name.to_string(), points)], &lines, false)));
     }
     plots
-}
-
-/// Context per session over time (simulated minutes, %): the `[ctx: NN%]` of every line
-/// appended to a status file, keyed by the session's name; gathered a row at a time.
-#[derive(Default)]
-pub struct ContextTrajectories(BTreeMap<String, Vec<(f64, f64)>>);
-
-impl ContextTrajectories {
-    pub fn add(&mut self, record: &TraceRecord) {
-        if record.event != FileOp::Append.as_str() || !record.statement.ends_with("-status") {
-            return;
-        }
-        if let (Some(place), Some(ctx)) = (record.place(), record.context_pct()) {
-            let session = ActorName::Session(place).to_string();
-            self.0.entry(session).or_default().push((record.t_ms as f64 / 60_000.0, ctx as f64));
-        }
-    }
-
-    pub fn series(&self) -> Vec<Series> {
-        self.0.iter().map(|(name, points)| (name.clone(), points.clone())).collect()
-    }
-}
-
-/// Heartbeat age of each task at each conductor poll: time since the last write on its row
-/// (every state change and heartbeat sets last_heartbeat, 004 "Heartbeat Rule"). A task in a
-/// terminal state (complete, exited) has no heartbeat left to age: it is no longer drawn
-/// (a write that takes it out of that state draws it again). Gathered a row at a time.
-#[derive(Default)]
-pub struct HeartbeatAges {
-    last_write: BTreeMap<String, i64>,
-    series: BTreeMap<String, Vec<(f64, f64)>>,
-}
-
-impl HeartbeatAges {
-    pub fn add(&mut self, record: &TraceRecord) {
-        if !record.is_sql() {
-            return;
-        }
-        if let Some(state) = record.state_after {
-            if let Some(task) = record.task_id().filter(|t| t != CONDUCTOR_TASK_ID) {
-                if state.is_terminal() {
-                    self.last_write.remove(&task);
-                } else {
-                    self.last_write.insert(task, record.t_ms);
-                }
-            }
-        }
-        if record.stmt == Some(Stmt::PollTasks) {
-            for (task, at) in &self.last_write {
-                let point = (record.t_ms as f64 / 60_000.0, (record.t_ms - at) as f64 / 1000.0);
-                match self.series.get_mut(task) {
-                    Some(points) => points.push(point),
-                    None => {
-                        self.series.insert(task.clone(), vec![point]);
-                    }
-                }
-            }
-        }
-    }
-
-    pub fn series(&self) -> Vec<Series> {
-        self.series.iter().map(|(name, points)| (name.clone(), points.clone())).collect()
-    }
-}
-
-#[cfg(test)]
-fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {
-    let mut ages = HeartbeatAges::default();
-    records.iter().for_each(|r| ages.add(r));
-    ages.series()
-}
-
-#[cfg(test)]
-fn context_trajectories(records: &[TraceRecord]) -> Vec<Series> {
-    let mut context = ContextTrajectories::default();
-    records.iter().for_each(|r| context.add(r));
-    context.series()
 }
 
 /// The drawing area of a chart: its size and margins, and the data's maxima.
@@ -227,7 +145,21 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series], lines: &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::series::{ContextTrajectories, HeartbeatAges};
+    use crate::trace_reader::TraceRecord;
     use crate::vocab::{SessionPlace, TaskState};
+
+    fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {
+        let mut ages = HeartbeatAges::default();
+        records.iter().for_each(|r| ages.add(r));
+        ages.series()
+    }
+
+    fn context_trajectories(records: &[TraceRecord]) -> Vec<Series> {
+        let mut context = ContextTrajectories::default();
+        records.iter().for_each(|r| context.add(r));
+        context.series()
+    }
 
     use crate::report::test_record as record;
 
