@@ -97,11 +97,13 @@ impl Meter {
 
     fn on_poll(&mut self, t_ms: i64, polled: &[(String, String, f64)], truth: &Truth) {
         for (task_id, state, seconds_stale) in polled {
-            // Heartbeat age of a live, healthy owner, as the conductor sees it.
+            // Heartbeat age of a live, healthy owner, as the conductor sees it: not while a
+            // hang holds it, nor after one until it has written its row again (the age then
+            // is the fault's freeze); from that write on, its ages count like any session's.
             let healthy = truth
                 .sessions
                 .values()
-                .any(|s| s.task_id == *task_id && s.is_live_at(t_ms) && !s.watcher_died && s.hangs.is_empty() && s.last_write.is_some());
+                .any(|s| s.task_id == *task_id && s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms));
             if healthy && matches!(state.as_str(), "working" | "needs_review" | "error") {
                 self.measured.heartbeat_age_s.push(*seconds_stale as i64);
             }

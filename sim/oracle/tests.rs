@@ -730,3 +730,18 @@ fn budget_a_measurement_over_its_budget_and_one_at_it() {
         assert_eq!(found, fails, "budget {max}");
     }
 }
+
+#[test]
+fn heartbeat_age_leaves_out_a_hang_and_its_stale_heartbeat_then_counts_again_after_a_fresh_write() {
+    let mut run = s1_working();
+    run.poll(30_000, &[("task-01", "working", 28.0)]);
+    run.fact(40_000, Fact::Hung { session_id: S1.into(), until_ms: 100_000 });
+    // During the hang, and after it until S1 writes its row again, the age is the freeze's.
+    run.poll(60_000, &[("task-01", "working", 58.0)]);
+    run.poll(120_000, &[("task-01", "working", 118.0)]);
+    let (before, after) = (row("working", S1, 0, 128.0), row("working", S1, 0, 0.0));
+    run.write(130_000, "task-01.S1", S1, Stmt::Heartbeat, "task-01", before, after);
+    // From that write on, S1's ages count again: a breach after a hang is not hidden.
+    run.poll(140_000, &[("task-01", "working", 10.0)]);
+    assert_eq!(run.checker.measured().heartbeat_age_s, [28, 10]);
+}

@@ -27,6 +27,9 @@ pub struct SessionTruth {
     /// request: `Truth::ends_session`) succeeded.
     pub terminal_ms: Option<i64>,
     pub last_write: Option<(i64, Stmt)>,
+    /// Its last write on its task row (a message INSERT touches none): what refreshed the
+    /// row's `last_heartbeat` (004 "Heartbeat Rule").
+    pub last_row_write_ms: Option<i64>,
 }
 
 impl SessionTruth {
@@ -39,6 +42,13 @@ impl SessionTruth {
     /// Frozen by a hang fault at `t_ms`.
     pub fn hung_at(&self, t_ms: i64) -> Option<(i64, i64)> {
         self.hangs.iter().copied().find(|(from, until)| *from <= t_ms && t_ms < *until)
+    }
+
+    /// At `t_ms`, the row's heartbeat is one this session wrote since its last hang ended
+    /// (or it never hung): its age measures the protocol's timing, not a fault's freeze.
+    pub fn heartbeat_since_hangs(&self, t_ms: i64) -> bool {
+        let Some(written_ms) = self.last_row_write_ms.filter(|at| *at <= t_ms) else { return false };
+        self.hangs.iter().all(|(_, until)| *until <= written_ms)
     }
 }
 
@@ -230,6 +240,9 @@ impl Truth {
         let terminal = self.ends_session(f);
         if let Some(s) = self.sessions.get_mut(f.session_id) {
             s.last_write = Some((f.t_ms, f.statement));
+            if !f.statement.inserts_message() {
+                s.last_row_write_ms = Some(f.t_ms);
+            }
             if terminal {
                 s.terminal_ms.get_or_insert(f.t_ms);
             }
