@@ -12,7 +12,7 @@
 //!
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
-//! | the first row | `run_start` | `scenario=PATH seed=N variants=A,B epoch_unix_ms=N` (the scenario path as the run was given it; the command line's variants, applied after the scenario's own) |
+//! | the first row | `run_start` | `scenario=PATH seed=N variants=A,B epoch_unix_ms=N` (the scenario path as the run was given it, without `./` or the current folder's prefix: `run::trace_name`; the command line's variants, applied after the scenario's own) |
 //! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE` (a message it inserted), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
 //! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |

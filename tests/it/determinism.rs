@@ -54,3 +54,25 @@ fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// The trace names its scenario (its first row), so the path's spelling reached the trace
+/// hash: `./scenarios/x.toml` or the absolute path gave another hash than
+/// `scenarios/x.toml` for the same run. One file from one folder is now named one way.
+#[test]
+fn the_same_scenario_however_its_path_is_spelled_gives_the_same_trace() {
+    let tmp = tempfile::tempdir().unwrap();
+    let absolute = crate::support::root().join("scenarios/examples/bootstrap.toml");
+    let spellings = ["scenarios/examples/bootstrap.toml", "./scenarios/examples/bootstrap.toml", absolute.to_str().unwrap()];
+    let traces: Vec<Vec<u8>> = spellings
+        .iter()
+        .enumerate()
+        .map(|(i, path)| {
+            let out = tmp.path().join(format!("run-{i}"));
+            let o = crate::support::rehearsal(&["--quiet", "run", path, "--out", out.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(0), "{path}: {}", crate::support::stderr(&o));
+            std::fs::read(out.join("trace.csv")).unwrap()
+        })
+        .collect();
+    assert!(traces[1] == traces[0], "./ spelled another trace");
+    assert!(traces[2] == traces[0], "the absolute path spelled another trace");
+}
