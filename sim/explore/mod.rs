@@ -43,7 +43,7 @@ mod runner;
 use std::path::{Path, PathBuf};
 
 pub use hang_class::HangClass;
-pub use outcome::{end_states, DistinctFailure, PointRow};
+pub use outcome::{end_states, group, DistinctFailure, FailureRow, PointRow};
 pub use points::{parse_session, Target};
 pub use report::read_csv;
 

@@ -112,28 +112,49 @@ impl DistinctFailure {
     }
 }
 
-/// Groups the failing rows (in row order, so the numbering does not depend on `--jobs`) and
-/// writes each row's failure id.
-pub fn group(rows: &mut [PointRow]) -> Vec<DistinctFailure> {
+/// A row of runs that failures are grouped over: explore.csv's and schedules.csv's.
+pub trait FailureRow {
+    /// `pass`, `fail`, `error`, `unreached`: only `fail` rows are grouped.
+    fn outcome(&self) -> &str;
+    fn first_violation(&self) -> &str;
+    fn end_states(&self) -> &str;
+    fn set_failure(&mut self, id: String);
+}
+
+impl FailureRow for PointRow {
+    fn outcome(&self) -> &str {
+        &self.outcome
+    }
+    fn first_violation(&self) -> &str {
+        &self.first_violation
+    }
+    fn end_states(&self) -> &str {
+        &self.end_states
+    }
+    fn set_failure(&mut self, id: String) {
+        self.failure = id;
+    }
+}
+
+/// Groups the failing rows by first violated rule and end states (in row order, so the
+/// numbering does not depend on `--jobs`) and writes each row's failure id.
+pub fn group<R: FailureRow>(rows: &mut [R]) -> Vec<DistinctFailure> {
     let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut failures: Vec<DistinctFailure> = Vec::new();
-    for (at, row) in rows.iter_mut().enumerate() {
-        if row.outcome != "fail" {
-            continue;
-        }
-        let key = (row.first_violation.clone(), row.end_states.clone());
+    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.outcome() == "fail") {
+        let key = (row.first_violation().to_string(), row.end_states().to_string());
         let n = *index.entry(key).or_insert_with(|| {
             failures.push(DistinctFailure {
                 id: format!("F{}", failures.len() + 1),
-                first_violation: row.first_violation.clone(),
-                end_states: row.end_states.clone(),
+                first_violation: row.first_violation().to_string(),
+                end_states: row.end_states().to_string(),
                 first_row: at,
                 runs: 0,
             });
             failures.len() - 1
         });
         failures[n].runs += 1;
-        row.failure = failures[n].id.clone();
+        row.set_failure(failures[n].id.clone());
     }
     failures
 }

@@ -132,7 +132,7 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
         level = next;
     }
     enumeration.interrupted |= crate::interrupt::interrupted();
-    enumeration.failures = report::group(&mut enumeration.rows);
+    enumeration.failures = crate::explore::group(&mut enumeration.rows);
     for failure in &enumeration.failures {
         explorer.save_failure(failure, &enumeration)?;
     }

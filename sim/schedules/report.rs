@@ -2,7 +2,6 @@
 //! (grouped as `explore crashes` groups them), summary.md with the runs per level, and the
 //! same counts on stdout. Nothing here depends on `--jobs` or on the wall clock.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -12,7 +11,7 @@ use super::tree::spell;
 use super::Enumeration;
 use crate::atomic::write_atomically;
 use crate::error::Result;
-use crate::explore::{end_states, DistinctFailure};
+use crate::explore::end_states;
 use crate::run::RunSummary;
 
 /// The marker of an enumeration whose schedules.csv holds fewer runs than its levels planned.
@@ -73,23 +72,20 @@ impl ScheduleRow {
     }
 }
 
-/// Groups the failing rows (in row order, so the numbering does not depend on `--jobs`) by
-/// first violated rule and end states, and writes each row's failure id.
-pub fn group(rows: &mut [ScheduleRow]) -> Vec<DistinctFailure> {
-    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut failures: Vec<DistinctFailure> = Vec::new();
-    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.outcome == "fail") {
-        let key = (row.first_violation.clone(), row.end_states.clone());
-        let n = *index.entry(key).or_insert_with(|| {
-            let id = format!("F{}", failures.len() + 1);
-            let (first_violation, end_states) = (row.first_violation.clone(), row.end_states.clone());
-            failures.push(DistinctFailure { id, first_violation, end_states, first_row: at, runs: 0 });
-            failures.len() - 1
-        });
-        failures[n].runs += 1;
-        row.failure = failures[n].id.clone();
+/// schedules.csv's rows are grouped as explore.csv's are (`explore::group`).
+impl crate::explore::FailureRow for ScheduleRow {
+    fn outcome(&self) -> &str {
+        &self.outcome
     }
-    failures
+    fn first_violation(&self) -> &str {
+        &self.first_violation
+    }
+    fn end_states(&self) -> &str {
+        &self.end_states
+    }
+    fn set_failure(&mut self, id: String) {
+        self.failure = id;
+    }
 }
 
 /// schedules.csv with the runs so far, and the marker while a level is unfinished.
