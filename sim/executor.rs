@@ -868,6 +868,46 @@ mod tests {
     }
 
     #[test]
+    fn the_queue_pops_by_instant_then_in_the_order_entries_were_set() {
+        let (mut exec, _) = new_exec();
+        // Instants that repeat out of order: a heap on the instant alone would not keep ties.
+        let instants: Vec<i64> = (0..40).map(|i| (i * 7) % 5).collect();
+        for (tag, at) in instants.iter().enumerate() {
+            exec.alarm(*at, tag);
+        }
+        let mut popped = Vec::new();
+        loop {
+            match exec.pop(100) {
+                Popped::Alarm(tag) => popped.push(tag),
+                Popped::Quiescent => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut expected: Vec<usize> = (0..40).collect();
+        expected.sort_by_key(|tag| instants[*tag]); // stable: ties stay in the order set
+        assert_eq!(popped, expected);
+    }
+
+    #[test]
+    fn actors_that_left_leave_their_slot_empty_and_the_others_stay_in_id_order() {
+        let (mut exec, _) = new_exec();
+        let ids: Vec<ActorId> =
+            ["a", "b", "c"].into_iter().map(|n| spawn(&exec, None, n, 0, |ctx| async move { ctx.sleep(1).await })).collect();
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        exec.finish(ids[1], &mut finished);
+        assert_eq!(exec.actors_where(|_| true), [ids[0], ids[2]]);
+        assert_eq!((exec.data(ids[1]), exec.find(|d| *d != "a")), (None, Some(&"c")));
+        assert!(!exec.is_empty());
+        exec.finish(ids[1], &mut finished); // already gone: nothing happens
+        exec.finish(ids[0], &mut finished);
+        exec.finish(ids[2], &mut finished);
+        assert!(exec.is_empty());
+        assert_eq!(finished.iter().map(|f| f.data).collect::<Vec<_>>(), ["b", "a", "c"]);
+        assert_eq!(exec.pop(100), Popped::Quiescent, "stale events of actors that left are skipped");
+    }
+
+    #[test]
     fn a_deferred_request_comes_back_unanswered_at_its_time() {
         let (mut exec, log) = new_exec();
         let actor = spawn(&exec, None, "writer", 0, |ctx| async move { ctx.effect("write").await });
