@@ -403,7 +403,7 @@ impl Musician {
         );
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
-        self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
+        self.last_checkpoint_step = assessment.last_checkpoint_step;
         // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
         // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
         // conductor immediately".
