@@ -243,6 +243,16 @@ impl Severities {
         s
     }
 
+    /// The counts of two groups of lines together (each line counts on its own).
+    pub fn plus(self, other: Severities) -> Severities {
+        Severities {
+            high: self.high + other.high,
+            medium: self.medium + other.medium,
+            low: self.low + other.low,
+            total: self.total + other.total,
+        }
+    }
+
     /// "N High, N Medium, N Low", as 003's "breakdown by severity".
     pub fn breakdown(&self) -> String {
         format!("{} High, {} Medium, {} Low", self.high, self.medium, self.low)
@@ -394,9 +404,11 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     let parsed = found.handoff.map(parse);
     let progress = found.status.map(status_progress).unwrap_or_default();
     let deviation_lines: Vec<&str> = found.deviations.unwrap_or("").lines().filter(|l| !l.trim().is_empty()).collect();
-    let deviations = Severities::of_lines(deviation_lines.iter().copied());
     let deviations_escalated = progress.deviations_escalated.min(deviation_lines.len());
-    let escalation_due = found.rule.met_by(&Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied()));
+    // Each line is read once: the escalated ones and the others, which the rule judges.
+    let not_escalated = Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied());
+    let deviations = Severities::of_lines(deviation_lines[..deviations_escalated].iter().copied()).plus(not_escalated);
+    let escalation_due = found.rule.met_by(&not_escalated);
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
     let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
