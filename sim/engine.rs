@@ -203,7 +203,10 @@ impl Engine {
         };
         let mut finished = Vec::new();
         let next = self.exec.poll(actor, response, &mut finished);
-        self.world.emit_finished(&self.exec, &mut finished, ActorEnd::Killed);
+        // Most polls end no actor: the world is not asked to emit nothing.
+        if !finished.is_empty() {
+            self.world.emit_finished(&self.exec, &mut finished, ActorEnd::Killed);
+        }
         let now = self.exec.now_unix_ms();
         match next {
             Next::Finished => {

@@ -9,7 +9,8 @@
 //! instant run in the order they were scheduled (ties break by insertion sequence).
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -157,7 +158,8 @@ pub struct Finished<A> {
 
 /// What an entry of the queue wakes: an actor (with the token it was scheduled under) or an
 /// alarm the caller set (a timed fault).
-#[derive(Clone, Copy, Debug)]
+/// Ordered only so a queue entry can be; entries never tie on their (instant, sequence) key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Scheduled {
     Actor(ActorId, u64),
     Alarm(usize),
@@ -188,11 +190,21 @@ pub enum Next {
     Effect,
 }
 
+/// One entry of the queue: (instant, sequence, what it wakes).
+type QueueEntry = (i64, u64, Scheduled);
+
 pub struct Executor<A, E, R> {
     clock: SimClock,
     spawner: Rc<Spawner<A, E, R>>,
-    actors: BTreeMap<ActorId, ActorRec<A, E, R>>,
-    queue: BTreeMap<(i64, u64), Scheduled>,
+    /// Indexed by id: ids are handed out in order and never reused, so a slot per id spared
+    /// a map lookup on every step; an actor that left leaves `None`.
+    actors: Vec<Option<ActorRec<A, E, R>>>,
+    /// Live actors (the `Some` slots of `actors`).
+    live: usize,
+    /// A min-heap on (instant, sequence): the sequence is unique, so the order is the one a
+    /// sorted map of those keys gives (ties at an instant break by scheduling order), at a
+    /// fraction of its cost per event.
+    queue: BinaryHeap<Reverse<QueueEntry>>,
     seq: u64,
     events: u64,
     events_max: u64,
@@ -218,8 +230,9 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         Executor {
             clock,
             spawner: Rc::new(Spawner::default()),
-            actors: BTreeMap::new(),
-            queue: BTreeMap::new(),
+            actors: Vec::new(),
+            live: 0,
+            queue: BinaryHeap::new(),
             seq: 0,
             events: 0,
             events_max,
@@ -260,42 +273,64 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.actors.is_empty()
+        self.live == 0
+    }
+
+    fn rec(&self, actor: ActorId) -> Option<&ActorRec<A, E, R>> {
+        self.actors.get(actor as usize).and_then(Option::as_ref)
+    }
+
+    fn rec_mut(&mut self, actor: ActorId) -> Option<&mut ActorRec<A, E, R>> {
+        self.actors.get_mut(actor as usize).and_then(Option::as_mut)
+    }
+
+    fn is_live(&self, actor: ActorId) -> bool {
+        self.rec(actor).is_some()
+    }
+
+    /// Live actors with their ids, in id order.
+    fn live_actors(&self) -> impl Iterator<Item = (ActorId, &ActorRec<A, E, R>)> {
+        self.actors.iter().enumerate().filter_map(|(id, rec)| Some((ActorId::try_from(id).expect("a u32 id"), rec.as_ref()?)))
     }
 
     pub fn data(&self, actor: ActorId) -> Option<&A> {
-        self.actors.get(&actor).map(|a| &a.data)
+        self.rec(actor).map(|a| &a.data)
     }
 
     pub fn data_mut(&mut self, actor: ActorId) -> Option<&mut A> {
-        self.actors.get_mut(&actor).map(|a| &mut a.data)
+        self.rec_mut(actor).map(|a| &mut a.data)
     }
 
     /// Live actors whose data satisfies `pick`, in id order.
     pub fn actors_where(&self, pick: impl Fn(&A) -> bool) -> Vec<ActorId> {
-        self.actors.iter().filter(|(_, a)| pick(&a.data)).map(|(id, _)| *id).collect()
+        self.live_actors().filter(|(_, a)| pick(&a.data)).map(|(id, _)| id).collect()
     }
 
     /// The first live actor (in id order) whose data satisfies `pick`.
     pub fn find(&self, pick: impl Fn(&A) -> bool) -> Option<&A> {
-        self.actors.values().map(|a| &a.data).find(|d| pick(d))
+        self.live_actors().map(|(_, a)| &a.data).find(|d| pick(d))
+    }
+
+    /// Queues `scheduled` at `at_unix_ms`, after everything already queued for that instant.
+    fn enqueue(&mut self, at_unix_ms: i64, scheduled: Scheduled) {
+        self.seq += 1;
+        self.queue.push(Reverse((at_unix_ms, self.seq, scheduled)));
     }
 
     /// Sets an alarm: `pop` returns `Popped::Alarm(tag)` at that instant.
     pub fn alarm(&mut self, at_unix_ms: i64, tag: usize) {
-        self.seq += 1;
-        self.queue.insert((at_unix_ms, self.seq), Scheduled::Alarm(tag));
+        self.enqueue(at_unix_ms, Scheduled::Alarm(tag));
     }
 
     /// Takes the next due event and advances the clock to it. A hung actor's event is put
     /// back at the hang's end with its token unchanged; stale events are skipped.
     pub fn pop(&mut self, deadline_unix_ms: i64) -> Popped {
         loop {
-            let Some((&(at_unix_ms, seq), &scheduled)) = self.queue.iter().next() else {
+            let Some(&Reverse((at_unix_ms, seq, scheduled))) = self.queue.peek() else {
                 assert!(
-                    self.actors.is_empty(),
+                    self.is_empty(),
                     "an actor is suspended with no event and no join: {:?}",
-                    self.actors.keys().collect::<Vec<_>>()
+                    self.live_actors().map(|(id, _)| id).collect::<Vec<_>>()
                 );
                 return Popped::Quiescent;
             };
@@ -303,7 +338,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
                 self.clock.advance_to(deadline_unix_ms);
                 return Popped::TimeLimit;
             }
-            self.queue.remove(&(at_unix_ms, seq));
+            self.queue.pop();
             self.events += 1;
             if self.events > self.events_max {
                 return Popped::EventCap;
@@ -313,13 +348,12 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
                 Scheduled::Alarm(tag) => return Popped::Alarm(tag),
                 Scheduled::Actor(actor, token) => (actor, token),
             };
-            let Some(rec) = self.actors.get(&actor) else { continue };
+            let Some(rec) = self.rec(actor) else { continue };
             if rec.token != token {
                 continue;
             }
             if let Some(until) = rec.hung_until_unix_ms.filter(|until| *until > at_unix_ms) {
-                self.seq += 1;
-                self.queue.insert((until, self.seq), Scheduled::Actor(actor, token));
+                self.enqueue(until, Scheduled::Actor(actor, token));
                 continue;
             }
             if self.schedule.is_some() && self.awaits_effect(actor) {
@@ -330,7 +364,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     fn awaits_effect(&self, actor: ActorId) -> bool {
-        self.actors.get(&actor).is_some_and(|rec| matches!(rec.slot.borrow().request, Some(Request::Effect(_))))
+        self.rec(actor).is_some_and(|rec| matches!(rec.slot.borrow().request, Some(Request::Effect(_))))
     }
 
     /// A decision point (sim/schedule.rs) when other actors' effects are due within the
@@ -339,14 +373,19 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     fn decide(&mut self, head_key: (i64, u64), head: ActorId, head_token: u64, deadline_unix_ms: i64) -> ActorId {
         let at_unix_ms = head_key.0;
         let window_ms = self.schedule.as_ref().expect("a schedule").window_ms();
-        let others: Vec<((i64, u64), ActorId)> = self
+        let last_unix_ms = at_unix_ms.saturating_add(window_ms).min(deadline_unix_ms);
+        // The heap keeps no order to walk: the window's entries are picked out and sorted
+        // (the head has left the queue; every entry is at or after it).
+        let mut others: Vec<((i64, u64), ActorId)> = self
             .queue
-            .range(head_key..=(at_unix_ms.saturating_add(window_ms).min(deadline_unix_ms), u64::MAX))
-            .filter_map(|(key, scheduled)| match *scheduled {
-                Scheduled::Actor(actor, token) if actor != head && self.ready_effect(actor, token, at_unix_ms) => Some((*key, actor)),
+            .iter()
+            .filter(|Reverse((at, seq, _))| (*at, *seq) >= head_key && *at <= last_unix_ms)
+            .filter_map(|&Reverse((at, seq, scheduled))| match scheduled {
+                Scheduled::Actor(actor, token) if actor != head && self.ready_effect(actor, token, at_unix_ms) => Some(((at, seq), actor)),
                 _ => None,
             })
             .collect();
+        others.sort_unstable_by_key(|(key, _)| *key);
         if others.is_empty() {
             return head;
         }
@@ -358,28 +397,28 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         }
         self.taken = Some(Taken { decision: schedule.decisions_met() - 1, option: chosen, options, head });
         let (key, actor) = others[chosen as usize - 1];
-        self.queue.remove(&key);
-        self.queue.insert(head_key, Scheduled::Actor(head, head_token));
+        self.queue.retain(|Reverse((at, seq, _))| (*at, *seq) != key);
+        self.queue.push(Reverse((head_key.0, head_key.1, Scheduled::Actor(head, head_token))));
         actor
     }
 
     /// A live, current event of an actor that is not hung at `at_unix_ms` and awaits an effect.
     fn ready_effect(&self, actor: ActorId, token: u64, at_unix_ms: i64) -> bool {
-        let Some(rec) = self.actors.get(&actor) else { return false };
+        let Some(rec) = self.rec(actor) else { return false };
         let hung = rec.hung_until_unix_ms.is_some_and(|until| until > at_unix_ms);
         rec.token == token && !hung && self.awaits_effect(actor)
     }
 
     /// The request the woken actor awaits (`None` before its first poll).
     pub fn take_request(&mut self, actor: ActorId) -> Option<Request<E>> {
-        self.actors[&actor].slot.borrow_mut().request.take()
+        self.rec(actor).expect("actor present").slot.borrow_mut().request.take()
     }
 
     /// The response a woken actor gets for a sleep or a join.
     pub fn answer_own(&self, request: &Request<E>) -> Response<R> {
         match request {
             Request::Sleep { .. } => Response::Woke,
-            Request::JoinAny { actors, timeout_ms } => match actors.iter().copied().find(|a| !self.actors.contains_key(a)) {
+            Request::JoinAny { actors, timeout_ms } => match actors.iter().copied().find(|a| !self.is_live(*a)) {
                 Some(finished) => Response::Joined(finished),
                 None => {
                     assert!(timeout_ms.is_some(), "a join without a timeout is woken only because one finished");
@@ -392,14 +431,14 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
 
     /// Puts a request back unanswered: the actor is woken with it again at `at_unix_ms`.
     pub fn defer(&mut self, actor: ActorId, request: Request<E>, at_unix_ms: i64) {
-        self.actors[&actor].slot.borrow_mut().request = Some(request);
+        self.rec(actor).expect("actor present").slot.borrow_mut().request = Some(request);
         self.schedule(actor, at_unix_ms);
     }
 
     /// Hands the actor its response and polls it to its next request. Spawns and kills it
     /// asked for are applied; the actors that left meanwhile are appended to `finished`.
     pub fn poll(&mut self, actor: ActorId, response: Option<Response<R>>, finished: &mut Vec<Finished<A>>) -> Next {
-        let rec = self.actors.get_mut(&actor).expect("actor present");
+        let rec = self.rec_mut(actor).expect("actor present");
         rec.slot.borrow_mut().response = response;
         let mut cx = Context::from_waker(Waker::noop());
         let poll = rec.future.as_mut().poll(&mut cx);
@@ -407,7 +446,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         self.apply_spawns_and_kills(finished);
         let next = match poll {
             Poll::Ready(()) => Next::Finished,
-            Poll::Pending => match self.actors.get(&actor) {
+            Poll::Pending => match self.rec(actor) {
                 None => Next::Gone,
                 Some(rec) => match rec.slot.borrow().request.as_ref() {
                     Some(Request::Sleep { ms }) => Next::Sleep(*ms),
@@ -424,34 +463,33 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// already has), or its timeout if that comes first; whichever comes later finds the
     /// token changed and does nothing.
     pub fn park(&mut self, actor: ActorId) {
-        let (join_on, timeout_ms) = match self.actors[&actor].slot.borrow().request.as_ref() {
+        let (join_on, timeout_ms) = match self.rec(actor).expect("actor present").slot.borrow().request.as_ref() {
             Some(Request::JoinAny { actors, timeout_ms }) => (actors.clone(), *timeout_ms),
             _ => panic!("park without a join"),
         };
-        if join_on.iter().any(|a| !self.actors.contains_key(a)) {
+        if join_on.iter().any(|a| !self.is_live(*a)) {
             self.schedule(actor, self.now_unix_ms());
             return;
         }
-        let rec = self.actors.get_mut(&actor).expect("present");
+        let rec = self.rec_mut(actor).expect("present");
         rec.token += 1;
         let token = rec.token;
         for child in join_on {
-            self.actors.get_mut(&child).expect("alive").joiners.push((actor, token));
+            self.rec_mut(child).expect("alive").joiners.push((actor, token));
         }
         if let Some(ms) = timeout_ms {
             assert!(ms >= 0, "join timeout of {ms} ms");
             // Under the same token as the joiners: the first of the two to fire reschedules
             // the actor (a new token), which makes the other stale.
-            self.seq += 1;
-            self.queue.insert((self.now_unix_ms() + ms, self.seq), Scheduled::Actor(actor, token));
+            self.enqueue(self.now_unix_ms() + ms, Scheduled::Actor(actor, token));
         }
     }
 
     pub fn schedule(&mut self, actor: ActorId, at_unix_ms: i64) {
-        let rec = self.actors.get_mut(&actor).expect("present");
+        let rec = self.rec_mut(actor).expect("present");
         rec.token += 1;
-        self.seq += 1;
-        self.queue.insert((at_unix_ms, self.seq), Scheduled::Actor(actor, rec.token));
+        let token = rec.token;
+        self.enqueue(at_unix_ms, Scheduled::Actor(actor, token));
     }
 
     /// Freezes actors until `until_unix_ms`: their due events wait, nothing else changes.
@@ -460,7 +498,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// wait for the first's end, and the oracles' truth says hung until then).
     pub fn hang(&mut self, victims: &[ActorId], until_unix_ms: i64) {
         for victim in victims {
-            if let Some(actor) = self.actors.get_mut(victim) {
+            if let Some(actor) = self.rec_mut(*victim) {
                 let until = actor.hung_until_unix_ms.map_or(until_unix_ms, |earlier| earlier.max(until_unix_ms));
                 actor.hung_until_unix_ms = Some(until);
             }
@@ -468,7 +506,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     pub fn hung_until_unix_ms(&self, actor: ActorId) -> Option<i64> {
-        self.actors.get(&actor).and_then(|a| a.hung_until_unix_ms)
+        self.rec(actor).and_then(|a| a.hung_until_unix_ms)
     }
 
     /// Removes an actor and every descendant (children first, then the actor), wakes its
@@ -478,24 +516,38 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     }
 
     fn finish_inner(&mut self, actor: ActorId, with_parent: bool, finished: &mut Vec<Finished<A>>) {
-        let Some(rec) = self.actors.remove(&actor) else { return };
+        let Some(rec) = self.actors.get_mut(actor as usize).and_then(Option::take) else { return };
+        self.live -= 1;
         for child in &rec.children {
             self.finish_inner(*child, true, finished);
         }
         let now = self.now_unix_ms();
         for (joiner, token) in rec.joiners {
-            if self.actors.get(&joiner).is_some_and(|j| j.token == token) {
+            if self.rec(joiner).is_some_and(|j| j.token == token) {
                 self.schedule(joiner, now);
             }
         }
         finished.push(Finished { id: actor, data: rec.data, with_parent });
     }
 
+    /// Puts a new actor in its id's slot (ids grow by one, so this appends but for spawns
+    /// applied out of order).
+    fn insert(&mut self, actor: ActorId, rec: ActorRec<A, E, R>) {
+        let index = actor as usize;
+        if self.actors.len() <= index {
+            self.actors.resize_with(index + 1, || None);
+        }
+        assert!(self.actors[index].is_none(), "actor id reused");
+        self.actors[index] = Some(rec);
+        self.live += 1;
+    }
+
     /// Applies the spawns and kills actors asked for, until none is left.
     pub fn apply_spawns_and_kills(&mut self, finished: &mut Vec<Finished<A>>) {
         loop {
-            let spawns: Vec<Spawn<A, E, R>> = self.spawner.spawns.borrow_mut().drain(..).collect();
-            let kills: Vec<ActorId> = self.spawner.kills.borrow_mut().drain(..).collect();
+            // Taken whole (no copy); after most polls both are empty and this is all it costs.
+            let spawns: Vec<Spawn<A, E, R>> = std::mem::take(&mut *self.spawner.spawns.borrow_mut());
+            let kills: Vec<ActorId> = std::mem::take(&mut *self.spawner.kills.borrow_mut());
             if spawns.is_empty() && kills.is_empty() {
                 return;
             }
@@ -510,8 +562,8 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
                     children: Vec::new(),
                     hung_until_unix_ms: None,
                 };
-                assert!(self.actors.insert(spawn.id, rec).is_none(), "actor id reused");
-                match spawn.parent.and_then(|parent| self.actors.get_mut(&parent)) {
+                self.insert(spawn.id, rec);
+                match spawn.parent.and_then(|parent| self.rec_mut(parent)) {
                     Some(parent) => parent.children.push(spawn.id),
                     None => assert!(spawn.parent.is_none(), "a child spawned by an actor that is gone"),
                 }
@@ -813,6 +865,46 @@ mod tests {
         assert_eq!(run(&mut exec, 5_000, &log), Popped::TimeLimit);
         assert_eq!(exec.now_unix_ms(), 5_000);
         assert_eq!(log.borrow()[..], ["7 alarm 3"]);
+    }
+
+    #[test]
+    fn the_queue_pops_by_instant_then_in_the_order_entries_were_set() {
+        let (mut exec, _) = new_exec();
+        // Instants that repeat out of order: a heap on the instant alone would not keep ties.
+        let instants: Vec<i64> = (0..40).map(|i| (i * 7) % 5).collect();
+        for (tag, at) in instants.iter().enumerate() {
+            exec.alarm(*at, tag);
+        }
+        let mut popped = Vec::new();
+        loop {
+            match exec.pop(100) {
+                Popped::Alarm(tag) => popped.push(tag),
+                Popped::Quiescent => break,
+                other => panic!("{other:?}"),
+            }
+        }
+        let mut expected: Vec<usize> = (0..40).collect();
+        expected.sort_by_key(|tag| instants[*tag]); // stable: ties stay in the order set
+        assert_eq!(popped, expected);
+    }
+
+    #[test]
+    fn actors_that_left_leave_their_slot_empty_and_the_others_stay_in_id_order() {
+        let (mut exec, _) = new_exec();
+        let ids: Vec<ActorId> =
+            ["a", "b", "c"].into_iter().map(|n| spawn(&exec, None, n, 0, |ctx| async move { ctx.sleep(1).await })).collect();
+        let mut finished = Vec::new();
+        exec.apply_spawns_and_kills(&mut finished);
+        exec.finish(ids[1], &mut finished);
+        assert_eq!(exec.actors_where(|_| true), [ids[0], ids[2]]);
+        assert_eq!((exec.data(ids[1]), exec.find(|d| *d != "a")), (None, Some(&"c")));
+        assert!(!exec.is_empty());
+        exec.finish(ids[1], &mut finished); // already gone: nothing happens
+        exec.finish(ids[0], &mut finished);
+        exec.finish(ids[2], &mut finished);
+        assert!(exec.is_empty());
+        assert_eq!(finished.iter().map(|f| f.data).collect::<Vec<_>>(), ["b", "a", "c"]);
+        assert_eq!(exec.pop(100), Popped::Quiescent, "stale events of actors that left are skipped");
     }
 
     #[test]

@@ -139,6 +139,9 @@ fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
 pub struct StatusProgress {
     pub last_done: Option<Position>,
     pub last_checkpoint_step: Option<u64>,
+    /// How many deviations earlier escalations covered: the count of the last
+    /// `ESCALATION_ANSWERED` line (read in the same pass: a status file can be long).
+    pub deviations_escalated: usize,
     pub lines: usize,
 }
 
@@ -146,6 +149,12 @@ pub fn status_progress(status: &str) -> StatusProgress {
     let mut progress = StatusProgress::default();
     for line in status.lines() {
         progress.lines += 1;
+        if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
+            if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                progress.deviations_escalated = covered;
+            }
+            continue;
+        }
         let first_word = line.trim_start();
         if !first_word.starts_with("step") && !first_word.starts_with("checkpoint") {
             continue;
@@ -234,6 +243,16 @@ impl Severities {
         s
     }
 
+    /// The counts of two groups of lines together (each line counts on its own).
+    pub fn plus(self, other: Severities) -> Severities {
+        Severities {
+            high: self.high + other.high,
+            medium: self.medium + other.medium,
+            low: self.low + other.low,
+            total: self.total + other.total,
+        }
+    }
+
     /// "N High, N Medium, N Low", as 003's "breakdown by severity".
     pub fn breakdown(&self) -> String {
         format!("{} High, {} Medium, {} Low", self.high, self.medium, self.low)
@@ -282,11 +301,6 @@ impl EscalationRule {
 /// the task's deviations file, in order) it covered. A successor reads it back, so what the
 /// conductor already answered is not escalated again.
 pub const ESCALATION_ANSWERED: &str = "deviations escalated and answered: ";
-
-/// How many deviations earlier escalations covered, from the status file.
-pub fn deviations_escalated(status: &str) -> usize {
-    status.lines().rev().filter_map(|l| l.strip_prefix(ESCALATION_ANSWERED)?.split_whitespace().next()?.parse().ok()).next().unwrap_or(0)
-}
 
 /// The task row as a successor found it just before its claim (000 "Example: Mid-Session
 /// Resumption" Step 3: the musician queries the task record, then claims). The claim
@@ -351,6 +365,8 @@ pub struct Assessment {
     pub escalation_due: bool,
     pub rule: EscalationRule,
     pub resume_from: Position,
+    /// The step of the last approved checkpoint the status file records.
+    pub last_checkpoint_step: Option<u64>,
     /// The session that held the task immediately before, as the task row named it.
     pub previous_session: String,
     pub previous_self_correction: bool,
@@ -388,9 +404,11 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     let parsed = found.handoff.map(parse);
     let progress = found.status.map(status_progress).unwrap_or_default();
     let deviation_lines: Vec<&str> = found.deviations.unwrap_or("").lines().filter(|l| !l.trim().is_empty()).collect();
-    let deviations = Severities::of_lines(deviation_lines.iter().copied());
-    let deviations_escalated = deviations_escalated(found.status.unwrap_or("")).min(deviation_lines.len());
-    let escalation_due = found.rule.met_by(&Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied()));
+    let deviations_escalated = progress.deviations_escalated.min(deviation_lines.len());
+    // Each line is read once: the escalated ones and the others, which the rule judges.
+    let not_escalated = Severities::of_lines(deviation_lines[deviations_escalated..].iter().copied());
+    let deviations = Severities::of_lines(deviation_lines[..deviations_escalated].iter().copied()).plus(not_escalated);
+    let escalation_due = found.rule.met_by(&not_escalated);
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
     let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
@@ -523,6 +541,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         escalation_due,
         rule: found.rule,
         resume_from,
+        last_checkpoint_step: progress.last_checkpoint_step,
         previous_session: prior.describe(),
         previous_self_correction,
         pending_messages: pending_messages(found, parsed.as_ref()),
@@ -552,9 +571,13 @@ fn agents_in(step_agents: &[u64], step: u64) -> u64 {
 /// next session's bootstrap.
 fn session_lines<'a>(status: &'a str, session_id: &'a str) -> impl Iterator<Item = &'a str> {
     let claimed = format!("task claimed, session: {session_id},");
-    let lines: Vec<&str> = status.lines().collect();
-    let start = lines.iter().rposition(|l| l.starts_with(&claimed)).map_or(lines.len(), |i| i + 1);
-    lines.into_iter().skip(start).take_while(|l| !l.starts_with("bootstrap started"))
+    // The last line that starts with the claim, searched from the end: a status file holds
+    // every session's lines, and splitting it all into a vector cost a pass and a copy.
+    let after_claim = status
+        .rmatch_indices(claimed.as_str())
+        .find(|(i, _)| *i == 0 || status.as_bytes()[i - 1] == b'\n')
+        .map_or("", |(i, _)| status[i..].split_once('\n').map_or("", |(_, rest)| rest));
+    after_claim.lines().take_while(|l| !l.starts_with("bootstrap started"))
 }
 
 /// 003 step 3: the conductor's messages the previous session had not answered — those after
@@ -664,6 +687,32 @@ mod tests {
             step_agents: &[3; 5],
             rule: EscalationRule::Ref6,
         })
+    }
+
+    #[test]
+    fn session_lines_are_those_after_the_sessions_last_claim_up_to_the_next_bootstrap() {
+        let status = "bootstrap started\ntask claimed, session: abc, worked_by: m\nstep 1 agent 1 integrated\nbootstrap started\n\
+                      task claimed, session: def, worked_by: m\nX task claimed, session: abc, worked_by: m\nself-correction: a\n\
+                      bootstrap started\ntask claimed, session: abc, worked_by: m\r\nstep 2 agent 1 integrated\r\nlast";
+        // The claim inside the def line is no line start; abc's last claim is its second.
+        assert_eq!(session_lines(status, "def").collect::<Vec<_>>(), ["X task claimed, session: abc, worked_by: m", "self-correction: a"]);
+        assert_eq!(session_lines(status, "abc").collect::<Vec<_>>(), ["step 2 agent 1 integrated", "last"]);
+        assert_eq!(session_lines(status, "ghi").count(), 0);
+        assert_eq!(session_lines("task claimed, session: abc, worked_by: m", "abc").count(), 0);
+    }
+
+    #[test]
+    fn status_progress_reads_the_last_answered_escalation_with_the_progress_in_one_pass() {
+        let status = format!(
+            "{STATUS}{ESCALATION_ANSWERED}2 [ctx: 50%]\nstep 5 agent 3 integrated [ctx: 66%]\n{ESCALATION_ANSWERED}3 [ctx: 70%]\n{ESCALATION_ANSWERED}? [ctx: 71%]\n"
+        );
+        let progress = status_progress(&status);
+        // The last line that names a count wins; one that names none is passed over.
+        assert_eq!(progress.deviations_escalated, 3);
+        assert_eq!(progress.last_done, Some(Position { step: 5, agent: 3 }));
+        assert_eq!(progress.last_checkpoint_step, Some(4));
+        assert_eq!(progress.lines, 7);
+        assert_eq!(status_progress(STATUS).deviations_escalated, 0);
     }
 
     #[test]

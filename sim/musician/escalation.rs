@@ -4,7 +4,7 @@
 //! who answers with a correction task; the musician applies it, re-runs verification and
 //! resumes.
 
-use crate::handoff::{EscalationRule, Severities, ESCALATION_ANSWERED};
+use crate::handoff::{EscalationRule, ESCALATION_ANSWERED};
 use crate::messages;
 use crate::vocab::Stmt;
 use crate::world::SqlFailure;
@@ -28,12 +28,12 @@ impl Musician {
     /// no answered escalation covered (every session's: the deviations file is the task's).
     /// Run after every agent, where the session takes stock before its context evaluation.
     pub(super) async fn check_deviations(&mut self) -> Result<Option<End>, SqlFailure> {
-        let pending = self.deviations_not_escalated();
-        let severities = Severities::of_lines(pending.iter().map(String::as_str));
+        let severities = self.pending_tally.severities(&self.deviations_before, &self.deviations, self.deviations_escalated);
         let rule = self.escalation_rule();
         if !rule.met_by(&severities) {
             return Ok(None);
         }
+        let pending = self.deviations_not_escalated();
         let what = format!(
             "deviations past the escalation threshold ({}): {} not yet escalated ({})",
             rule.text(),

@@ -27,6 +27,7 @@ mod escalation;
 mod exit;
 mod reply;
 mod review;
+mod tally;
 mod verification;
 mod work;
 
@@ -138,6 +139,8 @@ struct Musician {
     /// How many of the task's deviations (earlier sessions' first, then this one's) an
     /// answered escalation covered (000 REF-6 counts the others).
     deviations_escalated: usize,
+    /// The severities of the deviations not escalated yet, counted as they come.
+    pending_tally: tally::PendingTally,
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
@@ -166,6 +169,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         deviations: Vec::new(),
         deviations_before: Vec::new(),
         deviations_escalated: 0,
+        pending_tally: tally::PendingTally::default(),
         errors_reported: 0,
         pause_timeouts: 0,
         evaluated_since_checkpoint: false,
@@ -403,7 +407,7 @@ impl Musician {
         );
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
-        self.last_checkpoint_step = handoff::status_progress(status.as_deref().unwrap_or("")).last_checkpoint_step;
+        self.last_checkpoint_step = assessment.last_checkpoint_step;
         // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
         // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
         // conductor immediately".
