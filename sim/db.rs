@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, OpenFlags};
 
-mod prepared;
+pub mod prepared;
 
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
@@ -86,7 +86,7 @@ pub struct DbStats {
 /// `rehearsal bench --overhead` to replay through bare prepared statements (sim/overhead.rs).
 #[derive(Clone, Debug)]
 pub struct Recorded {
-    pub name: String,
+    pub stmt: Stmt,
     pub params: Params,
 }
 
@@ -150,7 +150,7 @@ impl CommsDb {
         slot.bind(params)?;
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
-            recorded.push(Recorded { name: stmt.name().to_string(), params: params.clone() });
+            recorded.push(Recorded { stmt, params: params.clone() });
         }
         let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {

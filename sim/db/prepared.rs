@@ -23,16 +23,30 @@ pub const SNAPSHOT_SQL: &str = "SELECT state, coalesce(session_id, ''), coalesce
 /// The observer's read-back of a message a statement inserted.
 pub const MESSAGE_SQL: &str = "SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1";
 
-/// One protocol statement, prepared, with what is known of it before it runs.
-pub struct Slot {
-    pub statement: Statement<'static>,
+/// One protocol statement, prepared, with what is known of it before it runs. The run and the
+/// floor it is compared to (sim/overhead.rs) bind through the same code.
+pub struct Slot<'conn> {
+    pub statement: Statement<'conn>,
     /// `(name, index)` for each parameter the engine supplies that the statement uses.
     params: Vec<(&'static str, usize)>,
     pub readonly: bool,
     pub column_count: usize,
 }
 
-impl Slot {
+impl<'conn> Slot<'conn> {
+    /// Prepares `sql`, the catalog's text for `stmt`, to be kept (SQLITE_PREPARE_PERSISTENT).
+    pub fn prepare(conn: &'conn Connection, stmt: Stmt, sql: &str) -> rusqlite::Result<Slot<'conn>> {
+        let statement = conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?;
+        let mut params = Vec::new();
+        for name in stmt.supplied() {
+            if let Some(index) = statement.parameter_index(name)? {
+                params.push((*name, index));
+            }
+        }
+        let (readonly, column_count) = (statement.readonly(), statement.column_count());
+        Ok(Slot { statement, params, readonly, column_count })
+    }
+
     /// Binds `params` from a fresh start (every parameter NULL, as a statement taken from the
     /// cache was); names the statement does not use are skipped.
     pub fn bind(&mut self, params: &[(&'static str, Value)]) -> rusqlite::Result<()> {
@@ -54,7 +68,7 @@ impl Slot {
 
 struct Statements {
     /// At `index(stmt)`.
-    protocol: Vec<Slot>,
+    protocol: Vec<Slot<'static>>,
     snapshot: Statement<'static>,
     message: Statement<'static>,
 }
@@ -75,19 +89,8 @@ impl Prepared {
         // SAFETY: the connection stays at `raw` until `Drop`/`into_connection`, which drop
         // every statement first; the borrow never leaves this struct.
         let conn: &'static Connection = unsafe { raw.as_ref() };
+        let protocol = prepare_all(conn, catalog)?;
         let prepare = |sql: &str| conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT);
-        let mut protocol = Vec::with_capacity(Stmt::ALL.len());
-        for stmt in Stmt::ALL {
-            let statement = prepare(&catalog.get(stmt.name()).sql)?;
-            let mut params = Vec::new();
-            for name in stmt.supplied() {
-                if let Some(index) = statement.parameter_index(name)? {
-                    params.push((*name, index));
-                }
-            }
-            let (readonly, column_count) = (statement.readonly(), statement.column_count());
-            protocol.push(Slot { statement, params, readonly, column_count });
-        }
         prepared.statements = Some(Statements { protocol, snapshot: prepare(SNAPSHOT_SQL)?, message: prepare(MESSAGE_SQL)? });
         Ok(prepared)
     }
@@ -101,7 +104,7 @@ impl Prepared {
         self.statements.as_mut().expect("present until taken apart")
     }
 
-    pub fn slot(&mut self, stmt: Stmt) -> &mut Slot {
+    pub fn slot(&mut self, stmt: Stmt) -> &mut Slot<'static> {
         &mut self.statements().protocol[index(stmt)]
     }
 
@@ -122,9 +125,14 @@ impl Prepared {
     }
 }
 
+/// Every statement of `catalog`, one per `Stmt`, at `index(stmt)`.
+pub fn prepare_all<'conn>(conn: &'conn Connection, catalog: &Catalog) -> rusqlite::Result<Vec<Slot<'conn>>> {
+    Stmt::ALL.into_iter().map(|stmt| Slot::prepare(conn, stmt, &catalog.get(stmt.name()).sql)).collect()
+}
+
 /// Where `stmt` sits in `Stmt::ALL` (and so among the prepared statements): the enum's
 /// declaration order, which `Stmt::ALL` follows (tested below).
-fn index(stmt: Stmt) -> usize {
+pub fn index(stmt: Stmt) -> usize {
     stmt as usize
 }
 
