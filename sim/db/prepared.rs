@@ -8,7 +8,8 @@
 //!
 //! A `Statement` borrows its `Connection`; to keep both in one value the connection lives on
 //! the heap at a fixed address (a leaked `Box`) and the statements are finalized before it is
-//! freed (`Drop`, `into_connection`). Nothing hands out the `'static` borrow.
+//! freed (`Drop`, `into_connection`). Only sim/db.rs sees `Prepared` (`pub(super)`): a
+//! `&mut` to one of its statements could move it out and past the connection's life.
 
 use std::ptr::NonNull;
 
@@ -19,9 +20,9 @@ use crate::sql_catalog::Catalog;
 use crate::vocab::Stmt;
 
 /// The observer's look at a task row (not a protocol statement).
-pub const SNAPSHOT_SQL: &str = "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400 FROM orchestration_tasks WHERE task_id = ?1";
+const SNAPSHOT_SQL: &str = "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400 FROM orchestration_tasks WHERE task_id = ?1";
 /// The observer's read-back of a message a statement inserted.
-pub const MESSAGE_SQL: &str = "SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1";
+const MESSAGE_SQL: &str = "SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1";
 
 /// One protocol statement, prepared, with what is known of it before it runs. The run and the
 /// floor it is compared to (sim/overhead.rs) bind through the same code.
@@ -73,7 +74,7 @@ struct Statements {
     message: Statement<'static>,
 }
 
-pub struct Prepared {
+pub(super) struct Prepared {
     /// `None` only while being taken apart; dropped before `conn` is freed.
     statements: Option<Statements>,
     /// From `Box::into_raw`; freed by `Drop` or handed back by `into_connection`.
@@ -82,7 +83,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Prepares every statement of `catalog` (one per `Stmt`) and the observer's two.
-    pub fn new(conn: Connection, catalog: &Catalog) -> rusqlite::Result<Prepared> {
+    pub(super) fn new(conn: Connection, catalog: &Catalog) -> rusqlite::Result<Prepared> {
         let raw = NonNull::from(Box::leak(Box::new(conn)));
         // Owns the connection from here on, so an error below frees it.
         let mut prepared = Prepared { statements: None, conn: Some(raw) };
@@ -95,7 +96,7 @@ impl Prepared {
         Ok(prepared)
     }
 
-    pub fn conn(&self) -> &Connection {
+    pub(super) fn conn(&self) -> &Connection {
         // SAFETY: see `new`; alive until `self` is dropped.
         unsafe { self.conn.expect("present until taken apart").as_ref() }
     }
@@ -104,20 +105,20 @@ impl Prepared {
         self.statements.as_mut().expect("present until taken apart")
     }
 
-    pub fn slot(&mut self, stmt: Stmt) -> &mut Slot<'static> {
+    pub(super) fn slot(&mut self, stmt: Stmt) -> &mut Slot<'static> {
         &mut self.statements().protocol[index(stmt)]
     }
 
-    pub fn snapshot(&mut self) -> &mut Statement<'static> {
+    pub(super) fn snapshot(&mut self) -> &mut Statement<'static> {
         &mut self.statements().snapshot
     }
 
-    pub fn message(&mut self) -> &mut Statement<'static> {
+    pub(super) fn message(&mut self) -> &mut Statement<'static> {
         &mut self.statements().message
     }
 
     /// Finalizes the statements and hands the connection back (to be closed).
-    pub fn into_connection(mut self) -> Connection {
+    pub(super) fn into_connection(mut self) -> Connection {
         self.statements = None;
         let raw = self.conn.take().expect("present until taken apart");
         // SAFETY: from `Box::leak` in `new`; no statement borrows it any more.
