@@ -268,8 +268,8 @@ pub fn ensure_not_locked(path: &Path) -> Result<()> {
 
 /// The query planner stability guarantee: plans do not depend on bound values. Without it,
 /// this build (STAT4) marks a statement with a range on a bound parameter (`id > :last`) as
-/// expiring on every rebind, and the prepared-statement cache clears bindings after each
-/// use, so such a statement was parsed again every time it ran. Plans are the same either
+/// expiring on every rebind, and every execution starts from cleared bindings
+/// (`prepared::Slot::bind`), so such a statement was parsed again every time it ran. Plans are the same either
 /// way (no ANALYZE statistics exist); used by the run and by the floor it is compared to.
 pub fn set_query_planner_stability(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
