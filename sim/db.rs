@@ -6,10 +6,13 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, OpenFlags};
 
+pub mod prepared;
+
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
 use crate::sql_catalog::Catalog;
 use crate::vocab::Stmt;
+use prepared::Prepared;
 
 /// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
 pub const SCHEMA_SQL: &str = include_str!("../scenarios/schema.sql");
@@ -83,14 +86,13 @@ pub struct DbStats {
 /// `rehearsal bench --overhead` to replay through bare prepared statements (sim/overhead.rs).
 #[derive(Clone, Debug)]
 pub struct Recorded {
-    pub name: String,
+    pub stmt: Stmt,
     pub params: Params,
 }
 
 pub struct CommsDb {
     // Field order matters: the connection must close before its VFS is unregistered.
-    conn: Connection,
-    catalog: Catalog,
+    prepared: Prepared,
     pub stats: DbStats,
     /// `Some` while recording: every protocol statement executed, in order.
     pub recorded: Option<Vec<Recorded>>,
@@ -132,36 +134,31 @@ impl CommsDb {
         // Lock waits are modelled in virtual time; a real wait would stall the whole
         // simulation thread (DESIGN.md, invariant 7).
         conn.busy_timeout(std::time::Duration::ZERO)?;
-        // One cached prepared statement per protocol statement, plus the observer's.
-        conn.set_prepared_statement_cache_capacity(catalog.len() + 8);
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         catalog.validate(&conn)?;
         check_write_flags(&conn, &catalog)?;
-        Ok(CommsDb { conn, catalog, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), _vfs: vfs })
+        // Validation's statements are done with; the run's own are kept by handle.
+        conn.flush_prepared_statement_cache();
+        let prepared = Prepared::new(conn, &catalog)?;
+        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
     /// Parameters the statement does not use are skipped (a variant may drop one).
-    pub fn execute(&mut self, name: &str, params: &Params) -> rusqlite::Result<SqlOutcome> {
-        let statement = self.catalog.get(name);
-        let mut stmt = self.conn.prepare_cached(&statement.sql)?;
-        for (param, value) in params {
-            if let Some(index) = stmt.parameter_index(param)? {
-                stmt.raw_bind_parameter(index, value)?;
-            }
-        }
+    pub fn execute(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        let slot = self.prepared.slot(stmt);
+        slot.bind(params)?;
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
-            recorded.push(Recorded { name: name.to_string(), params: params.clone() });
+            recorded.push(Recorded { stmt, params: params.clone() });
         }
-        let readonly = stmt.readonly();
-        let column_count = stmt.column_count();
+        let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {
-            let rows_affected = stmt.raw_execute()?;
+            let rows_affected = slot.statement.raw_execute()?;
             return Ok(SqlOutcome { rows_affected, rows: Vec::new(), readonly });
         }
         let mut rows_out = Vec::new();
-        let mut rows = stmt.raw_query();
+        let mut rows = slot.statement.raw_query();
         while let Some(row) = rows.next()? {
             let mut values = Vec::with_capacity(column_count);
             for col in 0..column_count {
@@ -175,10 +172,9 @@ impl CommsDb {
     /// The harness's own look at a task row (not a protocol statement).
     pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<RowSnapshot>> {
         self.stats.observer_reads += 1;
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400 FROM orchestration_tasks WHERE task_id = ?1",
-        )?;
-        let mut rows = stmt.query([task_id])?;
+        let stmt = self.prepared.snapshot();
+        stmt.raw_bind_parameter(1, task_id)?;
+        let mut rows = stmt.raw_query();
         match rows.next()? {
             Some(row) => Ok(Some(RowSnapshot {
                 state: row.get(0)?,
@@ -194,20 +190,18 @@ impl CommsDb {
     /// and reads back a message it inserted.
     pub fn execute_observed(&mut self, stmt: Stmt, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
         if !stmt.writes() {
-            return Ok((self.execute(stmt.name(), params)?, Observed::default()));
+            return Ok((self.execute(stmt, params)?, Observed::default()));
         }
         let before = self.snapshot(task_id)?;
-        let outcome = self.execute(stmt.name(), params)?;
+        let outcome = self.execute(stmt, params)?;
         let after = self.snapshot(task_id)?;
         let mut message = None;
-        let rowid = self.conn.last_insert_rowid();
+        let rowid = self.prepared.conn().last_insert_rowid();
         // `last_insert_rowid` is per connection, across tables: a message insert is known by
         // its statement and its one changed row, not by the rowid moving.
         if stmt.inserts_message() && outcome.rows_affected == 1 {
             self.stats.observer_reads += 1;
-            let mut stmt =
-                self.conn.prepare_cached("SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1")?;
-            message = stmt.query_row([rowid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).ok();
+            message = read_message(self.prepared.message(), rowid).ok().flatten();
         }
         Ok((outcome, Observed { before, after, message }))
     }
@@ -217,17 +211,26 @@ impl CommsDb {
     }
 
     pub fn connection(&self) -> &Connection {
-        &self.conn
+        self.prepared.conn()
     }
 
     /// Checkpoints the WAL into the main file and closes, so `comms.db` alone holds the run.
     pub fn close(self) -> Result<()> {
-        let CommsDb { conn, _vfs, .. } = self;
+        let CommsDb { prepared, _vfs, .. } = self;
+        let conn = prepared.into_connection();
         conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
         conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
         drop(_vfs);
         Ok(())
     }
+}
+
+/// A message row by id, as `query_row` read it (any error, like no row, is no message).
+fn read_message(stmt: &mut rusqlite::Statement<'_>, rowid: i64) -> rusqlite::Result<Option<(i64, String, String)>> {
+    stmt.raw_bind_parameter(1, rowid)?;
+    let mut rows = stmt.raw_query();
+    let Some(row) = rows.next()? else { return Ok(None) };
+    Ok(Some((row.get(0)?, row.get(1)?, row.get(2)?)))
 }
 
 /// Every statement must keep the vocabulary's write flag (`Stmt::writes`): the oracles snapshot
@@ -265,8 +268,8 @@ pub fn ensure_not_locked(path: &Path) -> Result<()> {
 
 /// The query planner stability guarantee: plans do not depend on bound values. Without it,
 /// this build (STAT4) marks a statement with a range on a bound parameter (`id > :last`) as
-/// expiring on every rebind, and the prepared-statement cache clears bindings after each
-/// use, so such a statement was parsed again every time it ran. Plans are the same either
+/// expiring on every rebind, and every execution starts from cleared bindings
+/// (`prepared::Slot::bind`), so such a statement was parsed again every time it ran. Plans are the same either
 /// way (no ANALYZE statistics exist); used by the run and by the floor it is compared to.
 pub fn set_query_planner_stability(conn: &Connection) -> rusqlite::Result<()> {
     conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;

@@ -171,8 +171,10 @@ impl World {
     }
 
     fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<SqlReply>> {
+        // Every statement passes here: the session id and the task id are copied once, for the
+        // event; the actor's own task only when the statement names none.
         let info = exec.data(actor).expect("present");
-        let (name, session_id, own_task) = (info.name, info.session_id.clone(), info.task_id.clone());
+        let (name, mut session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
         let action = self.faults.before_statement(&name, stmt, now_ms);
         match action {
@@ -193,11 +195,12 @@ impl World {
         if stmt.writes() {
             if let Some(busy) = self.take_write_lock(exec, actor, stmt, &params) {
                 let Some(message) = busy else { return Ok(None) };
-                self.emit_sql(now_ms, name, &session_id, stmt, own_task, SqlResult::Busy(message.clone()), Default::default(), &params);
+                let own_task = exec.data(actor).expect("present").task_id.clone();
+                self.emit_sql(now_ms, name, session_id, stmt, own_task, SqlResult::Busy(message.clone()), Default::default(), &params);
                 return Ok(Some(Err(SqlFailure { stmt, kind: FailureKind::Busy, message })));
             }
         }
-        let task_id = task_of(&params).unwrap_or(own_task);
+        let task_id = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.clone());
         let (result, reply) = match self.execute(stmt, &params, &task_id, &name)? {
             Ok((outcome, observed)) => {
                 let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
@@ -212,7 +215,13 @@ impl World {
                 ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
             }
         };
-        self.emit_sql(now_ms, name, &session_id, stmt, task_id, result.0, result.1, &params);
+        // A fault after the statement names the session again; otherwise the event takes it.
+        let event_session = if matches!(action, Action::CrashAfter | Action::HangAfter { .. }) {
+            session_id.clone()
+        } else {
+            std::mem::take(&mut session_id)
+        };
+        self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, &params);
         match action {
             Action::CrashAfter => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
@@ -292,7 +301,7 @@ impl World {
         &self,
         t_ms: i64,
         name: ActorName,
-        session: &str,
+        session: String,
         stmt: Stmt,
         task_id: String,
         result: SqlResult,
@@ -310,7 +319,7 @@ impl World {
             polled: observed.polled,
             params_text: describe_params(stmt, params),
         };
-        self.emit(t_ms, Who::Actor(name), session, EventKind::Sql(Box::new(event)));
+        self.events.push(Event { t_ms, who: Who::Actor(name), session, kind: EventKind::Sql(Box::new(event)) });
     }
 
     fn write_file(&mut self, exec: &Exec, actor: ActorId, path: String, text: String, op: FileOp) -> Reply {
