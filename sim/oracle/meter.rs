@@ -61,7 +61,7 @@ pub struct Meter {
 }
 
 impl Meter {
-    pub fn see(&mut self, seen: Seen, truth: &Truth) {
+    pub fn see(&mut self, seen: &Seen, truth: &Truth) {
         match seen {
             Seen::Fact(t_ms, Fact::MessageHandled { session_id, message_id }) => {
                 let Some(m) = truth.messages.get(message_id) else { return };
@@ -79,7 +79,7 @@ impl Meter {
             }
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
                 self.measured.stale_declared += 1;
-                self.declared.insert(task_id.clone(), (session_id.clone(), t_ms));
+                self.declared.insert(task_id.clone(), (session_id.clone(), *t_ms));
             }
             Seen::Fact(..) => {}
             Seen::Sql(f) if f.failure.is_some() || f.readonly => {

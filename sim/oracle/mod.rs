@@ -138,9 +138,9 @@ impl Checker {
             }
         }
         for rule in &mut self.rules {
-            rule.see(seen, &self.truth, &mut self.findings);
+            rule.see(&seen, &self.truth, &mut self.findings);
         }
-        self.meter.see(seen, &self.truth);
+        self.meter.see(&seen, &self.truth);
         match seen {
             Seen::Fact(t_ms, fact) => self.truth.on_fact(t_ms, fact),
             Seen::Sql(f) if f.failure.is_none() => self.truth.on_sql(&f),

@@ -20,7 +20,7 @@ impl Rule for NothingAfterTerminal {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.readonly || f.actor.is_conductor() {
             return;

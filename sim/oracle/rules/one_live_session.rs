@@ -22,7 +22,7 @@ impl Rule for OneLiveSession {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.statement != Stmt::ClaimTask || touched_row(&f).is_none() {
             return;

@@ -21,7 +21,7 @@ impl Rule for OwnerWritesOnly {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.actor.is_conductor() || f.statement == Stmt::ClaimTask {
             return;

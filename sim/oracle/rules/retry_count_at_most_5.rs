@@ -20,7 +20,7 @@ impl Rule for RetryCountAtMost5 {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         let Some(after) = f.after.filter(|a| a.retry_count > 5 && f.failure.is_none() && !f.readonly) else { return };
         findings.violate(
