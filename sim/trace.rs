@@ -10,9 +10,9 @@
 //! invariant 3).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::fmt::Write as _;
 use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 

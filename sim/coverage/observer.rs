@@ -168,3 +168,18 @@ impl CoverageObserver {
         holds.into_iter().filter(|(_, holds)| *holds).map(|(context, _)| context)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_id_names_a_place_exactly_when_the_place_formats_to_it() {
+        let place = |task| SessionPlace { task, session: 1, twin: false };
+        for task_id in ["task-03", "task-3", "task-003", "task-+3", "task-12", "task-100", "conductor", ""] {
+            for task in [3, 12, 100] {
+                assert_eq!(task_of(task_id) == Some(place(task).task), place(task).task_id() == task_id, "{task_id} vs {task}");
+            }
+        }
+    }
+}

@@ -196,11 +196,10 @@ impl Truth {
     pub fn know(&mut self, f: &SqlFact) {
         // Looked up before it is inserted: the id is copied only for a session not yet known.
         if !f.actor.is_conductor() && !f.readonly && !self.sessions.contains_key(f.session_id) {
-            self.sessions.insert(f.session_id.to_string(), SessionTruth {
-                task_id: f.task_id.to_string(),
-                launched_ms: f.t_ms,
-                ..SessionTruth::default()
-            });
+            self.sessions.insert(
+                f.session_id.to_string(),
+                SessionTruth { task_id: f.task_id.to_string(), launched_ms: f.t_ms, ..SessionTruth::default() },
+            );
         }
     }
 
@@ -301,4 +300,22 @@ pub fn touched_row<'a>(f: &SqlFact<'a>) -> Option<(&'a RowSnapshot, &'a RowSnaps
         return None;
     }
     Some((before, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_is_recorded_new_replaced_or_kept() {
+        let mut owner = BTreeMap::new();
+        set_owner(&mut owner, "task-01", "s1");
+        set_owner(&mut owner, "task-02", "s2");
+        set_owner(&mut owner, "task-01", "s1");
+        assert_eq!(owner["task-01"], "s1");
+        set_owner(&mut owner, "task-01", "s3-longer-than-before");
+        set_owner(&mut owner, "task-02", "s");
+        let all: Vec<(&str, &str)> = owner.iter().map(|(t, s)| (t.as_str(), s.as_str())).collect();
+        assert_eq!(all, [("task-01", "s3-longer-than-before"), ("task-02", "s")]);
+    }
 }

@@ -35,7 +35,7 @@ impl Rule for AnswerOwnRequest {
                     self.last_answer.insert(session_id.clone(), (*message_id, requester, *t_ms));
                 }
             }
-            Seen::Sql(f) if f.failure.is_none() && f.statement == Stmt::MarkComplete && touched_row(&f).is_some() => {
+            Seen::Sql(f) if f.failure.is_none() && f.statement == Stmt::MarkComplete && touched_row(f).is_some() => {
                 let Some((message_id, requester, read_ms)) = self.last_answer.get(f.session_id) else { return };
                 if requester == f.session_id {
                     return;

@@ -26,12 +26,9 @@ impl Rule for NothingAfterTerminal {
             return;
         }
         let Some(terminal_ms) = truth.sessions.get(f.session_id).and_then(|s| s.terminal_ms) else { return };
-        let who = truth.describe(f.session_id);
-        findings.violate(
-            DOC.id,
-            f.session_id,
-            f.t_ms,
-            format!("at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms", f.t_ms, f.actor, f.statement),
-        );
+        findings.violate_with(DOC.id, f.session_id, f.t_ms, || {
+            let who = truth.describe(f.session_id);
+            format!("at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms", f.t_ms, f.actor, f.statement)
+        });
     }
 }

@@ -33,7 +33,7 @@ impl Rule for RetryCountCountsErrors {
         if f.failure.is_some() || f.actor.is_conductor() {
             return;
         }
-        let Some((_, after)) = touched_row(&f) else { return };
+        let Some((_, after)) = touched_row(f) else { return };
         match f.statement {
             Stmt::ClaimTask => {
                 self.errors.insert(f.task_id.to_string(), 0);
