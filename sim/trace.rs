@@ -12,7 +12,6 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, SqlResult, Who};
 use crate::trace_codec;
 use crate::trace_rows::{format_count, itoa_buf, RowText, RowWriter};
-use crate::vocab::ActorName;
+use crate::vocab::{ActorName, NameHash};
 
 /// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
 pub const HEADER: [&str; 11] =
@@ -35,59 +34,11 @@ pub struct TraceSink {
     tmp_path: PathBuf,
     final_path: PathBuf,
     /// Each actor's column text, formatted once per run rather than once per row.
-    actor_names: HashMap<ActorName, Box<str>, BuildHasherDefault<WordHasher>>,
+    actor_names: HashMap<ActorName, Box<str>, NameHash>,
     /// The observed column of the row being written, reused between rows.
     observed_buf: String,
     /// The detail column of a row whose detail is built, reused between rows.
     detail_buf: String,
-}
-
-/// A multiply-and-rotate hash of a few words (the FxHash recipe) for the actor-name cache:
-/// every row looks its actor up, and SipHash of an `ActorName` cost more than the rest of the
-/// lookup (issue 17). The keys are the run's own actor names, so no flooding defence is needed.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl WordHasher {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
-    }
-}
-
-impl Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut word = [0; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn write_isize(&mut self, n: isize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 /// The columns of one event's row that depend on its kind: event, statement, rows,

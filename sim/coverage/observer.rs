@@ -4,13 +4,13 @@
 //! ends) — and counts every task-row transition with the fault contexts it happened in, and
 //! every write that changed no row. It judges nothing and changes no byte of a run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use super::item::{Context, Item, Writer};
 use super::Coverage;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::oracle::{sql_fact, touched_row, SqlFact};
-use crate::vocab::{self, task_number, ActorName, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+use crate::vocab::{self, task_number, ActorName, NameHash, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// What the observer knows of one session.
 #[derive(Clone, Debug)]
@@ -48,8 +48,9 @@ fn hung_before(hangs: &[(i64, i64)], t_ms: i64) -> bool {
 #[derive(Default)]
 pub struct CoverageObserver {
     coverage: Coverage,
-    /// By session id.
-    sessions: BTreeMap<String, SessionSeen>,
+    /// By session id, hashed: every event looks its session up (issue 17). Only ever read
+    /// by key or wholly with `any`, so the order of the map is never seen.
+    sessions: HashMap<String, SessionSeen, NameHash>,
     conductor_hangs: Vec<(i64, i64)>,
     /// Actors whose last statement got SQLITE_BUSY.
     busy: BTreeSet<ActorName>,
