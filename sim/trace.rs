@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, SqlResult, Who};
 use crate::trace_codec;
 use crate::trace_rows::{format_count, itoa_buf, RowText, RowWriter};
-use crate::vocab::ActorName;
+use crate::vocab::{ActorName, NameHash};
 
 /// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
 pub const HEADER: [&str; 11] =
@@ -34,7 +34,7 @@ pub struct TraceSink {
     tmp_path: PathBuf,
     final_path: PathBuf,
     /// Each actor's column text, formatted once per run rather than once per row.
-    actor_names: HashMap<ActorName, Box<str>>,
+    actor_names: HashMap<ActorName, Box<str>, NameHash>,
     /// The observed column of the row being written, reused between rows.
     observed_buf: String,
     /// The detail column of a row whose detail is built, reused between rows.
@@ -115,7 +115,7 @@ impl TraceSink {
             rows: RowWriter::new(BufWriter::new(file), epoch_unix_ms, &HEADER),
             tmp_path,
             final_path: path.to_path_buf(),
-            actor_names: HashMap::new(),
+            actor_names: HashMap::default(),
             observed_buf: String::new(),
             detail_buf: String::new(),
         })

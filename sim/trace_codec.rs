@@ -30,6 +30,7 @@ use std::str::FromStr;
 
 use crate::db::RowSnapshot;
 use crate::event::{ActorEnd, Fact, FileOp, SqlEvent, SqlResult};
+use crate::trace_rows::{format_count, format_signed, itoa_buf};
 use crate::vocab::{Ending, Stmt};
 
 /// What the trace's first row says: how to judge the run again.
@@ -121,6 +122,16 @@ fn text_item(out: &mut String, name: &str, value: &str) {
     escape_into(out, value);
 }
 
+/// Appends `n` in decimal, as `{n}` writes it, without the formatting machinery: every
+/// `sql` row writes a few (issue 17).
+fn push_signed(out: &mut String, n: i64) {
+    out.push_str(format_signed(&mut itoa_buf(), n));
+}
+
+fn push_count(out: &mut String, n: usize) {
+    out.push_str(format_count(&mut itoa_buf(), n as u64));
+}
+
 fn number_item(out: &mut String, name: &str, value: impl std::fmt::Display) {
     key(out, name);
     let _ = write!(out, "{value}");
@@ -197,7 +208,9 @@ fn encode_row(out: &mut String, row: &RowSnapshot) {
     escape_into(out, state);
     out.push(',');
     escape_into(out, session_id);
-    let _ = write!(out, ",{retry_count},");
+    out.push(',');
+    push_signed(out, *retry_count);
+    out.push(',');
     match heartbeat_age_s {
         Some(age) => {
             let _ = write!(out, "{age:?}");
@@ -227,7 +240,8 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
     let SqlEvent { stmt: _, task_id, result, rows_affected, before, after, message, polled, params_text } = sql;
     text_item(out, "task", task_id);
     if *rows_affected != 0 {
-        number_item(out, "changed", rows_affected);
+        key(out, "changed");
+        push_count(out, *rows_affected);
     }
     if let Some(row) = before {
         key(out, "before");
@@ -238,7 +252,8 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
         encode_row(out, row);
     }
     if let Some((id, task, kind)) = message {
-        number_item(out, "msg", id);
+        key(out, "msg");
+        push_signed(out, *id);
         out.push(',');
         escape_into(out, task);
         out.push(',');

@@ -19,7 +19,13 @@ pub fn itoa_buf() -> [u8; 20] {
 }
 
 /// `n` in decimal, written into `buf`.
-pub fn format_count(buf: &mut [u8; 20], mut n: u64) -> &str {
+pub fn format_count(buf: &mut [u8; 20], n: u64) -> &str {
+    std::str::from_utf8(count_digits(buf, n)).expect("ascii digits")
+}
+
+/// `n`'s decimal digits, written at the end of `buf` (bytes: no UTF-8 check for the row
+/// buffer, which takes bytes).
+fn count_digits(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
     let mut i = buf.len();
     loop {
         i -= 1;
@@ -29,7 +35,7 @@ pub fn format_count(buf: &mut [u8; 20], mut n: u64) -> &str {
             break;
         }
     }
-    std::str::from_utf8(&buf[i..]).expect("ascii digits")
+    &buf[i..]
 }
 
 /// `n` in decimal with its sign, as `i64::to_string` writes it.
@@ -45,7 +51,28 @@ pub fn format_signed(buf: &mut [u8; 20], n: i64) -> &str {
 
 /// A field must be quoted when it holds a comma, a quote or a line end.
 fn needs_quotes(field: &str) -> bool {
-    field.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+    // Eight bytes at a time: every field of every row is scanned, and the `observed` column
+    // is long (issue 17). The tail is checked byte by byte.
+    let mut chunks = field.as_bytes().chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        if zero_bytes(word ^ COMMAS) | zero_bytes(word ^ QUOTES) | zero_bytes(word ^ LINE_FEEDS) | zero_bytes(word ^ RETURNS) != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
+}
+
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const COMMAS: u64 = LOW_BITS * b',' as u64;
+const QUOTES: u64 = LOW_BITS * b'"' as u64;
+const LINE_FEEDS: u64 = LOW_BITS * b'\n' as u64;
+const RETURNS: u64 = LOW_BITS * b'\r' as u64;
+
+/// Non-zero exactly when some byte of `word` is zero (the classic test: which byte it flags
+/// can be wrong above a real zero byte, but whether one is flagged cannot).
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(LOW_BITS) & !word & (LOW_BITS << 7)
 }
 
 /// Appends one CSV field, quoted (inner quotes doubled) only when it must be.
@@ -120,29 +147,53 @@ impl<W: Write> RowWriter<W> {
     pub fn row(&mut self, t_ms: i64, text: &RowText) {
         self.rows_written += 1;
         let unix_ms = self.epoch_unix_ms + t_ms;
-        if self.second_cache.0 != unix_ms.div_euclid(1000) {
-            let full = format_utc_ms(unix_ms);
-            self.second_cache = (unix_ms.div_euclid(1000), full[..full.len() - 4].to_string());
-        }
+        self.set_second(unix_ms.div_euclid(1000));
         let millis = unix_ms.rem_euclid(1000) as u32;
         let time = [b'.', b'0' + (millis / 100) as u8, b'0' + (millis / 10 % 10) as u8, b'0' + (millis % 10) as u8];
         let (mut t_buf, mut seq_buf) = (itoa_buf(), itoa_buf());
         let out = &mut self.pending;
-        push_field(out, format_signed(&mut t_buf, t_ms));
+        // Numbers never need quotes.
+        if t_ms < 0 {
+            out.push(b'-');
+        }
+        out.extend_from_slice(count_digits(&mut t_buf, t_ms.unsigned_abs()));
         out.push(b',');
         // A date and time never needs quotes.
         out.extend_from_slice(self.second_cache.1.as_bytes());
         out.extend_from_slice(&time);
         let RowText { actor, session, event, statement, rows, state_after, detail, observed } = *text;
-        let seq = format_count(&mut seq_buf, self.rows_written);
-        for field in [actor, session, event, statement, rows, state_after, detail, seq, observed] {
+        for field in [actor, session, event, statement, rows, state_after, detail] {
             out.push(b',');
             push_field(out, field);
         }
+        out.push(b',');
+        out.extend_from_slice(count_digits(&mut seq_buf, self.rows_written));
+        out.push(b',');
+        push_field(out, observed);
         out.push(b'\n');
         if self.pending.len() >= CHUNK_BYTES {
             self.drain();
         }
+    }
+
+    /// Makes `second_cache` the text of `unix_s`. A run's rows move a few seconds at a time,
+    /// so within the same minute only the two digits of the seconds change: they are patched
+    /// rather than the whole date formatted again.
+    fn set_second(&mut self, unix_s: i64) {
+        let (cached_s, text) = &mut self.second_cache;
+        if *cached_s == unix_s {
+            return;
+        }
+        if *cached_s != i64::MIN && cached_s.div_euclid(60) == unix_s.div_euclid(60) {
+            let s = unix_s.rem_euclid(60) as u8;
+            let len = text.len();
+            text.replace_range(len - 2.., std::str::from_utf8(&[b'0' + s / 10, b'0' + s % 10]).expect("ascii digits"));
+        } else {
+            let full = format_utc_ms(unix_s * 1000);
+            text.clear();
+            text.push_str(&full[..full.len() - 4]);
+        }
+        *cached_s = unix_s;
     }
 
     /// Hashes and writes what is pending.
@@ -232,6 +283,32 @@ mod tests {
         assert!(bytes.len() > 2 * CHUNK_BYTES);
         let want: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hash, want);
+    }
+
+    #[test]
+    fn quotes_are_needed_exactly_where_a_special_byte_is() {
+        let naive = |field: &str| field.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'));
+        // Every length around the eight-byte words, every position, every special byte and
+        // its neighbours (0x2B, 0x2D, 0x0C, 0x01: bytes a wrong word test would mistake).
+        for len in 0..24 {
+            for at in 0..len {
+                for odd in [',', '"', '\n', '\r', '+', '-', '\x0c', '\x01', 'é'] {
+                    let field: String = (0..len).map(|i| if i == at { odd } else { 'a' }).collect();
+                    assert_eq!(needs_quotes(&field), naive(&field), "{field:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_second_reads_as_the_clock_formats_it() {
+        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS - 3_000, &["a"]);
+        // Steps of 1.7 s cross seconds, minutes, hours and a day, sometimes several seconds apart.
+        for unix_ms in (EPOCH_MS - 3_000..EPOCH_MS + 7_300_000).step_by(1_700).chain([EPOCH_MS + 86_400_000, EPOCH_MS + 86_401_000]) {
+            writer.set_second(unix_ms.div_euclid(1000));
+            let full = format_utc_ms(unix_ms);
+            assert_eq!(writer.second_cache.1, full[..full.len() - 4], "{unix_ms}");
+        }
     }
 
     #[test]

@@ -4,13 +4,13 @@
 //! ends) — and counts every task-row transition with the fault contexts it happened in, and
 //! every write that changed no row. It judges nothing and changes no byte of a run.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use super::item::{Context, Item, Writer};
 use super::Coverage;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::oracle::{sql_fact, touched_row, SqlFact};
-use crate::vocab::{ActorName, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+use crate::vocab::{self, task_number, ActorName, NameHash, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// What the observer knows of one session.
 #[derive(Clone, Debug)]
@@ -31,6 +31,12 @@ impl SessionSeen {
     }
 }
 
+/// The number of the task `task_id` names, when a place's `task_id()` can equal it: compared
+/// as numbers, places are not formatted once per session and transition (issue 17).
+fn task_of(task_id: &str) -> Option<u64> {
+    task_number(task_id).filter(|n| vocab::task_id(*n) == task_id)
+}
+
 fn hung_at(hangs: &[(i64, i64)], t_ms: i64) -> bool {
     hangs.iter().any(|(from, until)| *from <= t_ms && t_ms < *until)
 }
@@ -42,8 +48,9 @@ fn hung_before(hangs: &[(i64, i64)], t_ms: i64) -> bool {
 #[derive(Default)]
 pub struct CoverageObserver {
     coverage: Coverage,
-    /// By session id.
-    sessions: BTreeMap<String, SessionSeen>,
+    /// By session id, hashed: every event looks its session up (issue 17). Only ever read
+    /// by key or wholly with `any`, so the order of the map is never seen.
+    sessions: HashMap<String, SessionSeen, NameHash>,
     conductor_hangs: Vec<(i64, i64)>,
     /// Actors whose last statement got SQLITE_BUSY.
     busy: BTreeSet<ActorName>,
@@ -139,25 +146,41 @@ impl CoverageObserver {
     }
 
     /// The fault contexts a write at `f.t_ms` happened in.
-    fn contexts(&self, f: &SqlFact, after_busy: bool) -> Vec<Context> {
+    fn contexts(&self, f: &SqlFact, after_busy: bool) -> impl Iterator<Item = Context> {
         let t_ms = f.t_ms;
         let writer = self.sessions.get(f.session_id);
-        let others: Vec<&SessionSeen> =
-            self.sessions.iter().filter(|(id, s)| s.place.task_id() == f.task_id && id.as_str() != f.session_id).map(|(_, s)| s).collect();
+        let task = task_of(f.task_id);
+        let of_task = move |s: &SessionSeen| task == Some(s.place.task);
+        let others = || self.sessions.iter().filter(|(id, s)| of_task(s) && id.as_str() != f.session_id).map(|(_, s)| s);
         let own_hangs = if f.actor.is_conductor() { &self.conductor_hangs[..] } else { writer.map_or(&[][..], |w| &w.hangs[..]) };
         let relaunched = match f.actor.place() {
             Some(place) => place.session >= 2,
-            None => others.iter().any(|s| s.place.session >= 2),
+            None => others().any(|s| s.place.session >= 2),
         };
         let conductor_hung = !f.actor.is_conductor() && hung_at(&self.conductor_hangs, t_ms);
         let holds = [
-            (Context::AfterCrash, others.iter().any(|s| s.crashed_ms.is_some_and(|c| c <= t_ms))),
-            (Context::DuringHang, conductor_hung || others.iter().any(|s| hung_at(&s.hangs, t_ms))),
+            (Context::AfterCrash, others().any(|s| s.crashed_ms.is_some_and(|c| c <= t_ms))),
+            (Context::DuringHang, conductor_hung || others().any(|s| hung_at(&s.hangs, t_ms))),
             (Context::AfterHang, hung_before(own_hangs, t_ms)),
             (Context::AfterBusy, after_busy),
-            (Context::Twin, self.sessions.values().any(|s| s.place.task_id() == f.task_id && s.place.twin && s.live_at(t_ms))),
+            (Context::Twin, self.sessions.values().any(|s| of_task(s) && s.place.twin && s.live_at(t_ms))),
             (Context::AfterRelaunch, relaunched),
         ];
-        holds.into_iter().filter(|(_, holds)| *holds).map(|(context, _)| context).collect()
+        holds.into_iter().filter(|(_, holds)| *holds).map(|(context, _)| context)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_id_names_a_place_exactly_when_the_place_formats_to_it() {
+        let place = |task| SessionPlace { task, session: 1, twin: false };
+        for task_id in ["task-03", "task-3", "task-003", "task-+3", "task-12", "task-100", "conductor", ""] {
+            for task in [3, 12, 100] {
+                assert_eq!(task_of(task_id) == Some(place(task).task), place(task).task_id() == task_id, "{task_id} vs {task}");
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
 
-use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, StaleTruth, Truth};
+use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, SessionTruth, StaleTruth, Truth};
 use super::Seen;
 
 /// Measurements for the timing budgets, in ms (heartbeat age in s).
@@ -45,6 +45,15 @@ pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
     Some((rank(0.5), rank(0.95), *sorted.last().expect("non-empty")))
 }
 
+/// The tasks with a live, healthy session at `t_ms`: the heartbeat age the conductor reads for
+/// them is the protocol's. Not while a hang holds the session, nor after one until it has
+/// written its row again (the age then is the fault's freeze); from that write on, its ages
+/// count like any session's.
+fn healthy_tasks_at(truth: &Truth, t_ms: i64) -> Vec<&str> {
+    let healthy = |s: &&SessionTruth| s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms);
+    truth.sessions.values().filter(healthy).map(|s| s.task_id.as_str()).collect()
+}
+
 #[derive(Default)]
 pub struct Meter {
     pub measured: Measurements,
@@ -61,7 +70,7 @@ pub struct Meter {
 }
 
 impl Meter {
-    pub fn see(&mut self, seen: Seen, truth: &Truth) {
+    pub fn see(&mut self, seen: &Seen, truth: &Truth) {
         match seen {
             Seen::Fact(t_ms, Fact::MessageHandled { session_id, message_id }) => {
                 let Some(m) = truth.messages.get(message_id) else { return };
@@ -73,13 +82,13 @@ impl Meter {
                     // Time the session spent frozen by a hang fault is not the watchers' latency.
                     let Some(s) = truth.sessions.get(session_id) else { return };
                     let from = m.sent_ms.max(s.launched_ms);
-                    let frozen: i64 = s.hangs.iter().map(|(a, b)| (b.min(&t_ms) - a.max(&from)).max(0)).sum();
+                    let frozen: i64 = s.hangs.iter().map(|(a, b)| (b.min(t_ms) - a.max(&from)).max(0)).sum();
                     self.measured.message_notice_ms.push(t_ms - from - frozen);
                 }
             }
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
                 self.measured.stale_declared += 1;
-                self.declared.insert(task_id.clone(), (session_id.clone(), t_ms));
+                self.declared.insert(task_id.clone(), (session_id.clone(), *t_ms));
             }
             Seen::Fact(..) => {}
             Seen::Sql(f) if f.failure.is_some() || f.readonly => {
@@ -88,23 +97,23 @@ impl Meter {
                 }
             }
             Seen::Sql(f) if f.actor.is_conductor() => {
-                self.on_hand_over(&f, truth);
-                self.on_conductor_write(&f);
+                self.on_hand_over(f, truth);
+                self.on_conductor_write(f);
             }
-            Seen::Sql(f) => self.on_musician_write(&f, truth),
+            Seen::Sql(f) => self.on_musician_write(f, truth),
         }
     }
 
     fn on_poll(&mut self, t_ms: i64, polled: &[(String, String, f64)], truth: &Truth) {
+        // The sessions are read once per poll, not once per row: a day's run knows hundreds
+        // of sessions and the conductor polls every few seconds (issue 17).
+        let mut healthy_tasks: Option<Vec<&str>> = None;
         for (task_id, state, seconds_stale) in polled {
-            // Heartbeat age of a live, healthy owner, as the conductor sees it: not while a
-            // hang holds it, nor after one until it has written its row again (the age then
-            // is the fault's freeze); from that write on, its ages count like any session's.
-            let healthy = truth
-                .sessions
-                .values()
-                .any(|s| s.task_id == *task_id && s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms));
-            if healthy && matches!(state.as_str(), "working" | "needs_review" | "error") {
+            if !matches!(state.as_str(), "working" | "needs_review" | "error") {
+                continue;
+            }
+            let healthy = healthy_tasks.get_or_insert_with(|| healthy_tasks_at(truth, t_ms));
+            if healthy.contains(&task_id.as_str()) {
                 self.measured.heartbeat_age_s.push(*seconds_stale as i64);
             }
         }

@@ -13,7 +13,7 @@ mod meter;
 pub mod rules;
 mod truth;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::RowSnapshot;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
@@ -88,14 +88,25 @@ pub enum Seen<'a> {
 #[derive(Default)]
 pub struct Findings {
     pub violations: Vec<Violation>,
-    reported: BTreeSet<(RuleId, String)>,
+    /// Per rule, the subjects reported: looked up by `&str`, so a repeat costs no copy.
+    reported: BTreeMap<RuleId, BTreeSet<String>>,
 }
 
 impl Findings {
     pub fn violate(&mut self, rule: RuleId, subject: impl Into<String>, t_ms: i64, explanation: String) {
-        if self.reported.insert((rule, subject.into())) {
-            self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation });
+        self.violate_with(rule, &subject.into(), t_ms, || explanation);
+    }
+
+    /// `violate`, with the explanation written only for a subject not yet reported: a zombie
+    /// session repeats its violation at every write, and describing its sessions each time
+    /// was most of the checker's cost on such runs (issue 17).
+    pub fn violate_with(&mut self, rule: RuleId, subject: &str, t_ms: i64, explain: impl FnOnce() -> String) {
+        let subjects = self.reported.entry(rule).or_default();
+        if subjects.contains(subject) {
+            return;
         }
+        subjects.insert(subject.to_string());
+        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain() });
     }
 }
 
@@ -138,9 +149,9 @@ impl Checker {
             }
         }
         for rule in &mut self.rules {
-            rule.see(seen, &self.truth, &mut self.findings);
+            rule.see(&seen, &self.truth, &mut self.findings);
         }
-        self.meter.see(seen, &self.truth);
+        self.meter.see(&seen, &self.truth);
         match seen {
             Seen::Fact(t_ms, fact) => self.truth.on_fact(t_ms, fact),
             Seen::Sql(f) if f.failure.is_none() => self.truth.on_sql(&f),

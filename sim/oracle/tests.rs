@@ -745,3 +745,44 @@ fn heartbeat_age_leaves_out_a_hang_and_its_stale_heartbeat_then_counts_again_aft
     run.poll(140_000, &[("task-01", "working", 10.0)]);
     assert_eq!(run.checker.measured().heartbeat_age_s, [28, 10]);
 }
+
+#[test]
+fn heartbeat_ages_of_one_poll_count_only_rows_whose_task_has_a_healthy_session() {
+    let mut run = s1_working();
+    run.launch(0, "task-02", "S1", S2);
+    let (before, after) = (row("watching", "", 0, 0.0), row("working", S2, 0, 0.0));
+    run.write(1_000, "task-02.S1", S2, Stmt::ClaimTask, "task-02", before, after);
+    run.fact(2_000, Fact::Hung { session_id: S2.into(), until_ms: 100_000 });
+    // task-01's S1 is healthy, task-02's S2 hung, task-03 has no session, and a `watching`
+    // row is never an owner's age.
+    let polled =
+        [("task-02", "working", 40.0), ("task-01", "needs_review", 30.0), ("task-03", "working", 50.0), ("task-01", "watching", 9.0)];
+    run.poll(30_000, &polled);
+    assert_eq!(run.checker.measured().heartbeat_age_s, [30]);
+}
+
+#[test]
+fn a_repeated_violation_is_reported_once_and_explained_once() {
+    let mut findings = Findings::default();
+    let mut explained = 0;
+    for (rule, subject, t_ms) in
+        [(RuleId::OwnerWritesOnly, "task-01", 1), (RuleId::OwnerWritesOnly, "task-01", 2), (RuleId::CompletedOnce, "task-01", 3)]
+    {
+        findings.violate_with(rule, subject, t_ms, || {
+            explained += 1;
+            format!("{rule} at {t_ms}")
+        });
+    }
+    findings.violate(RuleId::OwnerWritesOnly, "task-02", 4, "owner-writes-only at 4".into());
+    findings.violate(RuleId::OwnerWritesOnly, "task-02", 5, "owner-writes-only at 5".into());
+    let reported: Vec<(&str, i64, &str)> = findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str())).collect();
+    assert_eq!(
+        reported,
+        [
+            ("owner-writes-only", 1, "owner-writes-only at 1"),
+            ("completed-once", 3, "completed-once at 3"),
+            ("owner-writes-only", 4, "owner-writes-only at 4")
+        ]
+    );
+    assert_eq!(explained, 2, "a subject already reported is not explained again");
+}

@@ -194,12 +194,12 @@ impl Truth {
     /// A session the oracle has not heard launched (a twin, a test) is known from its first
     /// write on.
     pub fn know(&mut self, f: &SqlFact) {
-        if !f.actor.is_conductor() && !f.readonly {
-            self.sessions.entry(f.session_id.to_string()).or_insert_with(|| SessionTruth {
-                task_id: f.task_id.to_string(),
-                launched_ms: f.t_ms,
-                ..SessionTruth::default()
-            });
+        // Looked up before it is inserted: the id is copied only for a session not yet known.
+        if !f.actor.is_conductor() && !f.readonly && !self.sessions.contains_key(f.session_id) {
+            self.sessions.insert(
+                f.session_id.to_string(),
+                SessionTruth { task_id: f.task_id.to_string(), launched_ms: f.t_ms, ..SessionTruth::default() },
+            );
         }
     }
 
@@ -212,7 +212,7 @@ impl Truth {
         }
         if let Some(after) = f.after {
             if !after.session_id.is_empty() {
-                self.owner.insert(f.task_id.to_string(), after.session_id.clone());
+                set_owner(&mut self.owner, f.task_id, &after.session_id);
             }
         }
         if let Some((id, task_id, kind)) = f.message {
@@ -246,6 +246,18 @@ impl Truth {
             if terminal {
                 s.terminal_ms.get_or_insert(f.t_ms);
             }
+        }
+    }
+}
+
+/// Records `session_id` as the owner of `task_id`, copying a string only when the owner is
+/// new or another: most writes are by the owner (issue 17).
+fn set_owner(owner: &mut BTreeMap<String, String>, task_id: &str, session_id: &str) {
+    match owner.get_mut(task_id) {
+        Some(known) if known == session_id => {}
+        Some(known) => session_id.clone_into(known),
+        None => {
+            owner.insert(task_id.to_string(), session_id.to_string());
         }
     }
 }
@@ -288,4 +300,22 @@ pub fn touched_row<'a>(f: &SqlFact<'a>) -> Option<(&'a RowSnapshot, &'a RowSnaps
         return None;
     }
     Some((before, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_is_recorded_new_replaced_or_kept() {
+        let mut owner = BTreeMap::new();
+        set_owner(&mut owner, "task-01", "s1");
+        set_owner(&mut owner, "task-02", "s2");
+        set_owner(&mut owner, "task-01", "s1");
+        assert_eq!(owner["task-01"], "s1");
+        set_owner(&mut owner, "task-01", "s3-longer-than-before");
+        set_owner(&mut owner, "task-02", "s");
+        let all: Vec<(&str, &str)> = owner.iter().map(|(t, s)| (t.as_str(), s.as_str())).collect();
+        assert_eq!(all, [("task-01", "s3-longer-than-before"), ("task-02", "s")]);
+    }
 }

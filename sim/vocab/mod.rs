@@ -4,6 +4,7 @@
 //! (a scenario file, a trace row, a SQL file); inside, only the types travel.
 
 pub mod actor;
+mod name_hash;
 pub mod outcome;
 pub mod rule;
 pub mod state;
@@ -12,6 +13,7 @@ pub mod suggest;
 pub mod variant_name;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
+pub use name_hash::NameHash;
 pub use outcome::{Ending, RunOutcome};
 pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;

@@ -95,16 +95,16 @@ impl Rule for AllowedTransitions {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() {
             return;
         }
-        let Some((before, after)) = touched_row(&f) else { return };
+        let Some((before, after)) = touched_row(f) else { return };
         if f.actor.is_conductor() {
-            self.conductor(&f, &before.state, &after.state, findings);
+            self.conductor(f, &before.state, &after.state, findings);
         } else {
-            self.musician(&f, &before.state, &after.state, findings);
+            self.musician(f, &before.state, &after.state, findings);
         }
     }
 }
@@ -113,26 +113,20 @@ impl AllowedTransitions {
     fn musician(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
         let implied = self.settings.implied_transitions;
         if f.statement == Stmt::ClaimTask && !musician_transition_allowed(from, "working", implied) {
-            findings.violate(
-                DOC.id,
-                format!("{}:claim-from-{from}", f.task_id),
-                f.t_ms,
+            findings.violate_with(DOC.id, &format!("{}:claim-from-{from}", f.task_id), f.t_ms, || {
                 format!(
                     "at t={} ms {} claimed {} while it was `{from}`: the claim guard let a session take a task that is not claimable (002 \"Guard Clause Rules\" allows only watching, fix_proposed, exit_requested)",
                     f.t_ms, f.actor, f.task_id
-                ),
-            );
+                )
+            });
         }
         if from != to && !musician_transition_allowed(from, to, implied) {
-            findings.violate(
-                DOC.id,
-                format!("{}:{from}->{to}", f.task_id),
-                f.t_ms,
+            findings.violate_with(DOC.id, &format!("{}:{from}->{to}", f.task_id), f.t_ms, || {
                 format!(
                     "at t={} ms {} moved {} from `{from}` to `{to}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
                     f.t_ms, f.actor, f.task_id, f.statement
-                ),
-            );
+                )
+            });
         }
     }
 
@@ -150,14 +144,11 @@ impl AllowedTransitions {
         } else {
             ""
         };
-        findings.violate(
-            DOC.id,
-            format!("{}:conductor:{from}->{to}", f.task_id),
-            f.t_ms,
+        findings.violate_with(DOC.id, &format!("{}:conductor:{from}->{to}", f.task_id), f.t_ms, || {
             format!(
                 "at t={} ms the conductor moved {} from `{from}`{terminal} to `{to}` with `{}`{conductor_only}",
                 f.t_ms, f.task_id, f.statement
-            ),
-        );
+            )
+        });
     }
 }

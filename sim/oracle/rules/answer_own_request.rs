@@ -28,14 +28,14 @@ impl Rule for AnswerOwnRequest {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         match seen {
             Seen::Fact(t_ms, Fact::MessageHandled { session_id, message_id }) => {
                 if let Some(requester) = truth.messages.get(message_id).and_then(|m| m.answers.clone()) {
-                    self.last_answer.insert(session_id.clone(), (*message_id, requester, t_ms));
+                    self.last_answer.insert(session_id.clone(), (*message_id, requester, *t_ms));
                 }
             }
-            Seen::Sql(f) if f.failure.is_none() && f.statement == Stmt::MarkComplete && touched_row(&f).is_some() => {
+            Seen::Sql(f) if f.failure.is_none() && f.statement == Stmt::MarkComplete && touched_row(f).is_some() => {
                 let Some((message_id, requester, read_ms)) = self.last_answer.get(f.session_id) else { return };
                 if requester == f.session_id {
                     return;

@@ -27,9 +27,9 @@ impl Rule for CompletedOnce {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
-        if f.failure.is_some() || f.statement != Stmt::MarkComplete || touched_row(&f).is_none() {
+        if f.failure.is_some() || f.statement != Stmt::MarkComplete || touched_row(f).is_none() {
             return;
         }
         match self.completed_by.get(f.task_id) {

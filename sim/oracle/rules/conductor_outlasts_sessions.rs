@@ -20,7 +20,7 @@ impl Rule for ConductorOutlastsSessions {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         let ending = f.after.is_some_and(|a| matches!(a.state.as_str(), "complete" | "exit_requested"));
         if f.failure.is_some() || f.statement != Stmt::ConductorSetState || !ending {

@@ -21,26 +21,23 @@ impl Rule for FinishedRowUntouched {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.actor.is_conductor() {
             return;
         }
-        let Some((before, after)) = touched_row(&f) else { return };
+        let Some((before, after)) = touched_row(f) else { return };
         let own_terminal_done = truth.sessions.get(f.session_id).is_some_and(|s| s.terminal_ms.is_some());
         if before.state != "complete" || own_terminal_done {
             return;
         }
         let completer = truth.completed_by.get(f.task_id).unwrap_or(&before.session_id);
-        let (writer, owner) = (truth.describe(f.session_id), truth.describe(completer));
-        findings.violate(
-            DOC.id,
-            f.task_id,
-            f.t_ms,
+        findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
+            let (writer, owner) = (truth.describe(f.session_id), truth.describe(completer));
             format!(
                 "at t={} ms {writer} ran `{}` on {}, which was already `complete` (completed by {owner}); the write changed the finished row (now `{}`) — the seeds' musician statements do not check the row's state",
                 f.t_ms, f.statement, f.task_id, after.state
-            ),
-        );
+            )
+        });
     }
 }

@@ -34,15 +34,15 @@ impl Rule for MessageBeforeState {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() {
             return;
         }
         if f.statement == Stmt::PollTasks {
-            self.on_poll(&f, truth, findings);
+            self.on_poll(f, truth, findings);
         } else if !f.readonly && !f.actor.is_conductor() {
-            self.on_musician_write(&f, findings);
+            self.on_musician_write(f, findings);
         }
     }
 }
@@ -93,16 +93,13 @@ impl MessageBeforeState {
                 continue;
             }
             let Some((sid, since)) = self.unbacked_review.get(task_id) else { continue };
-            let who = truth.describe(sid);
-            findings.violate(
-                DOC.id,
-                format!("review:{task_id}"),
-                f.t_ms,
+            findings.violate_with(DOC.id, &format!("review:{task_id}"), f.t_ms, || {
+                let who = truth.describe(sid);
                 format!(
                     "at t={} ms the conductor found {task_id} in `needs_review` with no review request: {who} set the state at t={since} ms before writing its message (004 \"Request Review\": message FIRST)",
                     f.t_ms
-                ),
-            );
+                )
+            });
         }
     }
 }

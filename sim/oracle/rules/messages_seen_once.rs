@@ -33,16 +33,16 @@ impl Rule for MessagesSeenOnce {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, _findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, _findings: &mut Findings) {
         let Seen::Fact(t_ms, Fact::MessageHandled { session_id, message_id }) = seen else { return };
         let Some(m) = truth.messages.get(message_id) else { return };
         let reads = self.reads.entry(*message_id).or_default();
         // Only the task's owner handles its messages; a replaced session reading them is a
         // zombie, whose writes the ownership rule judges.
         if truth.owner.get(&m.task_id) == Some(session_id) {
-            reads.by_owner.push((session_id.clone(), t_ms));
+            reads.by_owner.push((session_id.clone(), *t_ms));
         } else {
-            reads.by_replaced.push((session_id.clone(), t_ms));
+            reads.by_replaced.push((session_id.clone(), *t_ms));
         }
     }
 

@@ -63,7 +63,7 @@ impl RuleDoc {
 pub trait Rule {
     fn doc(&self) -> &'static RuleDoc;
     /// Judges one event against the truth as it stood before it.
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings);
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings);
     /// Judges the run's end.
     fn finish(&mut self, _end_ms: i64, _truth: &Truth, _findings: &mut Findings) {}
 }

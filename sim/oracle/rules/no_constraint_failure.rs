@@ -20,7 +20,7 @@ impl Rule for NoConstraintFailure {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         let Some((true, message)) = f.failure else { return };
         findings.violate(

@@ -29,12 +29,12 @@ impl Rule for NoFalseStale {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         match seen {
             Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, seconds_stale, polled_at_ms }) => {
-                self.declared.insert(task_id.clone(), (session_id.clone(), *seconds_stale, *polled_at_ms, t_ms));
+                self.declared.insert(task_id.clone(), (session_id.clone(), *seconds_stale, *polled_at_ms, *t_ms));
             }
-            Seen::Sql(f) if f.actor.is_conductor() && f.failure.is_none() => self.on_conductor_write(&f, truth, findings),
+            Seen::Sql(f) if f.actor.is_conductor() && f.failure.is_none() => self.on_conductor_write(f, truth, findings),
             _ => {}
         }
     }

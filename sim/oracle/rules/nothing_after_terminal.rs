@@ -20,18 +20,15 @@ impl Rule for NothingAfterTerminal {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.readonly || f.actor.is_conductor() {
             return;
         }
         let Some(terminal_ms) = truth.sessions.get(f.session_id).and_then(|s| s.terminal_ms) else { return };
-        let who = truth.describe(f.session_id);
-        findings.violate(
-            DOC.id,
-            f.session_id,
-            f.t_ms,
-            format!("at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms", f.t_ms, f.actor, f.statement),
-        );
+        findings.violate_with(DOC.id, f.session_id, f.t_ms, || {
+            let who = truth.describe(f.session_id);
+            format!("at t={} ms {} ran `{}` after {who} had made its terminal write at t={terminal_ms} ms", f.t_ms, f.actor, f.statement)
+        });
     }
 }

@@ -22,9 +22,9 @@ impl Rule for OneLiveSession {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
-        if f.failure.is_some() || f.statement != Stmt::ClaimTask || touched_row(&f).is_none() {
+        if f.failure.is_some() || f.statement != Stmt::ClaimTask || touched_row(f).is_none() {
             return;
         }
         // A hung session is not working at this instant; if it comes back and writes, the
@@ -37,16 +37,13 @@ impl Rule for OneLiveSession {
                 && s.hung_at(f.t_ms).is_none()
         });
         for (rival, _) in rivals {
-            let (claimer, other) = (truth.describe(f.session_id), truth.describe(rival));
-            findings.violate(
-                DOC.id,
-                f.task_id,
-                f.t_ms,
+            findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
+                let (claimer, other) = (truth.describe(f.session_id), truth.describe(rival));
                 format!(
                     "at t={} ms {claimer} claimed {} while {other} was still alive and had not made its terminal write: two live sessions now work one task",
                     f.t_ms, f.task_id
-                ),
-            );
+                )
+            });
         }
     }
 }

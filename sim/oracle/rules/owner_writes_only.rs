@@ -21,24 +21,21 @@ impl Rule for OwnerWritesOnly {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.actor.is_conductor() || f.statement == Stmt::ClaimTask {
             return;
         }
-        let Some((before, after)) = touched_row(&f) else { return };
+        let Some((before, after)) = touched_row(f) else { return };
         if before.session_id == f.session_id {
             return;
         }
-        let (writer, owner) = (truth.describe(f.session_id), truth.describe(&before.session_id));
-        findings.violate(
-            DOC.id,
-            f.task_id,
-            f.t_ms,
+        findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
+            let (writer, owner) = (truth.describe(f.session_id), truth.describe(&before.session_id));
             format!(
                 "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
                 f.t_ms, f.statement, f.task_id, before.state, after.state
-            ),
-        );
+            )
+        });
     }
 }

@@ -20,17 +20,14 @@ impl Rule for RetryCountAtMost5 {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         let Some(after) = f.after.filter(|a| a.retry_count > 5 && f.failure.is_none() && !f.readonly) else { return };
-        findings.violate(
-            DOC.id,
-            f.task_id,
-            f.t_ms,
+        findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
             format!(
                 "at t={} ms `{}` by {} left {} with retry_count {}: the 5th failure should have ended it in `exited`",
                 f.t_ms, f.statement, f.actor, f.task_id, after.retry_count
-            ),
-        );
+            )
+        });
     }
 }

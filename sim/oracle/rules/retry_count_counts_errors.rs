@@ -28,12 +28,12 @@ impl Rule for RetryCountCountsErrors {
         &DOC
     }
 
-    fn see(&mut self, seen: Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.actor.is_conductor() {
             return;
         }
-        let Some((_, after)) = touched_row(&f) else { return };
+        let Some((_, after)) = touched_row(f) else { return };
         match f.statement {
             Stmt::ClaimTask => {
                 self.errors.insert(f.task_id.to_string(), 0);
