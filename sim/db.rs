@@ -82,12 +82,16 @@ pub struct DbStats {
     pub observer_reads: u64,
 }
 
-/// One protocol statement as executed: its catalog name and bound parameters, for
-/// `rehearsal bench --overhead` to replay through bare prepared statements (sim/overhead.rs).
+/// One protocol statement as executed: its catalog name, bound parameters and simulated
+/// instant, for `rehearsal bench --overhead` to replay through bare prepared statements on the
+/// same clock (sim/overhead.rs).
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub stmt: Stmt,
     pub params: Params,
+    /// What `datetime('now')` read when it ran: the floor must read the same, or its time
+    /// comparisons (staleness, ages) would match other rows and do other work.
+    pub at_unix_ms: i64,
 }
 
 pub struct CommsDb {
@@ -150,7 +154,7 @@ impl CommsDb {
         slot.bind(params)?;
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
-            recorded.push(Recorded { stmt, params: params.clone() });
+            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms: self._vfs.clock().now_unix_ms() });
         }
         let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {
