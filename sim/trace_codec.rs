@@ -139,7 +139,58 @@ fn number_item(out: &mut String, name: &str, value: impl std::fmt::Display) {
 
 fn float_item(out: &mut String, name: &str, value: f64) {
     key(out, name);
-    let _ = write!(out, "{value:?}");
+    push_float(out, value);
+}
+
+/// Appends `value` exactly as `{value:?}` writes it. Heartbeat ages and polled rows write an
+/// f64 each, and the formatting machinery spent about 1,000 instructions on one (issue 17).
+/// Ryū is used only where its text is provably the same (`ryu_writes_as_debug`); every other
+/// value, NaN and the infinities included, goes through fmt.
+fn push_float(out: &mut String, value: f64) {
+    if ryu_writes_as_debug(value) {
+        out.push_str(ryu::Buffer::new().format_finite(value));
+    } else {
+        let _ = write!(out, "{value:?}");
+    }
+}
+
+/// Ryū's text equals `{:?}`'s for `value`. Both write the shortest digits that read back
+/// as `value`, the closest when several are that short; they part only (1) in notation —
+/// Ryū writes plain decimals from 1e-5 up to 1e16, `{:?}` from 1e-4 up to 1e16, so only
+/// 1e-3..1e15 is taken, where rounding to shortest cannot cross either edge — and (2) on a
+/// tie between two shortest candidates (Ryū rounds to even, `{:?}` up:
+/// 698774307530677.25 is `.2` for one, `.3` for the other). At a tie `value` is the
+/// midpoint of two candidates of at most 17 digits, so its exact decimal expansion has at
+/// most 18; `value` is taken only when its expansion is longer. (The rounding interval's
+/// edges, where the two might also differ on inclusion, have expansions of 19 digits or
+/// more below 2^50, so no candidate lies on one.)
+fn ryu_writes_as_debug(value: f64) -> bool {
+    if value == 0.0 {
+        return true; // `0.0` and `-0.0` for both
+    }
+    if !(1e-3..1e15).contains(&value.abs()) {
+        return false;
+    }
+    exact_digits_exceed_18(value)
+}
+
+/// Whether the exact decimal expansion of a normal `value` has 19 or more significant
+/// digits. With its trailing zero bits dropped, `value` = odd * 2^-k; for k <= 0 it is an
+/// integer (below 2^53 here: at most 16 digits, but an integer has no tie either, its
+/// candidates lying 5 or more away with an ulp of at most 1, so it counts as long); for
+/// k > 0 its expansion is the digits of odd * 5^k, which 5^26 alone makes 19.
+fn exact_digits_exceed_18(value: f64) -> bool {
+    let bits = value.to_bits();
+    // A normal double: (2^52 + fraction) * 2^(exponent - 1075).
+    let mantissa = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1075;
+    let zeros = mantissa.trailing_zeros();
+    let fractional_bits = -(exponent + i64::from(zeros));
+    if fractional_bits <= 0 || fractional_bits >= 26 {
+        return true;
+    }
+    let digits = u128::from(mantissa >> zeros) * 5u128.pow(fractional_bits as u32);
+    digits >= 10u128.pow(18)
 }
 
 /// The items of a column, read in the order they were written.
@@ -212,9 +263,7 @@ fn encode_row(out: &mut String, row: &RowSnapshot) {
     push_signed(out, *retry_count);
     out.push(',');
     match heartbeat_age_s {
-        Some(age) => {
-            let _ = write!(out, "{age:?}");
-        }
+        Some(age) => push_float(out, *age),
         None => out.push('-'),
     }
 }
@@ -268,7 +317,8 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
             escape_into(out, task);
             out.push(',');
             escape_into(out, state);
-            let _ = write!(out, ",{seconds_stale:?}");
+            out.push(',');
+            push_float(out, *seconds_stale);
         }
     }
     let not_run = match result {
@@ -468,6 +518,74 @@ mod tests {
         assert!(unescape("%4").unwrap_err().contains("two hex digits"));
         assert!(unescape("%+1").unwrap_err().contains("two hex digits"));
         assert!(unescape("%FF").unwrap_err().contains("UTF-8"));
+    }
+
+    /// `push_float` against `{:?}` itself: both edges of the fast path, the values around
+    /// them, the special values, and a spread of random bit patterns and of times in seconds
+    /// with their neighbours.
+    #[test]
+    fn floats_are_written_as_debug_writes_them() {
+        let check = |value: f64| {
+            let mut out = String::new();
+            push_float(&mut out, value);
+            assert_eq!(out, format!("{value:?}"), "bits {:#x}", value.to_bits());
+        };
+        let specials = [0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 0.2, 0.3, 1.5, 2.0, 10.0, 100.0, 1e-3, 1e15, 1e16, 1e17, 9.999999999999999e14];
+        let specials = specials.into_iter().chain([1e-4, 1e-5, 1e-7, 1e300, 5e-324, f64::MIN_POSITIVE, f64::MAX, f64::MIN, f64::EPSILON]);
+        let specials = specials.chain([f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.0 / 3.0, 2.0f64.sqrt(), 123456.789]);
+        for value in specials {
+            for neighbour in
+                [value, -value, f64::from_bits(value.to_bits().wrapping_add(1)), f64::from_bits(value.to_bits().wrapping_sub(1))]
+            {
+                check(neighbour);
+            }
+        }
+        for integer in -2000..2000 {
+            check(integer as f64);
+            check(integer as f64 / 2.0);
+            check(integer as f64 / 1000.0);
+        }
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            // splitmix64: a fixed, full-width spread of bit patterns.
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        // Ties between two shortest candidates, which Ryū and `{:?}` round apart.
+        // -698774307530677.25 (a literal would be clippy's excessive precision).
+        let tie = f64::from_bits(0xc303_dc40_9307_3daa);
+        for value in [tie, -tie, 1e7 + 1.0 / 1024.0] {
+            check(value);
+        }
+        for _ in 0..100_000 {
+            let bits = next();
+            check(f64::from_bits(bits));
+            // Ages in seconds, as a day's heartbeats give them: millisecond clocks over a double.
+            let seconds = (bits % 100_000_000) as f64 / 1000.0 + (bits >> 40) as f64 * 1e-9;
+            check(seconds);
+            check(-seconds);
+            // Few fractional bits: where ties are.
+            let few = (bits % (1 << 48)) as f64 / (1u64 << (bits >> 58)) as f64;
+            check(few);
+        }
+        let (mut fast, mut slow) = (0, 0);
+        for seconds in [7.327017188072205, 0.07801204919815063, 91.96200370788574, 86_400.0, 1.0, 0.5, 1e7 + 1.0 / 1024.0] {
+            if ryu_writes_as_debug(seconds) {
+                fast += 1;
+            } else {
+                slow += 1;
+            }
+        }
+        // Ages and integers take the fast path; a half and 1/1024 over ten million do not.
+        assert_eq!((fast, slow), (5, 2));
+        // The tie above and a half have short exact expansions; a tenth and an age long ones.
+        assert!(!exact_digits_exceed_18(-tie));
+        assert!(!exact_digits_exceed_18(0.5));
+        assert!(exact_digits_exceed_18(0.1));
+        assert!(exact_digits_exceed_18(7.327017188072205));
     }
 
     #[test]
