@@ -115,17 +115,19 @@ impl Ctx {
     /// failures go back to the actor.
     pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
         const BUSY_RETRIES: u32 = 3;
+        // The world hands the parameters back with a busy failure: no copy is kept per attempt.
+        let mut params = params;
         for attempt in 0..=BUSY_RETRIES {
-            let result = match self.effect(Effect::Sql { stmt, params: params.clone() }).await {
-                Reply::Sql(result) => result,
-                _ => unreachable!("a SQL request is answered with a SQL response"),
-            };
-            match result {
-                Err(failure) if failure.kind == FailureKind::Busy && attempt < BUSY_RETRIES => {
+            match self.effect(Effect::Sql { stmt, params }).await {
+                Reply::Sql(result) => return result,
+                Reply::SqlBusy { failure, params: back } if attempt < BUSY_RETRIES => {
+                    debug_assert_eq!(failure.kind, FailureKind::Busy);
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;
+                    params = back;
                 }
-                other => return other,
+                Reply::SqlBusy { failure, .. } => return Err(failure),
+                _ => unreachable!("a SQL request is answered with a SQL response"),
             }
         }
         unreachable!("the last attempt returns")
