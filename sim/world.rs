@@ -28,8 +28,8 @@ pub struct ActorInfo {
     pub name: ActorName,
     /// The task row this actor works on (`task-00` for the conductor).
     pub task_id: String,
-    /// The session id it writes as (`CLAUDE_SESSION_ID`).
-    pub session_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`), shared with every event it causes.
+    pub session_id: Rc<str>,
     /// Draws the world makes on the actor's behalf (statement latency), kept apart from the
     /// actor's own stream so protocol choices do not shift them.
     pub latency_rng: ChaCha8Rng,
@@ -155,8 +155,8 @@ impl World {
         exec.now_unix_ms() - self.epoch_unix_ms
     }
 
-    fn emit(&self, t_ms: i64, who: Who, session: &str, kind: EventKind) {
-        self.events.push(Event { t_ms, who, session: session.to_string(), kind });
+    fn emit(&self, t_ms: i64, who: Who, session: impl Into<Rc<str>>, kind: EventKind) {
+        self.events.push(Event { t_ms, who, session: session.into(), kind });
     }
 
     /// Performs one effect for `actor`. `None` when the actor gets no reply now: a fault
@@ -187,11 +187,11 @@ impl World {
     }
 
     fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<Reply>> {
-        // Every statement passes here: the session id is copied once, for the event; the task
+        // Every statement passes here: the session id is shared with the event (no copy); the task
         // id is moved out of the parameters once they are done with, and copied only when the
         // statement names none or a hang keeps the parameters for later.
         let info = exec.data(actor).expect("present");
-        let (name, mut session_id) = (info.name, info.session_id.clone());
+        let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
         let action = self.faults.before_statement(&name, stmt, now_ms);
         match action {
@@ -202,7 +202,7 @@ impl World {
             }
             Action::HangBefore { ms } => {
                 // The statement runs when the hang is over: the same request waits.
-                let victims = exec.actors_where(|a| a.session_id == session_id);
+                let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (before `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
@@ -254,10 +254,10 @@ impl World {
         };
         let params_text = describe_params(stmt, &params);
         let mut params = params;
-        // A fault after the statement names the session again, and a hang keeps the parameters
-        // for the request it defers; otherwise the event takes both.
+        // A hang after the statement keeps the parameters for the request it defers; otherwise
+        // the event takes the task id out of them.
         let after_fault = matches!(action, Action::CrashAfter | Action::HangAfter { .. });
-        let event_session = if after_fault { session_id.clone() } else { std::mem::take(&mut session_id) };
+        let event_session = session_id.clone();
         let task_id = match if after_fault { None } else { take_task(&mut params) } {
             Some(task_id) => task_id,
             None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
@@ -269,7 +269,7 @@ impl World {
                 Ok(None)
             }
             Action::HangAfter { ms } => {
-                let victims = exec.actors_where(|a| a.session_id == session_id);
+                let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 self.held.insert(actor, reply);
@@ -340,7 +340,7 @@ impl World {
         &self,
         t_ms: i64,
         name: ActorName,
-        session: String,
+        session: Rc<str>,
         stmt: Stmt,
         task_id: String,
         result: SqlResult,
@@ -373,7 +373,12 @@ impl World {
             }
         }
         let info = exec.data(actor).expect("present");
-        self.emit(self.now_ms(exec), Who::Actor(info.name), &info.session_id, EventKind::File { op, path, lines: Some(lines), first_line });
+        self.emit(
+            self.now_ms(exec),
+            Who::Actor(info.name),
+            info.session_id.clone(),
+            EventKind::File { op, path, lines: Some(lines), first_line },
+        );
         Reply::FileWritten
     }
 
@@ -384,7 +389,7 @@ impl World {
         self.emit(
             self.now_ms(exec),
             Who::Actor(info.name),
-            &info.session_id,
+            info.session_id.clone(),
             EventKind::File { op: FileOp::Read, path, lines, first_line: String::new() },
         );
         Reply::File(content)
@@ -396,13 +401,13 @@ impl World {
         let t_ms = self.now_ms(exec);
         for f in finished.drain(..) {
             let how = if f.with_parent { ActorEnd::KilledWithParent } else { direct };
-            self.emit(t_ms, Who::Actor(f.data.name), &f.data.session_id, EventKind::Ended(how));
+            self.emit(t_ms, Who::Actor(f.data.name), f.data.session_id.clone(), EventKind::Ended(how));
             if how == ActorEnd::Exit && f.data.name.is_session() {
                 self.emit(
                     t_ms,
                     Who::Actor(f.data.name),
-                    &f.data.session_id,
-                    EventKind::Truth(Fact::Ended { session_id: f.data.session_id.clone() }),
+                    f.data.session_id.clone(),
+                    EventKind::Truth(Fact::Ended { session_id: f.data.session_id.to_string() }),
                 );
             }
         }
@@ -410,7 +415,7 @@ impl World {
 
     /// A crash: every actor of the session is dropped at once; nothing in memory survives.
     fn crash_session(&mut self, exec: &mut Exec, session_id: &str, why: &str) {
-        let victims = exec.actors_where(|a| a.session_id == session_id);
+        let victims = exec.actors_where(|a| *a.session_id == *session_id);
         if victims.is_empty() {
             return;
         }
@@ -440,7 +445,7 @@ impl World {
     /// The session id of the live session `task`/`session` (the first launched if twins).
     fn session_of(exec: &Exec, task: u64, session: u32) -> Option<String> {
         exec.find(|a| !a.name.is_watcher() && a.name.place().is_some_and(|p| p.task == task && p.session == session))
-            .map(|a| a.session_id.clone())
+            .map(|a| a.session_id.to_string())
     }
 
     /// Applies the timed fault the executor's alarm `index` stands for.
@@ -454,13 +459,13 @@ impl World {
             }
             Timed::Hang { task, session, ms } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
-                    let victims = exec.actors_where(|a| a.session_id == sid);
+                    let victims = exec.actors_where(|a| *a.session_id == *sid);
                     self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
                 }
             }
             Timed::WatcherDeath { task, session } => {
                 let Some(sid) = Self::session_of(exec, task, session) else { return };
-                let watchers = exec.actors_where(|a| a.session_id == sid && a.name.is_watcher());
+                let watchers = exec.actors_where(|a| *a.session_id == *sid && a.name.is_watcher());
                 let mut finished = Vec::new();
                 for watcher in watchers {
                     exec.finish(watcher, &mut finished);
@@ -471,7 +476,7 @@ impl World {
             }
             Timed::ConductorCrash { session } => {
                 // The conductor session and its reviews share its session id: all die.
-                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.clone());
+                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.to_string());
                 if let Some(sid) = found {
                     self.crash_session(exec, &sid, &format!("scripted crash of the conductor (session {session})"));
                 }
@@ -480,7 +485,7 @@ impl World {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
                 // The live conductor session's id (a relaunched conductor has its own).
                 let session_id =
-                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.clone());
+                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.to_string());
                 self.hang(exec, &conductor, ms, "the conductor", &session_id);
             }
         }
@@ -764,6 +769,19 @@ mod tests {
         assert!(
             matches!(&events.last().unwrap().kind, EventKind::Truth(Fact::Crashed { session_id, .. }) if session_id == "conductor-session")
         );
+    }
+
+    #[test]
+    fn events_share_the_actors_session_id_instead_of_copying_it() {
+        let mut b = Bench::new("");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        create_task(&mut b, conductor);
+        let effect = Effect::AppendFile { path: "temp/x".into(), text: "line\n".into() };
+        b.world.perform(&mut b.exec, conductor, effect).unwrap();
+        let session = b.exec.data(conductor).unwrap().session_id.clone();
+        let events = b.drain();
+        assert_eq!(events.len(), 2);
+        assert!(events.iter().all(|e| Rc::ptr_eq(&e.session, &session)), "{events:?}");
     }
 
     #[test]
