@@ -162,8 +162,11 @@ impl World {
     /// Performs one effect for `actor`. `None` when the actor gets no reply now: a fault
     /// crashed its session or froze it, or the statement waits for the write lock.
     pub fn perform(&mut self, exec: &mut Exec, actor: ActorId, effect: Effect) -> Result<Option<Reply>> {
-        if let Some(reply) = self.held.remove(&actor) {
-            return Ok(Some(Reply::Sql(reply)));
+        // Held results are rare (a hang after a statement): most effects skip the map search.
+        if !self.held.is_empty() {
+            if let Some(reply) = self.held.remove(&actor) {
+                return Ok(Some(Reply::Sql(reply)));
+            }
         }
         match effect {
             Effect::Sql { stmt, params } => self.perform_sql(exec, actor, stmt, params),
