@@ -52,6 +52,8 @@ type ActorSlot = Rc<RefCell<Slot<Effect, Reply>>>;
 pub struct Ctx {
     id: ActorId,
     meta: ActorMeta,
+    /// `meta.session_id`, shared by the world's actor record and every event this actor emits.
+    session: Rc<str>,
     slot: ActorSlot,
     runtime: Rc<Runtime>,
     rng: RefCell<ChaCha8Rng>,
@@ -65,15 +67,16 @@ impl Ctx {
         Fut: Future<Output = ()> + 'static,
     {
         let name = meta.name.to_string();
+        let session: Rc<str> = Rc::from(meta.session_id.as_str());
         let info = ActorInfo {
             name: meta.name,
             task_id: meta.task_id.clone(),
-            session_id: meta.session_id.clone(),
+            session_id: session.clone(),
             latency_rng: rng::stream(runtime.seed, &format!("{name}#latency")),
         };
         let rng = RefCell::new(rng::stream(runtime.seed, &name));
         let shared = runtime.clone();
-        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, slot, runtime: shared, rng }))
+        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, session, slot, runtime: shared, rng }))
     }
 
     async fn request(&self, request: Request<Effect>) -> Response<Reply> {
@@ -115,17 +118,19 @@ impl Ctx {
     /// failures go back to the actor.
     pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
         const BUSY_RETRIES: u32 = 3;
+        // The world hands the parameters back with a busy failure: no copy is kept per attempt.
+        let mut params = params;
         for attempt in 0..=BUSY_RETRIES {
-            let result = match self.effect(Effect::Sql { stmt, params: params.clone() }).await {
-                Reply::Sql(result) => result,
-                _ => unreachable!("a SQL request is answered with a SQL response"),
-            };
-            match result {
-                Err(failure) if failure.kind == FailureKind::Busy && attempt < BUSY_RETRIES => {
+            match self.effect(Effect::Sql { stmt, params }).await {
+                Reply::Sql(result) => return result,
+                Reply::SqlBusy { failure, params: back } if attempt < BUSY_RETRIES => {
+                    debug_assert_eq!(failure.kind, FailureKind::Busy);
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;
+                    params = back;
                 }
-                other => return other,
+                Reply::SqlBusy { failure, .. } => return Err(failure),
+                _ => unreachable!("a SQL request is answered with a SQL response"),
             }
         }
         unreachable!("the last attempt returns")
@@ -208,12 +213,7 @@ impl Ctx {
     }
 
     fn emit(&self, kind: EventKind) {
-        self.runtime.events.push(Event {
-            t_ms: self.now_ms(),
-            who: Who::Actor(self.meta.name),
-            session: self.meta.session_id.clone(),
-            kind,
-        });
+        self.runtime.events.push(Event { t_ms: self.now_ms(), who: Who::Actor(self.meta.name), session: self.session.clone(), kind });
     }
 
     /// Tells the oracles a fact that is not a database effect (a launch, a message handled,

@@ -78,7 +78,7 @@ impl Engine {
             events.push(Event {
                 t_ms: 0,
                 who: Who::Engine,
-                session: String::new(),
+                session: "".into(),
                 kind: EventKind::Swarm { name: name.clone(), value: value.clone() },
             });
         }
@@ -186,7 +186,7 @@ impl Engine {
         self.runtime.events.push(Event {
             t_ms: self.runtime.now_ms(),
             who: Who::Engine,
-            session: String::new(),
+            session: "".into(),
             kind: EventKind::Note { what, detail },
         });
     }

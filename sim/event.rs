@@ -7,6 +7,7 @@
 //! reader gives back equal events, so a finished run can be judged again from its files.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 
 use crate::db::RowSnapshot;
 use crate::vocab::{ActorName, Stmt};
@@ -231,7 +232,8 @@ pub struct Event {
     /// Simulated milliseconds since the run's epoch.
     pub t_ms: i64,
     pub who: Who,
-    /// The session id the actor writes as (empty for the engine's own events).
-    pub session: String,
+    /// The session id the actor writes as (empty for the engine's own events), shared with
+    /// the actor's other events rather than copied into each.
+    pub session: Rc<str>,
     pub kind: EventKind,
 }

@@ -143,7 +143,7 @@ impl TraceRecord {
                 (None, None) => EventKind::Note { what: Cow::Owned(event), detail },
             },
         };
-        Ok(Event { t_ms, who: actor.map_or(Who::Engine, Who::Actor), session, kind })
+        Ok(Event { t_ms, who: actor.map_or(Who::Engine, Who::Actor), session: session.into(), kind })
     }
 }
 
@@ -462,7 +462,7 @@ mod tests {
 
     fn event(t_ms: i64, who: &str, kind: EventKind) -> Event {
         let who = if who == "engine" { Who::Engine } else { Who::Actor(ActorName::parse(who).unwrap()) };
-        Event { t_ms, who, session: if matches!(who, Who::Engine) { String::new() } else { "5e1c-session id".into() }, kind }
+        Event { t_ms, who, session: if matches!(who, Who::Engine) { "".into() } else { "5e1c-session id".into() }, kind }
     }
 
     /// Text that needs every kind of escaping: separators, quotes, line ends, `%`, non-ASCII.

@@ -28,8 +28,8 @@ pub struct ActorInfo {
     pub name: ActorName,
     /// The task row this actor works on (`task-00` for the conductor).
     pub task_id: String,
-    /// The session id it writes as (`CLAUDE_SESSION_ID`).
-    pub session_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`), shared with every event it causes.
+    pub session_id: Rc<str>,
     /// Draws the world makes on the actor's behalf (statement latency), kept apart from the
     /// actor's own stream so protocol choices do not shift them.
     pub latency_rng: ChaCha8Rng,
@@ -79,6 +79,12 @@ pub struct SqlFailure {
 
 pub enum Reply {
     Sql(std::result::Result<SqlOutcome, SqlFailure>),
+    /// SQLITE_BUSY, with the statement's parameters handed back for the retry, so the actor
+    /// does not keep a copy of every statement's parameters in case one is busy.
+    SqlBusy {
+        failure: SqlFailure,
+        params: Params,
+    },
     FileWritten,
     File(Option<String>),
 }
@@ -112,6 +118,16 @@ pub struct World {
 
 type SqlReply = std::result::Result<SqlOutcome, SqlFailure>;
 
+/// What the virtual write lock says to a write.
+enum WriteLock {
+    /// Free: the write goes ahead and holds it.
+    Taken,
+    /// Held, but released within the busy timeout: the request runs again at this instant.
+    WaitUntil(i64),
+    /// Held past the busy timeout: SQLITE_BUSY with this message.
+    Busy(String),
+}
+
 impl World {
     pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
         World {
@@ -139,18 +155,21 @@ impl World {
         exec.now_unix_ms() - self.epoch_unix_ms
     }
 
-    fn emit(&self, t_ms: i64, who: Who, session: &str, kind: EventKind) {
-        self.events.push(Event { t_ms, who, session: session.to_string(), kind });
+    fn emit(&self, t_ms: i64, who: Who, session: impl Into<Rc<str>>, kind: EventKind) {
+        self.events.push(Event { t_ms, who, session: session.into(), kind });
     }
 
     /// Performs one effect for `actor`. `None` when the actor gets no reply now: a fault
     /// crashed its session or froze it, or the statement waits for the write lock.
     pub fn perform(&mut self, exec: &mut Exec, actor: ActorId, effect: Effect) -> Result<Option<Reply>> {
-        if let Some(reply) = self.held.remove(&actor) {
-            return Ok(Some(Reply::Sql(reply)));
+        // Held results are rare (a hang after a statement): most effects skip the map search.
+        if !self.held.is_empty() {
+            if let Some(reply) = self.held.remove(&actor) {
+                return Ok(Some(Reply::Sql(reply)));
+            }
         }
         match effect {
-            Effect::Sql { stmt, params } => Ok(self.perform_sql(exec, actor, stmt, params)?.map(Reply::Sql)),
+            Effect::Sql { stmt, params } => self.perform_sql(exec, actor, stmt, params),
             Effect::AppendFile { path, text } => Ok(Some(self.write_file(exec, actor, path, text, FileOp::Append))),
             Effect::WriteFile { path, text } => Ok(Some(self.write_file(exec, actor, path, text, FileOp::Write))),
             Effect::ReadFile { path } => Ok(Some(self.read_file(exec, actor, path))),
@@ -170,11 +189,12 @@ impl World {
         self.faults.jitter_ms(&name, now_ms)
     }
 
-    fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<SqlReply>> {
-        // Every statement passes here: the session id and the task id are copied once, for the
-        // event; the actor's own task only when the statement names none.
+    fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<Reply>> {
+        // Every statement passes here: the session id is shared with the event (no copy); the task
+        // id is moved out of the parameters once they are done with, and copied only when the
+        // statement names none or a hang keeps the parameters for later.
         let info = exec.data(actor).expect("present");
-        let (name, mut session_id) = (info.name, info.session_id.clone());
+        let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
         let action = self.faults.before_statement(&name, stmt, now_ms);
         match action {
@@ -185,7 +205,7 @@ impl World {
             }
             Action::HangBefore { ms } => {
                 // The statement runs when the hang is over: the same request waits.
-                let victims = exec.actors_where(|a| a.session_id == session_id);
+                let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (before `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
@@ -193,71 +213,93 @@ impl World {
             }
         }
         if stmt.writes() {
-            if let Some(busy) = self.take_write_lock(exec, actor, stmt, &params) {
-                let Some(message) = busy else { return Ok(None) };
-                let own_task = exec.data(actor).expect("present").task_id.clone();
-                self.emit_sql(now_ms, name, session_id, stmt, own_task, SqlResult::Busy(message.clone()), Default::default(), &params);
-                return Ok(Some(Err(SqlFailure { stmt, kind: FailureKind::Busy, message })));
+            match self.take_write_lock(exec) {
+                WriteLock::Taken => {}
+                WriteLock::WaitUntil(free_unix_ms) => {
+                    exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), free_unix_ms);
+                    return Ok(None);
+                }
+                WriteLock::Busy(message) => {
+                    let own_task = exec.data(actor).expect("present").task_id.clone();
+                    let params_text = describe_params(stmt, &params);
+                    self.emit_sql(
+                        now_ms,
+                        name,
+                        session_id,
+                        stmt,
+                        own_task,
+                        SqlResult::Busy(message.clone()),
+                        Default::default(),
+                        params_text,
+                    );
+                    // The parameters go back with the failure: the actor's retry binds them again.
+                    let failure = SqlFailure { stmt, kind: FailureKind::Busy, message };
+                    return Ok(Some(Reply::SqlBusy { failure, params }));
+                }
             }
         }
-        let task_id = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.clone());
-        let (result, reply) = match self.execute(stmt, &params, &task_id, &name)? {
-            Ok((outcome, observed)) => {
-                let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
-                let observed = Observed { rows_affected: outcome.rows_affected, ..observed };
-                ((SqlResult::Rows(rows), observed), Ok(outcome))
-            }
-            Err((kind, message)) => {
-                let result = match kind {
-                    FailureKind::Constraint => SqlResult::Failed(message.clone()),
-                    _ => SqlResult::Locked(message.clone()),
-                };
-                ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
+        let (result, reply) = {
+            let task_id = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str());
+            match self.execute(stmt, &params, task_id, &name)? {
+                Ok((outcome, observed)) => {
+                    let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };
+                    let observed = Observed { rows_affected: outcome.rows_affected, ..observed };
+                    ((SqlResult::Rows(rows), observed), Ok(outcome))
+                }
+                Err((kind, message)) => {
+                    let result = match kind {
+                        FailureKind::Constraint => SqlResult::Failed(message.clone()),
+                        _ => SqlResult::Locked(message.clone()),
+                    };
+                    ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
+                }
             }
         };
-        // A fault after the statement names the session again; otherwise the event takes it.
-        let event_session = if matches!(action, Action::CrashAfter | Action::HangAfter { .. }) {
-            session_id.clone()
-        } else {
-            std::mem::take(&mut session_id)
+        let params_text = describe_params(stmt, &params);
+        let mut params = params;
+        // A hang after the statement keeps the parameters for the request it defers; otherwise
+        // the event takes the task id out of them.
+        let after_fault = matches!(action, Action::CrashAfter | Action::HangAfter { .. });
+        let event_session = session_id.clone();
+        let task_id = match if after_fault { None } else { take_task(&mut params) } {
+            Some(task_id) => task_id,
+            None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
         };
-        self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, &params);
+        self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
         match action {
             Action::CrashAfter => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
                 Ok(None)
             }
             Action::HangAfter { ms } => {
-                let victims = exec.actors_where(|a| a.session_id == session_id);
+                let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 self.held.insert(actor, reply);
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 Ok(None)
             }
-            _ => Ok(Some(reply)),
+            _ => Ok(Some(Reply::Sql(reply))),
         }
     }
 
     /// Lock contention in virtual time: a write waits for the lock up to the busy timeout
-    /// (its request runs again at the release, `Some(None)`), beyond it SQLite answers
-    /// SQLITE_BUSY (`Some(Some(message))`). `None`: the lock is taken, go ahead.
-    fn take_write_lock(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: &Params) -> Option<Option<String>> {
+    /// (its request runs again at the release), beyond it SQLite answers SQLITE_BUSY.
+    fn take_write_lock(&mut self, exec: &Exec) -> WriteLock {
         let now_unix_ms = exec.now_unix_ms();
         if now_unix_ms < self.lock_free_unix_ms {
             let wait_ms = self.lock_free_unix_ms - now_unix_ms;
             if wait_ms <= self.faults.busy_timeout_ms {
                 self.contention.lock_waits += 1;
                 self.contention.lock_wait_ms_total += wait_ms;
-                exec.defer(actor, Request::Effect(Effect::Sql { stmt, params: params.clone() }), self.lock_free_unix_ms);
-                return Some(None);
+                return WriteLock::WaitUntil(self.lock_free_unix_ms);
             }
             self.contention.busy_errors += 1;
-            return Some(Some(format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms)));
+            return WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms));
         }
         let hold_ms = self.faults.write_hold_ms();
         self.lock_free_unix_ms = now_unix_ms + hold_ms;
-        None
+        WriteLock::Taken
     }
 
     /// Runs the statement. What SQLite refuses while running it (a constraint, a lock) is the
@@ -301,12 +343,12 @@ impl World {
         &self,
         t_ms: i64,
         name: ActorName,
-        session: String,
+        session: Rc<str>,
         stmt: Stmt,
         task_id: String,
         result: SqlResult,
         observed: Observed,
-        params: &Params,
+        params_text: String,
     ) {
         let event = SqlEvent {
             stmt,
@@ -317,7 +359,7 @@ impl World {
             after: observed.after,
             message: observed.message,
             polled: observed.polled,
-            params_text: describe_params(stmt, params),
+            params_text,
         };
         self.events.push(Event { t_ms, who: Who::Actor(name), session, kind: EventKind::Sql(Box::new(event)) });
     }
@@ -334,7 +376,12 @@ impl World {
             }
         }
         let info = exec.data(actor).expect("present");
-        self.emit(self.now_ms(exec), Who::Actor(info.name), &info.session_id, EventKind::File { op, path, lines: Some(lines), first_line });
+        self.emit(
+            self.now_ms(exec),
+            Who::Actor(info.name),
+            info.session_id.clone(),
+            EventKind::File { op, path, lines: Some(lines), first_line },
+        );
         Reply::FileWritten
     }
 
@@ -345,7 +392,7 @@ impl World {
         self.emit(
             self.now_ms(exec),
             Who::Actor(info.name),
-            &info.session_id,
+            info.session_id.clone(),
             EventKind::File { op: FileOp::Read, path, lines, first_line: String::new() },
         );
         Reply::File(content)
@@ -357,13 +404,13 @@ impl World {
         let t_ms = self.now_ms(exec);
         for f in finished.drain(..) {
             let how = if f.with_parent { ActorEnd::KilledWithParent } else { direct };
-            self.emit(t_ms, Who::Actor(f.data.name), &f.data.session_id, EventKind::Ended(how));
+            self.emit(t_ms, Who::Actor(f.data.name), f.data.session_id.clone(), EventKind::Ended(how));
             if how == ActorEnd::Exit && f.data.name.is_session() {
                 self.emit(
                     t_ms,
                     Who::Actor(f.data.name),
-                    &f.data.session_id,
-                    EventKind::Truth(Fact::Ended { session_id: f.data.session_id.clone() }),
+                    f.data.session_id.clone(),
+                    EventKind::Truth(Fact::Ended { session_id: f.data.session_id.to_string() }),
                 );
             }
         }
@@ -371,7 +418,7 @@ impl World {
 
     /// A crash: every actor of the session is dropped at once; nothing in memory survives.
     fn crash_session(&mut self, exec: &mut Exec, session_id: &str, why: &str) {
-        let victims = exec.actors_where(|a| a.session_id == session_id);
+        let victims = exec.actors_where(|a| *a.session_id == *session_id);
         if victims.is_empty() {
             return;
         }
@@ -401,7 +448,7 @@ impl World {
     /// The session id of the live session `task`/`session` (the first launched if twins).
     fn session_of(exec: &Exec, task: u64, session: u32) -> Option<String> {
         exec.find(|a| !a.name.is_watcher() && a.name.place().is_some_and(|p| p.task == task && p.session == session))
-            .map(|a| a.session_id.clone())
+            .map(|a| a.session_id.to_string())
     }
 
     /// Applies the timed fault the executor's alarm `index` stands for.
@@ -415,13 +462,13 @@ impl World {
             }
             Timed::Hang { task, session, ms } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
-                    let victims = exec.actors_where(|a| a.session_id == sid);
+                    let victims = exec.actors_where(|a| *a.session_id == *sid);
                     self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
                 }
             }
             Timed::WatcherDeath { task, session } => {
                 let Some(sid) = Self::session_of(exec, task, session) else { return };
-                let watchers = exec.actors_where(|a| a.session_id == sid && a.name.is_watcher());
+                let watchers = exec.actors_where(|a| *a.session_id == *sid && a.name.is_watcher());
                 let mut finished = Vec::new();
                 for watcher in watchers {
                     exec.finish(watcher, &mut finished);
@@ -432,7 +479,7 @@ impl World {
             }
             Timed::ConductorCrash { session } => {
                 // The conductor session and its reviews share its session id: all die.
-                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.clone());
+                let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.to_string());
                 if let Some(sid) = found {
                     self.crash_session(exec, &sid, &format!("scripted crash of the conductor (session {session})"));
                 }
@@ -441,7 +488,7 @@ impl World {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
                 // The live conductor session's id (a relaunched conductor has its own).
                 let session_id =
-                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.clone());
+                    conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.to_string());
                 self.hang(exec, &conductor, ms, "the conductor", &session_id);
             }
         }
@@ -459,8 +506,13 @@ struct Observed {
 }
 
 /// The `:task_id` a statement is bound to, if any.
-fn task_of(params: &Params) -> Option<String> {
-    params.iter().find(|(p, _)| *p == ":task_id").and_then(|(_, v)| if let Value::Text(t) = v { Some(t.clone()) } else { None })
+fn task_of(params: &Params) -> Option<&str> {
+    params.iter().find(|(p, _)| *p == ":task_id").and_then(|(_, v)| if let Value::Text(t) = v { Some(t.as_str()) } else { None })
+}
+
+/// Moves the `:task_id` text out of parameters that are done with (it leaves an empty text).
+fn take_task(params: &mut Params) -> Option<String> {
+    params.iter_mut().find(|(p, _)| *p == ":task_id").and_then(|(_, v)| if let Value::Text(t) = v { Some(std::mem::take(t)) } else { None })
 }
 
 /// `poll_tasks` rows as (task_id, state, seconds_stale), for the oracles.
@@ -490,8 +542,10 @@ fn protocol_failure(e: &rusqlite::Error) -> Option<FailureKind> {
 /// (`Stmt::supplied`) are left out, so binding them changes no trace.
 fn describe_params(stmt: Stmt, params: &Params) -> String {
     use std::fmt::Write as _;
-    // One string, no piece allocated on its own: every statement of a run passes here.
-    let mut text = String::with_capacity(16 * params.len());
+    // One string, with room for all but a long first line (no regrowth, no second look at
+    // the text), no piece allocated on its own: every statement of a run passes here.
+    let room: usize = params.iter().map(|(name, value)| name.len() + 1 + room_for(value)).sum();
+    let mut text = String::with_capacity(room);
     for (name, value) in params.iter().filter(|(name, _)| stmt.params().contains(name)) {
         if !text.is_empty() {
             text.push(' ');
@@ -499,10 +553,8 @@ fn describe_params(stmt: Stmt, params: &Params) -> String {
         text.push_str(name.trim_start_matches(':'));
         text.push('=');
         match value {
-            Value::Text(t) => text.push_str(t.lines().next().unwrap_or("")),
-            Value::Integer(n) => {
-                let _ = write!(text, "{n}");
-            }
+            Value::Text(t) => text.push_str(first_line(t)),
+            Value::Integer(n) => push_i64(&mut text, *n),
             Value::Real(r) => {
                 let _ = write!(text, "{r}");
             }
@@ -513,6 +565,47 @@ fn describe_params(stmt: Stmt, params: &Params) -> String {
         }
     }
     text
+}
+
+/// Room for a value as `describe_params` writes it, without searching a text for its first
+/// line: a message body's first line is rarely longer than `TEXT_ROOM_MAX`, and reserving a
+/// whole body would keep its size in every event.
+fn room_for(value: &Value) -> usize {
+    const TEXT_ROOM_MAX: usize = 96;
+    match value {
+        Value::Text(t) => t.len().min(TEXT_ROOM_MAX),
+        Value::Integer(_) => 20,
+        Value::Real(_) | Value::Blob(_) => 24,
+        Value::Null => 4,
+    }
+}
+
+/// `text.lines().next().unwrap_or("")`, found with one byte search: a line ends at `\n`, and a
+/// `\r` just before it belongs to the line ending.
+fn first_line(text: &str) -> &str {
+    match text.find('\n') {
+        Some(end) => text[..end].strip_suffix('\r').unwrap_or(&text[..end]),
+        None => text,
+    }
+}
+
+/// `write!(text, "{n}")` without the formatting machinery (statement ids, counts).
+fn push_i64(text: &mut String, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        text.push('-');
+    }
+    text.extend(digits[at..].iter().map(|&d| char::from(d)));
 }
 
 #[cfg(test)]
@@ -555,6 +648,7 @@ mod tests {
         fn sql(&mut self, actor: ActorId, stmt: Stmt, params: Params) -> Option<std::result::Result<SqlOutcome, SqlFailure>> {
             match self.world.perform(&mut self.exec, actor, Effect::Sql { stmt, params }).unwrap() {
                 Some(Reply::Sql(result)) => Some(result),
+                Some(Reply::SqlBusy { failure, .. }) => Some(Err(failure)),
                 None => None,
                 _ => panic!("a SQL effect is answered with SQL"),
             }
@@ -678,6 +772,68 @@ mod tests {
         assert!(
             matches!(&events.last().unwrap().kind, EventKind::Truth(Fact::Crashed { session_id, .. }) if session_id == "conductor-session")
         );
+    }
+
+    #[test]
+    fn events_share_the_actors_session_id_instead_of_copying_it() {
+        let mut b = Bench::new("");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        create_task(&mut b, conductor);
+        let effect = Effect::AppendFile { path: "temp/x".into(), text: "line\n".into() };
+        b.world.perform(&mut b.exec, conductor, effect).unwrap();
+        let session = b.exec.data(conductor).unwrap().session_id.clone();
+        let events = b.drain();
+        assert_eq!(events.len(), 2);
+        assert!(events.iter().all(|e| Rc::ptr_eq(&e.session, &session)), "{events:?}");
+    }
+
+    #[test]
+    fn the_first_line_of_a_text_is_what_lines_gives() {
+        for text in ["", "one", "one\ntwo", "one\r\ntwo", "\n", "\r\n", "one\r", "a\rb\nc", "\n\nx", "tail\r\n", "x\r\r\ny"] {
+            assert_eq!(first_line(text), text.lines().next().unwrap_or(""), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn integers_are_written_as_format_writes_them() {
+        for n in [0, 7, -7, 10, 99, 100, 1_767_225_600_000, -1_767_225_600_000, i64::MAX, i64::MIN] {
+            let mut text = String::from("x=");
+            push_i64(&mut text, n);
+            assert_eq!(text, format!("x={n}"));
+        }
+    }
+
+    #[test]
+    fn parameters_are_described_in_order_with_first_lines_and_without_extra_ones() {
+        let params = vec![
+            (":task_id", text("task-01")),
+            (":session_id", Value::Null),
+            (":message", text("Done.\r\nDetails follow")),
+            (":label", text("S1")),
+        ];
+        assert_eq!(describe_params(Stmt::SendCompletion, &params), "task_id=task-01 session_id=NULL message=Done.");
+        let params = vec![(":task_id", text("task-01")), (":last_processed_message_id", Value::Integer(-12))];
+        let described = describe_params(Stmt::ReadNewConductorMessages, &params);
+        assert_eq!(described, "task_id=task-01 last_processed_message_id=-12");
+        let long = "x".repeat(300);
+        let params = vec![(":task_id", text("task-01")), (":message", text(&format!("{long}\nrest"))), (":message_type", text("fix"))];
+        assert_eq!(describe_params(Stmt::SendConductorMessage, &params), format!("task_id=task-01 message={long} message_type=fix"));
+    }
+
+    #[test]
+    fn a_busy_write_hands_its_parameters_back_for_the_retry() {
+        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
+        let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
+        create_task(&mut b, conductor);
+        let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];
+        let effect = Effect::Sql { stmt: Stmt::SetTaskState, params: params.clone() };
+        let Some(Reply::SqlBusy { failure, params: back }) = b.world.perform(&mut b.exec, conductor, effect).unwrap() else {
+            panic!("busy expected")
+        };
+        assert_eq!((failure.kind, back), (FailureKind::Busy, params));
+        let events = b.drain();
+        let EventKind::Sql(busy) = &events.last().unwrap().kind else { panic!() };
+        assert_eq!((busy.task_id.as_str(), busy.params_text.as_str()), ("task-01", "task_id=task-01 state=fix_proposed"));
     }
 
     #[test]
