@@ -589,23 +589,10 @@ fn first_line(text: &str) -> &str {
     }
 }
 
-/// `write!(text, "{n}")` without the formatting machinery (statement ids, counts).
+/// `write!(text, "{n}")` without the formatting machinery (statement ids, counts): the
+/// trace's own integer writer.
 fn push_i64(text: &mut String, n: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        text.push('-');
-    }
-    text.extend(digits[at..].iter().map(|&d| char::from(d)));
+    text.push_str(crate::trace_rows::format_signed(&mut crate::trace_rows::itoa_buf(), n));
 }
 
 #[cfg(test)]
