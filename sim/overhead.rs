@@ -142,7 +142,8 @@ pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded]) -> Re
     conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get::<_, String>(0))?;
     crate::db::set_query_planner_stability(&conn)?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
-    conn.execute_batch("PRAGMA synchronous = NORMAL;")?;
+    // The run's page cache (sim/db.rs), so neither side re-reads pages from the OS.
+    conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;")?;
     conn.execute_batch(SCHEMA_SQL)?;
     let mut slots = prepare_all(&conn, catalog)?;
     for statement in recorded {
