@@ -366,6 +366,8 @@ impl Musician {
             rule: self.escalation_rule(),
         });
         self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
+        // The tally counts over `deviations_before`: a new list is counted afresh, whatever its length.
+        self.pending_tally = tally::PendingTally::default();
         self.deviations_escalated = assessment.deviations_escalated;
         // 003 step 3: read the conductor's messages; those the previous session had not
         // answered (the handoff instructions, at least) are this session's to handle.

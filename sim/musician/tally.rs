@@ -6,7 +6,8 @@
 use crate::handoff::Severities;
 
 /// A running count over `lines[from..]` of earlier sessions' lines followed by this
-/// session's, a list that only grows while `before` and `from` stay the same.
+/// session's, a list that only grows while `before` and `from` stay the same. The owner
+/// resets it when it replaces `before` (a list of another length is also noticed here).
 #[derive(Debug, Default)]
 pub(super) struct PendingTally {
     before_len: usize,
@@ -18,7 +19,8 @@ pub(super) struct PendingTally {
 
 impl PendingTally {
     /// The severities of `before ++ session` from index `from` on. Only the lines appended
-    /// since the last call are read; a new `from` or a different `before` starts the count over.
+    /// since the last call are read; a new `from`, or a `before` of another length, starts the
+    /// count over (a `before` replaced by one of the same length must be reset by the owner).
     pub(super) fn severities(&mut self, before: &[String], session: &[String], from: usize) -> Severities {
         let len = before.len() + session.len();
         if from != self.from || before.len() != self.before_len || len < self.to {
