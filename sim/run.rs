@@ -66,9 +66,10 @@ pub use crate::plan::{catalog_for, default_out_dir};
 pub enum Keep {
     /// `trace.csv`, `comms.db`, `violations.csv` and the sessions' files.
     Everything,
-    /// No `trace.csv` (its bytes are hashed, not written) and no `violations.csv`: for a
-    /// sweep's pair, whose folder is removed unless it fails, and which is then run again
-    /// with `Everything` (sim/sweep.rs). `comms.db` and the sessions' files are still written.
+    /// Only the trace's hash: no `trace.csv` (its bytes are hashed, not written), no
+    /// `violations.csv`, no sessions' files, and `comms.db` closed without folding its WAL in
+    /// (the summary is read before). For a sweep's pair, whose folder is removed unless it
+    /// fails, and which is then run again with `Everything` (sim/sweep.rs).
     Hash,
 }
 
@@ -176,7 +177,11 @@ fn execute_keeping(
     let ending = engine.run_with_progress(progress);
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let (mut db, Observers { mut trace, checker, coverage }) = engine.finish()?;
+    let finished = match keep {
+        Keep::Everything => engine.finish(),
+        Keep::Hash => engine.finish_unwritten(),
+    };
+    let (mut db, Observers { mut trace, checker, coverage }) = finished?;
     let ending = ending?;
     if let Some(problem) = schedule_problem {
         return Err(Error::input(format!("{}: {problem}", scenario.path.display())));
@@ -191,7 +196,10 @@ fn execute_keeping(
     if keep == Keep::Everything {
         write_violations(&out_dir.join("violations.csv"), &verdict)?;
     }
-    db.close()?;
+    match keep {
+        Keep::Everything => db.close()?,
+        Keep::Hash => db.close_discarding()?,
+    }
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
@@ -332,7 +340,7 @@ mod tests {
     /// A sweep keeps only the hash of a passing pair's trace: it must be the hash of the
     /// bytes `trace.csv` holds when the same run writes it.
     #[test]
-    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_neither_file() {
+    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_no_file_but_comms_db() {
         let dir = tempfile::tempdir().expect("temp");
         let options = |name: &str| RunOptions {
             scenario_path: PathBuf::from("scenarios/bench/ci-smoke.toml"),
@@ -350,7 +358,8 @@ mod tests {
         assert_eq!(hashed.trace_hash, full.trace_hash);
         assert_eq!((hashed.trace_rows, hashed.statements, hashed.makespan_ms), (full.trace_rows, full.statements, full.makespan_ms));
         assert!(dir.path().join("full/violations.csv").exists());
-        for file in ["trace.csv", "trace.csv.tmp", "violations.csv"] {
+        assert!(dir.path().join("full/temp").is_dir(), "ci-smoke's sessions write files");
+        for file in ["trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
             assert!(!dir.path().join("hashed").join(file).exists(), "{file}");
         }
     }
