@@ -144,11 +144,9 @@ impl CommsDb {
         // simulation thread (DESIGN.md, invariant 7).
         conn.busy_timeout(std::time::Duration::ZERO)?;
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
-        catalog.validate(&conn)?;
-        check_write_flags(&conn, &catalog)?;
-        // Validation's statements are done with; the run's own are kept by handle.
-        conn.flush_prepared_statement_cache();
-        let prepared = Prepared::new(conn, &catalog)?;
+        // Each statement is prepared once, checked and kept by handle.
+        let mut prepared = Prepared::new(conn, &catalog)?;
+        check_write_flags(&mut prepared, &catalog)?;
         Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), _vfs: vfs })
     }
 
@@ -232,6 +230,18 @@ impl CommsDb {
         drop(_vfs);
         Ok(())
     }
+
+    /// Closes without checkpointing: `comms.db` is left unfinished, its last writes only in
+    /// the WAL beside it. For a run whose folder is removed (`run::Keep::Hash`): folding the
+    /// WAL into a file about to be deleted was ~3 % of a sweep's pair.
+    pub fn close_discarding(self) -> Result<()> {
+        let CommsDb { prepared, _vfs, .. } = self;
+        let conn = prepared.into_connection();
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
+        drop(_vfs);
+        Ok(())
+    }
 }
 
 /// A message row by id, as `query_row` read it (any error, like no row, is no message).
@@ -245,10 +255,10 @@ fn read_message(stmt: &mut rusqlite::Statement<'_>, rowid: i64) -> rusqlite::Res
 /// Every statement must keep the vocabulary's write flag (`Stmt::writes`): the oracles snapshot
 /// the row around writes only, so an override that turned a write into a read, or the other way
 /// round, would silently change what is observed. Checked on the prepared form, before the run.
-fn check_write_flags(conn: &Connection, catalog: &Catalog) -> Result<()> {
+fn check_write_flags(prepared: &mut Prepared, catalog: &Catalog) -> Result<()> {
     for stmt in Stmt::ALL {
         let statement = catalog.get(stmt.name());
-        let writes = !conn.prepare_cached(&statement.sql)?.readonly();
+        let writes = !prepared.slot(stmt).readonly;
         if writes != stmt.writes() {
             let (is, should) = if writes { ("writes", "only read") } else { ("only reads", "write") };
             return Err(Error::input(format!("statement `{stmt}` ({}) {is}, but `{stmt}` must {should}", statement.origin)));
@@ -293,5 +303,60 @@ fn seed_sqlite_prng(seed: u64) {
     // the seed as given".
     unsafe {
         ffi::sqlite3_test_control(ffi::SQLITE_TESTCTRL_PRNG_SEED, (seed as u32) as std::ffi::c_int, std::ptr::null_mut::<ffi::sqlite3>());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `catalog` with `text` (one `-- name:` entry or more) in place of its entries.
+    fn created_with(text: &str) -> Result<CommsDb> {
+        let dir = tempfile::tempdir().expect("temp");
+        let mut catalog = Catalog::default_protocol();
+        catalog.override_with(text, "test.sql")?;
+        CommsDb::create(&dir.path().join("comms.db"), SimClock::new(0), 1, catalog)
+    }
+
+    fn input_error(text: &str) -> String {
+        let err = created_with(text).err().expect("refused");
+        assert_eq!(err.exit_code(), 2, "{err}");
+        err.to_string()
+    }
+
+    #[test]
+    fn closing_without_a_checkpoint_leaves_the_writes_in_the_wal_whole() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("comms.db");
+        let mut db = CommsDb::create(&path, SimClock::new(0), 1, Catalog::default_protocol()).expect("created");
+        let params: Params = vec![(":session_id", Value::Text("S1".into()))];
+        assert_eq!(db.execute(Stmt::ConductorRegister, &params).expect("runs").rows_affected, 1);
+        db.close_discarding().expect("closed");
+        assert!(PathBuf::from(format!("{}-wal", path.display())).exists(), "no checkpoint: the WAL stays");
+        let conn = Connection::open(&path).expect("reopened");
+        let count: i64 = conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).expect("read");
+        assert_eq!(count, 1);
+    }
+
+    #[test]
+    fn the_default_protocol_prepares_and_runs() {
+        let mut db = created_with("").expect("created");
+        let params: Params = vec![(":task_id", Value::Text("task-01".into()))];
+        assert!(db.execute(Stmt::ReadTaskState, &params).expect("runs").rows.is_empty());
+    }
+
+    /// Statements are prepared once, in the order of their names, and the first problem is
+    /// the one named: as when every statement was prepared apart for each check.
+    #[test]
+    fn a_bad_statement_is_named_by_the_first_check_it_fails_in_the_order_of_names() {
+        let no_sql = "-- name: heartbeat\nUPDATE nowhere SET x = 1;\n";
+        assert!(input_error(no_sql).contains("statement `heartbeat` (test.sql:1) does not prepare: no such table: nowhere"));
+        let unsupplied = "-- name: heartbeat\nUPDATE orchestration_tasks SET state = :state WHERE task_id = :tsk;\n";
+        assert!(input_error(unsupplied).contains("statement `heartbeat` (test.sql:1) uses parameter :state"));
+        // `conductor_register` sorts before `heartbeat`: its failure is the one named.
+        let both = format!("{unsupplied}-- name: conductor_register\nSELECT * FROM nowhere;\n");
+        assert!(input_error(&both).contains("statement `conductor_register` (test.sql:3) does not prepare"));
+        let read = "-- name: heartbeat\nSELECT :task_id, :session_id;\n";
+        assert!(input_error(read).contains("statement `heartbeat` (test.sql:1) only reads, but `heartbeat` must write"));
     }
 }

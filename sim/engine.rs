@@ -239,13 +239,25 @@ impl Engine {
 
     /// Ends the run: the sessions' files reach the disk (whatever way the loop ended), and
     /// the database and the consumers are handed back.
-    pub fn finish(mut self) -> Result<(CommsDb, Observers)> {
+    pub fn finish(self) -> Result<(CommsDb, Observers)> {
+        self.finish_writing(true)
+    }
+
+    /// `finish` without writing the sessions' files: for a run whose folder is discarded
+    /// (a sweep's passing pair, `run::Keep::Hash`).
+    pub fn finish_unwritten(self) -> Result<(CommsDb, Observers)> {
+        self.finish_writing(false)
+    }
+
+    fn finish_writing(mut self, write: bool) -> Result<(CommsDb, Observers)> {
         let dispatched = self.dispatch();
         let Engine { exec, world, observers, files_root, runtime, .. } = self;
         drop(exec);
         drop(runtime);
         let (db, files) = world.into_parts();
-        write_files(&files_root, &files)?;
+        if write {
+            write_files(&files_root, &files)?;
+        }
         dispatched?;
         Ok((db, observers))
     }

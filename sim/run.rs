@@ -61,24 +61,41 @@ pub struct RunSummary {
 
 pub use crate::plan::{catalog_for, default_out_dir};
 
+/// What a run leaves in its folder. Either way the summary is the same, trace hash included.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// `trace.csv`, `comms.db`, `violations.csv` and the sessions' files.
+    Everything,
+    /// Only the trace's hash: no `trace.csv` (its bytes are hashed, not written), no
+    /// `violations.csv`, no sessions' files, and `comms.db` closed without folding its WAL in
+    /// (the summary is read before). For a sweep's pair, whose folder is removed unless it
+    /// fails, and which is then run again with `Everything` (sim/sweep.rs).
+    Hash,
+}
+
 pub fn run(options: &RunOptions) -> Result<RunSummary> {
     let scenario = Scenario::load(&options.scenario_path)?;
     run_scenario(scenario, options)
 }
 
 pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
-    Ok(run_inner(scenario, options, false)?.0)
+    run_scenario_keeping(scenario, options, Keep::Everything)
+}
+
+/// `run_scenario`, leaving in the run folder only what `keep` says.
+pub fn run_scenario_keeping(scenario: Scenario, options: &RunOptions, keep: Keep) -> Result<RunSummary> {
+    Ok(run_inner(scenario, options, false, keep)?.0)
 }
 
 /// A run that also returns every protocol statement it executed, in order, with its bound
 /// parameters (for `rehearsal bench --overhead`).
 pub fn run_recorded(scenario: Scenario, options: &RunOptions) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    run_inner(scenario, options, true)
+    run_inner(scenario, options, true, Keep::Everything)
 }
 
-fn run_inner(scenario: Scenario, options: &RunOptions, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+fn run_inner(scenario: Scenario, options: &RunOptions, record: bool, keep: Keep) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     let plan = RunPlan::resolve(&scenario, options.seed, &options.variants, options.out_dir.clone())?;
-    execute(plan, record)
+    execute_keeping(plan, record, keep, &mut |_, _| {})
 }
 
 /// The scenario path as the trace's first row names it: as given, but spelled one way for one
@@ -105,6 +122,16 @@ pub fn execute_with_progress(
     record: bool,
     progress: &mut dyn FnMut(i64, i64),
 ) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    execute_keeping(plan, record, Keep::Everything, progress)
+}
+
+/// `execute_with_progress`, leaving in the run folder only what `keep` says.
+fn execute_keeping(
+    plan: RunPlan,
+    record: bool,
+    keep: Keep,
+    progress: &mut dyn FnMut(i64, i64),
+) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let sql = catalog.identity();
@@ -116,7 +143,10 @@ pub fn execute_with_progress(
     if record {
         db.recorded = Some(Vec::new());
     }
-    let mut trace = TraceSink::create(&out_dir.join("trace.csv"), epoch)?;
+    let mut trace = match keep {
+        Keep::Everything => TraceSink::create(&out_dir.join("trace.csv"), epoch)?,
+        Keep::Hash => TraceSink::unwritten(epoch),
+    };
     // What `rehearsal judge` needs to judge the run again from its files.
     let variants = cli_variants.clone();
     trace.write_run_start(&RunStart { scenario: trace_name(&scenario.path), seed, variants, epoch_unix_ms: epoch })?;
@@ -147,7 +177,11 @@ pub fn execute_with_progress(
     let ending = engine.run_with_progress(progress);
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let (mut db, Observers { mut trace, checker, coverage }) = engine.finish()?;
+    let finished = match keep {
+        Keep::Everything => engine.finish(),
+        Keep::Hash => engine.finish_unwritten(),
+    };
+    let (mut db, Observers { mut trace, checker, coverage }) = finished?;
     let ending = ending?;
     if let Some(problem) = schedule_problem {
         return Err(Error::input(format!("{}: {problem}", scenario.path.display())));
@@ -159,8 +193,13 @@ pub fn execute_with_progress(
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(db.connection(), "complete")?;
     let end_states = verdict::task_states(db.connection())?;
-    write_violations(&out_dir.join("violations.csv"), &verdict)?;
-    db.close()?;
+    if keep == Keep::Everything {
+        write_violations(&out_dir.join("violations.csv"), &verdict)?;
+    }
+    match keep {
+        Keep::Everything => db.close()?,
+        Keep::Hash => db.close_discarding()?,
+    }
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
@@ -292,4 +331,36 @@ pub fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
 pub fn human_ms(ms: i64) -> String {
     let s = ms / 1000;
     format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep keeps only the hash of a passing pair's trace: it must be the hash of the
+    /// bytes `trace.csv` holds when the same run writes it.
+    #[test]
+    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_no_file_but_comms_db() {
+        let dir = tempfile::tempdir().expect("temp");
+        let options = |name: &str| RunOptions {
+            scenario_path: PathBuf::from("scenarios/bench/ci-smoke.toml"),
+            seed: Some(3),
+            out_dir: Some(dir.path().join(name)),
+            variants: Vec::new(),
+        };
+        let scenario = Scenario::load(Path::new("scenarios/bench/ci-smoke.toml")).expect("ci-smoke loads");
+        let full = run_scenario_keeping(scenario.clone(), &options("full"), Keep::Everything).expect("full run");
+        let hashed = run_scenario_keeping(scenario, &options("hashed"), Keep::Hash).expect("hashed run");
+        let written = std::fs::read(dir.path().join("full/trace.csv")).expect("the full run's trace");
+        use sha2::{Digest, Sha256};
+        let of_file: String = Sha256::digest(&written).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(full.trace_hash, of_file);
+        assert_eq!(hashed.trace_hash, full.trace_hash);
+        assert_eq!((hashed.trace_rows, hashed.statements, hashed.makespan_ms), (full.trace_rows, full.statements, full.makespan_ms));
+        assert!(dir.path().join("full/violations.csv").exists());
+        assert!(dir.path().join("full/temp").is_dir(), "ci-smoke's sessions write files");
+        for file in ["trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
+            assert!(!dir.path().join("hashed").join(file).exists(), "{file}");
+        }
+    }
 }

@@ -120,16 +120,18 @@ impl Catalog {
         self.statements.is_empty()
     }
 
-    /// Checks names and parameters, then prepares every statement on `conn` (which must
-    /// already hold the schema). The first problem is returned, naming the statement.
-    pub fn validate(&self, conn: &Connection) -> Result<()> {
+    /// Checks names, then hands each statement with its `Stmt` to `prepare`, in the order of
+    /// the names; the first problem is returned, naming the statement. `prepare` prepares it
+    /// on a connection that already holds the schema and checks it (`Statement::prepared`),
+    /// and may keep the handle: the run prepares each statement once (sim/db/prepared.rs).
+    pub fn validate_each(&self, mut prepare: impl FnMut(Stmt, &Statement) -> Result<()>) -> Result<()> {
         for (name, _) in required() {
             if !self.statements.contains_key(name) {
                 return Err(Error::input(format!("statement `{name}` is missing from the protocol SQL")));
             }
         }
         for statement in self.statements.values() {
-            let Some((_, supplied)) = required().find(|(name, _)| *name == statement.name) else {
+            let Some(stmt) = Stmt::parse(&statement.name) else {
                 let known: Vec<&str> = required().map(|(n, _)| n).collect();
                 return Err(Error::input(format!(
                     "statement `{}` ({}) is not one the engine runs{}; known names: {}",
@@ -139,23 +141,41 @@ impl Catalog {
                     known.join(", ")
                 )));
             };
-            let prepared = conn
-                .prepare(&statement.sql)
-                .map_err(|e| Error::input(format!("statement `{}` ({}) does not prepare: {e}", statement.name, statement.origin)))?;
-            for index in 1..=prepared.parameter_count() {
-                let param = prepared.parameter_name(index).unwrap_or("?");
-                if !supplied.contains(&param) {
-                    return Err(Error::input(format!(
-                        "statement `{}` ({}) uses parameter {param}, which the engine does not supply{}; it supplies: {}",
-                        statement.name,
-                        statement.origin,
-                        crate::vocab::suggest::did_you_mean(param, supplied.iter().copied()),
-                        if supplied.is_empty() { "nothing".to_string() } else { supplied.join(", ") }
-                    )));
-                }
-            }
+            prepare(stmt, statement)?;
         }
         Ok(())
+    }
+
+    /// `validate_each`, preparing on `conn` and dropping what it prepared.
+    pub fn validate(&self, conn: &Connection) -> Result<()> {
+        self.validate_each(|stmt, statement| statement.prepared(stmt, conn.prepare(&statement.sql)).map(drop))
+    }
+}
+
+impl Statement {
+    /// The outcome of preparing this statement (the catalog's entry for `stmt`), checked: an
+    /// error that names it if it did not prepare, or if it uses a parameter the engine does
+    /// not supply to `stmt`.
+    pub fn prepared<'conn>(
+        &self,
+        stmt: Stmt,
+        prepared: rusqlite::Result<rusqlite::Statement<'conn>>,
+    ) -> Result<rusqlite::Statement<'conn>> {
+        let prepared = prepared.map_err(|e| Error::input(format!("statement `{}` ({}) does not prepare: {e}", self.name, self.origin)))?;
+        let supplied = stmt.supplied();
+        for index in 1..=prepared.parameter_count() {
+            let param = prepared.parameter_name(index).unwrap_or("?");
+            if !supplied.contains(&param) {
+                return Err(Error::input(format!(
+                    "statement `{}` ({}) uses parameter {param}, which the engine does not supply{}; it supplies: {}",
+                    self.name,
+                    self.origin,
+                    crate::vocab::suggest::did_you_mean(param, supplied.iter().copied()),
+                    if supplied.is_empty() { "nothing".to_string() } else { supplied.join(", ") }
+                )));
+            }
+        }
+        Ok(prepared)
     }
 }
 

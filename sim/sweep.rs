@@ -18,7 +18,7 @@ use crate::coverage::{self, Coverage, Item, Required};
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
 use crate::pool::{Caught, Hooks};
-use crate::run::{run_scenario, RunOptions, RunSummary};
+use crate::run::{run_scenario, run_scenario_keeping, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
 
@@ -201,8 +201,42 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
     }
 }
 
-/// One pair, isolated: harness errors and panics become an `error` row.
+/// One pair, isolated: harness errors and panics become an `error` row. Most pairs pass,
+/// and of a pass only its row, trace hash, coverage and measurements are kept: so a pair
+/// runs first without writing its trace, and only one that does not pass runs again in
+/// full, into `run_dir`, to be saved. The run is deterministic, so the second row must be
+/// the first (trace hash included); if not, the pair is an `error` saying so.
 fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
+    if options.check_determinism {
+        return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
+    }
+    let (first, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Hash);
+    if first.verdict == "pass" {
+        return (first, summary);
+    }
+    // A fresh folder, as the first run had: the full run's files are its own alone.
+    let _ = std::fs::remove_dir_all(run_dir);
+    let (again, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
+    if again == first {
+        return (again, summary);
+    }
+    let mut row = error_row(scenario_path, seed, options);
+    row.first_violation = format!(
+        "harness: nondeterminism: run again in full, the pair gave {} (trace {}) after {} (trace {})",
+        again.verdict, again.trace_hash, first.verdict, first.trace_hash
+    );
+    (row, None)
+}
+
+/// `run_pair`'s one run (two with `--check-determinism`), leaving in `run_dir` what `keep`
+/// says.
+fn run_pair_keeping(
+    scenario_path: &Path,
+    seed: u64,
+    options: &SweepOptions,
+    run_dir: &Path,
+    keep: Keep,
+) -> (ResultRow, Option<RunSummary>) {
     let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
         let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref());
@@ -212,7 +246,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
             out_dir: Some(dir.to_path_buf()),
             variants: options.variants.clone(),
         };
-        run_scenario(scenario, &run_options)
+        run_scenario_keeping(scenario, &run_options, keep)
     };
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let first = attempt(run_dir)?;

@@ -30,7 +30,7 @@ pub const HEADER: [&str; 11] =
 pub use crate::trace_codec::{RunEnd, RunStart};
 
 pub struct TraceSink {
-    rows: RowWriter<BufWriter<File>>,
+    rows: RowWriter<Destination>,
     tmp_path: PathBuf,
     final_path: PathBuf,
     /// Each actor's column text, formatted once per run rather than once per row.
@@ -39,6 +39,29 @@ pub struct TraceSink {
     observed_buf: String,
     /// The detail column of a row whose detail is built, reused between rows.
     detail_buf: String,
+}
+
+/// Where a trace's bytes go: its file, or nowhere when only their hash is wanted (a sweep's
+/// pair that passes keeps nothing else of its trace: `TraceSink::unwritten`).
+enum Destination {
+    File(BufWriter<File>),
+    Nowhere,
+}
+
+impl std::io::Write for Destination {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Destination::File(file) => file.write(bytes),
+            Destination::Nowhere => Ok(bytes.len()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Destination::File(file) => file.flush(),
+            Destination::Nowhere => Ok(()),
+        }
+    }
 }
 
 /// The columns of one event's row that depend on its kind: event, statement, rows,
@@ -112,13 +135,26 @@ impl TraceSink {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
         let file = File::create(&tmp_path).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
         Ok(TraceSink {
-            rows: RowWriter::new(BufWriter::new(file), epoch_unix_ms, &HEADER),
+            rows: RowWriter::new(Destination::File(BufWriter::new(file)), epoch_unix_ms, &HEADER),
             tmp_path,
             final_path: path.to_path_buf(),
             actor_names: HashMap::default(),
             observed_buf: String::new(),
             detail_buf: String::new(),
         })
+    }
+
+    /// A sink that writes no file: `finish` returns the hash of the bytes `create`'s file
+    /// would hold, and nothing else is kept.
+    pub fn unwritten(epoch_unix_ms: i64) -> TraceSink {
+        TraceSink {
+            rows: RowWriter::new(Destination::Nowhere, epoch_unix_ms, &HEADER),
+            tmp_path: PathBuf::new(),
+            final_path: PathBuf::new(),
+            actor_names: HashMap::default(),
+            observed_buf: String::new(),
+            detail_buf: String::new(),
+        }
     }
 
     /// The first row: the scenario, seed, variants and epoch the run was made with.
@@ -184,7 +220,8 @@ impl TraceSink {
     /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.
     pub fn finish(self) -> Result<String> {
         let trace_error = |e: std::io::Error| Error::harness(format!("trace: writing {}: {e}", self.tmp_path.display()));
-        let (file, hash) = self.rows.finish().map_err(trace_error)?;
+        let (destination, hash) = self.rows.finish().map_err(trace_error)?;
+        let Destination::File(file) = destination else { return Ok(hash) };
         let file = file.into_inner().map_err(|e| trace_error(e.into_error()))?;
         file.sync_all()?;
         std::fs::rename(&self.tmp_path, &self.final_path)?;

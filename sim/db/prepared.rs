@@ -16,6 +16,7 @@ use std::ptr::NonNull;
 use rusqlite::types::Value;
 use rusqlite::{Connection, PrepFlags, Statement};
 
+use crate::error::Result;
 use crate::sql_catalog::Catalog;
 use crate::vocab::Stmt;
 
@@ -37,7 +38,11 @@ pub struct Slot<'conn> {
 impl<'conn> Slot<'conn> {
     /// Prepares `sql`, the catalog's text for `stmt`, to be kept (SQLITE_PREPARE_PERSISTENT).
     pub fn prepare(conn: &'conn Connection, stmt: Stmt, sql: &str) -> rusqlite::Result<Slot<'conn>> {
-        let statement = conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?;
+        Slot::kept(stmt, prepare_kept(conn, sql)?)
+    }
+
+    /// `statement`, prepared for `stmt`, with its parameters' indexes resolved.
+    fn kept(stmt: Stmt, statement: Statement<'conn>) -> rusqlite::Result<Slot<'conn>> {
         let mut params = Vec::new();
         for name in stmt.supplied() {
             if let Some(index) = statement.parameter_index(name)? {
@@ -82,17 +87,20 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
-    /// Prepares every statement of `catalog` (one per `Stmt`) and the observer's two.
-    pub(super) fn new(conn: Connection, catalog: &Catalog) -> rusqlite::Result<Prepared> {
+    /// Prepares every statement of `catalog` (one per `Stmt`) and the observer's two, each
+    /// once: the catalog's checks (`Catalog::validate_each`) run on the handles kept, so a
+    /// statement that does not prepare, or uses a parameter the engine does not supply, is
+    /// the same input error, naming it.
+    pub(super) fn new(conn: Connection, catalog: &Catalog) -> Result<Prepared> {
         let raw = NonNull::from(Box::leak(Box::new(conn)));
         // Owns the connection from here on, so an error below frees it.
         let mut prepared = Prepared { statements: None, conn: Some(raw) };
         // SAFETY: the connection stays at `raw` until `Drop`/`into_connection`, which drop
         // every statement first; the borrow never leaves this struct.
         let conn: &'static Connection = unsafe { raw.as_ref() };
-        let protocol = prepare_all(conn, catalog)?;
-        let prepare = |sql: &str| conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT);
-        prepared.statements = Some(Statements { protocol, snapshot: prepare(SNAPSHOT_SQL)?, message: prepare(MESSAGE_SQL)? });
+        let protocol = prepare_validated(conn, catalog)?;
+        let (snapshot, message) = (prepare_kept(conn, SNAPSHOT_SQL)?, prepare_kept(conn, MESSAGE_SQL)?);
+        prepared.statements = Some(Statements { protocol, snapshot, message });
         Ok(prepared)
     }
 
@@ -124,6 +132,24 @@ impl Prepared {
         // SAFETY: from `Box::leak` in `new`; no statement borrows it any more.
         *unsafe { Box::from_raw(raw.as_ptr()) }
     }
+}
+
+/// `sql` prepared to be kept for the connection's life (SQLITE_PREPARE_PERSISTENT).
+fn prepare_kept<'conn>(conn: &'conn Connection, sql: &str) -> rusqlite::Result<Statement<'conn>> {
+    conn.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)
+}
+
+/// Every statement of `catalog` at `index(stmt)`, each prepared once and checked as
+/// `Catalog::validate_each` checks it.
+fn prepare_validated<'conn>(conn: &'conn Connection, catalog: &Catalog) -> Result<Vec<Slot<'conn>>> {
+    let mut slots: Vec<Option<Slot<'conn>>> = Stmt::ALL.iter().map(|_| None).collect();
+    catalog.validate_each(|stmt, entry| {
+        let statement = entry.prepared(stmt, prepare_kept(conn, &entry.sql))?;
+        slots[index(stmt)] = Some(Slot::kept(stmt, statement)?);
+        Ok(())
+    })?;
+    // `validate_each` passed: every `Stmt` has its entry, and every entry is a `Stmt`'s.
+    Ok(slots.into_iter().map(|slot| slot.expect("validated: one entry per Stmt")).collect())
 }
 
 /// Every statement of `catalog`, one per `Stmt`, at `index(stmt)`.
