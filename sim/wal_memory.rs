@@ -243,13 +243,18 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, out: *mut c_void, amou
 unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, data: *const c_void, amount: c_int, offset: ffi::sqlite3_int64) -> c_int {
     // SAFETY: an open memory file.
     let bytes = unsafe { &mut memory(file).bytes };
-    let (start, end) = (offset as usize, offset as usize + amount as usize);
-    if end > bytes.len() {
-        // A write past the end grows the file; a gap reads as zeros, as in a sparse file.
-        bytes.resize(end, 0);
-    }
     // SAFETY: SQLite's buffer holds `amount` readable bytes.
-    bytes[start..end].copy_from_slice(unsafe { std::slice::from_raw_parts(data.cast::<u8>(), amount as usize) });
+    let data = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), amount as usize) };
+    let start = offset as usize;
+    if start > bytes.len() {
+        // A write past the end leaves a gap that reads as zeros, as in a sparse file.
+        bytes.resize(start, 0);
+    }
+    // The part over existing bytes is overwritten, the rest appended: a WAL mostly appends,
+    // and appending copies once where zero-filling first would write every byte twice.
+    let overlap = (bytes.len() - start).min(data.len());
+    bytes[start..start + overlap].copy_from_slice(&data[..overlap]);
+    bytes.extend_from_slice(&data[overlap..]);
     ffi::SQLITE_OK
 }
 
@@ -382,6 +387,9 @@ mod tests {
         // A write past the end leaves a gap of zeros.
         file.write(8, b"gh");
         assert_eq!(file.read(0, 10), (ffi::SQLITE_OK, b"abcdef\0\0gh".to_vec()));
+        // A write over the end overwrites what is there and appends the rest.
+        file.write(9, b"ijk");
+        assert_eq!(file.read(0, 12), (ffi::SQLITE_OK, b"abcdef\0\0gijk".to_vec()));
         file.close();
     }
 
