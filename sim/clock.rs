@@ -5,12 +5,18 @@
 //! replaces only `xCurrentTime` / `xCurrentTimeInt64` makes all of them follow the simulated
 //! clock (DESIGN.md, invariant 2). Each run registers its own VFS instance under a unique name
 //! and owns its own clock cell, so runs on parallel threads never share a clock.
+//!
+//! The same VFS keeps each database's write-ahead log in memory (sim/wal_memory.rs): its
+//! `xOpen`, `xDelete` and `xAccess` serve WAL files from memory and pass every other file to
+//! the `unix` VFS unchanged.
 
-use std::ffi::{c_int, CString};
+use std::ffi::{c_char, c_int, CString};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rusqlite::ffi;
+
+use crate::wal_memory::{self, MemoryWals};
 
 /// Milliseconds between the Julian day epoch and the Unix epoch, as SQLite counts them
 /// (`xCurrentTimeInt64` returns "Julian day number times 86400000").
@@ -42,11 +48,12 @@ impl SimClock {
 }
 
 /// The VFS object handed to SQLite. `#[repr(C)]` with the `sqlite3_vfs` first, so SQLite's
-/// `sqlite3_vfs*` can be cast back to the whole struct to find this run's clock.
+/// `sqlite3_vfs*` can be cast back to the whole struct to find this run's clock and WALs.
 #[repr(C)]
 struct ClockVfsRaw {
     base: ffi::sqlite3_vfs,
     clock: SimClock,
+    wals: MemoryWals,
 }
 
 /// A registered VFS whose time functions read one `SimClock`. Unregistered on drop; the
@@ -56,7 +63,9 @@ pub struct ClockVfs {
     name: CString,
 }
 
-// SAFETY: the raw VFS is immutable after registration apart from the atomic clock.
+// SAFETY: the raw VFS is immutable after registration apart from the atomic clock and the
+// WAL registry behind its mutex; the memory files it points to belong to the connections
+// opened through it, which the owner closes before dropping it.
 unsafe impl Send for ClockVfs {}
 
 static VFS_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -67,7 +76,8 @@ impl ClockVfs {
         let serial = VFS_COUNTER.fetch_add(1, Ordering::Relaxed);
         let name = CString::new(format!("rehearsal-clock-{serial}")).expect("no NUL in name");
         // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS, a static that lives for the
-        // whole process; we copy it by value and only replace the name and the two clocks.
+        // whole process; we copy it by value and replace the name, the two clocks and the three
+        // file functions that serve the WAL from memory (whose files may need more room).
         unsafe {
             let rc = ffi::sqlite3_initialize();
             if rc != ffi::SQLITE_OK {
@@ -84,7 +94,12 @@ impl ClockVfs {
             if base.iVersion >= 2 {
                 base.xCurrentTimeInt64 = Some(x_current_time_int64);
             }
-            let mut raw = Box::new(ClockVfsRaw { base, clock });
+            let wals = MemoryWals::new(&*parent)?;
+            base.xOpen = Some(x_open);
+            base.xDelete = Some(x_delete);
+            base.xAccess = Some(x_access);
+            base.szOsFile = base.szOsFile.max(wal_memory::FILE_SIZE_BYTES as c_int);
+            let mut raw = Box::new(ClockVfsRaw { base, clock, wals });
             let rc = ffi::sqlite3_vfs_register(&mut raw.base, 0);
             if rc != ffi::SQLITE_OK {
                 return Err(format!("sqlite3_vfs_register failed with code {rc}"));
@@ -115,6 +130,33 @@ unsafe fn clock_of<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a SimClock {
     // SAFETY: SQLite passes back the pointer we registered, which is the first field of a
     // live ClockVfsRaw.
     unsafe { &(*(vfs as *const ClockVfsRaw)).clock }
+}
+
+unsafe fn wals_of<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a MemoryWals {
+    // SAFETY: as in `clock_of`.
+    unsafe { &(*(vfs as *const ClockVfsRaw)).wals }
+}
+
+unsafe extern "C" fn x_open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: ffi::sqlite3_filename,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    // SAFETY: SQLite's arguments to xOpen; `file` has `szOsFile` bytes, which `register` made
+    // room for a memory file; the VFS (and so its registry) outlives its files.
+    unsafe { wals_of(vfs).open(vfs, name, file, flags, out_flags) }
+}
+
+unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, sync_dir: c_int) -> c_int {
+    // SAFETY: SQLite's arguments to xDelete.
+    unsafe { wals_of(vfs).delete(vfs, name, sync_dir) }
+}
+
+unsafe extern "C" fn x_access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, flags: c_int, out: *mut c_int) -> c_int {
+    // SAFETY: SQLite's arguments to xAccess.
+    unsafe { wals_of(vfs).access(vfs, name, flags, out) }
 }
 
 unsafe extern "C" fn x_current_time_int64(vfs: *mut ffi::sqlite3_vfs, out: *mut ffi::sqlite3_int64) -> c_int {

@@ -53,5 +53,6 @@ pub mod trace_rows;
 pub mod variant;
 pub mod verdict;
 pub mod vocab;
+pub mod wal_memory;
 pub mod watcher;
 pub mod world;
