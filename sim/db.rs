@@ -231,9 +231,10 @@ impl CommsDb {
         Ok(())
     }
 
-    /// Closes without checkpointing: `comms.db` is left unfinished, its last writes only in
-    /// the WAL beside it. For a run whose folder is removed (`run::Keep::Hash`): folding the
-    /// WAL into a file about to be deleted was ~3 % of a sweep's pair.
+    /// Closes without checkpointing: the WAL, which lives in memory (sim/wal_memory.rs), is
+    /// dropped, and `comms.db` keeps only what earlier checkpoints wrote into it. For a run
+    /// whose folder is removed (`run::Keep::Hash`): folding the WAL into a file about to be
+    /// deleted was ~3 % of a sweep's pair.
     pub fn close_discarding(self) -> Result<()> {
         let CommsDb { prepared, _vfs, .. } = self;
         let conn = prepared.into_connection();
@@ -324,18 +325,24 @@ mod tests {
         err.to_string()
     }
 
+    /// The WAL lives in memory (sim/wal_memory.rs): `close` folds it into `comms.db`, while
+    /// `close_discarding` drops what it held. Either way no `-wal` file is left and the file
+    /// opens as a database; only the first holds the run's writes.
     #[test]
-    fn closing_without_a_checkpoint_leaves_the_writes_in_the_wal_whole() {
+    fn closing_keeps_the_writes_and_closing_discarding_drops_them_leaving_a_sound_file() {
         let dir = tempfile::tempdir().expect("temp");
-        let path = dir.path().join("comms.db");
-        let mut db = CommsDb::create(&path, SimClock::new(0), 1, Catalog::default_protocol()).expect("created");
-        let params: Params = vec![(":session_id", Value::Text("S1".into()))];
-        assert_eq!(db.execute(Stmt::ConductorRegister, &params).expect("runs").rows_affected, 1);
-        db.close_discarding().expect("closed");
-        assert!(PathBuf::from(format!("{}-wal", path.display())).exists(), "no checkpoint: the WAL stays");
-        let conn = Connection::open(&path).expect("reopened");
-        let count: i64 = conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).expect("read");
-        assert_eq!(count, 1);
+        let rows_after = |name: &str, discard: bool| -> Option<i64> {
+            let path = dir.path().join(name);
+            let mut db = CommsDb::create(&path, SimClock::new(0), 1, Catalog::default_protocol()).expect("created");
+            let params: Params = vec![(":session_id", Value::Text("S1".into()))];
+            assert_eq!(db.execute(Stmt::ConductorRegister, &params).expect("runs").rows_affected, 1);
+            if discard { db.close_discarding() } else { db.close() }.expect("closed");
+            assert!(!PathBuf::from(format!("{}-wal", path.display())).exists(), "the WAL never reaches the disk");
+            let conn = Connection::open(&path).expect("reopened");
+            conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).ok()
+        };
+        assert_eq!(rows_after("kept.db", false), Some(1));
+        assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
     }
 
     #[test]
