@@ -329,6 +329,9 @@ struct SweepArgs {
     /// scenario's `[protocol] sql` (variants still apply after it).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
     #[command(flatten)]
     json: JsonArg,
 }
@@ -626,6 +629,7 @@ fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         require_coverage: args.require.require_coverage,
         force: args.force,
         sql: args.sql,
+        scratch: args.scratch,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;

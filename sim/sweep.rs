@@ -43,6 +43,8 @@ pub struct SweepOptions {
     pub force: bool,
     /// `--sql FILE`: the protocol SQL every pair runs, in place of its scenario's own.
     pub sql: Option<PathBuf>,
+    /// `--scratch DIR`: where the pairs' runs are made and removed (sim/scratch.rs).
+    pub scratch: Option<PathBuf>,
 }
 
 /// One row of results.csv.
@@ -371,7 +373,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     // Runs are made and removed on a tmpfs where there is one; failures are copied out.
-    let scratch = crate::scratch::scratch_folder("sweep-", None, &options.out)?;
+    let scratch = crate::scratch::scratch_folder("sweep-", options.scratch.as_deref(), &options.out)?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
     let stop = AtomicBool::new(false);
@@ -723,6 +725,7 @@ mod tests {
             require_coverage: None,
             force: false,
             sql: None,
+            scratch: None,
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

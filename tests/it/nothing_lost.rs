@@ -8,9 +8,13 @@ use std::time::{Duration, Instant};
 
 use crate::support::{rehearsal, root, stderr};
 
+/// Its runs are made beside `out` (`--scratch`), in the test's own temporary folder: a sweep
+/// killed with SIGKILL cannot remove its scratch folder, and in /dev/shm it would stay.
 fn start_sweep(out: &Path) -> Child {
+    let scratch = out.parent().expect("out is in a folder");
     Command::new(env!("CARGO_BIN_EXE_rehearsal"))
         .args(["sweep", "scenarios/bench/ci-smoke.toml", "--seeds", "1..=2000", "--jobs", "2", "--out", out.to_str().unwrap()])
+        .args(["--scratch", scratch.to_str().unwrap()])
         .current_dir(root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -47,6 +51,8 @@ fn a_sweep_killed_part_way_leaves_whole_results_that_merge_refuses_as_incomplete
     std::thread::sleep(Duration::from_millis(300));
     child.kill().unwrap(); // SIGKILL: no handler runs
     child.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(left.iter().any(|name| name.starts_with("sweep-")), "the runs were made in --scratch, left there by SIGKILL: {left:?}");
     let rows = finished_rows(&out);
     assert!(rows.len() >= 25 && rows.len() < 2000, "{} rows", rows.len());
     let marker = std::fs::read_to_string(out.join("INCOMPLETE")).expect("the marker stays");
