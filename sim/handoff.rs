@@ -145,13 +145,28 @@ pub struct StatusProgress {
     pub lines: usize,
 }
 
+/// Reads the status file from its end: each figure is its last line's, and a status file
+/// holds every session's lines of the task, so a forward pass re-read the whole history at
+/// every resumption (2 % of fleet-day, issue 17). A figure whose kind of line the file lacks
+/// is not looked for, so most resumptions read only the last few lines.
 pub fn status_progress(status: &str) -> StatusProgress {
-    let mut progress = StatusProgress::default();
-    for line in status.lines() {
-        progress.lines += 1;
+    let mut progress = StatusProgress { lines: line_count(status), ..StatusProgress::default() };
+    let mut escalated_found = !status.contains(ESCALATION_ANSWERED);
+    let mut done_found = !status.contains("step");
+    // Status files mention checkpoints in other lines: the approval's own word is looked for.
+    let mut checkpoint_found = !status.contains("(step");
+    // `lines()` also strips a `\r` before the `\n`; every test below splits words on
+    // whitespace or looks for text without one, so a `\r` changes none of them.
+    for line in status.rsplit('\n') {
+        if escalated_found && done_found && checkpoint_found {
+            break;
+        }
         if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
-            if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
-                progress.deviations_escalated = covered;
+            if !escalated_found {
+                if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                    progress.deviations_escalated = covered;
+                    escalated_found = true;
+                }
             }
             continue;
         }
@@ -159,29 +174,49 @@ pub fn status_progress(status: &str) -> StatusProgress {
         if !first_word.starts_with("step") && !first_word.starts_with("checkpoint") {
             continue;
         }
-        // Only the first five words decide, and a status file holds every session's lines of
-        // the task: no vector per line (fleet-day parses long status files at each resumption).
-        let mut first = [""; 5];
-        let mut count = 0;
-        for word in line.split_whitespace().take(5) {
-            first[count] = word;
-            count += 1;
-        }
+        let (first, count) = first_words(line);
         let words = &first[..count];
-        if words.len() >= 5
-            && words[0] == "step"
-            && words[2] == "agent"
-            && (words[4] == "integrated" || line.contains("completed by musician"))
-        {
-            if let (Ok(step), Ok(agent)) = (words[1].parse(), words[3].parse()) {
-                progress.last_done = Some(Position { step, agent });
+        if !done_found {
+            if let Some(done) = done_position(line, words) {
+                progress.last_done = Some(done);
+                done_found = true;
             }
         }
-        if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
+        // An approved checkpoint whose step does not parse still counts: it clears the step.
+        if !checkpoint_found && words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
             progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+            checkpoint_found = true;
         }
     }
     progress
+}
+
+/// The number of items `str::lines` yields: a final line without its `\n` counts too.
+fn line_count(text: &str) -> usize {
+    let breaks = text.bytes().filter(|b| *b == b'\n').count();
+    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// A line's first five words (only they decide) and how many there are, without a vector
+/// per line.
+fn first_words(line: &str) -> ([&str; 5], usize) {
+    let (mut first, mut count) = ([""; 5], 0);
+    for word in line.split_whitespace().take(5) {
+        first[count] = word;
+        count += 1;
+    }
+    (first, count)
+}
+
+/// The position a `step N agent M integrated` (or `completed by musician`) line reports done.
+fn done_position(line: &str, words: &[&str]) -> Option<Position> {
+    if words.len() >= 5 && words[0] == "step" && words[2] == "agent" && (words[4] == "integrated" || line.contains("completed by musician"))
+    {
+        if let (Ok(step), Ok(agent)) = (words[1].parse(), words[3].parse()) {
+            return Some(Position { step, agent });
+        }
+    }
+    None
 }
 
 /// 003 "State Reconciliation" categories, in order of gravity.
@@ -699,6 +734,57 @@ mod tests {
         assert_eq!(session_lines(status, "abc").collect::<Vec<_>>(), ["step 2 agent 1 integrated", "last"]);
         assert_eq!(session_lines(status, "ghi").count(), 0);
         assert_eq!(session_lines("task claimed, session: abc, worked_by: m", "abc").count(), 0);
+    }
+
+    /// The forward pass `status_progress` replaced: every line read, the last one wins.
+    fn status_progress_forward(status: &str) -> StatusProgress {
+        let mut progress = StatusProgress::default();
+        for line in status.lines() {
+            progress.lines += 1;
+            if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
+                if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                    progress.deviations_escalated = covered;
+                }
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().take(5).collect();
+            if let Some(done) = done_position(line, &words) {
+                progress.last_done = Some(done);
+            }
+            if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
+                progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+            }
+        }
+        progress
+    }
+
+    proptest::proptest! {
+        /// Lines drawn from every kind the reader tells apart (and their near misses), joined
+        /// by `\n` or `\r\n`, with or without a final line end.
+        #[test]
+        fn status_progress_from_the_end_reads_as_the_forward_pass(
+            picks in proptest::collection::vec((0_usize..17, proptest::bool::ANY), 0..12),
+            final_break in proptest::bool::ANY,
+        ) {
+            let kinds = [
+                "step 2 agent 1 integrated [ctx: 5%]", "  step 3 agent 2 integrated", "step 4 agent 1 completed by musician x",
+                "step x agent 1 integrated", "step 5 agent 2 started", "step 6 agent", "checkpoint 2 approved (step 2)",
+                "checkpoint 3 approved (step x)", "checkpoint 4 rejected (step 4)", "deviations escalated and answered: 2 [ctx: 9%]",
+                "deviations escalated and answered: ? [ctx: 9%]", " deviations escalated and answered: 4", "", "bootstrap started",
+                "task claimed, session: abc, worked_by: m", "stepping 1 agent 1 integrated", "\r",
+            ];
+            let mut status = String::new();
+            for (i, (kind, crlf)) in picks.iter().enumerate() {
+                if i > 0 {
+                    status.push_str(if *crlf { "\r\n" } else { "\n" });
+                }
+                status.push_str(kinds[*kind]);
+            }
+            if final_break && !status.is_empty() {
+                status.push('\n');
+            }
+            proptest::prop_assert_eq!(status_progress(&status), status_progress_forward(&status));
+        }
     }
 
     #[test]
