@@ -107,30 +107,89 @@ pub struct ParsedHandoff {
     pub self_correction: bool,
 }
 
+/// Reads a HANDOFF in one pass over its lines: every resumption parses the one on disk, and
+/// a pass per field and section was a third of the assessment (issue 17). Each field is its
+/// first line's; a section runs from the line after its heading to the next `## ` line.
 pub fn parse(text: &str) -> ParsedHandoff {
-    let field = |name: &str| text.lines().find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string())).unwrap_or_default();
-    let next = text.lines().find_map(|l| {
-        let rest = l.split("Continue from step ").nth(1)?;
-        let mut words = rest.split_whitespace();
-        let step = words.next()?.parse().ok()?;
-        let agent = words.nth(1)?.parse().ok()?;
-        Some(Position { step, agent })
-    });
-    let deviations = section(text, "## Deviations").iter().filter(|l| l.starts_with("- ") && l.trim() != "- none").count();
-    let self_correction = section(text, "## Self-Correction").iter().any(|l| l.contains("YES"));
+    const FIELDS: [&str; 4] = ["- Session ID:", "- worked_by:", "- Timestamp:", "- Context at exit:"];
+    let mut fields: [Option<&str>; 4] = [None; 4];
+    let mut next = None;
+    let (mut deviations_section, mut self_correction_section) = (Section::new("## Deviations"), Section::new("## Self-Correction"));
+    let (mut deviations, mut self_correction) = (0, false);
+    for line in text.lines() {
+        let trimmed = line.trim();
+        for (name, value) in FIELDS.iter().zip(fields.iter_mut()) {
+            if value.is_none() {
+                *value = trimmed.strip_prefix(name).map(str::trim);
+            }
+        }
+        if next.is_none() {
+            next = continue_from(line);
+        }
+        if deviations_section.holds(line, trimmed) && line.starts_with("- ") && trimmed != "- none" {
+            deviations += 1;
+        }
+        if self_correction_section.holds(line, trimmed) && line.contains("YES") {
+            self_correction = true;
+        }
+    }
+    let [session_id, worked_by, timestamp, context] = fields.map(|f| f.unwrap_or_default());
     ParsedHandoff {
-        session_id: field("- Session ID:"),
-        worked_by: field("- worked_by:"),
-        timestamp: field("- Timestamp:"),
-        context_pct: field("- Context at exit:").trim_end_matches('%').parse().ok(),
+        session_id: session_id.to_string(),
+        worked_by: worked_by.to_string(),
+        timestamp: timestamp.to_string(),
+        context_pct: context.trim_end_matches('%').parse().ok(),
         next,
         deviations,
         self_correction,
     }
 }
 
-fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
-    text.lines().skip_while(|l| l.trim() != heading).skip(1).take_while(|l| !l.starts_with("## ")).collect()
+/// The position of a `Continue from step N, agent M` line.
+fn continue_from(line: &str) -> Option<Position> {
+    let rest = line.split("Continue from step ").nth(1)?;
+    let mut words = rest.split_whitespace();
+    let step = words.next()?.parse().ok()?;
+    let agent = words.nth(1)?.parse().ok()?;
+    Some(Position { step, agent })
+}
+
+/// Where a pass over the lines stands with one section: before its (first) heading, inside
+/// it, or past it. Sections are tracked apart, as a pass per section would read them.
+struct Section {
+    heading: &'static str,
+    at: SectionAt,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SectionAt {
+    Before,
+    Inside,
+    Past,
+}
+
+impl Section {
+    fn new(heading: &'static str) -> Section {
+        Section { heading, at: SectionAt::Before }
+    }
+
+    /// Whether `line` (`trimmed`, trimmed) is one of the section's lines.
+    fn holds(&mut self, line: &str, trimmed: &str) -> bool {
+        match self.at {
+            SectionAt::Before => {
+                if trimmed == self.heading {
+                    self.at = SectionAt::Inside;
+                }
+                false
+            }
+            SectionAt::Inside if line.starts_with("## ") => {
+                self.at = SectionAt::Past;
+                false
+            }
+            SectionAt::Inside => true,
+            SectionAt::Past => false,
+        }
+    }
 }
 
 /// Where the status file says work stood: the position after the last `agent M integrated`
@@ -756,6 +815,43 @@ mod tests {
             }
         }
         progress
+    }
+
+    /// The pass per field and section `parse` replaced.
+    fn parse_by_passes(text: &str) -> ParsedHandoff {
+        let section = |heading: &str| -> Vec<&str> {
+            text.lines().skip_while(|l| l.trim() != heading).skip(1).take_while(|l| !l.starts_with("## ")).collect()
+        };
+        let field = |name: &str| text.lines().find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string())).unwrap_or_default();
+        ParsedHandoff {
+            session_id: field("- Session ID:"),
+            worked_by: field("- worked_by:"),
+            timestamp: field("- Timestamp:"),
+            context_pct: field("- Context at exit:").trim_end_matches('%').parse().ok(),
+            next: text.lines().find_map(continue_from),
+            deviations: section("## Deviations").iter().filter(|l| l.starts_with("- ") && l.trim() != "- none").count(),
+            self_correction: section("## Self-Correction").iter().any(|l| l.contains("YES")),
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines of every kind `parse` tells apart, their near misses, headings repeated,
+        /// out of order or indented.
+        #[test]
+        fn a_handoff_parses_in_one_pass_as_in_a_pass_per_field(picks in proptest::collection::vec(0_usize..22, 0..16)) {
+            let kinds = [
+                "- Session ID: abc", "  - Session ID:  def  ", "- worked_by: m", "- Timestamp: 2026-02-07 16:45:00", "- Context at exit: 72%",
+                "- Context at exit: x%", "1. Continue from step 5, agent 3", "Continue from step x, agent 1", "Continue from step 6, agent",
+                "## Deviations", "  ## Deviations", "## Self-Correction", " ## Self-Correction", "- none", "- a deviation", " - indented",
+                "- YES, step 3", "YES", "## Other", "", "text", "- Session ID:",
+            ];
+            let text = picks.iter().map(|k| kinds[*k]).collect::<Vec<_>>().join("\n");
+            let (one, passes) = (parse(&text), parse_by_passes(&text));
+            proptest::prop_assert_eq!(
+                (one.session_id, one.worked_by, one.timestamp, one.context_pct, one.next, one.deviations, one.self_correction),
+                (passes.session_id, passes.worked_by, passes.timestamp, passes.context_pct, passes.next, passes.deviations, passes.self_correction)
+            );
+        }
     }
 
     proptest::proptest! {
