@@ -107,30 +107,89 @@ pub struct ParsedHandoff {
     pub self_correction: bool,
 }
 
+/// Reads a HANDOFF in one pass over its lines: every resumption parses the one on disk, and
+/// a pass per field and section was a third of the assessment (issue 17). Each field is its
+/// first line's; a section runs from the line after its heading to the next `## ` line.
 pub fn parse(text: &str) -> ParsedHandoff {
-    let field = |name: &str| text.lines().find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string())).unwrap_or_default();
-    let next = text.lines().find_map(|l| {
-        let rest = l.split("Continue from step ").nth(1)?;
-        let mut words = rest.split_whitespace();
-        let step = words.next()?.parse().ok()?;
-        let agent = words.nth(1)?.parse().ok()?;
-        Some(Position { step, agent })
-    });
-    let deviations = section(text, "## Deviations").iter().filter(|l| l.starts_with("- ") && l.trim() != "- none").count();
-    let self_correction = section(text, "## Self-Correction").iter().any(|l| l.contains("YES"));
+    const FIELDS: [&str; 4] = ["- Session ID:", "- worked_by:", "- Timestamp:", "- Context at exit:"];
+    let mut fields: [Option<&str>; 4] = [None; 4];
+    let mut next = None;
+    let (mut deviations_section, mut self_correction_section) = (Section::new("## Deviations"), Section::new("## Self-Correction"));
+    let (mut deviations, mut self_correction) = (0, false);
+    for line in text.lines() {
+        let trimmed = line.trim();
+        for (name, value) in FIELDS.iter().zip(fields.iter_mut()) {
+            if value.is_none() {
+                *value = trimmed.strip_prefix(name).map(str::trim);
+            }
+        }
+        if next.is_none() {
+            next = continue_from(line);
+        }
+        if deviations_section.holds(line, trimmed) && line.starts_with("- ") && trimmed != "- none" {
+            deviations += 1;
+        }
+        if self_correction_section.holds(line, trimmed) && line.contains("YES") {
+            self_correction = true;
+        }
+    }
+    let [session_id, worked_by, timestamp, context] = fields.map(|f| f.unwrap_or_default());
     ParsedHandoff {
-        session_id: field("- Session ID:"),
-        worked_by: field("- worked_by:"),
-        timestamp: field("- Timestamp:"),
-        context_pct: field("- Context at exit:").trim_end_matches('%').parse().ok(),
+        session_id: session_id.to_string(),
+        worked_by: worked_by.to_string(),
+        timestamp: timestamp.to_string(),
+        context_pct: context.trim_end_matches('%').parse().ok(),
         next,
         deviations,
         self_correction,
     }
 }
 
-fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
-    text.lines().skip_while(|l| l.trim() != heading).skip(1).take_while(|l| !l.starts_with("## ")).collect()
+/// The position of a `Continue from step N, agent M` line.
+fn continue_from(line: &str) -> Option<Position> {
+    let rest = line.split("Continue from step ").nth(1)?;
+    let mut words = rest.split_whitespace();
+    let step = words.next()?.parse().ok()?;
+    let agent = words.nth(1)?.parse().ok()?;
+    Some(Position { step, agent })
+}
+
+/// Where a pass over the lines stands with one section: before its (first) heading, inside
+/// it, or past it. Sections are tracked apart, as a pass per section would read them.
+struct Section {
+    heading: &'static str,
+    at: SectionAt,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum SectionAt {
+    Before,
+    Inside,
+    Past,
+}
+
+impl Section {
+    fn new(heading: &'static str) -> Section {
+        Section { heading, at: SectionAt::Before }
+    }
+
+    /// Whether `line` (`trimmed`, trimmed) is one of the section's lines.
+    fn holds(&mut self, line: &str, trimmed: &str) -> bool {
+        match self.at {
+            SectionAt::Before => {
+                if trimmed == self.heading {
+                    self.at = SectionAt::Inside;
+                }
+                false
+            }
+            SectionAt::Inside if line.starts_with("## ") => {
+                self.at = SectionAt::Past;
+                false
+            }
+            SectionAt::Inside => true,
+            SectionAt::Past => false,
+        }
+    }
 }
 
 /// Where the status file says work stood: the position after the last `agent M integrated`
@@ -145,13 +204,28 @@ pub struct StatusProgress {
     pub lines: usize,
 }
 
+/// Reads the status file from its end: each figure is its last line's, and a status file
+/// holds every session's lines of the task, so a forward pass re-read the whole history at
+/// every resumption (2 % of fleet-day, issue 17). A figure whose kind of line the file lacks
+/// is not looked for, so most resumptions read only the last few lines.
 pub fn status_progress(status: &str) -> StatusProgress {
-    let mut progress = StatusProgress::default();
-    for line in status.lines() {
-        progress.lines += 1;
+    let mut progress = StatusProgress { lines: line_count(status), ..StatusProgress::default() };
+    let mut escalated_found = !status.contains(ESCALATION_ANSWERED);
+    let mut done_found = !status.contains("step");
+    // Status files mention checkpoints in other lines: the approval's own word is looked for.
+    let mut checkpoint_found = !status.contains("(step");
+    // `lines()` also strips a `\r` before the `\n`; every test below splits words on
+    // whitespace or looks for text without one, so a `\r` changes none of them.
+    for line in status.rsplit('\n') {
+        if escalated_found && done_found && checkpoint_found {
+            break;
+        }
         if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
-            if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
-                progress.deviations_escalated = covered;
+            if !escalated_found {
+                if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                    progress.deviations_escalated = covered;
+                    escalated_found = true;
+                }
             }
             continue;
         }
@@ -159,29 +233,49 @@ pub fn status_progress(status: &str) -> StatusProgress {
         if !first_word.starts_with("step") && !first_word.starts_with("checkpoint") {
             continue;
         }
-        // Only the first five words decide, and a status file holds every session's lines of
-        // the task: no vector per line (fleet-day parses long status files at each resumption).
-        let mut first = [""; 5];
-        let mut count = 0;
-        for word in line.split_whitespace().take(5) {
-            first[count] = word;
-            count += 1;
-        }
+        let (first, count) = first_words(line);
         let words = &first[..count];
-        if words.len() >= 5
-            && words[0] == "step"
-            && words[2] == "agent"
-            && (words[4] == "integrated" || line.contains("completed by musician"))
-        {
-            if let (Ok(step), Ok(agent)) = (words[1].parse(), words[3].parse()) {
-                progress.last_done = Some(Position { step, agent });
+        if !done_found {
+            if let Some(done) = done_position(line, words) {
+                progress.last_done = Some(done);
+                done_found = true;
             }
         }
-        if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
+        // An approved checkpoint whose step does not parse still counts: it clears the step.
+        if !checkpoint_found && words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
             progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+            checkpoint_found = true;
         }
     }
     progress
+}
+
+/// The number of items `str::lines` yields: a final line without its `\n` counts too.
+fn line_count(text: &str) -> usize {
+    let breaks = text.bytes().filter(|b| *b == b'\n').count();
+    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
+}
+
+/// A line's first five words (only they decide) and how many there are, without a vector
+/// per line.
+fn first_words(line: &str) -> ([&str; 5], usize) {
+    let (mut first, mut count) = ([""; 5], 0);
+    for word in line.split_whitespace().take(5) {
+        first[count] = word;
+        count += 1;
+    }
+    (first, count)
+}
+
+/// The position a `step N agent M integrated` (or `completed by musician`) line reports done.
+fn done_position(line: &str, words: &[&str]) -> Option<Position> {
+    if words.len() >= 5 && words[0] == "step" && words[2] == "agent" && (words[4] == "integrated" || line.contains("completed by musician"))
+    {
+        if let (Ok(step), Ok(agent)) = (words[1].parse(), words[3].parse()) {
+            return Some(Position { step, agent });
+        }
+    }
+    None
 }
 
 /// 003 "State Reconciliation" categories, in order of gravity.
@@ -699,6 +793,94 @@ mod tests {
         assert_eq!(session_lines(status, "abc").collect::<Vec<_>>(), ["step 2 agent 1 integrated", "last"]);
         assert_eq!(session_lines(status, "ghi").count(), 0);
         assert_eq!(session_lines("task claimed, session: abc, worked_by: m", "abc").count(), 0);
+    }
+
+    /// The forward pass `status_progress` replaced: every line read, the last one wins.
+    fn status_progress_forward(status: &str) -> StatusProgress {
+        let mut progress = StatusProgress::default();
+        for line in status.lines() {
+            progress.lines += 1;
+            if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
+                if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
+                    progress.deviations_escalated = covered;
+                }
+                continue;
+            }
+            let words: Vec<&str> = line.split_whitespace().take(5).collect();
+            if let Some(done) = done_position(line, &words) {
+                progress.last_done = Some(done);
+            }
+            if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
+                progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+            }
+        }
+        progress
+    }
+
+    /// The pass per field and section `parse` replaced.
+    fn parse_by_passes(text: &str) -> ParsedHandoff {
+        let section = |heading: &str| -> Vec<&str> {
+            text.lines().skip_while(|l| l.trim() != heading).skip(1).take_while(|l| !l.starts_with("## ")).collect()
+        };
+        let field = |name: &str| text.lines().find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string())).unwrap_or_default();
+        ParsedHandoff {
+            session_id: field("- Session ID:"),
+            worked_by: field("- worked_by:"),
+            timestamp: field("- Timestamp:"),
+            context_pct: field("- Context at exit:").trim_end_matches('%').parse().ok(),
+            next: text.lines().find_map(continue_from),
+            deviations: section("## Deviations").iter().filter(|l| l.starts_with("- ") && l.trim() != "- none").count(),
+            self_correction: section("## Self-Correction").iter().any(|l| l.contains("YES")),
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines of every kind `parse` tells apart, their near misses, headings repeated,
+        /// out of order or indented.
+        #[test]
+        fn a_handoff_parses_in_one_pass_as_in_a_pass_per_field(picks in proptest::collection::vec(0_usize..22, 0..16)) {
+            let kinds = [
+                "- Session ID: abc", "  - Session ID:  def  ", "- worked_by: m", "- Timestamp: 2026-02-07 16:45:00", "- Context at exit: 72%",
+                "- Context at exit: x%", "1. Continue from step 5, agent 3", "Continue from step x, agent 1", "Continue from step 6, agent",
+                "## Deviations", "  ## Deviations", "## Self-Correction", " ## Self-Correction", "- none", "- a deviation", " - indented",
+                "- YES, step 3", "YES", "## Other", "", "text", "- Session ID:",
+            ];
+            let text = picks.iter().map(|k| kinds[*k]).collect::<Vec<_>>().join("\n");
+            let (one, passes) = (parse(&text), parse_by_passes(&text));
+            proptest::prop_assert_eq!(
+                (one.session_id, one.worked_by, one.timestamp, one.context_pct, one.next, one.deviations, one.self_correction),
+                (passes.session_id, passes.worked_by, passes.timestamp, passes.context_pct, passes.next, passes.deviations, passes.self_correction)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// Lines drawn from every kind the reader tells apart (and their near misses), joined
+        /// by `\n` or `\r\n`, with or without a final line end.
+        #[test]
+        fn status_progress_from_the_end_reads_as_the_forward_pass(
+            picks in proptest::collection::vec((0_usize..17, proptest::bool::ANY), 0..12),
+            final_break in proptest::bool::ANY,
+        ) {
+            let kinds = [
+                "step 2 agent 1 integrated [ctx: 5%]", "  step 3 agent 2 integrated", "step 4 agent 1 completed by musician x",
+                "step x agent 1 integrated", "step 5 agent 2 started", "step 6 agent", "checkpoint 2 approved (step 2)",
+                "checkpoint 3 approved (step x)", "checkpoint 4 rejected (step 4)", "deviations escalated and answered: 2 [ctx: 9%]",
+                "deviations escalated and answered: ? [ctx: 9%]", " deviations escalated and answered: 4", "", "bootstrap started",
+                "task claimed, session: abc, worked_by: m", "stepping 1 agent 1 integrated", "\r",
+            ];
+            let mut status = String::new();
+            for (i, (kind, crlf)) in picks.iter().enumerate() {
+                if i > 0 {
+                    status.push_str(if *crlf { "\r\n" } else { "\n" });
+                }
+                status.push_str(kinds[*kind]);
+            }
+            if final_break && !status.is_empty() {
+                status.push('\n');
+            }
+            proptest::prop_assert_eq!(status_progress(&status), status_progress_forward(&status));
+        }
     }
 
     #[test]
