@@ -50,6 +50,7 @@ pub mod trace;
 pub mod trace_codec;
 pub mod trace_reader;
 pub mod trace_rows;
+pub mod trace_spool;
 pub mod variant;
 pub mod verdict;
 pub mod vocab;

@@ -12,13 +12,13 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::event::{Event, EventKind, SqlResult, Who};
 use crate::trace_codec;
-use crate::trace_rows::{format_count, itoa_buf, RowText, RowWriter};
+use crate::trace_rows::{format_count, itoa_buf, Chunks, Hashed, RowText, RowWriter};
+use crate::trace_spool::Spool;
 use crate::vocab::{ActorName, NameHash};
 
 /// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
@@ -41,25 +41,27 @@ pub struct TraceSink {
     detail_buf: String,
 }
 
-/// Where a trace's bytes go: its file, or nowhere when only their hash is wanted (a sweep's
-/// pair that passes keeps nothing else of its trace: `TraceSink::unwritten`).
+/// Where a trace's bytes go: its file, written on a thread of its own, or nowhere when only
+/// their hash is wanted (a sweep's pair that passes keeps nothing else of its trace:
+/// `TraceSink::unwritten`; hashed on the run's thread, as a sweep's other jobs keep the
+/// cores busy).
 enum Destination {
-    File(BufWriter<File>),
-    Nowhere,
+    File(Spool),
+    Nowhere(Hashed<std::io::Sink>),
 }
 
-impl std::io::Write for Destination {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+impl Chunks for Destination {
+    fn take(&mut self, pending: &mut Vec<u8>) {
         match self {
-            Destination::File(file) => file.write(bytes),
-            Destination::Nowhere => Ok(bytes.len()),
+            Destination::File(spool) => spool.take(pending),
+            Destination::Nowhere(hashed) => hashed.take(pending),
         }
     }
 
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn finish(self) -> std::io::Result<String> {
         match self {
-            Destination::File(file) => file.flush(),
-            Destination::Nowhere => Ok(()),
+            Destination::File(spool) => spool.finish(),
+            Destination::Nowhere(hashed) => hashed.finish(),
         }
     }
 }
@@ -134,8 +136,9 @@ impl TraceSink {
     pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
         let file = File::create(&tmp_path).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
+        let spool = Spool::start(file).map_err(|e| Error::harness(format!("cannot start writing {}: {e}", tmp_path.display())))?;
         Ok(TraceSink {
-            rows: RowWriter::new(Destination::File(BufWriter::new(file)), epoch_unix_ms, &HEADER),
+            rows: RowWriter::new(Destination::File(spool), epoch_unix_ms, &HEADER),
             tmp_path,
             final_path: path.to_path_buf(),
             actor_names: HashMap::default(),
@@ -148,7 +151,7 @@ impl TraceSink {
     /// would hold, and nothing else is kept.
     pub fn unwritten(epoch_unix_ms: i64) -> TraceSink {
         TraceSink {
-            rows: RowWriter::new(Destination::Nowhere, epoch_unix_ms, &HEADER),
+            rows: RowWriter::new(Destination::Nowhere(Hashed::new(std::io::sink())), epoch_unix_ms, &HEADER),
             tmp_path: PathBuf::new(),
             final_path: PathBuf::new(),
             actor_names: HashMap::default(),
@@ -220,11 +223,13 @@ impl TraceSink {
     /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.
     pub fn finish(self) -> Result<String> {
         let trace_error = |e: std::io::Error| Error::harness(format!("trace: writing {}: {e}", self.tmp_path.display()));
-        let (destination, hash) = self.rows.finish().map_err(trace_error)?;
-        let Destination::File(file) = destination else { return Ok(hash) };
-        let file = file.into_inner().map_err(|e| trace_error(e.into_error()))?;
-        file.sync_all()?;
-        std::fs::rename(&self.tmp_path, &self.final_path)?;
+        let destination = self.rows.into_chunks();
+        let written = matches!(destination, Destination::File(_));
+        // The file is written whole and synced before it takes its name.
+        let hash = destination.finish().map_err(trace_error)?;
+        if written {
+            std::fs::rename(&self.tmp_path, &self.final_path)?;
+        }
         Ok(hash)
     }
 }

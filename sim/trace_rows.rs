@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::format_utc_ms;
 
-/// Rows are hashed and written once this many bytes are pending.
-const CHUNK_BYTES: usize = 1 << 16;
+/// Rows are handed on to be hashed and written once this many bytes are pending.
+pub const CHUNK_BYTES: usize = 1 << 16;
 
 /// Room for an integer's decimal digits and sign.
 pub fn itoa_buf() -> [u8; 20] {
@@ -103,27 +103,82 @@ pub struct RowText<'a> {
     pub observed: &'a str,
 }
 
-/// Rows on their way into the file and the hash, which see exactly the same bytes.
-pub struct RowWriter<W: Write> {
-    pending: Vec<u8>,
+/// Where a `RowWriter`'s chunks go. Every sink hashes every byte it takes, in order, and
+/// writes them somewhere (or nowhere): on the caller's thread (`Hashed`) or on another
+/// (`trace_spool::Spool`).
+pub trait Chunks {
+    /// Takes the bytes of `pending`, leaving it empty (its capacity may be another buffer's).
+    fn take(&mut self, pending: &mut Vec<u8>);
+    /// After the last chunk: the hex SHA-256 of every byte taken, once all are written (and
+    /// synced, for a file), or the first write error.
+    fn finish(self) -> std::io::Result<String>;
+}
+
+/// Hashes and writes each chunk on the caller's thread.
+pub struct Hashed<W: Write> {
     sink: W,
     hasher: Sha256,
     /// The first write error, kept for `finish`: the hash must cover what is on disk.
     write_error: Option<std::io::Error>,
+}
+
+impl<W: Write> Hashed<W> {
+    pub fn new(sink: W) -> Hashed<W> {
+        Hashed { sink, hasher: Sha256::new(), write_error: None }
+    }
+
+    /// The sink, flushed, and the hex SHA-256 of every byte taken.
+    pub fn finish_with_sink(mut self) -> std::io::Result<(W, String)> {
+        if let Some(e) = self.write_error.take() {
+            return Err(e);
+        }
+        self.sink.flush()?;
+        Ok((self.sink, hex(&self.hasher.finalize())))
+    }
+}
+
+impl<W: Write> Chunks for Hashed<W> {
+    fn take(&mut self, pending: &mut Vec<u8>) {
+        self.hasher.update(&pending[..]);
+        if self.write_error.is_none() {
+            if let Err(e) = self.sink.write_all(pending) {
+                self.write_error = Some(e);
+            }
+        }
+        pending.clear();
+    }
+
+    fn finish(self) -> std::io::Result<String> {
+        Ok(self.finish_with_sink()?.1)
+    }
+}
+
+/// Lower-case hex of a digest.
+fn hex(digest: &[u8]) -> String {
+    let mut hex = String::with_capacity(2 * digest.len());
+    for b in digest {
+        hex.push(char::from_digit(u32::from(b >> 4), 16).expect("a nibble"));
+        hex.push(char::from_digit(u32::from(b & 15), 16).expect("a nibble"));
+    }
+    hex
+}
+
+/// Rows on their way to a sink that hashes and writes them, in chunks of `CHUNK_BYTES`.
+pub struct RowWriter<C: Chunks> {
+    pending: Vec<u8>,
+    chunks: C,
     epoch_unix_ms: i64,
     rows_written: u64,
     /// `YYYY-MM-DD HH:MM:SS` of the last row's second, reused by rows in the same second.
     second_cache: (i64, String),
 }
 
-impl<W: Write> RowWriter<W> {
+impl<C: Chunks> RowWriter<C> {
     /// A writer whose first row is the header `columns`.
-    pub fn new(sink: W, epoch_unix_ms: i64, columns: &[&str]) -> RowWriter<W> {
+    pub fn new(chunks: C, epoch_unix_ms: i64, columns: &[&str]) -> RowWriter<C> {
         let mut writer = RowWriter {
             pending: Vec::with_capacity(CHUNK_BYTES * 2),
-            sink,
-            hasher: Sha256::new(),
-            write_error: None,
+            chunks,
             epoch_unix_ms,
             rows_written: 0,
             second_cache: (i64::MIN, String::new()),
@@ -196,30 +251,15 @@ impl<W: Write> RowWriter<W> {
         *cached_s = unix_s;
     }
 
-    /// Hashes and writes what is pending.
+    /// Hands what is pending on.
     fn drain(&mut self) {
-        self.hasher.update(&self.pending);
-        if self.write_error.is_none() {
-            if let Err(e) = self.sink.write_all(&self.pending) {
-                self.write_error = Some(e);
-            }
-        }
-        self.pending.clear();
+        self.chunks.take(&mut self.pending);
     }
 
-    /// Writes what is pending and returns the sink and the hex SHA-256 of every byte.
-    pub fn finish(mut self) -> std::io::Result<(W, String)> {
+    /// Hands on what is pending and returns the sink, to be finished.
+    pub fn into_chunks(mut self) -> C {
         self.drain();
-        if let Some(e) = self.write_error.take() {
-            return Err(e);
-        }
-        let digest = self.hasher.finalize();
-        let mut hex = String::with_capacity(64);
-        for b in digest {
-            hex.push(char::from_digit(u32::from(b >> 4), 16).expect("a nibble"));
-            hex.push(char::from_digit(u32::from(b & 15), 16).expect("a nibble"));
-        }
-        Ok((self.sink, hex))
+        self.chunks
     }
 }
 
@@ -242,7 +282,7 @@ mod tests {
     fn rows_are_the_bytes_the_csv_crate_writes() {
         let header = ["t_ms", "time", "actor", "session", "event", "statement", "rows", "state_after", "detail", "seq", "observed"];
         let awkward = ["", "a,b", "say \"hi\"", "two\nlines", "cr\rhere", "\"", ",", "plain", "ünïcode, too", "%2C", " "];
-        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS, &header);
+        let mut writer = RowWriter::new(Hashed::new(Vec::new()), EPOCH_MS, &header);
         let mut expected = vec![header];
         let mut times = Vec::new();
         for (i, t_ms) in [0_i64, 999, 1_000, 61_001, 86_399_999, 90_000_007, -1, -1_001].into_iter().enumerate() {
@@ -264,7 +304,7 @@ mod tests {
             let field = |k: usize| awkward[(i + k) % awkward.len()];
             expected.push([t, time, field(0), field(1), field(2), field(3), field(4), field(5), field(6), seq, field(7)]);
         }
-        let (bytes, hash) = writer.finish().expect("in memory");
+        let (bytes, hash) = writer.into_chunks().finish_with_sink().expect("in memory");
         let want = with_csv_crate(&expected);
         assert_eq!(String::from_utf8_lossy(&bytes), String::from_utf8_lossy(&want));
         let digest = Sha256::digest(&want);
@@ -274,12 +314,12 @@ mod tests {
 
     #[test]
     fn chunks_hash_as_one() {
-        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS, &["a"]);
+        let mut writer = RowWriter::new(Hashed::new(Vec::new()), EPOCH_MS, &["a"]);
         let text = RowText { actor: "x", session: "", event: "e", statement: "", rows: "1", state_after: "", detail: "d", observed: "" };
         for t in 0..10_000 {
             writer.row(t, &text);
         }
-        let (bytes, hash) = writer.finish().expect("in memory");
+        let (bytes, hash) = writer.into_chunks().finish_with_sink().expect("in memory");
         assert!(bytes.len() > 2 * CHUNK_BYTES);
         let want: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hash, want);
@@ -302,7 +342,7 @@ mod tests {
 
     #[test]
     fn every_second_reads_as_the_clock_formats_it() {
-        let mut writer = RowWriter::new(Vec::new(), EPOCH_MS - 3_000, &["a"]);
+        let mut writer = RowWriter::new(Hashed::new(Vec::new()), EPOCH_MS - 3_000, &["a"]);
         // Steps of 1.7 s cross seconds, minutes, hours and a day, sometimes several seconds apart.
         for unix_ms in (EPOCH_MS - 3_000..EPOCH_MS + 7_300_000).step_by(1_700).chain([EPOCH_MS + 86_400_000, EPOCH_MS + 86_401_000]) {
             writer.set_second(unix_ms.div_euclid(1000));
