@@ -223,10 +223,13 @@ impl CommsDb {
 
     /// Checkpoints the WAL into the main file and closes, so `comms.db` alone holds the run.
     pub fn close(self) -> Result<()> {
-        let CommsDb { prepared, _vfs, .. } = self;
+        let CommsDb { prepared, _vfs, path, .. } = self;
         let conn = prepared.into_connection();
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
-        conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
+        // The WAL is in memory (sim/wal_memory.rs): this is where the run's last writes reach
+        // the file, so a full disk shows here, and the error names the file.
+        let checkpoint = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        checkpoint.map_err(|e| Error::harness(format!("writing {}: {e}", path.display())))?;
+        conn.close().map_err(|(_, e)| Error::harness(format!("closing {}: {e}", path.display())))?;
         drop(_vfs);
         Ok(())
     }
