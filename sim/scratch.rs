@@ -15,11 +15,23 @@ const SHARED_MEMORY: &str = "/dev/shm";
 pub fn scratch_folder(prefix: &str, chosen: Option<&Path>, out: &Path) -> Result<tempfile::TempDir> {
     let in_folder = |parent: &Path| tempfile::Builder::new().prefix(prefix).tempdir_in(parent);
     if let Some(parent) = chosen {
+        check_chosen(Some(parent))?;
         return in_folder(parent).map_err(|e| Error::input(format!("cannot make a scratch folder in {}: {e}", parent.display())));
     }
     in_folder(Path::new(SHARED_MEMORY))
         .or_else(|_| in_folder(out))
         .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", out.display())))
+}
+
+/// Refuses a chosen scratch folder that is not an existing folder: checked before a command
+/// touches its output folder, so a mistyped `--scratch` (bad input) costs no earlier results.
+pub fn check_chosen(chosen: Option<&Path>) -> Result<()> {
+    match chosen {
+        Some(parent) if !parent.is_dir() => {
+            Err(Error::input(format!("cannot make a scratch folder in {}: not an existing folder", parent.display())))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

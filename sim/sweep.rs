@@ -206,8 +206,11 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 /// One pair, isolated: harness errors and panics become an `error` row. Most pairs pass,
 /// and of a pass only its row, trace hash, coverage and measurements are kept: so a pair
 /// runs first without writing its trace, and only one that does not pass runs again in
-/// full, into `run_dir`, to be saved. The run is deterministic, so the second row must be
-/// the first (trace hash included); if not, the pair is an `error` saying so.
+/// full, into `run_dir`, to be saved. The run is deterministic, so a second run that
+/// finishes must give the first row (trace hash included); if not, the pair is an `error`
+/// saying so. A second run that does not finish (an error only writing its files can cause,
+/// like a full disk) gives its own `error` row, which names the cause. (A pass writes no
+/// files, so a full scratch disk does not turn a pass into an error.)
 fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
     if options.check_determinism {
         return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
@@ -219,7 +222,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
     // A fresh folder, as the first run had: the full run's files are its own alone.
     let _ = std::fs::remove_dir_all(run_dir);
     let (again, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
-    if again == first {
+    if again == first || summary.is_none() {
         return (again, summary);
     }
     let mut row = error_row(scenario_path, seed, options);
@@ -366,6 +369,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     // Bad input stops the sweep before any pair runs.
     let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
+    crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
     crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
     replay_saved_failures(&options.out.join("failures"));

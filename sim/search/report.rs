@@ -68,6 +68,7 @@ pub fn read_csv(path: &Path) -> Result<Vec<SearchRow>> {
 /// The output folder with `corpus/` and `failures/` emptied of an earlier search's files,
 /// and the scratch folder runs are made in (a tmpfs where there is one, as explore does).
 pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempDir> {
+    crate::scratch::check_chosen(options.scratch.as_deref())?;
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
     for sub in ["corpus", "failures"] {
         let dir = options.out.join(sub);

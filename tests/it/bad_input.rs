@@ -246,7 +246,8 @@ fn a_full_disk_is_a_harness_error_naming_the_file_and_leaves_no_half_trace() {
     // The first file to outgrow the limit is named: the trace, which grows as the run goes, or
     // comms.db, written only at checkpoints now that its WAL is in memory (sim/wal_memory.rs).
     let names = |file: &str| err.contains(&format!("{}/{file}", out.display()));
-    assert!(names("trace.csv.tmp") || (names("comms.db") && err.contains("disk full")), "{err}");
+    let full = err.contains("File too large") || err.contains("disk full") || err.contains("os error 27");
+    assert!(full && (names("trace.csv.tmp") || names("comms.db")), "{err}");
     assert!(!out.join("trace.csv").exists(), "a trace is whole under its name or absent");
 }
 
@@ -274,4 +275,50 @@ fn bad_seed_ranges_shards_and_job_counts_are_usage_errors() {
         assert!(stderr(&o).contains(message), "{args:?}: {}", stderr(&o));
         assert!(!out.join("results.csv").exists(), "{args:?}: nothing ran");
     }
+}
+
+/// A mistyped `--scratch` is bad input found before the output folder is touched: `--force`
+/// would otherwise have cleared the earlier sweep's results first.
+#[test]
+fn a_missing_scratch_folder_is_refused_before_force_clears_the_earlier_results() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("s");
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["sweep", "scenarios/quickstart.toml", "--seeds", "1..=2", "--out", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        rehearsal(&args)
+    };
+    assert_eq!(sweep(&[]).status.code(), Some(0));
+    let before = std::fs::read(out.join("results.csv")).expect("the first sweep's results");
+    let missing = tmp.path().join("no-such-folder");
+    let o = sweep(&["--force", "--scratch", missing.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not an existing folder"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(out.join("results.csv")).expect("still there"), before);
+}
+
+/// A sweep's pair runs first without writing its files, and one that fails runs again in
+/// full: a full disk that only the second run meets is that pair's error, named, not a claim
+/// that the two runs disagreed.
+#[test]
+fn a_failing_pair_whose_full_run_meets_a_full_disk_names_the_disk_not_nondeterminism() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("s"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
+    // As in the full-disk test above: a 64 KiB file-size limit stands in for a full disk.
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 64; exec \"$0\" -q sweep scenarios/faults/zombie.toml --seeds 1..=1 --out {} --scratch {}",
+            out.display(),
+            scratch.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_rehearsal"))
+        .current_dir(crate::support::root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let results = std::fs::read_to_string(out.join("results.csv")).expect("results");
+    assert!(results.contains(",error,") && results.contains("File too large"), "{results}");
+    assert!(!results.contains("nondeterminism"), "{results}");
 }
