@@ -12,11 +12,14 @@
 //! database while the run lasts; `CommsDb::close` checkpoints (`TRUNCATE`) before it closes,
 //! so the final `comms.db` holds every commit.
 //!
-//! The trade-off: if the process is killed mid-run (SIGKILL, power loss), the commits since
-//! the last checkpoint (at most ~1000 pages, SQLite's auto-checkpoint) are not on disk, and
-//! `comms.db` is left as of that checkpoint. Nothing reads `comms.db` mid-run, and Ctrl-C ends
-//! the run normally (its close checkpoints), so only a killed run loses them; a killed run's
-//! files were never a finished run's anyway.
+//! The trade-off: if the process dies mid-run (SIGKILL, power loss, or Ctrl-C on `rehearsal
+//! run`, `replay` or `compare`, which install no handler and so die at once), the commits
+//! since the last checkpoint (at most ~1000 pages, SQLite's auto-checkpoint) are not on disk,
+//! and `comms.db` is left as of that checkpoint; one killed during a checkpoint may be left
+//! half-written, with no log to repair it. Before, the `-wal` file beside it held those
+//! commits. Nothing reads `comms.db` mid-run, a killed run's trace is never renamed into
+//! place, and a run that ends (a sweep's Ctrl-C lets its pairs end) checkpoints on close: only
+//! the files of a run that never finished are affected.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr::NonNull;
@@ -96,20 +99,35 @@ impl MemoryWals {
             // SAFETY: the caller's arguments, passed on unchanged to the function they were for.
             return unsafe { (self.parent_open)(vfs, name, file, flags, out_flags) };
         }
+        // SAFETY: SQLite's WAL name is a NUL-terminated string that lives while we copy it.
+        let name_text = unsafe { CStr::from_ptr(name) };
+        let mut served = self.served();
+        let entry = served.iter().position(|s| s.name.as_c_str() == name_text);
+        // Two connections through one VFS would each get a log of their own, and a log already
+        // on disk holds commits a memory file would not show: both are refused, loudly, rather
+        // than served wrong. Neither happens in a run (one connection; `CommsDb::create`
+        // removes any old `-wal`), so this only guards the assumptions above.
+        // SAFETY: the caller's arguments; `name` is a WAL name, checked on disk by the parent.
+        let refused = match entry {
+            Some(i) => served[i].open.is_some(),
+            None => unsafe { self.non_empty_on_disk(vfs, name) },
+        };
+        if refused {
+            // SAFETY: SQLite calls no method of a file whose open failed with `pMethods` NULL.
+            unsafe { (*file).pMethods = std::ptr::null() };
+            return ffi::SQLITE_CANTOPEN;
+        }
         let memory = file.cast::<MemoryFile>();
         // SAFETY: `file` has room and alignment for a MemoryFile (the caller's contract); it
         // is uninitialised, so it is written without reading or dropping what was there.
         unsafe {
             memory.write(MemoryFile { base: ffi::sqlite3_file { pMethods: &METHODS }, bytes: Vec::new(), wals: self });
         }
-        // SAFETY: SQLite's WAL name is a NUL-terminated string that lives while we copy it.
-        let name = unsafe { CStr::from_ptr(name) };
-        let mut served = self.served();
         // `memory` is non-null: it is `file`, which SQLite allocated.
         let open = NonNull::new(memory);
-        match served.iter_mut().find(|s| s.name.as_c_str() == name) {
-            Some(entry) => entry.open = open,
-            None => served.push(Served { name: name.to_owned(), open }),
+        match entry {
+            Some(i) => served[i].open = open,
+            None => served.push(Served { name: name_text.to_owned(), open }),
         }
         if !out_flags.is_null() {
             // SAFETY: non-null out pointer from SQLite.
@@ -159,6 +177,17 @@ impl MemoryWals {
         }
         // SAFETY: the caller's arguments, passed on unchanged.
         unsafe { (self.parent_access)(vfs, name, flags, out) }
+    }
+
+    /// Whether the parent finds a non-empty file under `name` (`unix` calls an empty one absent).
+    ///
+    /// # Safety
+    /// `name` is a NUL-terminated string; `vfs` is what SQLite passed (the parent ignores it).
+    unsafe fn non_empty_on_disk(&self, vfs: *mut ffi::sqlite3_vfs, name: *const c_char) -> bool {
+        let mut exists = 0;
+        // SAFETY: the caller's contract; `exists` is a live out pointer.
+        let rc = unsafe { (self.parent_access)(vfs, name, ffi::SQLITE_ACCESS_EXISTS, &mut exists) };
+        rc != ffi::SQLITE_OK || exists != 0
     }
 
     fn is_served(&self, name: &CStr) -> bool {
@@ -313,15 +342,26 @@ mod tests {
 
     impl TestFile {
         fn open(wals: &MemoryWals, name: &CStr) -> TestFile {
+            let (rc, file) = TestFile::try_open(wals, name);
+            assert_eq!(rc, ffi::SQLITE_OK);
+            file.expect("opened")
+        }
+
+        fn try_open(wals: &MemoryWals, name: &CStr) -> (c_int, Option<TestFile>) {
             let mut buffer = vec![0_u64; FILE_SIZE_BYTES.div_ceil(8)];
             let file = buffer.as_mut_ptr().cast::<ffi::sqlite3_file>();
             let mut out_flags = 0;
             let flags = ffi::SQLITE_OPEN_READWRITE | ffi::SQLITE_OPEN_CREATE | ffi::SQLITE_OPEN_WAL;
-            // SAFETY: a buffer of FILE_SIZE_BYTES, 8-aligned; a WAL open never calls the parent.
+            // SAFETY: a buffer of FILE_SIZE_BYTES, 8-aligned; the parent's access ignores the
+            // null VFS, and a WAL open never calls the parent's open.
             let rc = unsafe { wals.open(std::ptr::null_mut(), name.as_ptr(), file, flags, &mut out_flags) };
-            assert_eq!(rc, ffi::SQLITE_OK);
+            if rc != ffi::SQLITE_OK {
+                // SAFETY: the buffer `open` was given.
+                assert!(unsafe { (*file).pMethods.is_null() }, "a refused open leaves no methods to call");
+                return (rc, None);
+            }
             assert_eq!(out_flags, flags);
-            TestFile { buffer }
+            (rc, Some(TestFile { buffer }))
         }
 
         fn file(&mut self) -> *mut ffi::sqlite3_file {
@@ -414,11 +454,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let wal_path = dir.path().join("c.db-wal");
         let name = CString::new(wal_path.to_str().unwrap()).unwrap();
-        // A stray file on disk under the name: the parent would call it present.
-        std::fs::write(&wal_path, b"stray").unwrap();
         let wals = test_wals();
-        assert!(exists(&wals, &name), "not served yet: the parent's answer");
         let mut file = TestFile::open(&wals, &name);
+        // A stray file on disk under the name, made while it is served: the parent would call
+        // it present.
+        std::fs::write(&wal_path, b"stray").unwrap();
         assert!(!exists(&wals, &name), "open but empty: absent, as unix says of an empty file");
         file.write(0, b"x");
         assert!(exists(&wals, &name));
@@ -430,7 +470,22 @@ mod tests {
         // Opened again, the same name reads empty: no bytes survive a close.
         let mut again = TestFile::open(&wals, &name);
         assert_eq!(again.size(), 0);
+        // A second open while it is open would be a second, private log: refused.
+        assert_eq!(TestFile::try_open(&wals, &name).0, ffi::SQLITE_CANTOPEN);
         again.close();
+    }
+
+    #[test]
+    fn a_wal_already_on_disk_is_refused_rather_than_served_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let wal_path = dir.path().join("old.db-wal");
+        let name = CString::new(wal_path.to_str().unwrap()).unwrap();
+        let wals = test_wals();
+        std::fs::write(&wal_path, b"").unwrap();
+        TestFile::open(&wals, &name).close(); // an empty file is no log: served
+        let other = CString::new(dir.path().join("other.db-wal").to_str().unwrap()).unwrap();
+        std::fs::write(dir.path().join("other.db-wal"), b"frames of an earlier run").unwrap();
+        assert_eq!(TestFile::try_open(&wals, &other).0, ffi::SQLITE_CANTOPEN, "its commits would be ignored");
     }
 
     /// The run's settings (sim/db.rs) on a connection through `vfs`.
