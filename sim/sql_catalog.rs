@@ -8,8 +8,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::Connection;
-
 use crate::error::{Error, Result};
 use crate::vocab::Stmt;
 
@@ -144,11 +142,6 @@ impl Catalog {
             prepare(stmt, statement)?;
         }
         Ok(())
-    }
-
-    /// `validate_each`, preparing on `conn` and dropping what it prepared.
-    pub fn validate(&self, conn: &Connection) -> Result<()> {
-        self.validate_each(|stmt, statement| statement.prepared(stmt, conn.prepare(&statement.sql)).map(drop))
     }
 }
 
