@@ -39,6 +39,7 @@ mod seed_scripts;
 mod support;
 mod sweep;
 mod sweep_summary;
+mod test_script;
 mod transitions;
 mod verification;
 mod watchers;

@@ -13,7 +13,7 @@ use crate::support::root;
 
 /// Examples not run here: (a piece of the command, why).
 const SKIPPED: &[(&str, &str)] = &[
-    ("cargo test --locked", "it is this test suite"),
+    ("scripts/test.sh", "it is this test suite"),
     ("--require-coverage tests/coverage/required.txt --out reports/coverage", "tests/it/coverage.rs runs this sweep"),
     ("explore crashes scenarios/faults/crash-between-state-and-message.toml", "1764 runs: minutes in a debug build"),
     ("search scenarios/faults/random-faults.toml --strict --runs 800", "1600 runs: minutes in a debug build"),

@@ -24,7 +24,7 @@ fn render(file: &Path, profile: &Path) -> String {
         .arg("--dump-dom")
         .arg(format!("file://{}", file.display()))
         .output()
-        .expect("chromium runs (.ci/run installs the Debian package `chromium`)");
+        .expect("chromium runs (scripts/test.sh installs the Debian package `chromium`)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

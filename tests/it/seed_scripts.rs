@@ -33,7 +33,7 @@ fn run_script(name: &str, dir: &Path, args: &[&str], at: Option<&str>) -> (i32, 
         .env("DB_PATH", dir.join("comms.db"))
         .env("TZ", "UTC")
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {name} (are bash, sqlite3 and faketime installed? .ci/run installs them): {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {name} (are bash, sqlite3 and faketime installed? scripts/test.sh installs them): {e}"));
     (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stdout).into_owned())
 }
 

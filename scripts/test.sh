@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The test command of README.md, on any machine with a Rust toolchain: installs what the tests
+# need outside cargo when it is missing, then runs `cargo test --locked` (arguments are passed
+# on: `scripts/test.sh golden`). .ci/run calls it. The tests do not skip when a tool is
+# missing: they fail, so this script makes sure none is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The seed scripts' tests (tests/it/seed_scripts.rs) need sqlite3 (the scripts query comms.db
+# with it) and faketime (to run them at a simulated instant of the run); the timeline tests
+# (tests/it/reports.rs) render timeline.html in headless Chromium. Debian package = command.
+missing=()
+for tool in sqlite3 faketime chromium; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}"
+  else
+    echo "scripts/test.sh: the tests need ${missing[*]}, which this machine lacks." >&2
+    echo "  Install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}), or run this script as root" >&2
+    echo "  on a machine with apt-get, which installs them. The tests would fail without them." >&2
+    exit 2
+  fi
+fi
+
+# The Rust toolchain comes with the machine (rustup); make sure cargo is on PATH.
+if ! command -v cargo >/dev/null 2>&1 && [ -f "$HOME/.cargo/env" ]; then
+  # shellcheck disable=SC1091
+  source "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "scripts/test.sh: no cargo on PATH; install the Rust toolchain (https://rustup.rs)" >&2
+  exit 2
+fi
+cargo --version
+exec cargo test --locked "$@"
