@@ -7,6 +7,7 @@ use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, OpenFlags};
 
 pub mod prepared;
+pub mod random;
 
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
@@ -144,6 +145,8 @@ impl CommsDb {
         // simulation thread (DESIGN.md, invariant 7).
         conn.busy_timeout(std::time::Duration::ZERO)?;
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
+        // The protocol's `random()` draws from this run's stream, not the process's PRNG.
+        random::register(&conn, sqlite_seed)?;
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
+use crate::scenario::{identity, Scenario};
 use crate::trace::{RunEnd, RunStart};
 use crate::trace_reader::EventStream;
 use crate::verdict::Verdict;
@@ -62,8 +62,8 @@ impl Judged {
     }
 }
 
-/// Judges the run in `dir` again. `scenario` overrides the scenario file the trace names (a
-/// trace made in another folder); `write` writes `violations.csv` instead of only comparing.
+/// Judges the run in `dir` again, with `scenario` or else the file the trace names, found by
+/// name and content hash (`scenario_lookup::find`); `write` writes `violations.csv` instead of only comparing.
 /// A folder that holds no whole run, a trace of another format or cut short, or a scenario
 /// that is not the run's, is an input error naming the file (and the line).
 pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Judged> {
@@ -86,18 +86,22 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
     }
     let stream = EventStream::open(&trace_path)?;
     let start = stream.start.clone();
-    // Relative to the current folder, as `rehearsal run` read it.
-    let scenario_path = scenario.map_or_else(|| PathBuf::from(&start.scenario), Path::to_path_buf);
-    let resolved = crate::variant::with_variants(&Scenario::load(&scenario_path)?, &start.variants)?;
-    if resolved.run.epoch_unix_ms != start.epoch_unix_ms {
+    let scenario_path = match scenario {
+        Some(given) => given.to_path_buf(),
+        None => crate::scenario_lookup::find(&start.scenario, &start.scenario_sha256, dir)?,
+    };
+    let loaded = Scenario::load(&scenario_path)?;
+    if loaded.sha256 != start.scenario_sha256 {
         return Err(Error::input(format!(
-            "{}:2: the run's epoch is {} but {} has run.epoch_unix_ms = {}: not the scenario this run was made with (pass --scenario)",
+            "{}:2: the run was made with {} of sha256 {} but {} has sha256 {}: not the scenario this run was made with",
             trace_path.display(),
-            start.epoch_unix_ms,
+            start.scenario,
+            identity::short(&start.scenario_sha256),
             scenario_path.display(),
-            resolved.run.epoch_unix_ms
+            identity::short(&loaded.sha256)
         )));
     }
+    let resolved = crate::variant::with_variants(&loaded, &start.variants)?;
     let mut checker = crate::run::checker_for(&resolved);
     let end = stream.for_each(|event| checker.on_event(&event))?;
     let conn = crate::report::open_finished_db(&db_path)?;

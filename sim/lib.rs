@@ -36,6 +36,7 @@ pub mod report;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod scenario_lookup;
 pub mod scenario_list;
 pub mod schedule;
 pub mod schedules;

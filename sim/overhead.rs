@@ -101,7 +101,7 @@ pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], re
         }
         let _ = std::fs::remove_dir_all(scratch.path().join(&name));
         let floor_db = scratch.path().join(format!("floor-{i}.db"));
-        floor_best = floor_best.min(replay_floor(&floor_db, &catalog, &recorded)?);
+        floor_best = floor_best.min(replay_floor(&floor_db, &catalog, &recorded, summary.seed)?);
         // The referee's proof that the floor did the run's work: the same database, byte for byte.
         if file_sha256(&floor_db)? != run_db_sha256 {
             return Err(Error::harness(format!(
@@ -132,7 +132,7 @@ pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], re
 /// clock every heartbeat would look fresh, the stale-session queries would match nothing and
 /// the floor would do less work than the run (so the two databases would differ; `overhead`
 /// checks they do not). The file is left at `path` for the caller to compare.
-pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded]) -> Result<Duration> {
+pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded], seed: u64) -> Result<Duration> {
     let _ = std::fs::remove_file(path);
     let clock = SimClock::new(recorded.first().map_or(0, |r| r.at_unix_ms));
     let vfs = ClockVfs::register(clock.clone()).map_err(Error::harness)?;
@@ -145,6 +145,8 @@ pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded]) -> Re
     // The run's page cache (sim/db.rs), so neither side re-reads pages from the OS.
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;")?;
     conn.execute_batch(SCHEMA_SQL)?;
+    // The run's `random()` (sim/db/random.rs), so SQL that draws does the run's work.
+    crate::db::random::register(&conn, seed)?;
     let mut slots = prepare_all(&conn, catalog)?;
     for statement in recorded {
         clock.advance_to(statement.at_unix_ms);
@@ -197,13 +199,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (run_db, catalog, mut recorded) = recorded_quickstart(dir.path());
         let floor_db = dir.path().join("floor.db");
-        replay_floor(&floor_db, &catalog, &recorded).unwrap();
+        replay_floor(&floor_db, &catalog, &recorded, 42).unwrap();
         assert_eq!(file_sha256(&floor_db).unwrap(), run_db, "same statements at the same instants: the same bytes");
         // Near miss: the same statements with SQLite's clock stopped at the first one.
         let first = recorded[0].at_unix_ms;
         assert!(recorded.iter().any(|r| r.at_unix_ms > first), "the run spans simulated time");
         recorded.iter_mut().for_each(|r| r.at_unix_ms = first);
-        replay_floor(&floor_db, &catalog, &recorded).unwrap();
+        replay_floor(&floor_db, &catalog, &recorded, 42).unwrap();
         assert_ne!(file_sha256(&floor_db).unwrap(), run_db, "a floor on another clock writes other timestamps");
     }
 }

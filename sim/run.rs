@@ -98,18 +98,6 @@ fn run_inner(scenario: Scenario, options: &RunOptions, record: bool, keep: Keep)
     execute_keeping(plan, record, keep, &mut |_, _| {})
 }
 
-/// The scenario path as the trace's first row names it: as given, but spelled one way for one
-/// file from one folder — `./scenarios/a.toml` and `/abs/cwd/scenarios/a.toml` are
-/// `scenarios/a.toml` — so the same run gives the same trace hash however the path was typed.
-/// (`rehearsal judge` finds the scenario by this name from the same folder.) Only `.`
-/// components and the current folder's prefix are dropped: `..` and links are left alone.
-fn trace_name(path: &Path) -> String {
-    let relative = std::env::current_dir().ok().and_then(|cwd| path.strip_prefix(&cwd).ok().map(Path::to_path_buf));
-    let path = relative.as_deref().unwrap_or(path);
-    let kept: PathBuf = path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
-    kept.display().to_string()
-}
-
 /// Carries out a resolved plan: the database, the engine with its observers, the verdict.
 pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
     execute_with_progress(plan, record, &mut |_, _| {})
@@ -149,7 +137,16 @@ fn execute_keeping(
     };
     // What `rehearsal judge` needs to judge the run again from its files.
     let variants = cli_variants.clone();
-    trace.write_run_start(&RunStart { scenario: trace_name(&scenario.path), seed, variants, epoch_unix_ms: epoch })?;
+    // The scenario by file name and content alone: the trace hash must not depend on the
+    // folder the command ran in, how the path was typed or where the checkout is.
+    let start = RunStart {
+        scenario: crate::scenario::identity::file_name(&scenario.path),
+        scenario_sha256: scenario.sha256.clone(),
+        seed,
+        variants,
+        epoch_unix_ms: epoch,
+    };
+    trace.write_run_start(&start)?;
     let config = EngineConfig {
         seed,
         epoch_unix_ms: epoch,

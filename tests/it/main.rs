@@ -25,6 +25,7 @@ mod judge;
 mod mutants;
 mod nothing_lost;
 mod out_folder;
+mod place_and_jobs;
 mod own_sql;
 mod protocol;
 mod quickstart;

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::support::root;
+use crate::support::{copy_tree, root};
 
 /// Examples not run here: (a piece of the command, why).
 const SKIPPED: &[(&str, &str)] = &[
@@ -90,19 +90,6 @@ fn fresh_clone(dir: &Path) {
     let bin = dir.join(".bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rehearsal"), bin.join("rehearsal")).unwrap();
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 #[test]
