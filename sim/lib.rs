@@ -17,6 +17,7 @@ pub mod event;
 pub mod executor;
 pub mod explore;
 pub mod faults;
+pub mod failure_file;
 pub mod findings;
 pub mod handoff;
 pub mod interrupt;

@@ -17,8 +17,8 @@ use crate::vocab::RunOutcome;
 /// (always a pass with `--until`), an error when it diverged.
 pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, RunOutcome)> {
     let failure = Failure::load(path)?;
-    let scenario_path = failure.named_path();
-    let mut scenario = failure.load_scenario()?;
+    let mut scenario = failure.load_scenario(path)?;
+    let scenario_path = scenario.path.clone();
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("failure");
     let out_dir = out.unwrap_or_else(|| PathBuf::from("reports/replays").join(stem));
     if let Some(until) = until_ms {

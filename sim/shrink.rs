@@ -3,7 +3,7 @@
 //! the scenario's TOML document, and writes the smallest scenario it found, seeded and with
 //! the violation declared as expected, ready to commit under scenarios/regression/.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toml::{Table, Value};
 
@@ -45,9 +45,9 @@ fn failing_rule(summary: &RunSummary) -> String {
     summary.verdict.failure.clone()
 }
 
-fn attempt(table: &Table, path: &Path, seed: u64, variants: &[String], scratch: &Path) -> Option<RunSummary> {
+fn attempt(table: &Table, path: &Path, sql: Option<&Path>, seed: u64, variants: &[String], scratch: &Path) -> Option<RunSummary> {
     let text = toml::to_string(table).ok()?;
-    let scenario = Scenario::parse(&text, path).ok()?;
+    let scenario = Scenario::parse(&text, path).ok()?.with_sql(sql);
     let options = RunOptions {
         scenario_path: path.to_path_buf(),
         seed: Some(seed),
@@ -131,12 +131,13 @@ fn candidates(table: &Table, violation_ms: Option<i64>) -> Vec<Table> {
 
 pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     let failure = Failure::load(failure_path)?;
-    let scenario_path = PathBuf::from(&failure.scenario);
+    let located = failure.locate(failure_path)?;
+    let (scenario_path, sql) = (located.scenario, located.sql);
     let text = std::fs::read_to_string(&scenario_path).map_err(|e| Error::input(format!("{}: {e}", scenario_path.display())))?;
     let mut table: Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
-    let baseline = attempt(&table, &scenario_path, failure.seed, &failure.variants, scratch.path())
+    let baseline = attempt(&table, &scenario_path, sql.as_deref(), failure.seed, &failure.variants, scratch.path())
         .ok_or_else(|| Error::harness("the failing scenario does not run".to_string()))?;
     let rule = failing_rule(&baseline);
     if rule.is_empty() || rule != failure.rule {
@@ -158,7 +159,7 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
                 break 'search;
             }
             runs += 1;
-            let Some(summary) = attempt(&candidate, &scenario_path, failure.seed, &failure.variants, scratch.path()) else { continue };
+            let Some(summary) = attempt(&candidate, &scenario_path, sql.as_deref(), failure.seed, &failure.variants, scratch.path()) else { continue };
             if failing_rule(&summary) == rule {
                 table = candidate;
                 best = summary;

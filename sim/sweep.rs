@@ -71,50 +71,7 @@ impl ResultRow {
     }
 }
 
-/// A saved failure: everything `rehearsal replay` needs. Its scenario is named by an absolute
-/// path, so the file replays from any folder; `named` keeps the path as the sweep's command
-/// line gave it, which the trace's first row holds (and so the trace hash depends on).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Failure {
-    /// Where the scenario file is: absolute (a file saved before it was may be relative).
-    pub scenario: String,
-    /// The scenario as the sweep named it; the same as `scenario` when absent.
-    #[serde(default)]
-    pub named: String,
-    /// `--sql FILE` of the sweep, absolute, if it had one.
-    #[serde(default)]
-    pub sql: Option<String>,
-    pub seed: u64,
-    #[serde(default)]
-    pub variants: Vec<String>,
-    pub rule: String,
-    pub trace_hash: String,
-    #[serde(default)]
-    pub explanation: String,
-}
-
-impl Failure {
-    pub fn load(path: &Path) -> Result<Failure> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read failure file: {e}", path.display())))?;
-        toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
-    }
-
-    /// The scenario file, read from where `scenario` says and named as the sweep named it,
-    /// so a replay's trace is the sweep's byte for byte from any folder.
-    pub fn load_scenario(&self) -> Result<Scenario> {
-        let mut scenario = Scenario::load(Path::new(&self.scenario))?.with_sql(self.sql.as_deref().map(Path::new));
-        if !self.named.is_empty() {
-            scenario.path = PathBuf::from(&self.named);
-        }
-        Ok(scenario)
-    }
-
-    /// The path a run of this failure is named by (the trace's, the replay command's).
-    pub fn named_path(&self) -> PathBuf {
-        PathBuf::from(if self.named.is_empty() { &self.scenario } else { &self.named })
-    }
-}
+pub use crate::failure_file::Failure;
 
 /// A finished pair: its row, the rules its verdict showed, its measurements, what it
 /// exercised.
@@ -442,7 +399,12 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
             // A failure gets the reports a person looks at; a pass does not.
             Ok(kept) => {
                 if let Some(summary) = &summary {
-                    if let Err(e) = crate::report::write_run_reports(&kept, summary, &summary.resolved) {
+                    // The run was made in a scratch folder that is removed: its reports name
+                    // the folder it is kept in and the replay file beside it.
+                    let mut kept_summary = summary.clone();
+                    kept_summary.replay = format!("rehearsal replay {}", crate::shell::quote_path(&kept.with_extension("toml")));
+                    kept_summary.out_dir = kept.clone();
+                    if let Err(e) = crate::report::write_run_reports(&kept, &kept_summary, &summary.resolved) {
                         eprintln!("rehearsal: reports for seed {seed}: {e}");
                     }
                 }
@@ -612,10 +574,16 @@ fn replay_saved_failures(dir: &Path) {
     saved.sort();
     for path in saved {
         let Ok(failure) = Failure::load(&path) else { continue };
-        let Ok(scenario) = failure.load_scenario() else { continue };
+        let scenario = match failure.load_scenario(&path) {
+            Ok(scenario) => scenario,
+            Err(e) => {
+                eprintln!("rehearsal: saved failure {}: cannot run: {e}", path.display());
+                continue;
+            }
+        };
         let Ok(scratch) = tempfile::tempdir() else { return };
         let options = RunOptions {
-            scenario_path: failure.named_path(),
+            scenario_path: scenario.path.clone(),
             seed: Some(failure.seed),
             out_dir: Some(scratch.path().to_path_buf()),
             variants: failure.variants.clone(),
@@ -635,13 +603,14 @@ fn replay_saved_failures(dir: &Path) {
 fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
     let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
-    // Absolute, so the file replays from anywhere (the sweep's own folder is where it ran).
-    let absolute = std::fs::canonicalize(&row.scenario).map_or_else(|_| row.scenario.clone(), |p| p.display().to_string());
-    let sql = sql.map(|sql| std::fs::canonicalize(sql).map_or_else(|_| sql.display().to_string(), |p| p.display().to_string()));
+    // Relative to the suite's root, with the content hashes: the file replays in any checkout.
+    let (scenario, scenario_sha256, sql, sql_sha256) = Failure::describe(Path::new(&row.scenario), sql)?;
     let failure = Failure {
-        scenario: absolute,
-        named: row.scenario.clone(),
+        scenario,
+        scenario_sha256,
+        named: String::new(),
         sql,
+        sql_sha256,
         seed: row.seed,
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),

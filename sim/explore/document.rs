@@ -68,9 +68,11 @@ pub fn scenario(doc: &Table, path: &Path) -> Result<Scenario> {
     Scenario::parse(&text, path)
 }
 
-/// A replay file: `doc` seeded, with the command line's variants added to its own and its SQL
-/// file named absolutely (the file lives elsewhere), under `header` (comment lines).
-pub fn replay_file(doc: &Table, header: &str, seed: u64, variants: &[String], scenario_path: &Path) -> Result<String> {
+/// A replay file to be written in `dest_dir`: `doc` seeded, with the command line's variants
+/// added to its own and its SQL file copied beside it and named by its file name, so the
+/// folder replays after it is copied elsewhere (another machine, a CI artifact). Under
+/// `header` (comment lines).
+pub fn replay_file(doc: &Table, header: &str, seed: u64, variants: &[String], scenario_path: &Path, dest_dir: &Path) -> Result<String> {
     let mut doc = doc.clone();
     let run = doc.entry("run").or_insert_with(|| Value::Table(Table::new()));
     if let Value::Table(run) = run {
@@ -86,7 +88,7 @@ pub fn replay_file(doc: &Table, header: &str, seed: u64, variants: &[String], sc
         }
         if let Some(Value::String(sql)) = protocol.get_mut("sql") {
             let original = scenario_path.parent().unwrap_or(Path::new(".")).join(&*sql);
-            *sql = std::fs::canonicalize(&original).unwrap_or(original).display().to_string();
+            *sql = copy_beside(&original, dest_dir)?;
         }
         if protocol.is_empty() {
             doc.remove("protocol");
@@ -94,4 +96,34 @@ pub fn replay_file(doc: &Table, header: &str, seed: u64, variants: &[String], sc
     }
     let body = toml::to_string(&doc).map_err(|e| Error::harness(e.to_string()))?;
     Ok(format!("{header}{body}"))
+}
+
+/// Copies the SQL file `original` into `dest_dir` (once: the replay files of one command share
+/// it) and returns the name a replay file there gives it.
+fn copy_beside(original: &Path, dest_dir: &Path) -> Result<String> {
+    let name = crate::scenario::identity::file_name(original);
+    let text = std::fs::read(original).map_err(|e| Error::input(format!("{}: cannot read SQL file: {e}", original.display())))?;
+    let copy = dest_dir.join(&name);
+    if std::fs::read(&copy).ok().as_deref() != Some(&text[..]) {
+        std::fs::create_dir_all(dest_dir)?;
+        crate::atomic::write_atomically(&copy, &text)?;
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replay_file_names_its_sql_file_by_a_copy_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("suite")).unwrap();
+        std::fs::write(dir.path().join("suite/own.sql"), "-- name: heartbeat\nSELECT 1;\n").unwrap();
+        let doc: Table = "[tasks]\ncount = 1\n[protocol]\nsql = \"own.sql\"\n".parse().unwrap();
+        let failures = dir.path().join("out/failures");
+        let text = replay_file(&doc, "# h\n", 3, &[], &dir.path().join("suite/s.toml"), &failures).unwrap();
+        assert!(text.contains("sql = \"own.sql\""), "named beside the replay file, not by an absolute path: {text}");
+        assert_eq!(std::fs::read_to_string(failures.join("own.sql")).unwrap(), "-- name: heartbeat\nSELECT 1;\n");
+    }
 }

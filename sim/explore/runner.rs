@@ -102,7 +102,7 @@ impl Explorer<'_> {
         let row = &exploration.rows[failure.first_row];
         let dir = self.options.out.join("failures");
         let header = replay_header(failure, row, exploration);
-        let text = document::replay_file(&self.document(job), &header, self.seed, &self.options.variants, &self.options.scenario)?;
+        let text = document::replay_file(&self.document(job), &header, self.seed, &self.options.variants, &self.options.scenario, &dir)?;
         write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())?;
         let run_dir = dir.join(failure.file_stem());
         let summary = self.run(job, &run_dir)?;

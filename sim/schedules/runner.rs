@@ -127,7 +127,7 @@ impl Explorer<'_> {
         crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)?;
         let header = replay_header(failure, row, enumeration, &choices_taken(&run_dir)?);
         let seed = enumeration.seed;
-        let text = document::replay_file(&self.document(&choices), &header, seed, &self.options.variants, &self.options.scenario)?;
+        let text = document::replay_file(&self.document(&choices), &header, seed, &self.options.variants, &self.options.scenario, &dir)?;
         write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())
     }
 }

@@ -127,7 +127,8 @@ pub(super) fn write_outputs(runner: &Runner, found: &Search) -> Result<()> {
 
 fn write_replay(runner: &Runner, input: &Input, header: &str, path: &Path) -> Result<()> {
     let options = runner.options;
-    let text = document::replay_file(&runner.document(input), header, input.seed, &options.variants, &options.scenario)?;
+    let dest_dir = path.parent().unwrap_or(Path::new("."));
+    let text = document::replay_file(&runner.document(input), header, input.seed, &options.variants, &options.scenario, dest_dir)?;
     write_atomically(path, text.as_bytes())
 }
 
