@@ -51,7 +51,9 @@ fn engine_and_floor(c: &mut Criterion) {
         b.iter(|| black_box(run_scenario(Scenario::load(&path).unwrap(), &run_options).unwrap().statements))
     });
     let db = tmp.path().join("floor.db");
-    group.bench_function("bare_rusqlite", |b| b.iter(|| black_box(rehearsal::overhead::replay_floor(&db, &catalog, &recorded, summary.seed).unwrap())));
+    group.bench_function("bare_rusqlite", |b| {
+        b.iter(|| black_box(rehearsal::overhead::replay_floor(&db, &catalog, &recorded, summary.seed).unwrap()))
+    });
     group.finish();
 }
 

@@ -227,6 +227,8 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     let base_text = std::fs::read_to_string(&options.scenario)
         .map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", options.scenario.display())))?;
     Scenario::parse(&base_text, &options.scenario)?;
+    // Its SQL, `--sql` over its own, before any point: a bad file is bad input, once.
+    crate::replay::check(&options.scenario, options.sql.as_deref())?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
@@ -255,11 +257,6 @@ fn point_text(options: &BenchOptions, base: &toml::Table, index: usize, choice: 
         let absolute = std::fs::canonicalize(&from_scenario).unwrap_or(from_scenario);
         set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
     }
-    // `--sql FILE` takes the place of the scenario's own, named absolutely too.
-    if let Some(sql) = &options.sql {
-        let absolute = std::fs::canonicalize(sql).map_err(|e| Error::input(format!("--sql {}: {e}", sql.display())))?;
-        set_dotted(&mut table, "protocol.sql", toml::Value::String(absolute.display().to_string())).map_err(Error::input)?;
-    }
     let mut described = Vec::new();
     for (param, &i) in options.params.iter().zip(choice) {
         for (name, value) in param.names.iter().zip(&param.values[i]) {
@@ -284,12 +281,13 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
         point: point.index,
         seed,
         verdict: "error".to_string(),
-        // The point's file names its SQL (`--sql` included).
-        replay: crate::shell::run_command(&point.path, seed, &options.variants, None),
+        // The point's file names the scenario's own SQL; `--sql` layers over it.
+        replay: crate::shell::run_command(&point.path, seed, &options.variants, options.sql.as_deref()),
         ..RunStat::default()
     };
     let dir = scratch.join(format!("p{}-{seed}", point.index));
     let outcome = Scenario::load(&point.path).and_then(|scenario| {
+        let scenario = scenario.with_sql(options.sql.as_deref());
         let run_options = RunOptions {
             scenario_path: point.path.clone(),
             seed: Some(seed),

@@ -8,6 +8,7 @@ use rusqlite::{ffi, Connection, OpenFlags};
 
 pub mod prepared;
 pub mod random;
+pub mod schema_guard;
 
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};

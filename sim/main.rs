@@ -49,7 +49,7 @@ enum Command {
     /// Parameter grid over seeds (CSV per grid point, heatmaps), or with --overhead the cost
     /// of one run against the SQLite floor of its own statements.
     Bench(BenchArgs),
-    /// Validate scenario files and their SQL without running them.
+    /// Validate scenario files and their SQL (or a --sql file alone) without running them.
     Check(CheckArgs),
     /// Run the same seeds under several variants and tabulate violations and latencies.
     Compare(CompareArgs),
@@ -286,8 +286,8 @@ struct RunArgs {
     /// Replace the run already in the output folder (refused without it).
     #[arg(long)]
     force: bool,
-    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
-    /// scenario's `[protocol] sql` (variants still apply after it).
+    /// Protocol SQL file whose `-- name:` entries replace the defaults and those of the
+    /// scenario's `[protocol] sql` (applied after it; variants still apply last).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
     #[command(flatten)]
@@ -325,8 +325,8 @@ struct SweepArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
-    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
-    /// scenario's `[protocol] sql` (variants still apply after it).
+    /// Protocol SQL file whose `-- name:` entries replace the defaults and those of the
+    /// scenario's `[protocol] sql` (applied after it; variants still apply last).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
     /// Where the runs are made and removed (default: /dev/shm where it exists, else --out).
@@ -438,8 +438,8 @@ struct BenchArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
-    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
-    /// scenario's `[protocol] sql` (variants still apply after it).
+    /// Protocol SQL file whose `-- name:` entries replace the defaults and those of the
+    /// scenario's `[protocol] sql` (applied after it; variants still apply last).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
     #[command(flatten)]
@@ -449,8 +449,12 @@ struct BenchArgs {
 #[derive(Args)]
 struct CheckArgs {
     /// Scenario files (TOML) to validate, with their SQL and variants.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "sql")]
     scenarios: Vec<PathBuf>,
+    /// A protocol SQL file to validate: alone (over the default protocol), or with each
+    /// scenario as `--sql` would run it (over the scenario's own SQL).
+    #[arg(long, value_name = "FILE")]
+    sql: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -470,8 +474,8 @@ struct CompareArgs {
     /// command wrote there before is cleared first.
     #[arg(long)]
     force: bool,
-    /// Protocol SQL file whose `-- name:` entries replace the defaults, in place of the
-    /// scenario's `[protocol] sql` (variants still apply after it).
+    /// Protocol SQL file whose `-- name:` entries replace the defaults and those of the
+    /// scenario's `[protocol] sql` (applied after it; variants still apply last).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
     #[command(flatten)]
@@ -745,7 +749,7 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
     if args.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
-    let report = rehearsal::overhead::overhead(&args.scenario, args.seed, &args.variants.variants, args.repeat)?;
+    let report = rehearsal::overhead::overhead(&args.scenario, args.seed, &args.variants.variants, args.sql.as_deref(), args.repeat)?;
     print!("{}", report.render());
     Ok(Outcome::PASS)
 }
@@ -898,8 +902,13 @@ fn cmd_search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
 }
 
 fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
+    if args.scenarios.is_empty() {
+        if let Some(sql) = &args.sql {
+            println!("{}", rehearsal::replay::check_sql(sql)?);
+        }
+    }
     for path in &args.scenarios {
-        println!("{}", rehearsal::replay::check(path)?);
+        println!("{}", rehearsal::replay::check(path, args.sql.as_deref())?);
     }
     Ok(Outcome::PASS)
 }

@@ -75,8 +75,15 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], repeats: usize) -> Result<OverheadReport> {
-    let scenario = crate::variant::with_variants(&Scenario::load(scenario_path)?, variants)?;
+pub fn overhead(
+    scenario_path: &Path,
+    seed: Option<u64>,
+    variants: &[String],
+    sql: Option<&Path>,
+    repeats: usize,
+) -> Result<OverheadReport> {
+    let load = || Scenario::load(scenario_path).map(|scenario| scenario.with_sql(sql));
+    let scenario = crate::variant::with_variants(&load()?, variants)?;
     let catalog = catalog_for(&scenario)?;
     let scratch = crate::scratch::scratch_folder("rehearsal-overhead-", None, &std::env::temp_dir())?;
     let options = |name: &str| RunOptions {
@@ -85,14 +92,14 @@ pub fn overhead(scenario_path: &Path, seed: Option<u64>, variants: &[String], re
         out_dir: Some(scratch.path().join(name)),
         variants: variants.to_vec(),
     };
-    let (summary, recorded) = run_recorded(Scenario::load(scenario_path)?, &options("recorded"))?;
+    let (summary, recorded) = run_recorded(load()?, &options("recorded"))?;
     let run_db_sha256 = file_sha256(&summary.out_dir.join("comms.db"))?;
     let mut run_best = Duration::MAX;
     let mut floor_best = Duration::MAX;
     // Interleaved so that a slow moment of the machine hits both sides alike.
     for i in 0..repeats.max(1) {
         let name = format!("run-{i}");
-        let scenario = Scenario::load(scenario_path)?;
+        let scenario = load()?;
         let started = Instant::now();
         let again = run_scenario(scenario, &options(&name))?;
         run_best = run_best.min(started.elapsed());

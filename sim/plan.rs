@@ -74,11 +74,11 @@ pub fn default_out_dir(scenario: &str, variants: &[String], seed: u64) -> PathBu
 }
 
 /// The protocol statements a scenario runs: the default catalog, then the scenario's own SQL,
-/// then its variants' (the scenario's own variants are applied here if they are not yet).
+/// then `--sql`, then its variants' (the scenario's own variants are applied here if they are not yet).
 pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
     let scenario = crate::variant::with_variants(scenario, &[])?;
     let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = scenario.sql_file() {
+    for sql in scenario.sql_files() {
         catalog.override_from_file(sql)?;
     }
     for (origin, text) in &scenario.variant_sql {

@@ -65,25 +65,34 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
     }
 }
 
-/// Loads a scenario, applies its variants and prepares all its SQL against the schema in
-/// memory: every input error a run would meet, without running.
-pub fn check(path: &Path) -> Result<String> {
-    let scenario = crate::variant::with_variants(&Scenario::load(path)?, &[])?;
-    let mut catalog = Catalog::default_protocol();
-    if let Some(sql) = scenario.sql_file() {
-        catalog.override_from_file(sql)?;
-    }
-    for (origin, text) in &scenario.variant_sql {
-        catalog.override_with(text, origin)?;
-    }
-    let sql = catalog.identity();
-    let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
-    let db = CommsDb::create(&scratch.path().join("comms.db"), SimClock::new(scenario.run.epoch_unix_ms), 0, catalog)?;
-    db.close()?;
+/// Loads a scenario, applies its variants and prepares all its SQL (`--sql` over its own)
+/// against the schema in memory: every input error a run would meet, without running.
+pub fn check(path: &Path, sql: Option<&Path>) -> Result<String> {
+    let scenario = crate::variant::with_variants(&Scenario::load(path)?.with_sql(sql), &[])?;
+    let sql = prepare_on_scratch(crate::plan::catalog_for(&scenario)?, scenario.run.epoch_unix_ms)?;
     Ok(format!(
         "ok  {} ({} tasks, variants: {}, SQL: {sql})",
         path.display(),
         scenario.tasks.len(),
         if scenario.variant_names.is_empty() { "none".to_string() } else { scenario.variant_names.join(", ") }
     ))
+}
+
+/// `check --sql FILE` with no scenario: the file over the default protocol, every statement
+/// prepared against the schema and checked as a run checks it.
+pub fn check_sql(sql: &Path) -> Result<String> {
+    let mut catalog = Catalog::default_protocol();
+    catalog.override_from_file(sql)?;
+    let identity = prepare_on_scratch(catalog, 0)?;
+    Ok(format!("ok  {} (SQL: {identity})", sql.display()))
+}
+
+/// Prepares `catalog` on a fresh comms.db in a scratch folder: its identity, or the first
+/// input error a run would meet.
+fn prepare_on_scratch(catalog: Catalog, epoch_unix_ms: i64) -> Result<crate::sql_catalog::SqlIdentity> {
+    let identity = catalog.identity();
+    let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
+    let db = CommsDb::create(&scratch.path().join("comms.db"), SimClock::new(epoch_unix_ms), 0, catalog)?;
+    db.close()?;
+    Ok(identity)
 }

@@ -78,6 +78,9 @@ mod tests {
         assert_eq!(std::fs::canonicalize(found).unwrap(), std::fs::canonicalize(checkout.join("scenarios/faults/z.toml")).unwrap());
         let missing = find("z.toml", &identity::content_sha256("new text\n"), &run_dir).unwrap_err().to_string();
         assert!(missing.contains("cannot find the scenario z.toml of sha256"), "{missing}");
-        assert!(missing.contains(&format!("old/z.toml has sha256 {}", identity::short(&identity::content_sha256("old text\n")))), "{missing}");
+        assert!(
+            missing.contains(&format!("old/z.toml has sha256 {}", identity::short(&identity::content_sha256("old text\n")))),
+            "{missing}"
+        );
     }
 }

@@ -159,7 +159,9 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
                 break 'search;
             }
             runs += 1;
-            let Some(summary) = attempt(&candidate, &scenario_path, sql.as_deref(), failure.seed, &failure.variants, scratch.path()) else { continue };
+            let Some(summary) = attempt(&candidate, &scenario_path, sql.as_deref(), failure.seed, &failure.variants, scratch.path()) else {
+                continue;
+            };
             if failing_rule(&summary) == rule {
                 table = candidate;
                 best = summary;

@@ -97,9 +97,30 @@ impl Catalog {
         Ok(())
     }
 
+    /// Replaces the named entries of the SQL file at `path`, which must be text with at least
+    /// one `-- name:` entry, each of a statement the engine runs: anything else (an empty
+    /// file, a binary one, plain SQL, a `.toml`) would leave the protocol as it was and the
+    /// run would report on SQL nobody meant, so it is refused naming the file (and line).
     pub fn override_from_file(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read SQL file: {e}", path.display())))?;
-        self.override_with(&text, &path.display().to_string())
+        let text = read_sql_file(path)?;
+        let file = path.display().to_string();
+        let entries = parse(&text, &file)?;
+        if entries.is_empty() {
+            return Err(Error::input(format!(
+                "{file}: no `-- name:` entry: a protocol SQL file is a list of statements, each after a line `-- name: NAME` naming the statement it replaces (known names: {})",
+                known_names().join(", ")
+            )));
+        }
+        for entry in &entries {
+            if Stmt::parse(&entry.name).is_none() {
+                return Err(unknown_statement(entry));
+            }
+        }
+        self.sources.push(file);
+        for entry in entries {
+            self.statements.insert(entry.name.clone(), entry);
+        }
+        Ok(())
     }
 
     pub fn get(&self, name: &str) -> &Statement {
@@ -130,14 +151,7 @@ impl Catalog {
         }
         for statement in self.statements.values() {
             let Some(stmt) = Stmt::parse(&statement.name) else {
-                let known: Vec<&str> = required().map(|(n, _)| n).collect();
-                return Err(Error::input(format!(
-                    "statement `{}` ({}) is not one the engine runs{}; known names: {}",
-                    statement.name,
-                    statement.origin,
-                    crate::vocab::suggest::did_you_mean(&statement.name, known.iter().copied()),
-                    known.join(", ")
-                )));
+                return Err(unknown_statement(statement));
             };
             prepare(stmt, statement)?;
         }
@@ -170,6 +184,43 @@ impl Statement {
         }
         Ok(prepared)
     }
+}
+
+fn known_names() -> Vec<&'static str> {
+    required().map(|(name, _)| name).collect()
+}
+
+/// An entry whose name is no statement the engine runs, with the one it most likely meant.
+fn unknown_statement(entry: &Statement) -> Error {
+    Error::input(format!(
+        "statement `{}` ({}) is not one the engine runs{}; known names: {}",
+        entry.name,
+        entry.origin,
+        crate::vocab::suggest::did_you_mean(&entry.name, known_names()),
+        known_names().join(", ")
+    ))
+}
+
+/// The text of a protocol SQL file: UTF-8, no NUL byte, not empty. Unreadable is an I/O
+/// error's message but bad input (the path is the user's).
+fn read_sql_file(path: &Path) -> Result<String> {
+    let file = path.display();
+    let bytes = std::fs::read(path).map_err(|e| Error::input(format!("{file}: cannot read SQL file: {e}")))?;
+    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+        return Err(Error::input(format!(
+            "{file}: a NUL byte at byte {at}: a binary file, not a protocol SQL file (text with `-- name:` entries)"
+        )));
+    }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Error::input(format!(
+            "{file}: not UTF-8 text (byte {}): not a protocol SQL file (text with `-- name:` entries)",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
+    if text.trim().is_empty() {
+        return Err(Error::input(format!("{file}: empty: a protocol SQL file holds `-- name:` entries")));
+    }
+    Ok(text)
 }
 
 /// Splits a `.sql` file into named entries. Text before the first `-- name:` is a header.

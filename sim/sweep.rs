@@ -325,6 +325,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     assert!(options.jobs >= 1);
     // Bad input stops the sweep before any pair runs.
     let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
+    // Every scenario's SQL (`--sql` over its own) prepared once before any pair: a bad file
+    // is bad input (exit 2), not an error in every pair.
+    for scenario in &options.scenarios {
+        crate::replay::check(scenario, options.sql.as_deref())?;
+    }
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.

@@ -144,7 +144,14 @@ fn prepare_kept<'conn>(conn: &'conn Connection, sql: &str) -> rusqlite::Result<S
 fn prepare_validated<'conn>(conn: &'conn Connection, catalog: &Catalog) -> Result<Vec<Slot<'conn>>> {
     let mut slots: Vec<Option<Slot<'conn>>> = Stmt::ALL.iter().map(|_| None).collect();
     catalog.validate_each(|stmt, entry| {
-        let statement = entry.prepared(stmt, prepare_kept(conn, &entry.sql))?;
+        let (outcome, refused) = super::schema_guard::prepare_guarded(conn, &entry.sql, || prepare_kept(conn, &entry.sql));
+        if let Some(action) = refused {
+            return Err(crate::error::Error::input(format!(
+                "statement `{}` ({}) changes the schema or the connection ({action}): refused; the protocol's statements read and write rows only",
+                entry.name, entry.origin
+            )));
+        }
+        let statement = entry.prepared(stmt, outcome)?;
         slots[index(stmt)] = Some(Slot::kept(stmt, statement)?);
         Ok(())
     })?;

@@ -65,7 +65,8 @@ fn blob_length(ctx: &Context<'_>) -> rusqlite::Result<usize> {
 /// The integer a text starts with, as SQLite converts `'12abc'` to 12.
 fn leading_integer(text: &str) -> Option<i64> {
     let text = text.trim_start();
-    let end = text.char_indices().find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))).map_or(text.len(), |(i, _)| i);
+    let end =
+        text.char_indices().find(|&(i, c)| !(c.is_ascii_digit() || (i == 0 && (c == '-' || c == '+')))).map_or(text.len(), |(i, _)| i);
     text[..end].parse().ok()
 }
 
@@ -80,8 +81,13 @@ mod tests {
     }
 
     fn draws(conn: &Connection) -> (Vec<i64>, Vec<u8>) {
-        let ints = conn.prepare("SELECT random() FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)").unwrap()
-            .query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<Vec<i64>>>().unwrap();
+        let ints = conn
+            .prepare("SELECT random() FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3)")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .unwrap();
         let blob = conn.query_row("SELECT randomblob(16)", [], |r| r.get(0)).unwrap();
         (ints, blob)
     }

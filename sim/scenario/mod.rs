@@ -60,8 +60,8 @@ pub struct Scenario {
     pub tasks: Vec<TaskPlan>,
     /// A `.sql` file whose named entries replace the default protocol's (resolved path).
     pub protocol_sql: Option<PathBuf>,
-    /// `--sql FILE` of the command line (as given): takes the place of `protocol_sql`, and
-    /// the replay command names it.
+    /// `--sql FILE` of the command line (as given): its entries replace those of the default
+    /// protocol and of `protocol_sql` (applied after it), and the replay command names it.
     pub sql_override: Option<PathBuf>,
     /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
     /// not applied. From `crate::variant::with_variants`: those applied (the scenario's own, then
@@ -183,8 +183,8 @@ impl Scenario {
         }
     }
 
-    /// The scenario with `--sql FILE` in place of its `[protocol] sql` (a new value, made
-    /// before the plan: the loaded scenario is not changed).
+    /// The scenario with `--sql FILE` over its `[protocol] sql` (a new value, made before the
+    /// plan: the loaded scenario is not changed).
     pub fn with_sql(&self, sql: Option<&Path>) -> Scenario {
         let mut scenario = self.clone();
         if let Some(sql) = sql {
@@ -193,9 +193,12 @@ impl Scenario {
         scenario
     }
 
-    /// The SQL file whose entries replace the defaults: `--sql`, else `[protocol] sql`.
-    pub fn sql_file(&self) -> Option<&Path> {
-        self.sql_override.as_deref().or(self.protocol_sql.as_deref())
+    /// The SQL files whose entries replace the defaults, in the order they apply: the
+    /// scenario's `[protocol] sql`, then `--sql` (a later entry replaces an earlier one of the
+    /// same name). Layered, so a scenario that needs its own statements (guard-block) keeps
+    /// them when a user adds `--sql`.
+    pub fn sql_files(&self) -> impl Iterator<Item = &Path> {
+        self.protocol_sql.iter().chain(&self.sql_override).map(PathBuf::as_path)
     }
 
     /// The scripted behaviour of one subagent, if any.

@@ -116,7 +116,11 @@ fn the_scenario_is_found_by_name_and_content_hash_or_given_and_a_changed_one_is_
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("scenarios/examples/bootstrap.toml seed 1: PASS — agrees"), "{out}");
     // From a folder with no such file above the run or in scenarios/: named, with the way out.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal")).args(["judge", run.to_str().unwrap()]).current_dir(tmp.path()).output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(["judge", run.to_str().unwrap()])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cannot find the scenario bootstrap.toml of sha256"), "{}", stderr(&o));
     assert!(stderr(&o).contains("pass --scenario FILE"), "{}", stderr(&o));
@@ -131,7 +135,11 @@ fn the_scenario_is_found_by_name_and_content_hash_or_given_and_a_changed_one_is_
         &["--scenario", scenario.to_str().unwrap()],
         &[&format!("{}:2: the run was made with bootstrap.toml of sha256 ", trace.display()), "not the scenario this run was made with"],
     );
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal")).args(["judge", run.to_str().unwrap()]).current_dir(tmp.path()).output().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(["judge", run.to_str().unwrap()])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("(bootstrap.toml has sha256 "), "the edited file is named: {}", stderr(&o));
 }

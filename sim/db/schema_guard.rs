@@ -1,0 +1,130 @@
+//! The protocol's statements read and write rows; none may change the schema seed 004 fixes
+//! (DESIGN.md, inv. 4) or the connection the run set up. SQLite itself says what a statement
+//! does while it is prepared: an authorizer (`sqlite3_set_authorizer`) sees each action
+//! (SQLITE_DROP_TABLE, SQLITE_ALTER_TABLE, SQLITE_CREATE_TRIGGER, SQLITE_ATTACH, a PRAGMA with
+//! its value, …), which text matching could miss (comments, case, a `CREATE TEMP TRIGGER`).
+//! The guard is on only while the catalog's statements are prepared. VACUUM has no action
+//! code, so it is recognised by its first word.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use rusqlite::{ffi, Connection};
+
+/// What the guard refused while it was on: the first action of the statement being prepared.
+#[derive(Default)]
+pub struct Refused {
+    pub action: Option<String>,
+}
+
+/// Prepares with `prepare` while schema changes are refused; returns what it gave and, when
+/// the statement changes the schema, the action that does (`DROP TABLE orchestration_tasks`).
+pub fn prepare_guarded<T>(conn: &Connection, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
+    if first_word(sql).eq_ignore_ascii_case("vacuum") {
+        return (prepare(), Some("VACUUM".to_string()));
+    }
+    let mut refused = Refused::default();
+    // SAFETY: the callback reads `refused` only while the authorizer is set, which ends
+    // before `refused` goes out of scope; the handle is the live connection's.
+    unsafe {
+        ffi::sqlite3_set_authorizer(conn.handle(), Some(authorize), (&mut refused as *mut Refused).cast::<c_void>());
+    }
+    let outcome = prepare();
+    unsafe {
+        ffi::sqlite3_set_authorizer(conn.handle(), None, std::ptr::null_mut());
+    }
+    (outcome, refused.action)
+}
+
+/// The action an authorizer code stands for when it changes the schema or the connection.
+fn schema_change(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<String> {
+    let object = arg1.unwrap_or("?");
+    let verb = match code {
+        ffi::SQLITE_CREATE_INDEX | ffi::SQLITE_CREATE_TEMP_INDEX => "CREATE INDEX",
+        ffi::SQLITE_CREATE_TABLE | ffi::SQLITE_CREATE_TEMP_TABLE => "CREATE TABLE",
+        ffi::SQLITE_CREATE_TRIGGER | ffi::SQLITE_CREATE_TEMP_TRIGGER => "CREATE TRIGGER",
+        ffi::SQLITE_CREATE_VIEW | ffi::SQLITE_CREATE_TEMP_VIEW => "CREATE VIEW",
+        ffi::SQLITE_CREATE_VTABLE => "CREATE VIRTUAL TABLE",
+        ffi::SQLITE_DROP_INDEX | ffi::SQLITE_DROP_TEMP_INDEX => "DROP INDEX",
+        ffi::SQLITE_DROP_TABLE | ffi::SQLITE_DROP_TEMP_TABLE => "DROP TABLE",
+        ffi::SQLITE_DROP_TRIGGER | ffi::SQLITE_DROP_TEMP_TRIGGER => "DROP TRIGGER",
+        ffi::SQLITE_DROP_VIEW | ffi::SQLITE_DROP_TEMP_VIEW => "DROP VIEW",
+        ffi::SQLITE_DROP_VTABLE => "DROP VIRTUAL TABLE",
+        ffi::SQLITE_ALTER_TABLE => return Some(format!("ALTER TABLE {}", arg2.unwrap_or("?"))),
+        ffi::SQLITE_REINDEX => "REINDEX",
+        ffi::SQLITE_ANALYZE => "ANALYZE",
+        ffi::SQLITE_ATTACH => "ATTACH",
+        ffi::SQLITE_DETACH => "DETACH",
+        // A PRAGMA with a value sets something (`PRAGMA journal_mode = DELETE`); one without
+        // only reads.
+        ffi::SQLITE_PRAGMA => return arg2.map(|value| format!("PRAGMA {object} = {value}")),
+        _ => return None,
+    };
+    Some(format!("{verb} {object}"))
+}
+
+unsafe extern "C" fn authorize(
+    user: *mut c_void,
+    code: c_int,
+    arg1: *const c_char,
+    arg2: *const c_char,
+    _database: *const c_char,
+    _trigger: *const c_char,
+) -> c_int {
+    let text = |p: *const c_char| if p.is_null() { None } else { CStr::from_ptr(p).to_str().ok() };
+    match schema_change(code, text(arg1), text(arg2)) {
+        Some(action) => {
+            let refused = &mut *user.cast::<Refused>();
+            refused.action.get_or_insert(action);
+            ffi::SQLITE_DENY
+        }
+        None => ffi::SQLITE_OK,
+    }
+}
+
+/// The statement's first word, past whitespace and `--` and `/* */` comments.
+fn first_word(sql: &str) -> &str {
+    let mut rest = sql.trim_start();
+    loop {
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, next)| next).trim_start();
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, next)| next).trim_start();
+        } else {
+            break;
+        }
+    }
+    rest.split(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(sql: &str) -> Option<String> {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (a); CREATE INDEX ti ON t (a);").unwrap();
+        prepare_guarded(&conn, sql, || conn.prepare(sql).map(|_| ())).1
+    }
+
+    #[test]
+    fn statements_that_change_the_schema_or_the_connection_are_named_and_row_statements_pass() {
+        let cases = [
+            ("DROP TABLE t", "DROP TABLE t"),
+            ("/* x */ alter table t add column b", "ALTER TABLE t"),
+            ("CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END", "CREATE TRIGGER tr"),
+            ("create temp trigger tr after insert on t begin select 1; end", "CREATE TRIGGER tr"),
+            ("CREATE TABLE u (a)", "CREATE TABLE u"),
+            ("CREATE VIEW v AS SELECT a FROM t", "CREATE VIEW v"),
+            ("DROP INDEX ti", "DROP INDEX ti"),
+            ("ATTACH 'x.db' AS x", "ATTACH"),
+            ("PRAGMA journal_mode = DELETE", "PRAGMA journal_mode = DELETE"),
+            ("-- why\n  VACUUM", "VACUUM"),
+        ];
+        for (sql, action) in cases {
+            assert!(refused(sql).is_some_and(|a| a.starts_with(action)), "{sql}: {:?}", refused(sql));
+        }
+        for sql in ["SELECT a FROM t", "UPDATE t SET a = 1", "INSERT INTO t VALUES (random())", "DELETE FROM t", "PRAGMA journal_mode"] {
+            assert_eq!(refused(sql), None, "{sql}");
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! `--sql FILE` cannot be silently wrong (issue 25, item 6): a file that would leave the
+//! protocol as it was (no `-- name:` entry, empty, binary) or names a statement the engine
+//! does not run is bad input, exit 2, naming the file; a statement that changes the schema
+//! or the connection is refused at load naming the entry and file:line, as SQLite's
+//! authorizer sees it; `check --sql` validates a file; and `--sql` layers over the scenario's
+//! own `[protocol] sql`, every file named in what the run reports.
+
+use std::path::Path;
+
+use crate::support::{rehearsal, stderr, stdout, summary_field};
+
+const QUICKSTART: &str = "scenarios/quickstart.toml";
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `args` exits 2 and its stderr holds every fragment.
+fn refused(args: &[&str], fragments: &[&str]) {
+    let o = rehearsal(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}\n{}{}", stdout(&o), stderr(&o));
+    for fragment in fragments {
+        assert!(stderr(&o).contains(fragment), "{args:?}: `{fragment}` in:\n{}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_sql_file_with_nothing_the_engine_runs_is_bad_input_for_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let cases = [
+        (write(d, "plain.sql", b"UPDATE orchestration_tasks SET state = 'complete';\n"), "no `-- name:` entry"),
+        (write(d, "empty.sql", b"\n  \n"), "empty"),
+        (write(d, "binary.sql", b"-- name: heartbeat\n\x00\x01\x02"), "a NUL byte at byte 19"),
+        (write(d, "latin1.sql", b"-- name: heartbeat\nSELECT '\xe9';\n"), "not UTF-8 text (byte 27)"),
+        (write(d, "scenario.toml", b"[tasks]\ncount = 1\n"), "no `-- name:` entry"),
+        (
+            write(d, "unknown.sql", b"-- name: hearbeat\nSELECT 1;\n"),
+            "statement `hearbeat` (FILE:1) is not one the engine runs; did you mean `heartbeat`?",
+        ),
+    ];
+    let out = d.join("out");
+    for (file, message) in &cases {
+        let message = message.replace("FILE", file);
+        refused(&["run", QUICKSTART, "--sql", file, "--out", out.to_str().unwrap()], &[file, &message]);
+        refused(&["check", "--sql", file], &[file, &message]);
+    }
+    // The commands that run many pairs say it once, before any pair.
+    let (plain, message) = &cases[0];
+    refused(&["sweep", QUICKSTART, "--seeds", "1..=2", "--sql", plain, "--out", d.join("sweep").to_str().unwrap()], &[message]);
+    refused(&["compare", QUICKSTART, "--seeds", "1", "--sql", plain, "--out", d.join("compare").to_str().unwrap()], &[message]);
+    refused(
+        &[
+            "bench",
+            QUICKSTART,
+            "--param",
+            "timing.heartbeat_refresh_s=300",
+            "--seeds",
+            "1",
+            "--sql",
+            plain,
+            "--out",
+            d.join("bench").to_str().unwrap(),
+        ],
+        &[message],
+    );
+    refused(&["bench", QUICKSTART, "--overhead", "--repeat", "1", "--sql", plain], &[message]);
+    assert!(!d.join("sweep/results.csv").exists() && !d.join("bench/bench.csv").exists(), "nothing ran");
+}
+
+#[test]
+fn statements_that_change_the_schema_or_the_connection_are_refused_at_load_naming_entry_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let heartbeat = "-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task_id;\n";
+    let cases = [
+        ("DROP TABLE orchestration_messages;", "DROP TABLE orchestration_messages"),
+        ("ALTER TABLE orchestration_tasks ADD COLUMN x;", "ALTER TABLE orchestration_tasks"),
+        ("CREATE TRIGGER t AFTER UPDATE ON orchestration_tasks BEGIN SELECT 1; END;", "CREATE TRIGGER t"),
+        ("create index i on orchestration_tasks (state);", "CREATE INDEX i"),
+        ("VACUUM;", "VACUUM"),
+        ("ATTACH 'other.db' AS other;", "ATTACH"),
+        ("PRAGMA journal_mode = DELETE;", "PRAGMA journal_mode = DELETE"),
+    ];
+    for (i, (sql, action)) in cases.iter().enumerate() {
+        // The bad entry is the second, at line 4 of the file.
+        let file = write(d, &format!("bad{i}.sql"), format!("{heartbeat}\n-- name: conductor_heartbeat\n{sql}\n").as_bytes());
+        let expected = format!("statement `conductor_heartbeat` ({file}:4) changes the schema or the connection ({action}");
+        refused(&["check", "--sql", &file], &[&expected, "refused"]);
+        refused(&["run", QUICKSTART, "--sql", &file, "--out", d.join(format!("out{i}")).to_str().unwrap()], &[&expected, "refused"]);
+    }
+    let o = rehearsal(&["check", "--sql", &write(d, "good.sql", heartbeat.as_bytes())]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("good.sql (SQL: scenarios/protocol.sql (built in) + "), "{}", stdout(&o));
+}
+
+/// guard-block.toml needs its own `[protocol] sql` (its claim never succeeds, so liveness is
+/// its expected failure); a user's `--sql` on top must not take it away.
+#[test]
+fn sql_layers_over_the_scenario_s_own_and_every_file_in_force_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let heartbeat = "-- name: heartbeat\nUPDATE orchestration_tasks\nSET last_heartbeat = datetime('now')\nWHERE task_id = :task_id;\n";
+    let mine = write(tmp.path(), "mine.sql", heartbeat.as_bytes());
+    let o = rehearsal(&["run", "scenarios/examples/guard-block.toml", "--sql", &mine, "--out", tmp.path().join("run").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "guard-block keeps its statements: {}{}", stdout(&o), stderr(&o));
+    let sql = summary_field(&stdout(&o), "sql");
+    assert!(sql.starts_with(&format!("scenarios/protocol.sql (built in) + scenarios/examples/guard-block.sql + {mine}, sha256 ")), "{sql}");
+    let report = std::fs::read_to_string(tmp.path().join("run/summary.md")).unwrap();
+    assert!(report.contains("guard-block.sql +") && report.contains("mine.sql"), "summary.md names both files");
+    // A later file's entry replaces an earlier one of the same name: guard-block's broken
+    // create_task replaced by the default's lets the task be claimed and worked, so its
+    // expected liveness failure does not occur.
+    let default_create = rehearsal::sql_catalog::parse(rehearsal::sql_catalog::DEFAULT_PROTOCOL_SQL, "protocol.sql")
+        .unwrap()
+        .into_iter()
+        .find(|e| e.name == "create_task")
+        .unwrap();
+    let create = write(tmp.path(), "create.sql", format!("-- name: create_task\n{}\n", default_create.sql).as_bytes());
+    let o =
+        rehearsal(&["run", "scenarios/examples/guard-block.toml", "--sql", &create, "--out", tmp.path().join("create").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("expected violation(s) did not occur: liveness"), "{}", stdout(&o));
+}
