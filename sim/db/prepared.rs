@@ -16,6 +16,7 @@ use std::ptr::NonNull;
 use rusqlite::types::Value;
 use rusqlite::{Connection, PrepFlags, Statement};
 
+use super::schema_guard::Guard;
 use crate::error::Result;
 use crate::sql_catalog::Catalog;
 use crate::vocab::Stmt;
@@ -84,6 +85,9 @@ pub(super) struct Prepared {
     statements: Option<Statements>,
     /// From `Box::into_raw`; freed by `Drop` or handed back by `into_connection`.
     conn: Option<NonNull<Connection>>,
+    /// The connection's authorizer: a field, so it outlives the connection (`Drop` frees the
+    /// connection first), or is removed from it before it is handed back.
+    guard: Option<Guard>,
 }
 
 impl Prepared {
@@ -94,11 +98,12 @@ impl Prepared {
     pub(super) fn new(conn: Connection, catalog: &Catalog) -> Result<Prepared> {
         let raw = NonNull::from(Box::leak(Box::new(conn)));
         // Owns the connection from here on, so an error below frees it.
-        let mut prepared = Prepared { statements: None, conn: Some(raw) };
+        let mut prepared = Prepared { statements: None, conn: Some(raw), guard: None };
         // SAFETY: the connection stays at `raw` until `Drop`/`into_connection`, which drop
         // every statement first; the borrow never leaves this struct.
         let conn: &'static Connection = unsafe { raw.as_ref() };
-        let protocol = prepare_validated(conn, catalog)?;
+        let guard = prepared.guard.insert(Guard::install(conn));
+        let protocol = prepare_validated(conn, catalog, guard)?;
         let (snapshot, message) = (prepare_kept(conn, SNAPSHOT_SQL)?, prepare_kept(conn, MESSAGE_SQL)?);
         prepared.statements = Some(Statements { protocol, snapshot, message });
         Ok(prepared)
@@ -130,7 +135,11 @@ impl Prepared {
         self.statements = None;
         let raw = self.conn.take().expect("present until taken apart");
         // SAFETY: from `Box::leak` in `new`; no statement borrows it any more.
-        *unsafe { Box::from_raw(raw.as_ptr()) }
+        let conn = *unsafe { Box::from_raw(raw.as_ptr()) };
+        if let Some(guard) = self.guard.take() {
+            guard.uninstall(&conn);
+        }
+        conn
     }
 }
 
@@ -140,11 +149,11 @@ fn prepare_kept<'conn>(conn: &'conn Connection, sql: &str) -> rusqlite::Result<S
 }
 
 /// Every statement of `catalog` at `index(stmt)`, each prepared once and checked as
-/// `Catalog::validate_each` checks it.
-fn prepare_validated<'conn>(conn: &'conn Connection, catalog: &Catalog) -> Result<Vec<Slot<'conn>>> {
+/// `Catalog::validate_each` checks it, and refused if it changes the schema (`guard`).
+fn prepare_validated<'conn>(conn: &'conn Connection, catalog: &Catalog, guard: &Guard) -> Result<Vec<Slot<'conn>>> {
     let mut slots: Vec<Option<Slot<'conn>>> = Stmt::ALL.iter().map(|_| None).collect();
     catalog.validate_each(|stmt, entry| {
-        let (outcome, refused) = super::schema_guard::prepare_guarded(conn, &entry.sql, || prepare_kept(conn, &entry.sql));
+        let (outcome, refused) = guard.check(&entry.sql, || prepare_kept(conn, &entry.sql));
         if let Some(action) = refused {
             return Err(crate::error::Error::input(format!(
                 "statement `{}` ({}) changes the schema or the connection ({action}): refused; the protocol's statements read and write rows only",

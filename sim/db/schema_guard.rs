@@ -3,36 +3,56 @@
 //! does while it is prepared: an authorizer (`sqlite3_set_authorizer`) sees each action
 //! (SQLITE_DROP_TABLE, SQLITE_ALTER_TABLE, SQLITE_CREATE_TRIGGER, SQLITE_ATTACH, a PRAGMA with
 //! its value, …), which text matching could miss (comments, case, a `CREATE TEMP TRIGGER`).
-//! The guard is on only while the catalog's statements are prepared. VACUUM has no action
-//! code, so it is recognised by its first word.
+//! VACUUM has no action code, so it is recognised by its first word.
 
+use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use rusqlite::{ffi, Connection};
 
-/// What the guard refused while it was on: the first action of the statement being prepared.
-#[derive(Default)]
-pub struct Refused {
-    pub action: Option<String>,
+/// The authorizer of one connection and what it refused. Setting an authorizer marks every
+/// statement already prepared on the connection for re-preparing (`sqlite3_set_authorizer`
+/// expires them), so the guard is installed once, before the first protocol statement is
+/// prepared, and stays: it costs a callback per action while a statement is prepared and
+/// nothing while it runs.
+pub struct Guard {
+    /// Boxed, so the address SQLite holds does not move; read and cleared per statement.
+    refused: Box<RefCell<Option<String>>>,
 }
 
-/// Prepares with `prepare` while schema changes are refused; returns what it gave and, when
-/// the statement changes the schema, the action that does (`DROP TABLE orchestration_tasks`).
-pub fn prepare_guarded<T>(conn: &Connection, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
-    if first_word(sql).eq_ignore_ascii_case("vacuum") {
-        return (prepare(), Some("VACUUM".to_string()));
+impl Guard {
+    /// Installs the guard on `conn`. It must stay alive, and `uninstall` be called, while
+    /// `conn` may prepare a statement.
+    pub fn install(conn: &Connection) -> Guard {
+        let guard = Guard { refused: Box::new(RefCell::new(None)) };
+        let user = (&*guard.refused as *const RefCell<Option<String>>).cast_mut().cast::<c_void>();
+        // SAFETY: the handle is the live connection's; `user` points into the box, which
+        // lives until the guard is dropped, after `uninstall` or after the connection closed.
+        unsafe {
+            ffi::sqlite3_set_authorizer(conn.handle(), Some(authorize), user);
+        }
+        guard
     }
-    let mut refused = Refused::default();
-    // SAFETY: the callback reads `refused` only while the authorizer is set, which ends
-    // before `refused` goes out of scope; the handle is the live connection's.
-    unsafe {
-        ffi::sqlite3_set_authorizer(conn.handle(), Some(authorize), (&mut refused as *mut Refused).cast::<c_void>());
+
+    /// Removes the guard from `conn` (before `conn` outlives it).
+    pub fn uninstall(&self, conn: &Connection) {
+        // SAFETY: as in `install`.
+        unsafe {
+            ffi::sqlite3_set_authorizer(conn.handle(), None, std::ptr::null_mut());
+        }
     }
-    let outcome = prepare();
-    unsafe {
-        ffi::sqlite3_set_authorizer(conn.handle(), None, std::ptr::null_mut());
+
+    /// Prepares with `prepare`; returns what it gave and, when the statement changes the
+    /// schema or the connection, the action that does (`DROP TABLE orchestration_tasks`).
+    pub fn check<T>(&self, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
+        self.refused.borrow_mut().take();
+        let outcome = prepare();
+        let refused = self.refused.borrow_mut().take();
+        if first_word(sql).eq_ignore_ascii_case("vacuum") {
+            return (outcome, Some("VACUUM".to_string()));
+        }
+        (outcome, refused)
     }
-    (outcome, refused.action)
 }
 
 /// The action an authorizer code stands for when it changes the schema or the connection.
@@ -73,8 +93,10 @@ unsafe extern "C" fn authorize(
     let text = |p: *const c_char| if p.is_null() { None } else { CStr::from_ptr(p).to_str().ok() };
     match schema_change(code, text(arg1), text(arg2)) {
         Some(action) => {
-            let refused = &mut *user.cast::<Refused>();
-            refused.action.get_or_insert(action);
+            // SAFETY: `user` is the guard's box (`Guard::install`); SQLite calls this on the
+            // thread preparing, while no borrow of it is held (`check` holds none across it).
+            let refused = &*user.cast::<RefCell<Option<String>>>();
+            refused.borrow_mut().get_or_insert(action);
             ffi::SQLITE_DENY
         }
         None => ffi::SQLITE_OK,
@@ -103,7 +125,10 @@ mod tests {
     fn refused(sql: &str) -> Option<String> {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch("CREATE TABLE t (a); CREATE INDEX ti ON t (a);").unwrap();
-        prepare_guarded(&conn, sql, || conn.prepare(sql).map(|_| ())).1
+        let guard = Guard::install(&conn);
+        let refused = guard.check(sql, || conn.prepare(sql).map(|_| ())).1;
+        guard.uninstall(&conn);
+        refused
     }
 
     #[test]
