@@ -116,7 +116,8 @@ fn locate_one(file: &Path, what: &str, named: &str, sha256: &str, by_name: bool)
         changed.get_or_insert((candidate, found));
     }
     if by_name {
-        if let Ok(found) = crate::scenario_lookup::find(&identity::file_name(named_path), sha256, file.parent().unwrap_or(Path::new("."))) {
+        let found = crate::scenario_lookup::find(&identity::file_name(named_path), file.parent().unwrap_or(Path::new(".")));
+        if let Some(found) = found.ok().filter(|found| file_sha256(found).is_ok_and(|hash| hash == sha256)) {
             return Ok(found);
         }
     }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::scenario::{identity, Scenario};
+use crate::scenario::Scenario;
 use crate::trace::{RunEnd, RunStart};
 use crate::trace_reader::EventStream;
 use crate::verdict::Verdict;
@@ -63,7 +63,7 @@ impl Judged {
 }
 
 /// Judges the run in `dir` again, with `scenario` or else the file the trace names, found by
-/// name and content hash (`scenario_lookup::find`); `write` writes `violations.csv` instead of only comparing.
+/// its name (`scenario_lookup::find`); `write` writes `violations.csv` instead of only comparing.
 /// A folder that holds no whole run, a trace of another format or cut short, or a scenario
 /// that is not the run's, is an input error naming the file (and the line).
 pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Judged> {
@@ -88,20 +88,18 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
     let start = stream.start.clone();
     let scenario_path = match scenario {
         Some(given) => given.to_path_buf(),
-        None => crate::scenario_lookup::find(&start.scenario, &start.scenario_sha256, dir)?,
+        None => crate::scenario_lookup::find(&start.scenario, dir)?,
     };
-    let loaded = Scenario::load(&scenario_path)?;
-    if loaded.sha256 != start.scenario_sha256 {
+    let resolved = crate::variant::with_variants(&Scenario::load(&scenario_path)?, &start.variants)?;
+    if resolved.run.epoch_unix_ms != start.epoch_unix_ms {
         return Err(Error::input(format!(
-            "{}:2: the run was made with {} of sha256 {} but {} has sha256 {}: not the scenario this run was made with",
+            "{}:2: the run's epoch is {} but {} has run.epoch_unix_ms = {}: not the scenario this run was made with (pass --scenario)",
             trace_path.display(),
-            start.scenario,
-            identity::short(&start.scenario_sha256),
+            start.epoch_unix_ms,
             scenario_path.display(),
-            identity::short(&loaded.sha256)
+            resolved.run.epoch_unix_ms
         )));
     }
-    let resolved = crate::variant::with_variants(&loaded, &start.variants)?;
     let mut checker = crate::run::checker_for(&resolved);
     let end = stream.for_each(|event| checker.on_event(&event))?;
     let conn = crate::report::open_finished_db(&db_path)?;

@@ -137,15 +137,11 @@ fn execute_keeping(
     };
     // What `rehearsal judge` needs to judge the run again from its files.
     let variants = cli_variants.clone();
-    // The scenario by file name and content alone: the trace hash must not depend on the
-    // folder the command ran in, how the path was typed or where the checkout is.
-    let start = RunStart {
-        scenario: crate::scenario::identity::file_name(&scenario.path),
-        scenario_sha256: scenario.sha256.clone(),
-        seed,
-        variants,
-        epoch_unix_ms: epoch,
-    };
+    // The scenario by its file name alone: the trace hash must not depend on the folder the
+    // command ran in, how the path was typed or where the checkout is. Not by its text's
+    // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
+    // a schedule of default choices) is the same run, byte for byte.
+    let start = RunStart { scenario: crate::scenario::identity::file_name(&scenario.path), seed, variants, epoch_unix_ms: epoch };
     trace.write_run_start(&start)?;
     let config = EngineConfig {
         seed,

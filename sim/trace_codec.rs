@@ -12,7 +12,7 @@
 //!
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
-//! | the first row | `run_start` | `scenario=NAME scenario_sha256=HEX seed=N variants=A,B epoch_unix_ms=N` (the scenario's file name and the SHA-256 of its text, `scenario::identity`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the command line's variants, applied after the scenario's own) |
+//! | the first row | `run_start` | `scenario=NAME seed=N variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the command line's variants, applied after the scenario's own) |
 //! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE` (a message it inserted), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
 //! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
@@ -38,8 +38,6 @@ use crate::vocab::{Ending, Stmt};
 pub struct RunStart {
     /// The scenario's file name (`scenario::identity::file_name`), nothing of its folder.
     pub scenario: String,
-    /// The SHA-256 of the scenario's text: which scenario of that name the run was made with.
-    pub scenario_sha256: String,
     pub seed: u64,
     /// The command line's variants, applied after the scenario's own.
     pub variants: Vec<String>,
@@ -462,9 +460,8 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
 
 /// The `observed` column of the `run_start` row.
 pub fn encode_run_start(out: &mut String, start: &RunStart) {
-    let RunStart { scenario, scenario_sha256, seed, variants, epoch_unix_ms } = start;
+    let RunStart { scenario, seed, variants, epoch_unix_ms } = start;
     text_item(out, "scenario", scenario);
-    text_item(out, "scenario_sha256", scenario_sha256);
     number_item(out, "seed", seed);
     key(out, "variants");
     for (i, variant) in variants.iter().enumerate() {
@@ -479,7 +476,6 @@ pub fn encode_run_start(out: &mut String, start: &RunStart) {
 pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
     let mut f = Fields::parse(observed);
     let scenario = f.text("scenario")?;
-    let scenario_sha256 = f.text("scenario_sha256")?;
     let seed = f.number("seed")?;
     let variants = match f.required("variants")? {
         "" => Vec::new(),
@@ -487,7 +483,7 @@ pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
     };
     let epoch_unix_ms = f.number("epoch_unix_ms")?;
     f.end()?;
-    Ok(RunStart { scenario, scenario_sha256, seed, variants, epoch_unix_ms })
+    Ok(RunStart { scenario, seed, variants, epoch_unix_ms })
 }
 
 /// The `observed` column of the `run_end` row.

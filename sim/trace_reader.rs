@@ -430,13 +430,11 @@ mod tests {
 
     #[test]
     fn a_cut_trace_is_refused_with_the_line_it_was_cut_at() {
-        let (_dir, path) = write(&format!(
-            "{HEAD}0,x,engine,,run_start,,,,,1,scenario=s.toml scenario_sha256=00 seed=1 variants= epoch_unix_ms=0\n5,x,engine,,swa"
-        ));
+        let (_dir, path) =
+            write(&format!("{HEAD}0,x,engine,,run_start,,,,,1,scenario=s.toml seed=1 variants= epoch_unix_ms=0\n5,x,engine,,swa"));
         let err = events(&path).unwrap_err().to_string();
         assert!(err.contains("trace.csv:3: the last row is cut short"), "{err}");
-        let (_dir, path) =
-            write(&format!("{HEAD}0,x,engine,,run_start,,,,,1,scenario=s.toml scenario_sha256=00 seed=1 variants= epoch_unix_ms=0\n"));
+        let (_dir, path) = write(&format!("{HEAD}0,x,engine,,run_start,,,,,1,scenario=s.toml seed=1 variants= epoch_unix_ms=0\n"));
         let err = events(&path).unwrap_err().to_string();
         assert!(err.contains("trace.csv:2: the trace ends without its run_end row"), "{err}");
         let (_dir, path) = write(&format!("{HEAD}0,x,engine,,swarm,,,,a=1,1,\n"));
@@ -594,7 +592,6 @@ mod tests {
         assert_eq!(kinds.len(), 18, "every kind, fact and statement result: {kinds:?}");
         let start = RunStart {
             scenario: "odd name, with=signs.toml".into(),
-            scenario_sha256: "0123abcd".into(),
             seed: u64::MAX,
             variants: vec!["fencing".into(), "strict-terminal".into()],
             epoch_unix_ms: 1_767_225_600_000,

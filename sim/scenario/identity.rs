@@ -1,7 +1,7 @@
-//! What names a scenario where a run must not depend on where it ran: its file name and the
-//! SHA-256 of its text. The trace's first row holds both (so the trace hash is the same from
-//! any folder, however the path was typed, from any checkout), and replay files check the
-//! second (so a failure replayed against a changed scenario says so instead of diverging).
+//! What names a scenario where a run must not depend on where it ran: its file name, which
+//! the trace's first row holds (so the trace hash is the same from any folder, however the
+//! path was typed, from any checkout), and the SHA-256 of its text, which replay files check
+//! (so a failure replayed against a changed scenario says so instead of diverging).
 
 use std::path::Path;
 

@@ -41,9 +41,6 @@ pub struct Scenario {
     /// The file stem: `scenarios/quickstart.toml` → `quickstart`.
     pub name: String,
     pub path: PathBuf,
-    /// The SHA-256 of the text it was read from (`identity::content_sha256`): with the file
-    /// name, what the trace names it by.
-    pub sha256: String,
     pub description: String,
     pub run: RunSection,
     pub timing: TimingSection,
@@ -152,16 +149,15 @@ impl Scenario {
         let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(&file, text, &e))?;
         let tasks = plan::task_plans(&raw.tasks).map_err(|p| p.into_error(&file, text))?;
         validate::check(&raw, &tasks).map_err(|p| p.into_error(&file, text))?;
-        Ok(Scenario::from_file(raw, tasks, path, identity::content_sha256(text)))
+        Ok(Scenario::from_file(raw, tasks, path))
     }
 
-    fn from_file(raw: ScenarioFile, tasks: Vec<TaskPlan>, path: &Path, sha256: String) -> Scenario {
+    fn from_file(raw: ScenarioFile, tasks: Vec<TaskPlan>, path: &Path) -> Scenario {
         let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
         Scenario {
             name,
             path: path.to_path_buf(),
-            sha256,
             description: raw.description,
             run: raw.run,
             timing: raw.timing,

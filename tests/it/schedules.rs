@@ -105,7 +105,8 @@ fn the_enumeration_finds_the_race_the_default_order_misses_and_its_replay_fails_
         "the same order, the same comms.db"
     );
     // Without its schedule the replay file is the default order again: it passes.
-    let plain = tmp.path().join("plain.toml");
+    // (Beside it: its SQL file is the copy in failures/.)
+    let plain = out.join("failures/plain.toml");
     std::fs::write(&plain, replay_text.replace("choices = [1]", "choices = []")).unwrap();
     let o = rehearsal(&["run", plain.to_str().unwrap(), "--out", tmp.path().join("plain").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
