@@ -144,7 +144,8 @@ pub struct BenchOptions {
     pub progress_every: usize,
     /// Replace what an earlier command left in `out` (refused without it: sim/out_folder.rs).
     pub force: bool,
-    /// `--sql FILE`: the protocol SQL of every grid point, in place of the scenario's own.
+    /// `--sql FILE`: layered over the scenario's own SQL in every grid point's runs (a point's
+    /// file names the scenario's own; its replay command carries `--sql`).
     pub sql: Option<PathBuf>,
 }
 

@@ -75,8 +75,8 @@ const OWNED: crate::out_folder::Owned = &["summary.md"];
 
 /// Runs every (column, seed) pair and returns the table. A column is a variant name,
 /// `default` (the scenario as it is), or a protocol SQL file (a name ending `.sql`: its
-/// entries replace the scenario's SQL, as `--sql` does); `sql` is the SQL every column
-/// starts from. A folder holding anything is refused unless `force`, which clears the
+/// entries layer over the scenario's SQL, as `--sql` does, in `--sql`'s place); `sql` is the
+/// SQL every other column layers over the scenario's. A folder holding anything is refused unless `force`, which clears the
 /// earlier runs.
 /// Returns the table and, a line per column, the SQL it ran.
 pub fn compare(
