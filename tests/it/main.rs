@@ -22,6 +22,7 @@ mod fifth_failure;
 mod fuzz;
 mod golden;
 mod judge;
+mod merge;
 mod mutants;
 mod nothing_lost;
 mod out_folder;
