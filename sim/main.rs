@@ -35,7 +35,8 @@ enum Command {
     Variants,
     /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
     Sweep(SweepArgs),
-    /// Join shard outputs into one results.csv and junit.xml; every pair exactly once.
+    /// Join the shards of one sweep into the folder the unsharded sweep writes; refuse a
+    /// partial set (exit 1) or shards of different sweeps (exit 2).
     Merge(MergeArgs),
     /// Re-run a saved failure and confirm its trace hash; --until stops early and shows state.
     Replay(ReplayArgs),
@@ -347,14 +348,18 @@ struct RequireCoverageArg {
 
 #[derive(Args)]
 struct MergeArgs {
-    /// Shard output folders of `rehearsal sweep --shard`, each with its results.csv.
+    /// Shard output folders of `rehearsal sweep --shard I/N`: all N of them, of one sweep.
     #[arg(required = true)]
     dirs: Vec<PathBuf>,
     #[command(flatten)]
     require: RequireCoverageArg,
-    /// Output folder of the merged results.csv, junit.xml, coverage.csv and failures/.
+    /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, manifest.toml,
+    /// pairs.jsonl, failures/.
     #[arg(long)]
     out: PathBuf,
+    /// Replace the results already in the output folder (refused without it).
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args)]
@@ -680,12 +685,22 @@ fn print_required(file: Option<&std::path::Path>, missing: &[rehearsal::coverage
 
 fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
     let required = args.require.require_coverage.as_deref().map(rehearsal::coverage::Required::load).transpose()?;
-    let (rows, coverage) = rehearsal::sweep::merge(&args.dirs, &args.out)?;
+    let merged = match rehearsal::merge::merge(&args.dirs, &args.out, required.as_ref(), args.force)? {
+        rehearsal::merge::MergeOutcome::Written(merged) => merged,
+        rehearsal::merge::MergeOutcome::Incomplete(problems) => {
+            for problem in &problems {
+                eprintln!("rehearsal: merge: {problem}");
+            }
+            eprintln!("rehearsal: merge: incomplete set of shards, nothing written to {}", args.out.display());
+            return Ok(Outcome::Runs(RunOutcome::Fail));
+        }
+    };
+    let (rows, missing) = (&merged.rows, &merged.missing_coverage);
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
+    println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());
-    let missing = required.as_ref().map(|r| r.missing(&coverage)).unwrap_or_default();
-    print_required(args.require.require_coverage.as_deref(), &missing);
-    let worst = rehearsal::sweep::worst_of(&rows);
+    print_required(args.require.require_coverage.as_deref(), missing);
+    let worst = rehearsal::sweep::worst_of(rows);
     Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
 }
 

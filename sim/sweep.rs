@@ -66,7 +66,7 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
-    fn key(&self) -> (String, String, u64) {
+    pub(crate) fn key(&self) -> (String, String, u64) {
         (self.scenario.clone(), self.variant.clone(), self.seed)
     }
 }
@@ -74,14 +74,14 @@ impl ResultRow {
 pub use crate::failure_file::Failure;
 
 /// A finished pair: its row, the rules its verdict showed, its measurements, what it
-/// exercised.
-struct PairOutcome {
-    row: ResultRow,
-    rules: Vec<&'static str>,
-    measured: Measurements,
-    coverage: Coverage,
+/// exercised. `rehearsal merge` makes them again from a shard's files (sim/merge.rs).
+pub(crate) struct PairOutcome {
+    pub(crate) row: ResultRow,
+    pub(crate) rules: Vec<String>,
+    pub(crate) measured: Measurements,
+    pub(crate) coverage: Coverage,
     /// How long the pair took on the wall clock (junit.xml only).
-    wall: std::time::Duration,
+    pub(crate) wall: std::time::Duration,
 }
 
 /// Parses `I/N` (1-based, I in 1..=N).
@@ -95,7 +95,7 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-fn variant_label(variants: &[String]) -> String {
+pub(crate) fn variant_label(variants: &[String]) -> String {
     if variants.is_empty() {
         "default".to_string()
     } else {
@@ -116,7 +116,7 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
 pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
 
 /// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
-/// `times` lacks, as after a merge); a failure's text holds its replay command.
+/// `times` lacks); a failure's text holds its replay command.
 pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes) -> Result<()> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new("rehearsal sweep");
@@ -305,9 +305,19 @@ pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
 /// `merge` refuses such a folder.
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
-/// What a sweep writes into its folder (sim/out_folder.rs), its scratch folder included.
-const OWNED: crate::out_folder::Owned =
-    &["results.csv", "junit.xml", "summary.md", "coverage.csv", "failures", INCOMPLETE_MARKER, "sweep-*"];
+/// What a sweep (or a merge) writes into its folder (sim/out_folder.rs), its scratch folder
+/// included.
+pub(crate) const OWNED: crate::out_folder::Owned = &[
+    "results.csv",
+    "junit.xml",
+    "summary.md",
+    "coverage.csv",
+    "failures",
+    INCOMPLETE_MARKER,
+    "sweep-*",
+    crate::manifest::MANIFEST_FILE,
+    crate::pair_details::PAIR_DETAILS_FILE,
+];
 
 /// Finished pairs between two checkpoints of results.csv while a sweep runs.
 const CHECKPOINT_EVERY: usize = 25;
@@ -324,12 +334,14 @@ fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     assert!(options.jobs >= 1);
     // Bad input stops the sweep before any pair runs.
-    let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
+    let loaded = options.scenarios.iter().map(|s| Scenario::load(s)).collect::<Result<Vec<Scenario>>>()?;
+    let own_seeds: Vec<u64> = loaded.iter().map(|s| s.run.seed).collect();
     // Every scenario's SQL (`--sql` over its own) prepared once before any pair: a bad file
     // is bad input (exit 2), not an error in every pair.
     for scenario in &options.scenarios {
         crate::replay::check(scenario, options.sql.as_deref())?;
     }
+    let suite = crate::manifest::Suite::of(&loaded, &options.seeds, &options.variants, options.sql.as_deref())?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
@@ -342,6 +354,10 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let scratch = crate::scratch::scratch_folder("sweep-", options.scratch.as_deref(), &options.out)?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
+    // Before any pair runs, so even a killed shard says what it was part of (sim/manifest.rs).
+    let (shard, shards) = options.shard.unwrap_or((1, 1));
+    let build = crate::manifest::BUILD_ID.to_string();
+    crate::manifest::Manifest { shard, shards, pairs: planned, build, suite }.write(&options.out)?;
     let stop = AtomicBool::new(false);
     let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
     // The rows finished so far, in the order they finished: checkpoints and progress.
@@ -395,7 +411,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let started = std::time::Instant::now();
     let (row, summary) = run_pair(scenario, seed, options, &run_dir);
     let wall = started.elapsed();
-    let rules = summary.as_ref().map(|s| s.verdict.rules()).unwrap_or_default();
+    let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
@@ -444,23 +460,54 @@ fn write_outputs(
         coverage.merge(&pair.coverage);
     }
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
-    let summary =
-        format!("{note}{}\n{}{}", sweep_summary(&done_pairs), coverage::markdown(&coverage), required_section(required, &missing_coverage));
-    write_atomically(&options.out.join("summary.md"), summary.as_bytes())?;
-    coverage.write(&options.out.join("coverage.csv"))?;
-    let times: WallTimes = done_pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
-    let rows: Vec<ResultRow> = done_pairs.into_iter().map(|pair| pair.row).collect();
     let marker = options.out.join(INCOMPLETE_MARKER);
-    if rows.len() < planned {
+    if done_pairs.len() < planned {
         let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
-        write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
+        write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", done_pairs.len()).as_bytes())?;
     }
-    write_results(&options.out.join("results.csv"), &rows)?;
-    write_junit(&options.out.join("junit.xml"), &rows, &times)?;
+    let rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note)?;
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
     Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage })
+}
+
+/// A sweep folder's files from its pairs (sorted) and their coverage added up: summary.md,
+/// coverage.csv, pairs.jsonl, results.csv (after them: its rows are what a reader trusts),
+/// junit.xml. `rehearsal merge` writes through this too, so a merged folder's files are an
+/// unsharded sweep's (junit.xml and pairs.jsonl differ only by wall times).
+pub(crate) fn write_files(
+    out: &Path,
+    pairs: Vec<PairOutcome>,
+    coverage: &Coverage,
+    required: Option<&Required>,
+    missing_coverage: &[Item],
+    note: &str,
+) -> Result<Vec<ResultRow>> {
+    let summary =
+        format!("{note}{}\n{}{}", sweep_summary(&pairs), coverage::markdown(coverage), required_section(required, missing_coverage));
+    write_atomically(&out.join("summary.md"), summary.as_bytes())?;
+    coverage.write(&out.join("coverage.csv"))?;
+    crate::pair_details::write(out, &pairs.iter().map(PairOutcome::details).collect::<Vec<_>>())?;
+    let times: WallTimes = pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
+    let rows: Vec<ResultRow> = pairs.into_iter().map(|pair| pair.row).collect();
+    write_results(&out.join("results.csv"), &rows)?;
+    write_junit(&out.join("junit.xml"), &rows, &times)?;
+    Ok(rows)
+}
+
+impl PairOutcome {
+    /// Its line of pairs.jsonl.
+    fn details(&self) -> crate::pair_details::PairDetails {
+        crate::pair_details::PairDetails {
+            scenario: self.row.scenario.clone(),
+            variant: self.row.variant.clone(),
+            seed: self.row.seed,
+            rules: self.rules.clone(),
+            measured: self.measured.clone(),
+            wall_ms: u64::try_from(self.wall.as_millis()).unwrap_or(u64::MAX),
+        }
+    }
 }
 
 /// The summary.md lines on a `--require-coverage` file: how much of it was reached, and what
@@ -536,7 +583,7 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
         let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
         for pair in group {
             for rule in &pair.rules {
-                *rules.entry(rule).or_insert(0) += 1;
+                *rules.entry(rule.as_str()).or_insert(0) += 1;
             }
         }
         let rules = if rules.is_empty() {
@@ -635,7 +682,7 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
     Ok(keep)
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -647,41 +694,6 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// `rehearsal merge`: joins shard outputs (every pair must appear exactly once) and adds up
-/// their coverage.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)> {
-    let mut rows: Vec<ResultRow> = Vec::new();
-    let mut coverage = Coverage::default();
-    for dir in dirs {
-        if let Ok(why) = std::fs::read_to_string(dir.join(INCOMPLETE_MARKER)) {
-            return Err(Error::input(format!("{} is an incomplete sweep ({}); run it again before merging", dir.display(), why.trim())));
-        }
-        rows.extend(read_results(&dir.join("results.csv"))?);
-        coverage.merge(&Coverage::read(&dir.join("coverage.csv"))?);
-    }
-    rows.sort_by_key(ResultRow::key);
-    for pair in rows.windows(2) {
-        if pair[0].key() == pair[1].key() {
-            return Err(Error::input(format!(
-                "pair {} / {} / seed {} appears in more than one shard",
-                pair[0].scenario, pair[0].variant, pair[0].seed
-            )));
-        }
-    }
-    std::fs::create_dir_all(out.join("failures"))?;
-    for dir in dirs {
-        let failures = dir.join("failures");
-        if failures.exists() {
-            copy_dir(&failures, &out.join("failures"))?;
-        }
-    }
-    write_results(&out.join("results.csv"), &rows)?;
-    // Merged shards have no wall times: results.csv does not keep them.
-    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new())?;
-    coverage.write(&out.join("coverage.csv"))?;
-    Ok((rows, coverage))
 }
 
 #[cfg(test)]

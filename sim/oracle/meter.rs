@@ -8,8 +8,9 @@ use crate::event::Fact;
 use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, SessionTruth, StaleTruth, Truth};
 use super::Seen;
 
-/// Measurements for the timing budgets, in ms (heartbeat age in s).
-#[derive(Clone, Debug, Default)]
+/// Measurements for the timing budgets, in ms (heartbeat age in s). Serialized for a sweep's
+/// pairs.jsonl (sim/pair_details.rs).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Measurements {
     pub message_notice_ms: Vec<i64>,
     pub review_resume_ms: Vec<i64>,

@@ -5,6 +5,7 @@
 mod bad_input;
 mod bench;
 mod ceiling;
+mod ci_recipe;
 mod cli;
 mod cli_extras;
 mod clock;
@@ -22,6 +23,7 @@ mod fifth_failure;
 mod fuzz;
 mod golden;
 mod judge;
+mod merge;
 mod mutants;
 mod nothing_lost;
 mod out_folder;

@@ -1,0 +1,214 @@
+//! The CI recipe: .github/workflows/rehearsal.yml is YAML with a shard matrix, an artifact
+//! per shard, a merge job and a JUnit report; every `rehearsal` command of its `run:` steps
+//! runs as written (on a few seeds of its suite); scripts/ci-local.sh runs the same shards in
+//! parallel and exits with the merge's code; the README points at the workflow.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use yaml_rust2::{Yaml, YamlLoader};
+
+use crate::support::root;
+
+const WORKFLOW: &str = ".github/workflows/rehearsal.yml";
+
+fn workflow() -> Yaml {
+    let text = std::fs::read_to_string(root().join(WORKFLOW)).unwrap();
+    YamlLoader::load_from_str(&text).expect("the workflow is YAML").remove(0)
+}
+
+fn text(yaml: &Yaml) -> String {
+    match yaml {
+        Yaml::String(s) => s.clone(),
+        Yaml::Integer(n) => n.to_string(),
+        other => panic!("not a scalar: {other:?}"),
+    }
+}
+
+fn steps<'a>(doc: &'a Yaml, job: &str) -> &'a [Yaml] {
+    doc["jobs"][job]["steps"].as_vec().unwrap_or_else(|| panic!("job {job} has steps"))
+}
+
+/// The step of `job` that uses the action `prefix` (e.g. `actions/upload-artifact@`), the
+/// one whose `with` has `key` when several do.
+fn uses<'a>(doc: &'a Yaml, job: &str, prefix: &str, key: &str) -> &'a Yaml {
+    steps(doc, job)
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(prefix)) && !s["with"][key].is_badvalue())
+        .unwrap_or_else(|| panic!("job {job} uses {prefix} with {key}"))
+}
+
+/// The `run:` scripts of `job` that call the `rehearsal` command (a shell word of its own).
+fn rehearsal_scripts(doc: &Yaml, job: &str) -> Vec<String> {
+    steps(doc, job)
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .filter(|script| script.lines().any(|line| shlex::split(line).unwrap_or_default().iter().any(|w| w == "rehearsal")))
+        .map(String::from)
+        .collect()
+}
+
+/// The job's `${{ matrix.shard }}` replaced by `shard`; no other expression may be left.
+fn expand(text: &str, shard: usize) -> String {
+    let expanded = text.replace("${{ matrix.shard }}", &shard.to_string());
+    assert!(!expanded.contains("${{"), "an expression the test does not know: {expanded}");
+    expanded
+}
+
+fn shards(doc: &Yaml) -> usize {
+    text(&doc["env"]["SHARDS"]).parse().expect("SHARDS is a number")
+}
+
+#[test]
+fn the_workflow_is_yaml_with_a_shard_matrix_an_artifact_per_shard_a_merge_and_a_junit_report() {
+    let doc = workflow();
+    let n = shards(&doc);
+    let matrix: Vec<usize> =
+        doc["jobs"]["shard"]["strategy"]["matrix"]["shard"].as_vec().unwrap().iter().map(|v| text(v).parse().unwrap()).collect();
+    assert_eq!(matrix, (1..=n).collect::<Vec<_>>(), "the matrix lists shards 1..=SHARDS");
+    let upload = &uses(&doc, "shard", "actions/upload-artifact@", "name")["with"];
+    assert_eq!((text(&upload["name"]), text(&upload["path"])), ("shard-${{ matrix.shard }}".into(), "shard-${{ matrix.shard }}".into()));
+    assert_eq!(doc["jobs"]["shard"]["strategy"]["fail-fast"], Yaml::Boolean(false), "a failing shard does not cancel the others");
+    let merge = &doc["jobs"]["merge"];
+    assert_eq!(text(&merge["needs"]), "shard");
+    assert_eq!(text(&merge["if"]), "${{ !cancelled() }}", "the merge runs when a shard failed, to name what is missing");
+    let download = &uses(&doc, "merge", "actions/download-artifact@", "pattern")["with"];
+    assert_eq!(text(&download["pattern"]), "shard-*");
+    let [script] = &rehearsal_scripts(&doc, "merge")[..] else { panic!("one merge command") };
+    let words = shlex::split(script).unwrap();
+    assert_eq!(&words[..2], ["rehearsal", "merge"]);
+    assert_eq!(words[2], format!("{}/shard-*", text(&download["path"])), "the merge reads every downloaded shard");
+    let out = &words[words.iter().position(|w| w == "--out").unwrap() + 1];
+    let junit = uses(&doc, "merge", "mikepenz/action-junit-report@", "report_paths");
+    assert_eq!(text(&junit["with"]["report_paths"]), format!("{out}/junit.xml"), "the merged JUnit is published");
+    assert_eq!(text(&junit["if"]), "${{ !cancelled() }}", "published when the merge failed too");
+}
+
+/// A folder to run the workflow's steps in: `scenarios` is the project's, `bin/rehearsal`
+/// the binary under test.
+fn checkout() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(root().join("scenarios"), tmp.path().join("scenarios")).unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rehearsal"), bin.join("rehearsal")).unwrap();
+    (tmp, bin)
+}
+
+fn path_with(bin: &Path) -> String {
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// The workflow's SUITE with its seeds cut to `seeds`, after checking that its scenarios exist
+/// and its seed range parses.
+fn small_suite(suite: &str, seeds: &str) -> String {
+    let words: Vec<&str> = suite.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "--seeds").expect("SUITE names its seeds");
+    rehearsal::compare::parse_seeds(words[at + 1]).expect("SUITE's seeds parse");
+    for scenario in words.iter().filter(|w| !w.starts_with("--") && **w != words[at + 1]) {
+        assert!(root().join(scenario).is_file(), "SUITE's scenario {scenario} exists");
+    }
+    let mut small: Vec<&str> = words.clone();
+    small[at + 1] = seeds;
+    small.join(" ")
+}
+
+fn bash(script: &str, dir: &Path, env: &[(&str, &str)]) -> std::process::Output {
+    // As GitHub Actions runs a `run:` step.
+    Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+        .current_dir(dir)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_rehearsal_command_of_the_workflow_runs_as_written_on_a_few_seeds() {
+    let doc = workflow();
+    let n = shards(&doc);
+    let (tmp, bin) = checkout();
+    let suite = small_suite(&text(&doc["env"]["SUITE"]), "1..=8");
+    let (path, shards_text) = (path_with(&bin), n.to_string());
+    let env = [("SUITE", suite.as_str()), ("SHARDS", shards_text.as_str()), ("PATH", path.as_str())];
+    let sweeps = rehearsal_scripts(&doc, "shard");
+    assert!(sweeps.iter().any(|s| s.contains("rehearsal sweep $SUITE")), "{sweeps:?}");
+    let upload = &uses(&doc, "shard", "actions/upload-artifact@", "name")["with"];
+    let download = text(&uses(&doc, "merge", "actions/download-artifact@", "pattern")["with"]["path"]);
+    for shard in 1..=n {
+        for script in &sweeps {
+            let o = bash(&expand(script, shard), tmp.path(), &env);
+            assert!(o.status.success(), "shard {shard}: {script}\n{}", String::from_utf8_lossy(&o.stderr));
+        }
+        // What upload-artifact and download-artifact (by pattern) do: shards/<name>/.
+        let (name, uploaded) = (expand(&text(&upload["name"]), shard), tmp.path().join(expand(&text(&upload["path"]), shard)));
+        std::fs::create_dir_all(tmp.path().join(&download)).unwrap();
+        std::fs::rename(&uploaded, tmp.path().join(&download).join(name)).unwrap();
+    }
+    for script in rehearsal_scripts(&doc, "merge") {
+        let o = bash(&script, tmp.path(), &env);
+        assert!(o.status.success(), "{script}\n{}", String::from_utf8_lossy(&o.stderr));
+        let report = text(&uses(&doc, "merge", "mikepenz/action-junit-report@", "report_paths")["with"]["report_paths"]);
+        let junit = std::fs::read_to_string(tmp.path().join(report)).unwrap();
+        assert_eq!(junit.matches("<testcase ").count(), 8, "every pair of every shard, once");
+    }
+}
+
+#[test]
+fn ci_local_runs_the_workflows_suite_in_parallel_shards_and_exits_with_the_merges_code() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = root().join("scripts/ci-local.sh");
+    let run = |suite: Option<&str>, rehearsal: &Path, out: &Path| {
+        let mut command = Command::new("bash");
+        command.arg(&script).arg("3").arg(out).env("REHEARSAL", rehearsal).env_remove("SUITE");
+        if let Some(suite) = suite {
+            command.env("SUITE", suite);
+        }
+        command.output().unwrap()
+    };
+    // A stand-in binary that records its arguments: without SUITE the script sweeps the
+    // workflow's, shard by shard.
+    let recorder = tmp.path().join("record.sh");
+    let calls = tmp.path().join("calls.txt");
+    std::fs::write(&recorder, format!("#!/bin/sh\necho \"$*\" >> {}\n", calls.display())).unwrap();
+    std::fs::set_permissions(&recorder, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = run(None, &recorder, &tmp.path().join("recorded"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let recorded: Vec<String> = std::fs::read_to_string(&calls).unwrap().lines().map(String::from).collect();
+    let mut sweeps: Vec<&String> = recorded.iter().filter(|c| c.starts_with("sweep ")).collect();
+    sweeps.sort();
+    let suite = text(&workflow()["env"]["SUITE"]);
+    let out = tmp.path().join("recorded");
+    let expected: Vec<String> = (1..=3)
+        .map(|shard| format!("sweep {suite} --shard {shard}/3 --jobs 1 --quiet --force --out {}/shard-{shard}", out.display()))
+        .collect();
+    assert_eq!(sweeps, expected.iter().collect::<Vec<_>>());
+    assert!(recorded.last().unwrap().starts_with("merge "), "three sweeps, then the merge: {recorded:?}");
+
+    // The real binary on a small suite: a failing scenario makes the merge, and so the
+    // script, exit 1 with the unsharded sweep's results; a passing one exits 0.
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_rehearsal"));
+    let failing = "scenarios/faults/zombie.toml scenarios/quickstart.toml --seeds 1..=4";
+    let o = run(Some(failing), &bin, &tmp.path().join("failing"));
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let whole = tmp.path().join("whole");
+    let args = ["sweep", "scenarios/faults/zombie.toml", "scenarios/quickstart.toml", "--seeds", "1..=4", "--quiet", "--out"];
+    let o = Command::new(&bin).args(args).arg(&whole).current_dir(root()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    for file in ["results.csv", "summary.md"] {
+        let merged = std::fs::read(tmp.path().join("failing/merged").join(file)).unwrap();
+        assert_eq!(merged, std::fs::read(whole.join(file)).unwrap(), "{file}");
+    }
+    let o = run(Some("scenarios/quickstart.toml --seeds 1..=3"), &bin, &tmp.path().join("passing"));
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn the_readme_points_at_the_workflow_and_its_yaml_blocks_parse() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(readme.contains(WORKFLOW) && readme.contains("scripts/ci-local.sh"), "the README's CI section names the recipe");
+    let blocks: Vec<&str> = readme.split("```yaml\n").skip(1).map(|rest| rest.split("```").next().unwrap()).collect();
+    for block in blocks {
+        YamlLoader::load_from_str(block).unwrap_or_else(|e| panic!("a README yaml block does not parse: {e}\n{block}"));
+    }
+}
