@@ -136,3 +136,41 @@ fn locate_one(file: &Path, what: &str, named: &str, sha256: &str, by_name: bool)
         )),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(scenario: &str, sha256: &str) -> Failure {
+        Failure {
+            scenario: scenario.to_string(),
+            scenario_sha256: sha256.to_string(),
+            named: String::new(),
+            sql: None,
+            sql_sha256: None,
+            seed: 1,
+            variants: Vec::new(),
+            rule: "liveness".into(),
+            trace_hash: "00".into(),
+            explanation: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_scenario_is_found_from_the_folders_above_the_failure_and_an_older_absolute_one_unchecked() {
+        let dir = tempfile::tempdir().unwrap();
+        let suite = dir.path().join("suite");
+        std::fs::create_dir_all(suite.join("scenarios/x")).unwrap();
+        std::fs::create_dir_all(suite.join("out/failures")).unwrap();
+        std::fs::write(suite.join("scenarios/x/s.toml"), "text\n").unwrap();
+        let file = suite.join("out/failures/s-default-1.toml");
+        let located = failure("scenarios/x/s.toml", &identity::content_sha256("text\n")).locate(&file).unwrap();
+        assert_eq!(std::fs::canonicalize(located.scenario).unwrap(), std::fs::canonicalize(suite.join("scenarios/x/s.toml")).unwrap());
+        // A file saved before the hash was: its absolute path, not checked.
+        let absolute = suite.join("scenarios/x/s.toml").display().to_string();
+        assert_eq!(failure(&absolute, "").locate(&file).unwrap().scenario, PathBuf::from(&absolute));
+        let missing = failure("scenarios/x/gone.toml", &identity::content_sha256("text\n")).locate(&file).unwrap_err();
+        assert_eq!(missing.exit_code(), 2);
+        assert!(missing.to_string().contains("cannot find the scenario scenarios/x/gone.toml"), "{missing}");
+    }
+}
