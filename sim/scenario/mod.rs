@@ -20,8 +20,8 @@ mod verification;
 use std::path::{Path, PathBuf};
 
 pub use self::actors::{
-    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ExitRequest, ReviewAnswer, ScriptedAnswer, SubagentScript,
-    SubagentsSection,
+    ClaimBlockedReply, ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ErrorReply, ExitRequest, ReviewAnswer,
+    ScriptedAnswer, SubagentScript, SubagentsSection,
 };
 pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};

@@ -24,6 +24,10 @@ pub const VARIANT_NAMES: &[&str] = &[
     "exit-requested-conductor-only",
     "act-on-poll",
     "no-relaunch-unclaimed",
+    "answer-on-poll",
+    "silent-reviews",
+    "ignore-claim-blocked",
+    "first-conductor",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
