@@ -30,6 +30,10 @@ const DEMOS: &[(&str, &str)] = &[
     ("exit-requested-conductor-only", "scenarios/exit-requested.toml"),
     ("act-on-poll", "scenarios/faults/random-faults.toml"),
     ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
+    ("answer-on-poll", "scenarios/slow-review.toml"),
+    ("silent-reviews", "scenarios/slow-review-heartbeat.toml"),
+    ("ignore-claim-blocked", "scenarios/examples/guard-block.toml"),
+    ("first-conductor", "scenarios/faults/random-faults.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -188,7 +188,7 @@ pub const VARIANTS: &[Variant] = &[
         disagreement: 0,
         summary: "the conductor writes no heartbeat while it reviews (C38): a review longer than 9 minutes makes a waiting musician call it down",
         sql: None,
-        apply: |s| s.conductor.review_heartbeat_ms = 0,
+        apply: |s| s.conductor.review_heartbeat_ms = Some(0),
     },
     Variant {
         name: "ignore-claim-blocked",
@@ -204,7 +204,7 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| {
             s.conductor.reread_before_answer = false;
-            s.conductor.review_heartbeat_ms = 0;
+            s.conductor.review_heartbeat_ms = Some(0);
             s.conductor.claim_blocked = crate::scenario::ClaimBlockedReply::Ignore;
         },
     },

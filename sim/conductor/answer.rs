@@ -43,9 +43,12 @@ pub(super) async fn still_asking(
     Ok(asking)
 }
 
-/// The state a review request leaves the row in.
+/// The states in which a review's answer still reaches the session that asked: its request's
+/// `needs_review`, or the `error` of a pause TIMEOUT it reported while it kept waiting (000
+/// "Mode Transitions", Timeout handling 3: "set state to `error`, send timeout message, and
+/// relaunch pause watcher for recovery"). The oracle accepts a review answer from either.
 pub(super) fn awaits_review(state: &str) -> bool {
-    state == "needs_review"
+    matches!(state, "needs_review" | "error")
 }
 
 /// The state a context warning, an error report or an escalation leaves the row in.
@@ -151,7 +154,8 @@ mod tests {
 
     #[test]
     fn each_request_waits_in_its_own_state() {
-        assert!(awaits_review("needs_review") && !awaits_review("exited") && !awaits_review("error"));
+        assert!(awaits_review("needs_review") && awaits_review("error"), "a TIMEOUT's error still waits for the review");
+        assert!(!awaits_review("exited") && !awaits_review("complete") && !awaits_review("fix_proposed"));
         assert!(awaits_error_answer("error") && !awaits_error_answer("exited") && !awaits_error_answer("fix_proposed"));
     }
 

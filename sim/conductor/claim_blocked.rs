@@ -10,7 +10,8 @@
 //! So the conductor reads the row again and judges who holds it:
 //! - at work (`working`, `needs_review`, `error`, `review_approved`, `review_failed`) with a
 //!   heartbeat within `conductor.staleness_s`: a live session holds it, the blocked session was
-//!   a second one (a double launch); nothing to do;
+//!   a second one (a double launch, or a successor blocked by a zombie's write); the conductor
+//!   keeps watching it from its polls, and intervenes once the heartbeat goes stale;
 //! - at work with no heartbeat, or one older than the threshold: nobody holds it (a session
 //!   lost, or a row created at work, as `scenarios/examples/guard-block.sql` does): hand it
 //!   over now, `handoff` message then `fix_proposed`, and launch the next session;
@@ -63,15 +64,25 @@ impl Conductor<'_> {
     }
 
     /// The intervention on a task with an unanswered `claim_blocked`; `true` if it wrote or
-    /// launched anything. Once per message: a second block sends a second message.
+    /// launched anything. A row a live session holds stays watched: the intervention comes
+    /// when its heartbeat goes stale (a zombie that overwrote a row and then died leaves it
+    /// so, and the staleness rule of C6 no longer watches a session it handled once).
     pub(super) async fn intervene_on_claim_blocked(&mut self, task: &TaskView) -> Result<bool, SqlFailure> {
-        let Some(message_id) = self.claim_blocked.remove(&task.task_id) else { return Ok(false) };
+        let Some(message_id) = self.claim_blocked.get(&task.task_id).copied() else { return Ok(false) };
+        let staleness_s = self.scenario.conductor.staleness_s;
+        if is_active(&task.state) && task.has_heartbeat && task.seconds_stale <= staleness_s as f64 {
+            return Ok(false);
+        }
         let task_id = task.task_id.as_str();
         let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(task_id))]).await?;
         let state = row.text(0, 0).unwrap_or("").to_string();
         let seconds_stale = row.real(0, 3);
         let launch_pending = self.awaiting_claim.contains(task_id) || self.launch_started.contains_key(task_id);
-        let found = holder(&state, seconds_stale, self.scenario.conductor.staleness_s, launch_pending);
+        let found = holder(&state, seconds_stale, staleness_s, launch_pending);
+        if found == Holder::Live {
+            return Ok(false);
+        }
+        self.claim_blocked.remove(task_id);
         let heartbeat = seconds_stale.map_or("no heartbeat".to_string(), |age| format!("heartbeat {age:.0} s old"));
         self.ctx.note(
             "claim_blocked_intervention",

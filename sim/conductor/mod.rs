@@ -69,6 +69,8 @@ struct TaskView {
     session_id: String,
     retry_count: i64,
     seconds_stale: f64,
+    /// Whether the row has a heartbeat at all (`seconds_stale` reads 0 when it has none).
+    has_heartbeat: bool,
     /// When the poll that read this row ran.
     polled_at_ms: i64,
 }
@@ -297,6 +299,7 @@ impl Conductor<'_> {
                 session_id: rows.text(r, 4).unwrap_or("").to_string(),
                 retry_count: rows.int(r, 5).unwrap_or(0),
                 seconds_stale: rows.real(r, 3).unwrap_or(0.0),
+                has_heartbeat: rows.real(r, 3).is_some(),
                 polled_at_ms: self.ctx.now_ms(),
             });
         }

@@ -117,13 +117,7 @@ pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, desk: SharedDesk)
     desk.borrow_mut().under_review.remove(&job.task_id);
 }
 
-async fn answer_as_actor(
-    ctx: &Ctx,
-    scenario: &Scenario,
-    job: &Job,
-    first: bool,
-    desk: &SharedDesk,
-) -> Result<(), SqlFailure> {
+async fn answer_as_actor(ctx: &Ctx, scenario: &Scenario, job: &Job, first: bool, desk: &SharedDesk) -> Result<(), SqlFailure> {
     if first {
         super::set_own_state(ctx, "reviewing").await?;
     }
@@ -167,7 +161,7 @@ async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<ReviewAnswer
             answer.state()
         ),
     );
-    spend(ctx, review_ms, scenario.conductor.review_heartbeat_ms).await?;
+    spend(ctx, review_ms, scenario.review_heartbeat_ms()).await?;
     Ok(answer)
 }
 

@@ -65,8 +65,10 @@ pub fn markdown(coverage: &Coverage) -> String {
         })
         .collect();
     let _ = writeln!(md, "\nWrites that changed no row: {}.", if zero.is_empty() { "none".to_string() } else { zero.join(", ") });
-    let notes: Vec<String> =
-        coverage.reached().filter_map(|(item, n)| if let Item::Note(name) = item { Some(format!("`{name}` ×{n}")) } else { None }).collect();
+    let notes: Vec<String> = coverage
+        .reached()
+        .filter_map(|(item, n)| if let Item::Note(name) = item { Some(format!("`{name}` ×{n}")) } else { None })
+        .collect();
     let _ = writeln!(md, "\nDecisions noted (`note` items): {}.", if notes.is_empty() { "none".to_string() } else { notes.join(", ") });
     md
 }

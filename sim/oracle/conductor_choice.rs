@@ -35,7 +35,7 @@ impl ConductorChoices {
             serial_reviews: !c.poll_during_reviews && c.reviews_in_flight == 1,
             act_on_poll: scenario.settings.act_on_poll,
             answer_on_poll: !c.reread_before_answer,
-            silent_reviews: c.review_heartbeat_ms == 0,
+            silent_reviews: scenario.review_heartbeat_ms() == 0,
             ignore_claim_blocked: c.claim_blocked == ClaimBlockedReply::Ignore,
             sessions_per_task_max: c.sessions_per_task_max,
         }
@@ -43,7 +43,7 @@ impl ConductorChoices {
 
     /// The words to append to a violation of `rule`, or `None` when no conductor choice is in
     /// its chain. `conductor_wrote`: the write that broke the rule was the conductor's.
-    pub fn in_chain(&self, rule: RuleId, conductor_wrote: bool) -> Option<String> {
+    pub fn in_chain(&self, rule: RuleId, conductor_wrote: bool, explanation: &str) -> Option<String> {
         let mut choices: Vec<String> = Vec::new();
         let mut add = |on: bool, choice: &str| {
             if on {
@@ -66,8 +66,11 @@ impl ConductorChoices {
                 add(self.act_on_poll, "C4 (hands over on its last poll)");
                 add(self.serial_reviews, "C3 (one review at a time, no polling during it)");
             }
-            // Crash detection and exit-to-claim include the reviews ahead of a task.
-            RuleId::Budget => add(self.serial_reviews, "C3 (one review at a time, no polling during it)"),
+            // Crash detection and exit-to-claim include the reviews ahead of a task; the
+            // other measurements do not pass through the conductor's schedule.
+            RuleId::Budget if explanation.starts_with("crash_detect_ms") || explanation.starts_with("exit_to_claim_ms") => {
+                add(self.serial_reviews, "C3 (one review at a time, no polling during it)")
+            }
             RuleId::Liveness => {
                 add(true, &format!("C8 (at most {} sessions per task)", self.sessions_per_task_max));
                 add(self.silent_reviews, "C38 (no heartbeat while reviewing)");
@@ -103,24 +106,35 @@ mod tests {
     fn a_conductor_write_on_a_finished_row_names_the_choices_that_let_it_through() {
         let choices = first_conductor();
         assert_eq!(
-            choices.in_chain(RuleId::AllowedTransitions, true).as_deref(),
+            choices.in_chain(RuleId::AllowedTransitions, true, "").as_deref(),
             Some(
                 "; conductor choices C37 (answers on its poll, without reading the row again), C3 (one review at a time, no polling during it) in force"
             )
         );
-        assert_eq!(choices.in_chain(RuleId::AllowedTransitions, false), None, "a musician's write is not the conductor's chain");
+        assert_eq!(choices.in_chain(RuleId::AllowedTransitions, false, ""), None, "a musician's write is not the conductor's chain");
         let charitable = ConductorChoices { answer_on_poll: false, serial_reviews: false, ..choices };
-        assert_eq!(charitable.in_chain(RuleId::AllowedTransitions, true), None);
+        assert_eq!(charitable.in_chain(RuleId::AllowedTransitions, true, ""), None);
+    }
+
+    #[test]
+    fn a_budget_names_serial_reviews_only_for_the_measurements_they_delay() {
+        let choices = first_conductor();
+        let crash = choices.in_chain(RuleId::Budget, false, "crash_detect_ms reached 700000 against a budget of 582000");
+        assert_eq!(crash.as_deref(), Some("; conductor choice C3 (one review at a time, no polling during it) in force"));
+        assert_eq!(choices.in_chain(RuleId::Budget, false, "heartbeat_age_s reached 495 against a budget of 300"), None);
     }
 
     #[test]
     fn liveness_names_the_cap_and_what_is_off() {
         let choices = first_conductor();
-        let text = choices.in_chain(RuleId::Liveness, false).unwrap();
+        let text = choices.in_chain(RuleId::Liveness, false, "").unwrap();
         assert!(text.starts_with("; conductor choices C8 (at most 5 sessions per task), C38"), "{text}");
         assert!(text.contains("C39 (claim_blocked ignored)"), "{text}");
         let charitable = ConductorChoices { silent_reviews: false, ignore_claim_blocked: false, ..choices };
-        assert_eq!(charitable.in_chain(RuleId::Liveness, false).as_deref(), Some("; conductor choice C8 (at most 5 sessions per task) in force"));
-        assert_eq!(charitable.in_chain(RuleId::CompletedOnce, true), None);
+        assert_eq!(
+            charitable.in_chain(RuleId::Liveness, false, "").as_deref(),
+            Some("; conductor choice C8 (at most 5 sessions per task) in force")
+        );
+        assert_eq!(charitable.in_chain(RuleId::CompletedOnce, true, ""), None);
     }
 }

@@ -144,7 +144,7 @@ impl Checker {
         let Some(choices) = &self.choices else { return };
         for violation in &mut self.findings.violations[from..] {
             let Some(rule) = RuleId::parse(violation.rule) else { continue };
-            if let Some(words) = choices.in_chain(rule, conductor_wrote) {
+            if let Some(words) = choices.in_chain(rule, conductor_wrote, &violation.explanation) {
                 violation.explanation.push_str(&words);
             }
         }

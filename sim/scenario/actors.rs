@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::deserialize::{non_negative_i64, percent, positive_i64, positive_u64, probability};
+use super::deserialize::{non_negative_i64, optional_non_negative_i64, percent, positive_i64, positive_u64, probability};
 use crate::dist::Dist;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -55,8 +55,10 @@ pub struct ConductorSection {
     /// How often the conductor refreshes `task-00`'s heartbeat while it reviews
     /// (docs/protocol.md C38; 000 "Pause Watcher": a conductor whose heartbeat is within 9
     /// minutes is "alive but busy"). 0: no heartbeat during a review (C2, the first conductor).
-    #[serde(deserialize_with = "non_negative_i64")]
-    pub review_heartbeat_ms: i64,
+    /// Unset: the musicians' refresh interval, `timing.heartbeat_refresh_s` (8 minutes), which
+    /// is below `staleness_s` (`Scenario::review_heartbeat_ms`).
+    #[serde(deserialize_with = "optional_non_negative_i64")]
+    pub review_heartbeat_ms: Option<i64>,
     /// What the conductor does with a `claim_blocked` message (docs/protocol.md C39; 000
     /// "4. Guard Block Fallback": "Conductor intervention needed").
     pub claim_blocked: ClaimBlockedReply,
@@ -91,7 +93,7 @@ impl Default for ConductorSection {
             emergencies: Vec::new(),
             exit_requests: Vec::new(),
             reread_before_answer: true,
-            review_heartbeat_ms: 480_000,
+            review_heartbeat_ms: None,
             claim_blocked: ClaimBlockedReply::Intervene,
             error_alternative_probability: 0.0,
             error_skip_probability: 0.0,

@@ -207,6 +207,12 @@ impl Scenario {
     pub fn scripted_answer(&self, task: u64, review: u64) -> Option<ReviewAnswer> {
         self.conductor.answers.iter().find(|a| a.task == task && a.review == review).map(|a| a.answer)
     }
+
+    /// How often the conductor beats while it reviews (docs/protocol.md C38): the key, or the
+    /// musicians' refresh interval when it is unset; 0 for none.
+    pub fn review_heartbeat_ms(&self) -> i64 {
+        self.conductor.review_heartbeat_ms.unwrap_or(self.timing.heartbeat_refresh_s * 1000)
+    }
 }
 
 #[cfg(test)]

@@ -156,10 +156,11 @@ fn error_reply_odds(conductor: &ConductorSection) -> Checked {
         );
         return Err(Problem::at("conductor", "error_exit_request_probability", message));
     }
-    if conductor.review_heartbeat_ms >= conductor.staleness_s * 1000 {
+    let heartbeat_ms = conductor.review_heartbeat_ms.unwrap_or(0);
+    if heartbeat_ms >= conductor.staleness_s * 1000 {
         let message = format!(
-            "a heartbeat every {} ms during reviews lets the conductor's heartbeat pass the staleness threshold ({} s) a waiting musician applies to it; use less, or 0 for none",
-            conductor.review_heartbeat_ms, conductor.staleness_s
+            "a heartbeat every {heartbeat_ms} ms during reviews lets the conductor's heartbeat pass the staleness threshold ({} s) a waiting musician applies to it; use less, or 0 for none",
+            conductor.staleness_s
         );
         return Err(Problem::at("conductor", "review_heartbeat_ms", message));
     }
@@ -325,13 +326,17 @@ mod tests {
 
     #[test]
     fn error_reply_odds_leave_room_for_the_corrected_path_and_review_heartbeats_beat_staleness() {
-        accepted("[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.25\nerror_exit_request_probability = 0.25\n");
-        let (section, index, key, message) =
-            refusal("[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.5\nerror_exit_request_probability = 0.1\n");
+        accepted(
+            "[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.25\nerror_exit_request_probability = 0.25\n",
+        );
+        let (section, index, key, message) = refusal(
+            "[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.5\nerror_exit_request_probability = 0.1\n",
+        );
         assert_eq!((section, index, key), ("conductor", None, "error_exit_request_probability"));
         assert!(message.contains("must be at most 1, got 1.1"), "{message}");
         accepted("[conductor]\nreview_heartbeat_ms = 0\n");
         accepted("[conductor]\nreview_heartbeat_ms = 539999\n");
+        accepted("[timing]\nheartbeat_refresh_s = 300\n[conductor]\nstaleness_s = 360\n");
         let (_, _, key, message) = refusal("[conductor]\nreview_heartbeat_ms = 540000\n");
         assert_eq!(key, "review_heartbeat_ms", "{message}");
     }

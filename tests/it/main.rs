@@ -5,6 +5,7 @@
 mod bad_input;
 mod bench;
 mod ceiling;
+mod charitable_conductor;
 mod cli;
 mod cli_extras;
 mod clock;
