@@ -49,11 +49,15 @@ const NOTES: &[(&str, &str)] = &[
     ),
     (
         "table-transitions-only",
-        "An oracle-only reading: the databases are the default's, and the difference is in the violation count. slow-review's pause-watcher TIMEOUT (`needs_review → error`, implied by 000 \"Mode Transitions\") is a violation only under 002's table alone; the default's one violation is the conductor's late answer to a task that had exited.",
+        "An oracle-only reading: the databases are the default's, and the difference is in the violation count. slow-review's pause-watcher TIMEOUT (`needs_review → error`, implied by 000 \"Mode Transitions\") is a violation only under 002's table alone; by default the conductor withholds its late answer to a task that had exited (docs/protocol.md C37), so no transition rule fires.",
     ),
     (
         "act-on-poll",
         "Measured over 1000 seeds (`rehearsal sweep scenarios/faults/random-faults.toml --seeds 1..=1000`, with and without `--variant act-on-poll`, every run passing on the scenario's allowances): no-false-stale 1 run by default against 24, answer-own-request 64 against 90, completed-once 168 against 201, liveness 213 against 214. The liveness gap that 300 seeds show is noise: the re-read is one more statement, so every later draw shifts and the two runs of a seed part early. The one default no-false-stale (seed 737) is a session that woke between the conductor's re-read and its hand-over, the window of one statement that a guarded hand-over `UPDATE` would close (docs/protocol.md C4).",
+    ),
+    (
+        "first-conductor",
+        "The first conductor's databases equal those of the build before docs/protocol.md C37-C40 seed for seed. Its stray answers onto rows that changed hands show in allowed-transitions and conductor-outlasts-sessions; the charitable default withholds them, and the zombies it leaves waiting show in answer-own-request and one-live-session-per-task instead (C37 has the measurement over 200 seeds).",
     ),
 ];
 
