@@ -19,6 +19,7 @@ mod examples;
 mod exit_requested;
 mod explore;
 mod faults;
+mod fidelity_table;
 mod fifth_failure;
 mod fuzz;
 mod golden;
