@@ -211,7 +211,7 @@ impl Scenario {
     /// How often the conductor beats while it reviews (docs/protocol.md C38): the key, or the
     /// musicians' refresh interval when it is unset; 0 for none.
     pub fn review_heartbeat_ms(&self) -> i64 {
-        self.conductor.review_heartbeat_ms.unwrap_or(self.timing.heartbeat_refresh_s * 1000)
+        self.conductor.review_heartbeat_ms.unwrap_or(self.timing.heartbeat_refresh_s.saturating_mul(1000))
     }
 }
 

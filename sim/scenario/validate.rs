@@ -149,15 +149,25 @@ fn review_odds(conductor: &ConductorSection) -> Checked {
 /// heartbeat during reviews comes before a waiting musician would call the conductor down
 /// (C38: 000 "Pause Watcher", the conductor's heartbeat "within 9 minutes").
 fn error_reply_odds(conductor: &ConductorSection) -> Checked {
-    let odds = conductor.error_alternative_probability + conductor.error_skip_probability + conductor.error_exit_request_probability;
-    if odds > 1.0 {
-        let message = format!(
-            "error_alternative_probability + error_skip_probability + error_exit_request_probability must be at most 1, got {odds}"
-        );
-        return Err(Problem::at("conductor", "error_exit_request_probability", message));
+    // Named: the key at which the running sum passes 1 (the one to lower).
+    let odds = [
+        ("error_alternative_probability", conductor.error_alternative_probability),
+        ("error_skip_probability", conductor.error_skip_probability),
+        ("error_exit_request_probability", conductor.error_exit_request_probability),
+    ];
+    let mut sum = 0.0;
+    for (key, p) in odds {
+        sum += p;
+        if sum > 1.0 {
+            let message = format!(
+                "error_alternative_probability + error_skip_probability + error_exit_request_probability must be at most 1, got {}",
+                (sum * 1e6).round() / 1e6
+            );
+            return Err(Problem::at("conductor", key, message));
+        }
     }
     let heartbeat_ms = conductor.review_heartbeat_ms.unwrap_or(0);
-    if heartbeat_ms >= conductor.staleness_s * 1000 {
+    if heartbeat_ms >= conductor.staleness_s.saturating_mul(1000) {
         let message = format!(
             "a heartbeat every {heartbeat_ms} ms during reviews lets the conductor's heartbeat pass the staleness threshold ({} s) a waiting musician applies to it; use less, or 0 for none",
             conductor.staleness_s
@@ -334,6 +344,9 @@ mod tests {
         );
         assert_eq!((section, index, key), ("conductor", None, "error_exit_request_probability"));
         assert!(message.contains("must be at most 1, got 1.1"), "{message}");
+        let (_, _, key, message) = refusal("[conductor]\nerror_alternative_probability = 0.6\nerror_skip_probability = 0.7\n");
+        assert_eq!(key, "error_skip_probability", "the key that passes 1 is named");
+        assert!(message.ends_with("got 1.3"), "{message}");
         accepted("[conductor]\nreview_heartbeat_ms = 0\n");
         accepted("[conductor]\nreview_heartbeat_ms = 539999\n");
         accepted("[timing]\nheartbeat_refresh_s = 300\n[conductor]\nstaleness_s = 360\n");
