@@ -109,10 +109,17 @@ pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), Sql
 /// told right before the answer: the conductor may write other messages to the task meanwhile
 /// (an emergency), and the truth pairs a request with the next conductor message.
 pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, desk: SharedDesk) {
-    let first = desk.borrow_mut().begin(&job.task_id);
-    if let Err(failure) = answer_as_actor(&ctx, &scenario, &job, first, &desk).await {
-        ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
-        desk.borrow_mut().end(&job.task_id);
+    // The poll that started it may be older than the row (C37): read it before reviewing.
+    match job.still_asked(&ctx, &scenario).await {
+        Ok(true) => {
+            let first = desk.borrow_mut().begin(&job.task_id);
+            if let Err(failure) = answer_as_actor(&ctx, &scenario, &job, first, &desk).await {
+                ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+                desk.borrow_mut().end(&job.task_id);
+            }
+        }
+        Ok(false) => {}
+        Err(failure) => ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message)),
     }
     desk.borrow_mut().under_review.remove(&job.task_id);
 }
