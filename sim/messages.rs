@@ -432,6 +432,31 @@ fn smoothness(r: &Report<'_>) -> i64 {
     r.smoothness
 }
 
+/// What a skip guidance says (000 "Example: Error Recovery & Retry Logic" Step 7: "Guidance on
+/// skipping this work"); the musician recognises the guidance by it.
+const SKIP_WORK: &str = "Skip this work:";
+
+/// The conductor's answer to an error report (message type `fix_proposal`, docs/protocol.md
+/// C40): one of the three 000 "Example: Error Recovery" Step 7 has the musician wait for.
+pub fn error_fix(task_id: &str, reply: crate::scenario::ErrorReply) -> String {
+    use crate::scenario::ErrorReply;
+    let what = match reply {
+        ErrorReply::Alternative => {
+            "Alternative instructions: take the content from the task's other sources instead and retry the step.".to_string()
+        }
+        ErrorReply::Skip => format!("{SKIP_WORK} it is deferred to a later session; go on with the next agent without it."),
+        ErrorReply::CorrectedPath | ErrorReply::ExitRequest => {
+            "Use the corrected path docs2/guidelines/conductor/process-patterns.md and retry the step.".to_string()
+        }
+    };
+    fix_proposal(task_id, &what)
+}
+
+/// Whether a conductor message is a guidance on skipping the failed work.
+pub fn is_skip_guidance(message: &str) -> bool {
+    message.contains(SKIP_WORK)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

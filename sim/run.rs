@@ -228,7 +228,7 @@ fn execute_keeping(
 /// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
 /// judge`'s, so both judge with the same settings.
 pub fn checker_for(scenario: &Scenario) -> Checker {
-    Checker::new(scenario.settings.clone())
+    Checker::new(scenario.settings.clone()).with_conductor_choices(crate::oracle::ConductorChoices::of(scenario))
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is

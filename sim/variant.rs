@@ -172,6 +172,42 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.relaunch_unclaimed = false,
     },
+    // The conductor's own choices where the seeds are silent (docs/protocol.md C37-C39): each
+    // restores one habit of the simulator's first conductor, `first-conductor` all of them, so
+    // `rehearsal compare --variants default,first-conductor` measures what the charitable
+    // reading changes.
+    Variant {
+        name: "answer-on-poll",
+        disagreement: 0,
+        summary: "the conductor answers a request on its poll, without reading the row again: its answer may land on a row that exited or changed hands (C37)",
+        sql: None,
+        apply: |s| s.conductor.reread_before_answer = false,
+    },
+    Variant {
+        name: "silent-reviews",
+        disagreement: 0,
+        summary: "the conductor writes no heartbeat while it reviews (C38): a review longer than 9 minutes makes a waiting musician call it down",
+        sql: None,
+        apply: |s| s.conductor.review_heartbeat_ms = Some(0),
+    },
+    Variant {
+        name: "ignore-claim-blocked",
+        disagreement: 0,
+        summary: "the conductor notes `claim_blocked` and does nothing (C39): a row no session holds stays so",
+        sql: None,
+        apply: |s| s.conductor.claim_blocked = crate::scenario::ClaimBlockedReply::Ignore,
+    },
+    Variant {
+        name: "first-conductor",
+        disagreement: 0,
+        summary: "the simulator's first conductor: answer-on-poll, silent-reviews and ignore-claim-blocked together",
+        sql: None,
+        apply: |s| {
+            s.conductor.reread_before_answer = false;
+            s.conductor.review_heartbeat_ms = Some(0);
+            s.conductor.claim_blocked = crate::scenario::ClaimBlockedReply::Ignore;
+        },
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

@@ -9,6 +9,8 @@
 //! task up). Its reviews are in `review.rs`; a session relaunched after a crash rebuilds its
 //! view in `recover.rs`; the `launcher.rs` starts it and relaunches it.
 
+mod answer;
+mod claim_blocked;
 mod launcher;
 mod recover;
 mod review;
@@ -67,6 +69,8 @@ struct TaskView {
     session_id: String,
     retry_count: i64,
     seconds_stale: f64,
+    /// Whether the row has a heartbeat at all (`seconds_stale` reads 0 when it has none).
+    has_heartbeat: bool,
     /// When the poll that read this row ran.
     polled_at_ms: i64,
 }
@@ -95,6 +99,8 @@ struct Conductor<'a> {
     asked_to_exit: BTreeMap<String, (String, i64)>,
     /// Tasks whose asked session's final `handoff` message the conductor has read.
     exit_confirmed: BTreeSet<String>,
+    /// Per task: the `claim_blocked` message not yet acted on (docs/protocol.md C39).
+    claim_blocked: BTreeMap<String, i64>,
     last_message_id: i64,
     last_launch_delay_ms: i64,
     twin_after_ms: i64,
@@ -120,6 +126,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         exit_requests_sent: vec![false; scenario.conductor.exit_requests.len()],
         asked_to_exit: BTreeMap::new(),
         exit_confirmed: BTreeSet::new(),
+        claim_blocked: BTreeMap::new(),
         last_message_id: 0,
         last_launch_delay_ms: 0,
         twin_after_ms: 0,
@@ -227,6 +234,11 @@ impl Conductor<'_> {
                 }
                 "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
                 "error" => Some(Pending::Error),
+                "claim_blocked" => {
+                    self.note_claim_blocked(&task_id, found.int(row, 0).unwrap_or(0));
+                    self.ctx.note("conductor_read", format!("claim_blocked from {task_id}: {}", body.lines().next().unwrap_or("")));
+                    None
+                }
                 "handoff" => {
                     self.note_final_handoff(&task_id, found.text(row, 2).unwrap_or(""));
                     self.ctx.note("conductor_read", format!("handoff from {task_id}: {}", body.lines().next().unwrap_or("")));
@@ -287,6 +299,7 @@ impl Conductor<'_> {
                 session_id: rows.text(r, 4).unwrap_or("").to_string(),
                 retry_count: rows.int(r, 5).unwrap_or(0),
                 seconds_stale: rows.real(r, 3).unwrap_or(0.0),
+                has_heartbeat: rows.real(r, 3).is_some(),
                 polled_at_ms: self.ctx.now_ms(),
             });
         }
@@ -315,49 +328,13 @@ impl Conductor<'_> {
             self.ctx.note("conductor_read", format!("{}: 5th error report, no fix proposed: the session exits", task.task_id));
             return Ok(());
         }
-        let pending = self.pending.get(&task.task_id).cloned();
-        let request_id = pending.as_ref().map(|(_, request)| request.message_id);
-        if let Some((kind, request)) = &pending {
-            // A review actor tells this itself, right before its answer.
-            let by_actor = self.reviews_as_actors() && matches!(kind, Pending::Review { .. });
-            if answers(&task.state, kind) && !by_actor {
-                // Ground truth for the oracles: which request the coming answer replies to
-                // (docs/protocol.md D15: the message itself does not say).
-                self.ctx.observe(Fact::Answering {
-                    task_id: task.task_id.clone(),
-                    request_id: request.message_id,
-                    requester: request.from_session.clone(),
-                });
+        if let Some((kind, request)) = self.pending.get(&task.task_id).cloned() {
+            if answers(&task.state, &kind) {
+                return self.answer_request(task, kind, request).await;
             }
         }
-        match (task.state.as_str(), pending.map(|(kind, _)| kind)) {
-            ("needs_review", Some(Pending::Review { completion, number })) => {
-                let job = review::Job { task_id: task.task_id.clone(), completion, number, request_id };
-                if self.reviews_as_actors() {
-                    return self.start_review(job).await;
-                }
-                self.pending.remove(&task.task_id);
-                return review::inline(self.ctx, self.scenario, &job).await;
-            }
-            ("error", Some(Pending::ContextWarning { recommended, which })) => {
-                self.pending.remove(&task.task_id);
-                return self.answer_context_warning(task, recommended, which.as_deref(), request_id).await;
-            }
-            ("error", Some(Pending::Error)) => {
-                self.pending.remove(&task.task_id);
-                let fix = messages::fix_proposal(
-                    &task.task_id,
-                    "Use the corrected path docs2/guidelines/conductor/process-patterns.md and retry the step.",
-                );
-                return self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed", request_id).await;
-            }
-            ("error", Some(Pending::Escalation)) => {
-                self.pending.remove(&task.task_id);
-                // 003: "the conductor may issue a correction task".
-                let correction = messages::correction_task(&task.task_id);
-                return self.answer(&task.task_id, "fix_proposal", correction, "fix_proposed", request_id).await;
-            }
-            _ => {}
+        if self.intervene_on_claim_blocked(task).await? {
+            return Ok(());
         }
         if task.state == "exited" && !self.handled_sessions.contains(&task.session_id) {
             self.handled_sessions.insert(task.session_id.clone());
@@ -454,8 +431,9 @@ impl Conductor<'_> {
             }
             self.wait_for_a_review().await;
         }
-        let Some((_, request)) = self.pending.remove(&job.task_id) else { return Ok(()) };
-        let answering = Fact::Answering { task_id: job.task_id.clone(), request_id: request.message_id, requester: request.from_session };
+        if self.pending.remove(&job.task_id).is_none() {
+            return Ok(());
+        }
         self.reviews_started += 1;
         let me = self.ctx.meta();
         let session_no = me.name.conductor_session().unwrap_or(1);
@@ -465,7 +443,7 @@ impl Conductor<'_> {
             session_id: me.session_id.clone(),
         };
         let (scenario, desk, task_id) = (self.scenario.clone(), self.desk.clone(), job.task_id.clone());
-        let actor = self.ctx.spawn_child(meta, 0, move |ctx| review::actor(ctx, scenario, job, answering, desk));
+        let actor = self.ctx.spawn_child(meta, 0, move |ctx| review::actor(ctx, scenario, job, desk));
         self.desk.borrow_mut().add(&task_id, actor);
         Ok(())
     }

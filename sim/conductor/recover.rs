@@ -58,6 +58,9 @@ impl Conductor<'_> {
         let writers = self.writers.take().unwrap_or_default();
         self.rebuild_handled(&rows, &writers);
         self.settle_requests(&rows, &written).await?;
+        // A `claim_blocked` the dead session answered (a hand-over after it) is not acted on
+        // again (docs/protocol.md C39).
+        self.claim_blocked.retain(|task, id| written.last_answer.get(task).is_none_or(|(answer_id, _)| answer_id < id));
         for row in &rows {
             self.recount_sessions(row, &written).await?;
         }

@@ -28,6 +28,21 @@ pub struct Job {
     pub number: u64,
     /// The request's message id, cited under `replies-cite-request` (docs/protocol.md D15).
     pub request_id: Option<i64>,
+    /// The session that asked: the answer goes only to a row it still holds (C37).
+    pub requester: String,
+}
+
+impl Job {
+    /// The oracles' ground truth of the request the answer replies to, told right before it.
+    fn answering(&self) -> Fact {
+        Fact::Answering { task_id: self.task_id.clone(), request_id: self.request_id.unwrap_or(0), requester: self.requester.clone() }
+    }
+
+    /// Whether the row still waits for this review's answer (docs/protocol.md C37).
+    async fn still_asked(&self, ctx: &Ctx, scenario: &Scenario) -> Result<bool, SqlFailure> {
+        let request = (self.request_id.unwrap_or(0), self.requester.as_str());
+        super::answer::still_asking(ctx, scenario, &self.task_id, super::answer::awaits_review, request).await
+    }
 }
 
 /// The reviews a conductor session runs as actors, shared with them. It lives in an `Rc` that
@@ -75,40 +90,49 @@ impl Desk {
 }
 
 /// The conductor's own review, inside its poll: nothing else happens until it has answered
-/// (docs/protocol.md C3, the default).
+/// (docs/protocol.md C3, the default). Its poll may be minutes old (earlier reviews of the same
+/// poll), so it reads the row before it starts, and again before it answers (C37).
 pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), SqlFailure> {
+    if !job.still_asked(ctx, scenario).await? {
+        return Ok(());
+    }
     super::set_own_state(ctx, "reviewing").await?;
-    let answer = study(ctx, scenario, job).await;
-    send(ctx, scenario, job, answer).await?;
+    let answer = study(ctx, scenario, job).await?;
+    if job.still_asked(ctx, scenario).await? {
+        ctx.observe(job.answering());
+        send(ctx, scenario, job, answer).await?;
+    }
     super::set_own_state(ctx, "watching").await
 }
 
-/// A review as an actor of its own. `answering` is the oracles' ground truth of the request it
-/// answers, told right before the answer: the conductor may write other messages to the task
-/// meanwhile (an emergency), and the truth pairs a request with the next conductor message.
-pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, answering: Fact, desk: SharedDesk) {
-    let first = desk.borrow_mut().begin(&job.task_id);
-    if let Err(failure) = answer_as_actor(&ctx, &scenario, &job, answering, first, &desk).await {
-        ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
-        desk.borrow_mut().end(&job.task_id);
+/// A review as an actor of its own. The oracles' ground truth of the request it answers is
+/// told right before the answer: the conductor may write other messages to the task meanwhile
+/// (an emergency), and the truth pairs a request with the next conductor message.
+pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, desk: SharedDesk) {
+    // The poll that started it may be older than the row (C37): read it before reviewing.
+    match job.still_asked(&ctx, &scenario).await {
+        Ok(true) => {
+            let first = desk.borrow_mut().begin(&job.task_id);
+            if let Err(failure) = answer_as_actor(&ctx, &scenario, &job, first, &desk).await {
+                ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+                desk.borrow_mut().end(&job.task_id);
+            }
+        }
+        Ok(false) => {}
+        Err(failure) => ctx.note("conductor_sql_failure", format!("{}: {}", failure.stmt, failure.message)),
     }
     desk.borrow_mut().under_review.remove(&job.task_id);
 }
 
-async fn answer_as_actor(
-    ctx: &Ctx,
-    scenario: &Scenario,
-    job: &Job,
-    answering: Fact,
-    first: bool,
-    desk: &SharedDesk,
-) -> Result<(), SqlFailure> {
+async fn answer_as_actor(ctx: &Ctx, scenario: &Scenario, job: &Job, first: bool, desk: &SharedDesk) -> Result<(), SqlFailure> {
     if first {
         super::set_own_state(ctx, "reviewing").await?;
     }
-    let answer = study(ctx, scenario, job).await;
-    ctx.observe(answering);
-    send(ctx, scenario, job, answer).await?;
+    let answer = study(ctx, scenario, job).await?;
+    if job.still_asked(ctx, scenario).await? {
+        ctx.observe(job.answering());
+        send(ctx, scenario, job, answer).await?;
+    }
     if desk.borrow_mut().end(&job.task_id) {
         super::set_own_state(ctx, "watching").await?;
     }
@@ -117,7 +141,7 @@ async fn answer_as_actor(
 
 /// The review itself: its time and its answer (scripted, or one roll against the odds),
 /// drawn from the reviewing actor's own stream, then the time spent.
-async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> ReviewAnswer {
+async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<ReviewAnswer, SqlFailure> {
     let review_ms = ctx.draw(&scenario.conductor.review_ms);
     let task_number: u64 = job.task_id.trim_start_matches("task-").parse().unwrap_or(0);
     let answer = match scenario.scripted_answer(task_number, job.number) {
@@ -144,8 +168,23 @@ async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> ReviewAnswer {
             answer.state()
         ),
     );
-    ctx.sleep(review_ms).await;
-    answer
+    spend(ctx, review_ms, scenario.review_heartbeat_ms()).await?;
+    Ok(answer)
+}
+
+/// `review_ms` of review, with a heartbeat of `task-00` every `heartbeat_ms` of it (0: none)
+/// (docs/protocol.md C38). 000 "Pause Watcher": a musician waiting 15 minutes calls the
+/// conductor "alive but busy" if its heartbeat is "recent (within 9 minutes)"; 004 "Heartbeat
+/// Rule": "Include standalone heartbeat updates after major steps even without state changes".
+async fn spend(ctx: &Ctx, review_ms: i64, heartbeat_ms: i64) -> Result<(), SqlFailure> {
+    let mut left_ms = review_ms;
+    while heartbeat_ms > 0 && left_ms > heartbeat_ms {
+        ctx.sleep(heartbeat_ms).await;
+        left_ms -= heartbeat_ms;
+        ctx.sql(crate::vocab::Stmt::ConductorHeartbeat, vec![]).await?;
+    }
+    ctx.sleep(left_ms).await;
+    Ok(())
 }
 
 async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -> Result<(), SqlFailure> {

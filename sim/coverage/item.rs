@@ -4,7 +4,9 @@
 //! - `WRITER FROM->TO`: a write by `musician` (a session or one of its watchers) or
 //!   `conductor` that moved a task row from state FROM to state TO, in any context;
 //! - `WRITER FROM->TO CONTEXT`: the same transition in a fault context (`Context`);
-//! - `zero-rows STATEMENT`: a write of STATEMENT that changed no row.
+//! - `zero-rows STATEMENT`: a write of STATEMENT that changed no row;
+//! - `note NAME`: an actor's trace note NAME, for the decisions that write no transition of
+//!   their own (one of `NOTES`: the conductor's interventions and answer choices).
 
 use std::fmt;
 
@@ -70,9 +72,33 @@ pub enum Item {
     Transition { writer: Writer, from: TaskState, to: TaskState, context: Option<Context> },
     /// A write that changed no row.
     ZeroRows(Stmt),
+    /// A trace note of one of `NOTES`.
+    Note(&'static str),
 }
 
 const ZERO_ROWS: &str = "zero-rows";
+const NOTE: &str = "note";
+
+/// The trace notes coverage counts: decisions whose writes look like others' (a hand-over is
+/// `working -> fix_proposed` whatever its cause) or that write nothing.
+pub const NOTES: &[&str] = &[
+    // docs/protocol.md C37: an answer not written because the row moved on.
+    "answer_withheld",
+    // C39: the conductor's intervention on `claim_blocked`.
+    "claim_blocked_intervention",
+    // C40: the four answers to an error report.
+    "error_reply_corrected_path",
+    "error_reply_alternative",
+    "error_reply_skip",
+    "error_reply_exit_request",
+];
+
+impl Item {
+    /// The counted note named `what`, if coverage counts it.
+    pub fn note(what: &str) -> Option<Item> {
+        NOTES.iter().find(|n| **n == what).map(|n| Item::Note(n))
+    }
+}
 
 impl Item {
     /// Parses the text form; the error says which word is wrong and what was expected.
@@ -82,9 +108,10 @@ impl Item {
             [ZERO_ROWS, statement] => {
                 Stmt::parse(statement).map(Item::ZeroRows).ok_or_else(|| format!("`{statement}` is no statement of the protocol"))
             }
+            [NOTE, name] => Item::note(name).ok_or_else(|| format!("`{name}` is no counted note (one of {})", NOTES.join(", "))),
             [writer, transition] => transition_item(writer, transition, None),
             [writer, transition, context] => transition_item(writer, transition, Some(context)),
-            _ => Err(format!("`{text}`: expected `musician|conductor FROM->TO [CONTEXT]` or `{ZERO_ROWS} STATEMENT`")),
+            _ => Err(format!("`{text}`: expected `musician|conductor FROM->TO [CONTEXT]`, `{ZERO_ROWS} STATEMENT` or `{NOTE} NAME`")),
         }
     }
 }
@@ -117,6 +144,7 @@ impl fmt::Display for Item {
                 }
             }
             Item::ZeroRows(stmt) => write!(f, "{ZERO_ROWS} {stmt}"),
+            Item::Note(name) => write!(f, "{NOTE} {name}"),
         }
     }
 }
@@ -136,6 +164,7 @@ mod tests {
                 context: Some(Context::DuringHang),
             },
             Item::ZeroRows(Stmt::Heartbeat),
+            Item::Note("claim_blocked_intervention"),
         ];
         for item in items {
             assert_eq!(Item::parse(&item.to_string()), Ok(item));
@@ -151,6 +180,7 @@ mod tests {
             ("musician watching-working", "expected FROM->TO"),
             ("musician watching->working after-lunch", "`after-lunch` is no fault context"),
             ("zero-rows drop_table", "`drop_table` is no statement"),
+            ("note launch", "`launch` is no counted note"),
             ("musician", "expected `musician|conductor FROM->TO [CONTEXT]`"),
         ] {
             let e = Item::parse(text).expect_err(text);

@@ -118,6 +118,11 @@ impl CoverageObserver {
                     self.on_sql(&fact);
                 }
             }
+            EventKind::Note { what, .. } => {
+                if let Some(item) = Item::note(what) {
+                    self.coverage.add(item);
+                }
+            }
             _ => {}
         }
     }

@@ -61,9 +61,14 @@ pub fn markdown(coverage: &Coverage) -> String {
         .reached()
         .filter_map(|(item, n)| match item {
             Item::ZeroRows(stmt) => Some(format!("`{stmt}` ×{n}")),
-            Item::Transition { .. } => None,
+            Item::Transition { .. } | Item::Note(_) => None,
         })
         .collect();
     let _ = writeln!(md, "\nWrites that changed no row: {}.", if zero.is_empty() { "none".to_string() } else { zero.join(", ") });
+    let notes: Vec<String> = coverage
+        .reached()
+        .filter_map(|(item, n)| if let Item::Note(name) = item { Some(format!("`{name}` ×{n}")) } else { None })
+        .collect();
+    let _ = writeln!(md, "\nDecisions noted (`note` items): {}.", if notes.is_empty() { "none".to_string() } else { notes.join(", ") });
     md
 }

@@ -86,6 +86,9 @@ enum Scope {
 enum ErrorAnswer {
     /// The conductor proposed a fix; the musician applied it and is `working` again.
     Fixed,
+    /// The conductor's guidance is to skip the failed work (000 "Example: Error Recovery"
+    /// Step 7, docs/protocol.md C40): `working` again, without it.
+    Skipped,
     End(End),
 }
 

@@ -380,6 +380,8 @@ impl Musician {
     pub(super) async fn report_error(&mut self, error: &str) -> Result<AgentOutcome, SqlFailure> {
         Ok(match self.report_error_and_wait(error).await? {
             ErrorAnswer::Fixed => AgentOutcome::Redo,
+            // Not counted among the agents done: its work was deferred, not done.
+            ErrorAnswer::Skipped => AgentOutcome::Done,
             ErrorAnswer::End(end) => AgentOutcome::End(end),
         })
     }
@@ -436,8 +438,8 @@ impl Musician {
             self.stop_hook().await?;
             return Ok(ErrorAnswer::End(End::RetriesExhausted));
         }
-        let answer = match self.answer_or_end().await? {
-            Ok(answer) => answer.state,
+        let (answer, skip) = match self.answer_or_end().await? {
+            Ok(answer) => (answer.state, messages::is_skip_guidance(&answer.reply)),
             Err(end) => return Ok(ErrorAnswer::End(end)),
         };
         if self.takes_exit_request(&answer).await {
@@ -455,6 +457,11 @@ impl Musician {
         self.work_for(rework_ms).await?;
         if self.exit_requested() {
             return self.exit_on_request().await.map(ErrorAnswer::End);
+        }
+        if skip {
+            self.status(&format!("conductor {answer}: skipping the failed work on its guidance, resuming")).await;
+            self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+            return Ok(ErrorAnswer::Skipped);
         }
         self.status(&format!("conductor {answer}: fix applied, resuming")).await;
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;

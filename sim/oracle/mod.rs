@@ -9,6 +9,7 @@
 //! `RULES` derives from them. Every violation is explained in words: the instant, the
 //! sessions with their S-labels and ids, what each wrote, and what the truth was.
 
+mod conductor_choice;
 mod meter;
 pub mod rules;
 mod truth;
@@ -20,6 +21,7 @@ use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::scenario::ProtocolSettings;
 use crate::vocab::{ActorName, RuleId, Stmt};
 
+pub use conductor_choice::ConductorChoices;
 pub use meter::{quantiles, Measurements};
 pub use rules::{Rule, RuleDoc, RULES};
 pub use truth::{touched_row, MessageTruth, StaleTruth, Truth};
@@ -115,6 +117,9 @@ pub struct Checker {
     rules: Vec<Box<dyn Rule>>,
     meter: meter::Meter,
     findings: Findings,
+    /// The conductor's choices in force, named in the explanations they are in the chain of
+    /// (`conductor_choice.rs`); `None`: explanations name none.
+    choices: Option<ConductorChoices>,
 }
 
 impl Checker {
@@ -124,6 +129,24 @@ impl Checker {
             rules: rules::all(&settings),
             meter: meter::Meter::default(),
             findings: Findings::default(),
+            choices: None,
+        }
+    }
+
+    /// The same checker, naming `choices` in the explanations whose chain passes through one.
+    pub fn with_conductor_choices(mut self, choices: ConductorChoices) -> Checker {
+        self.choices = Some(choices);
+        self
+    }
+
+    /// Appends to the violations found since `from` the conductor choices in their chain.
+    fn name_choices(&mut self, from: usize, conductor_wrote: bool) {
+        let Some(choices) = &self.choices else { return };
+        for violation in &mut self.findings.violations[from..] {
+            let Some(rule) = RuleId::parse(violation.rule) else { continue };
+            if let Some(words) = choices.in_chain(rule, conductor_wrote, &violation.explanation) {
+                violation.explanation.push_str(&words);
+            }
         }
     }
 
@@ -148,9 +171,12 @@ impl Checker {
                 self.truth.know(&f);
             }
         }
+        let found_before = self.findings.violations.len();
         for rule in &mut self.rules {
             rule.see(&seen, &self.truth, &mut self.findings);
         }
+        let conductor_wrote = matches!(seen, Seen::Sql(f) if f.actor.is_conductor() && !f.readonly);
+        self.name_choices(found_before, conductor_wrote);
         self.meter.see(&seen, &self.truth);
         match seen {
             Seen::Fact(t_ms, fact) => self.truth.on_fact(t_ms, fact),
@@ -175,15 +201,19 @@ impl Checker {
 
     /// End-of-run checks (messages seen once, budgets).
     pub fn finish(&mut self, end_ms: i64, budgets: &[rules::budget::BudgetLimit]) {
+        let found_before = self.findings.violations.len();
         for rule in &mut self.rules {
             rule.finish(end_ms, &self.truth, &mut self.findings);
         }
         rules::budget::check(budgets, &self.meter.measured, end_ms, &mut self.findings);
+        self.name_choices(found_before, false);
     }
 
     /// Liveness, judged by the caller from the database, joins the violations here.
     pub fn add_liveness(&mut self, t_ms: i64, explanation: String) {
+        let found_before = self.findings.violations.len();
         self.findings.violate(RuleId::Liveness, String::new(), t_ms, explanation);
+        self.name_choices(found_before, false);
     }
 }
 

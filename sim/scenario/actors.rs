@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-use super::deserialize::{non_negative_i64, percent, positive_i64, positive_u64, probability};
+use super::deserialize::{non_negative_i64, optional_non_negative_i64, percent, positive_i64, positive_u64, probability};
 use crate::dist::Dist;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -47,6 +47,33 @@ pub struct ConductorSection {
     /// Scripted requests that a task's session prepare a handoff and exit (000 and 002
     /// "States the Conductor Sets": `exit_requested`; docs/protocol.md D16).
     pub exit_requests: Vec<ExitRequest>,
+    /// Whether the conductor reads a task's row again right before it answers a request, and
+    /// answers only if the row is still in the state and session that asked (docs/protocol.md
+    /// C37; 002 "Guard Clause Rules": the conductor "reviews state" before it acts). Off: it
+    /// answers on what its poll read, as the simulator's first conductor did.
+    pub reread_before_answer: bool,
+    /// How often the conductor refreshes `task-00`'s heartbeat while it reviews
+    /// (docs/protocol.md C38; 000 "Pause Watcher": a conductor whose heartbeat is within 9
+    /// minutes is "alive but busy"). 0: no heartbeat during a review (C2, the first conductor).
+    /// Unset: the musicians' refresh interval, `timing.heartbeat_refresh_s` (8 minutes), which
+    /// is below `staleness_s` (`Scenario::review_heartbeat_ms`).
+    #[serde(deserialize_with = "optional_non_negative_i64")]
+    pub review_heartbeat_ms: Option<i64>,
+    /// What the conductor does with a `claim_blocked` message (docs/protocol.md C39; 000
+    /// "4. Guard Block Fallback": "Conductor intervention needed").
+    pub claim_blocked: ClaimBlockedReply,
+    /// The answer to an error report (docs/protocol.md C40; 000 "Example: Error Recovery"
+    /// Step 7: the musician waits for "A corrected file path", "Alternative instructions" or
+    /// "Guidance on skipping this work"): odds of alternative instructions ...
+    #[serde(deserialize_with = "probability")]
+    pub error_alternative_probability: f64,
+    /// ... of guidance on skipping the failed work ...
+    #[serde(deserialize_with = "probability")]
+    pub error_skip_probability: f64,
+    /// ... and of `exit_requested` (000 "States the Conductor Sets": "prepare handoff and
+    /// exit"); the rest get a corrected path. All `fix_proposed` but the last.
+    #[serde(deserialize_with = "probability")]
+    pub error_exit_request_probability: f64,
 }
 
 impl Default for ConductorSection {
@@ -65,7 +92,76 @@ impl Default for ConductorSection {
             answers: Vec::new(),
             emergencies: Vec::new(),
             exit_requests: Vec::new(),
+            reread_before_answer: true,
+            review_heartbeat_ms: None,
+            claim_blocked: ClaimBlockedReply::Intervene,
+            error_alternative_probability: 0.0,
+            error_skip_probability: 0.0,
+            error_exit_request_probability: 0.0,
         }
+    }
+}
+
+/// What the conductor does on a `claim_blocked` message (docs/protocol.md C39).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimBlockedReply {
+    /// Reads the task's row again; a row no live session holds (at work with a heartbeat
+    /// missing or stale, or left claimable with no launch pending) is handed over to a new
+    /// session, as 002 "Guard Clause Rules" has the conductor recover a crashed session.
+    Intervene,
+    /// Notes it and does nothing (the simulator's first conductor).
+    Ignore,
+}
+
+/// The conductor's answer to an error report (docs/protocol.md C40).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorReply {
+    /// `fix_proposed` with a corrected file path: the musician runs the work again.
+    CorrectedPath,
+    /// `fix_proposed` with alternative instructions: the musician runs the work again.
+    Alternative,
+    /// `fix_proposed` with guidance on skipping the work: the musician goes on without it.
+    Skip,
+    /// `exit_requested`: the session hands off and exits (docs/protocol.md C33).
+    ExitRequest,
+}
+
+impl ErrorReply {
+    /// The trace note's word for it (coverage counts `note error_reply_<word>`).
+    pub fn word(self) -> &'static str {
+        match self {
+            ErrorReply::CorrectedPath => "corrected_path",
+            ErrorReply::Alternative => "alternative",
+            ErrorReply::Skip => "skip",
+            ErrorReply::ExitRequest => "exit_request",
+        }
+    }
+}
+
+impl ConductorSection {
+    /// The error reply a roll in 0..1 picks: alternative, skip, exit request, in that order
+    /// along the odds, the rest a corrected path.
+    pub fn error_reply(&self, roll: f64) -> ErrorReply {
+        let mut edge = self.error_alternative_probability;
+        if roll < edge {
+            return ErrorReply::Alternative;
+        }
+        edge += self.error_skip_probability;
+        if roll < edge {
+            return ErrorReply::Skip;
+        }
+        edge += self.error_exit_request_probability;
+        if roll < edge {
+            return ErrorReply::ExitRequest;
+        }
+        ErrorReply::CorrectedPath
+    }
+
+    /// Whether error replies are drawn at all: with all three odds 0 every reply is a
+    /// corrected path and no roll is made, so the conductor's stream is as before C40.
+    pub fn error_reply_drawn(&self) -> bool {
+        self.error_alternative_probability + self.error_skip_probability + self.error_exit_request_probability > 0.0
     }
 }
 

@@ -24,6 +24,11 @@ pub(super) fn non_negative_i64<'de, D: Deserializer<'de>>(d: D) -> Field<i64, D:
     Ok(v)
 }
 
+/// `non_negative_i64` for a key whose absence means a default computed from other keys.
+pub(super) fn optional_non_negative_i64<'de, D: Deserializer<'de>>(d: D) -> Field<Option<i64>, D::Error> {
+    non_negative_i64(d).map(Some)
+}
+
 /// A probability in 0..=1; the message is shared with the odds of `[faults]`.
 pub(super) fn check_probability(v: f64) -> Field<f64, String> {
     if (0.0..=1.0).contains(&v) {

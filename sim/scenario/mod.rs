@@ -21,8 +21,8 @@ mod verification;
 use std::path::{Path, PathBuf};
 
 pub use self::actors::{
-    ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ExitRequest, ReviewAnswer, ScriptedAnswer, SubagentScript,
-    SubagentsSection,
+    ClaimBlockedReply, ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ErrorReply, ExitRequest, ReviewAnswer,
+    ScriptedAnswer, SubagentScript, SubagentsSection,
 };
 pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
@@ -210,6 +210,12 @@ impl Scenario {
     /// The scripted answer to the `review`-th review request of `task`, if any.
     pub fn scripted_answer(&self, task: u64, review: u64) -> Option<ReviewAnswer> {
         self.conductor.answers.iter().find(|a| a.task == task && a.review == review).map(|a| a.answer)
+    }
+
+    /// How often the conductor beats while it reviews (docs/protocol.md C38): the key, or the
+    /// musicians' refresh interval when it is unset; 0 for none.
+    pub fn review_heartbeat_ms(&self) -> i64 {
+        self.conductor.review_heartbeat_ms.unwrap_or(self.timing.heartbeat_refresh_s.saturating_mul(1000))
     }
 }
 

@@ -24,6 +24,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     verification_scripts(&raw.verification, plans, count, raw.conductor.sessions_per_task_max)?;
     context_thresholds(&raw.context)?;
     review_odds(&raw.conductor)?;
+    error_reply_odds(&raw.conductor)?;
     heartbeat_refresh(&raw.timing, &raw.conductor)?;
     watcher_deaths(&raw.faults)?;
     scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
@@ -140,6 +141,38 @@ fn review_odds(conductor: &ConductorSection) -> Checked {
     if odds > 1.0 {
         let message = format!("reject_probability + fix_probability must be at most 1, got {odds}");
         return Err(Problem::at("conductor", "fix_probability", message));
+    }
+    Ok(())
+}
+
+/// The three error-reply odds leave room for the corrected path (docs/protocol.md C40); a
+/// heartbeat during reviews comes before a waiting musician would call the conductor down
+/// (C38: 000 "Pause Watcher", the conductor's heartbeat "within 9 minutes").
+fn error_reply_odds(conductor: &ConductorSection) -> Checked {
+    // Named: the key at which the running sum passes 1 (the one to lower).
+    let odds = [
+        ("error_alternative_probability", conductor.error_alternative_probability),
+        ("error_skip_probability", conductor.error_skip_probability),
+        ("error_exit_request_probability", conductor.error_exit_request_probability),
+    ];
+    let mut sum = 0.0;
+    for (key, p) in odds {
+        sum += p;
+        if sum > 1.0 {
+            let message = format!(
+                "error_alternative_probability + error_skip_probability + error_exit_request_probability must be at most 1, got {}",
+                (sum * 1e6).round() / 1e6
+            );
+            return Err(Problem::at("conductor", key, message));
+        }
+    }
+    let heartbeat_ms = conductor.review_heartbeat_ms.unwrap_or(0);
+    if heartbeat_ms >= conductor.staleness_s.saturating_mul(1000) {
+        let message = format!(
+            "a heartbeat every {heartbeat_ms} ms during reviews lets the conductor's heartbeat pass the staleness threshold ({} s) a waiting musician applies to it; use less, or 0 for none",
+            conductor.staleness_s
+        );
+        return Err(Problem::at("conductor", "review_heartbeat_ms", message));
     }
     Ok(())
 }
@@ -299,6 +332,26 @@ mod tests {
         if let Err(p) = check(&raw, &plans(&raw)) {
             panic!("refused: {p:?}\n{extra}");
         }
+    }
+
+    #[test]
+    fn error_reply_odds_leave_room_for_the_corrected_path_and_review_heartbeats_beat_staleness() {
+        accepted(
+            "[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.25\nerror_exit_request_probability = 0.25\n",
+        );
+        let (section, index, key, message) = refusal(
+            "[conductor]\nerror_alternative_probability = 0.5\nerror_skip_probability = 0.5\nerror_exit_request_probability = 0.1\n",
+        );
+        assert_eq!((section, index, key), ("conductor", None, "error_exit_request_probability"));
+        assert!(message.contains("must be at most 1, got 1.1"), "{message}");
+        let (_, _, key, message) = refusal("[conductor]\nerror_alternative_probability = 0.6\nerror_skip_probability = 0.7\n");
+        assert_eq!(key, "error_skip_probability", "the key that passes 1 is named");
+        assert!(message.ends_with("got 1.3"), "{message}");
+        accepted("[conductor]\nreview_heartbeat_ms = 0\n");
+        accepted("[conductor]\nreview_heartbeat_ms = 539999\n");
+        accepted("[timing]\nheartbeat_refresh_s = 300\n[conductor]\nstaleness_s = 360\n");
+        let (_, _, key, message) = refusal("[conductor]\nreview_heartbeat_ms = 540000\n");
+        assert_eq!(key, "review_heartbeat_ms", "{message}");
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub const VARIANT_NAMES: &[&str] = &[
     "exit-requested-conductor-only",
     "act-on-poll",
     "no-relaunch-unclaimed",
+    "answer-on-poll",
+    "silent-reviews",
+    "ignore-claim-blocked",
+    "first-conductor",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -50,7 +54,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor"
             ),
             "{message}"
         );

@@ -41,7 +41,7 @@ fn polling_during_reviews_detects_a_crash_without_waiting_behind_them() {
         assert_eq!(summary.tasks_complete, 3, "{}", summary.render());
     }
     let (waited, prompt) = (detection_ms(&serial), detection_ms(&parallel));
-    // The staleness threshold, a poll and a few statements (docs/protocol.md §6, 582 s).
+    // The staleness threshold, a poll and a few statements (docs/protocol.md §7, 582 s).
     assert!(prompt <= 582_000, "polling during reviews: detected after {prompt} ms");
     // By default the declaration waits for both 10-minute reviews ahead of it.
     assert!(waited > 582_000 && waited >= prompt + 300_000, "serial {waited} ms against {prompt} ms");

@@ -189,7 +189,12 @@ fn under_state_first_an_order_the_default_misses_lets_the_conductor_poll_between
     let found = rows(&out);
     assert_eq!(found[0].2, "pass", "the default order passes under state-first: {found:?}");
     let first_failure = found.iter().find(|r| r.2 == "fail").expect("a failing order");
-    assert_eq!((first_failure.1.as_str(), first_failure.3.as_str(), first_failure.4.as_str()), ("0 1", "F1", "message-before-state"));
+    assert_eq!((first_failure.3.as_str(), first_failure.4.as_str()), ("F1", "message-before-state"));
+    // One reorder from the default order: the default's choices, then the other order once
+    // (how many racing points come first depends on how many statements the conductor runs
+    // before it, e.g. its re-read before a review, docs/protocol.md C37).
+    let choices: Vec<&str> = first_failure.1.split(' ').collect();
+    assert!(choices.last() == Some(&"1") && choices[..choices.len() - 1].iter().all(|c| *c == "0"), "{}", first_failure.1);
     let replay = out.join("failures/F1-message-before-state.toml");
     let o = rehearsal(&["run", replay.to_str().unwrap(), "--out", tmp.path().join("replayed").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));

@@ -50,7 +50,7 @@ pub const TABLE_002: [(TaskState, TaskState); 11] = [
 /// session claim a task in that state.
 const CLAIM_FROM_EXIT_REQUESTED: (TaskState, TaskState) = (ExitRequested, Working);
 
-/// The transitions the text implies (docs/protocol.md D10, §5 "Transitions the text
+/// The transitions the text implies (docs/protocol.md D10, §6 "Transitions the text
 /// implies"), and only those.
 pub const IMPLIED_D10: [(TaskState, TaskState); 3] = [
     // 000 "Completion Flow" 5: "On `review_approved`: ... LAST STEP: `UPDATE
