@@ -55,6 +55,8 @@ impl Run {
             before,
             after,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -73,6 +75,8 @@ impl Run {
             before: row("working", "", 0, 0.0),
             after: row("working", "", 0, 0.0),
             message: Some((id, task.into(), kind.into())),
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -90,6 +94,8 @@ impl Run {
             before: row("exit_requested", S1, 0, 30.0),
             after: row("exit_requested", S1, 0, 30.0),
             message: Some((9, "task-01".into(), "handoff".into())),
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -123,6 +129,8 @@ impl Run {
             before: None,
             after: None,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: polled.iter().map(|(t, s, a)| (t.to_string(), s.to_string(), *a)).collect(),
             params_text: String::new(),
         };
@@ -550,6 +558,8 @@ fn no_constraint_failure_and_its_near_miss_busy() {
             before: None,
             after: None,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -762,27 +772,27 @@ fn heartbeat_ages_of_one_poll_count_only_rows_whose_task_has_a_healthy_session()
 }
 
 #[test]
-fn a_repeated_violation_is_reported_once_and_explained_once() {
+fn every_violation_is_kept_and_the_first_of_its_rule_and_subject_is_marked() {
     let mut findings = Findings::default();
-    let mut explained = 0;
-    for (rule, subject, t_ms) in
-        [(RuleId::OwnerWritesOnly, "task-01", 1), (RuleId::OwnerWritesOnly, "task-01", 2), (RuleId::CompletedOnce, "task-01", 3)]
-    {
-        findings.violate_with(rule, subject, t_ms, || {
-            explained += 1;
-            format!("{rule} at {t_ms}")
-        });
+    for (rule, subject, t_ms) in [
+        (RuleId::OwnerWritesOnly, "task-01", 1),
+        (RuleId::OwnerWritesOnly, "task-01", 2),
+        (RuleId::CompletedOnce, "task-01", 3),
+        (RuleId::OwnerWritesOnly, "task-02", 4),
+        (RuleId::OwnerWritesOnly, "task-02", 5),
+    ] {
+        findings.violate_with(rule, subject, t_ms, || format!("{rule} at {t_ms}"));
     }
-    findings.violate(RuleId::OwnerWritesOnly, "task-02", 4, "owner-writes-only at 4".into());
-    findings.violate(RuleId::OwnerWritesOnly, "task-02", 5, "owner-writes-only at 5".into());
-    let reported: Vec<(&str, i64, &str)> = findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str())).collect();
+    let reported: Vec<(&str, i64, &str, bool)> =
+        findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str(), v.first)).collect();
     assert_eq!(
         reported,
         [
-            ("owner-writes-only", 1, "owner-writes-only at 1"),
-            ("completed-once", 3, "completed-once at 3"),
-            ("owner-writes-only", 4, "owner-writes-only at 4")
+            ("owner-writes-only", 1, "owner-writes-only at 1", true),
+            ("owner-writes-only", 2, "owner-writes-only at 2", false),
+            ("completed-once", 3, "completed-once at 3", true),
+            ("owner-writes-only", 4, "owner-writes-only at 4", true),
+            ("owner-writes-only", 5, "owner-writes-only at 5", false),
         ]
     );
-    assert_eq!(explained, 2, "a subject already reported is not explained again");
 }
