@@ -207,3 +207,5 @@ impl Checker {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_unchecked;
