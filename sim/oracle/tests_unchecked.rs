@@ -39,7 +39,9 @@ fn message_to_existing_task_an_approval_sent_to_a_task_with_no_row() {
     let v = run.the(RuleId::MessageToExistingTask);
     assert_eq!(v.t_ms, 9_000);
     assert!(
-        v.explanation.contains("the conductor ran `send_conductor_message` for task-01, which wrote message 51 (approval) to task-99, a task with no row"),
+        v.explanation.contains(
+            "the conductor ran `send_conductor_message` for task-01, which wrote message 51 (approval) to task-99, a task with no row"
+        ),
         "{}",
         v.explanation
     );
@@ -61,8 +63,9 @@ fn request_answered_once_one_statement_inserts_the_answer_twice() {
     conductor_sends(&mut run, 61_000, &[(61, "task-01", "approval"), (62, "task-01", "approval")]);
     let v = run.the(RuleId::RequestAnsweredOnce);
     assert!(
-        v.explanation.contains("wrote message 62 (approval) to task-01, a second answer by the same statement to request 60 of session S1 (aaaaaaaa…)")
-            && v.explanation.contains("message 61 had answered it at t=61000 ms"),
+        v.explanation.contains(
+            "wrote message 62 (approval) to task-01, a second answer by the same statement to request 60 of session S1 (aaaaaaaa…)"
+        ) && v.explanation.contains("message 61 had answered it at t=61000 ms"),
         "{}",
         v.explanation
     );
@@ -96,7 +99,11 @@ fn retry_count_never_decreases_an_error_report_that_counts_down() {
     let mut run = s1_working();
     run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 0, 1.0), row("error", S1, -1, 0.0));
     let v = run.the(RuleId::RetryCountNeverDecreases);
-    assert!(v.explanation.contains("ran `set_error` on task-01 (state working → error) and lowered retry_count from 0 to -1"), "{}", v.explanation);
+    assert!(
+        v.explanation.contains("ran `set_error` on task-01 (state working → error) and lowered retry_count from 0 to -1"),
+        "{}",
+        v.explanation
+    );
 }
 
 #[test]
@@ -122,7 +129,8 @@ fn no_relaunch_while_claim_pending_a_relaunch_while_the_first_session_hangs_befo
     assert_eq!(v.t_ms, 600_000);
     assert!(
         v.explanation.contains("launched session S2 (bbbbbbbb…) of task-01")
-            && v.explanation.contains("while session S1 (aaaaaaaa…) of task-01 (launched at t=1000 ms, hung from t=2000 ms until t=1200000 ms)")
+            && v.explanation
+                .contains("while session S1 (aaaaaaaa…) of task-01 (launched at t=1000 ms, hung from t=2000 ms until t=1200000 ms)")
             && v.explanation.contains("had not yet run its claim and was alive, frozen by a hang"),
         "{}",
         v.explanation

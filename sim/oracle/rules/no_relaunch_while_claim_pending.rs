@@ -30,10 +30,13 @@ impl Rule for NoRelaunchWhileClaimPending {
 
     fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         match seen {
-            Seen::Sql(f) if f.failure.is_none() && matches!(f.statement, Stmt::ClaimTask | Stmt::InsertFallbackRow) => {
-                if !self.tried.contains(f.session_id) {
-                    self.tried.insert(f.session_id.to_string());
-                }
+            // Looked up before it is inserted: the id is copied once per session.
+            Seen::Sql(f)
+                if f.failure.is_none()
+                    && matches!(f.statement, Stmt::ClaimTask | Stmt::InsertFallbackRow)
+                    && !self.tried.contains(f.session_id) =>
+            {
+                self.tried.insert(f.session_id.to_string());
             }
             Seen::Fact(t_ms, Fact::Launched { at_ms, label, session_id, task_id }) if conductor_launch(label) => {
                 let waiting = truth.sessions.iter().filter(|(id, s)| {
