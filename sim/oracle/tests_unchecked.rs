@@ -172,7 +172,7 @@ fn hand_over_on_owner_exit_a_replaced_sessions_exit_hands_the_live_owner_over() 
     assert!(
         v.explanation.contains("on the `exited` its poll at t=80000 ms read, but session S1 (aaaaaaaa…)")
             && v.explanation.contains("wrote that `exited` at t=70000 ms onto a row that belonged to session S2 (bbbbbbbb…)")
-            && v.explanation.contains("which was still alive and working"),
+            && v.explanation.contains("which was alive and running (not crashed, not ended, no terminal write)"),
         "{}",
         v.explanation
     );

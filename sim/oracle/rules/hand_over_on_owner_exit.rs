@@ -52,11 +52,12 @@ impl Rule for HandOverOnOwnerExit {
             }
             let Some(exit) = self.foreign.get(f.task_id) else { return };
             let Some(seen_ms) = exit.seen_ms else { return };
-            let owner_live = truth.sessions.get(&exit.owner).is_some_and(|s| s.is_live_at(f.t_ms));
-            if owner_live {
+            let owner = truth.sessions.get(&exit.owner).filter(|s| s.is_live_at(f.t_ms));
+            if let Some(owner) = owner {
                 findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
+                    let now = if owner.hung_at(f.t_ms).is_some() { "alive, frozen by a hang it would wake from" } else { "alive and running" };
                     format!(
-                        "at t={} ms the conductor began handing {} over (`{}`) on the `exited` its poll at t={seen_ms} ms read, but {} wrote that `exited` at t={} ms onto a row that belonged to {}, which was still alive and working: the hand-over replaces a live owner on a replaced session's exit (docs/protocol.md D11)",
+                        "at t={} ms the conductor began handing {} over (`{}`) on the `exited` its poll at t={seen_ms} ms read, but {} wrote that `exited` at t={} ms onto a row that belonged to {}, which was {now} (not crashed, not ended, no terminal write): the hand-over replaces a live owner on a replaced session's exit (docs/protocol.md D11)",
                         f.t_ms,
                         f.task_id,
                         f.statement,
