@@ -409,6 +409,32 @@ mod tests {
         assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
     }
 
+    /// Issue 26: a statement that inserts two messages and one that updates every task row
+    /// are observed whole — every message read back, every other task row named.
+    #[test]
+    fn a_write_names_every_message_it_inserted_and_every_other_task_row_it_changed() {
+        let twice = "-- name: send_conductor_message\nINSERT INTO orchestration_messages (task_id, from_session, message, message_type)\nSELECT :task_id, 'task-00', :message, :message_type FROM (SELECT 1 UNION ALL SELECT 2);\n";
+        let every_row = "-- name: set_task_state\nUPDATE orchestration_tasks SET state = :state, last_heartbeat = datetime('now');\n";
+        let mut db = created_with(&format!("{twice}{every_row}")).expect("created");
+        let text = |t: &str| Value::Text(t.to_string());
+        for task in ["task-01", "task-02", "task-03"] {
+            let params: Params = vec![(":task_id", text(task)), (":instruction_path", text("docs/x.md"))];
+            db.execute_observed(Stmt::CreateTask, &params, task).expect("created");
+        }
+        let params: Params = vec![(":task_id", text("task-02")), (":message", text("ok")), (":message_type", text("approval"))];
+        let (outcome, observed) = db.execute_observed(Stmt::SendConductorMessage, &params, "task-02").expect("inserted");
+        assert_eq!(outcome.rows_affected, 2);
+        let approval = |id: i64| (id, "task-02".to_string(), "approval".to_string());
+        assert_eq!(observed.message, Some(approval(1)));
+        assert_eq!(observed.more_messages, [approval(2)]);
+        assert!(observed.other_rows.is_empty(), "{:?}", observed.other_rows);
+        let params: Params = vec![(":task_id", text("task-02")), (":state", text("fix_proposed"))];
+        let (_, observed) = db.execute_observed(Stmt::SetTaskState, &params, "task-02").expect("updated");
+        assert_eq!(observed.after.expect("its own row").state, "fix_proposed");
+        assert_eq!(observed.other_rows, ["task-01", "task-03"]);
+        assert!(observed.message.is_none() && observed.more_messages.is_empty());
+    }
+
     #[test]
     fn the_default_protocol_prepares_and_runs() {
         let mut db = created_with("").expect("created");
