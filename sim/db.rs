@@ -72,8 +72,24 @@ pub struct RowSnapshot {
 pub struct Observed {
     pub before: Option<RowSnapshot>,
     pub after: Option<RowSnapshot>,
+    /// The first message the write inserted.
     pub message: Option<(i64, String, String)>,
+    /// Every further message it inserted, in order (an `INSERT … SELECT` of several rows).
+    pub more_messages: Vec<(i64, String, String)>,
+    /// Other task rows it inserted or updated (not its own `:task_id`'s), by task id.
+    pub other_rows: Vec<String>,
 }
+
+/// A row the write changed, as SQLite's update hook names it (deletes are not kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Changed {
+    Task(i64),
+    Message(i64),
+}
+
+/// The rows changed since the last write began: SQLite calls the hook once per row, so a
+/// multi-row INSERT or UPDATE is seen whole (issue 26), not only through `last_insert_rowid`.
+type ChangeLog = std::sync::Arc<std::sync::Mutex<Vec<Changed>>>;
 
 /// Counters of what the run asked of SQLite.
 #[derive(Clone, Copy, Debug, Default)]
@@ -103,6 +119,7 @@ pub struct CommsDb {
     /// `Some` while recording: every protocol statement executed, in order.
     pub recorded: Option<Vec<Recorded>>,
     path: PathBuf,
+    changes: ChangeLog,
     _vfs: ClockVfs,
 }
 
@@ -121,7 +138,7 @@ impl CommsDb {
         let vfs = ClockVfs::register(clock).map_err(Error::harness)?;
         seed_sqlite_prng(sqlite_seed);
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags_and_vfs(path, flags, vfs.name())
+        let mut conn = Connection::open_with_flags_and_vfs(path, flags, vfs.name())
             .map_err(|e| Error::harness(format!("cannot create {}: {e}", path.display())))?;
         // The simulator is the only process that touches the file while a run lasts (sessions
         // are actors; lock contention is modelled in virtual time), so it holds the lock for
@@ -148,10 +165,11 @@ impl CommsDb {
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         // The protocol's `random()` draws from this run's stream, not the process's PRNG.
         random::register(&conn, sqlite_seed)?;
+        let changes = watch_changes(&mut conn)?;
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;
-        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), _vfs: vfs })
+        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), changes, _vfs: vfs })
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
@@ -182,39 +200,58 @@ impl CommsDb {
 
     /// The harness's own look at a task row (not a protocol statement).
     pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<RowSnapshot>> {
+        Ok(self.snapshot_with_rowid(task_id)?.map(|(row, _)| row))
+    }
+
+    /// `snapshot`, with the row's rowid.
+    fn snapshot_with_rowid(&mut self, task_id: &str) -> rusqlite::Result<Option<(RowSnapshot, i64)>> {
         self.stats.observer_reads += 1;
         let stmt = self.prepared.snapshot();
         stmt.raw_bind_parameter(1, task_id)?;
         let mut rows = stmt.raw_query();
         match rows.next()? {
-            Some(row) => Ok(Some(RowSnapshot {
-                state: row.get(0)?,
-                session_id: row.get(1)?,
-                retry_count: row.get(2)?,
-                heartbeat_age_s: row.get(3)?,
-            })),
+            Some(row) => Ok(Some((
+                RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)?, heartbeat_age_s: row.get(3)? },
+                row.get(4)?,
+            ))),
             None => Ok(None),
         }
     }
 
     /// Executes a statement; for a write, also snapshots `task_id`'s row before and after,
-    /// and reads back a message it inserted.
+    /// reads back every message it inserted, and names every other task row it changed.
     pub fn execute_observed(&mut self, stmt: Stmt, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
         if !stmt.writes() {
             return Ok((self.execute(stmt, params)?, Observed::default()));
         }
-        let before = self.snapshot(task_id)?;
+        let before = self.snapshot_with_rowid(task_id)?;
+        self.changes.lock().expect("the hook never panics").clear();
         let outcome = self.execute(stmt, params)?;
-        let after = self.snapshot(task_id)?;
-        let mut message = None;
-        let rowid = self.prepared.conn().last_insert_rowid();
-        // `last_insert_rowid` is per connection, across tables: a message insert is known by
-        // its statement and its one changed row, not by the rowid moving.
-        if stmt.inserts_message() && outcome.rows_affected == 1 {
-            self.stats.observer_reads += 1;
-            message = read_message(self.prepared.message(), rowid).ok().flatten();
+        let changed = std::mem::take(&mut *self.changes.lock().expect("the hook never panics"));
+        let after = self.snapshot_with_rowid(task_id)?;
+        let own_rowid = after.as_ref().or(before.as_ref()).map(|(_, rowid)| *rowid);
+        let mut observed = Observed { before: before.map(|(row, _)| row), after: after.map(|(row, _)| row), ..Observed::default() };
+        for change in changed {
+            match change {
+                Changed::Message(id) => {
+                    self.stats.observer_reads += 1;
+                    let Some(message) = read_message(self.prepared.message(), id).ok().flatten() else { continue };
+                    match observed.message {
+                        None => observed.message = Some(message),
+                        Some(_) => observed.more_messages.push(message),
+                    }
+                }
+                Changed::Task(rowid) if Some(rowid) != own_rowid => {
+                    self.stats.observer_reads += 1;
+                    let task: Option<String> = self.prepared.conn().query_row(TASK_OF_ROWID_SQL, [rowid], |r| r.get(0)).ok();
+                    if let Some(task) = task.filter(|t| !observed.other_rows.contains(t)) {
+                        observed.other_rows.push(task);
+                    }
+                }
+                Changed::Task(_) => {}
+            }
         }
-        Ok((outcome, Observed { before, after, message }))
+        Ok((outcome, observed))
     }
 
     pub fn path(&self) -> &Path {
@@ -250,6 +287,30 @@ impl CommsDb {
         drop(_vfs);
         Ok(())
     }
+}
+
+/// The task id of a row another task's statement changed (rare: a multi-row UPDATE).
+const TASK_OF_ROWID_SQL: &str = "SELECT task_id FROM orchestration_tasks WHERE rowid = ?1";
+
+/// Registers the update hook that logs every task and message row a statement inserts or
+/// updates; the write's observation reads the log (`execute_observed`).
+fn watch_changes(conn: &mut Connection) -> Result<ChangeLog> {
+    let changes = ChangeLog::default();
+    let log = changes.clone();
+    conn.update_hook(Some(move |action: rusqlite::hooks::Action, _db: &str, table: &str, rowid: i64| {
+        if action == rusqlite::hooks::Action::SQLITE_DELETE {
+            return;
+        }
+        let change = match table {
+            "orchestration_tasks" => Changed::Task(rowid),
+            "orchestration_messages" => Changed::Message(rowid),
+            _ => return,
+        };
+        if let Ok(mut log) = log.lock() {
+            log.push(change);
+        }
+    }))?;
+    Ok(changes)
 }
 
 /// A message row by id, as `query_row` read it (any error, like no row, is no message).
@@ -350,6 +411,32 @@ mod tests {
         };
         assert_eq!(rows_after("kept.db", false), Some(1));
         assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
+    }
+
+    /// Issue 26: a statement that inserts two messages and one that updates every task row
+    /// are observed whole — every message read back, every other task row named.
+    #[test]
+    fn a_write_names_every_message_it_inserted_and_every_other_task_row_it_changed() {
+        let twice = "-- name: send_conductor_message\nINSERT INTO orchestration_messages (task_id, from_session, message, message_type)\nSELECT :task_id, 'task-00', :message, :message_type FROM (SELECT 1 UNION ALL SELECT 2);\n";
+        let every_row = "-- name: set_task_state\nUPDATE orchestration_tasks SET state = :state, last_heartbeat = datetime('now');\n";
+        let mut db = created_with(&format!("{twice}{every_row}")).expect("created");
+        let text = |t: &str| Value::Text(t.to_string());
+        for task in ["task-01", "task-02", "task-03"] {
+            let params: Params = vec![(":task_id", text(task)), (":instruction_path", text("docs/x.md"))];
+            db.execute_observed(Stmt::CreateTask, &params, task).expect("created");
+        }
+        let params: Params = vec![(":task_id", text("task-02")), (":message", text("ok")), (":message_type", text("approval"))];
+        let (outcome, observed) = db.execute_observed(Stmt::SendConductorMessage, &params, "task-02").expect("inserted");
+        assert_eq!(outcome.rows_affected, 2);
+        let approval = |id: i64| (id, "task-02".to_string(), "approval".to_string());
+        assert_eq!(observed.message, Some(approval(1)));
+        assert_eq!(observed.more_messages, [approval(2)]);
+        assert!(observed.other_rows.is_empty(), "{:?}", observed.other_rows);
+        let params: Params = vec![(":task_id", text("task-02")), (":state", text("fix_proposed"))];
+        let (_, observed) = db.execute_observed(Stmt::SetTaskState, &params, "task-02").expect("updated");
+        assert_eq!(observed.after.expect("its own row").state, "fix_proposed");
+        assert_eq!(observed.other_rows, ["task-01", "task-03"]);
+        assert!(observed.message.is_none() && observed.more_messages.is_empty());
     }
 
     #[test]

@@ -79,8 +79,13 @@ pub struct SqlEvent {
     /// The task row before and after a write (`None` for reads, or no such row).
     pub before: Option<RowSnapshot>,
     pub after: Option<RowSnapshot>,
-    /// For a message insert: (id, task_id, message_type).
+    /// For a message insert: (id, task_id, message_type) of the first message it inserted.
     pub message: Option<(i64, String, String)>,
+    /// Every further message the statement inserted (a multi-row `INSERT … SELECT`).
+    pub more_messages: Vec<(i64, String, String)>,
+    /// Task rows other than `task_id`'s that the statement inserted or updated (a fallback
+    /// row; a multi-row UPDATE), by task id.
+    pub other_rows: Vec<String>,
     /// For `poll_tasks`: (task_id, state, seconds_stale) rows.
     pub polled: Vec<(String, String, f64)>,
     /// The bound parameters, `key=value` with message bodies cut to their first line.

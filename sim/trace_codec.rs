@@ -13,7 +13,7 @@
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
 //! | the first row | `run_start` | `scenario=NAME seed=N variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the command line's variants, applied after the scenario's own) |
-//! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE` (a message it inserted), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
+//! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE;…` (every message it inserted, in order: one unless an `INSERT … SELECT` inserted several), `also=TASK;…` (task rows other than `T` it inserted or updated: a fallback row, a multi-row UPDATE), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
 //! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
 //! | any other row | swarm, file, end, fault, note | empty: the other columns hold the whole event |
@@ -286,7 +286,7 @@ fn decode_row(text: &str) -> Result<RowSnapshot, String> {
 pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
     // `stmt` is the statement column; a result's row count is the rows column, its message
     // the detail column.
-    let SqlEvent { stmt: _, task_id, result, rows_affected, before, after, message, polled, params_text } = sql;
+    let SqlEvent { stmt: _, task_id, result, rows_affected, before, after, message, more_messages, other_rows, polled, params_text } = sql;
     text_item(out, "task", task_id);
     if *rows_affected != 0 {
         key(out, "changed");
@@ -300,13 +300,27 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
         key(out, "after");
         encode_row(out, row);
     }
-    if let Some((id, task, kind)) = message {
+    if let Some(first) = message {
         key(out, "msg");
-        push_signed(out, *id);
-        out.push(',');
-        escape_into(out, task);
-        out.push(',');
-        escape_into(out, kind);
+        for (i, (id, task, kind)) in std::iter::once(first).chain(more_messages).enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            push_signed(out, *id);
+            out.push(',');
+            escape_into(out, task);
+            out.push(',');
+            escape_into(out, kind);
+        }
+    }
+    if !other_rows.is_empty() {
+        key(out, "also");
+        for (i, task) in other_rows.iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            escape_into(out, task);
+        }
     }
     if !polled.is_empty() {
         key(out, "polled");
@@ -340,7 +354,10 @@ pub fn decode_sql(stmt: Stmt, rows: &str, detail: &str, observed: &str) -> Resul
     let rows_affected = f.optional("changed")?.map(|n| number("changed", n)).transpose()?.unwrap_or(0);
     let before = f.optional("before")?.map(decode_row).transpose()?;
     let after = f.optional("after")?.map(decode_row).transpose()?;
-    let message = f.optional("msg")?.map(decode_message).transpose()?;
+    let mut messages = f.optional("msg")?.map(|m| m.split(';').map(decode_message).collect()).transpose()?.unwrap_or_else(Vec::new);
+    let message = if messages.is_empty() { None } else { Some(messages.remove(0)) };
+    let more_messages = messages;
+    let other_rows = f.optional("also")?.map(|t| t.split(';').map(unescape).collect()).transpose()?.unwrap_or_default();
     let polled = f.optional("polled")?.map(decode_polled).transpose()?.unwrap_or_default();
     let not_run = f.optional("result")?;
     let params = f.optional("params")?.map(unescape).transpose()?;
@@ -357,7 +374,7 @@ pub fn decode_sql(stmt: Stmt, rows: &str, detail: &str, observed: &str) -> Resul
             return Err(format!("rows `{rows}` does not go with result `{}` and its params", not_run.unwrap_or("")));
         }
     };
-    Ok(SqlEvent { stmt, task_id, result, rows_affected, before, after, message, polled, params_text })
+    Ok(SqlEvent { stmt, task_id, result, rows_affected, before, after, message, more_messages, other_rows, polled, params_text })
 }
 
 fn decode_message(text: &str) -> Result<(i64, String, String), String> {

@@ -455,6 +455,8 @@ mod tests {
             before: None,
             after: None,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: "task_id=task-01 session_id=abc".into(),
         }
@@ -481,6 +483,12 @@ mod tests {
         insert.after = insert.before.clone();
         insert.message = Some((42, "task-01".into(), "review_request".into()));
         insert.params_text = format!("message={AWKWARD}");
+        // One statement that inserted three messages and changed two other tasks' rows
+        // (issue 26: every affected id is traced).
+        let mut multi = insert.clone();
+        multi.message = Some((43, "task-99".into(), "approval".into()));
+        multi.more_messages = vec![(44, AWKWARD.into(), "approval".into()), (45, "task-01".into(), AWKWARD.into())];
+        multi.other_rows = vec!["task-02".into(), AWKWARD.into()];
         let mut poll = sql(Stmt::PollTasks, SqlResult::Rows(3));
         poll.task_id = String::new();
         poll.polled = vec![
@@ -498,6 +506,7 @@ mod tests {
             event(5, session, EventKind::Sql(Box::new(write))),
             event(6, session, EventKind::Sql(Box::new(insert))),
             event(7, "conductor", EventKind::Sql(Box::new(poll))),
+            event(7, "conductor", EventKind::Sql(Box::new(multi))),
             event(8, session, EventKind::Sql(Box::new(busy))),
             event(9, session, EventKind::Sql(Box::new(failed))),
             event(10, "task-01.S1.bg-watcher-1", EventKind::Sql(Box::new(locked))),

@@ -315,8 +315,15 @@ impl World {
         match self.db.execute_observed(stmt, params, task_id) {
             Ok((outcome, observed)) => {
                 let polled = if stmt == Stmt::PollTasks { polled_rows(&outcome) } else { Vec::new() };
-                let observed =
-                    Observed { before: observed.before, after: observed.after, message: observed.message, polled, rows_affected: 0 };
+                let observed = Observed {
+                    before: observed.before,
+                    after: observed.after,
+                    message: observed.message,
+                    more_messages: observed.more_messages,
+                    other_rows: observed.other_rows,
+                    polled,
+                    rows_affected: 0,
+                };
                 Ok(Ok((outcome, observed)))
             }
             Err(e) => match protocol_failure(&e) {
@@ -358,6 +365,8 @@ impl World {
             before: observed.before,
             after: observed.after,
             message: observed.message,
+            more_messages: observed.more_messages,
+            other_rows: observed.other_rows,
             polled: observed.polled,
             params_text,
         };
@@ -502,6 +511,8 @@ struct Observed {
     before: Option<crate::db::RowSnapshot>,
     after: Option<crate::db::RowSnapshot>,
     message: Option<(i64, String, String)>,
+    more_messages: Vec<(i64, String, String)>,
+    other_rows: Vec<String>,
     polled: Vec<(String, String, f64)>,
 }
 

@@ -46,6 +46,8 @@ impl Run {
             before: moved.and_then(|(from, _)| row(from, sid)),
             after: moved.and_then(|(_, to)| row(to, sid)),
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };

@@ -21,8 +21,9 @@ use crate::error::Result;
 use crate::sql_catalog::Catalog;
 use crate::vocab::Stmt;
 
-/// The observer's look at a task row (not a protocol statement).
-const SNAPSHOT_SQL: &str = "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400 FROM orchestration_tasks WHERE task_id = ?1";
+/// The observer's look at a task row (not a protocol statement), with its rowid: the update
+/// hook names changed rows by rowid, and a row changed that is not this one is another task's.
+const SNAPSHOT_SQL: &str = "SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0), (julianday('now') - julianday(last_heartbeat)) * 86400, rowid FROM orchestration_tasks WHERE task_id = ?1";
 /// The observer's read-back of a message a statement inserted.
 const MESSAGE_SQL: &str = "SELECT id, task_id, coalesce(message_type, '') FROM orchestration_messages WHERE id = ?1";
 

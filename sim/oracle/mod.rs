@@ -31,6 +31,9 @@ pub struct Violation {
     pub rule: &'static str,
     pub t_ms: i64,
     pub explanation: String,
+    /// The first report of its rule for its subject (a task, a message): summary.md and the
+    /// verdict's headline show these; violations.csv lists every report.
+    pub first: bool,
 }
 
 /// One database effect, as the rules read it off the event stream.
@@ -45,8 +48,12 @@ pub struct SqlFact<'a> {
     pub rows_affected: usize,
     pub before: Option<&'a RowSnapshot>,
     pub after: Option<&'a RowSnapshot>,
-    /// For message inserts: (id, task_id, message_type).
+    /// For message inserts: (id, task_id, message_type) of the first message inserted.
     pub message: Option<&'a (i64, String, String)>,
+    /// Every further message the statement inserted (a multi-row insert).
+    pub more_messages: &'a [(i64, String, String)],
+    /// Task rows other than `task_id`'s the statement inserted or updated.
+    pub other_rows: &'a [String],
     /// For `poll_tasks`: (task_id, state, seconds_stale) rows.
     pub polled: &'a [(String, String, f64)],
     /// SQLite refused it: (is a constraint, message).
@@ -74,9 +81,18 @@ pub fn sql_fact(event: &Event) -> Option<SqlFact<'_>> {
         before: sql.before.as_ref(),
         after: sql.after.as_ref(),
         message: sql.message.as_ref(),
+        more_messages: &sql.more_messages,
+        other_rows: &sql.other_rows,
         polled: &sql.polled,
         failure,
     })
+}
+
+impl<'a> SqlFact<'a> {
+    /// Every message the statement inserted, in order.
+    pub fn messages(&self) -> impl Iterator<Item = &'a (i64, String, String)> + 'a {
+        self.message.into_iter().chain(self.more_messages.iter())
+    }
 }
 
 /// What a rule sees: a statement, or a fact of ground truth, at an instant.
@@ -86,7 +102,8 @@ pub enum Seen<'a> {
     Fact(i64, &'a Fact),
 }
 
-/// Where rules report: one report per rule and subject (the first occurrence explains it).
+/// Where rules report: every violation, each marked whether it is the first of its rule and
+/// subject (issue 26: violations.csv lists them all, summary.md the first of each).
 #[derive(Default)]
 pub struct Findings {
     pub violations: Vec<Violation>,
@@ -99,16 +116,17 @@ impl Findings {
         self.violate_with(rule, &subject.into(), t_ms, || explanation);
     }
 
-    /// `violate`, with the explanation written only for a subject not yet reported: a zombie
-    /// session repeats its violation at every write, and describing its sessions each time
-    /// was most of the checker's cost on such runs (issue 17).
+    /// `violate`, with the explanation written by `explain` when it is reported. Every
+    /// report is kept (a zombie repeats its violation at every write, and each is a write the
+    /// protocol let through); `first` marks the first of its rule and subject.
     pub fn violate_with(&mut self, rule: RuleId, subject: &str, t_ms: i64, explain: impl FnOnce() -> String) {
         let subjects = self.reported.entry(rule).or_default();
-        if subjects.contains(subject) {
-            return;
+        // Looked up before it is inserted: the subject is copied only the first time.
+        let first = !subjects.contains(subject);
+        if first {
+            subjects.insert(subject.to_string());
         }
-        subjects.insert(subject.to_string());
-        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain() });
+        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain(), first });
     }
 }
 
@@ -219,3 +237,5 @@ impl Checker {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_unchecked;

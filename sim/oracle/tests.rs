@@ -5,38 +5,38 @@ use super::*;
 use crate::event::{Event, EventKind, Fact, SqlEvent, SqlResult, Who};
 
 /// A synthetic run: events fed to a checker one by one.
-struct Run {
-    checker: Checker,
+pub(super) struct Run {
+    pub(super) checker: Checker,
 }
 
 /// A task row as a snapshot: (state, owner session, retry_count, heartbeat age in s).
-fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnapshot> {
+pub(super) fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnapshot> {
     Some(RowSnapshot { state: state.into(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
 }
 
 impl Run {
-    fn with(settings: ProtocolSettings) -> Run {
+    pub(super) fn with(settings: ProtocolSettings) -> Run {
         Run { checker: Checker::new(settings) }
     }
 
-    fn event(&mut self, t_ms: i64, actor: &str, session: &str, kind: EventKind) -> &mut Run {
+    pub(super) fn event(&mut self, t_ms: i64, actor: &str, session: &str, kind: EventKind) -> &mut Run {
         let who = Who::Actor(ActorName::parse(actor).expect("an actor name"));
         self.checker.on_event(&Event { t_ms, who, session: session.into(), kind });
         self
     }
 
-    fn fact(&mut self, t_ms: i64, fact: Fact) -> &mut Run {
+    pub(super) fn fact(&mut self, t_ms: i64, fact: Fact) -> &mut Run {
         self.event(t_ms, "conductor", "conductor-session", EventKind::Truth(fact))
     }
 
     /// The conductor launched session `sid` (label `S1`…) of `task`, starting at `t_ms`.
-    fn launch(&mut self, t_ms: i64, task: &str, label: &str, sid: &str) -> &mut Run {
+    pub(super) fn launch(&mut self, t_ms: i64, task: &str, label: &str, sid: &str) -> &mut Run {
         self.fact(t_ms, Fact::Launched { at_ms: t_ms, label: label.into(), session_id: sid.into(), task_id: task.into() })
     }
 
     /// A write by `actor` (as session `sid`) that moved `task` from `before` to `after`.
     #[allow(clippy::too_many_arguments)]
-    fn write(
+    pub(super) fn write(
         &mut self,
         t_ms: i64,
         actor: &str,
@@ -55,6 +55,8 @@ impl Run {
             before,
             after,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -64,7 +66,7 @@ impl Run {
     #[allow(clippy::too_many_arguments)]
     /// A message insert: (id, task, type). The task row around it is unchanged (its owner is
     /// left out of the snapshot, as if unknown, so the insert moves no ownership).
-    fn message(&mut self, t_ms: i64, actor: &str, sid: &str, stmt: Stmt, id: i64, task: &str, kind: &str) -> &mut Run {
+    pub(super) fn message(&mut self, t_ms: i64, actor: &str, sid: &str, stmt: Stmt, id: i64, task: &str, kind: &str) -> &mut Run {
         let sql = SqlEvent {
             stmt,
             task_id: task.into(),
@@ -73,6 +75,8 @@ impl Run {
             before: row("working", "", 0, 0.0),
             after: row("working", "", 0, 0.0),
             message: Some((id, task.into(), kind.into())),
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -81,7 +85,7 @@ impl Run {
 
     /// The final `handoff` message of S1, asked to exit: task-01's row is `exit_requested`
     /// and names S1 (docs/protocol.md D16).
-    fn final_message_on_request(&mut self, t_ms: i64) -> &mut Run {
+    pub(super) fn final_message_on_request(&mut self, t_ms: i64) -> &mut Run {
         let sql = SqlEvent {
             stmt: Stmt::SendHandoff,
             task_id: "task-01".into(),
@@ -90,6 +94,8 @@ impl Run {
             before: row("exit_requested", S1, 0, 30.0),
             after: row("exit_requested", S1, 0, 30.0),
             message: Some((9, "task-01".into(), "handoff".into())),
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -97,7 +103,7 @@ impl Run {
     }
 
     /// The conductor asks S1 to exit: `working → exit_requested` on task-01.
-    fn exit_request(&mut self, t_ms: i64) -> &mut Run {
+    pub(super) fn exit_request(&mut self, t_ms: i64) -> &mut Run {
         self.write(
             t_ms,
             "conductor",
@@ -110,11 +116,11 @@ impl Run {
     }
 
     /// S2, launched at 30 s, claims task-01 from `exit_requested` at `t_ms`.
-    fn successor_claims_from_exit_requested(&mut self, t_ms: i64) -> &mut Run {
+    pub(super) fn successor_claims_from_exit_requested(&mut self, t_ms: i64) -> &mut Run {
         self.launch(30_000, "task-01", "S2", S2).claim(t_ms, "task-01.S2", S2, "exit_requested", S1)
     }
 
-    fn poll(&mut self, t_ms: i64, polled: &[(&str, &str, f64)]) -> &mut Run {
+    pub(super) fn poll(&mut self, t_ms: i64, polled: &[(&str, &str, f64)]) -> &mut Run {
         let sql = SqlEvent {
             stmt: Stmt::PollTasks,
             task_id: "task-00".into(),
@@ -123,23 +129,25 @@ impl Run {
             before: None,
             after: None,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: polled.iter().map(|(t, s, a)| (t.to_string(), s.to_string(), *a)).collect(),
             params_text: String::new(),
         };
         self.event(t_ms, "conductor", "conductor-session", EventKind::Sql(Box::new(sql)))
     }
 
-    fn claim(&mut self, t_ms: i64, actor: &str, sid: &str, from: &str, previous_owner: &str) -> &mut Run {
+    pub(super) fn claim(&mut self, t_ms: i64, actor: &str, sid: &str, from: &str, previous_owner: &str) -> &mut Run {
         self.write(t_ms, actor, sid, Stmt::ClaimTask, "task-01", row(from, previous_owner, 0, 600.0), row("working", sid, 0, 0.0))
     }
 
-    fn violations(&mut self) -> Vec<Violation> {
+    pub(super) fn violations(&mut self) -> Vec<Violation> {
         self.checker.finish(100_000_000, &[]);
         self.checker.violations().to_vec()
     }
 
     /// The one violation of `rule`, which must exist.
-    fn the(&mut self, rule: RuleId) -> Violation {
+    pub(super) fn the(&mut self, rule: RuleId) -> Violation {
         let all = self.violations();
         let mut found = all.iter().filter(|v| v.rule == rule.as_str());
         let first = found.next().unwrap_or_else(|| panic!("no {rule} among {all:#?}")).clone();
@@ -147,17 +155,17 @@ impl Run {
         first
     }
 
-    fn none(&mut self, rule: RuleId) {
+    pub(super) fn none(&mut self, rule: RuleId) {
         let all = self.violations();
         assert!(!all.iter().any(|v| v.rule == rule.as_str()), "unexpected {rule}: {all:#?}");
     }
 }
 
-const S1: &str = "aaaaaaaa-1111";
-const S2: &str = "bbbbbbbb-2222";
+pub(super) const S1: &str = "aaaaaaaa-1111";
+pub(super) const S2: &str = "bbbbbbbb-2222";
 
 /// task-01: S1 launched and working.
-fn s1_working() -> Run {
+pub(super) fn s1_working() -> Run {
     s1_working_with(ProtocolSettings::default())
 }
 
@@ -550,6 +558,8 @@ fn no_constraint_failure_and_its_near_miss_busy() {
             before: None,
             after: None,
             message: None,
+            more_messages: Vec::new(),
+            other_rows: Vec::new(),
             polled: Vec::new(),
             params_text: String::new(),
         };
@@ -762,27 +772,27 @@ fn heartbeat_ages_of_one_poll_count_only_rows_whose_task_has_a_healthy_session()
 }
 
 #[test]
-fn a_repeated_violation_is_reported_once_and_explained_once() {
+fn every_violation_is_kept_and_the_first_of_its_rule_and_subject_is_marked() {
     let mut findings = Findings::default();
-    let mut explained = 0;
-    for (rule, subject, t_ms) in
-        [(RuleId::OwnerWritesOnly, "task-01", 1), (RuleId::OwnerWritesOnly, "task-01", 2), (RuleId::CompletedOnce, "task-01", 3)]
-    {
-        findings.violate_with(rule, subject, t_ms, || {
-            explained += 1;
-            format!("{rule} at {t_ms}")
-        });
+    for (rule, subject, t_ms) in [
+        (RuleId::OwnerWritesOnly, "task-01", 1),
+        (RuleId::OwnerWritesOnly, "task-01", 2),
+        (RuleId::CompletedOnce, "task-01", 3),
+        (RuleId::OwnerWritesOnly, "task-02", 4),
+        (RuleId::OwnerWritesOnly, "task-02", 5),
+    ] {
+        findings.violate_with(rule, subject, t_ms, || format!("{rule} at {t_ms}"));
     }
-    findings.violate(RuleId::OwnerWritesOnly, "task-02", 4, "owner-writes-only at 4".into());
-    findings.violate(RuleId::OwnerWritesOnly, "task-02", 5, "owner-writes-only at 5".into());
-    let reported: Vec<(&str, i64, &str)> = findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str())).collect();
+    let reported: Vec<(&str, i64, &str, bool)> =
+        findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str(), v.first)).collect();
     assert_eq!(
         reported,
         [
-            ("owner-writes-only", 1, "owner-writes-only at 1"),
-            ("completed-once", 3, "completed-once at 3"),
-            ("owner-writes-only", 4, "owner-writes-only at 4")
+            ("owner-writes-only", 1, "owner-writes-only at 1", true),
+            ("owner-writes-only", 2, "owner-writes-only at 2", false),
+            ("completed-once", 3, "completed-once at 3", true),
+            ("owner-writes-only", 4, "owner-writes-only at 4", true),
+            ("owner-writes-only", 5, "owner-writes-only at 5", false),
         ]
     );
-    assert_eq!(explained, 2, "a subject already reported is not explained again");
 }

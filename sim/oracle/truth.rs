@@ -215,7 +215,8 @@ impl Truth {
                 set_owner(&mut self.owner, f.task_id, &after.session_id);
             }
         }
-        if let Some((id, task_id, kind)) = f.message {
+        // Every message of a multi-row insert (issue 26); the first to the task answers.
+        for (id, task_id, kind) in f.messages() {
             let answers = if f.actor.is_conductor() { self.answering.remove(task_id) } else { None };
             self.messages.insert(
                 *id,

@@ -1,11 +1,12 @@
 //! summary.md: the verdict and its explanation, the replay command, the run's settings, the
 //! task rows as the run left them, timing against the budgets, and every violation.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::oracle::quantiles;
+use crate::oracle::{quantiles, Violation};
 use crate::run::{human_ms, RunSummary};
 use crate::scenario::Scenario;
 
@@ -20,14 +21,32 @@ pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Resu
     settings(&mut md, summary, scenario);
     tasks(&mut md, dir)?;
     timing(&mut md, summary, scenario);
-    if !summary.verdict.violations.is_empty() {
-        let _ = writeln!(md, "\n## Violations\n");
-        for v in &summary.verdict.violations {
-            let _ = writeln!(md, "- **{}** at t={} ms: {}", v.rule, v.t_ms, v.explanation);
-        }
-    }
+    violations(&mut md, &summary.verdict.violations);
     let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `temp/`.");
     Ok(md)
+}
+
+/// The first violation of each rule and subject (a task, a message), then how many there are
+/// of each rule in all: violations.csv lists every one (issue 26).
+fn violations(md: &mut String, violations: &[Violation]) {
+    if violations.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n## Violations\n");
+    let _ = writeln!(md, "The first of each rule and subject; `violations.csv` lists all {}.\n", violations.len());
+    for v in violations.iter().filter(|v| v.first) {
+        let _ = writeln!(md, "- **{}** at t={} ms: {}", v.rule, v.t_ms, v.explanation);
+    }
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for v in violations {
+        let (firsts, all) = counts.entry(v.rule).or_default();
+        *firsts += usize::from(v.first);
+        *all += 1;
+    }
+    let _ = writeln!(md, "\n| rule | subjects | violations |\n| --- | --- | --- |");
+    for (rule, (firsts, all)) in counts {
+        let _ = writeln!(md, "| {rule} | {firsts} | {all} |");
+    }
 }
 
 fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {

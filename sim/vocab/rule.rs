@@ -21,6 +21,12 @@ pub enum RuleId {
     AnswerOwnRequest,
     ConductorOutlastsSessions,
     RetryCountCountsErrors,
+    MessageToExistingTask,
+    RequestAnsweredOnce,
+    RetryCountNeverDecreases,
+    NoRelaunchWhileClaimPending,
+    HandOverOnOwnerExit,
+    SilentAfterHandOver,
 }
 
 /// `always`: every state of the run satisfies it; `eventually`: the run's end does.
@@ -40,7 +46,7 @@ impl RuleKind {
 }
 
 impl RuleId {
-    pub const ALL: [RuleId; 16] = [
+    pub const ALL: [RuleId; 22] = [
         RuleId::OneLiveSessionPerTask,
         RuleId::AllowedTransitions,
         RuleId::NothingAfterTerminal,
@@ -57,6 +63,12 @@ impl RuleId {
         RuleId::AnswerOwnRequest,
         RuleId::ConductorOutlastsSessions,
         RuleId::RetryCountCountsErrors,
+        RuleId::MessageToExistingTask,
+        RuleId::RequestAnsweredOnce,
+        RuleId::RetryCountNeverDecreases,
+        RuleId::NoRelaunchWhileClaimPending,
+        RuleId::HandOverOnOwnerExit,
+        RuleId::SilentAfterHandOver,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -77,6 +89,12 @@ impl RuleId {
             RuleId::AnswerOwnRequest => "answer-own-request",
             RuleId::ConductorOutlastsSessions => "conductor-outlasts-sessions",
             RuleId::RetryCountCountsErrors => "retry-count-counts-errors",
+            RuleId::MessageToExistingTask => "message-to-existing-task",
+            RuleId::RequestAnsweredOnce => "request-answered-once",
+            RuleId::RetryCountNeverDecreases => "retry-count-never-decreases",
+            RuleId::NoRelaunchWhileClaimPending => "no-relaunch-while-claim-pending",
+            RuleId::HandOverOnOwnerExit => "hand-over-on-owner-exit",
+            RuleId::SilentAfterHandOver => "silent-after-hand-over",
         }
     }
 

@@ -99,6 +99,19 @@ const MUTANTS: &[Mutant] = &[
         "quickstart.toml",
         "finished sessions spin in their stop hook (reads only) for 500 checks after their terminal write: conductor-outlasts-sessions does not see it (a session past its terminal write is not working); needs a rule that a session ends within a stop-hook check or two of its terminal write (004 stop-hook exit criteria)",
     ),
+    // Issue 26: each caught by its own rule only (message-to-existing-task,
+    // request-answered-once; retry-count-never-decreases beside retry-count-counts-errors).
+    // The three behaviours of that issue have no mutant: no-relaunch-while-claim-pending,
+    // hand-over-on-owner-exit and silent-after-hand-over judge what the seeds' protocol and the
+    // simulated conductor do under hangs (a hang before the claim, a replaced session's
+    // `exited`, a handed-over session waking before its successor claims), and no variant or
+    // SQL of the simulator is the right protocol to contrast them with (`fencing` does not stop
+    // a handed-over session whose id the row still names; `no-relaunch-unclaimed` trades #4 for
+    // liveness). Their unit tests (sim/oracle/tests_unchecked.rs) and the runs of issue 26
+    // (random-faults seeds 86 and 152, ci-smoke 13 and 33) show them caught.
+    caught("approvals-to-missing-task.sql", "quickstart.toml"),
+    caught("answers-inserted-twice.sql", "quickstart.toml"),
+    caught("set-error-counts-down.sql", "examples/error-recovery.toml"),
     // Behaviours the simulator already has, switched on over a fault-free scenario.
     caught("state-first.toml", "examples/clean-exit-handoff.toml"),
     caught("detect-by-timestamp.toml", "faults/same-second-burst.toml"),

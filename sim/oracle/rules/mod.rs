@@ -7,16 +7,22 @@ pub mod budget;
 pub mod completed_once;
 pub mod conductor_outlasts_sessions;
 pub mod finished_row_untouched;
+pub mod hand_over_on_owner_exit;
 pub mod liveness;
 pub mod message_before_state;
+pub mod message_to_existing_task;
 pub mod messages_seen_once;
 pub mod no_constraint_failure;
 pub mod no_false_stale;
+pub mod no_relaunch_while_claim_pending;
 pub mod nothing_after_terminal;
 pub mod one_live_session;
 pub mod owner_writes_only;
+pub mod request_answered_once;
 pub mod retry_count_at_most_5;
 pub mod retry_count_counts_errors;
+pub mod retry_count_never_decreases;
+pub mod silent_after_hand_over;
 
 use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, RuleKind};
@@ -86,6 +92,12 @@ pub const RULES: &[&RuleDoc] = &[
     &answer_own_request::DOC,
     &conductor_outlasts_sessions::DOC,
     &retry_count_counts_errors::DOC,
+    &message_to_existing_task::DOC,
+    &request_answered_once::DOC,
+    &retry_count_never_decreases::DOC,
+    &no_relaunch_while_claim_pending::DOC,
+    &hand_over_on_owner_exit::DOC,
+    &silent_after_hand_over::DOC,
 ];
 
 /// The rules checked as the run goes (liveness and budgets are judged at its end).
@@ -105,7 +117,20 @@ pub fn all(settings: &ProtocolSettings) -> Vec<Box<dyn Rule>> {
         Box::new(answer_own_request::AnswerOwnRequest::default()),
         Box::new(conductor_outlasts_sessions::ConductorOutlastsSessions),
         Box::new(retry_count_counts_errors::RetryCountCountsErrors::default()),
+        Box::new(message_to_existing_task::MessageToExistingTask::default()),
+        Box::new(request_answered_once::RequestAnsweredOnce::default()),
+        Box::new(retry_count_never_decreases::RetryCountNeverDecreases),
+        Box::new(no_relaunch_while_claim_pending::NoRelaunchWhileClaimPending::default()),
+        Box::new(hand_over_on_owner_exit::HandOverOnOwnerExit::default()),
+        Box::new(silent_after_hand_over::SilentAfterHandOver::default()),
     ]
+}
+
+/// A launch the conductor decided, not a double launch's twin (`S2b`): `[[faults.double_launch]]`
+/// is a structural fault injected beside the conductor's own launch, which the claim guard is
+/// there to absorb (002 "Guard Clause Rules").
+pub fn conductor_launch(label: &str) -> bool {
+    !label.ends_with('b')
 }
 
 #[cfg(test)]
