@@ -45,6 +45,9 @@ pub struct SweepOptions {
     pub sql: Option<PathBuf>,
     /// `--scratch DIR`: where the pairs' runs are made and removed (sim/scratch.rs).
     pub scratch: Option<PathBuf>,
+    /// `--baseline FILE`: judge the pairs against it (sim/baseline.rs); with `bless`, write it.
+    pub baseline: Option<PathBuf>,
+    pub bless: bool,
 }
 
 /// One row of results.csv.
@@ -56,6 +59,10 @@ pub struct ResultRow {
     /// pass | fail | error
     pub verdict: String,
     pub first_violation: String,
+    /// Every rule the run violated (allowed and expected ones included), sorted, joined by
+    /// `,`: what a baseline compares (sim/baseline.rs).
+    #[serde(default)]
+    pub rules: String,
     pub sim_time_ms: i64,
     pub statements: u64,
     pub trace_hash: String,
@@ -66,6 +73,18 @@ pub struct ResultRow {
 }
 
 impl ResultRow {
+    /// What a baseline compares of this row (sim/baseline.rs).
+    pub fn outcome(&self) -> crate::baseline::Outcome<'_> {
+        crate::baseline::Outcome {
+            scenario: &self.scenario,
+            variant: &self.variant,
+            seed: self.seed,
+            verdict: &self.verdict,
+            rules: &self.rules,
+            first_violation: &self.first_violation,
+        }
+    }
+
     fn key(&self) -> (String, String, u64) {
         (self.scenario.clone(), self.variant.clone(), self.seed)
     }
@@ -160,16 +179,30 @@ pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
 
 /// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
 /// `times` lacks, as after a merge); a failure's text holds its replay command.
-pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes) -> Result<()> {
+pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes, baseline: Option<&crate::baseline::Comparison>) -> Result<()> {
+    use crate::baseline::Judgement;
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut suite = TestSuite::new("rehearsal sweep");
-    for row in rows {
-        let status = match row.verdict.as_str() {
-            "pass" => TestCaseStatus::success(),
-            kind => {
+    for (index, row) in rows.iter().enumerate() {
+        let judgement = baseline.and_then(|b| b.of(index));
+        let status = match (row.verdict.as_str(), judgement) {
+            ("pass", _) => TestCaseStatus::success(),
+            (_, Some(Judgement::Known { .. })) => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(format!("known failure (baseline): {}", row.rules)).set_description(format!(
+                    "seed {} fails as the baseline says: {}\nreproduce with: {}",
+                    row.seed, row.first_violation, row.replay
+                ));
+                status
+            }
+            (kind, _) => {
                 let mut status = TestCaseStatus::non_success(if kind == "fail" { NonSuccessKind::Failure } else { NonSuccessKind::Error });
                 let seconds = row.sim_time_ms as f64 / 1000.0;
-                status.set_message(row.first_violation.as_str()).set_description(format!(
+                let message = match judgement {
+                    Some(Judgement::Regression(why)) => format!("regression: {why}"),
+                    _ => row.first_violation.clone(),
+                };
+                status.set_message(message).set_description(format!(
                     "seed {} failed after {seconds} simulated seconds: {}\nreproduce with: {}",
                     row.seed, row.first_violation, row.replay
                 ));
@@ -179,6 +212,10 @@ pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes) -> Result
         let mut case = TestCase::new(format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed), status);
         case.set_classname(row.scenario.as_str());
         case.set_time(times.get(&row.key()).copied().unwrap_or_default());
+        if row.verdict == "pass" && !row.rules.is_empty() {
+            // A pass with violations its scenario allows or expects says so (issue 25).
+            case.set_system_out(format!("PASS with known: {}", row.rules));
+        }
         suite.add_test_case(case);
     }
     let mut report = Report::new("rehearsal");
@@ -195,6 +232,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         seed,
         verdict: "error".to_string(),
         first_violation: String::new(),
+        rules: String::new(),
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
@@ -274,6 +312,7 @@ fn run_pair_keeping(
             row.verdict = if summary.verdict.passed() { "pass" } else { "fail" }.to_string();
             row.first_violation =
                 if summary.verdict.passed() { summary.verdict.first_rule().to_string() } else { summary.verdict.failure.clone() };
+            row.rules = summary.verdict.rules().join(&crate::baseline::RULE_SEPARATOR.to_string());
             row.sim_time_ms = summary.makespan_ms;
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
@@ -317,6 +356,10 @@ pub struct SweepOutcome {
     pub coverage: Coverage,
     /// The `--require-coverage` items they never reached.
     pub missing_coverage: Vec<Item>,
+    /// The rows judged against `--baseline` (not when blessing it).
+    pub baseline: Option<crate::baseline::Comparison>,
+    /// `--bless`: the pairs written to the baseline file.
+    pub blessed: Option<usize>,
 }
 
 impl SweepOutcome {
@@ -329,13 +372,54 @@ impl SweepOutcome {
     /// or left a required coverage item unreached fails even if every pair it ran passed.
     /// Ctrl-C is the caller's to report.
     pub fn outcome(&self) -> RunOutcome {
-        let worst = worst_of(&self.rows);
+        let worst = match &self.baseline {
+            Some(comparison) => crate::baseline::worst_against(&outcomes(&self.rows), comparison),
+            None => worst_of(&self.rows),
+        };
         if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty()) {
             RunOutcome::Fail
         } else {
             worst
         }
     }
+}
+
+/// Passes that broke rules their scenario allows or expects: how many, and by rule how many
+/// of them broke it. No command counts them as plain passes (issue 25).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KnownPasses {
+    pub runs: usize,
+    pub rules: BTreeMap<String, usize>,
+}
+
+impl KnownPasses {
+    /// ` (budget ×3, liveness ×1)`, or nothing.
+    pub fn rules_text(&self) -> String {
+        crate::baseline::counted(&self.rules)
+    }
+}
+
+/// The clean passes of some rows, and their passes with known violations.
+pub fn passes(rows: &[ResultRow]) -> (usize, KnownPasses) {
+    let mut known = KnownPasses::default();
+    let mut clean = 0;
+    for row in rows.iter().filter(|r| r.verdict == "pass") {
+        let rules = crate::baseline::split_rules(&row.rules);
+        if rules.is_empty() {
+            clean += 1;
+        } else {
+            known.runs += 1;
+            for rule in rules {
+                *known.rules.entry(rule).or_insert(0) += 1;
+            }
+        }
+    }
+    (clean, known)
+}
+
+/// What a baseline compares of each row.
+pub fn outcomes(rows: &[ResultRow]) -> Vec<crate::baseline::Outcome<'_>> {
+    rows.iter().map(ResultRow::outcome).collect()
 }
 
 /// The worst outcome of some rows (an error over a failure over a pass).
@@ -369,6 +453,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     // Bad input stops the sweep before any pair runs.
     let own_seeds = options.scenarios.iter().map(|s| Scenario::load(s).map(|s| s.run.seed)).collect::<Result<Vec<u64>>>()?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
+    let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
     crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
@@ -380,6 +465,13 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let scratch = crate::scratch::scratch_folder("sweep-", options.scratch.as_deref(), &options.out)?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
+    if let (Some((i, n)), true) = (options.shard, options.progress_every > 0) {
+        // The shard's own count: `--seeds` said how many seeds each scenario runs in all.
+        eprintln!(
+            "rehearsal: shard {i}/{n}: {planned} of the sweep's {} pairs",
+            pairs(&SweepOptions { shard: None, ..options.clone() }, &own_seeds).len()
+        );
+    }
     let stop = AtomicBool::new(false);
     let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
     // The rows finished so far, in the order they finished: checkpoints and progress.
@@ -413,7 +505,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         .filter_map(|(caught, pair)| caught.map(|caught| caught.unwrap_or_else(|panic| panicked(pair, options, &panic))))
         .collect();
     done_pairs.sort_by_key(|pair| pair.row.key());
-    write_outputs(options, done_pairs, planned, required.as_ref())
+    let mut outcome = write_outputs(options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
+    if let (Some(file), true, true) = (&options.baseline, options.bless, outcome.complete()) {
+        outcome.blessed = Some(crate::baseline::bless(&outcomes(&outcome.rows), file)?);
+    }
+    Ok(outcome)
 }
 
 /// A pair whose keeping (saving its failure, its reports) panicked: an `error` row.
@@ -461,6 +557,7 @@ fn write_outputs(
     done_pairs: Vec<PairOutcome>,
     planned: usize,
     required: Option<&Required>,
+    baseline: Option<&crate::baseline::Baseline>,
 ) -> Result<SweepOutcome> {
     let interrupted = crate::interrupt::interrupted();
     let note = if done_pairs.len() < planned {
@@ -477,23 +574,35 @@ fn write_outputs(
         coverage.merge(&pair.coverage);
     }
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
-    let summary =
-        format!("{note}{}\n{}{}", sweep_summary(&done_pairs), coverage::markdown(&coverage), required_section(required, &missing_coverage));
+    let rows: Vec<ResultRow> = done_pairs.iter().map(|pair| pair.row.clone()).collect();
+    let comparison = match (baseline, &options.baseline) {
+        (Some(baseline), Some(file)) => {
+            let outcomes = outcomes(&rows);
+            Some(crate::baseline::compare(&outcomes, &crate::baseline::keys_of(&outcomes, file)?, baseline, file))
+        }
+        _ => None,
+    };
+    let against = comparison.as_ref().map(|c| crate::baseline::markdown(c, &outcomes(&rows))).unwrap_or_default();
+    let summary = format!(
+        "{note}{}{against}\n{}{}",
+        sweep_summary(&done_pairs),
+        coverage::markdown(&coverage),
+        required_section(required, &missing_coverage)
+    );
     write_atomically(&options.out.join("summary.md"), summary.as_bytes())?;
     coverage.write(&options.out.join("coverage.csv"))?;
     let times: WallTimes = done_pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
-    let rows: Vec<ResultRow> = done_pairs.into_iter().map(|pair| pair.row).collect();
     let marker = options.out.join(INCOMPLETE_MARKER);
     if rows.len() < planned {
         let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
         write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
     }
     write_results(&options.out.join("results.csv"), &rows)?;
-    write_junit(&options.out.join("junit.xml"), &rows, &times)?;
+    write_junit(&options.out.join("junit.xml"), &rows, &times, comparison.as_ref())?;
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
-    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage })
+    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None })
 }
 
 /// The summary.md lines on a `--require-coverage` file: how much of it was reached, and what
@@ -563,9 +672,12 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
     for pair in pairs {
         groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default().push(pair);
     }
-    let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+    // `pass` counts clean passes only; a pass that broke a rule its scenario allows or expects
+    // is counted apart, as such (issue 25).
+    let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | pass with known violations | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for ((scenario, variant), group) in &groups {
         let count = |v: &str| group.iter().filter(|p| p.row.verdict == v).count();
+        let known = group.iter().filter(|p| p.row.verdict == "pass" && !p.rules.is_empty()).count();
         let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
         for pair in group {
             for rule in &pair.rules {
@@ -579,9 +691,9 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
         };
         let _ = writeln!(
             md,
-            "| {scenario} | {variant} | {} | {} | {} | {} | {rules} |",
+            "| {scenario} | {variant} | {} | {} | {known} | {} | {} | {rules} |",
             group.len(),
-            count("pass"),
+            count("pass") - known,
             count("fail"),
             count("error")
         );
@@ -677,7 +789,11 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 
 /// `rehearsal merge`: joins shard outputs (every pair must appear exactly once) and adds up
 /// their coverage.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)> {
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    baseline: Option<&Path>,
+) -> Result<(Vec<ResultRow>, Coverage, Option<crate::baseline::Comparison>)> {
     let mut rows: Vec<ResultRow> = Vec::new();
     let mut coverage = Coverage::default();
     for dir in dirs {
@@ -696,6 +812,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)>
             )));
         }
     }
+    // The merged set is judged against the baseline as one sweep's would be (sim/baseline.rs).
+    let comparison = baseline.map(|file| crate::baseline::check(&outcomes(&rows), file)).transpose()?;
     std::fs::create_dir_all(out.join("failures"))?;
     for dir in dirs {
         let failures = dir.join("failures");
@@ -705,9 +823,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<(Vec<ResultRow>, Coverage)>
     }
     write_results(&out.join("results.csv"), &rows)?;
     // Merged shards have no wall times: results.csv does not keep them.
-    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new())?;
+    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new(), comparison.as_ref())?;
     coverage.write(&out.join("coverage.csv"))?;
-    Ok((rows, coverage))
+    Ok((rows, coverage, comparison))
 }
 
 #[cfg(test)]
@@ -730,6 +848,8 @@ mod tests {
             force: false,
             sql: None,
             scratch: None,
+            baseline: None,
+            bless: false,
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

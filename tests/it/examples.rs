@@ -49,7 +49,7 @@ fn bootstrap_claims_loads_instructions_and_logs_5_7_12_percent() {
 fn a_blocked_claim_leaves_a_fallback_row_and_a_claim_blocked_message() {
     let (dir, out, code) = run_example("guard-block");
     assert_eq!(code, 0, "the scenario expects the liveness violation\n{out}");
-    assert!(out.contains("PASS (expected violations: liveness)"), "{out}");
+    assert!(out.contains("PASS with known: liveness ×1"), "{out}");
     let db = crate::support::open_db(dir.path());
     let (fallback, state): (String, String) = db
         .query_row("SELECT task_id, state FROM orchestration_tasks WHERE task_id LIKE 'fallback-%'", [], |r| Ok((r.get(0)?, r.get(1)?)))
