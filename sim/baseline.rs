@@ -141,6 +141,17 @@ impl Baseline {
     }
 }
 
+impl Baseline {
+    /// Whether one row stops a `--fail-fast` sweep: a regression or a harness error, not a
+    /// failure the baseline knows.
+    pub fn stops(&self, row: &Outcome, file: &Path) -> bool {
+        match key_of(row, &baseline_folder(file)) {
+            Ok(key) => matches!(judge(row, self.entries.get(&key)), Judgement::Regression(_) | Judgement::Error),
+            Err(_) => true,
+        }
+    }
+}
+
 fn parse_line(line: &str) -> std::result::Result<(Key, Entry), String> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let [scenario, variant, seed, verdict, rules] = fields[..] else {
@@ -486,6 +497,12 @@ mod tests {
         assert_eq!(improved, ["2 no longer breaks liveness", "3 now passes (baseline: fail budget)"]);
         assert_eq!(comparison.of(2), Some(&Judgement::Error));
         assert_eq!(comparison.not_run, 0, "every line's pair ran");
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.toml"), "").unwrap();
+        let (scenario, file) = (tmp.path().join("a.toml").display().to_string(), tmp.path().join("b.txt"));
+        let stops = |seed, verdict, rules| baseline.stops(&row(&scenario, seed, verdict, rules), &file);
+        assert!(!stops(2, "fail", "budget"), "a known failure does not stop --fail-fast");
+        assert!(stops(1, "fail", "budget") && stops(2, "fail", "owner-writes-only") && stops(1, "error", ""));
         let shard = compare(&rows[..1], &keys[..1], &baseline, Path::new("b.txt"));
         assert_eq!(shard.not_run, 2, "a shard's rows match only its own lines");
     }

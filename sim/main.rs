@@ -308,7 +308,7 @@ struct SweepArgs {
     /// Run only shard I of N (1-based), e.g. 2/4.
     #[arg(long, value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
-    /// Stop starting new pairs after the first failure.
+    /// Stop starting new pairs after the first failure (with --baseline: the first regression).
     #[arg(long)]
     fail_fast: bool,
     /// Run every pair twice and fail on any difference in trace or database bytes.

@@ -481,7 +481,12 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
             Ok(pair) => pair.row.clone(),
             Err(panic) => panicked(&work[index], options, panic).row,
         };
-        if options.fail_fast && row.verdict != "pass" {
+        // Against a baseline, only a regression (or an error) stops a --fail-fast sweep.
+        let stops = match (&baseline, &options.baseline) {
+            (Some(baseline), Some(file)) => baseline.stops(&row.outcome(), file),
+            _ => row.verdict != "pass",
+        };
+        if options.fail_fast && stops {
             stop.store(true, Ordering::Relaxed);
         }
         let count = {
@@ -505,10 +510,17 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         .filter_map(|(caught, pair)| caught.map(|caught| caught.unwrap_or_else(|panic| panicked(pair, options, &panic))))
         .collect();
     done_pairs.sort_by_key(|pair| pair.row.key());
-    let mut outcome = write_outputs(options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
-    if let (Some(file), true, true) = (&options.baseline, options.bless, outcome.complete()) {
-        outcome.blessed = Some(crate::baseline::bless(&outcomes(&outcome.rows), file)?);
+    // `--bless` writes the file from every pair, then the pairs are judged against it like
+    // any sweep's (all known, so only an error fails), and the outputs say so.
+    let mut blessed = None;
+    let mut baseline = baseline;
+    if let (Some(file), true, true) = (&options.baseline, options.bless, done_pairs.len() == planned) {
+        let rows: Vec<ResultRow> = done_pairs.iter().map(|pair| pair.row.clone()).collect();
+        blessed = Some(crate::baseline::bless(&outcomes(&rows), file)?);
+        baseline = Some(crate::baseline::Baseline::load(file)?);
     }
+    let mut outcome = write_outputs(options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
+    outcome.blessed = blessed;
     Ok(outcome)
 }
 

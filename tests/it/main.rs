@@ -3,8 +3,10 @@
 //! database, the trace and the verdict.
 
 mod bad_input;
+mod baseline;
 mod bench;
 mod ceiling;
+mod ci_gate;
 mod cli;
 mod cli_extras;
 mod clock;

@@ -19,6 +19,11 @@ pub fn scenario(name: &str) -> PathBuf {
 /// minutes in a debug build.
 const TOO_LONG: &[&str] = &["scenarios/bench/fleet-1000.toml", "scenarios/bench/fleet-day.toml"];
 
+/// The CI suites' folder: strict copies of shipped scenarios (tests/it/ci_gate.rs checks them
+/// against their originals and runs them), left out of the whole-set tests, which run the
+/// originals.
+pub const CI_SUITES: &str = "scenarios/ci/";
+
 /// Extra seeds of the random-fault scenarios: swarm draws differ per seed.
 const EXTRA_SEEDS: &[(&str, &[u64])] =
     &[("scenarios/faults/random-faults.toml", &[1, 2, 7, 90, 221]), ("scenarios/bench/ci-smoke.toml", &[2, 3, 4])];
@@ -40,7 +45,7 @@ pub fn shipped_scenarios() -> Vec<String> {
     let mut names: Vec<String> = files
         .iter()
         .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
-        .filter(|p| !TOO_LONG.contains(&p.as_str()))
+        .filter(|p| !TOO_LONG.contains(&p.as_str()) && !p.starts_with(CI_SUITES))
         .collect();
     names.sort();
     names
