@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::mutants::{merge, mutants_dir, MUTANTS};
 use crate::readme::{examples, fresh_clone};
-use crate::support::{on_two_threads, root, CI_SUITES};
+use crate::support::{on_two_threads, root, toml_files, CI_SUITES};
 
 /// The README's CI commands, in its order: the strict suite, then the baselined one.
 fn ci_commands() -> Vec<String> {
@@ -40,20 +40,7 @@ fn sh(dir: &Path, command: &str, extra: &str) -> (i32, String, String) {
 
 /// Every scenario file of the CI suites under `dir` (a clone).
 fn suite_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "toml") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&dir.join(CI_SUITES), &mut files);
-    files.sort();
-    files
+    toml_files(&dir.join(CI_SUITES))
 }
 
 /// A `.toml` mutant merged over every suite scenario of the clone (as tests/it/mutants.rs
