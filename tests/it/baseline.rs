@@ -126,6 +126,11 @@ fn no_command_calls_a_run_with_violations_a_plain_pass() {
     assert!(out.contains("passed       0\nknown        1 passed with violations their scenarios allow or expect ("), "{out}");
     let summary = std::fs::read_to_string(dir.join("s/summary.md")).unwrap();
     assert!(summary.contains("| pass | pass with known violations |") && summary.contains("| 1 | 0 | 1 | 0 | 0 |"), "{summary}");
+    let junit = std::fs::read_to_string(dir.join("s/junit.xml")).unwrap();
+    assert!(junit.contains("<system-out>PASS with known: "), "{junit}");
+    let (code, out, _) = rehearsal_in(dir, &["compare", path.to_str().unwrap(), "--seeds", "3", "--out", "c"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("| default | 1 | 0 | 1 | 0 |"), "runs, clean passes, passes with known violations, failures:\n{out}");
     let (code, out, _) = rehearsal_in(dir, &["run", path.to_str().unwrap(), "--seed", "3", "--out", "r"]);
     assert_eq!(code, 0);
     assert!(out.contains("verdict      PASS with known: ") && out.contains(" ×"), "{out}");
