@@ -334,7 +334,7 @@ struct SweepArgs {
     scratch: Option<PathBuf>,
     #[command(flatten)]
     baseline: BaselineArg,
-    /// Write the pairs' outcomes to the --baseline file (all of it) instead of judging them.
+    /// Write the pairs' outcomes to the --baseline file (all of it), then judge them by it.
     #[arg(long, requires = "baseline")]
     bless: bool,
     #[command(flatten)]
