@@ -178,7 +178,7 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
 pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
 
 /// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
-/// `times` lacks, as after a merge); a failure's text holds its replay command.
+/// `times` lacks); a failure's text holds its replay command.
 pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes, baseline: Option<&crate::baseline::Comparison>) -> Result<()> {
     use crate::baseline::Judgement;
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
@@ -209,7 +209,7 @@ pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes, baseline:
                 status
             }
         };
-        let mut case = TestCase::new(format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed), status);
+        let mut case = TestCase::new(case_name(row), status);
         case.set_classname(row.scenario.as_str());
         case.set_time(times.get(&row.key()).copied().unwrap_or_default());
         if row.verdict == "pass" && !row.rules.is_empty() {
@@ -222,6 +222,29 @@ pub fn write_junit(path: &Path, rows: &[ResultRow], times: &WallTimes, baseline:
     report.add_test_suite(suite);
     let xml = report.to_string().map_err(|e| Error::harness(format!("{}: {e}", path.display())))?;
     write_atomically(path, xml.as_bytes())
+}
+
+/// A pair's JUnit test case name.
+fn case_name(row: &ResultRow) -> String {
+    format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed)
+}
+
+/// The wall times a shard's junit.xml gave its cases, by case name: what `merge` carries
+/// over, since results.csv (compared byte for byte) keeps none. A case this cannot read
+/// (no file, a name with escaped characters) gets none, and JUnit shows 0.
+fn junit_times(path: &Path) -> BTreeMap<String, std::time::Duration> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let attribute = |line: &str, name: &str| -> Option<String> {
+        let start = line.find(&format!(" {name}=\""))? + name.len() + 3;
+        line[start..].split('"').next().map(str::to_string)
+    };
+    text.lines()
+        .filter(|line| line.trim_start().starts_with("<testcase "))
+        .filter_map(|line| {
+            let seconds: f64 = attribute(line, "time")?.parse().ok()?;
+            Some((attribute(line, "name")?, std::time::Duration::from_secs_f64(seconds)))
+        })
+        .collect()
 }
 
 /// The row of a pair before it runs: an `error` with no violation yet.
@@ -826,6 +849,8 @@ pub fn merge(
     }
     // The merged set is judged against the baseline as one sweep's would be (sim/baseline.rs).
     let comparison = baseline.map(|file| crate::baseline::check(&outcomes(&rows), file)).transpose()?;
+    let shard_times: BTreeMap<String, std::time::Duration> = dirs.iter().flat_map(|dir| junit_times(&dir.join("junit.xml"))).collect();
+    let times: WallTimes = rows.iter().filter_map(|row| shard_times.get(&case_name(row)).map(|t| (row.key(), *t))).collect();
     std::fs::create_dir_all(out.join("failures"))?;
     for dir in dirs {
         let failures = dir.join("failures");
@@ -834,8 +859,8 @@ pub fn merge(
         }
     }
     write_results(&out.join("results.csv"), &rows)?;
-    // Merged shards have no wall times: results.csv does not keep them.
-    write_junit(&out.join("junit.xml"), &rows, &WallTimes::new(), comparison.as_ref())?;
+    // Each case keeps the wall time its shard's junit.xml gave it.
+    write_junit(&out.join("junit.xml"), &rows, &times, comparison.as_ref())?;
     coverage.write(&out.join("coverage.csv"))?;
     Ok((rows, coverage, comparison))
 }

@@ -103,6 +103,9 @@ fn a_baselined_failure_passes_the_gate_and_a_new_one_fails_it() {
     let (code, out, err) = rehearsal_in(dir, &["merge", "shard-1", "shard-2", "--baseline", "suite/baseline.txt", "--out", "merged"]);
     assert_eq!(code, 1, "the merged set holds the regression\n{out}{err}");
     assert!(out.contains("baseline     suite/baseline.txt: 1 regression(s), 1 known failure(s)"), "{out}");
+    let junit = std::fs::read_to_string(dir.join("merged/junit.xml")).unwrap();
+    assert_eq!(junit.matches("<testcase ").count(), 4, "{junit}");
+    assert!(!junit.contains("time=\"0.000\""), "the merged cases keep their shards' wall times:\n{junit}");
     let (code, _, err) = sweep(dir, &["--baseline", "suite/baseline.txt", "--bless", "--shard", "1/2", "--out", "s"]);
     assert_eq!(code, 2, "a shard cannot rewrite the whole file: {err}");
 
