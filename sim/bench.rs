@@ -321,16 +321,31 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
 }
 
 /// A grid point's verdict over its runs: `fail` when most runs failed (or ended in an
-/// error), `partial` when some did, `pass` when none did. A point whose runs mostly fail never
-/// reads as passing, whatever its other runs did.
+/// error), `partial` when some did; when none did, `unfinished` if a run left tasks not
+/// complete (cut off by the time limit, or given up, where the scenario allows `liveness`),
+/// `known` if a run broke a rule its scenario allows or expects, and `pass` only when every
+/// run finished with no violation. A point whose runs mostly fail never reads as passing,
+/// whatever its other runs did, and neither does one whose runs never finished (issue 25).
 pub fn status(runs: &[&RunStat]) -> &'static str {
     let failed = runs.iter().filter(|r| r.verdict != "pass").count();
     if failed * 2 > runs.len() {
         "fail"
     } else if failed > 0 {
         "partial"
+    } else if runs.iter().any(|r| r.tasks_unfinished > 0) {
+        "unfinished"
+    } else if runs.iter().any(|r| !r.violated.is_empty()) {
+        "known"
     } else {
         "pass"
+    }
+}
+
+/// How stdout shows a status: `known` is a pass with known violations, never a bare PASS.
+fn status_words(status: &str) -> String {
+    match status {
+        "known" => "PASS with known violations".to_string(),
+        other => other.to_uppercase(),
     }
 }
 
@@ -580,11 +595,13 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
         let violated: Vec<String> = violated_rules(&mine).into_iter().map(|(rule, n)| format!("{rule} {n}/{}", mine.len())).collect();
         let _ = writeln!(
             out,
-            "p{:03}         {}: {} — failed {}/{}{}; false alarms {} (rate {}), crash detect p95 {} ms, notice p95 {} ms",
+            "p{:03}         {}: {} — failed {}/{}, unfinished {}/{}{}; false alarms {} (rate {}), crash detect p95 {} ms, notice p95 {} ms",
             point.index,
             values.join(" "),
-            status(&mine).to_uppercase(),
+            status_words(status(&mine)),
             mine.len() - mine.iter().filter(|r| r.verdict == "pass").count(),
+            get("runs"),
+            get("unfinished_runs"),
             get("runs"),
             if violated.is_empty() { String::new() } else { format!(", violated: {}", violated.join(", ")) },
             get("false_stale_alarms"),

@@ -59,9 +59,13 @@ pub fn sweep(outcome: &crate::sweep::SweepOutcome, out: &Path) -> Value {
         "pairs": outcome.rows.len(),
         "planned": outcome.planned,
         "complete": outcome.complete(),
-        "passed": count("pass"),
+        // `passed` counts clean passes; a pass with violations its scenario allows or
+        // expects is `passed_with_known` (issue 25).
+        "passed": crate::sweep::passes(&outcome.rows).0,
+        "passed_with_known": crate::sweep::passes(&outcome.rows).1.runs,
         "failed": count("fail"),
         "errors": count("error"),
+        "regressions": outcome.baseline.as_ref().map(|b| b.regressions().count()),
         "results_csv": path(&out.join("results.csv")),
         "junit_xml": path(&out.join("junit.xml")),
         "summary_md": path(&out.join("summary.md")),

@@ -2,6 +2,7 @@
 //! conductor/musician protocol over a shared SQLite `comms.db`. See ARCHITECTURE.md.
 
 pub mod atomic;
+pub mod baseline;
 pub mod bench;
 pub mod clock;
 pub mod compare;

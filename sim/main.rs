@@ -309,7 +309,7 @@ struct SweepArgs {
     /// Run only shard I of N (1-based), e.g. 2/4.
     #[arg(long, value_parser = parse_shard)]
     shard: Option<(usize, usize)>,
-    /// Stop starting new pairs after the first failure.
+    /// Stop starting new pairs after the first failure (with --baseline: the first regression).
     #[arg(long)]
     fail_fast: bool,
     /// Run every pair twice and fail on any difference in trace or database bytes.
@@ -334,7 +334,22 @@ struct SweepArgs {
     #[arg(long)]
     scratch: Option<PathBuf>,
     #[command(flatten)]
+    baseline: BaselineArg,
+    /// Write the pairs' outcomes to the --baseline file (all of it), then judge them by it.
+    #[arg(long, requires = "baseline")]
+    bless: bool,
+    #[command(flatten)]
     json: JsonArg,
+}
+
+/// `--baseline FILE`.
+#[derive(Args)]
+struct BaselineArg {
+    /// Judge the pairs against FILE (one pair a line: scenario relative to FILE's folder,
+    /// variant, seed, verdict, rules): exit 1 only on a regression, a pair that fails where
+    /// FILE says it passed, or with a rule FILE does not list for it, or that FILE lacks.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
 }
 
 /// `--require-coverage FILE`.
@@ -353,6 +368,8 @@ struct MergeArgs {
     dirs: Vec<PathBuf>,
     #[command(flatten)]
     require: RequireCoverageArg,
+    #[command(flatten)]
+    baseline: BaselineArg,
     /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, manifest.toml,
     /// pairs.jsonl, failures/.
     #[arg(long)]
@@ -623,7 +640,8 @@ fn cmd_variants() -> Result<Outcome, Error> {
 
 fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
     if let Some(seeds) = &args.seeds {
-        seeds.announce(quiet);
+        // A shard says how many pairs it runs itself (sweep::sweep): not the whole range.
+        seeds.announce(quiet || args.shard.is_some());
     }
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
@@ -639,6 +657,8 @@ fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         force: args.force,
         sql: args.sql,
         scratch: args.scratch,
+        baseline: args.baseline.baseline,
+        bless: args.bless,
     };
     rehearsal::interrupt::install();
     let outcome = rehearsal::sweep::sweep(&options)?;
@@ -657,10 +677,21 @@ fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         );
     }
     let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+    let (clean, known) = rehearsal::sweep::passes(&outcome.rows);
     println!("pairs        {}", outcome.rows.len());
-    println!("passed       {}", count("pass"));
+    // A pass that broke a rule its scenario allows or expects is not counted as passed.
+    println!("passed       {clean}");
+    if known.runs > 0 {
+        println!("known        {} passed with violations their scenarios allow or expect{}", known.runs, known.rules_text());
+    }
     println!("failed       {}", count("fail"));
     println!("errors       {}", count("error"));
+    if let Some(comparison) = &outcome.baseline {
+        print!("{}", rehearsal::baseline::stdout_lines(comparison, &rehearsal::sweep::outcomes(&outcome.rows)));
+    }
+    if let (Some(n), Some(file)) = (outcome.blessed, &options.baseline) {
+        println!("blessed      {n} pairs written to {}", file.display());
+    }
     // One line for all the failures, however many: they are listed in summary.md.
     if let Some(line) = outcome.failures_line(&options.out) {
         println!("{line}");
@@ -685,7 +716,8 @@ fn print_required(file: Option<&std::path::Path>, missing: &[rehearsal::coverage
 
 fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
     let required = args.require.require_coverage.as_deref().map(rehearsal::coverage::Required::load).transpose()?;
-    let merged = match rehearsal::merge::merge(&args.dirs, &args.out, required.as_ref(), args.force)? {
+    let baseline = args.baseline.baseline.as_deref();
+    let merged = match rehearsal::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
         rehearsal::merge::MergeOutcome::Written(merged) => merged,
         rehearsal::merge::MergeOutcome::Incomplete(problems) => {
             for problem in &problems {
@@ -697,10 +729,16 @@ fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
     };
     let (rows, missing) = (&merged.rows, &merged.missing_coverage);
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
+    if let Some(comparison) = &merged.baseline {
+        print!("{}", rehearsal::baseline::stdout_lines(comparison, &rehearsal::sweep::outcomes(rows)));
+    }
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());
     print_required(args.require.require_coverage.as_deref(), missing);
-    let worst = rehearsal::sweep::worst_of(rows);
+    let worst = match &merged.baseline {
+        Some(comparison) => rehearsal::baseline::worst_against(&rehearsal::sweep::outcomes(rows), comparison),
+        None => rehearsal::sweep::worst_of(rows),
+    };
     Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
 }
 

@@ -24,6 +24,8 @@ pub struct Merged {
     pub coverage: Coverage,
     /// The `--require-coverage` items no shard reached.
     pub missing_coverage: Vec<Item>,
+    /// The merged set judged against `--baseline` (sim/baseline.rs), as one sweep's would be.
+    pub baseline: Option<crate::baseline::Comparison>,
 }
 
 pub enum MergeOutcome {
@@ -37,7 +39,7 @@ struct Shard {
     manifest: Manifest,
 }
 
-pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, force: bool) -> Result<MergeOutcome> {
+pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline: Option<&Path>, force: bool) -> Result<MergeOutcome> {
     let shards = dirs.iter().map(|dir| Ok(Shard { dir: dir.clone(), manifest: Manifest::read(dir)? })).collect::<Result<Vec<_>>>()?;
     refuse_mixed(&shards)?;
     refuse_out_among_inputs(&shards, out)?;
@@ -60,10 +62,12 @@ pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, force: b
     }
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
     let total = pairs.len();
-    let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "")?;
+    let merged_rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
+    let comparison = baseline.map(|file| crate::baseline::check(&sweep::outcomes(&merged_rows), file)).transpose()?;
+    let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "", comparison.as_ref())?;
     // The manifest of the whole suite: what an unsharded sweep of it writes.
     Manifest { shard: 1, shards: 1, pairs: total, ..first.clone() }.write(out)?;
-    Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage }))
+    Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison }))
 }
 
 /// Exit 2 unless every shard ran the same suite, with the same build, split in the same N.

@@ -30,7 +30,7 @@ fn run_sweep_compare_bench_and_explore_print_one_json_object_with_verdict_violat
     assert_eq!((sweep["pairs"].as_u64(), sweep["passed"].as_u64()), (Some(2), Some(2)), "{sweep}");
     assert_eq!(sweep["rows"][1]["seed"], 2);
     let compare = json(&["compare", "scenarios/examples/bootstrap.toml", "--seeds", "1", "--json", "--out", &dir("compare")], 0);
-    assert!(compare["table_markdown"].as_str().unwrap().contains("| default | 1 | 1 | 0 |"), "{compare}");
+    assert!(compare["table_markdown"].as_str().unwrap().contains("| default | 1 | 1 | 0 | 0 |"), "{compare}");
     let bench = json(
         &["bench", "scenarios/examples/bootstrap.toml", "--param", "tasks.count=1", "--seeds", "1", "--json", "--out", &dir("bench")],
         0,

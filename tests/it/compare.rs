@@ -23,9 +23,9 @@ fn compare(scenario_name: &str, variant: &str, seeds: &str) -> String {
 fn a_variant_that_only_changes_worked_by_changes_every_database_and_nothing_else() {
     let table = compare("examples/bootstrap.toml", "worked-by-session-id", "1..=2");
     let (default, variant) = (row(&table, "default"), row(&table, "worked-by-session-id"));
-    assert_eq!(default[5], "0", "the first variant is the baseline:\n{table}");
-    assert_eq!(variant[5], "2", "worked_by differs in both databases:\n{table}");
-    assert_eq!(default[4], variant[4], "no rule sees worked_by:\n{table}");
+    assert_eq!(default[6], "0", "the first variant is the baseline:\n{table}");
+    assert_eq!(variant[6], "2", "worked_by differs in both databases:\n{table}");
+    assert_eq!(default[5], variant[5], "no rule sees worked_by:\n{table}");
 }
 
 #[test]
@@ -35,7 +35,7 @@ fn an_oracle_only_variant_leaves_the_database_and_shows_in_the_violation_count()
     // conductor withholds its late answer to an exited task, C37).
     let table = compare("slow-review.toml", "table-transitions-only", "1");
     let (default, variant) = (row(&table, "default"), row(&table, "table-transitions-only"));
-    assert_eq!(variant[5], "0", "the oracle's reading does not change the run:\n{table}");
-    assert!(!default[4].contains("allowed-transitions"), "{table}");
-    assert!(variant[4].contains("allowed-transitions ×1 (1)"), "{table}");
+    assert_eq!(variant[6], "0", "the oracle's reading does not change the run:\n{table}");
+    assert!(!default[5].contains("allowed-transitions"), "{table}");
+    assert!(variant[5].contains("allowed-transitions ×1 (1)"), "{table}");
 }

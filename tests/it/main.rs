@@ -3,10 +3,12 @@
 //! database, the trace and the verdict.
 
 mod bad_input;
+mod baseline;
 mod bench;
 mod ceiling;
 mod ci_recipe;
 mod charitable_conductor;
+mod ci_gate;
 mod cli;
 mod cli_extras;
 mod clock;

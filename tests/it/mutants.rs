@@ -28,17 +28,17 @@ use crate::support::root;
 /// The seeds every mutant (and every unmutated scenario, the control) runs with.
 const SEEDS: [u64; 3] = [1, 2, 3];
 
-struct Mutant {
+pub(crate) struct Mutant {
     /// A file of `tests/mutants/`.
-    file: &'static str,
+    pub(crate) file: &'static str,
     /// A shipped scenario, relative to `scenarios/`, that passes with the right protocol on
     /// every seed of `SEEDS` and runs the mutated statement (or behaviour).
     scenario: &'static str,
     /// The mutant is meant to be refused when the run loads it, naming its statement.
-    at_load: bool,
+    pub(crate) at_load: bool,
     /// A mutant today's rules cannot catch: why, and what rule would. Reported, not failed;
     /// once a rule catches it the test fails until this is cleared.
-    expected_missing: Option<&'static str>,
+    pub(crate) expected_missing: Option<&'static str>,
 }
 
 const fn caught(file: &'static str, scenario: &'static str) -> Mutant {
@@ -51,7 +51,7 @@ const fn gap(file: &'static str, scenario: &'static str, reason: &'static str) -
 
 /// The catalog: every file of `tests/mutants/`, the scenario that exercises it, and what
 /// the oracles should make of it.
-const MUTANTS: &[Mutant] = &[
+pub(crate) const MUTANTS: &[Mutant] = &[
     // The claim guard only matters when a second session tries to claim: the scenario's
     // double launch (a structural fault) starts a twin while the task is under review.
     caught("claim-without-guard.sql", "faults/claim-under-review.toml"),
@@ -133,12 +133,12 @@ enum Outcome {
     Broken(String),
 }
 
-fn mutants_dir() -> PathBuf {
+pub(crate) fn mutants_dir() -> PathBuf {
     root().join("tests").join("mutants")
 }
 
 /// Deep merge: tables merge key by key, anything else replaces.
-fn merge(base: &mut toml::Table, patch: toml::Table) {
+pub(crate) fn merge(base: &mut toml::Table, patch: toml::Table) {
     for (key, value) in patch {
         match (base.get_mut(&key), value) {
             (Some(toml::Value::Table(into)), toml::Value::Table(from)) => merge(into, from),

@@ -14,6 +14,7 @@ use crate::support::{copy_tree, root};
 /// Examples not run here: (a piece of the command, why).
 const SKIPPED: &[(&str, &str)] = &[
     ("scripts/test.sh", "it is this test suite"),
+    ("--out reports/ci/", "tests/it/ci_gate.rs runs the CI commands, with and without mutants"),
     ("--require-coverage tests/coverage/required.txt --out reports/coverage", "tests/it/coverage.rs runs this sweep"),
     ("explore crashes scenarios/faults/crash-between-state-and-message.toml", "1764 runs: minutes in a debug build"),
     ("search scenarios/faults/random-faults.toml --strict --runs 800", "1600 runs: minutes in a debug build"),
@@ -23,13 +24,13 @@ const SKIPPED: &[(&str, &str)] = &[
 
 /// One example: the command as the README writes it (continuations joined) and its line.
 #[derive(Debug)]
-struct Example {
-    line: usize,
-    command: String,
+pub(crate) struct Example {
+    pub(crate) line: usize,
+    pub(crate) command: String,
 }
 
 /// The commands of the README, in order.
-fn examples(readme: &str) -> Vec<Example> {
+pub(crate) fn examples(readme: &str) -> Vec<Example> {
     let mut found = Vec::new();
     let mut fence: Option<String> = None;
     let mut pending: Option<Example> = None;
@@ -83,7 +84,7 @@ fn skip_reason(command: &str) -> Option<&'static str> {
 }
 
 /// A scratch folder laid out as the parts of a clone the examples read.
-fn fresh_clone(dir: &Path) {
+pub(crate) fn fresh_clone(dir: &Path) {
     for part in ["scenarios", "tests/coverage"] {
         copy_tree(&root().join(part), &dir.join(part));
     }

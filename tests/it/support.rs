@@ -33,12 +33,17 @@ pub fn scenario(name: &str) -> PathBuf {
 /// minutes in a debug build.
 const TOO_LONG: &[&str] = &["scenarios/bench/fleet-1000.toml", "scenarios/bench/fleet-day.toml"];
 
+/// The CI suites' folder: strict copies of shipped scenarios (tests/it/ci_gate.rs checks them
+/// against their originals and runs them), left out of the whole-set tests, which run the
+/// originals.
+pub const CI_SUITES: &str = "scenarios/ci/";
+
 /// Extra seeds of the random-fault scenarios: swarm draws differ per seed.
 const EXTRA_SEEDS: &[(&str, &[u64])] =
     &[("scenarios/faults/random-faults.toml", &[1, 2, 7, 90, 221]), ("scenarios/bench/ci-smoke.toml", &[2, 3, 4])];
 
-/// Every shipped scenario file (but `TOO_LONG`), relative to the project root, sorted.
-pub fn shipped_scenarios() -> Vec<String> {
+/// Every `.toml` file under `dir`, at any depth, sorted.
+pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -50,11 +55,17 @@ pub fn shipped_scenarios() -> Vec<String> {
         }
     }
     let mut files = Vec::new();
-    walk(&root().join("scenarios"), &mut files);
-    let mut names: Vec<String> = files
+    walk(dir, &mut files);
+    files.sort();
+    files
+}
+
+/// Every shipped scenario file (but `TOO_LONG`), relative to the project root, sorted.
+pub fn shipped_scenarios() -> Vec<String> {
+    let mut names: Vec<String> = toml_files(&root().join("scenarios"))
         .iter()
         .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
-        .filter(|p| !TOO_LONG.contains(&p.as_str()))
+        .filter(|p| !TOO_LONG.contains(&p.as_str()) && !p.starts_with(CI_SUITES))
         .collect();
     names.sort();
     names

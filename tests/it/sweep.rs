@@ -53,8 +53,13 @@ fn a_fault_heavy_sweep_gives_identical_results_with_one_or_two_jobs_and_as_merge
     // The sweep's summary page: counts per scenario and variant, and a link per failure to
     // its run folder's timeline.
     let summary = std::fs::read_to_string(one.join("summary.md")).unwrap();
-    assert!(summary.contains("| scenarios/faults/zombie.toml | default | 30 | 0 | 30 | 0 |"), "{summary}");
-    assert!(summary.contains("| scenarios/faults/random-faults.toml | default | 30 | 30 | 0 | 0 |"), "{summary}");
+    assert!(summary.contains("| scenarios/faults/zombie.toml | default | 30 | 0 | 0 | 30 | 0 |"), "{summary}");
+    // random-faults allows 12 rules: its passes are clean or, counted apart, with known violations.
+    let cells: Vec<&str> =
+        summary.lines().find(|l| l.starts_with("| scenarios/faults/random-faults.toml |")).unwrap().split(" | ").collect();
+    let count = |i: usize| cells[i].parse::<usize>().unwrap();
+    assert_eq!((count(3) + count(4), count(5), count(6)), (30, 0, 0), "{summary}");
+    assert!(count(4) > 0, "some random-faults passes broke an allowed rule:\n{summary}");
     assert!(summary.contains("](failures/zombie-default-7/timeline.html)") && one.join("failures/zombie-default-7/timeline.html").exists());
 }
 
