@@ -176,6 +176,8 @@ fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
         force: false,
         sql: None,
         scratch: None,
+        baseline: None,
+        bless: false,
     };
     let own_seeds: Vec<u64> = suite.scenarios.iter().map(|s| s.run_seed).collect();
     let variant = sweep::variant_label(&suite.variants);
