@@ -786,3 +786,115 @@ fn a_repeated_violation_is_reported_once_and_explained_once() {
     );
     assert_eq!(explained, 2, "a subject already reported is not explained again");
 }
+
+const S3: &str = "cccccccc-3333";
+
+/// task-01: S1 hangs at 30 s until `woken_ms`; S2 claims at 60 s while S1 is hung.
+fn replaced_while_hung(woken_ms: i64) -> Run {
+    let mut run = s1_working();
+    run.fact(30_000, Fact::Hung { session_id: S1.into(), until_ms: woken_ms });
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run
+}
+
+#[test]
+fn one_live_session_a_woken_replaced_session_writes_beside_its_live_successor() {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S2, 0, 1.0), row("complete", S2, 0, 0.0));
+    let v = run.the(RuleId::OneLiveSessionPerTask);
+    assert_eq!(v.t_ms, 95_000);
+    assert!(
+        v.explanation.contains("session S1 (aaaaaaaa…)")
+            && v.explanation.contains("wrote `mark_complete` to task-01 while session S2 (bbbbbbbb…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn one_live_session_a_watcher_of_the_woken_session_counts_as_its_session() {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 20.0), row("working", S2, 0, 0.0));
+    run.the(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn one_live_session_near_miss_the_owner_writes_and_the_conductor_answers() {
+    let mut run = replaced_while_hung(900_000);
+    run.write(70_000, "task-01.S2", S2, Stmt::SetNeedsReview, "task-01", row("working", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("review_approved", S2, 0, 1.0));
+    run.write(80_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn one_live_session_near_miss_the_writer_or_the_owner_is_no_longer_live() {
+    // A successor after a clean exit: the predecessor's watcher beats after its terminal write.
+    let mut run = s1_working();
+    run.write(40_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "exited", S1);
+    run.write(70_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 9.0), row("working", S2, 0, 0.0));
+    run.none(RuleId::OneLiveSessionPerTask);
+    // The woken session writes after its successor crashed: one live session.
+    let mut run = replaced_while_hung(90_000);
+    run.fact(80_000, Fact::Crashed { session_id: S2.into(), why: "test".into() });
+    run.write(95_000, "task-01.S1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 1.0), row("working", S2, 0, 0.0));
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+/// S2 (the owner, working) and S1 (a woken replaced session) on task-01: S1 set
+/// `needs_review` on S2's row at 95 s.
+fn needs_review_set_by_the_replaced_session() -> Run {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run
+}
+
+#[test]
+fn allowed_transitions_an_implied_transition_by_a_session_that_did_not_ask() {
+    let mut run = needs_review_set_by_the_replaced_session();
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("error", S2, 0, 0.0));
+    run.write(100_000, "task-01.S2", S2, Stmt::SetContextWarning, "task-01", before, after);
+    let v = run.the(RuleId::AllowedTransitions);
+    assert!(
+        v.explanation.contains("from `needs_review` to `error` with `set_context_warning`")
+            && v.explanation.contains("only as the next step of the session whose request put the row there, session S1 (aaaaaaaa…)")
+            && v.explanation.contains("(its request at t=95000 ms); session S2 (bbbbbbbb…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn allowed_transitions_near_miss_the_implied_transition_by_the_session_that_asked() {
+    let mut run = needs_review_set_by_the_replaced_session();
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("error", S2, 1, 0.0));
+    run.write(100_000, "task-01.S1", S1, Stmt::SetError, "task-01", before, after);
+    run.none(RuleId::AllowedTransitions);
+    // The owner's own request, written on the row already in `needs_review`, makes the
+    // owner the one the pause TIMEOUT belongs to.
+    let mut run = needs_review_set_by_the_replaced_session();
+    run.write(97_000, "task-01.S2", S2, Stmt::SetNeedsReview, "task-01", row("needs_review", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run.write(100_000, "task-01.S2", S2, Stmt::SetError, "task-01", row("needs_review", S2, 0, 1.0), row("error", S2, 1, 0.0));
+    run.none(RuleId::AllowedTransitions);
+}
+
+/// S1 sent a context warning (`error`), the conductor answered `review_failed`, and `writer`
+/// wrote `exited` from it.
+fn exit_after_review_failed(writer: (&str, &str)) -> Run {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S3", S3);
+    run.write(60_000, "task-01.S1", S1, Stmt::SetContextWarning, "task-01", row("working", S1, 0, 1.0), row("error", S1, 0, 0.0));
+    let (before, after) = (row("error", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(70_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.write(80_000, writer.0, writer.1, Stmt::MarkExited, "task-01", row("review_failed", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run
+}
+
+#[test]
+fn allowed_transitions_an_answer_acted_on_by_a_session_it_was_not_for() {
+    let v = exit_after_review_failed(("task-01.S3", S3)).the(RuleId::AllowedTransitions);
+    assert!(v.explanation.contains("from `review_failed` to `exited` with `mark_exited`"), "{}", v.explanation);
+    assert!(v.explanation.contains("put the row there, session S1 (aaaaaaaa…)"), "{}", v.explanation);
+    exit_after_review_failed(("task-01.S1", S1)).none(RuleId::AllowedTransitions);
+}
