@@ -898,3 +898,159 @@ fn allowed_transitions_an_answer_acted_on_by_a_session_it_was_not_for() {
     assert!(v.explanation.contains("put the row there, session S1 (aaaaaaaa…)"), "{}", v.explanation);
     exit_after_review_failed(("task-01.S1", S1)).none(RuleId::AllowedTransitions);
 }
+
+/// A read by `actor` (as session `sid`): a watcher's poll, say.
+fn read(run: &mut Run, t_ms: i64, actor: &str, sid: &str, stmt: Stmt) {
+    let sql = SqlEvent {
+        stmt,
+        task_id: "task-01".into(),
+        result: SqlResult::Rows(1),
+        rows_affected: 0,
+        before: None,
+        after: None,
+        message: None,
+        polled: Vec::new(),
+        params_text: String::new(),
+    };
+    run.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)));
+}
+
+/// The conductor's own state on task-00 (`reviewing`, `watching`).
+fn conductor_state(run: &mut Run, t_ms: i64, from: &str, to: &str) {
+    let (before, after) = (row(from, "conductor-session", 0, 1.0), row(to, "conductor-session", 0, 0.0));
+    run.write(t_ms, "conductor", "conductor-session", Stmt::ConductorSetState, "task-00", before, after);
+}
+
+/// The decompositions of one measurement, which must sum to their totals.
+fn causes(run: &Run, name: &str) -> Vec<latency::Decomposition> {
+    let all: Vec<latency::Decomposition> =
+        run.checker.measured().decompositions.iter().filter(|d| d.measurement == name).cloned().collect();
+    for d in &all {
+        assert_eq!(d.components_ms.iter().sum::<i64>(), d.total_ms, "{d:?}");
+    }
+    all
+}
+
+#[test]
+fn message_notice_by_the_pause_watcher_after_a_jittered_sleep_is_split_into_its_causes() {
+    let mut run = s1_working();
+    let watcher = "task-01.S1.pause-watcher-1";
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    read(&mut run, 20_000, watcher, S1, Stmt::ReadTaskState);
+    run.event(20_000, watcher, S1, EventKind::Truth(Fact::SleepJittered { session_id: S1.into(), sleep_ms: 10_000, jitter_ms: 15_000 }));
+    run.message(22_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    read(&mut run, 48_000, watcher, S1, Stmt::ReadTaskState);
+    run.event(48_000, watcher, S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.fact(50_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    assert_eq!(run.checker.measured().message_notice_ms, [28_000]);
+    let d = &causes(&run, "message_notice_ms")[0];
+    assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
+    // Waiting from 22 s to the read at 48 s: 15 s of it the jitter (30-45 s), the rest the
+    // poll; then 2 s of statements to the reading.
+    assert_eq!((d.component(latency::Cause::Jitter), d.component(latency::Cause::PollWait)), (15_000, 11_000));
+    assert_eq!(d.component(latency::Cause::Statements), 2_000);
+    assert_eq!(d.dominant(), latency::Cause::Jitter);
+    assert!(
+        d.explain().starts_with("noticed by the pause watcher; dominant cause: injected watcher jitter 15.0 s (54 %)"),
+        "{}",
+        d.explain()
+    );
+}
+
+#[test]
+fn message_notice_hidden_by_a_replaced_sessions_state_change_is_interference() {
+    let mut run = replaced_while_hung(30_000);
+    let watcher = "task-01.S2.pause-watcher-1";
+    read(&mut run, 61_000, watcher, S2, Stmt::ReadTaskState);
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("review_approved", S2, 0, 1.0));
+    run.write(71_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    // S1, woken, puts the row back in `needs_review`: S2's pause watcher waits for the next answer.
+    let (before, after) = (row("review_approved", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run.write(72_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", before, after);
+    read(&mut run, 400_000, watcher, S2, Stmt::ReadTaskState);
+    run.event(400_000, watcher, S2, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.fact(401_000, Fact::MessageHandled { session_id: S2.into(), message_id: 51 });
+    let d = &causes(&run, "message_notice_ms")[0];
+    assert_eq!(d.component(latency::Cause::Interference), 328_000);
+    assert_eq!(d.dominant(), latency::Cause::Interference);
+}
+
+#[test]
+fn crash_detect_after_back_to_back_reviews_names_the_reviews_beyond_the_threshold() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::Heartbeat, "task-01", row("working", S1, 0, 8.0), row("working", S1, 0, 0.0));
+    run.fact(20_000, Fact::Crashed { session_id: S1.into(), why: "test".into() });
+    for (from, until, task, id) in [(100_000, 400_000, "task-02", 61), (401_000, 700_000, "task-03", 62)] {
+        conductor_state(&mut run, from, "watching", "reviewing");
+        run.message(until - 1_000, "conductor", "conductor-session", Stmt::SendConductorMessage, id, task, "approval");
+        conductor_state(&mut run, until, "reviewing", "watching");
+    }
+    run.poll(730_000, &[("task-01", "working", 720.0)]);
+    run.fact(
+        731_000,
+        Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 720.0, polled_at_ms: 730_000 },
+    );
+    let (before, after) = (row("working", S1, 0, 721.0), row("fix_proposed", S1, 0, 721.0));
+    run.write(732_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    assert_eq!(run.checker.measured().crash_detect_ms, [711_000]);
+    let d = &causes(&run, "crash_detect_ms")[0];
+    // Stale at 550 s (10 s + 540 s): the first review was inside the threshold, the second's
+    // last 150 s were not; then the wait for the poll at 730 s, and 1 s to the declaration.
+    assert_eq!(d.component(latency::Cause::Threshold), 530_000);
+    assert_eq!(d.component(latency::Cause::ConductorReview), 150_000);
+    assert_eq!(d.reviews, [("task-03".to_string(), 150_000)]);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Statements)), (30_000, 1_000));
+    assert_eq!(d.dominant(), latency::Cause::ConductorReview);
+    assert!(
+        d.explain()
+            .contains("dominant cause (beyond the heartbeat threshold): conductor in a review 150.0 s (21 %) [reviews of task-03 150.0 s]"),
+        "{}",
+        d.explain()
+    );
+}
+
+#[test]
+fn exit_to_claim_is_not_measured_from_a_replaced_sessions_exit() {
+    let mut run = replaced_while_hung(65_000);
+    run.write(70_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S2, 0, 1.0), row("exited", S2, 0, 0.0));
+    run.launch(80_000, "task-01", "S3", S3);
+    run.write(90_000, "task-01.S3", S3, Stmt::ClaimTask, "task-01", row("fix_proposed", S2, 0, 1.0), row("working", S3, 0, 0.0));
+    assert!(run.checker.measured().exit_to_claim_ms.is_empty());
+    // The owner's own exit is.
+    let mut run = s1_working();
+    run.write(70_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run.poll(75_000, &[("task-01", "exited", 5.0)]);
+    run.fact(76_000, Fact::Launched { at_ms: 86_000, label: "S2".into(), session_id: S2.into(), task_id: "task-01".into() });
+    run.claim(90_000, "task-01.S2", S2, "fix_proposed", S1);
+    assert_eq!(run.checker.measured().exit_to_claim_ms, [20_000]);
+    let d = &causes(&run, "exit_to_claim_ms")[0];
+    assert_eq!(d.component(latency::Cause::LaunchDelay), 10_000);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Statements)), (5_000, 5_000));
+}
+
+#[test]
+fn any_split_of_a_window_sums_to_its_length() {
+    use latency::{split, Cause};
+    let mut state: u64 = 7;
+    let mut next = |n: i64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as i64 % n
+    };
+    for _ in 0..500 {
+        let (a, b) = (next(1_000), 1_000 + next(1_000));
+        let layers: Vec<(Cause, Vec<(i64, i64)>)> = Cause::ALL
+            .iter()
+            .take(4)
+            .map(|c| {
+                let spans = (0..next(4)).map(|_| {
+                    let from = next(2_200) - 100;
+                    (from, from + next(500))
+                });
+                (*c, spans.collect())
+            })
+            .collect();
+        let rest = [(a + next(1_000), Cause::PollWait), (i64::MAX, Cause::Statements)];
+        assert_eq!(split(a, b, &layers, &rest).iter().sum::<i64>(), b - a);
+    }
+}

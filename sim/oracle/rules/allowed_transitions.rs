@@ -15,7 +15,8 @@ pub static DOC: RuleDoc = RuleDoc {
     says: "state changes follow the state machine (002), made by the actor allowed to make them",
     seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; docs/protocol.md D10",
     consumes: "writes that change a task row's state, and claims",
-    truth: "the row's state before and after the write; for a transition the text implies, the session whose request set the state it leaves",
+    truth:
+        "the row's state before and after the write; for a transition the text implies, the session whose request set the state it leaves",
     // Fault-free, a violation is a simulator or SQL bug; under faults, two sessions writing one
     // row in turn (no UPDATE checks state or session_id) or the conductor acting on an old
     // poll produce them: flaws the seeds' protocol allows.

@@ -38,7 +38,11 @@ impl Rule for OneLiveSession {
 /// this instant; if it comes back and writes, `write_beside_owner` judges what it writes.
 fn claim(f: &SqlFact, truth: &Truth, findings: &mut Findings) {
     let rivals = truth.sessions.iter().filter(|(id, s)| {
-        id.as_str() != f.session_id && s.task_id == f.task_id && s.is_live_at(f.t_ms) && s.last_write.is_some() && s.hung_at(f.t_ms).is_none()
+        id.as_str() != f.session_id
+            && s.task_id == f.task_id
+            && s.is_live_at(f.t_ms)
+            && s.last_write.is_some()
+            && s.hung_at(f.t_ms).is_none()
     });
     for (rival, _) in rivals {
         findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
