@@ -20,13 +20,14 @@ pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Resu
     settings(&mut md, summary, scenario);
     tasks(&mut md, dir)?;
     timing(&mut md, summary, scenario);
+    super::causes::markdown(&mut md, summary);
     if !summary.verdict.violations.is_empty() {
         let _ = writeln!(md, "\n## Violations\n");
         for v in &summary.verdict.violations {
             let _ = writeln!(md, "- **{}** at t={} ms: {}", v.rule, v.t_ms, v.explanation);
         }
     }
-    let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `temp/`.");
+    let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `latency.csv`, `temp/`.");
     Ok(md)
 }
 
