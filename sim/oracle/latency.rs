@@ -11,6 +11,7 @@
 //! frozen, the launch delay, and interference by a replaced session (D11).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
 
 use crate::event::{ActorEnd, Event, EventKind, Fact};
 use crate::vocab::{ActorName, Stmt, WatcherKind, CONDUCTOR_TASK_ID};
@@ -235,23 +236,48 @@ impl Default for Thresholds {
 
 type Spans = Vec<(i64, i64)>;
 
+/// Spans kept in order of their start, so the ones meeting a window are found by bisection:
+/// a day's run has thousands of jittered sleeps, and every heartbeat age cuts a window.
+#[derive(Default)]
+struct SpanList {
+    spans: Spans,
+    /// The longest span, so a window's bisection reaches every span that may overlap it.
+    longest_ms: i64,
+}
+
+impl SpanList {
+    fn push(&mut self, span: (i64, i64)) {
+        // Spans come in nearly in order: the insertion point is found from the end.
+        let at = self.spans.iter().rposition(|s| s.0 <= span.0).map_or(0, |i| i + 1);
+        self.spans.insert(at, span);
+        self.longest_ms = self.longest_ms.max(span.1.saturating_sub(span.0));
+    }
+
+    /// The spans meeting [a, b], clipped to it.
+    fn within(&self, a: i64, b: i64) -> Spans {
+        let lo = self.spans.partition_point(|s| s.0 < a.saturating_sub(self.longest_ms));
+        let hi = self.spans.partition_point(|s| s.0 < b);
+        clip(&self.spans[lo..hi.max(lo)], a, b)
+    }
+}
+
 /// What the attribution keeps of the event stream: the instants it cuts windows at.
 #[derive(Default)]
 pub struct Attribution {
     thresholds: Thresholds,
     /// Per session: its hangs (from, until).
-    hangs: BTreeMap<String, Spans>,
+    hangs: BTreeMap<String, SpanList>,
     /// Per session: its watchers' jittered sleep ends (from, until).
-    jitter: BTreeMap<String, Spans>,
+    jitter: BTreeMap<String, SpanList>,
     /// Per session: when each of its watchers ran (first event, end).
-    watcher_life: BTreeMap<String, Spans>,
-    /// Watchers running: their session, and their first event.
-    watchers_open: BTreeMap<ActorName, (String, i64)>,
+    watcher_life: BTreeMap<String, SpanList>,
+    /// Per session: its watchers running, since their first event.
+    watchers_open: BTreeMap<String, BTreeMap<ActorName, i64>>,
     /// Per session: when one of its watchers left on what it saw (an exit, not a kill).
     notices: BTreeMap<String, Vec<(i64, Noticer)>>,
     /// Conductor sessions seen, and their hangs and deaths (until the next one starts).
     conductor_sessions: BTreeSet<String>,
-    conductor_down: Spans,
+    conductor_down: SpanList,
     conductor_dead_since: Option<i64>,
     /// The conductor's reviews: (from, until, tasks answered in it); the last may be open.
     reviews: Vec<(i64, i64, Vec<String>)>,
@@ -261,10 +287,10 @@ pub struct Attribution {
     /// Per session: (the conductor's launch, the session's start).
     launches: BTreeMap<String, (i64, i64)>,
     /// Per task: state changes of the row by a session the row did not name (t, writer).
-    foreign_writes: BTreeMap<String, Vec<(i64, String)>>,
+    foreign_writes: BTreeMap<String, Vec<(i64, Rc<str>)>>,
     /// Per task: every write of the row (t, writer session, by the conductor): each sets its
     /// heartbeat (004 "Heartbeat Rule").
-    row_writes: BTreeMap<String, Vec<(i64, String, bool)>>,
+    row_writes: BTreeMap<String, Vec<(i64, Rc<str>, bool)>>,
 }
 
 impl Attribution {
@@ -307,7 +333,7 @@ impl Attribution {
 
     fn on_end(&mut self, t_ms: i64, event: &Event, how: ActorEnd, session: &str) {
         let crate::event::Who::Actor(actor @ ActorName::Watcher(_, kind, _)) = event.who else { return };
-        if let Some((_, since)) = self.watchers_open.remove(&actor) {
+        if let Some(since) = self.watchers_open.get_mut(session).and_then(|open| open.remove(&actor)) {
             self.watcher_life.entry(session.to_string()).or_default().push((since, t_ms));
         }
         // A watcher that returns has seen what it waits for (a message, a state change);
@@ -321,29 +347,30 @@ impl Attribution {
     fn on_sql(&mut self, event: &Event) {
         let Some(f) = sql_fact(event) else { return };
         if f.actor.is_watcher() {
-            self.watchers_open.entry(f.actor).or_insert_with(|| (f.session_id.to_string(), f.t_ms));
+            let open = match self.watchers_open.get_mut(f.session_id) {
+                Some(open) => open,
+                None => self.watchers_open.entry(f.session_id.to_string()).or_default(),
+            };
+            open.entry(f.actor).or_insert(f.t_ms);
         }
         if f.actor.is_conductor() {
-            self.on_conductor_sql(&f);
+            self.on_conductor_sql(&f, &event.session);
             return;
         }
         if f.failure.is_some() {
             return;
         }
-        if super::touched_row(&f).is_some() {
-            self.row_writes.entry(f.task_id.to_string()).or_default().push((f.t_ms, f.session_id.to_string(), false));
-        }
+        let Some((before, after)) = super::touched_row(&f) else { return };
+        push_to(&mut self.row_writes, f.task_id, (f.t_ms, event.session.clone(), false));
         // Only a state change hides or undoes what a measurement waits for (an answer, an
         // exit); a replaced session's heartbeat changes no state.
-        if let Some((before, after)) = super::touched_row(&f) {
-            let foreign = !before.session_id.is_empty() && before.session_id != f.session_id && f.statement != Stmt::ClaimTask;
-            if foreign && before.state != after.state {
-                self.foreign_writes.entry(f.task_id.to_string()).or_default().push((f.t_ms, f.session_id.to_string()));
-            }
+        let foreign = !before.session_id.is_empty() && before.session_id != f.session_id && f.statement != Stmt::ClaimTask;
+        if foreign && before.state != after.state {
+            push_to(&mut self.foreign_writes, f.task_id, (f.t_ms, event.session.clone()));
         }
     }
 
-    fn on_conductor_sql(&mut self, f: &super::SqlFact) {
+    fn on_conductor_sql(&mut self, f: &super::SqlFact, session: &Rc<str>) {
         if !self.conductor_sessions.contains(f.session_id) {
             self.conductor_sessions.insert(f.session_id.to_string());
             if let Some(since) = self.conductor_dead_since.take() {
@@ -354,7 +381,7 @@ impl Attribution {
             return;
         }
         if f.task_id != CONDUCTOR_TASK_ID && super::touched_row(f).is_some() {
-            self.row_writes.entry(f.task_id.to_string()).or_default().push((f.t_ms, f.session_id.to_string(), true));
+            push_to(&mut self.row_writes, f.task_id, (f.t_ms, session.clone(), true));
         }
         if f.statement == Stmt::PollTasks {
             self.polls.push(f.t_ms);
@@ -380,8 +407,9 @@ impl Attribution {
         }
     }
 
-    fn spans_of(map: &BTreeMap<String, Spans>, key: &str) -> Spans {
-        map.get(key).cloned().unwrap_or_default()
+    /// `key`'s spans meeting [a, b], clipped to it.
+    fn spans_of(map: &BTreeMap<String, SpanList>, key: &str, a: i64, b: i64) -> Spans {
+        map.get(key).map_or_else(Vec::new, |list| list.within(a, b))
     }
 
     fn review_spans(&self) -> Spans {
@@ -409,13 +437,16 @@ impl Attribution {
 
     /// Who noticed for `session` in [a, b]: the last watcher to leave on what it saw, and when.
     fn notice(&self, session: &str, a: i64, b: i64) -> Option<(i64, Noticer)> {
-        self.notices.get(session)?.iter().rev().find(|(t, _)| *t >= a && *t <= b).copied()
+        let notices = self.notices.get(session)?;
+        let last = notices.partition_point(|(t, _)| *t <= b).checked_sub(1)?;
+        Some(notices[last]).filter(|(t, _)| *t >= a)
     }
 
     /// When a session other than `except` first wrote the task row it did not own, in [a, b].
     fn interference_from(&self, task_id: &str, except: &[&str], a: i64, b: i64) -> Option<i64> {
         let writes = self.foreign_writes.get(task_id)?;
-        writes.iter().find(|(t, who)| *t >= a && *t <= b && !except.contains(&who.as_str())).map(|(t, _)| *t)
+        let from = writes.partition_point(|(t, _)| *t < a);
+        writes[from..].iter().take_while(|(t, _)| *t <= b).find(|(_, who)| !except.contains(&&**who)).map(|(t, _)| *t)
     }
 
     /// A pause watcher waits for a state: a replaced session's state change in [a, noticed]
@@ -430,15 +461,15 @@ impl Attribution {
 
     /// The time in [a, b] when no watcher of `session` ran.
     fn no_watcher(&self, session: &str, a: i64, b: i64) -> Spans {
-        let mut life = Self::spans_of(&self.watcher_life, session);
-        life.extend(self.watchers_open.values().filter(|(of, _)| of == session).map(|(_, since)| (*since, i64::MAX)));
+        let mut life = Self::spans_of(&self.watcher_life, session, a, b);
+        life.extend(self.watchers_open.get(session).into_iter().flat_map(|open| open.values()).map(|since| (*since, i64::MAX)));
         complement(&life, a, b)
     }
 
     /// A conductor message (or its state) sent at `from` (or the session's start, if later),
     /// read by `session` at `read_ms`; the session's hangs are left out of the measurement.
     pub fn message_notice(&self, task_id: &str, session: &str, from: i64, read_ms: i64) -> Decomposition {
-        let hangs = Self::spans_of(&self.hangs, session);
+        let hangs = Self::spans_of(&self.hangs, session, from, read_ms);
         let (noticed_ms, noticer) = self.notice(session, from, read_ms).unwrap_or((from, Noticer::Session));
         let rest_before = if noticer == Noticer::Session { Cause::Work } else { Cause::PollWait };
         let interference = self.hidden_from_pause_watcher(task_id, session, noticer, from, noticed_ms);
@@ -446,7 +477,7 @@ impl Attribution {
         if noticer != Noticer::Session {
             layers.push((Cause::Interference, interference));
             layers.push((Cause::NoWatcher, self.no_watcher(session, from, noticed_ms)));
-            layers.push((Cause::Jitter, clip(&Self::spans_of(&self.jitter, session), from, noticed_ms)));
+            layers.push((Cause::Jitter, Self::spans_of(&self.jitter, session, from, noticed_ms)));
         }
         let mut d = self.decompose(
             "message_notice_ms",
@@ -470,7 +501,8 @@ impl Attribution {
         let (mut by_others, mut by_conductor) = (Vec::new(), Vec::new());
         let mut from = at_ms;
         let writes = self.row_writes.get(task_id).map_or(&[][..], |w| &w[..]);
-        for (t, _, conductor) in writes.iter().filter(|(t, writer, _)| *t > at_ms && *t <= last_beat_ms && writer != lost) {
+        let writes = &writes[writes.partition_point(|(t, _, _)| *t <= at_ms)..];
+        for (t, _, conductor) in writes.iter().filter(|(t, writer, _)| *t > at_ms && *t <= last_beat_ms && &**writer != lost) {
             if *conductor { &mut by_conductor } else { &mut by_others }.push((from, *t));
             from = *t;
         }
@@ -482,9 +514,9 @@ impl Attribution {
         let (noticed_ms, noticer) = self.notice(session, answered_ms, wrote_ms).unwrap_or((answered_ms, Noticer::Session));
         let interference = self.hidden_from_pause_watcher(task_id, session, noticer, answered_ms, noticed_ms);
         let layers = vec![
-            (Cause::Hang, Self::spans_of(&self.hangs, session)),
+            (Cause::Hang, Self::spans_of(&self.hangs, session, answered_ms, wrote_ms)),
             (Cause::Interference, interference),
-            (Cause::Jitter, clip(&Self::spans_of(&self.jitter, session), answered_ms, noticed_ms)),
+            (Cause::Jitter, Self::spans_of(&self.jitter, session, answered_ms, noticed_ms)),
         ];
         self.decompose(
             "review_resume_ms",
@@ -518,7 +550,7 @@ impl Attribution {
             (Cause::Interference, by_others),
             (Cause::ConductorWrite, by_conductor),
             (Cause::Threshold, vec![(at_ms.max(last_beat_ms), stale_ms)]),
-            (Cause::ConductorDown, self.conductor_down.clone()),
+            (Cause::ConductorDown, self.conductor_down.within(at_ms, declared_ms)),
             (Cause::ConductorReview, self.review_spans()),
         ];
         let rest = [(polled_at_ms, Cause::PollWait), (i64::MAX, Cause::Statements)];
@@ -530,14 +562,16 @@ impl Attribution {
         let launch = self.launches.get(session).copied().filter(|(launch_ms, _)| *launch_ms >= exited_ms);
         let interference =
             self.interference_from(task_id, &[session], exited_ms, claimed_ms).map(|t| vec![(t, claimed_ms)]).unwrap_or_default();
-        let mut layers = vec![(Cause::Hang, Self::spans_of(&self.hangs, session)), (Cause::Interference, interference)];
+        let mut layers =
+            vec![(Cause::Hang, Self::spans_of(&self.hangs, session, exited_ms, claimed_ms)), (Cause::Interference, interference)];
         let rest = match launch {
             Some((launch_ms, start_ms)) => {
                 layers.push((Cause::LaunchDelay, vec![(launch_ms, start_ms)]));
-                layers.push((Cause::ConductorDown, clip(&self.conductor_down, exited_ms, launch_ms)));
+                layers.push((Cause::ConductorDown, self.conductor_down.within(exited_ms, launch_ms)));
                 layers.push((Cause::ConductorReview, clip(&self.review_spans(), exited_ms, launch_ms)));
                 // The conductor saw the exit at its last poll before the launch.
-                let polled_ms = self.polls.iter().rev().find(|t| **t <= launch_ms && **t >= exited_ms).copied().unwrap_or(exited_ms);
+                let last = self.polls.partition_point(|t| *t <= launch_ms).checked_sub(1);
+                let polled_ms = last.map(|i| self.polls[i]).filter(|t| *t >= exited_ms).unwrap_or(exited_ms);
                 vec![(polled_ms, Cause::PollWait), (i64::MAX, Cause::Statements)]
             }
             // Launched before the exit (a twin, an earlier launch): only its start-up is left.
@@ -546,13 +580,20 @@ impl Attribution {
         self.decompose("exit_to_claim_ms", task_id, session, exited_ms, claimed_ms, Noticer::ConductorPoll, &layers, &rest)
     }
 
+    /// Whether a heartbeat age is worth its decomposition: one within the refresh threshold is
+    /// the threshold's alone (the watcher refreshes only an older heartbeat), and a run reads
+    /// one per live task at every conductor poll (millions in a fleet's day).
+    pub fn explains_age(&self, age_ms: i64) -> bool {
+        age_ms > self.thresholds.refresh_ms
+    }
+
     /// The heartbeat age `age_ms` the conductor's poll at `polled_ms` read for `session`'s row.
     pub fn heartbeat_age(&self, task_id: &str, session: &str, polled_ms: i64, age_ms: i64) -> Decomposition {
         let beat_ms = polled_ms - age_ms;
         let layers = vec![
             (Cause::Threshold, vec![(beat_ms, beat_ms + self.thresholds.refresh_ms)]),
             (Cause::NoWatcher, self.no_watcher(session, beat_ms, polled_ms)),
-            (Cause::Jitter, clip(&Self::spans_of(&self.jitter, session), beat_ms, polled_ms)),
+            (Cause::Jitter, Self::spans_of(&self.jitter, session, beat_ms, polled_ms)),
         ];
         self.decompose(
             "heartbeat_age_s",
@@ -596,6 +637,16 @@ impl Attribution {
             components_ms,
             excluded_ms: 0,
             reviews: self.reviews_in(&in_review),
+        }
+    }
+}
+
+/// Appends to `key`'s list, copying the key only the first time (a run writes rows often).
+fn push_to<T>(map: &mut BTreeMap<String, Vec<T>>, key: &str, item: T) {
+    match map.get_mut(key) {
+        Some(list) => list.push(item),
+        None => {
+            map.insert(key.to_string(), vec![item]);
         }
     }
 }

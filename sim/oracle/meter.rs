@@ -21,7 +21,8 @@ pub struct Measurements {
     pub stale_declared: u64,
     /// Hand-overs of a live, running session (the `no-false-stale` rule's cases).
     pub false_stale_alarms: u64,
-    /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken.
+    /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken;
+    /// heartbeat ages only above the refresh threshold (below it the threshold is all).
     pub decompositions: Vec<Decomposition>,
 }
 
@@ -156,8 +157,12 @@ impl Meter {
             let healthy = healthy_tasks.get_or_insert_with(|| healthy_tasks_at(truth, t_ms));
             if let Some((_, session)) = healthy.iter().find(|(task, _)| task == task_id) {
                 // Whole seconds as the conductor's threshold compares them; the window in ms.
-                let age_ms = (*seconds_stale as i64) * 1000;
-                self.measured.push(self.attribution.heartbeat_age(task_id, session, t_ms, age_ms));
+                let age_s = *seconds_stale as i64;
+                if self.attribution.explains_age(age_s * 1000) {
+                    self.measured.push(self.attribution.heartbeat_age(task_id, session, t_ms, age_s * 1000));
+                } else {
+                    self.measured.heartbeat_age_s.push(age_s);
+                }
             }
         }
     }

@@ -51,7 +51,13 @@ pub fn markdown(md: &mut String, summary: &RunSummary) {
         if of.is_empty() {
             continue;
         }
-        let _ = writeln!(md, "| {name} | {} | {} | {} |", sample.len(), shares(&of), by_dominant(&of));
+        // Heartbeat ages within the refresh threshold are the threshold's alone: not split.
+        let n = if of.len() == sample.len() {
+            sample.len().to_string()
+        } else {
+            format!("{} ({} above the refresh threshold)", sample.len(), of.len())
+        };
+        let _ = writeln!(md, "| {name} | {n} | {} | {} |", shares(&of), by_dominant(&of));
     }
     let found = breaches(summary);
     if found.is_empty() {
