@@ -435,6 +435,12 @@ impl Attribution {
         out
     }
 
+    /// Who first noticed for `session` in [a, b]: the first watcher to leave on what it saw.
+    fn first_notice(&self, session: &str, a: i64, b: i64) -> Option<(i64, Noticer)> {
+        let notices = self.notices.get(session)?;
+        notices.get(notices.partition_point(|(t, _)| *t < a)).copied().filter(|(t, _)| *t <= b)
+    }
+
     /// Who noticed for `session` in [a, b]: the last watcher to leave on what it saw, and when.
     fn notice(&self, session: &str, a: i64, b: i64) -> Option<(i64, Noticer)> {
         let notices = self.notices.get(session)?;
@@ -511,7 +517,9 @@ impl Attribution {
 
     /// The conductor's answer at `answered_ms` to the answered session's next row write.
     pub fn review_resume(&self, task_id: &str, session: &str, answered_ms: i64, wrote_ms: i64) -> Decomposition {
-        let (noticed_ms, noticer) = self.notice(session, answered_ms, wrote_ms).unwrap_or((answered_ms, Noticer::Session));
+        // The answer is noticed once; watchers that leave later, during the rework, notice
+        // other things.
+        let (noticed_ms, noticer) = self.first_notice(session, answered_ms, wrote_ms).unwrap_or((answered_ms, Noticer::Session));
         let interference = self.hidden_from_pause_watcher(task_id, session, noticer, answered_ms, noticed_ms);
         let layers = vec![
             (Cause::Hang, Self::spans_of(&self.hangs, session, answered_ms, wrote_ms)),

@@ -726,7 +726,11 @@ fn budget_a_measurement_over_its_budget_and_one_at_it() {
         let mut run = s1_working();
         run.poll(30_000, &[("task-01", "working", 457.2)]);
         run.checker.finish(40_000, &budgets(max));
-        let found = run.checker.violations().iter().any(|v| v.rule == "budget" && v.explanation.contains("heartbeat_age_s reached 457"));
+        let found = run.checker.violations().iter().any(|v| {
+            v.rule == "budget"
+                && v.explanation.contains("heartbeat_age_s reached 457")
+                && v.explanation.contains("the largest is within the heartbeat refresh threshold, its whole cause")
+        });
         assert_eq!(found, fails, "budget {max}");
     }
 }
@@ -1053,4 +1057,21 @@ fn any_split_of_a_window_sums_to_its_length() {
         let rest = [(a + next(1_000), Cause::PollWait), (i64::MAX, Cause::Statements)];
         assert_eq!(split(a, b, &layers, &rest).iter().sum::<i64>(), b - a);
     }
+}
+
+#[test]
+fn review_resume_is_noticed_by_the_first_watcher_to_leave_after_the_answer() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    read(&mut run, 12_000, "task-01.S1.pause-watcher-1", S1, Stmt::ReadTaskState);
+    let (before, after) = (row("needs_review", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(20_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.event(24_000, "task-01.S1.pause-watcher-1", S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    // During the rework a background watcher leaves on another message: not the answer's notice.
+    read(&mut run, 30_000, "task-01.S1.bg-watcher-2", S1, Stmt::ReadNewConductorMessages);
+    run.event(50_000, "task-01.S1.bg-watcher-2", S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.write(80_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("review_failed", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    let d = &causes(&run, "review_resume_ms")[0];
+    assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Work)), (4_000, 56_000));
 }
