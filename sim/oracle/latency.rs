@@ -45,10 +45,11 @@ pub enum Cause {
     /// A conductor write refreshed a lost session's heartbeat (004 "Heartbeat Rule": every
     /// state change sets it).
     ConductorWrite,
-    /// Statement round trips after the notice (the reads that act on it, a successor's
-    /// start-up before its claim, the conductor's handling after its poll).
+    /// Statement round trips: a successor's start-up before its claim, the conductor's
+    /// handling after its poll.
     Statements,
-    /// The session's own work on an answer (rework, re-verification) before it writes.
+    /// The session's own steps after the notice, before it acts: the step it was in, its
+    /// reads, and for an answer the rework and re-verification.
     Work,
 }
 
@@ -100,7 +101,7 @@ impl Cause {
             Cause::Interference => "interference by a replaced session",
             Cause::ConductorWrite => "a conductor write refreshing the heartbeat",
             Cause::Statements => "statements",
-            Cause::Work => "the session's work",
+            Cause::Work => "the session's own steps",
         }
     }
 
@@ -493,7 +494,7 @@ impl Attribution {
             read_ms,
             noticer,
             &layers,
-            &[(noticed_ms, rest_before), (i64::MAX, Cause::Statements)],
+            &[(noticed_ms, rest_before), (i64::MAX, Cause::Work)],
         );
         // The measurement leaves a hang out (meter.rs): so does its decomposition.
         d.excluded_ms = std::mem::take(&mut d.components_ms[Cause::Hang.index()]);

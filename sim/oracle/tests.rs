@@ -950,9 +950,9 @@ fn message_notice_by_the_pause_watcher_after_a_jittered_sleep_is_split_into_its_
     let d = &causes(&run, "message_notice_ms")[0];
     assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
     // Waiting from 22 s to the read at 48 s: 15 s of it the jitter (30-45 s), the rest the
-    // poll; then 2 s of statements to the reading.
+    // poll; then 2 s of the session's own steps to the reading.
     assert_eq!((d.component(latency::Cause::Jitter), d.component(latency::Cause::PollWait)), (15_000, 11_000));
-    assert_eq!(d.component(latency::Cause::Statements), 2_000);
+    assert_eq!(d.component(latency::Cause::Work), 2_000);
     assert_eq!(d.dominant(), latency::Cause::Jitter);
     assert!(
         d.explain().starts_with("noticed by the pause watcher; dominant cause: injected watcher jitter 15.0 s (54 %)"),
