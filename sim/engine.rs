@@ -215,7 +215,7 @@ impl Engine {
             }
             Next::Gone => {}
             Next::Sleep(ms) => {
-                let jitter_ms = self.world.sleep_jitter_ms(&self.exec, actor);
+                let jitter_ms = self.world.sleep_jitter_ms(&self.exec, actor, ms);
                 self.exec.schedule(actor, now + ms + jitter_ms);
             }
             // Every effect is a tool call: it takes a statement round trip.

@@ -169,6 +169,14 @@ pub enum Fact {
         request_id: i64,
         requester: String,
     },
+    /// A watcher's poll sleep of `sleep_ms` took `jitter_ms` longer (the watcher-jitter fault):
+    /// from `t + sleep_ms` to `t + sleep_ms + jitter_ms` the watcher (the event's actor) waited
+    /// for the fault, not for its poll. Latency attribution (sim/oracle/latency.rs) reads it.
+    SleepJittered {
+        session_id: String,
+        sleep_ms: i64,
+        jitter_ms: i64,
+    },
     StaleDeclared {
         task_id: String,
         session_id: String,

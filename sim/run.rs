@@ -188,6 +188,8 @@ fn execute_keeping(
     let end_states = verdict::task_states(db.connection())?;
     if keep == Keep::Everything {
         write_violations(&out_dir.join("violations.csv"), &verdict)?;
+        let latency = crate::oracle::latency::latency_csv(&measured.decompositions).map_err(Error::harness)?;
+        crate::atomic::write_atomically(&out_dir.join("latency.csv"), &latency)?;
     }
     match keep {
         Keep::Everything => db.close()?,
@@ -228,7 +230,13 @@ fn execute_keeping(
 /// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
 /// judge`'s, so both judge with the same settings.
 pub fn checker_for(scenario: &Scenario) -> Checker {
-    Checker::new(scenario.settings.clone()).with_conductor_choices(crate::oracle::ConductorChoices::of(scenario))
+    let thresholds = crate::oracle::latency::Thresholds {
+        staleness_ms: scenario.conductor.staleness_s * 1000,
+        refresh_ms: scenario.timing.heartbeat_refresh_s * 1000,
+    };
+    Checker::new(scenario.settings.clone())
+        .with_conductor_choices(crate::oracle::ConductorChoices::of(scenario))
+        .with_thresholds(thresholds)
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is

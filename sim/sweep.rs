@@ -543,7 +543,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let (row, summary) = run_pair(scenario, seed, options, &run_dir);
     let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
-    let measured = summary.as_ref().map(|s| s.measured.clone()).unwrap_or_default();
+    let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());

@@ -434,6 +434,12 @@ pub fn encode_fact(out: &mut String, fact: &Fact) {
             number_item(out, "request_id", request_id);
             text_item(out, "requester", requester);
         }
+        Fact::SleepJittered { session_id, sleep_ms, jitter_ms } => {
+            out.push_str("sleep_jittered");
+            text_item(out, "session_id", session_id);
+            number_item(out, "sleep_ms", sleep_ms);
+            number_item(out, "jitter_ms", jitter_ms);
+        }
         Fact::StaleDeclared { task_id, session_id, seconds_stale, polled_at_ms } => {
             out.push_str("stale_declared");
             text_item(out, "task_id", task_id);
@@ -463,6 +469,9 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
         "watcher_died" => Fact::WatcherDied { session_id: f.text("session_id")? },
         "ended" => Fact::Ended { session_id: f.text("session_id")? },
         "message_handled" => Fact::MessageHandled { session_id: f.text("session_id")?, message_id: f.number("message_id")? },
+        "sleep_jittered" => {
+            Fact::SleepJittered { session_id: f.text("session_id")?, sleep_ms: f.number("sleep_ms")?, jitter_ms: f.number("jitter_ms")? }
+        }
         "stale_declared" => Fact::StaleDeclared {
             task_id: f.text("task_id")?,
             session_id: f.text("session_id")?,

@@ -551,6 +551,11 @@ mod tests {
                 }),
             ),
             event(21, "conductor", EventKind::Truth(Fact::Answering { task_id: "task-01".into(), request_id: 4, requester: "abc".into() })),
+            event(
+                26,
+                "task-01.S1.pause-watcher-2",
+                EventKind::Truth(Fact::SleepJittered { session_id: "abc".into(), sleep_ms: 10_000, jitter_ms: -3 }),
+            ),
         ]
     }
 
@@ -579,6 +584,7 @@ mod tests {
                 Fact::MessageHandled { .. } => "message_handled",
                 Fact::StaleDeclared { .. } => "stale_declared",
                 Fact::Answering { .. } => "answering",
+                Fact::SleepJittered { .. } => "sleep_jittered",
             },
         }
     }
@@ -598,7 +604,7 @@ mod tests {
         let path = dir.path().join("trace.csv");
         let events_in = every_kind_of_event();
         let kinds: std::collections::BTreeSet<&str> = events_in.iter().map(kind_of).collect();
-        assert_eq!(kinds.len(), 18, "every kind, fact and statement result: {kinds:?}");
+        assert_eq!(kinds.len(), 19, "every kind, fact and statement result: {kinds:?}");
         let start = RunStart {
             scenario: "odd name, with=signs.toml".into(),
             seed: u64::MAX,
@@ -624,7 +630,7 @@ mod tests {
         // The same rows, as records: every row has its number, and only the new kinds are no effects.
         let rows = read(&path).unwrap();
         assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=rows.len() as u64).collect::<Vec<_>>());
-        assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 8);
+        assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 9);
         // No run start either way round: no variants, and a quiescent end.
         let plain = RunStart { variants: Vec::new(), ..start };
         let mut sink = TraceSink::create(&path, 0).unwrap();

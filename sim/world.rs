@@ -182,11 +182,18 @@ impl World {
         self.statement_ms.sample(&mut info.latency_rng)
     }
 
-    /// Extra time a sleep takes (watcher jitter).
-    pub fn sleep_jitter_ms(&mut self, exec: &Exec, actor: ActorId) -> i64 {
-        let name = exec.data(actor).expect("present").name;
+    /// Extra time a sleep of `sleep_ms` takes (watcher jitter), told to the oracles as a fact
+    /// so a latency can be attributed to it from the trace.
+    pub fn sleep_jitter_ms(&mut self, exec: &Exec, actor: ActorId, sleep_ms: i64) -> i64 {
+        let info = exec.data(actor).expect("present");
+        let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
-        self.faults.jitter_ms(&name, now_ms)
+        let jitter_ms = self.faults.jitter_ms(&name, now_ms);
+        if jitter_ms > 0 {
+            let fact = Fact::SleepJittered { session_id: session_id.to_string(), sleep_ms, jitter_ms };
+            self.emit(now_ms, Who::Actor(name), session_id, EventKind::Truth(fact));
+        }
+        jitter_ms
     }
 
     fn perform_sql(&mut self, exec: &mut Exec, actor: ActorId, stmt: Stmt, params: Params) -> Result<Option<Reply>> {

@@ -171,7 +171,11 @@ impl CoverageObserver {
                     s.hangs.push((t_ms, *until_ms));
                 }
             }
-            Fact::WatcherDied { .. } | Fact::MessageHandled { .. } | Fact::Answering { .. } | Fact::StaleDeclared { .. } => {}
+            Fact::WatcherDied { .. }
+            | Fact::MessageHandled { .. }
+            | Fact::Answering { .. }
+            | Fact::StaleDeclared { .. }
+            | Fact::SleepJittered { .. } => {}
         }
     }
 

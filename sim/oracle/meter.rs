@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
 
+use super::latency::{Attribution, Decomposition};
 use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, SessionTruth, StaleTruth, Truth};
 use super::Seen;
 
@@ -21,6 +22,9 @@ pub struct Measurements {
     pub stale_declared: u64,
     /// Hand-overs of a live, running session (the `no-false-stale` rule's cases).
     pub false_stale_alarms: u64,
+    /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken;
+    /// heartbeat ages only above the refresh threshold (below it the threshold is all).
+    pub decompositions: Vec<Decomposition>,
 }
 
 impl Measurements {
@@ -32,6 +36,41 @@ impl Measurements {
             ("heartbeat_age_s", &self.heartbeat_age_s),
             ("exit_to_claim_ms", &self.exit_to_claim_ms),
         ]
+    }
+
+    /// The decomposition of the largest measurement of `name` (the first of equals).
+    pub fn largest(&self, name: &str) -> Option<&Decomposition> {
+        let mut of = self.decompositions.iter().filter(|d| d.measurement == name);
+        let first = of.next()?;
+        Some(of.fold(first, |best, d| if d.total_ms > best.total_ms { d } else { best }))
+    }
+
+    /// The same measurements without their decompositions (a sweep keeps only the figures).
+    pub fn figures_only(&self) -> Measurements {
+        Measurements {
+            message_notice_ms: self.message_notice_ms.clone(),
+            review_resume_ms: self.review_resume_ms.clone(),
+            crash_detect_ms: self.crash_detect_ms.clone(),
+            heartbeat_age_s: self.heartbeat_age_s.clone(),
+            exit_to_claim_ms: self.exit_to_claim_ms.clone(),
+            stale_declared: self.stale_declared,
+            false_stale_alarms: self.false_stale_alarms,
+            decompositions: Vec::new(),
+        }
+    }
+
+    /// Records a measurement with its causes: the figure is the decomposition's total (in s
+    /// for the heartbeat age).
+    fn push(&mut self, d: Decomposition) {
+        let sample = match d.measurement {
+            "message_notice_ms" => &mut self.message_notice_ms,
+            "review_resume_ms" => &mut self.review_resume_ms,
+            "crash_detect_ms" => &mut self.crash_detect_ms,
+            "exit_to_claim_ms" => &mut self.exit_to_claim_ms,
+            _ => &mut self.heartbeat_age_s,
+        };
+        sample.push(if d.measurement == "heartbeat_age_s" { d.total_ms / 1000 } else { d.total_ms });
+        self.decompositions.push(d);
     }
 }
 
@@ -50,14 +89,16 @@ pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
 /// them is the protocol's. Not while a hang holds the session, nor after one until it has
 /// written its row again (the age then is the fault's freeze); from that write on, its ages
 /// count like any session's.
-fn healthy_tasks_at(truth: &Truth, t_ms: i64) -> Vec<&str> {
-    let healthy = |s: &&SessionTruth| s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms);
-    truth.sessions.values().filter(healthy).map(|s| s.task_id.as_str()).collect()
+fn healthy_tasks_at(truth: &Truth, t_ms: i64) -> Vec<(&str, &str)> {
+    let healthy = |(_, s): &(&String, &SessionTruth)| s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms);
+    truth.sessions.iter().filter(healthy).map(|(id, s)| (s.task_id.as_str(), id.as_str())).collect()
 }
 
 #[derive(Default)]
 pub struct Meter {
     pub measured: Measurements,
+    /// The instants latencies are cut at, from every event of the run.
+    pub attribution: Attribution,
     /// Per message: whether its owner has handled it yet.
     noticed: BTreeSet<i64>,
     /// Per task: when the conductor answered a review, and the session it answered, awaiting
@@ -66,8 +107,9 @@ pub struct Meter {
     /// Per task: when it became `exited` (or its session left it on request), awaiting the
     /// successor's claim.
     exited_at: BTreeMap<String, i64>,
-    /// Per task: a staleness declaration awaiting its hand-over (session, when declared).
-    declared: BTreeMap<String, (String, i64)>,
+    /// Per task: a staleness declaration awaiting its hand-over (session, when declared, the
+    /// poll it read, the age it read).
+    declared: BTreeMap<String, (String, i64, i64, f64)>,
 }
 
 impl Meter {
@@ -83,13 +125,13 @@ impl Meter {
                     // Time the session spent frozen by a hang fault is not the watchers' latency.
                     let Some(s) = truth.sessions.get(session_id) else { return };
                     let from = m.sent_ms.max(s.launched_ms);
-                    let frozen: i64 = s.hangs.iter().map(|(a, b)| (b.min(t_ms) - a.max(&from)).max(0)).sum();
-                    self.measured.message_notice_ms.push(t_ms - from - frozen);
+                    let d = self.attribution.message_notice(&m.task_id, session_id, from, *t_ms);
+                    self.measured.push(d);
                 }
             }
-            Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, .. }) => {
+            Seen::Fact(t_ms, Fact::StaleDeclared { task_id, session_id, seconds_stale, polled_at_ms }) => {
                 self.measured.stale_declared += 1;
-                self.declared.insert(task_id.clone(), (session_id.clone(), *t_ms));
+                self.declared.insert(task_id.clone(), (session_id.clone(), *t_ms, *polled_at_ms, *seconds_stale));
             }
             Seen::Fact(..) => {}
             Seen::Sql(f) if f.failure.is_some() || f.readonly => {
@@ -108,14 +150,20 @@ impl Meter {
     fn on_poll(&mut self, t_ms: i64, polled: &[(String, String, f64)], truth: &Truth) {
         // The sessions are read once per poll, not once per row: a day's run knows hundreds
         // of sessions and the conductor polls every few seconds (issue 17).
-        let mut healthy_tasks: Option<Vec<&str>> = None;
+        let mut healthy_tasks: Option<Vec<(&str, &str)>> = None;
         for (task_id, state, seconds_stale) in polled {
             if !matches!(state.as_str(), "working" | "needs_review" | "error") {
                 continue;
             }
             let healthy = healthy_tasks.get_or_insert_with(|| healthy_tasks_at(truth, t_ms));
-            if healthy.contains(&task_id.as_str()) {
-                self.measured.heartbeat_age_s.push(*seconds_stale as i64);
+            if let Some((_, session)) = healthy.iter().find(|(task, _)| task == task_id) {
+                // Whole seconds as the conductor's threshold compares them; the window in ms.
+                let age_s = *seconds_stale as i64;
+                if self.attribution.explains_age(age_s * 1000) {
+                    self.measured.push(self.attribution.heartbeat_age(task_id, session, t_ms, age_s * 1000));
+                } else {
+                    self.measured.heartbeat_age_s.push(age_s);
+                }
             }
         }
     }
@@ -136,11 +184,14 @@ impl Meter {
         if f.readonly || f.rows_affected == 0 {
             return;
         }
-        let Some((session_id, declared_ms)) = self.declared.remove(f.task_id) else { return };
+        let Some((session_id, declared_ms, polled_at_ms, seconds_stale)) = self.declared.remove(f.task_id) else { return };
         let handing_over = begins_hand_over(f);
         if handing_over {
             match truth.stale_truth(&session_id, f.t_ms) {
-                StaleTruth::Crashed(at) | StaleTruth::Hung(at) => self.measured.crash_detect_ms.push(declared_ms - at),
+                StaleTruth::Crashed(at) | StaleTruth::Hung(at) => {
+                    let d = self.attribution.crash_detect(f.task_id, &session_id, at, declared_ms, polled_at_ms, seconds_stale);
+                    self.measured.push(d);
+                }
                 StaleTruth::Live => self.measured.false_stale_alarms += 1,
                 StaleTruth::WatcherDead | StaleTruth::Finished | StaleTruth::Unknown => {}
             }
@@ -155,17 +206,20 @@ impl Meter {
         let Some((before, after)) = touched_row(f) else { return };
         if f.statement == crate::vocab::Stmt::ClaimTask {
             if let Some(at) = self.exited_at.remove(f.task_id) {
-                self.measured.exit_to_claim_ms.push(f.t_ms - at);
+                self.measured.push(self.attribution.exit_to_claim(f.task_id, f.session_id, at, f.t_ms));
             }
         }
         // Only the answered session's own next write times its resume: a successor's claim
         // after the answered session was lost is crash detection, not a resume.
         if let Some((at, answered)) = self.answered.remove(f.task_id) {
             if answered == f.session_id {
-                self.measured.review_resume_ms.push(f.t_ms - at);
+                self.measured.push(self.attribution.review_resume(f.task_id, f.session_id, at, f.t_ms));
             }
         }
-        if is_terminal_write(f) && before.state != after.state && after.state == "exited" {
+        // The task's exit is its owner's: a replaced session writing `exited` over its
+        // successor's row (no fencing, D11) ends nothing the successor's claim could follow.
+        let own_row = before.session_id == f.session_id;
+        if own_row && is_terminal_write(f) && before.state != after.state && after.state == "exited" {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);
         }
     }

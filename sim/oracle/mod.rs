@@ -10,6 +10,7 @@
 //! sessions with their S-labels and ids, what each wrote, and what the truth was.
 
 mod conductor_choice;
+pub mod latency;
 mod meter;
 pub mod rules;
 mod truth;
@@ -168,9 +169,16 @@ impl Checker {
         }
     }
 
+    /// The scenario's heartbeat thresholds, which latency attribution cuts windows at.
+    pub fn with_thresholds(mut self, thresholds: latency::Thresholds) -> Checker {
+        self.meter.attribution = latency::Attribution::new(thresholds);
+        self
+    }
+
     /// Consumes one event of the run's stream: every rule judges it against the truth as it
     /// stood before it, then the truth takes it in.
     pub fn on_event(&mut self, event: &Event) {
+        self.meter.attribution.on_event(event);
         let seen = match &event.kind {
             EventKind::Truth(fact) => Seen::Fact(event.t_ms, fact),
             EventKind::Sql(_) => match sql_fact(event) {

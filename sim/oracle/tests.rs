@@ -736,7 +736,11 @@ fn budget_a_measurement_over_its_budget_and_one_at_it() {
         let mut run = s1_working();
         run.poll(30_000, &[("task-01", "working", 457.2)]);
         run.checker.finish(40_000, &budgets(max));
-        let found = run.checker.violations().iter().any(|v| v.rule == "budget" && v.explanation.contains("heartbeat_age_s reached 457"));
+        let found = run.checker.violations().iter().any(|v| {
+            v.rule == "budget"
+                && v.explanation.contains("heartbeat_age_s reached 457")
+                && v.explanation.contains("the largest is within the heartbeat refresh threshold, its whole cause")
+        });
         assert_eq!(found, fails, "budget {max}");
     }
 }
@@ -795,4 +799,289 @@ fn every_violation_is_kept_and_the_first_of_its_rule_and_subject_is_marked() {
             ("owner-writes-only", 5, "owner-writes-only at 5", false),
         ]
     );
+}
+
+const S3: &str = "cccccccc-3333";
+
+/// task-01: S1 hangs at 30 s until `woken_ms`; S2 claims at 60 s while S1 is hung.
+fn replaced_while_hung(woken_ms: i64) -> Run {
+    let mut run = s1_working();
+    run.fact(30_000, Fact::Hung { session_id: S1.into(), until_ms: woken_ms });
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "fix_proposed", S1);
+    run
+}
+
+#[test]
+fn one_live_session_a_woken_replaced_session_writes_beside_its_live_successor() {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S2, 0, 1.0), row("complete", S2, 0, 0.0));
+    let v = run.the(RuleId::OneLiveSessionPerTask);
+    assert_eq!(v.t_ms, 95_000);
+    assert!(
+        v.explanation.contains("session S1 (aaaaaaaa…)")
+            && v.explanation.contains("wrote `mark_complete` to task-01 while session S2 (bbbbbbbb…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn one_live_session_a_watcher_of_the_woken_session_counts_as_its_session() {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 20.0), row("working", S2, 0, 0.0));
+    run.the(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn one_live_session_near_miss_the_owner_writes_and_the_conductor_answers() {
+    let mut run = replaced_while_hung(900_000);
+    run.write(70_000, "task-01.S2", S2, Stmt::SetNeedsReview, "task-01", row("working", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("review_approved", S2, 0, 1.0));
+    run.write(80_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+#[test]
+fn one_live_session_near_miss_the_writer_or_the_owner_is_no_longer_live() {
+    // A successor after a clean exit: the predecessor's watcher beats after its terminal write.
+    let mut run = s1_working();
+    run.write(40_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run.launch(50_000, "task-01", "S2", S2).claim(60_000, "task-01.S2", S2, "exited", S1);
+    run.write(70_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 9.0), row("working", S2, 0, 0.0));
+    run.none(RuleId::OneLiveSessionPerTask);
+    // The woken session writes after its successor crashed: one live session.
+    let mut run = replaced_while_hung(90_000);
+    run.fact(80_000, Fact::Crashed { session_id: S2.into(), why: "test".into() });
+    run.write(95_000, "task-01.S1", S1, Stmt::Heartbeat, "task-01", row("working", S2, 0, 1.0), row("working", S2, 0, 0.0));
+    run.none(RuleId::OneLiveSessionPerTask);
+}
+
+/// S2 (the owner, working) and S1 (a woken replaced session) on task-01: S1 set
+/// `needs_review` on S2's row at 95 s.
+fn needs_review_set_by_the_replaced_session() -> Run {
+    let mut run = replaced_while_hung(90_000);
+    run.write(95_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run
+}
+
+#[test]
+fn allowed_transitions_an_implied_transition_by_a_session_that_did_not_ask() {
+    let mut run = needs_review_set_by_the_replaced_session();
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("error", S2, 0, 0.0));
+    run.write(100_000, "task-01.S2", S2, Stmt::SetContextWarning, "task-01", before, after);
+    let v = run.the(RuleId::AllowedTransitions);
+    assert!(
+        v.explanation.contains("from `needs_review` to `error` with `set_context_warning`")
+            && v.explanation.contains("only as the next step of the session whose request put the row there, session S1 (aaaaaaaa…)")
+            && v.explanation.contains("(its request at t=95000 ms); session S2 (bbbbbbbb…)"),
+        "{}",
+        v.explanation
+    );
+}
+
+#[test]
+fn allowed_transitions_near_miss_the_implied_transition_by_the_session_that_asked() {
+    let mut run = needs_review_set_by_the_replaced_session();
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("error", S2, 1, 0.0));
+    run.write(100_000, "task-01.S1", S1, Stmt::SetError, "task-01", before, after);
+    run.none(RuleId::AllowedTransitions);
+    // The owner's own request, written on the row already in `needs_review`, makes the
+    // owner the one the pause TIMEOUT belongs to.
+    let mut run = needs_review_set_by_the_replaced_session();
+    run.write(97_000, "task-01.S2", S2, Stmt::SetNeedsReview, "task-01", row("needs_review", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run.write(100_000, "task-01.S2", S2, Stmt::SetError, "task-01", row("needs_review", S2, 0, 1.0), row("error", S2, 1, 0.0));
+    run.none(RuleId::AllowedTransitions);
+}
+
+/// S1 sent a context warning (`error`), the conductor answered `review_failed`, and `writer`
+/// wrote `exited` from it.
+fn exit_after_review_failed(writer: (&str, &str)) -> Run {
+    let mut run = s1_working();
+    run.launch(50_000, "task-01", "S3", S3);
+    run.write(60_000, "task-01.S1", S1, Stmt::SetContextWarning, "task-01", row("working", S1, 0, 1.0), row("error", S1, 0, 0.0));
+    let (before, after) = (row("error", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(70_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.write(80_000, writer.0, writer.1, Stmt::MarkExited, "task-01", row("review_failed", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run
+}
+
+#[test]
+fn allowed_transitions_an_answer_acted_on_by_a_session_it_was_not_for() {
+    let v = exit_after_review_failed(("task-01.S3", S3)).the(RuleId::AllowedTransitions);
+    assert!(v.explanation.contains("from `review_failed` to `exited` with `mark_exited`"), "{}", v.explanation);
+    assert!(v.explanation.contains("put the row there, session S1 (aaaaaaaa…)"), "{}", v.explanation);
+    exit_after_review_failed(("task-01.S1", S1)).none(RuleId::AllowedTransitions);
+}
+
+/// A read by `actor` (as session `sid`): a watcher's poll, say.
+fn read(run: &mut Run, t_ms: i64, actor: &str, sid: &str, stmt: Stmt) {
+    let sql = SqlEvent {
+        stmt,
+        task_id: "task-01".into(),
+        result: SqlResult::Rows(1),
+        rows_affected: 0,
+        before: None,
+        after: None,
+        message: None,
+        polled: Vec::new(),
+        params_text: String::new(),
+    };
+    run.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)));
+}
+
+/// The conductor's own state on task-00 (`reviewing`, `watching`).
+fn conductor_state(run: &mut Run, t_ms: i64, from: &str, to: &str) {
+    let (before, after) = (row(from, "conductor-session", 0, 1.0), row(to, "conductor-session", 0, 0.0));
+    run.write(t_ms, "conductor", "conductor-session", Stmt::ConductorSetState, "task-00", before, after);
+}
+
+/// The decompositions of one measurement, which must sum to their totals.
+fn causes(run: &Run, name: &str) -> Vec<latency::Decomposition> {
+    let all: Vec<latency::Decomposition> =
+        run.checker.measured().decompositions.iter().filter(|d| d.measurement == name).cloned().collect();
+    for d in &all {
+        assert_eq!(d.components_ms.iter().sum::<i64>(), d.total_ms, "{d:?}");
+    }
+    all
+}
+
+#[test]
+fn message_notice_by_the_pause_watcher_after_a_jittered_sleep_is_split_into_its_causes() {
+    let mut run = s1_working();
+    let watcher = "task-01.S1.pause-watcher-1";
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    read(&mut run, 20_000, watcher, S1, Stmt::ReadTaskState);
+    run.event(20_000, watcher, S1, EventKind::Truth(Fact::SleepJittered { session_id: S1.into(), sleep_ms: 10_000, jitter_ms: 15_000 }));
+    run.message(22_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    read(&mut run, 48_000, watcher, S1, Stmt::ReadTaskState);
+    run.event(48_000, watcher, S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.fact(50_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    assert_eq!(run.checker.measured().message_notice_ms, [28_000]);
+    let d = &causes(&run, "message_notice_ms")[0];
+    assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
+    // Waiting from 22 s to the read at 48 s: 15 s of it the jitter (30-45 s), the rest the
+    // poll; then 2 s of the session's own steps to the reading.
+    assert_eq!((d.component(latency::Cause::Jitter), d.component(latency::Cause::PollWait)), (15_000, 11_000));
+    assert_eq!(d.component(latency::Cause::Work), 2_000);
+    assert_eq!(d.dominant(), latency::Cause::Jitter);
+    assert!(
+        d.explain().starts_with("noticed by the pause watcher; dominant cause: injected watcher jitter 15.0 s (54 %)"),
+        "{}",
+        d.explain()
+    );
+}
+
+#[test]
+fn message_notice_hidden_by_a_replaced_sessions_state_change_is_interference() {
+    let mut run = replaced_while_hung(30_000);
+    let watcher = "task-01.S2.pause-watcher-1";
+    read(&mut run, 61_000, watcher, S2, Stmt::ReadTaskState);
+    run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    let (before, after) = (row("needs_review", S2, 0, 1.0), row("review_approved", S2, 0, 1.0));
+    run.write(71_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    // S1, woken, puts the row back in `needs_review`: S2's pause watcher waits for the next answer.
+    let (before, after) = (row("review_approved", S2, 0, 1.0), row("needs_review", S2, 0, 0.0));
+    run.write(72_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", before, after);
+    read(&mut run, 400_000, watcher, S2, Stmt::ReadTaskState);
+    run.event(400_000, watcher, S2, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.fact(401_000, Fact::MessageHandled { session_id: S2.into(), message_id: 51 });
+    let d = &causes(&run, "message_notice_ms")[0];
+    assert_eq!(d.component(latency::Cause::Interference), 328_000);
+    assert_eq!(d.dominant(), latency::Cause::Interference);
+}
+
+#[test]
+fn crash_detect_after_back_to_back_reviews_names_the_reviews_beyond_the_threshold() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::Heartbeat, "task-01", row("working", S1, 0, 8.0), row("working", S1, 0, 0.0));
+    run.fact(20_000, Fact::Crashed { session_id: S1.into(), why: "test".into() });
+    for (from, until, task, id) in [(100_000, 400_000, "task-02", 61), (401_000, 700_000, "task-03", 62)] {
+        conductor_state(&mut run, from, "watching", "reviewing");
+        run.message(until - 1_000, "conductor", "conductor-session", Stmt::SendConductorMessage, id, task, "approval");
+        conductor_state(&mut run, until, "reviewing", "watching");
+    }
+    run.poll(730_000, &[("task-01", "working", 720.0)]);
+    run.fact(
+        731_000,
+        Fact::StaleDeclared { task_id: "task-01".into(), session_id: S1.into(), seconds_stale: 720.0, polled_at_ms: 730_000 },
+    );
+    let (before, after) = (row("working", S1, 0, 721.0), row("fix_proposed", S1, 0, 721.0));
+    run.write(732_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    assert_eq!(run.checker.measured().crash_detect_ms, [711_000]);
+    let d = &causes(&run, "crash_detect_ms")[0];
+    // Stale at 550 s (10 s + 540 s): the first review was inside the threshold, the second's
+    // last 150 s were not; then the wait for the poll at 730 s, and 1 s to the declaration.
+    assert_eq!(d.component(latency::Cause::Threshold), 530_000);
+    assert_eq!(d.component(latency::Cause::ConductorReview), 150_000);
+    assert_eq!(d.reviews, [("task-03".to_string(), 150_000)]);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Statements)), (30_000, 1_000));
+    assert_eq!(d.dominant(), latency::Cause::ConductorReview);
+    assert!(
+        d.explain()
+            .contains("dominant cause (beyond the heartbeat threshold): conductor in a review 150.0 s (21 %) [reviews of task-03 150.0 s]"),
+        "{}",
+        d.explain()
+    );
+}
+
+#[test]
+fn exit_to_claim_is_not_measured_from_a_replaced_sessions_exit() {
+    let mut run = replaced_while_hung(65_000);
+    run.write(70_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S2, 0, 1.0), row("exited", S2, 0, 0.0));
+    run.launch(80_000, "task-01", "S3", S3);
+    run.write(90_000, "task-01.S3", S3, Stmt::ClaimTask, "task-01", row("fix_proposed", S2, 0, 1.0), row("working", S3, 0, 0.0));
+    assert!(run.checker.measured().exit_to_claim_ms.is_empty());
+    // The owner's own exit is.
+    let mut run = s1_working();
+    run.write(70_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("working", S1, 0, 1.0), row("exited", S1, 0, 0.0));
+    run.poll(75_000, &[("task-01", "exited", 5.0)]);
+    run.fact(76_000, Fact::Launched { at_ms: 86_000, label: "S2".into(), session_id: S2.into(), task_id: "task-01".into() });
+    run.claim(90_000, "task-01.S2", S2, "fix_proposed", S1);
+    assert_eq!(run.checker.measured().exit_to_claim_ms, [20_000]);
+    let d = &causes(&run, "exit_to_claim_ms")[0];
+    assert_eq!(d.component(latency::Cause::LaunchDelay), 10_000);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Statements)), (5_000, 5_000));
+}
+
+#[test]
+fn any_split_of_a_window_sums_to_its_length() {
+    use latency::{split, Cause};
+    let mut state: u64 = 7;
+    let mut next = |n: i64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as i64 % n
+    };
+    for _ in 0..500 {
+        let (a, b) = (next(1_000), 1_000 + next(1_000));
+        let layers: Vec<(Cause, Vec<(i64, i64)>)> = Cause::ALL
+            .iter()
+            .take(4)
+            .map(|c| {
+                let spans = (0..next(4)).map(|_| {
+                    let from = next(2_200) - 100;
+                    (from, from + next(500))
+                });
+                (*c, spans.collect())
+            })
+            .collect();
+        let rest = [(a + next(1_000), Cause::PollWait), (i64::MAX, Cause::Statements)];
+        assert_eq!(split(a, b, &layers, &rest).iter().sum::<i64>(), b - a);
+    }
+}
+
+#[test]
+fn review_resume_is_noticed_by_the_first_watcher_to_leave_after_the_answer() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    read(&mut run, 12_000, "task-01.S1.pause-watcher-1", S1, Stmt::ReadTaskState);
+    let (before, after) = (row("needs_review", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(20_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    run.event(24_000, "task-01.S1.pause-watcher-1", S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    // During the rework a background watcher leaves on another message: not the answer's notice.
+    read(&mut run, 30_000, "task-01.S1.bg-watcher-2", S1, Stmt::ReadNewConductorMessages);
+    run.event(50_000, "task-01.S1.bg-watcher-2", S1, EventKind::Ended(crate::event::ActorEnd::Exit));
+    run.write(80_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("review_failed", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    let d = &causes(&run, "review_resume_ms")[0];
+    assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
+    assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Work)), (4_000, 56_000));
 }

@@ -187,7 +187,7 @@ impl Truth {
             Fact::Answering { task_id, requester, .. } => {
                 self.answering.insert(task_id.clone(), requester.clone());
             }
-            Fact::MessageHandled { .. } | Fact::StaleDeclared { .. } => {}
+            Fact::MessageHandled { .. } | Fact::StaleDeclared { .. } | Fact::SleepJittered { .. } => {}
         }
     }
 

@@ -6,8 +6,9 @@
 //!
 //! `model.rs`: what the pictures show, gathered in one typed pass over the trace;
 //! `timeline.rs` (and its script `timeline.js`): timeline.html; `plots.rs`: the SVG charts;
-//! `summary.rs`: summary.md; `html.rs`: the crate's one HTML/SVG/XML escaper.
+//! `summary.rs`: summary.md; `causes.rs`: where latency went, and the budget breaches; `html.rs`: the crate's one HTML/SVG/XML escaper.
 
+mod causes;
 pub mod grid_charts;
 mod html;
 mod model;

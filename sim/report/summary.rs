@@ -21,8 +21,9 @@ pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Resu
     settings(&mut md, summary, scenario);
     tasks(&mut md, dir)?;
     timing(&mut md, summary, scenario);
+    super::causes::markdown(&mut md, summary);
     violations(&mut md, &summary.verdict.violations);
-    let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `temp/`.");
+    let _ = writeln!(md, "\nFiles: `timeline.html`, `plots/*.svg`, `trace.csv`, `comms.db`, `violations.csv`, `latency.csv`, `temp/`.");
     Ok(md)
 }
 

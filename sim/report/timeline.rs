@@ -120,6 +120,7 @@ pub fn timeline(model: &Model, summary: &RunSummary) -> String {
     fault_lines(&mut svg, model, &lanes, &scale);
     task_lanes(&mut svg, model, &lanes, &scale);
     session_lifetimes(&mut svg, model, &lanes, &scale);
+    budget_breaches(&mut svg, summary, &lanes, &scale);
     violation_line(&mut svg, summary, &scale, h);
     svg.push_str("</svg>\n");
     let labels = labels(model, &lanes);
@@ -181,6 +182,17 @@ fn session_lifetimes(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Sca
         let Some(s) = model.sessions.get(place) else { continue };
         let x = scale.x(s.first_ms);
         let _ = writeln!(svg, "<rect class=\"session\" x=\"{x:.2}\" y=\"{:.1}\" width=\"{:.2}\" height=\"4\" fill=\"#999\"><title>{}.{} from t={} to t={} ms</title></rect>", y + 9.0, (scale.x(s.last_ms) - x).max(0.2), place.task_id(), esc(&session_name(model, *place)), s.first_ms, s.last_ms);
+    }
+}
+
+/// Each measurement above its budget: a red bar over its window along the top of its task's
+/// lane, its causes on hover (sim/oracle/latency.rs).
+fn budget_breaches(svg: &mut String, summary: &RunSummary, lanes: &Lanes, scale: &Scale) {
+    for (d, limit) in super::causes::breaches(summary) {
+        let Some(lane) = lanes.tasks.get(&d.task_id) else { continue };
+        let x = scale.x(d.start_ms);
+        let w = (scale.x(d.end_ms) - x).max(0.5);
+        let _ = writeln!(svg, "<rect class=\"breach\" x=\"{x:.2}\" y=\"{:.1}\" width=\"{w:.2}\" height=\"4\" fill=\"#d0021b\" fill-opacity=\"0.8\"><title>{}</title></rect>", lane.y, esc(&super::causes::breach_title(d, limit)));
     }
 }
 
@@ -339,7 +351,7 @@ fn page(labels: &str, svg: &str, data: &str, height: f64, summary: &RunSummary) 
     let legend: String =
         STATE_COLORS.iter().map(|(s, c)| format!("<span class=\"key\"><i style=\"background:{c}\"></i>{s}</span>")).collect();
     format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;font-size:12px;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px;white-space:nowrap}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{display:flex;border:1px solid #ddd}} #labels{{flex:none;font-size:11px}} #scroll{{flex:1;min-width:0;overflow-x:auto}} #inner{{position:relative;width:100%}} #timeline{{display:block}} #overlay{{position:absolute;left:0;top:0;pointer-events:none;font-size:11px}} #overlay .mark,#overlay .band{{pointer-events:all}} code{{background:#f4f4f4;word-break:break-all}} {state_css}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"marks-key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · ◎ the violating write · shaded: a session's hang · dashed: fault · bands: heartbeats and polls too dense to draw one by one (zoom in)</span></p>\n<p>zoom: <button id=\"zoom-in\">+</button> <button id=\"zoom-out\">−</button> <button id=\"to-violation\">first violation</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{labels}<div id=\"scroll\"><div id=\"inner\">\n{svg}<svg id=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" height=\"{height}\"></svg></div></div></div>\n<script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body></html>\n",
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;font-size:12px;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px;white-space:nowrap}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{display:flex;border:1px solid #ddd}} #labels{{flex:none;font-size:11px}} #scroll{{flex:1;min-width:0;overflow-x:auto}} #inner{{position:relative;width:100%}} #timeline{{display:block}} #overlay{{position:absolute;left:0;top:0;pointer-events:none;font-size:11px}} #overlay .mark,#overlay .band{{pointer-events:all}} code{{background:#f4f4f4;word-break:break-all}} {state_css}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"marks-key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · ◎ the violating write · red bar on a task lane: a measurement over its budget (hover: its causes) · shaded: a session's hang · dashed: fault · bands: heartbeats and polls too dense to draw one by one (zoom in)</span></p>\n<p>zoom: <button id=\"zoom-in\">+</button> <button id=\"zoom-out\">−</button> <button id=\"to-violation\">first violation</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{labels}<div id=\"scroll\"><div id=\"inner\">\n{svg}<svg id=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" height=\"{height}\"></svg></div></div></div>\n<script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body></html>\n",
         banner = banner(summary),
         scenario = esc(&summary.scenario),
         seed = summary.seed,

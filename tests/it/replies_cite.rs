@@ -104,7 +104,8 @@ fn the_successor_completes_on_the_answer_to_the_zombies_request_under_the_seeds_
 #[test]
 fn under_replies_cite_request_the_hand_over_closes_the_zombies_request_and_the_successor_gets_its_own_answer() {
     let (dir, summary) = run(scenario(false), &[VARIANT]);
-    assert_eq!(summary.verdict.rules(), vec!["owner-writes-only"], "{}", summary.render());
+    // The zombie's one write lands on S2's row while S2 works: both readings show it (D11).
+    assert_eq!(summary.verdict.rules(), vec!["one-live-session-per-task", "owner-writes-only"], "{}", summary.render());
     assert!(summary.verdict.failure.contains("answer-own-request"), "only the expected violation is missing: {}", summary.render());
     assert_eq!(summary.tasks_complete, summary.tasks_total);
     let (s1, s2) = (session_id(dir.path(), "task-01.S1"), session_id(dir.path(), "task-01.S2"));
@@ -140,7 +141,7 @@ fn a_zombie_that_lives_on_acts_on_its_successors_answer_under_the_seeds_reading_
     // Cited replies: the zombie reads an approval that cites S2's request, writes nothing
     // more and ends; S2 completes alone.
     let (dir, cited) = run(scenario(true), &[VARIANT]);
-    assert_eq!(cited.verdict.rules(), vec!["owner-writes-only"], "{}", cited.render());
+    assert_eq!(cited.verdict.rules(), vec!["one-live-session-per-task", "owner-writes-only"], "{}", cited.render());
     let s2 = session_id(dir.path(), "task-01.S2");
     let r2 = completion_request(dir.path(), &s2);
     assert_eq!(ending(dir.path(), "task-01.S1").as_deref(), Some("NoOwnReply"));

@@ -236,3 +236,56 @@ fn the_heartbeat_plots_threshold_lines_follow_the_scenario_on_screen() {
     }
     assert!(rows.iter().all(|r| (f64::from(*r) - py(300.0)).abs() <= 2.0 || (f64::from(*r) - py(360.0)).abs() <= 2.0), "{rows:?}");
 }
+
+/// scenarios/regression/zombie-owner-writes.toml: its crash is detected late because the
+/// conductor was reviewing when the heartbeat went stale. latency.csv splits every
+/// measurement into causes that sum to it; summary.md, the budget violation and the timeline
+/// name the review as the breach's cause.
+#[test]
+fn a_budget_breach_is_explained_by_its_causes_in_every_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o =
+        rehearsal(&["run", root().join("scenarios/regression/zombie-owner-writes.toml").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let mut csv = csv::Reader::from_path(out.join("latency.csv")).unwrap();
+    let header = csv.headers().unwrap().clone();
+    let column = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let components: Vec<usize> = header
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| {
+            h.ends_with("_ms") && !h.starts_with("start") && !h.starts_with("end") && !h.starts_with("total") && !h.starts_with("excluded")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(components.len(), 12, "{header:?}");
+    let mut crash_rows = 0;
+    for row in csv.records() {
+        let row = row.unwrap();
+        let sum: i64 = components.iter().map(|i| row[*i].parse::<i64>().unwrap()).sum();
+        assert_eq!(sum, row[column("total_ms")].parse::<i64>().unwrap(), "{row:?}");
+        if &row[column("measurement")] == "crash_detect_ms" {
+            crash_rows += 1;
+            assert_eq!((&row[column("dominant")], &row[column("reviews")]), ("conductor_review", "task-01:111000"), "{row:?}");
+        }
+    }
+    assert_eq!(crash_rows, 1);
+    let violations = std::fs::read_to_string(out.join("violations.csv")).unwrap();
+    assert!(
+        violations
+            .contains("dominant cause (beyond the heartbeat threshold): conductor in a review 111.0 s (16 %) [reviews of task-01 111.0 s]"),
+        "{violations}"
+    );
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("### Budget breaches and their causes"), "{summary}");
+    assert!(
+        summary.contains("| crash_detect_ms | 682806 | 582000 | task-01 | 900000..1582806 | conductor_poll | conductor in a review |"),
+        "{summary}"
+    );
+    let timeline = std::fs::read_to_string(out.join("timeline.html")).unwrap();
+    assert!(
+        timeline.contains("<rect class=\"breach\"")
+            && timeline.contains("crash_detect_ms 682806 over its budget 582000 (task-01, t=900000..1582806 ms)")
+    );
+}

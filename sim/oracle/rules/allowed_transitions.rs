@@ -1,6 +1,8 @@
 //! allowed-transitions: state changes follow 002's state machine, made by the actor allowed
 //! to make them.
 
+use std::collections::BTreeMap;
+
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
@@ -13,7 +15,8 @@ pub static DOC: RuleDoc = RuleDoc {
     says: "state changes follow the state machine (002), made by the actor allowed to make them",
     seed: "002 \"Valid State Transitions\", \"States the Conductor Sets\", \"Terminal States\"; docs/protocol.md D10",
     consumes: "writes that change a task row's state, and claims",
-    truth: "the row's state before and after the write",
+    truth:
+        "the row's state before and after the write; for a transition the text implies, the session whose request set the state it leaves",
     // Fault-free, a violation is a simulator or SQL bug; under faults, two sessions writing one
     // row in turn (no UPDATE checks state or session_id) or the conductor acting on an old
     // poll produce them: flaws the seeds' protocol allows.
@@ -22,11 +25,13 @@ pub static DOC: RuleDoc = RuleDoc {
 
 pub struct AllowedTransitions {
     settings: ProtocolSettings,
+    /// Per task: who may make the implied transitions out of its current state.
+    requests: Requests,
 }
 
 impl AllowedTransitions {
     pub fn new(settings: &ProtocolSettings) -> Self {
-        AllowedTransitions { settings: settings.clone() }
+        AllowedTransitions { settings: settings.clone(), requests: Requests::default() }
     }
 }
 
@@ -95,7 +100,7 @@ impl Rule for AllowedTransitions {
         &DOC
     }
 
-    fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
+    fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() {
             return;
@@ -105,7 +110,9 @@ impl Rule for AllowedTransitions {
             self.conductor(f, &before.state, &after.state, findings);
         } else {
             self.musician(f, &before.state, &after.state, findings);
+            self.implied_by_its_requester(f, &before.state, &after.state, truth, findings);
         }
+        self.requests.see(f, &before.state, &after.state);
     }
 }
 
@@ -130,6 +137,37 @@ impl AllowedTransitions {
         }
     }
 
+    /// A transition the text implies (D10) is the step of one session after its own request:
+    /// its pause TIMEOUT after its review request (`needs_review → error`), its completion or
+    /// clean exit after the conductor's answer to its request (`review_approved → complete`,
+    /// `review_failed → exited`). Made by another session — a replaced one that woke, or an
+    /// owner whose row a replaced one moved — the pair is the text's, the step is not.
+    fn implied_by_its_requester(&self, f: &SqlFact, from: &str, to: &str, truth: &Truth, findings: &mut Findings) {
+        let (Some(from_state), Some(to_state)) = (TaskState::parse(from), TaskState::parse(to)) else { return };
+        if !self.settings.implied_transitions || !IMPLIED_D10.contains(&(from_state, to_state)) {
+            return;
+        }
+        let may = self.requests.may_leave(f.task_id, from_state);
+        if may.is_some_and(|(session, _)| session == f.session_id) {
+            return;
+        }
+        let subject = format!("{}:{from}->{to}:by:{}", f.task_id, f.session_id);
+        findings.violate_with(DOC.id, &subject, f.t_ms, || {
+            let whose = match may {
+                Some((session, set_ms)) => format!("the session whose request put the row there, {} (its request at t={set_ms} ms)", truth.describe(session)),
+                None => "a session whose request the oracle never saw".to_string(),
+            };
+            format!(
+                "at t={} ms {} moved {} from `{from}` to `{to}` with `{}`: the text implies this transition (docs/protocol.md D10) only as the next step of {whose}; {} made it",
+                f.t_ms,
+                f.actor,
+                f.task_id,
+                f.statement,
+                truth.describe(f.session_id)
+            )
+        });
+    }
+
     fn conductor(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
         if f.task_id == CONDUCTOR_TASK_ID || from == to || conductor_transition_allowed(from, to, &self.settings) {
             return;
@@ -150,5 +188,49 @@ impl AllowedTransitions {
                 f.t_ms, f.task_id, f.statement
             )
         });
+    }
+}
+
+/// Per task, the musician request behind its current state: the session whose write moved the
+/// row into `needs_review` or `error`, and, once the conductor answers it, that same session
+/// stays the one the answer (`review_approved`, `review_failed`) is for.
+#[derive(Default)]
+struct Requests {
+    /// Task → (the state the request set or the answer, the requesting session, when it set it).
+    by_task: BTreeMap<String, (TaskState, String, i64)>,
+}
+
+impl Requests {
+    fn see(&mut self, f: &SqlFact, from: &str, to: &str) {
+        let Some(to_state) = TaskState::parse(to) else { return };
+        let requests = matches!(f.statement, Stmt::SetNeedsReview | Stmt::SetError | Stmt::SetContextWarning | Stmt::SetEscalation);
+        if !f.actor.is_conductor() && requests && matches!(to_state, NeedsReview | Error) {
+            // A request, even one written on a row a replaced session had put in that state
+            // already: its writer waits for the answer.
+            self.by_task.insert(f.task_id.to_string(), (to_state, f.session_id.to_string(), f.t_ms));
+            return;
+        }
+        if from == to {
+            return;
+        }
+        match (f.actor.is_conductor(), to_state) {
+            // An answer is for the session that asked (its request set the state answered).
+            (true, ReviewApproved | ReviewFailed) => {
+                if let Some(request) = self.by_task.get_mut(f.task_id) {
+                    request.0 = to_state;
+                }
+            }
+            _ => {
+                self.by_task.remove(f.task_id);
+            }
+        }
+    }
+
+    /// The session that may leave `state` by a transition the text implies, and when its
+    /// request was written: the row must still be in the state its request (or the answer to it)
+    /// left.
+    fn may_leave(&self, task_id: &str, state: TaskState) -> Option<(&str, i64)> {
+        let (at, session, set_ms) = self.by_task.get(task_id)?;
+        (*at == state).then_some((session.as_str(), *set_ms))
     }
 }

@@ -88,18 +88,36 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         .collect()
 }
 
-/// A measurement above its budget fails the run.
+/// A measurement above its budget fails the run. The explanation names the largest
+/// measurement's causes (sim/oracle/latency.rs): the budget says what the protocol's numbers
+/// allow, the causes say where the time went.
 pub fn check(limits: &[BudgetLimit], measured: &Measurements, end_ms: i64, findings: &mut Findings) {
     for (name, sample) in measured.named() {
         let Some(budget) = limits.iter().find(|l| l.name == name) else { continue };
         let Some((_, _, max)) = quantiles(sample) else { continue };
         if max > budget.limit {
+            let over = sample.iter().filter(|v| **v > budget.limit).count();
+            // Heartbeat ages within the refresh threshold are not split (meter.rs): the
+            // threshold is their whole cause.
+            let within_threshold =
+                if name == "heartbeat_age_s" { "; the largest is within the heartbeat refresh threshold, its whole cause" } else { "" }
+                    .to_string();
+            let causes = measured.largest(name).map_or(within_threshold, |d| {
+                format!(
+                    "; the largest ({} of session {}…, t={}..{} ms): {}",
+                    d.task_id,
+                    &d.session_id[..d.session_id.len().min(8)],
+                    d.start_ms,
+                    d.end_ms,
+                    d.explain()
+                )
+            });
             findings.violate(
                 DOC.id,
                 name,
                 end_ms,
                 format!(
-                    "{name} reached {max} against a budget of {} ({} measurements); the budget: {}",
+                    "{name} reached {max} against a budget of {} ({over} of {} measurements above it){causes}; the budget: {}",
                     budget.limit,
                     sample.len(),
                     budget.source
