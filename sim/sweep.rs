@@ -186,24 +186,6 @@ fn case_name(row: &ResultRow) -> String {
     format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed)
 }
 
-/// The wall times a shard's junit.xml gave its cases, by case name: what `merge` carries
-/// over, since results.csv (compared byte for byte) keeps none. A case this cannot read
-/// (no file, a name with escaped characters) gets none, and JUnit shows 0.
-fn junit_times(path: &Path) -> BTreeMap<String, std::time::Duration> {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let attribute = |line: &str, name: &str| -> Option<String> {
-        let start = line.find(&format!(" {name}=\""))? + name.len() + 3;
-        line[start..].split('"').next().map(str::to_string)
-    };
-    text.lines()
-        .filter(|line| line.trim_start().starts_with("<testcase "))
-        .filter_map(|line| {
-            let seconds: f64 = attribute(line, "time")?.parse().ok()?;
-            Some((attribute(line, "name")?, std::time::Duration::from_secs_f64(seconds)))
-        })
-        .collect()
-}
-
 /// The row of a pair before it runs: an `error` with no violation yet.
 fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
     ResultRow {

@@ -24,6 +24,8 @@ pub struct Measurements {
     pub false_stale_alarms: u64,
     /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken;
     /// heartbeat ages only above the refresh threshold (below it the threshold is all).
+    /// Not in a sweep's pairs.jsonl: a sweep keeps the figures only (`figures_only`).
+    #[serde(skip)]
     pub decompositions: Vec<Decomposition>,
 }
 

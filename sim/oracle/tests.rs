@@ -923,6 +923,8 @@ fn read(run: &mut Run, t_ms: i64, actor: &str, sid: &str, stmt: Stmt) {
         before: None,
         after: None,
         message: None,
+        more_messages: Vec::new(),
+        other_rows: Vec::new(),
         polled: Vec::new(),
         params_text: String::new(),
     };
