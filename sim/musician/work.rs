@@ -38,6 +38,9 @@ impl Musician {
     /// The plan from `self.next` to the end, then the completion review and `complete`.
     pub(super) async fn work(&mut self) -> Result<End, SqlFailure> {
         let plan = self.launch.plan.clone();
+        if let Some(end) = self.pending_checkpoint().await? {
+            return Ok(end);
+        }
         while self.next.step <= plan.steps {
             let step = self.next.step;
             if self.next.agent == 1 {
@@ -105,6 +108,21 @@ impl Musician {
         }
         self.finish_complete().await?;
         Ok(End::Complete)
+    }
+
+    /// A successor that continues right after a scheduled checkpoint's step which no review
+    /// approved (its predecessor handed off between the step's last agent and the review)
+    /// holds that checkpoint's review first (000 "Checkpoint workflow": verify, then report).
+    async fn pending_checkpoint(&mut self) -> Result<Option<End>, SqlFailure> {
+        let plan = &self.launch.plan;
+        let Some(step) = self.next.step.checked_sub(1).filter(|s| *s >= 1 && self.next.agent == 1) else { return Ok(None) };
+        if !plan.is_checkpoint(step) || self.last_checkpoint_step.is_some_and(|c| c >= step) {
+            return Ok(None);
+        }
+        let index = plan.checkpoints.iter().position(|c| *c == step).expect("is a checkpoint") + 1;
+        let total = plan.checkpoints.len() + 1;
+        self.status(&format!("checkpoint {index} of step {step} not yet reviewed: reviewing it first")).await;
+        self.review_under_ceiling(Review::Checkpoint { index, total, step }).await
     }
 
     /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.

@@ -128,3 +128,44 @@ fn a_successor_of_a_crashed_session_finds_the_handoff_stale_and_names_its_predec
     assert!(doc.contains(&format!("- Session ID: {s1}")), "the HANDOFF on disk is S1's");
     assert_eq!(field(s3, "Resuming from:"), "step 5 agent 1");
 }
+
+/// Issue 27: a hand-off decided by the context check right after a step's last agent
+/// (context-exhaustion: S4 of task-01 reaches the ceiling on step 4's last agent) closes the
+/// step first. Its HANDOFF continued from "step 4 agent 3" of a 2-agent step ("Step 4 agents
+/// 3-2"), the status file from step 5: the successor called that a mismatch and redid step 4.
+#[test]
+fn a_handoff_right_after_a_steps_last_agent_continues_from_the_next_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/faults/context-exhaustion.toml", &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let doc = std::fs::read_to_string(tmp.path().join("temp/task-01-HANDOFF")).unwrap();
+    assert!(doc.contains("- Exit reason: context exhaustion"), "{doc}");
+    assert!(doc.contains("- Step 4: done ✅") && doc.contains("4. Continue from step 5 agent 1"), "{doc}");
+    assert!(!doc.contains("agents 3-2"), "{doc}");
+    let lines = status_lines(tmp.path(), "task-01");
+    let closed = lines.iter().rposition(|l| l.starts_with("step 4 completed")).expect("step 4 closed");
+    let handoff = lines.iter().rposition(|l| l.starts_with("HANDOFF written")).expect("a HANDOFF");
+    assert!(closed < handoff, "the step is closed before the HANDOFF");
+    let last = resumptions(tmp.path(), "task-01").pop().expect("a successor");
+    assert!(field(&last, "HANDOFF:").starts_with("present"), "{last:#?}");
+    assert_eq!(field(&last, "Status/comms mismatches:"), "none", "{last:#?}");
+    assert_eq!(field(&last, "Resuming from:"), "step 5 agent 1", "step 4 is not redone");
+    assert!(!lines[handoff..].iter().any(|l| l.starts_with("step 4 agent")), "{:#?}", &lines[handoff..]);
+}
+
+/// A successor that continues right after a scheduled checkpoint no review approved holds that
+/// checkpoint's review first (slow-review: S1 asks for checkpoint 1's review, times out twice
+/// and hands off; S2 resumes at step 2). Before, S2 went on with step 2 and checkpoint 1 was
+/// never reviewed.
+#[test]
+fn a_successor_reviews_the_checkpoint_its_predecessor_left_unreviewed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, out) = crate::support::run_into("scenarios/slow-review.toml", &[], tmp.path());
+    let lines = status_lines(tmp.path(), "task-01");
+    let first = resumptions(tmp.path(), "task-01").remove(0);
+    assert_eq!(field(&first, "Resuming from:"), "step 2 agent 1", "{out}");
+    let resumed = lines.iter().position(|l| l.starts_with("  Resuming from: step 2 agent 1")).unwrap();
+    let next = lines[resumed + 1..].iter().find(|l| !l.starts_with("  ")).unwrap();
+    assert!(next.starts_with("checkpoint 1 of step 1 not yet reviewed: reviewing it first"), "{next}");
+    assert!(lines[resumed..].iter().any(|l| l.starts_with("checkpoint 1 submitted for review")), "{lines:#?}");
+}
