@@ -144,7 +144,9 @@ struct Musician {
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
-    evaluated_since_checkpoint: bool,
+    /// The zone of the context warning the conductor answered in this checkpoint segment
+    /// (000 "Context Monitoring"): the musician asks again only past it.
+    answered_zone: Option<context::Zone>,
     scope: Scope,
     next: Position,
     last_checkpoint_step: Option<u64>,
@@ -172,7 +174,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         pending_tally: tally::PendingTally::default(),
         errors_reported: 0,
         pause_timeouts: 0,
-        evaluated_since_checkpoint: false,
+        answered_zone: None,
         scope: Scope::Normal,
         next: Position::START,
         last_checkpoint_step: None,
@@ -292,6 +294,13 @@ impl Musician {
             memory.last_processed_timestamp = self.ctx.now_utc();
         }
         let path = text.lines().next().and_then(|l| l.strip_prefix("TASK INSTRUCTION: ")).unwrap_or("(unparsed)").to_string();
+        // 000 "Example: Bootstrap & First Execution", Summary: "Bootstrap takes ~5 minutes":
+        // reading the instruction file and setting up, before the first step (N18).
+        // 0 by default (docs/protocol.md N18: variant `bootstrap-5min`): nothing is drawn then.
+        if self.scenario.timing.bootstrap_ms.upper() > 0 {
+            let bootstrap_ms = self.ctx.draw(&self.scenario.timing.bootstrap_ms);
+            self.ctx.sleep(bootstrap_ms).await;
+        }
         self.cost(&self.scenario.context.instructions_pct.clone());
         self.status(&format!("instructions loaded: {path}")).await;
         self.verification.tests_total = self.scenario.verification.tests_at_start;

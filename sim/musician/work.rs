@@ -154,7 +154,7 @@ impl Musician {
             self.cost(&self.scenario.context.agent_launch_pct.clone());
             self.status(&format!("{label} launched")).await;
             match self.wait_for_subagent(&label).await? {
-                SubagentEnd::Killed => return Ok(AgentOutcome::Redo),
+                SubagentEnd::Killed => return self.stop_all_work(&label).await,
                 SubagentEnd::Stopped => return self.exit_on_request().await.map(AgentOutcome::End),
                 SubagentEnd::Finished { heads_up: true } => {
                     // 000 "Emergency Messages": "Wait for current subagent to finish
@@ -213,6 +213,21 @@ impl Musician {
         self.report_error(&format!("step {step} agent {agent} failed 3 times")).await
     }
 
+    /// 000 "Emergency Messages": "Kill current subagent immediately (urgent: \"stop all
+    /// work\")". The work stops there: the musician reports the stop (an `error` message and
+    /// the error state, no retry counted: nothing failed) and waits in pause mode (000 "Mode
+    /// Transitions": Working → Pause when "checkpoint or error reached") for the conductor's
+    /// instructions. A fix or an approval → the instructions applied and verified, then the
+    /// killed agent runs again; anything else → a clean exit. (Before issue 27 the killed agent
+    /// was launched again at once, so work never stopped.)
+    async fn stop_all_work(&mut self, label: &str) -> Result<AgentOutcome, SqlFailure> {
+        let what = format!("urgent emergency: all work stopped, {label} killed; awaiting instructions");
+        Ok(match self.escalate("emergency_stop", &what, &[], false).await? {
+            Some(end) => AgentOutcome::End(end),
+            None => AgentOutcome::Redo,
+        })
+    }
+
     /// The subagent works while the background watcher keeps polling. An urgent emergency
     /// kills it; an informational one is kept for when it has finished (000 "Emergency
     /// Messages").
@@ -242,8 +257,7 @@ impl Musician {
             }
             if news.urgent {
                 self.ctx.kill(subagent);
-                self.status(&format!("{label} stopped: urgent emergency, relaunching")).await;
-                self.start_background_watcher();
+                self.status(&format!("{label} stopped: urgent emergency, all work stopped")).await;
                 return Ok(SubagentEnd::Killed);
             }
             self.start_background_watcher();

@@ -110,6 +110,14 @@ pub struct ProtocolSettings {
     /// "States the Conductor Sets"), or is only the conductor's own end state (004 "Conductor
     /// States (task-00)") and means nothing to a musician.
     pub exit_request_to_musician: bool,
+    /// docs/protocol.md C32: the musician checks the ceiling before every piece of work and
+    /// hands off below it without asking (variant `ceiling-before-work`, the simulator's
+    /// earlier reading), or, as 000 says, evaluates after agents and asks the conductor.
+    pub ceiling_before_work: bool,
+    /// docs/protocol.md C21: a pause TIMEOUT is an error report that counts against the five
+    /// retries (`retry_count + 1`), or (variant `timeout-not-counted`) an error state with its
+    /// message that counts none.
+    pub timeout_counts_retry: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -126,6 +134,8 @@ impl Default for ProtocolSettings {
             watcher_until_exit: false,
             replies_cite_request: false,
             exit_request_to_musician: true,
+            ceiling_before_work: false,
+            timeout_counts_retry: true,
         }
     }
 }

@@ -24,6 +24,9 @@ pub const VARIANT_NAMES: &[&str] = &[
     "exit-requested-conductor-only",
     "act-on-poll",
     "no-relaunch-unclaimed",
+    "ceiling-before-work",
+    "timeout-not-counted",
+    "bootstrap-5min",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -50,7 +53,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, ceiling-before-work, timeout-not-counted, bootstrap-5min"
             ),
             "{message}"
         );
