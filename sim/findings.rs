@@ -33,6 +33,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("ceiling-before-work", "scenarios/context-thresholds.toml"),
     ("timeout-not-counted", "scenarios/slow-review.toml"),
     ("bootstrap-5min", "scenarios/quickstart.toml"),
+    ("handoff-stale-by-age", "scenarios/slow-review.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

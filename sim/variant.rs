@@ -198,6 +198,14 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.timing.bootstrap_ms = crate::dist::Dist::uniform(240_000, 360_000),
     },
+    Variant {
+        name: "handoff-stale-by-age",
+        // Not a disagreement: 003 says "recent" and "stale" with no number (C25).
+        disagreement: 0,
+        summary: "a HANDOFF is stale when written more than conductor.staleness_s (9 min) before the successor's claim, instead of when written by a session other than the task's previous holder",
+        sql: None,
+        apply: |s| s.settings.handoff_stale_by_age = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

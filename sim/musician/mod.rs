@@ -373,6 +373,9 @@ impl Musician {
             started_at,
             step_agents: &self.launch.plan.step_agents,
             rule: self.escalation_rule(),
+            // docs/protocol.md C25: the previous holder's (default), or the age against this
+            // claim, the seeds' one staleness (000 "Heartbeat Protocol": 9 minutes).
+            recent_within_s: self.scenario.settings.handoff_stale_by_age.then_some(self.scenario.conductor.staleness_s),
         });
         self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
         // The tally counts over `deviations_before`: a new list is counted afresh, whatever its length.
@@ -419,24 +422,27 @@ impl Musician {
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
         self.last_checkpoint_step = assessment.last_checkpoint_step;
-        // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
-        // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
-        // conductor immediately".
-        let contradictory = assessment.mismatch == Mismatch::Contradictory;
-        if !contradictory && !assessment.escalation_due {
+        // 003 "Resumption Decision Tree" 5: ">2 deviations OR multiple mismatches OR temp/comms
+        // mismatch: Report to conductor for guidance" (deviations by 000's REF-6, to which 003
+        // defers); 003 "State Reconciliation", Contradictory → "Escalate to conductor
+        // immediately". `Assessment::report_reasons` says which triggers are met.
+        if assessment.report_reasons.is_empty() {
             return Ok(None);
         }
-        let mut what = Vec::new();
-        let mut details = Vec::new();
-        if contradictory {
-            what.push("resumption found a contradictory state".to_string());
-            details.extend(assessment.mismatches.iter().cloned());
-        }
+        let contradictory = assessment.mismatch == Mismatch::Contradictory;
+        let mut what = vec![format!("resumption needs guidance: {}", assessment.report_reasons.join(", "))];
+        let mut details: Vec<String> = assessment.mismatches.clone();
         if assessment.escalation_due {
             what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
             details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
         }
-        let last_error = if contradictory { "resumption_contradiction" } else { "deviation_escalation" };
+        let last_error = if contradictory {
+            "resumption_contradiction"
+        } else if assessment.escalation_due && assessment.mismatches.is_empty() {
+            "deviation_escalation"
+        } else {
+            "resumption_mismatch"
+        };
         self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
     }
 }

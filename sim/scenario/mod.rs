@@ -118,6 +118,10 @@ pub struct ProtocolSettings {
     /// retries (`retry_count + 1`), or (variant `timeout-not-counted`) an error state with its
     /// message that counts none.
     pub timeout_counts_retry: bool,
+    /// docs/protocol.md C25: 003's "recent" HANDOFF is the one the previous holder wrote, or
+    /// (variant `handoff-stale-by-age`) one written at most `conductor.staleness_s` before the
+    /// successor's claim.
+    pub handoff_stale_by_age: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -136,6 +140,7 @@ impl Default for ProtocolSettings {
             exit_request_to_musician: true,
             ceiling_before_work: false,
             timeout_counts_retry: true,
+            handoff_stale_by_age: false,
         }
     }
 }

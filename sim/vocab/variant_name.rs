@@ -27,6 +27,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "ceiling-before-work",
     "timeout-not-counted",
     "bootstrap-5min",
+    "handoff-stale-by-age",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -53,7 +54,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, ceiling-before-work, timeout-not-counted, bootstrap-5min"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age"
             ),
             "{message}"
         );
