@@ -34,6 +34,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("timeout-not-counted", "scenarios/slow-review.toml"),
     ("bootstrap-5min", "scenarios/quickstart.toml"),
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
+    ("exit-request-no-state", "scenarios/exit-requested.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

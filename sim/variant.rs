@@ -206,6 +206,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.handoff_stale_by_age = true,
     },
+    Variant {
+        name: "exit-request-no-state",
+        disagreement: 16,
+        summary: "a session asked to exit writes no state: its final `handoff` message is its last write and the row stays `exit_requested` for the successor's claim (002's table has no `exit_requested → exited`), instead of 000 \"Clean Exit Protocol\" 7's `exited`",
+        sql: None,
+        apply: |s| s.settings.exit_request_no_state = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

@@ -144,7 +144,10 @@ impl Musician {
         self.ctx
             .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        if !self.exit_requested() {
+        // 000 "Clean Exit Protocol" 7 and Bootstrap 5 ("Old session exits → writes HANDOFF,
+        // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
+        // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).
+        if !(self.exit_requested() && self.scenario.settings.exit_request_no_state) {
             self.owned_write(Stmt::MarkExited, vec![]).await?;
         }
         self.stop_hook().await?;

@@ -122,6 +122,10 @@ pub struct ProtocolSettings {
     /// (variant `handoff-stale-by-age`) one written at most `conductor.staleness_s` before the
     /// successor's claim.
     pub handoff_stale_by_age: bool,
+    /// D16: a session asked to exit ends as 000 "Clean Exit Protocol" 7 says, writing `exited`
+    /// after its final message, or (variant `exit-request-no-state`) leaves the row
+    /// `exit_requested` with its final message as its last write.
+    pub exit_request_no_state: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -141,6 +145,7 @@ impl Default for ProtocolSettings {
             ceiling_before_work: false,
             timeout_counts_retry: true,
             handoff_stale_by_age: false,
+            exit_request_no_state: false,
         }
     }
 }
