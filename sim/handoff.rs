@@ -441,6 +441,10 @@ pub struct Found<'a> {
     /// Subagents of each step (`step_agents[s - 1]` for step `s`).
     pub step_agents: &'a [u64],
     pub rule: EscalationRule,
+    /// How 003's "recent" is read (docs/protocol.md C25): `None`, written by the session that
+    /// held the task immediately before; `Some(s)`, written at most `s` seconds before this
+    /// session's claim (variant `handoff-stale-by-age`).
+    pub recent_within_s: Option<i64>,
 }
 
 /// The successor's reading of what it found (003 "Resumption Decision Tree", "State
@@ -457,6 +461,10 @@ pub struct Assessment {
     pub deviations_escalated: usize,
     /// The deviations not yet escalated meet the escalation rule.
     pub escalation_due: bool,
+    /// Why 003 "Resumption Decision Tree" 5 says "Report to conductor for guidance" (or "State
+    /// Reconciliation", Contradictory, "Escalate to conductor immediately"): one line per
+    /// trigger met; empty when the session continues.
+    pub report_reasons: Vec<String>,
     pub rule: EscalationRule,
     pub resume_from: Position,
     /// The step of the last approved checkpoint the status file records.
@@ -473,7 +481,7 @@ impl Assessment {
     /// (REF-6 by default, "> 2" under the variant) or a contradiction → guidance; otherwise
     /// verification clarifies.
     pub fn verdict(&self) -> &'static str {
-        if self.escalation_due || self.mismatch == Mismatch::Contradictory {
+        if !self.report_reasons.is_empty() {
             "needs guidance"
         } else if self.handoff == HandoffState::Present && self.mismatch == Mismatch::None {
             "clean handoff"
@@ -510,11 +518,28 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     // 003 "Resumption Decision Tree" 2: present (the previous session's clean exit), missing,
     // or stale (written by an earlier session: the previous one crashed or exited unexpectedly).
     let mut stale = Vec::new();
-    let mut mismatches: Vec<(Mismatch, String)> = Vec::new();
+    // Each mismatch with whether it sets temp/ against comms (the row or the messages) or temp/
+    // files against each other: 003 step 5's "temp/comms mismatch" trigger counts the former.
+    let mut mismatches: Vec<(Mismatch, String, bool)> = Vec::new();
     if let Some(h) = &parsed {
         let later: Vec<&MessageMeta> =
             found.messages.iter().filter(is_musician).filter(|m| m.from_session != h.session_id && m.timestamp >= h.timestamp).collect();
-        if previous != Some(h.session_id.as_str()) {
+        let age_s = seconds_between(&h.timestamp, found.started_at);
+        let stale_by = match found.recent_within_s {
+            None => previous != Some(h.session_id.as_str()),
+            Some(limit) => age_s.is_none_or(|age| age > limit),
+        };
+        if stale_by && found.recent_within_s.is_some() {
+            stale.push(format!(
+                "written by {} ({}) at {}, {} before this session's claim at {} (recent: within {} s)",
+                h.session_id,
+                h.worked_by,
+                h.timestamp,
+                age_s.map_or("an unknown time".to_string(), |a| format!("{a} s")),
+                found.started_at,
+                found.recent_within_s.unwrap_or(0)
+            ));
+        } else if stale_by {
             let mut why = format!(
                 "written by {} ({}) at {}, but the task was last held by {}",
                 h.session_id,
@@ -534,6 +559,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
             mismatches.push((
                 Mismatch::Suspicious,
                 format!("{} wrote `{}` at {}, after the HANDOFF of {}", m.from_session, m.kind, m.timestamp, h.session_id),
+                true,
             ));
         }
     }
@@ -554,7 +580,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
     if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
         if found.status.is_none() {
-            mismatches.push((Mismatch::Contradictory, "HANDOFF present but no status file".to_string()));
+            mismatches.push((Mismatch::Contradictory, "HANDOFF present but no status file".to_string(), false));
         }
         if let (Some(next), Some(s)) = (h.next, status_next) {
             if next != s {
@@ -566,6 +592,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
                         "HANDOFF continues from step {} agent {}, status from step {} agent {}",
                         next.step, next.agent, s.step, s.agent
                     ),
+                    false,
                 ));
             }
         }
@@ -574,6 +601,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
             mismatches.push((
                 Mismatch::Suspicious,
                 format!("HANDOFF lists {} deviations, the deviations file {}", h.deviations, deviations.total),
+                false,
             ));
         }
         // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
@@ -586,6 +614,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
                     "no `handoff` message from {} since its HANDOFF at {}: comms do not confirm its clean exit",
                     h.session_id, h.timestamp
                 ),
+                true,
             ));
         }
     }
@@ -595,6 +624,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         mismatches.push((
             Mismatch::Contradictory,
             format!("the task row was `{}` when this session claimed it: {} had not handed it over", prior.state, prior.describe()),
+            true,
         ));
     }
     // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
@@ -608,9 +638,10 @@ pub fn assess(found: &Found<'_>) -> Assessment {
                 "conductor `{}` at {}, after this session started at {}: it answers an earlier session",
                 m.kind, m.timestamp, found.started_at
             ),
+            true,
         ));
     }
-    let worst = mismatches.iter().map(|(m, _)| *m).max().unwrap_or(Mismatch::None);
+    let worst = mismatches.iter().map(|(m, _, _)| *m).max().unwrap_or(Mismatch::None);
     // "Multiple fields differ" is suspicious even when each alone would be benign.
     let mismatch = if mismatches.len() > 1 { worst.max(Mismatch::Suspicious) } else { worst };
 
@@ -629,7 +660,8 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         handoff: handoff_state,
         handoff_detail,
         mismatch,
-        mismatches: mismatches.into_iter().map(|(_, text)| text).collect(),
+        report_reasons: report_reasons(&mismatches, escalation_due, found.rule),
+        mismatches: mismatches.into_iter().map(|(_, text, _)| text).collect(),
         deviations,
         deviations_escalated,
         escalation_due,
@@ -640,6 +672,51 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         previous_self_correction,
         pending_messages: pending_messages(found, parsed.as_ref()),
     }
+}
+
+/// 003 "Resumption Decision Tree" 5: "≤2 deviations AND no mismatches: Continue from last
+/// checkpoint"; ">2 deviations OR multiple mismatches OR temp/comms mismatch: Report to
+/// conductor for guidance", with "the deviation escalation thresholds in SKILL.md for severity
+/// rules" (000 REF-6 by default, "> 2" under `escalate-over-two`); and 003 "State
+/// Reconciliation": Contradictory → "Escalate to conductor immediately". A single benign
+/// mismatch is auto-corrected from temp/ (State Reconciliation, Benign: "Auto-correct using
+/// temp/ files"), so the temp/comms trigger counts suspicious and contradictory ones only
+/// (docs/protocol.md N25, C25).
+fn report_reasons(mismatches: &[(Mismatch, String, bool)], escalation_due: bool, rule: EscalationRule) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if escalation_due {
+        reasons.push(format!("deviations past the escalation threshold ({})", rule.text()));
+    }
+    if mismatches.len() >= 2 {
+        reasons.push(format!("multiple mismatches ({})", mismatches.len()));
+    }
+    if mismatches.iter().any(|(m, _, comms)| *comms && *m >= Mismatch::Suspicious) {
+        reasons.push("a temp/comms mismatch".to_string());
+    }
+    if mismatches.iter().any(|(m, _, _)| *m == Mismatch::Contradictory) {
+        reasons.push("a contradictory state".to_string());
+    }
+    reasons
+}
+
+/// Seconds from `from` to `to`, both `YYYY-MM-DD HH:MM:SS` (SQLite's `datetime('now')`).
+fn seconds_between(from: &str, to: &str) -> Option<i64> {
+    Some(epoch_s(to)? - epoch_s(from)?)
+}
+
+/// A `YYYY-MM-DD HH:MM:SS` time as seconds since 1970 (the civil-from-days algorithm).
+fn epoch_s(t: &str) -> Option<i64> {
+    let (date, time) = t.trim().split_once(' ')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut h = time.split(':').map(|p| p.parse::<i64>().ok());
+    let (hh, mm, ss) = (h.next()??, h.next()??, h.next()??);
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Some((era * 146_097 + doe - 719_468) * 86_400 + hh * 3600 + mm * 60 + ss)
 }
 
 /// The position after `done`.
@@ -780,6 +857,7 @@ mod tests {
             started_at: "2026-02-07 16:47:00",
             step_agents: &[3; 5],
             rule: EscalationRule::Ref6,
+            recent_within_s: None,
         })
     }
 
@@ -946,6 +1024,7 @@ mod tests {
             started_at: "2026-02-07 17:06:00",
             step_agents: &[3; 5],
             rule: EscalationRule::Ref6,
+            recent_within_s: None,
         });
         assert_eq!(
             (a.handoff, a.mismatch, a.resume_from, a.verdict()),
@@ -994,6 +1073,59 @@ mod tests {
         assert!(a.mismatches[1].starts_with("conductor `approval` at 2026-02-07 16:48:00, after this session started"));
     }
 
+    /// 003 "Resumption Decision Tree" 5: each of its three triggers (and a contradiction) calls
+    /// for a report; a lone benign mismatch, or a lone suspicious one between temp/ files, does not.
+    #[test]
+    fn step_5s_three_triggers_each_call_for_a_report() {
+        let s1 = prior(S1, "musician-task-03", "2026-02-07 15:00:00");
+        let clean = assess_with(Some(&doc(&[DEVIATION.to_string()])), DEVIATION, &s1, &clean_messages());
+        assert!(clean.report_reasons.is_empty() && clean.verdict() == "clean handoff", "{:?}", clean.report_reasons);
+        // A lone benign mismatch: auto-corrected, no report.
+        let ahead = doc(&[DEVIATION.to_string()]).replace("Continue from step 5 agent 3", "Continue from step 6 agent 1");
+        assert!(assess_with(Some(&ahead), DEVIATION, &s1, &clean_messages()).report_reasons.is_empty());
+        // A lone suspicious mismatch of temp/ files (deviation counts): verification, no report.
+        let two = format!("{DEVIATION}\nstep 5 agent 1: succeeded after 1 retry (Low — adjusted prompt)\n");
+        assert!(assess_with(Some(&doc(&[DEVIATION.to_string()])), &two, &s1, &clean_messages()).report_reasons.is_empty());
+        // temp/comms: the HANDOFF's exit has no `handoff` message.
+        let a = assess_with(Some(&doc(&[DEVIATION.to_string()])), DEVIATION, &s1, &clean_messages()[..1]);
+        assert_eq!((a.report_reasons.as_slice(), a.verdict()), (&["a temp/comms mismatch".to_string()][..], "needs guidance"));
+        // Multiple mismatches, each alone no trigger: the benign step and the deviation count.
+        let a = assess_with(Some(&ahead), &two, &s1, &clean_messages());
+        assert_eq!(a.report_reasons, ["multiple mismatches (2)"]);
+        // Deviations past REF-6 (003 defers to SKILL.md's severity rules).
+        let high = "step 2: wrong module rewritten [High]";
+        let a = assess_with(Some(&doc(&[high.to_string()])), high, &s1, &clean_messages());
+        assert_eq!(a.report_reasons, ["deviations past the escalation threshold (REF-6: 2+ Medium or 1+ High)"]);
+    }
+
+    /// docs/protocol.md C25: "recent" read as written by the previous holder (default) or, under
+    /// `handoff-stale-by-age`, as written at most N seconds before this session's claim.
+    #[test]
+    fn a_handoff_is_recent_by_its_writer_or_by_its_age() {
+        let s1 = prior(S1, "musician-task-03", "2026-02-07 15:00:00");
+        let by_age = |limit: i64| {
+            assess(&Found {
+                handoff: Some(&doc(&[DEVIATION.to_string()])),
+                status: Some(STATUS),
+                deviations: Some(DEVIATION),
+                prior: &s1,
+                messages: &clean_messages(),
+                started_at: "2026-02-07 16:55:00",
+                step_agents: &[3; 5],
+                rule: EscalationRule::Ref6,
+                recent_within_s: Some(limit),
+            })
+        };
+        // Written at 16:45:00, claimed at 16:55:00: 600 s.
+        assert_eq!(by_age(600).handoff, HandoffState::Present);
+        let stale = by_age(540);
+        assert_eq!(stale.handoff, HandoffState::Stale);
+        assert!(stale.handoff_detail.contains("600 s before this session's claim"), "{}", stale.handoff_detail);
+        assert_eq!(stale.resume_from, Position { step: 5, agent: 1 }, "from the last approved checkpoint");
+        assert_eq!(epoch_s("1970-01-02 00:00:01"), Some(86_401));
+        assert_eq!(seconds_between("2026-02-28 23:59:30", "2026-03-01 00:00:30"), Some(60));
+    }
+
     #[test]
     fn ref_6_counts_severities_and_over_two_counts_deviations() {
         let s = |high, medium, low| Severities { high, medium, low, total: high + medium + low };
@@ -1021,6 +1153,7 @@ mod tests {
                 started_at: "2026-02-07 16:47:00",
                 step_agents: &[3; 5],
                 rule,
+                recent_within_s: None,
             })
         };
         let three = format!("{DEVIATION}\n{DEVIATION}\n{DEVIATION}\n");

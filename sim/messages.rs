@@ -341,6 +341,22 @@ pub fn reduced_scope(agents: u64, which: Option<&str>) -> String {
     format!("Context plan accepted with modification:\n{complete}- Skip the rest of the way to the checkpoint (can be done by next session)\n- Run checkpoint verification on completed work\n- Prepare handoff after checkpoint approval\nTotal: {agents} more agents + checkpoint.")
 }
 
+/// The first words of the conductor's other `fix_proposed` reply to a context warning (000
+/// "Context escalation response states" 2: "Adjust approach as follows: [instructions]").
+const ADJUST_APPROACH: &str = "Adjust approach as follows:";
+
+/// 000's "Adjust approach as follows: [instructions]": a change of how the work is done, with
+/// no scope reduction and no hand-off.
+pub fn adjusted_approach() -> String {
+    format!("{ADJUST_APPROACH}\n- Integrate each agent's result as a summary, not its full output\n- Keep the planned agents and the checkpoint\n- Re-evaluate context after every agent and report again if it gets worse")
+}
+
+/// Whether a `fix_proposed` reply to a context warning adjusts the approach (no `Total: N more
+/// agents` scope).
+pub fn is_adjusted_approach(message: &str) -> bool {
+    message.trim_start().starts_with(ADJUST_APPROACH)
+}
+
 /// Parses `Total: N more agents` from a reduced-scope message.
 pub fn parse_reduced_scope(message: &str) -> Option<u64> {
     let rest = message.split("Total: ").nth(1)?;

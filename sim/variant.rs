@@ -208,6 +208,47 @@ pub const VARIANTS: &[Variant] = &[
             s.conductor.claim_blocked = crate::scenario::ClaimBlockedReply::Ignore;
         },
     },
+    Variant {
+        name: "ceiling-before-work",
+        // Not a disagreement: a check the seeds do not describe (docs/protocol.md C32).
+        disagreement: 0,
+        summary: "before every agent, review, rework, report and escalation the musician predicts its worst-case cost and hands off below the ceiling without asking the conductor",
+        sql: None,
+        apply: |s| s.settings.ceiling_before_work = true,
+    },
+    Variant {
+        name: "timeout-not-counted",
+        // Not a disagreement: 000 "Mode Transitions" (Timeout handling 3) says to set `error`
+        // and send a timeout message, not whether it counts against the five retries (C21).
+        disagreement: 0,
+        summary: "a pause-watcher TIMEOUT sets `error` with its message but does not count against the five error retries (retry_count unchanged)",
+        sql: None,
+        apply: |s| s.settings.timeout_counts_retry = false,
+    },
+    Variant {
+        name: "bootstrap-5min",
+        // 000 "Example: Bootstrap & First Execution", Summary: "Bootstrap takes ~5 minutes";
+        // by default a bootstrap costs only its launch delay and statements (~35 s), N18.
+        disagreement: 0,
+        summary: "a bootstrap takes 4-6 minutes after the claim (000 \"Bootstrap takes ~5 minutes\") instead of its statements alone (~35 s)",
+        sql: None,
+        apply: |s| s.timing.bootstrap_ms = crate::dist::Dist::uniform(240_000, 360_000),
+    },
+    Variant {
+        name: "handoff-stale-by-age",
+        // Not a disagreement: 003 says "recent" and "stale" with no number (C25).
+        disagreement: 0,
+        summary: "a HANDOFF is stale when written more than conductor.staleness_s (9 min) before the successor's claim, instead of when written by a session other than the task's previous holder",
+        sql: None,
+        apply: |s| s.settings.handoff_stale_by_age = true,
+    },
+    Variant {
+        name: "exit-request-no-state",
+        disagreement: 16,
+        summary: "a session asked to exit writes no state: its final `handoff` message is its last write and the row stays `exit_requested` for the successor's claim (002's table has no `exit_requested → exited`), instead of 000 \"Clean Exit Protocol\" 7's `exited`",
+        sql: None,
+        apply: |s| s.settings.exit_request_no_state = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

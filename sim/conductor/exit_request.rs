@@ -90,7 +90,10 @@ impl Conductor<'_> {
             self.ctx.note("exit_request_over", format!("{}: `{}` after the request to {asked}", task.task_id, task.state));
             return Ok(false);
         }
-        if self.exit_confirmed.contains(&task.task_id) {
+        // Under 000's reading the final message is followed by `exited` (000 "Clean Exit
+        // Protocol" 7): the successor waits for it (the row then leaves `exit_requested` and is
+        // handed over as any exited task, C7), or a claim could meet `exited` and be blocked.
+        if self.exit_confirmed.contains(&task.task_id) && self.scenario.settings.exit_request_no_state {
             self.forget_exit_request(&task.task_id);
             self.handled_sessions.insert(asked);
             self.read_handoff(&task.task_id).await;

@@ -487,6 +487,7 @@ impl Conductor<'_> {
             ContextReply::Fix => {
                 self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), "fix_proposed", request_id).await
             }
+            ContextReply::Adjust => self.answer(task_id, "fix_proposal", messages::adjusted_approach(), "fix_proposed", request_id).await,
             ContextReply::Handoff => {
                 self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed", request_id).await
             }

@@ -40,8 +40,12 @@ impl CheckpointEstimate {
 }
 
 impl Musician {
-    /// 000 "Context Monitoring & Break Point Logic": at 50 % evaluate the way to the next
-    /// checkpoint; < 70 % proceed, 70-80 % ask, > 80 % escalate. Once per checkpoint segment.
+    /// 000 "Context Monitoring & Break Point Logic": the musician "tracks context with each
+    /// system message received" and evaluates, once at 50 % or more, the way to the next
+    /// checkpoint after every agent return: < 70 % proceed, 70-80 % ask ("I think I can reach
+    /// the checkpoint, but what do you think?"), > 80 % escalate ("must pause now"). Once the
+    /// conductor has answered a warning in this checkpoint segment, the musician asks again
+    /// only if the zone got worse (an "adjust approach" reply leaves the scope as it was).
     pub(super) async fn evaluate_context(&mut self) -> Result<Option<End>, SqlFailure> {
         let c = self.scenario.context.clone();
         if self.context_pct >= 100 {
@@ -57,24 +61,26 @@ impl Musician {
             return Ok(Some(end));
         }
         if self.context_pct >= c.ceiling_pct {
+            // 000 "Clean Exit Protocol": a clean exit at a hand-off point such as "context
+            // exhaustion"; 002 "States the Musician Sets": "75% triggers mandatory exit".
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;
             return Ok(None);
         }
-        if self.evaluated_since_checkpoint || self.scope != Scope::Normal {
+        if self.scope != Scope::Normal {
             return Ok(None);
         }
         // 000 "Deviations & Escalation Thresholds": a self-correction is an escalation trigger
         // ("Self-correction issues during execution"): the estimates are "off by ~6x" and the
         // conductor "should plan for early handoff when flagged". With agents still ahead of
-        // the checkpoint the musician escalates at once, whatever its context (unless it has
-        // evaluated its context in this checkpoint segment already); when the checkpoint is
-        // next, the escalation goes with its review request (`Report`).
-        let escalation = self.pending_escalation().filter(|_| !self.positions_to_next_checkpoint().is_empty());
+        // the checkpoint the musician escalates at once, whatever its context (once per
+        // checkpoint segment); when the checkpoint is next, the escalation goes with its
+        // review request (`Report`).
+        let escalation =
+            self.pending_escalation().filter(|_| !self.positions_to_next_checkpoint().is_empty() && self.answered_zone.is_none());
         if self.context_pct < c.evaluate_at_pct && escalation.is_none() {
             return Ok(None);
         }
-        self.evaluated_since_checkpoint = true;
         if escalation.is_some() {
             self.status("self-correction: escalating to the conductor (context estimates off by ~6x)").await;
         } else {
@@ -89,18 +95,27 @@ impl Musician {
         };
         // The worst case decides (000 Example: Context-Tight Break Point, Step 2-3: 71 % is
         // "feasible but tight", the worst case's 83 % "exceeds 80% limit": it escalates).
-        if e.worst < c.proceed_below_pct && escalation.is_none() {
-            self.status(&format!("context estimate {estimates}: proceed")).await;
-            return Ok(None);
+        let zone = Zone::of(e.worst, &c);
+        if escalation.is_none() {
+            if zone == Zone::Proceed {
+                self.status(&format!("context estimate {estimates}: proceed")).await;
+                return Ok(None);
+            }
+            if self.answered_zone.is_some_and(|answered| zone <= answered) {
+                self.status(&format!("context estimate {estimates}: {}, as the conductor already answered: proceed", zone.word())).await;
+                return Ok(None);
+            }
         }
         if let Some(end) = self.exit_if_requested().await? {
             return Ok(Some(end));
         }
-        let zone = if e.worst <= c.escalate_above_pct { "ask" } else { "escalate" };
         // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
         // example's (65 − 52) / 8 = 1.6 is "2").
         let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
-        let recommended = self.recommended_agents(&e);
+        // The ask zone thinks it can reach the checkpoint: it proposes every agent to it. The
+        // escalate zone (and a self-correction) proposes the agents that leave the checkpoint
+        // and the hand-off under the ceiling.
+        let recommended = if zone == Zone::Ask && escalation.is_none() { e.agents.len() } else { self.recommended_agents(&e) };
         let recommendation = describe_positions(&e.agents[..recommended]);
         let deviations = self.deviation_summary();
         let warning = messages::ContextWarning {
@@ -116,7 +131,7 @@ impl Musician {
             recommended: recommended as u64,
             recommendation: &recommendation,
             deviations: &deviations,
-            zone,
+            zone: if zone == Zone::Ask && escalation.is_none() { "ask" } else { "escalate" },
             escalation: escalation.clone(),
         };
         let predicted = c.message_pct.upper();
@@ -124,7 +139,7 @@ impl Musician {
             return self.ceiling_handoff("the context warning", predicted).await.map(Some);
         }
         let text = messages::context_warning(&warning);
-        self.status(&format!("context estimate {estimates}: {zone}, sending context warning")).await;
+        self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.ctx
             .sql(
@@ -134,6 +149,7 @@ impl Musician {
             .await?;
         self.owned_write(Stmt::SetContextWarning, vec![]).await?;
         self.cost(&c.message_pct);
+        self.answered_zone = Some(if escalation.is_some() { Zone::Escalate } else { zone });
         let (answer, reply_text) = match self.answer_or_end().await? {
             Ok(answer) => (answer.state, answer.reply),
             Err(end) => return Ok(Some(end)),
@@ -145,6 +161,16 @@ impl Musician {
             "review_approved" => {
                 self.scope = Scope::HandoffAfterCheckpoint;
                 self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
+            }
+            "fix_proposed" if messages::is_adjusted_approach(&reply_text) => {
+                // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
+                // approach as follows: [instructions]". The instructions change how the work
+                // is done, not how much of it: the scope stays as planned, no hand-off is
+                // scheduled, and the session goes on checking after every agent (asking again
+                // only if the zone gets worse).
+                let first = reply_text.lines().next().unwrap_or("").to_string();
+                self.status(&format!("conductor fix_proposed: adjusting approach — {first}")).await;
+                self.deviation("approach adjusted per conductor after a context warning [Low — instructed change of approach]").await;
             }
             "fix_proposed" => {
                 // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
@@ -271,14 +297,15 @@ impl Musician {
         positions(plan, self.next, until_step)
     }
 
-    /// 000 "Context Monitoring & Break Point Logic": the 80 % ceiling is checked before the
-    /// work, not after it. Before every agent launch and every step the musician predicts its
-    /// cost and adds what a clean exit then still needs (000 "Clean Exit Protocol" 3-6); if
-    /// that would cross the ceiling, it hands off now, below it. Predictions are worst cases
-    /// (000 Example: Context-Tight Break Point, Summary: "planning must account for
-    /// worst-case context costs").
+    /// Variant `ceiling-before-work` (docs/protocol.md C32), the simulator's earlier reading:
+    /// before every agent launch, review, rework, error report and escalation the musician
+    /// predicts the cost at worst, adds what a clean exit then still needs (000 "Clean Exit
+    /// Protocol" 3-6), and hands off below the ceiling, without asking, if it would cross it.
+    /// The seeds describe no such check: 000 evaluates after agents from 50 % and asks the
+    /// conductor, so by default this is never true and the ceiling is met after an agent.
     pub(super) fn would_cross_ceiling(&self, predicted_pct: i64) -> bool {
-        self.context_pct + predicted_pct + self.exit_cost_pct() > self.scenario.context.ceiling_pct
+        self.scenario.settings.ceiling_before_work
+            && self.context_pct + predicted_pct + self.exit_cost_pct() > self.scenario.context.ceiling_pct
     }
 
     /// What a clean exit costs: the HANDOFF, the report and the final message (000 Example:
@@ -381,4 +408,37 @@ pub(super) fn severity(line: &str) -> Option<&'static str> {
 fn without_severity(line: &str) -> &str {
     let cut = ["[High", "[Medium", "[Low", "(High", "(Medium", "(Low"].iter().filter_map(|m| line.find(m)).min().unwrap_or(line.len());
     line[..cut].trim_end()
+}
+
+/// The zone of 000 "Context Monitoring & Break Point Logic" an estimate at the next
+/// checkpoint falls in, mildest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Zone {
+    /// "<70% context to reach checkpoint → proceed as normal, no escalation".
+    Proceed,
+    /// "70-80% … ask for confirmation".
+    Ask,
+    /// ">80% … escalate to conductor (must pause now)". Past the ceiling too, when a reading
+    /// sets it under the escalation threshold (002's 75 %, `thresholds-002`).
+    Escalate,
+}
+
+impl Zone {
+    pub(super) fn of(worst_pct: i64, c: &crate::scenario::ContextSection) -> Zone {
+        if worst_pct < c.proceed_below_pct {
+            Zone::Proceed
+        } else if worst_pct <= c.escalate_above_pct.min(c.ceiling_pct) {
+            Zone::Ask
+        } else {
+            Zone::Escalate
+        }
+    }
+
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Zone::Proceed => "proceed",
+            Zone::Ask => "ask",
+            Zone::Escalate => "escalate",
+        }
+    }
 }

@@ -73,6 +73,7 @@ impl Musician {
     /// Asked to exit (docs/protocol.md D16), the session writes no state: the final message is
     /// its last write and the row stays `exit_requested` for the successor's claim.
     pub(super) async fn clean_exit(&mut self, reason: &str) -> Result<End, SqlFailure> {
+        self.close_finished_step().await?;
         self.write_handoff_with_or_without_watcher().await?;
         let plan = self.launch.plan.clone();
         self.cost(&self.scenario.context.message_pct.clone());
@@ -143,11 +144,31 @@ impl Musician {
         self.ctx
             .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
-        if !self.exit_requested() {
+        // 000 "Clean Exit Protocol" 7 and Bootstrap 5 ("Old session exits → writes HANDOFF,
+        // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
+        // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).
+        if !(self.exit_requested() && self.scenario.settings.exit_request_no_state) {
             self.owned_write(Stmt::MarkExited, vec![]).await?;
         }
         self.stop_hook().await?;
         Ok(End::CleanExit)
+    }
+
+    /// A hand-off decided right after a step's last agent (the context check follows every
+    /// agent) finds the step done but not closed: it closes it first (000 "9. Begin
+    /// Execution": "Update heartbeat at each step boundary"), so the HANDOFF continues from the
+    /// next step. Without this it read "Step 4 agents 3-2" and "Continue from step 4 agent 3",
+    /// the status file said step 5, and the successor, seeing a mismatch, redid step 4
+    /// (scenarios/faults/context-exhaustion.toml). A checkpoint of the closed step is still
+    /// due: the successor reviews it before going on (`pending_checkpoint`).
+    async fn close_finished_step(&mut self) -> Result<(), SqlFailure> {
+        let step = self.next.step;
+        if step > self.launch.plan.steps || self.next.agent <= self.launch.plan.agents_in(step) {
+            return Ok(());
+        }
+        self.step_boundary(&format!("step {step} completed")).await?;
+        self.next = Position { step: step + 1, agent: 1 };
+        Ok(())
     }
 
     /// The time spent writing the HANDOFF and the report. 000 "Clean Exit Protocol" 1-2: every

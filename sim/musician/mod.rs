@@ -147,7 +147,9 @@ struct Musician {
     /// Error reports this session made; the claim resets `retry_count` to 0 (000 Bootstrap 3).
     errors_reported: u64,
     pause_timeouts: u32,
-    evaluated_since_checkpoint: bool,
+    /// The zone of the context warning the conductor answered in this checkpoint segment
+    /// (000 "Context Monitoring"): the musician asks again only past it.
+    answered_zone: Option<context::Zone>,
     scope: Scope,
     next: Position,
     last_checkpoint_step: Option<u64>,
@@ -175,7 +177,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         pending_tally: tally::PendingTally::default(),
         errors_reported: 0,
         pause_timeouts: 0,
-        evaluated_since_checkpoint: false,
+        answered_zone: None,
         scope: Scope::Normal,
         next: Position::START,
         last_checkpoint_step: None,
@@ -295,6 +297,13 @@ impl Musician {
             memory.last_processed_timestamp = self.ctx.now_utc();
         }
         let path = text.lines().next().and_then(|l| l.strip_prefix("TASK INSTRUCTION: ")).unwrap_or("(unparsed)").to_string();
+        // 000 "Example: Bootstrap & First Execution", Summary: "Bootstrap takes ~5 minutes":
+        // reading the instruction file and setting up, before the first step (N18).
+        // 0 by default (docs/protocol.md N18: variant `bootstrap-5min`): nothing is drawn then.
+        if self.scenario.timing.bootstrap_ms.upper() > 0 {
+            let bootstrap_ms = self.ctx.draw(&self.scenario.timing.bootstrap_ms);
+            self.ctx.sleep(bootstrap_ms).await;
+        }
         self.cost(&self.scenario.context.instructions_pct.clone());
         self.status(&format!("instructions loaded: {path}")).await;
         self.verification.tests_total = self.scenario.verification.tests_at_start;
@@ -367,6 +376,9 @@ impl Musician {
             started_at,
             step_agents: &self.launch.plan.step_agents,
             rule: self.escalation_rule(),
+            // docs/protocol.md C25: the previous holder's (default), or the age against this
+            // claim, the seeds' one staleness (000 "Heartbeat Protocol": 9 minutes).
+            recent_within_s: self.scenario.settings.handoff_stale_by_age.then_some(self.scenario.conductor.staleness_s),
         });
         self.deviations_before = deviations.as_deref().unwrap_or("").lines().filter(|l| !l.trim().is_empty()).map(str::to_string).collect();
         // The tally counts over `deviations_before`: a new list is counted afresh, whatever its length.
@@ -413,24 +425,27 @@ impl Musician {
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
         self.last_checkpoint_step = assessment.last_checkpoint_step;
-        // 003 "Resumption Decision Tree" 5: deviations past the threshold → "Report to
-        // conductor for guidance"; 003 "State Reconciliation", Contradictory → "Escalate to
-        // conductor immediately".
-        let contradictory = assessment.mismatch == Mismatch::Contradictory;
-        if !contradictory && !assessment.escalation_due {
+        // 003 "Resumption Decision Tree" 5: ">2 deviations OR multiple mismatches OR temp/comms
+        // mismatch: Report to conductor for guidance" (deviations by 000's REF-6, to which 003
+        // defers); 003 "State Reconciliation", Contradictory → "Escalate to conductor
+        // immediately". `Assessment::report_reasons` says which triggers are met.
+        if assessment.report_reasons.is_empty() {
             return Ok(None);
         }
-        let mut what = Vec::new();
-        let mut details = Vec::new();
-        if contradictory {
-            what.push("resumption found a contradictory state".to_string());
-            details.extend(assessment.mismatches.iter().cloned());
-        }
+        let contradictory = assessment.mismatch == Mismatch::Contradictory;
+        let mut what = vec![format!("resumption needs guidance: {}", assessment.report_reasons.join(", "))];
+        let mut details: Vec<String> = assessment.mismatches.clone();
         if assessment.escalation_due {
             what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
             details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
         }
-        let last_error = if contradictory { "resumption_contradiction" } else { "deviation_escalation" };
+        let last_error = if contradictory {
+            "resumption_contradiction"
+        } else if assessment.escalation_due && assessment.mismatches.is_empty() {
+            "deviation_escalation"
+        } else {
+            "resumption_mismatch"
+        };
         self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
     }
 }

@@ -90,7 +90,7 @@ impl Musician {
                     self.cost(&self.scenario.context.message_pct.clone());
                     self.status(&format!("{what} approved (step {step})")).await;
                     self.last_checkpoint_step = Some(step);
-                    self.evaluated_since_checkpoint = false;
+                    self.answered_zone = None;
                     if review == Review::Completion {
                         return Ok(None);
                     }
@@ -193,36 +193,46 @@ impl Musician {
                         self.status("second pause TIMEOUT: conductor unresponsive, handing off").await;
                         return Ok(Waited::Unresponsive);
                     }
-                    self.status("pause TIMEOUT: conductor heartbeat stale, reporting").await;
-                    self.errors_reported += 1;
-                    let text = messages::error_report(
-                        self.errors_reported,
-                        self.context_pct,
-                        self.self_correction_flag().is_some(),
-                        "pause watcher TIMEOUT: conductor unresponsive",
-                        &self.launch.plan.task_id,
-                        false,
-                    );
-                    self.ctx
-                        .sql(
-                            Stmt::SendError,
-                            vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
-                        )
-                        .await?;
-                    self.ctx
-                        .sql(
-                            Stmt::SetError,
-                            vec![
-                                (":task_id", self.task()),
-                                (":session_id", self.session()),
-                                (":last_error", Value::Text("conductor_timeout".to_string())),
-                            ],
-                        )
-                        .await?;
+                    self.report_timeout().await?;
                 }
             }
         }
         Ok(Waited::Unresponsive)
+    }
+
+    /// 000 "Mode Transitions", Timeout handling 3: "If conductor appears down: update temp/
+    /// status files, set state to `error`, send timeout message". By default (docs/protocol.md
+    /// C21) the timeout is an error report that counts against the five retries (`ERROR (Retry
+    /// N/5)`, `set_error`); under `timeout-not-counted` it sets `error` with its message and
+    /// leaves `retry_count` as it is (`set_escalation`), so a slow conductor uses up no retry.
+    async fn report_timeout(&mut self) -> Result<(), SqlFailure> {
+        let counted = self.scenario.settings.timeout_counts_retry;
+        self.status(if counted {
+            "pause TIMEOUT: conductor heartbeat stale, reporting"
+        } else {
+            "pause TIMEOUT: conductor heartbeat stale, reporting (no retry counted)"
+        })
+        .await;
+        let error = "pause watcher TIMEOUT: conductor unresponsive";
+        let (text, statement) = if counted {
+            self.errors_reported += 1;
+            let sc = self.self_correction_flag().is_some();
+            (messages::error_report(self.errors_reported, self.context_pct, sc, error, &self.launch.plan.task_id, false), Stmt::SetError)
+        } else {
+            (
+                format!(
+                    "TIMEOUT (not counted as a retry):\n  Context Usage: {}%\n  Error: {error}\n  Awaiting conductor",
+                    self.context_pct
+                ),
+                Stmt::SetEscalation,
+            )
+        };
+        self.ctx
+            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
+            .await?;
+        let last_error = Value::Text("conductor_timeout".to_string());
+        self.ctx.sql(statement, vec![(":task_id", self.task()), (":session_id", self.session()), (":last_error", last_error)]).await?;
+        Ok(())
     }
 
     /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes

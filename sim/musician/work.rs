@@ -38,6 +38,9 @@ impl Musician {
     /// The plan from `self.next` to the end, then the completion review and `complete`.
     pub(super) async fn work(&mut self) -> Result<End, SqlFailure> {
         let plan = self.launch.plan.clone();
+        if let Some(end) = self.pending_checkpoint().await? {
+            return Ok(end);
+        }
         while self.next.step <= plan.steps {
             let step = self.next.step;
             if self.next.agent == 1 {
@@ -107,6 +110,21 @@ impl Musician {
         Ok(End::Complete)
     }
 
+    /// A successor that continues right after a scheduled checkpoint's step which no review
+    /// approved (its predecessor handed off between the step's last agent and the review)
+    /// holds that checkpoint's review first (000 "Checkpoint workflow": verify, then report).
+    async fn pending_checkpoint(&mut self) -> Result<Option<End>, SqlFailure> {
+        let plan = &self.launch.plan;
+        let Some(step) = self.next.step.checked_sub(1).filter(|s| *s >= 1 && self.next.agent == 1) else { return Ok(None) };
+        if !plan.is_checkpoint(step) || self.last_checkpoint_step.is_some_and(|c| c >= step) {
+            return Ok(None);
+        }
+        let index = plan.checkpoints.iter().position(|c| *c == step).expect("is a checkpoint") + 1;
+        let total = plan.checkpoints.len() + 1;
+        self.status(&format!("checkpoint {index} of step {step} not yet reviewed: reviewing it first")).await;
+        self.review_under_ceiling(Review::Checkpoint { index, total, step }).await
+    }
+
     /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.
     pub(super) async fn step_boundary(&mut self, what: &str) -> Result<(), SqlFailure> {
         self.status(what).await;
@@ -136,7 +154,7 @@ impl Musician {
             self.cost(&self.scenario.context.agent_launch_pct.clone());
             self.status(&format!("{label} launched")).await;
             match self.wait_for_subagent(&label).await? {
-                SubagentEnd::Killed => return Ok(AgentOutcome::Redo),
+                SubagentEnd::Killed => return self.stop_all_work(&label).await,
                 SubagentEnd::Stopped => return self.exit_on_request().await.map(AgentOutcome::End),
                 SubagentEnd::Finished { heads_up: true } => {
                     // 000 "Emergency Messages": "Wait for current subagent to finish
@@ -195,6 +213,21 @@ impl Musician {
         self.report_error(&format!("step {step} agent {agent} failed 3 times")).await
     }
 
+    /// 000 "Emergency Messages": "Kill current subagent immediately (urgent: \"stop all
+    /// work\")". The work stops there: the musician reports the stop (an `error` message and
+    /// the error state, no retry counted: nothing failed) and waits in pause mode (000 "Mode
+    /// Transitions": Working → Pause when "checkpoint or error reached") for the conductor's
+    /// instructions. A fix or an approval → the instructions applied and verified, then the
+    /// killed agent runs again; anything else → a clean exit. (Before issue 27 the killed agent
+    /// was launched again at once, so work never stopped.)
+    async fn stop_all_work(&mut self, label: &str) -> Result<AgentOutcome, SqlFailure> {
+        let what = format!("urgent emergency: all work stopped, {label} killed; awaiting instructions");
+        Ok(match self.escalate("emergency_stop", &what, &[], false).await? {
+            Some(end) => AgentOutcome::End(end),
+            None => AgentOutcome::Redo,
+        })
+    }
+
     /// The subagent works while the background watcher keeps polling. An urgent emergency
     /// kills it; an informational one is kept for when it has finished (000 "Emergency
     /// Messages").
@@ -224,8 +257,7 @@ impl Musician {
             }
             if news.urgent {
                 self.ctx.kill(subagent);
-                self.status(&format!("{label} stopped: urgent emergency, relaunching")).await;
-                self.start_background_watcher();
+                self.status(&format!("{label} stopped: urgent emergency, all work stopped")).await;
                 return Ok(SubagentEnd::Killed);
             }
             self.start_background_watcher();

@@ -144,7 +144,7 @@ pub struct Checker {
 impl Checker {
     pub fn new(settings: ProtocolSettings) -> Checker {
         Checker {
-            truth: Truth::new(settings.exit_request_to_musician),
+            truth: Truth::new(settings.exit_request_to_musician && settings.exit_request_no_state),
             rules: rules::all(&settings),
             meter: meter::Meter::default(),
             findings: Findings::default(),

@@ -241,6 +241,27 @@ fn conductor_only() -> ProtocolSettings {
     ProtocolSettings { exit_request_to_musician: false, ..ProtocolSettings::default() }
 }
 
+/// docs/protocol.md D16 under `exit-request-no-state`: a session asked to exit ends with its
+/// final message and writes no state.
+fn no_state() -> ProtocolSettings {
+    ProtocolSettings { exit_request_no_state: true, ..ProtocolSettings::default() }
+}
+
+#[test]
+fn allowed_transitions_near_miss_a_session_asked_to_exit_writes_exited_last() {
+    // 000 "Clean Exit Protocol" 7, the default: the final message, then `exited`.
+    let mut run = s1_working();
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.write(25_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("exit_requested", S1, 0, 5.0), row("exited", S1, 0, 0.0));
+    run.none(RuleId::AllowedTransitions);
+    run.none(RuleId::NothingAfterTerminal);
+    // Under `exit-request-no-state` that `exited` is a write after the session's last.
+    let mut run = s1_working_with(no_state());
+    run.exit_request(9_000).final_message_on_request(20_000);
+    run.write(25_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("exit_requested", S1, 0, 5.0), row("exited", S1, 0, 0.0));
+    run.the(RuleId::NothingAfterTerminal);
+}
+
 #[test]
 fn allowed_transitions_under_004s_reading_the_conductor_sets_exit_requested_on_a_task() {
     let mut run = s1_working_with(conductor_only());
@@ -269,7 +290,7 @@ fn one_live_session_a_claim_before_the_session_asked_to_exit_has_left() {
 
 #[test]
 fn one_live_session_near_miss_a_claim_after_the_final_message_of_an_exit_on_request() {
-    let mut run = s1_working();
+    let mut run = s1_working_with(no_state());
     run.exit_request(9_000).final_message_on_request(20_000);
     run.successor_claims_from_exit_requested(40_000);
     run.none(RuleId::OneLiveSessionPerTask);
@@ -283,7 +304,7 @@ fn one_live_session_near_miss_a_claim_after_the_final_message_of_an_exit_on_requ
 
 #[test]
 fn nothing_after_terminal_a_write_after_the_final_message_of_an_exit_on_request() {
-    let mut run = s1_working();
+    let mut run = s1_working_with(no_state());
     run.exit_request(9_000).final_message_on_request(20_000);
     run.write(25_000, "task-01.S1", S1, Stmt::MarkExited, "task-01", row("exit_requested", S1, 0, 5.0), row("exited", S1, 0, 0.0));
     let v = run.the(RuleId::NothingAfterTerminal);
@@ -293,7 +314,7 @@ fn nothing_after_terminal_a_write_after_the_final_message_of_an_exit_on_request(
 
 #[test]
 fn exit_to_claim_counts_from_the_final_message_of_an_exit_on_request() {
-    let mut run = s1_working();
+    let mut run = s1_working_with(no_state());
     run.exit_request(9_000).final_message_on_request(20_000);
     run.successor_claims_from_exit_requested(45_000);
     assert_eq!(run.checker.measured().exit_to_claim_ms, [25_000]);

@@ -91,8 +91,8 @@ pub struct Truth {
     pub completed_by: BTreeMap<String, String>,
     /// Per task: the requester the conductor's next message answers.
     answering: BTreeMap<String, String>,
-    /// docs/protocol.md D16 read as 000 and 002 do: a session asked to exit ends with its
-    /// final message (`leaves_on_request`), not with a state.
+    /// docs/protocol.md D16 under `exit-request-no-state`: a session asked to exit ends with its
+    /// final message (`leaves_on_request`), not with a state (by default it writes `exited`).
     pub exit_request_to_musician: bool,
     /// Every conductor session seen writing or reading (a relaunch after a crash has its own).
     conductor_sessions: BTreeSet<String>,
@@ -104,7 +104,8 @@ impl Truth {
     }
 
     /// The write that ends a session: its terminal write (`is_terminal_write`), or, asked to
-    /// exit under D16's default reading, its final message (`leaves_on_request`).
+    /// exit under the `exit-request-no-state` reading of D16, its final message
+    /// (`leaves_on_request`); by default such a session ends with `exited` like any other.
     pub fn ends_session(&self, f: &SqlFact) -> bool {
         is_terminal_write(f) || (self.exit_request_to_musician && leaves_on_request(f))
     }

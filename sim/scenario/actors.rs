@@ -175,6 +175,9 @@ pub enum ContextReply {
     Fix,
     /// `review_failed`: do not proceed, hand off now.
     Handoff,
+    /// `fix_proposed` with "Adjust approach as follows: [instructions]" (000 "Context
+    /// escalation response states" 2, its second form): no scope reduction, no hand-off.
+    Adjust,
     /// `exit_requested`: "Conductor requests musician to prepare handoff and exit" (000 and
     /// 002 "States the Conductor Sets"), the fourth answer the simulator's conductor can give
     /// (docs/protocol.md D16, C17).

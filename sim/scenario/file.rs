@@ -104,6 +104,11 @@ pub struct TimingSection {
     pub rework_ms: Dist,
     /// Writing the HANDOFF document and the report of a clean exit (000 "Clean Exit Protocol").
     pub handoff_ms: Dist,
+    /// A bootstrap's own work after the claim: reading the instruction file, creating the
+    /// temp/ files (000 "Example: Bootstrap & First Execution", Summary: "Bootstrap takes ~5
+    /// minutes"); a successor's "full bootstrap" too (000 "Mid-Session Resumption Protocol" 1).
+    /// 0 by default, the variant `bootstrap-5min` sets 4-6 minutes (docs/protocol.md N18).
+    pub bootstrap_ms: Dist,
     /// How long a stop hook waits before it asks again when the state does not allow exit.
     #[serde(deserialize_with = "positive_i64")]
     pub stop_hook_retry_ms: i64,
@@ -125,6 +130,7 @@ impl Default for TimingSection {
             pause_timeout_ms: 900_000,
             rework_ms: Dist::uniform(60_000, 300_000),
             handoff_ms: Dist::uniform(30_000, 120_000),
+            bootstrap_ms: Dist::Const(0),
             stop_hook_retry_ms: 5_000,
         }
     }

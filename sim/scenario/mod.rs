@@ -111,6 +111,22 @@ pub struct ProtocolSettings {
     /// "States the Conductor Sets"), or is only the conductor's own end state (004 "Conductor
     /// States (task-00)") and means nothing to a musician.
     pub exit_request_to_musician: bool,
+    /// docs/protocol.md C32: the musician checks the ceiling before every piece of work and
+    /// hands off below it without asking (variant `ceiling-before-work`, the simulator's
+    /// earlier reading), or, as 000 says, evaluates after agents and asks the conductor.
+    pub ceiling_before_work: bool,
+    /// docs/protocol.md C21: a pause TIMEOUT is an error report that counts against the five
+    /// retries (`retry_count + 1`), or (variant `timeout-not-counted`) an error state with its
+    /// message that counts none.
+    pub timeout_counts_retry: bool,
+    /// docs/protocol.md C25: 003's "recent" HANDOFF is the one the previous holder wrote, or
+    /// (variant `handoff-stale-by-age`) one written at most `conductor.staleness_s` before the
+    /// successor's claim.
+    pub handoff_stale_by_age: bool,
+    /// D16: a session asked to exit ends as 000 "Clean Exit Protocol" 7 says, writing `exited`
+    /// after its final message, or (variant `exit-request-no-state`) leaves the row
+    /// `exit_requested` with its final message as its last write.
+    pub exit_request_no_state: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -127,6 +143,10 @@ impl Default for ProtocolSettings {
             watcher_until_exit: false,
             replies_cite_request: false,
             exit_request_to_musician: true,
+            ceiling_before_work: false,
+            timeout_counts_retry: true,
+            handoff_stale_by_age: false,
+            exit_request_no_state: false,
         }
     }
 }

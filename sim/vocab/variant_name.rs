@@ -28,6 +28,11 @@ pub const VARIANT_NAMES: &[&str] = &[
     "silent-reviews",
     "ignore-claim-blocked",
     "first-conductor",
+    "ceiling-before-work",
+    "timeout-not-counted",
+    "bootstrap-5min",
+    "handoff-stale-by-age",
+    "exit-request-no-state",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
@@ -54,7 +59,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age, exit-request-no-state"
             ),
             "{message}"
         );

@@ -130,8 +130,10 @@ fn a_successor_escalates_the_deviations_its_predecessor_left_past_the_threshold(
     assert!(edited.contains("checkpoints = [2, 3, 4]") && edited.contains("claim_pct = 8\n"), "{edited}");
     let scenario = tmp.path().join("clean-exit-rejected-twice.toml");
     std::fs::write(&scenario, edited).unwrap();
-    let (_t1, default, _) = run(&scenario, &[]);
-    let (_t2, over_two, _) = run(&scenario, &["escalate-over-two"]);
+    // S1 hands off below the ceiling before step 5 (the check before the work is the variant's,
+    // docs/protocol.md C32).
+    let (_t1, default, _) = run(&scenario, &["ceiling-before-work"]);
+    let (_t2, over_two, _) = run(&scenario, &["escalate-over-two", "ceiling-before-work"]);
     for dir in [&default, &over_two] {
         let deviations = std::fs::read_to_string(dir.join("temp/task-01-deviations")).unwrap();
         assert_eq!(deviations.lines().filter(|l| l.ends_with("[Medium]")).count(), 2, "{deviations}");

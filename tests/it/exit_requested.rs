@@ -15,6 +15,36 @@ use crate::support::{messages, root, run_into, session, status_lines, task_row, 
 
 const SCENARIO: &str = "scenarios/exit-requested.toml";
 
+/// The tests below but the first follow the reading in which a session asked to exit writes no
+/// state (`exit-request-no-state`): the conductor's launch on the final message, the successor's
+/// claim from `exit_requested`. By default the session writes `exited` (000 "Clean Exit
+/// Protocol" 7), tested first.
+const NO_STATE: &[&str] = &["exit-request-no-state"];
+
+/// docs/protocol.md D16, default: asked to exit, the session runs 000's clean exit to its last
+/// step, `exited` after its final message; the conductor hands the task over as any exited one
+/// (`fix_proposed`), and the successor claims from there.
+#[test]
+fn a_session_asked_to_exit_writes_exited_last_and_its_successor_claims_after_the_hand_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = run_into(SCENARIO, &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("tasks        2/2 complete"), "{out}");
+    let rows = trace(tmp.path());
+    for task in ["task-01", "task-02"] {
+        let s1 = own_statements(&rows, &format!("{task}.S1"));
+        let writes: Vec<&(Stmt, Option<TaskState>)> = s1.iter().filter(|(s, _)| s.writes() && *s != Stmt::StopHookState).collect();
+        let n = writes.len();
+        assert_eq!(
+            &writes[n - 2..],
+            [&(Stmt::SendHandoff, Some(TaskState::ExitRequested)), &(Stmt::MarkExited, Some(TaskState::Exited))],
+            "{task}.S1 ends with its final message, then `exited`"
+        );
+        assert_eq!(claims(&rows, task)[1], (format!("{task}.S2"), "fix_proposed".to_string()), "{task}: handed over as exited");
+        assert_eq!(task_row(tmp.path(), task).0, "complete");
+    }
+}
+
 /// The state of the row a successful claim took, from the trace's row snapshot.
 fn claimed_from(row: &TraceRecord) -> String {
     let event = row.clone().into_event().unwrap_or_else(|e| panic!("{e:?}"));
@@ -55,7 +85,7 @@ fn assert_left_on_request(dir: &Path, rows: &[TraceRecord], task: &str) {
 #[test]
 fn a_session_asked_to_exit_hands_off_and_its_successor_claims_from_exit_requested() {
     let tmp = tempfile::tempdir().unwrap();
-    let (code, out) = run_into(SCENARIO, &[], tmp.path());
+    let (code, out) = run_into(SCENARIO, NO_STATE, tmp.path());
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("tasks        2/2 complete"), "{out}");
     let rows = trace(tmp.path());
@@ -102,7 +132,7 @@ fn a_session_asked_to_exit_that_goes_silent_is_handed_over_once() {
     let path = tmp.path().join("silent.toml");
     std::fs::write(&path, text).unwrap();
     let out = tmp.path().join("run");
-    let (code, stdout) = run_into(path.to_str().unwrap(), &[], &out);
+    let (code, stdout) = run_into(path.to_str().unwrap(), NO_STATE, &out);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("violations   1 (messages-seen-once)"), "{stdout}");
     assert!(stdout.contains("tasks        2/2 complete"), "{stdout}");
@@ -128,7 +158,7 @@ fn a_conductor_relaunched_while_a_session_is_asked_to_exit_still_launches_its_su
     let path = tmp.path().join("conductor-crash.toml");
     std::fs::write(&path, text).unwrap();
     let out = tmp.path().join("run");
-    let (code, stdout) = run_into(path.to_str().unwrap(), &[], &out);
+    let (code, stdout) = run_into(path.to_str().unwrap(), NO_STATE, &out);
     assert!(stdout.contains("tasks        2/2 complete"), "{stdout}");
     let rows = trace(&out);
     let relaunched: Vec<&TraceRecord> = rows.iter().filter(|r| r.actor == Some(ActorName::Conductor(2))).collect();
@@ -149,7 +179,7 @@ fn run_edited(scenario: &str, extra: &str) -> (tempfile::TempDir, std::path::Pat
     let path = tmp.path().join("edited.toml");
     std::fs::write(&path, text).unwrap();
     let out = tmp.path().join("run");
-    let (code, stdout) = run_into(path.to_str().unwrap(), &[], &out);
+    let (code, stdout) = run_into(path.to_str().unwrap(), NO_STATE, &out);
     (tmp, out, code, stdout)
 }
 

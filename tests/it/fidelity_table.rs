@@ -12,14 +12,33 @@ fn rows() -> Vec<[String; 4]> {
     let section = &section[..section[3..].find("\n## ").map_or(section.len(), |end| end + 3)];
     let mut lines = section.lines().filter(|l| l.starts_with('|'));
     assert_eq!(lines.next(), Some("| behaviour | seed | scenario | status |"), "the table's header");
+    // The conductor's rows, then the musician's under their own header.
     lines
-        .skip(1)
+        .filter(|line| *line != "| behaviour | seed | scenario | status |" && !line.starts_with("| ---"))
         .map(|line| {
             let cells: Vec<String> = line.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect();
             assert_eq!(cells.len(), 4, "four cells: {line}");
             [cells[0].clone(), cells[1].clone(), cells[2].clone(), cells[3].clone()]
         })
         .collect()
+}
+
+/// Seed behaviours no shipped scenario runs yet (issue 27 item 5 is open for these): their
+/// rows say so ("not exercised", "not modelled"). A row missing its scenario that is not
+/// listed here fails, and so does a listed one that has gained a scenario (clear it here).
+const KNOWN_GAPS: &[&str] = &[
+    "missing instruction → `claim_blocked` and fallback row",
+    "background watcher cap of 500 iterations",
+    "escalation after two failed retries (`absorb_probability` < 1)",
+    "benign mismatch auto-corrected",
+    "contradictory state escalated at once",
+    "missing `CLAUDE_SESSION_ID` → log and exit",
+];
+
+/// A scenario cell's `.toml` paths, from the repository root or from `scenarios/`.
+fn scenario_files(cell: &str) -> Vec<std::path::PathBuf> {
+    let paths = cell.split('`').skip(1).step_by(2).filter(|p| p.ends_with(".toml"));
+    paths.map(|p| if root().join(p).is_file() { root().join(p) } else { root().join("scenarios").join(p) }).collect()
 }
 
 #[test]
@@ -29,10 +48,15 @@ fn every_row_names_its_seed_a_shipped_scenario_and_a_status() {
     let variants = rehearsal::vocab::VARIANT_NAMES;
     for [behaviour, seed, scenario, status] in &rows {
         assert!(["000", "002", "003", "004"].iter().any(|s| seed.contains(s)), "{behaviour}: no seed named in `{seed}`");
-        let paths: Vec<&str> = scenario.split('`').skip(1).step_by(2).collect();
-        assert!(!paths.is_empty(), "{behaviour}: no scenario in `{scenario}`");
-        for path in paths.iter().filter(|p| p.ends_with(".toml")) {
-            assert!(root().join(path).is_file(), "{behaviour}: {path} is not a shipped scenario");
+        let files = scenario_files(scenario);
+        let gap = KNOWN_GAPS.contains(&behaviour.as_str());
+        assert_eq!(files.is_empty(), gap, "{behaviour}: scenario cell `{scenario}` (listed as a known gap: {gap})");
+        if gap {
+            assert!(status.contains("not exercised") || status.contains("not modelled"), "{behaviour}: a gap's status says so: `{status}`");
+            continue;
+        }
+        for path in &files {
+            assert!(path.is_file(), "{behaviour}: {} is not a shipped scenario", path.display());
         }
         // "faithful", or a choice (C-number) or variant that differs.
         let names_choice = status.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {

@@ -15,6 +15,7 @@ mod clock;
 mod compare;
 mod conductor_crash;
 mod conductor_policy;
+mod context_control;
 mod coverage;
 mod determinism;
 mod escalation;

@@ -24,8 +24,15 @@ fn an_urgent_emergency_kills_the_subagent_an_informational_one_waits_for_it_an_a
     let urgent = status_lines(dir.path(), "task-01");
     let (noticed, _) = find_line(&urgent, "emergency from conductor (urgent): stopping current subagent");
     let label = urgent[noticed - 1].split(" launched").next().unwrap().to_string();
-    assert!(urgent[noticed + 1].starts_with(&format!("{label} stopped: urgent emergency, relaunching")), "{}", urgent[noticed + 1]);
-    assert!(urgent[noticed + 2].starts_with(&format!("{label} launched")), "the same agent runs again");
+    assert!(urgent[noticed + 1].starts_with(&format!("{label} stopped: urgent emergency, all work stopped")), "{}", urgent[noticed + 1]);
+    // Work stops (issue 27: it used to relaunch the agent at once): the stop is reported, and
+    // the agent runs again only once the conductor has answered.
+    assert!(urgent[noticed + 2].starts_with("ESCALATION to conductor: urgent emergency: all work stopped"), "{}", urgent[noticed + 2]);
+    assert!(urgent[noticed + 3].starts_with("conductor fix_proposed"), "{}", urgent[noticed + 3]);
+    let relaunched = urgent[noticed..].iter().position(|l| l.starts_with(&format!("{label} launched"))).expect("the agent runs again");
+    assert!(relaunched > 3, "not before the conductor's answer");
+    let error = crate::support::messages(dir.path()).into_iter().find(|m| m.1 == "task-01" && m.3 == "error").expect("the stop reported");
+    assert!(error.4.contains("all work stopped"), "{}", error.4);
     let informational = status_lines(dir.path(), "task-02");
     let (noticed, _) = find_line(&informational, "emergency from conductor (informational): waiting for the current subagent to finish");
     let label = informational[noticed - 1].split(" launched").next().unwrap().to_string();
@@ -254,4 +261,23 @@ fn a_self_correction_is_escalated_at_once_or_with_the_next_review_request() {
     let (exit, _) = find_line(&lines, "clean exit preparing");
     assert!(escalated < scoped && scoped < checkpoint && checkpoint < exit);
     assert_eq!(task_row(&out, "task-01").0, "complete");
+}
+
+/// docs/protocol.md C21: a pause TIMEOUT is an error report that counts a retry (000 "Mode
+/// Transitions", Timeout handling 3, says to set `error` and send a timeout message); under
+/// `timeout-not-counted` it sets `error` with its message and `retry_count` stays.
+#[test]
+fn a_pause_timeout_counts_a_retry_unless_timeout_not_counted() {
+    use rehearsal::vocab::Stmt;
+    let written = |variants: &[&str]| -> Vec<Stmt> {
+        let tmp = tempfile::tempdir().unwrap();
+        crate::support::run_into("scenarios/slow-review.toml", variants, tmp.path());
+        let rows = crate::support::trace(tmp.path());
+        let timeout =
+            rows.iter().position(|r| r.detail.starts_with("pause TIMEOUT: conductor heartbeat stale, reporting")).expect("a timeout");
+        rows[timeout..].iter().filter(|r| r.actor_text() == "task-01.S1").filter_map(|r| r.stmt.filter(|s| s.writes())).take(2).collect()
+    };
+    // `set_error` adds 1 to retry_count (004 "Report Error"); `set_escalation` leaves it.
+    assert_eq!(written(&[]), [Stmt::SendError, Stmt::SetError]);
+    assert_eq!(written(&["timeout-not-counted"]), [Stmt::SendError, Stmt::SetEscalation]);
 }

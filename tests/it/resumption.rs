@@ -128,3 +128,87 @@ fn a_successor_of_a_crashed_session_finds_the_handoff_stale_and_names_its_predec
     assert!(doc.contains(&format!("- Session ID: {s1}")), "the HANDOFF on disk is S1's");
     assert_eq!(field(s3, "Resuming from:"), "step 5 agent 1");
 }
+
+/// Issue 27: a hand-off decided by the context check right after a step's last agent
+/// (context-exhaustion: S4 of task-01 reaches the ceiling on step 4's last agent) closes the
+/// step first. Its HANDOFF continued from "step 4 agent 3" of a 2-agent step ("Step 4 agents
+/// 3-2"), the status file from step 5: the successor called that a mismatch and redid step 4.
+#[test]
+fn a_handoff_right_after_a_steps_last_agent_continues_from_the_next_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/faults/context-exhaustion.toml", &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let doc = std::fs::read_to_string(tmp.path().join("temp/task-01-HANDOFF")).unwrap();
+    assert!(doc.contains("- Exit reason: context exhaustion"), "{doc}");
+    assert!(doc.contains("- Step 4: done ✅") && doc.contains("4. Continue from step 5 agent 1"), "{doc}");
+    assert!(!doc.contains("agents 3-2"), "{doc}");
+    let lines = status_lines(tmp.path(), "task-01");
+    let closed = lines.iter().rposition(|l| l.starts_with("step 4 completed")).expect("step 4 closed");
+    let handoff = lines.iter().rposition(|l| l.starts_with("HANDOFF written")).expect("a HANDOFF");
+    assert!(closed < handoff, "the step is closed before the HANDOFF");
+    let last = resumptions(tmp.path(), "task-01").pop().expect("a successor");
+    assert!(field(&last, "HANDOFF:").starts_with("present"), "{last:#?}");
+    assert_eq!(field(&last, "Status/comms mismatches:"), "none", "{last:#?}");
+    assert_eq!(field(&last, "Resuming from:"), "step 5 agent 1", "step 4 is not redone");
+    assert!(!lines[handoff..].iter().any(|l| l.starts_with("step 4 agent")), "{:#?}", &lines[handoff..]);
+}
+
+/// A successor that continues right after a scheduled checkpoint no review approved holds that
+/// checkpoint's review first (slow-review: S1 asks for checkpoint 1's review, times out twice
+/// and hands off; S2 resumes at step 2). Before, S2 went on with step 2 and checkpoint 1 was
+/// never reviewed.
+#[test]
+fn a_successor_reviews_the_checkpoint_its_predecessor_left_unreviewed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, out) = crate::support::run_into("scenarios/slow-review.toml", &[], tmp.path());
+    let lines = status_lines(tmp.path(), "task-01");
+    let first = resumptions(tmp.path(), "task-01").remove(0);
+    assert_eq!(field(&first, "Resuming from:"), "step 2 agent 1", "{out}");
+    let resumed = lines.iter().position(|l| l.starts_with("  Resuming from: step 2 agent 1")).unwrap();
+    let next = lines[resumed + 1..].iter().find(|l| !l.starts_with("  ")).unwrap();
+    assert!(next.starts_with("checkpoint 1 of step 1 not yet reviewed: reviewing it first"), "{next}");
+    assert!(lines[resumed..].iter().any(|l| l.starts_with("checkpoint 1 submitted for review")), "{lines:#?}");
+}
+
+/// scenarios/faults/stale-handoff.toml (003 "Resumption Decision Tree" 2, docs/protocol.md
+/// C25): S3 finds S1's HANDOFF stale (S2 held the task since), says so, resumes from the last
+/// approved checkpoint instead of the HANDOFF's position, and does not report (a stale HANDOFF
+/// alone is no trigger of 003 step 5).
+#[test]
+fn the_shipped_stale_handoff_resumes_from_the_last_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/faults/stale-handoff.toml", &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let blocks = resumptions(tmp.path(), "task-01");
+    assert_eq!(blocks.len(), 2, "S2 and S3 resume");
+    assert!(field(&blocks[0], "HANDOFF:").starts_with("present"), "{:#?}", blocks[0]);
+    assert_eq!(field(&blocks[0], "Resuming from:"), "step 5 agent 3", "S2 trusts S1's HANDOFF");
+    assert!(field(&blocks[1], "HANDOFF:").starts_with("stale (written by "), "{:#?}", blocks[1]);
+    assert_eq!(field(&blocks[1], "Assessment:"), "needs verification");
+    assert_eq!(field(&blocks[1], "Resuming from:"), "step 5 agent 1", "S3 does not");
+    assert!(!status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("ESCALATION")));
+}
+
+/// scenarios/faults/unconfirmed-handoff.toml (003 "Resumption Decision Tree" 5, the temp/comms
+/// trigger): S1 crashes after its HANDOFF, before its final message; S2 finds the HANDOFF
+/// present but unconfirmed in comms, assesses "needs guidance" and reports to the conductor
+/// before any work, then resumes from the last approved checkpoint.
+#[test]
+fn a_handoff_comms_do_not_confirm_is_reported_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/faults/unconfirmed-handoff.toml", &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let block = resumptions(tmp.path(), "task-01").remove(0);
+    assert!(field(&block, "HANDOFF:").starts_with("present"), "{block:#?}");
+    assert!(field(&block, "Status/comms mismatches:").contains("comms do not confirm its clean exit"), "{block:#?}");
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(field(&block, "Resuming from:"), "step 5 agent 1");
+    let lines = status_lines(tmp.path(), "task-01");
+    let resumed = lines.iter().position(|l| l.starts_with("  Resuming from:")).unwrap();
+    let next = lines[resumed + 1..].iter().find(|l| !l.starts_with("  ")).unwrap();
+    assert!(next.starts_with("ESCALATION to conductor: resumption needs guidance: a temp/comms mismatch"), "{next}");
+    let row = crate::support::task_row(tmp.path(), "task-01");
+    assert_eq!(row.0, "complete");
+    let errors: Vec<_> = crate::support::messages(tmp.path()).into_iter().filter(|m| m.3 == "error").collect();
+    assert!(errors.iter().any(|m| m.4.contains("a temp/comms mismatch")), "{errors:?}");
+}

@@ -162,7 +162,8 @@ fn a_definitively_flaky_test_is_escalated_and_an_unclear_failure_is_reported_wit
 fn run_local(tmp: &Path, text: &str) -> (std::path::PathBuf, Vec<String>) {
     let (scenario, out) = (tmp.join("local.toml"), tmp.join("run"));
     std::fs::write(&scenario, text).unwrap();
-    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    // The ceiling checks before the work are the variant's (docs/protocol.md C32).
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--variant", "ceiling-before-work"]);
     assert_eq!(o.status.code(), Some(0), "{}\n{}", stdout(&o), stderr(&o));
     let lines = status_lines(&out, "task-01");
     (out, lines)

@@ -21,8 +21,11 @@ const GAP_MAX_MS: i64 = 2 * POLL_MS;
 
 /// What a session may still do once its last watcher is gone: read the conductor's answer,
 /// and the exit's own writes (000 Completion Flow 5, Clean Exit Protocol 3-7, the 5th
-/// failure's final message and `exited`).
-const EXIT_PHASE: [Stmt; 7] = [
+/// failure's final message and `exited`), and the heartbeat that closes a step whose last agent
+/// has just returned when the hand-off is decided (000 "9. Begin Execution": a heartbeat at
+/// each step boundary; `close_finished_step`, issue 27).
+const EXIT_PHASE: [Stmt; 8] = [
+    Stmt::Heartbeat,
     Stmt::ReadNewConductorMessages,
     Stmt::ReadLatestConductorMessage,
     Stmt::ResumeWorking,

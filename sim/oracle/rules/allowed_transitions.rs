@@ -127,7 +127,12 @@ impl AllowedTransitions {
                 )
             });
         }
-        if from != to && !musician_transition_allowed(from, to, implied) {
+        // 000 "Clean Exit Protocol" 7 ("LAST STEP: Set state to `exited`") for a session the
+        // conductor asked to exit (000 and 002 "States the Conductor Sets"): the exit the
+        // request asks for, which 002's table lacks (docs/protocol.md D16).
+        let asked_exit =
+            from == "exit_requested" && to == "exited" && self.settings.exit_request_to_musician && !self.settings.exit_request_no_state;
+        if from != to && !asked_exit && !musician_transition_allowed(from, to, implied) {
             findings.violate_with(DOC.id, &format!("{}:{from}->{to}", f.task_id), f.t_ms, || {
                 format!(
                     "at t={} ms {} moved {} from `{from}` to `{to}` with `{}`: 002 \"Valid State Transitions\" has no such musician transition",
