@@ -267,25 +267,25 @@ fn a_budget_breach_is_explained_by_its_causes_in_every_report() {
         assert_eq!(sum, row[column("total_ms")].parse::<i64>().unwrap(), "{row:?}");
         if &row[column("measurement")] == "crash_detect_ms" {
             crash_rows += 1;
-            assert_eq!((&row[column("dominant")], &row[column("reviews")]), ("conductor_review", "task-01:111000"), "{row:?}");
+            assert_eq!((&row[column("dominant")], &row[column("reviews")]), ("conductor_review", "task-01:114000"), "{row:?}");
         }
     }
     assert_eq!(crash_rows, 1);
     let violations = std::fs::read_to_string(out.join("violations.csv")).unwrap();
     assert!(
         violations
-            .contains("dominant cause (beyond the heartbeat threshold): conductor in a review 111.0 s (16 %) [reviews of task-01 111.0 s]"),
+            .contains("dominant cause (beyond the heartbeat threshold): conductor in a review 114.0 s (17 %) [reviews of task-01 114.0 s]"),
         "{violations}"
     );
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(summary.contains("### Budget breaches and their causes"), "{summary}");
     assert!(
-        summary.contains("| crash_detect_ms | 682806 | 582000 | task-01 | 900000..1582806 | conductor_poll | conductor in a review |"),
+        summary.contains("| crash_detect_ms | 686676 | 582000 | task-01 | 900000..1586676 | conductor_poll | conductor in a review |"),
         "{summary}"
     );
     let timeline = std::fs::read_to_string(out.join("timeline.html")).unwrap();
     assert!(
         timeline.contains("<rect class=\"breach\"")
-            && timeline.contains("crash_detect_ms 682806 over its budget 582000 (task-01, t=900000..1582806 ms)")
+            && timeline.contains("crash_detect_ms 686676 over its budget 582000 (task-01, t=900000..1586676 ms)")
     );
 }
