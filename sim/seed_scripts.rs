@@ -74,6 +74,9 @@ pub struct Check {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Agree,
+    /// The script answered where the simulator made no decision to set against it
+    /// (check-context-headroom.sh at a bootstrap or at the end).
+    NotCompared,
     /// The script answered, otherwise than the simulator: why.
     Disagree(String),
     /// The script broke: no RESULT line. Its stderr.
@@ -290,7 +293,7 @@ fn judge(script: &str, point: &Instant, stdout: &str, stderr: &str, trace: &[Tra
 /// model's choice after the same agent (warning or hand-off, or proceed / no evaluation).
 fn judge_headroom(point: &Instant, stdout: &str, status: &str) -> Outcome {
     let Moment::AgentReturn(decision) = point.moment else {
-        return Outcome::Agree;
+        return Outcome::NotCompared;
     };
     let script_concerned = !stdout.contains("=== RESULT: HEALTHY ===");
     if script_concerned == decision.concerned() {
@@ -390,20 +393,22 @@ pub fn render(checks: &[Check], runs: usize) -> String {
     );
     let instants: BTreeSet<(&str, i64, &str)> = checks.iter().map(|c| (c.scenario.as_str(), c.t_ms, c.task.as_str())).collect();
     let _ = writeln!(md, "{runs} runs, {} instants, {} script runs.\n", instants.len(), checks.len());
-    let _ = writeln!(md, "| script | runs | agree | disagree | fails (no RESULT) | answers with bash errors on stderr |\n| --- | --- | --- | --- | --- | --- |");
+    let _ = writeln!(md, "| script | runs | agree | disagree | answered, nothing to compare | fails (no RESULT) | answers with bash errors on stderr |\n| --- | --- | --- | --- | --- | --- | --- |");
     for script in [VERIFY, HEADROOM, VALIDATE] {
         let of: Vec<&Check> = checks.iter().filter(|c| c.script == script).collect();
         let count = |f: &dyn Fn(&Check) -> bool| of.iter().filter(|c| f(c)).count();
         let _ = writeln!(
             md,
-            "| {script} | {} | {} | {} | {} | {} |",
+            "| {script} | {} | {} | {} | {} | {} | {} |",
             of.len(),
             count(&|c| c.outcome == Outcome::Agree),
             count(&|c| matches!(c.outcome, Outcome::Disagree(_))),
+            count(&|c| c.outcome == Outcome::NotCompared),
             count(&|c| matches!(c.outcome, Outcome::Failed(_))),
             count(&|c| !c.errors.is_empty())
         );
     }
+    headroom_matrix(&mut md, checks);
     let _ =
         writeln!(md, "\n## Findings, grouped\n\n| script | finding | script runs | runs | first seen |\n| --- | --- | --- | --- | --- |");
     for ((script, finding), of) in grouped(checks) {
@@ -439,13 +444,39 @@ pub fn render(checks: &[Check], runs: usize) -> String {
     md
 }
 
+/// check-context-headroom.sh after an agent: the simulator's decision against the script's
+/// RESULT word, counted.
+fn headroom_matrix(md: &mut String, checks: &[Check]) {
+    let words = ["HEALTHY", "CAUTION", "CRITICAL", "(none)"];
+    let _ = writeln!(
+        md,
+        "\ncheck-context-headroom.sh after an agent, the simulator's decision (rows) against the script's RESULT (columns):\n"
+    );
+    let _ = writeln!(md, "| simulator | {} |\n| --- |{}", words.join(" | "), " --- |".repeat(words.len()));
+    let decisions =
+        [Decision::NotEvaluated, Decision::Proceed, Decision::Ask, Decision::Escalate, Decision::HandOff, Decision::AlreadyWarned];
+    for decision in decisions {
+        let of: Vec<&Check> = checks.iter().filter(|c| c.script == HEADROOM && c.moment == Moment::AgentReturn(decision)).collect();
+        let counts: Vec<String> = words
+            .iter()
+            .map(|w| {
+                of.iter()
+                    .filter(|c| if *w == "(none)" { c.result == *w } else { c.result.starts_with(&format!("=== RESULT: {w}")) })
+                    .count()
+                    .to_string()
+            })
+            .collect();
+        let _ = writeln!(md, "| {decision:?} | {} |", counts.join(" | "));
+    }
+}
+
 /// The findings by (script, what it says), in order of first appearance.
 fn grouped(checks: &[Check]) -> Vec<((&'static str, String), Vec<&Check>)> {
     let mut groups: Vec<((&'static str, String), Vec<&Check>)> = Vec::new();
     for c in checks {
         let mut findings = Vec::new();
         match &c.outcome {
-            Outcome::Agree => {}
+            Outcome::Agree | Outcome::NotCompared => {}
             // The simulator's moment is dropped so one reason groups across decisions.
             Outcome::Disagree(why) => findings.push(format!("disagrees: {}", why.split_once(": ").map_or(why.as_str(), |(_, r)| r))),
             Outcome::Failed(err) => findings.push(format!("**fails** ({}): {err}", moment_name(&c.moment))),
