@@ -9,6 +9,9 @@ use crate::compare::compare;
 use crate::error::Result;
 use crate::variant::VARIANTS;
 
+/// Seed 000's own scripts judge every shipped run in a file of their own (sim/seed_scripts.rs).
+const SEED_SCRIPTS_LINK: &str = "Seed 000's own scripts as a second opinion on every shipped run, and where they fail or disagree with the simulator: [SEED-SCRIPTS.md](SEED-SCRIPTS.md) (`rehearsal findings --seed-scripts`).";
+
 /// The shipped scenario that exercises each variant's disagreement.
 const DEMOS: &[(&str, &str)] = &[
     ("guard-not-in", "scenarios/faults/claim-under-review.toml"),
@@ -87,6 +90,7 @@ pub fn findings(seeds: &[u64], runs_dir: &Path) -> Result<String> {
         seeds.first().copied().unwrap_or(0),
         seeds.last().copied().unwrap_or(0)
     );
+    let _ = writeln!(md, "{SEED_SCRIPTS_LINK}\n");
     for variant in VARIANTS {
         let scenario = DEMOS.iter().find(|(v, _)| *v == variant.name).map(|(_, s)| *s).expect("every variant has a demo scenario");
         let wider: Option<Vec<u64>> = DEMO_SEEDS_MAX.iter().find(|(v, _)| *v == variant.name).map(|(_, max)| (1..=*max).collect());

@@ -47,6 +47,7 @@ pub mod schedule;
 pub mod schedules;
 pub mod scratch;
 pub mod search;
+pub mod seed_scripts;
 pub mod session;
 pub mod shell;
 pub mod shrink;

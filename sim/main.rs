@@ -3,7 +3,7 @@
 //! says how it went (`Outcome`); `exit` is the one place that turns that, or an error, into
 //! the exit code: 0 pass, 1 protocol failure, 2 bad input, 3 harness error, 130 interrupted.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
@@ -418,9 +418,13 @@ struct ShrinkArgs {
 struct FindingsArgs {
     #[command(flatten)]
     seeds: SeedRangeArg,
-    /// The Markdown file to write.
-    #[arg(long, default_value = "reports/FINDINGS.md")]
-    out: PathBuf,
+    /// The Markdown file to write [default: reports/FINDINGS.md, or reports/SEED-SCRIPTS.md].
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Instead: run seed 000's scripts (scripts/seed-000/) at instants of every shipped
+    /// scenario and compare their answers with the simulator's (sim/seed_scripts.rs).
+    #[arg(long)]
+    seed_scripts: bool,
 }
 
 #[derive(Args)]
@@ -790,10 +794,18 @@ fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
 }
 
 fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    if args.seed_scripts {
+        let out = args.out.unwrap_or_else(|| PathBuf::from("reports/SEED-SCRIPTS.md"));
+        let (_, md) = rehearsal::seed_scripts::seed_scripts(Path::new("scenarios"), Path::new("scripts/seed-000"))?;
+        std::fs::write(&out, md)?;
+        println!("written {}", out.display());
+        return Ok(Outcome::PASS);
+    }
     args.seeds.seeds.announce(quiet);
+    let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
     let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
-    std::fs::write(&args.out, md)?;
-    println!("written {}", args.out.display());
+    std::fs::write(&out, md)?;
+    println!("written {}", out.display());
     Ok(Outcome::PASS)
 }
 

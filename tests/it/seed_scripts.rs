@@ -117,3 +117,42 @@ fn the_seed_scripts_see_a_handoff_self_correction_and_a_stale_heartbeat() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("(600s ago) [ALARM]") && out.contains("=== RESULT: ISSUES FOUND (1) ==="), "{out}");
 }
+
+/// The harness of `rehearsal findings --seed-scripts` on one scenario.
+fn second_opinion(scenario: &str) -> Vec<rehearsal::seed_scripts::Check> {
+    rehearsal::seed_scripts::check_scenario(&root().join("scenarios").join(scenario), &root().join("scripts/seed-000")).unwrap()
+}
+
+#[test]
+fn the_second_opinion_finds_the_headroom_script_failing_where_no_agent_ever_returned() {
+    use rehearsal::seed_scripts::{Moment, Outcome};
+    let checks = second_opinion("examples/fifth-failure.toml");
+    // Issue 27 item 6: `grep -c … || echo 0` yields "0\n0" and the arithmetic fails under
+    // `set -u`; every agent of fifth-failure fails, none returns, so the end fails too.
+    let end = checks.iter().find(|c| c.moment == Moment::End && c.script == "check-context-headroom.sh").expect("end check");
+    assert!(
+        matches!(&end.outcome, Outcome::Failed(err) if err.contains("syntax error") && err.contains("AGENTS_INFLIGHT: unbound variable")),
+        "{end:?}"
+    );
+    let md = rehearsal::seed_scripts::render(&checks, 1);
+    assert!(md.contains("| check-context-headroom.sh | **fails** (end of run): "), "{md}");
+}
+
+#[test]
+fn the_second_opinion_agrees_with_the_simulator_on_quickstart_and_sees_context_thresholds_part() {
+    use rehearsal::seed_scripts::{Decision, Moment, Outcome};
+    let checks = second_opinion("quickstart.toml");
+    let after_agents: Vec<_> = checks.iter().filter(|c| matches!(c.moment, Moment::AgentReturn(_))).collect();
+    assert!(after_agents.len() >= 4, "{checks:?}");
+    for c in after_agents.iter().chain(checks.iter().filter(|c| c.script != "check-context-headroom.sh").collect::<Vec<_>>().iter()) {
+        assert_eq!(c.outcome, Outcome::Agree, "{c:?}");
+    }
+    // context-thresholds: the simulator asks from the estimate at the next checkpoint while the
+    // script, reading the current context under 60 %, says HEALTHY.
+    let checks = second_opinion("context-thresholds.toml");
+    let parted = checks
+        .iter()
+        .find(|c| c.moment == Moment::AgentReturn(Decision::Ask) && c.script == "check-context-headroom.sh")
+        .expect("an Ask instant");
+    assert!(matches!(&parted.outcome, Outcome::Disagree(why) if why.contains("script healthy")), "{parted:?}");
+}
