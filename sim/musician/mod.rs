@@ -286,6 +286,7 @@ impl Musician {
         // 000 Bootstrap 6: the instruction message names the instruction file.
         let instruction = self.ctx.sql(Stmt::ReadInstruction, vec![(":task_id", self.task())]).await?;
         let (Some(instruction_id), Some(text)) = (instruction.int(0, 0), instruction.text(0, 1).map(str::to_string)) else {
+            self.ctx.note("instruction_missing", "no instruction message for this task");
             self.status("instructions missing: claim_blocked").await;
             self.guard_block_fallback("instructions are missing").await?;
             return Ok(End::NoInstruction);
