@@ -105,6 +105,8 @@ pub const NOTES: &[&str] = &[
     "instruction_missing",
     // 004 "Hook System": 500 stop-hook checks without an exit state → forced exit.
     "stop_hook_forced_exit",
+    // 000 "2. Session Identity": no CLAUDE_SESSION_ID → log and exit.
+    "session_id_missing",
 ];
 
 impl Item {

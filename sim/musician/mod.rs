@@ -61,6 +61,8 @@ pub enum End {
     Complete,
     ClaimBlocked,
     NoInstruction,
+    /// 000 "2. Session Identity": no `CLAUDE_SESSION_ID`, so no database access at all.
+    NoSessionId,
     CleanExit,
     RetriesExhausted,
     HardStop,
@@ -246,6 +248,14 @@ impl Musician {
     }
 
     async fn run(&mut self) -> Result<End, SqlFailure> {
+        // 000 "2. Session Identity": "Validate it is present. If missing, the hook failed —
+        // log an error message explaining the failure and exit immediately (this is the one
+        // pre-bootstrap case where direct output is necessary since orchestration DB
+        // communication requires a session ID)." The trace note is that direct output.
+        if self.ctx.session_id_missing(self.launch.plan.number, self.launch.session_no) {
+            self.ctx.note("session_id_missing", "CLAUDE_SESSION_ID missing from the system prompt: the SessionStart hook failed; exiting");
+            return Ok(End::NoSessionId);
+        }
         // A successor reads the task record first (000 "Example: Mid-Session Resumption" Step
         // 3): who held the task immediately before is what makes a HANDOFF current (003).
         let prior = if self.launch.session_no > 1 { Some(self.read_task_record().await?) } else { None };
