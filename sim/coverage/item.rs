@@ -107,6 +107,8 @@ pub const NOTES: &[&str] = &[
     "stop_hook_forced_exit",
     // 000 "2. Session Identity": no CLAUDE_SESSION_ID → log and exit.
     "session_id_missing",
+    // 003 "State Reconciliation": a single benign mismatch on resumption, auto-corrected.
+    "resumption_benign_mismatch",
 ];
 
 impl Item {

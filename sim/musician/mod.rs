@@ -433,6 +433,11 @@ impl Musician {
                 assessment.resume_from.agent
             ),
         );
+        if assessment.mismatch == Mismatch::Benign {
+            // 003 "State Reconciliation", Benign: "Auto-correct using temp/ files" — the one
+            // field that differs is corrected, no report (coverage counts this note).
+            self.ctx.note("resumption_benign_mismatch", assessment.mismatches.join("; "));
+        }
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
         self.last_checkpoint_step = assessment.last_checkpoint_step;
