@@ -240,6 +240,11 @@ impl Ctx {
         self.runtime.actor_faults.twin_after_ms(task)
     }
 
+    /// Fault: whether session `session` of task `task` starts without a session id.
+    pub fn session_id_missing(&self, task: u64, session: u32) -> bool {
+        self.runtime.actor_faults.session_id_missing(task, session)
+    }
+
     /// A UUID-shaped id drawn from the stream named `name`: how a launched session gets its
     /// `CLAUDE_SESSION_ID` reproducibly, before it starts (the SessionStart hook, seed 000).
     pub fn derive_uuid(&self, name: &str) -> String {

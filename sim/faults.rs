@@ -67,6 +67,8 @@ pub struct ActorFaults {
     context_spike_pct: Dist,
     /// (task number, ms after the original) of each double launch.
     double_launch: Vec<(u64, i64)>,
+    /// (task number, session number) of each session started without a session id.
+    missing_session_id: Vec<(u64, u32)>,
 }
 
 impl ActorFaults {
@@ -85,6 +87,12 @@ impl ActorFaults {
     /// original.
     pub fn twin_after_ms(&self, task: u64) -> Option<i64> {
         self.double_launch.iter().find(|(t, _)| *t == task).map(|(_, after_ms)| *after_ms)
+    }
+
+    /// Whether session `session` of task `task` starts without `CLAUDE_SESSION_ID` (fault
+    /// `missing_session_id`).
+    pub fn session_id_missing(&self, task: u64, session: u32) -> bool {
+        self.missing_session_id.contains(&(task, session))
     }
 }
 
@@ -206,6 +214,7 @@ impl FaultPlan {
                 context_spike_probability,
                 context_spike_pct: faults.context_spike_pct.clone().unwrap_or(Dist::uniform(10, 30)),
                 double_launch: faults.double_launch.iter().map(|d| (d.task, d.after_ms)).collect(),
+                missing_session_id: faults.missing_session_id.iter().map(|m| (m.task, m.session)).collect(),
             },
             scripted_points,
             counts: BTreeMap::new(),

@@ -27,7 +27,7 @@ pub struct ShrinkReport {
 
 fn faults_in(table: &Table) -> usize {
     let Some(Value::Table(faults)) = table.get("faults") else { return 0 };
-    let listed: usize = ["crash", "hang", "watcher_death", "double_launch", "conductor_down", "conductor_crash"]
+    let listed: usize = ["crash", "hang", "watcher_death", "double_launch", "missing_session_id", "conductor_down", "conductor_crash"]
         .iter()
         .filter_map(|k| faults.get(*k))
         .filter_map(Value::as_array)
@@ -69,6 +69,7 @@ fn candidates(table: &Table, violation_ms: Option<i64>) -> Vec<Table> {
         ("faults", "hang"),
         ("faults", "watcher_death"),
         ("faults", "double_launch"),
+        ("faults", "missing_session_id"),
         ("faults", "conductor_down"),
         ("faults", "conductor_crash"),
         ("conductor", "emergencies"),

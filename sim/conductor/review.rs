@@ -149,9 +149,13 @@ async fn study(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<ReviewAnswer
         None => {
             let roll: f64 = ctx.rng().random_range(0.0..1.0);
             let c = &scenario.conductor;
+            // Coverage tells drawn rejections and fixes from scripted ones (C5); an approval,
+            // what every review with the default odds draws, is not noted.
             if roll < c.reject_probability {
+                ctx.note("review_rejected_by_odds", format!("{} review {}: roll {roll:.3}", job.task_id, job.number));
                 ReviewAnswer::ReviewFailed
             } else if roll < c.reject_probability + c.fix_probability {
+                ctx.note("review_fix_by_odds", format!("{} review {}: roll {roll:.3}", job.task_id, job.number));
                 ReviewAnswer::FixProposed
             } else {
                 ReviewAnswer::ReviewApproved

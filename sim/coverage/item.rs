@@ -91,6 +91,24 @@ pub const NOTES: &[&str] = &[
     "error_reply_alternative",
     "error_reply_skip",
     "error_reply_exit_request",
+    // 000 "Retry Policy": a subagent failed twice more after its first failure and the
+    // musician escalates instead of absorbing the work (`subagents.absorb_probability` < 1).
+    "subagent_escalated",
+    // A review answer drawn from `conductor.reject_probability` / `fix_probability`, not
+    // scripted by `[[conductor.answers]]` (C5).
+    "review_rejected_by_odds",
+    "review_fix_by_odds",
+    // 004 "Background Monitoring Subagent Template": the watcher's 500-iteration cap reached,
+    // and the musician launching a new one.
+    "watcher_relaunch",
+    // 000 "6. Read Task Instructions": no instruction message → `claim_blocked`.
+    "instruction_missing",
+    // 004 "Hook System": 500 stop-hook checks without an exit state → forced exit.
+    "stop_hook_forced_exit",
+    // 000 "2. Session Identity": no CLAUDE_SESSION_ID → log and exit.
+    "session_id_missing",
+    // 003 "State Reconciliation": a single benign mismatch on resumption, auto-corrected.
+    "resumption_benign_mismatch",
 ];
 
 impl Item {

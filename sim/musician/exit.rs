@@ -216,7 +216,7 @@ impl Musician {
             self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit blocked"));
             self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
         }
-        self.ctx.note("stop_hook", format!("{ITERATIONS_MAX} iterations: forced exit"));
+        self.ctx.note("stop_hook_forced_exit", format!("{ITERATIONS_MAX} iterations"));
         Ok(())
     }
 

@@ -61,6 +61,8 @@ pub enum End {
     Complete,
     ClaimBlocked,
     NoInstruction,
+    /// 000 "2. Session Identity": no `CLAUDE_SESSION_ID`, so no database access at all.
+    NoSessionId,
     CleanExit,
     RetriesExhausted,
     HardStop,
@@ -246,6 +248,14 @@ impl Musician {
     }
 
     async fn run(&mut self) -> Result<End, SqlFailure> {
+        // 000 "2. Session Identity": "Validate it is present. If missing, the hook failed —
+        // log an error message explaining the failure and exit immediately (this is the one
+        // pre-bootstrap case where direct output is necessary since orchestration DB
+        // communication requires a session ID)." The trace note is that direct output.
+        if self.ctx.session_id_missing(self.launch.plan.number, self.launch.session_no) {
+            self.ctx.note("session_id_missing", "CLAUDE_SESSION_ID missing from the system prompt: the SessionStart hook failed; exiting");
+            return Ok(End::NoSessionId);
+        }
         // A successor reads the task record first (000 "Example: Mid-Session Resumption" Step
         // 3): who held the task immediately before is what makes a HANDOFF current (003).
         let prior = if self.launch.session_no > 1 { Some(self.read_task_record().await?) } else { None };
@@ -286,6 +296,7 @@ impl Musician {
         // 000 Bootstrap 6: the instruction message names the instruction file.
         let instruction = self.ctx.sql(Stmt::ReadInstruction, vec![(":task_id", self.task())]).await?;
         let (Some(instruction_id), Some(text)) = (instruction.int(0, 0), instruction.text(0, 1).map(str::to_string)) else {
+            self.ctx.note("instruction_missing", "no instruction message for this task");
             self.status("instructions missing: claim_blocked").await;
             self.guard_block_fallback("instructions are missing").await?;
             return Ok(End::NoInstruction);
@@ -422,6 +433,11 @@ impl Musician {
                 assessment.resume_from.agent
             ),
         );
+        if assessment.mismatch == Mismatch::Benign {
+            // 003 "State Reconciliation", Benign: "Auto-correct using temp/ files" — the one
+            // field that differs is corrected, no report (coverage counts this note).
+            self.ctx.note("resumption_benign_mismatch", assessment.mismatches.join("; "));
+        }
         self.next = assessment.resume_from;
         self.count_tests_on_resumption(assessment.resume_from);
         self.last_checkpoint_step = assessment.last_checkpoint_step;

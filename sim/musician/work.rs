@@ -210,6 +210,9 @@ impl Musician {
             self.agents_done += 1;
             return Ok(AgentOutcome::Done);
         }
+        // 000 "Retry Policy": "After 2 Failures: Option A: Absorb work ... Option B: Escalate
+        // to conductor" — the odds chose B.
+        self.ctx.note("subagent_escalated", format!("step {step} agent {agent}: 2 failed retries, not absorbed"));
         self.report_error(&format!("step {step} agent {agent} failed 3 times")).await
     }
 

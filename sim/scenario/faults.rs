@@ -82,6 +82,9 @@ pub struct FaultsSection {
     pub watcher_death: Vec<ScriptedFault>,
     /// A second session launched for a task's first session (a relaunch racing the original).
     pub double_launch: Vec<DoubleLaunch>,
+    /// A session started without `CLAUDE_SESSION_ID` in its system prompt (000 "2. Session
+    /// Identity": the SessionStart hook failed).
+    pub missing_session_id: Vec<MissingSessionId>,
     pub conductor_down: Vec<Window>,
     /// The conductor's session dies; a new one starts `conductor.relaunch_after_ms` later.
     pub conductor_crash: Vec<ConductorCrash>,
@@ -131,6 +134,15 @@ pub struct DoubleLaunch {
     /// How long after the original the twin starts (0: the same instant).
     #[serde(default)]
     pub after_ms: i64,
+}
+
+/// Which session of which task starts without a session id.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MissingSessionId {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
 }
 
 #[derive(Clone, Debug, Deserialize)]

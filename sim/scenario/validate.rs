@@ -29,6 +29,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     watcher_deaths(&raw.faults)?;
     scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
     double_launches(&raw.faults, count)?;
+    missing_session_ids(&raw.faults, count)?;
     conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
     variant_names(&raw.protocol)
@@ -282,6 +283,19 @@ fn double_launches(faults: &FaultsSection, count: u64) -> Checked {
     Ok(())
 }
 
+/// `[[faults.missing_session_id]]` names an existing task and a session from 1.
+fn missing_session_ids(faults: &FaultsSection, count: u64) -> Checked {
+    for (index, fault) in faults.missing_session_id.iter().enumerate() {
+        if !names_a_task(fault.task, count) {
+            return Err(Problem::in_entry("faults.missing_session_id", index, "task", no_such_task(fault.task, count)));
+        }
+        if fault.session == 0 {
+            return Err(Problem::in_entry("faults.missing_session_id", index, "session", "sessions count from 1".to_string()));
+        }
+    }
+    Ok(())
+}
+
 /// `[expect]` names rules the oracles check.
 /// A problem is reported at the key that holds the unknown name.
 fn expected_rules(expect: &ExpectSection) -> Checked {
@@ -452,6 +466,16 @@ mod tests {
             "`after:heartbeats` is not before:STATEMENT or after:STATEMENT with a statement the engine runs"
         );
         accepted("[[faults.crash]]\ntask = 2\nsession = 5\nat = \"after:claim_task\"\nnth = 2\n");
+    }
+
+    #[test]
+    fn missing_session_ids_name_an_existing_task_and_a_session_from_1() {
+        assert_eq!(
+            refusal("[[faults.missing_session_id]]\ntask = 3\n"),
+            ("faults.missing_session_id", Some(0), "task", "task 3 does not exist: tasks.count is 2".into())
+        );
+        assert_eq!(refusal("[[faults.missing_session_id]]\ntask = 1\nsession = 0\n").2, "session");
+        accepted("[[faults.missing_session_id]]\ntask = 2\nsession = 3\n");
     }
 
     #[test]
