@@ -127,7 +127,7 @@ pub(crate) const MUTANTS: &[Mutant] = &[
         "claim-overdue-too-soon.toml",
         "faults/hang-before-claim.toml",
         "no-relaunch-while-claim-pending",
-        "a session must be slow to reach its claim for the patience to matter; the CI suites' claims follow their sessions' starts at once, save random hangs",
+        "a session must be slow to reach its claim for the patience to matter, and every session of the CI suites claims as it starts (the seeds' suite with claim_overdue_s = 60 merged in: 0 regressions)",
     ),
     // A fenced protocol (D11's fix) that forgot the fence on `mark_exited`: a replaced
     // session's `exited` on its successor's row, acted on (beside it owner-writes-only and
@@ -137,7 +137,7 @@ pub(crate) const MUTANTS: &[Mutant] = &[
         "mark-exited-unfenced.sql",
         "faults/late-exit-fenced.toml",
         "hand-over-on-owner-exit",
-        "it differs from a fenced protocol only, and the CI suites run the seeds' unfenced SQL, whose `mark_exited` it is",
+        "the strict suite's `--variant fencing` applies after `--sql` and puts the fence back, and the seeds' suite runs the unfenced SQL, whose `mark_exited` this is",
     ),
     // The seeds' own clean exit (watchers stopped first, D14) against the reading that keeps
     // the heartbeat until the final write: a live session handed over writes `exited` before
@@ -146,7 +146,7 @@ pub(crate) const MUTANTS: &[Mutant] = &[
         "watchers-stopped-before-exit.toml",
         "faults/slow-clean-exit-watched.toml",
         "silent-after-hand-over",
-        "it is the seeds' default reading (D14), which the CI suites run and their baseline records",
+        "the strict suite's `--variant heartbeat-until-exit` is on its command line, which no scenario key undoes, and the seeds' suite runs the seeds' reading, which this is",
     ),
     // Behaviours the simulator already has, switched on over a fault-free scenario.
     caught("state-first.toml", "examples/clean-exit-handoff.toml"),
