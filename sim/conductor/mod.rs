@@ -390,8 +390,8 @@ impl Conductor<'_> {
     }
 
     /// The simulator's policy for a launched session that never claims (it died before its
-    /// first write; the seeds are silent): once the claim is a staleness window overdue, the
-    /// conductor launches the task's next session. A row left `watching` has no heartbeat, so
+    /// first write; the seeds are silent): once the claim is `conductor.claim_overdue_s`
+    /// overdue (a staleness window unless set), the conductor launches the task's next session. A row left `watching` has no heartbeat, so
     /// no staleness rule of the seeds ever sees it. Variant `no-relaunch-unclaimed` turns this
     /// off. Returns whether it relaunched (or gave the task up).
     async fn relaunch_unclaimed(&mut self, task: &TaskView) -> Result<bool, SqlFailure> {
@@ -399,7 +399,7 @@ impl Conductor<'_> {
             return Ok(false);
         }
         let Some(started_ms) = self.launch_started.get(&task.task_id).copied() else { return Ok(false) };
-        if self.ctx.now_ms() - started_ms <= self.scenario.conductor.staleness_s * 1000 {
+        if self.ctx.now_ms() - started_ms <= self.scenario.claim_overdue_s() * 1000 {
             return Ok(false);
         }
         let launched = self.sessions.get(&task.task_id).copied().unwrap_or(0);

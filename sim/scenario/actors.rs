@@ -4,7 +4,9 @@
 
 use serde::Deserialize;
 
-use super::deserialize::{non_negative_i64, optional_non_negative_i64, percent, positive_i64, positive_u64, probability};
+use super::deserialize::{
+    non_negative_i64, optional_non_negative_i64, optional_positive_i64, percent, positive_i64, positive_u64, probability,
+};
 use crate::dist::Dist;
 
 #[derive(Clone, Debug, Deserialize)]
@@ -33,6 +35,12 @@ pub struct ConductorSection {
     /// A musician heartbeat older than this is stale (000 "Heartbeat Protocol": 9 min).
     #[serde(deserialize_with = "positive_i64")]
     pub staleness_s: i64,
+    /// How long the conductor waits for a launched session's claim before it launches the
+    /// task's next one (the simulator's policy for a session lost before its claim; the seeds
+    /// never relaunch an unclaimed task). Unset: `staleness_s`, the window the seeds give a
+    /// silent session (`Scenario::claim_overdue_s`).
+    #[serde(deserialize_with = "optional_positive_i64")]
+    pub claim_overdue_s: Option<i64>,
     /// Sessions the conductor launches for one task before it gives the task up.
     #[serde(deserialize_with = "positive_u64")]
     pub sessions_per_task_max: u64,
@@ -87,6 +95,7 @@ impl Default for ConductorSection {
             fix_probability: 0.0,
             context_reply: ContextReply::Fix,
             staleness_s: 540,
+            claim_overdue_s: None,
             sessions_per_task_max: 5,
             relaunch_after_ms: 300_000,
             answers: Vec::new(),

@@ -68,6 +68,11 @@ pub(super) fn positive_u32<'de, D: Deserializer<'de>>(d: D) -> Field<u32, D::Err
     u32::try_from(v).map_err(|_| de::Error::custom(format!("must be at most {}, got {v}", u32::MAX)))
 }
 
+/// `positive_i64` for a key whose absence means a default computed from other keys.
+pub(super) fn optional_positive_i64<'de, D: Deserializer<'de>>(d: D) -> Field<Option<i64>, D::Error> {
+    positive_i64(d).map(Some)
+}
+
 pub(super) fn positive_u64_opt<'de, D: Deserializer<'de>>(d: D) -> Field<Option<u64>, D::Error> {
     positive_u64(d).map(Some)
 }

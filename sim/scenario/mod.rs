@@ -232,6 +232,12 @@ impl Scenario {
         self.conductor.answers.iter().find(|a| a.task == task && a.review == review).map(|a| a.answer)
     }
 
+    /// How long the conductor waits for a launched session's claim: the key, or the
+    /// staleness window when it is unset.
+    pub fn claim_overdue_s(&self) -> i64 {
+        self.conductor.claim_overdue_s.unwrap_or(self.conductor.staleness_s)
+    }
+
     /// How often the conductor beats while it reviews (docs/protocol.md C38): the key, or the
     /// musicians' refresh interval when it is unset; 0 for none.
     pub fn review_heartbeat_ms(&self) -> i64 {
@@ -257,6 +263,7 @@ mod tests {
             ("[tasks]\ncount = 2\n[timing]\nsubagent_ms = -5\n", "s.toml:4:15: key `timing.subagent_ms`"),
             ("[tasks]\ncount = 2\n[conductor]\nreview_ms = { kind = \"uniform\", min = 9, max = 3 }\n", "key `conductor.review_ms`"),
             ("[tasks]\ncount = 2\n[timing]\npause_poll_ms = 0\n", "s.toml:4:17: key `timing.pause_poll_ms`: must be positive"),
+            ("[tasks]\ncount = 2\n[conductor]\nclaim_overdue_s = 0\n", "s.toml:4:19: key `conductor.claim_overdue_s`: must be positive"),
             ("[tasks]\ncount = = 2\n", "s.toml:2:"),
             ("[tasks]\ncount = 2\ncheckpoints = [5]\n", "s.toml:3:1: key `tasks.checkpoints`"),
             ("[tasks]\ncount = 2\n[[tasks.custom]]\ntask = 3\n", "s.toml:4:1: key `tasks.custom.task`: task 3 does not exist"),

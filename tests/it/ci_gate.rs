@@ -114,8 +114,9 @@ fn gate(file: &'static str, commands: &[String]) -> Gated {
 #[test]
 fn every_mutant_the_oracles_are_meant_to_catch_fails_the_ci_gate() {
     let commands = ci_commands();
-    // A known gap is no rule's to catch; it is reported by tests/it/mutants.rs, not run here.
-    let meant: Vec<_> = MUTANTS.iter().filter(|m| m.expected_missing.is_none()).collect();
+    // A known gap is no rule's to catch; it is reported by tests/it/mutants.rs, not run here,
+    // nor is a mutant whose fault no CI scenario has (its catalog entry says why).
+    let meant: Vec<_> = MUTANTS.iter().filter(|m| m.expected_missing.is_none() && m.outside_ci.is_none()).collect();
     for must in ["heartbeat-refreshes-nothing.sql", "mark-complete-every-row.sql", "cursor-skips-next.sql"] {
         assert!(meant.iter().any(|m| m.file == must), "{must} is in the catalog, meant to be caught");
     }

@@ -50,5 +50,6 @@ mod sweep;
 mod sweep_summary;
 mod test_script;
 mod transitions;
+mod unchecked_properties;
 mod verification;
 mod watchers;

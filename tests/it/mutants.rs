@@ -8,7 +8,8 @@
 //! missing.
 //!
 //! A mutant is one file: `NAME.sql` replaces the named statements of `scenarios/protocol.sql`
-//! (it becomes the scenario's `[protocol] sql`); `NAME.toml` is merged over the scenario (a
+//! (it becomes the scenario's `[protocol] sql`; over a scenario with SQL of its own, such as a
+//! fenced protocol, it replaces only its statements of that file); `NAME.toml` is merged over the scenario (a
 //! behaviour the simulator already has, switched on by a protocol variant or a scenario key).
 //! Each file starts with a comment: what is wrong, and which seed text it breaks.
 //!
@@ -39,14 +40,29 @@ pub(crate) struct Mutant {
     /// A mutant today's rules cannot catch: why, and what rule would. Reported, not failed;
     /// once a rule catches it the test fails until this is cleared.
     pub(crate) expected_missing: Option<&'static str>,
+    /// The rule the mutant was made for (issue 26): caught without it, the test fails.
+    target: Option<&'static str>,
+    /// Why the CI suites cannot catch it (what it breaks needs a fault none of their
+    /// scenarios has): tests/it/ci_gate.rs leaves it out. `None`: the gate must fail on it.
+    pub(crate) outside_ci: Option<&'static str>,
 }
 
 const fn caught(file: &'static str, scenario: &'static str) -> Mutant {
-    Mutant { file, scenario, at_load: false, expected_missing: None }
+    Mutant { file, scenario, at_load: false, expected_missing: None, target: None, outside_ci: None }
+}
+
+/// A mutant made for one rule, which must be among those that fire.
+const fn caught_by(file: &'static str, scenario: &'static str, rule: &'static str) -> Mutant {
+    Mutant { target: Some(rule), ..caught(file, scenario) }
+}
+
+/// `caught_by`, for a mutant that only a scenario outside the CI suites runs into.
+const fn caught_by_outside_ci(file: &'static str, scenario: &'static str, rule: &'static str, why: &'static str) -> Mutant {
+    Mutant { outside_ci: Some(why), ..caught_by(file, scenario, rule) }
 }
 
 const fn gap(file: &'static str, scenario: &'static str, reason: &'static str) -> Mutant {
-    Mutant { file, scenario, at_load: false, expected_missing: Some(reason) }
+    Mutant { expected_missing: Some(reason), ..caught(file, scenario) }
 }
 
 /// The catalog: every file of `tests/mutants/`, the scenario that exercises it, and what
@@ -58,7 +74,7 @@ pub(crate) const MUTANTS: &[Mutant] = &[
     caught("claim-without-session.sql", "quickstart.toml"),
     caught("heartbeat-refreshes-nothing.sql", "quickstart.toml"),
     caught("heartbeat-matches-no-row.sql", "quickstart.toml"),
-    Mutant { file: "heartbeat-as-select.sql", scenario: "quickstart.toml", at_load: true, expected_missing: None },
+    Mutant { at_load: true, ..caught("heartbeat-as-select.sql", "quickstart.toml") },
     caught("mark-complete-every-row.sql", "quickstart.toml"),
     caught("cursor-rereads-last.sql", "examples/pause-feedback.toml"),
     // Skipping `last + 1` loses a message only when two conductor messages to one task are
@@ -99,19 +115,39 @@ pub(crate) const MUTANTS: &[Mutant] = &[
         "quickstart.toml",
         "finished sessions spin in their stop hook (reads only) for 500 checks after their terminal write: conductor-outlasts-sessions does not see it (a session past its terminal write is not working); needs a rule that a session ends within a stop-hook check or two of its terminal write (004 stop-hook exit criteria)",
     ),
-    // Issue 26: each caught by its own rule only (message-to-existing-task,
-    // request-answered-once; retry-count-never-decreases beside retry-count-counts-errors).
-    // The three behaviours of that issue have no mutant: no-relaunch-while-claim-pending,
-    // hand-over-on-owner-exit and silent-after-hand-over judge what the seeds' protocol and the
-    // simulated conductor do under hangs (a hang before the claim, a replaced session's
-    // `exited`, a handed-over session waking before its successor claims), and no variant or
-    // SQL of the simulator is the right protocol to contrast them with (`fencing` does not stop
-    // a handed-over session whose id the row still names; `no-relaunch-unclaimed` trades #4 for
-    // liveness). Their unit tests (sim/oracle/tests_unchecked.rs) and the runs of issue 26
-    // (random-faults seeds 86 and 152, ci-smoke 13 and 33) show them caught.
-    caught("approvals-to-missing-task.sql", "quickstart.toml"),
-    caught("answers-inserted-twice.sql", "quickstart.toml"),
-    caught("set-error-counts-down.sql", "examples/error-recovery.toml"),
+    // Issue 26: a mutant for each property of its round, each made for the rule named (which
+    // must fire) and caught by it alone where no other rule sees the same write.
+    caught_by("approvals-to-missing-task.sql", "quickstart.toml", "message-to-existing-task"),
+    caught_by("answers-inserted-twice.sql", "quickstart.toml", "request-answered-once"),
+    // Beside retry-count-counts-errors.
+    caught_by("set-error-counts-down.sql", "examples/error-recovery.toml", "retry-count-never-decreases"),
+    // A conductor too impatient for a claim relaunches a task whose session is frozen before
+    // it (the rule alone).
+    caught_by_outside_ci(
+        "claim-overdue-too-soon.toml",
+        "faults/hang-before-claim.toml",
+        "no-relaunch-while-claim-pending",
+        "a session must be slow to reach its claim for the patience to matter, and every session of the CI suites claims as it starts (the seeds' suite with claim_overdue_s = 60 merged in: 0 regressions)",
+    ),
+    // A fenced protocol (D11's fix) that forgot the fence on `mark_exited`: a replaced
+    // session's `exited` on its successor's row, acted on (beside it owner-writes-only and
+    // one-live-session-per-task for the write, messages-seen-once for the second hand-over's
+    // message).
+    caught_by_outside_ci(
+        "mark-exited-unfenced.sql",
+        "faults/late-exit-fenced.toml",
+        "hand-over-on-owner-exit",
+        "the strict suite's `--variant fencing` applies after `--sql` and puts the fence back, and the seeds' suite runs the unfenced SQL, whose `mark_exited` this is",
+    ),
+    // The seeds' own clean exit (watchers stopped first, D14) against the reading that keeps
+    // the heartbeat until the final write: a live session handed over writes `exited` before
+    // its successor claims (beside no-false-stale for the hand-over, and what follows).
+    caught_by_outside_ci(
+        "watchers-stopped-before-exit.toml",
+        "faults/slow-clean-exit-watched.toml",
+        "silent-after-hand-over",
+        "the strict suite's `--variant heartbeat-until-exit` is on its command line, which no scenario key undoes, and the seeds' suite runs the seeds' reading, which this is",
+    ),
     // Behaviours the simulator already has, switched on over a fault-free scenario.
     caught("state-first.toml", "examples/clean-exit-handoff.toml"),
     caught("detect-by-timestamp.toml", "faults/same-second-burst.toml"),
@@ -168,21 +204,46 @@ fn statements_of(path: &Path) -> Vec<String> {
 fn write_scenario(scenario: &str, mutant: Option<&Path>, dir: &Path) -> PathBuf {
     let base_path = root().join("scenarios").join(scenario);
     let mut table: toml::Table = toml::from_str(&std::fs::read_to_string(&base_path).unwrap()).unwrap();
-    let has_sql = table.get("protocol").and_then(|p| p.get("sql")).is_some();
-    assert!(!has_sql, "{scenario} has its own [protocol] sql, which a mutant would replace: choose another scenario");
+    let own_sql = table.get("protocol").and_then(|p| p.get("sql")).and_then(|s| s.as_str()).map(|s| base_path.parent().unwrap().join(s));
+    std::fs::create_dir_all(dir).unwrap();
+    if let Some(own) = &own_sql {
+        // The copy lives elsewhere: name the scenario's own SQL by its full path.
+        let protocol = table.get_mut("protocol").and_then(|p| p.as_table_mut()).unwrap();
+        protocol.insert("sql".into(), toml::Value::String(own.to_str().unwrap().to_string()));
+    }
     if let Some(path) = mutant {
         let patch: toml::Table = if path.extension().is_some_and(|e| e == "sql") {
+            // Over a scenario with SQL of its own (a fenced protocol, say), the mutant's
+            // statements replace only theirs: the mutant changes one thing.
+            let sql = match &own_sql {
+                Some(own) => layered_sql(own, path, dir),
+                None => path.to_path_buf(),
+            };
             let mut protocol = toml::Table::new();
-            protocol.insert("sql".into(), toml::Value::String(path.to_str().unwrap().to_string()));
+            protocol.insert("sql".into(), toml::Value::String(sql.to_str().unwrap().to_string()));
             toml::Table::from_iter([("protocol".to_string(), toml::Value::Table(protocol))])
         } else {
             toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         };
         merge(&mut table, patch);
     }
-    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(Path::new(scenario).file_name().unwrap());
     std::fs::write(&path, toml::to_string(&table).unwrap()).unwrap();
+    path
+}
+
+/// The statements of `own` with those of `mutant` in place of theirs (and any others of
+/// `mutant` after them), written under `dir`.
+fn layered_sql(own: &Path, mutant: &Path, dir: &Path) -> PathBuf {
+    let parse = |path: &Path| {
+        rehearsal::sql_catalog::parse(&std::fs::read_to_string(path).unwrap(), &path.display().to_string())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let (base, replacing) = (parse(own), parse(mutant));
+    let kept = base.iter().filter(|s| !replacing.iter().any(|m| m.name == s.name));
+    let text: String = kept.chain(&replacing).map(|s| format!("-- name: {}\n{}\n\n", s.name, s.sql)).collect();
+    let path = dir.join("layered.sql");
+    std::fs::write(&path, text).unwrap();
     path
 }
 
@@ -282,6 +343,9 @@ fn every_mutant_of_the_catalog_is_caught_or_a_known_gap() {
         let (seeds, verdict, by, rest) = match (outcome, m.expected_missing, m.at_load) {
             (Outcome::Caught { seeds, headlines, rules }, None, false) => {
                 caught_n += 1;
+                if let Some(target) = m.target.filter(|t| !rules.contains(t)) {
+                    problems.push(format!("mutant {} is caught, but not by {target}, the rule it was made for: {rules:?}", m.file));
+                }
                 let seeds = join(seeds.iter().map(u64::to_string), ",");
                 (seeds, "caught".to_string(), join(headlines, ", "), join(rules, ", "))
             }

@@ -1,0 +1,83 @@
+//! The runs issue 26 named, end to end: with `[expect] allowed` emptied, the rules for its
+//! three behaviours (a relaunch while a claim is pending, a hand-over on a replaced session's
+//! `exited`, a handed-over session writing before its successor claims) list them in
+//! violations.csv, each row hand-checked against its trace once.
+
+use std::path::Path;
+
+use rehearsal::run::{run, RunOptions};
+
+use crate::support::root;
+
+/// The shipped scenario copied under `dir` with `[expect] allowed = []`, under its own name.
+fn strict_copy(scenario: &str, dir: &Path) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(root().join("scenarios").join(scenario)).unwrap();
+    let mut table: toml::Table = toml::from_str(&text).unwrap();
+    let expect = table.get_mut("expect").and_then(|e| e.as_table_mut()).expect("the scenario has an [expect] section");
+    assert!(expect.contains_key("allowed"), "{scenario} allows some violations; this test empties the list");
+    expect.insert("allowed".into(), toml::Value::Array(Vec::new()));
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(Path::new(scenario).file_name().unwrap());
+    std::fs::write(&path, toml::to_string(&table).unwrap()).unwrap();
+    path
+}
+
+/// The (t_ms, rule, explanation) rows of violations.csv of `scenario` run with `seed`.
+fn violations(scenario: &str, seed: u64, dir: &Path) -> Vec<(i64, String, String)> {
+    let path = strict_copy(scenario, &dir.join("scenario"));
+    let out = dir.join(format!("seed-{seed}"));
+    let options = RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(out.clone()), variants: Vec::new() };
+    let summary = run(&options).unwrap();
+    assert!(!summary.verdict.passed(), "{scenario} seed {seed} fails once nothing is allowed");
+    let mut reader = csv::Reader::from_path(out.join("violations.csv")).unwrap();
+    assert_eq!(reader.headers().unwrap(), vec!["t_ms", "rule", "explanation"]);
+    reader.records().map(|r| r.unwrap()).map(|r| (r[0].parse().unwrap(), r[1].to_string(), r[2].to_string())).collect()
+}
+
+fn of_rule<'a>(rows: &'a [(i64, String, String)], rule: &str) -> Vec<&'a (i64, String, String)> {
+    rows.iter().filter(|(_, r, _)| r == rule).collect()
+}
+
+#[test]
+fn random_faults_seed_86_relaunches_task_04_while_its_hung_first_session_may_still_claim() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows = violations("faults/random-faults.toml", 86, tmp.path());
+    let found = of_rule(&rows, "no-relaunch-while-claim-pending");
+    assert_eq!(found.len(), 1, "{rows:#?}");
+    let (t_ms, _, why) = found[0];
+    assert_eq!(*t_ms, 622_176, "{why}");
+    assert!(why.contains("launched session S2") && why.contains("of task-04"), "{why}");
+    assert!(why.contains("session S1") && why.contains("had not yet run its claim and was alive, frozen by a hang"), "{why}");
+}
+
+#[test]
+fn random_faults_seed_152_hands_task_02_over_on_a_replaced_sessions_exit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows = violations("faults/random-faults.toml", 152, tmp.path());
+    let found = of_rule(&rows, "hand-over-on-owner-exit");
+    assert_eq!(found.len(), 1, "{rows:#?}");
+    let (t_ms, _, why) = found[0];
+    assert_eq!(*t_ms, 6_091_661, "{why}");
+    assert!(why.contains("began handing task-02 over"), "{why}");
+    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=5888472 ms"), "{why}");
+    assert!(why.contains("belonged to session S3") && why.contains("which was alive and running"), "{why}");
+}
+
+/// Issue 26 named random-faults seed 152 for this too, against an earlier build; in this one
+/// seed 152 has no such write (its conductor and musician changed since), so random-faults
+/// seed 15 and ci-smoke seed 13 (which the issue also named) show it.
+#[test]
+fn a_session_handed_over_while_hung_writes_before_its_successor_claims() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rows = violations("faults/random-faults.toml", 15, tmp.path().join("rf").as_path());
+    let found = of_rule(&rows, "silent-after-hand-over");
+    let times: Vec<i64> = found.iter().map(|(t, _, _)| *t).collect();
+    assert_eq!(times, [5_961_605, 5_971_798], "{rows:#?}");
+    assert!(found[0].2.contains("wrote `resume_working` to task-03 (state fix_proposed → working)"), "{}", found[0].2);
+    assert!(found[1].2.contains("wrote `mark_complete` to task-03"), "{}", found[1].2);
+    for (_, _, why) in found {
+        assert!(why.contains("session S1") && why.contains("S2 (") && why.contains("had not claimed yet"), "{why}");
+    }
+    let smoke = violations("bench/ci-smoke.toml", 13, tmp.path().join("smoke").as_path());
+    assert!(!of_rule(&smoke, "silent-after-hand-over").is_empty(), "{smoke:#?}");
+}
