@@ -62,7 +62,9 @@ impl Musician {
         }
         if self.context_pct >= c.ceiling_pct {
             // 000 "Clean Exit Protocol": a clean exit at a hand-off point such as "context
-            // exhaustion"; 002 "States the Musician Sets": "75% triggers mandatory exit".
+            // exhaustion". The ceiling is 000's 80 % by default ("without hitting the 80%
+            // context ceiling", CEILING=80 in check-context-headroom.sh; docs/protocol.md N13);
+            // 002's "75% triggers mandatory exit" is the variant `thresholds-002` (N14, D7).
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
             self.scope = Scope::HandoffNow;
             return Ok(None);
