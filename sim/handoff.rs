@@ -770,12 +770,14 @@ fn pending_messages(found: &Found<'_>, handoff: Option<&ParsedHandoff>) -> Vec<i
         .collect()
 }
 
-/// 003 "Verbose Resumption Status".
-pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64) -> String {
+/// 003 "Verbose Resumption Status", with the line 000's worked example adds ("Verification
+/// tests: all passing (44 tests)"): `verified` is what the successor's own re-verification
+/// found (003 "Post-Resumption Verification").
+pub fn resumption_status(worked_by: &str, a: &Assessment, context_pct: i64, verified: &str) -> String {
     let mismatches =
         if a.mismatches.is_empty() { "none".to_string() } else { format!("{} ({})", a.mismatches.len(), a.mismatches.join("; ")) };
     format!(
-        "RESUMPTION: {worked_by} taking over\n  Previous session: {prev}\n  HANDOFF: {handoff} ({detail})\n  Context Usage: {context_pct}% (fresh session)\n  Deviations found: {dev} ({severities})\n  Status/comms mismatches: {mismatches}\n  Pending conductor messages: {pending}\n  Self-correction in previous session: {sc}\n  Assessment: {verdict}\n  Verification tests: all passing\n  Resuming from: step {step} agent {agent}",
+        "RESUMPTION: {worked_by} taking over\n  Previous session: {prev}\n  HANDOFF: {handoff} ({detail})\n  Context Usage: {context_pct}% (fresh session)\n  Deviations found: {dev} ({severities})\n  Status/comms mismatches: {mismatches}\n  Pending conductor messages: {pending}\n  Self-correction in previous session: {sc}\n  Assessment: {verdict}\n  Verification tests: {verified}\n  Resuming from: step {step} agent {agent}",
         prev = a.previous_session,
         handoff = a.handoff.word(),
         detail = a.handoff_detail,
@@ -990,9 +992,13 @@ mod tests {
             (HandoffState::Present, Mismatch::None, Position { step: 5, agent: 3 }, "clean handoff", &[8][..])
         );
         assert_eq!((a.previous_session.as_str(), a.previous_self_correction), ("abc (musician-task-03)", true));
-        let text = resumption_status("musician-task-03-S2", &a, 18);
+        let text = resumption_status("musician-task-03-S2", &a, 18, "all passing (44 tests)");
         assert!(text.contains("\n  HANDOFF: present (clean exit at 72% context)\n"), "{text}");
         assert!(text.contains("\n  Deviations found: 1 (0 High, 1 Medium, 0 Low)\n"), "{text}");
+        // What the successor's own verification found, not a fixed "all passing".
+        assert!(text.contains("\n  Verification tests: all passing (44 tests)\n"), "{text}");
+        let found = resumption_status("musician-task-03-S2", &a, 18, "all passing (44 tests); Test Failures: 1 fixed (t: Test bug fixed)");
+        assert!(found.contains("\n  Verification tests: all passing (44 tests); Test Failures: 1 fixed (t: Test bug fixed)\n"), "{found}");
     }
 
     #[test]
@@ -1039,7 +1045,7 @@ mod tests {
         assert!(!a.previous_self_correction);
         // Only what came after S2's last message is pending: the handoff to S3, not S2's.
         assert_eq!(a.pending_messages, vec![10]);
-        assert!(resumption_status("musician-task-03-S3", &a, 14).contains("\n  HANDOFF: stale (written by abc"));
+        assert!(resumption_status("musician-task-03-S3", &a, 14, "all passing").contains("\n  HANDOFF: stale (written by abc"));
     }
 
     #[test]
@@ -1165,7 +1171,7 @@ mod tests {
         // The first two were answered: one Medium remains, within either reading.
         let a = found(&escalated, &three, EscalationRule::Ref6);
         assert_eq!((a.deviations.total, a.deviations_escalated, a.escalation_due), (3, 2, false));
-        assert!(resumption_status("musician-task-03-S2", &a, 14)
+        assert!(resumption_status("musician-task-03-S2", &a, 14, "all passing")
             .contains("Deviations found: 3 (0 High, 3 Medium, 0 Low; 2 already escalated and answered)"));
         let four = format!("{three}{DEVIATION}\n");
         assert!(found(&escalated, &four, EscalationRule::Ref6).escalation_due, "two new Mediums");

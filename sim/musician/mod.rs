@@ -410,12 +410,17 @@ impl Musician {
         if self.background.is_none() {
             self.start_background_watcher();
         }
-        // 003 "Post-Resumption Verification": ALWAYS re-run verification.
-        let verify_ms = self.ctx.draw(&self.scenario.timing.verification_ms);
-        self.work_for(verify_ms).await?;
-        self.cost(&self.scenario.context.verification_pct.clone());
-        self.status("verification tests: all passing").await;
-        let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct);
+        // Where work continues, known before the re-verification: a HANDOFF written during
+        // it (the ceiling reached while fixing a test) continues from there.
+        self.next = assessment.resume_from;
+        self.last_checkpoint_step = assessment.last_checkpoint_step;
+        // 003 "Post-Resumption Verification": ALWAYS re-run verification; the RESUMPTION
+        // reports what it found.
+        let verified = match self.verify_on_resumption(assessment.resume_from).await? {
+            Ok(summary) => summary,
+            Err(end) => return Ok(Some(end)),
+        };
+        let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct, &verified);
         let text = format!("{text}\n  Estimated remaining work: {}", self.remaining_work_estimate(assessment.resume_from));
         // 003 "Verbose Resumption Status": to the status file and to the conductor.
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
@@ -438,9 +443,6 @@ impl Musician {
             // field that differs is corrected, no report (coverage counts this note).
             self.ctx.note("resumption_benign_mismatch", assessment.mismatches.join("; "));
         }
-        self.next = assessment.resume_from;
-        self.count_tests_on_resumption(assessment.resume_from);
-        self.last_checkpoint_step = assessment.last_checkpoint_step;
         // 003 "Resumption Decision Tree" 5: ">2 deviations OR multiple mismatches OR temp/comms
         // mismatch: Report to conductor for guidance" (deviations by 000's REF-6, to which 003
         // defers); 003 "State Reconciliation", Contradictory → "Escalate to conductor

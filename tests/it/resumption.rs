@@ -212,3 +212,33 @@ fn a_handoff_comms_do_not_confirm_is_reported_before_any_work() {
     let errors: Vec<_> = crate::support::messages(tmp.path()).into_iter().filter(|m| m.3 == "error").collect();
     assert!(errors.iter().any(|m| m.4.contains("a temp/comms mismatch")), "{errors:?}");
 }
+
+/// 003 "Post-Resumption Verification" and 000 "Mid-Session Resumption Protocol" 3 ("Apply any
+/// fixes, re-run verification tests"): the successor's RESUMPTION reports what its own
+/// re-verification found. In 000's example nothing ("Verification tests: all passing (44
+/// tests)"); with a broken test scripted for S2 at step 5 (the step S2 resumes inside), S2
+/// re-runs it three times, fixes the test, and says so — until issue 27 the line was a fixed
+/// "all passing" whatever happened.
+#[test]
+fn the_resumption_reports_what_the_successors_verification_found() {
+    let counted = |t: &str| format!("{t}\n[verification]\ntests_at_start = 40\n");
+    let (tmp, out, code) = run_edited("mid-session-resumption", counted, &[]);
+    assert_eq!(code, 0, "{out}");
+    let block = resumptions(&run_dir(&tmp), "task-01").remove(0);
+    let clean = field(&block, "Verification tests:");
+    assert!(clean.starts_with("all passing (") && clean.ends_with(" tests)"), "{block:#?}");
+    let broken = |t: &str| {
+        format!("{t}\n[verification]\ntests_at_start = 40\n\n[[verification.script]]\ntask = 1\nstep = 5\nsession = 2\nfinding = \"test_bug\"\n")
+    };
+    let (tmp, out, code) = run_edited("mid-session-resumption", broken, &[]);
+    assert_eq!(code, 0, "{out}");
+    let block = resumptions(&run_dir(&tmp), "task-01").remove(0);
+    assert_eq!(
+        field(&block, "Verification tests:"),
+        format!("{clean}; Test Failures: 1 fixed (test_step5_agent3: Test bug fixed)"),
+        "{block:#?}"
+    );
+    let lines = status_lines(&run_dir(&tmp), "task-01");
+    let resumed = lines.iter().position(|l| l.starts_with("RESUMPTION: ")).unwrap();
+    assert!(lines[..resumed].iter().any(|l| l.starts_with("verification: test_step5_agent3 re-run 3/3 failed")), "{lines:#?}");
+}
