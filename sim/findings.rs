@@ -42,6 +42,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("bootstrap-5min", "scenarios/quickstart.toml"),
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
+    ("emergency-stop-escalates", "scenarios/emergency.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

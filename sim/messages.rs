@@ -427,6 +427,18 @@ pub fn emergency(task_id: &str, kind: EmergencyKind) -> String {
     }
 }
 
+/// The conductor's instructions after an urgent emergency's "stop all work" (message type
+/// `emergency`): the cross-cutting issue is dealt with, run the stopped work again
+/// (docs/protocol.md C41; the seeds give no text).
+pub fn emergency_resume(task_id: &str) -> String {
+    format!("EMERGENCY (resume): the cross-cutting issue is resolved; resume work on {task_id}, running the stopped subagent again.")
+}
+
+/// Whether a conductor message is `emergency_resume`'s.
+pub fn is_emergency_resume(text: &str) -> bool {
+    text.starts_with("EMERGENCY (resume)")
+}
+
 /// Which of 000's three responses an emergency asks for, read back from its text.
 pub fn emergency_kind(text: &str) -> Option<EmergencyKind> {
     [EmergencyKind::Urgent, EmergencyKind::Informational, EmergencyKind::Advisory]
@@ -605,6 +617,10 @@ mod tests {
         assert!(emergency("task-02", EmergencyKind::Informational).contains("let the current subagent finish"));
         assert!(emergency("task-02", EmergencyKind::Advisory).contains("acknowledge and continue"));
         assert_eq!(emergency_kind("REVIEW APPROVED: task-02 checkpoint passed."), None);
+        // The resume is none of the three, and is told apart.
+        assert_eq!(emergency_kind(&emergency_resume("task-02")), None);
+        assert!(is_emergency_resume(&emergency_resume("task-02")));
+        assert!(!is_emergency_resume(&emergency("task-02", EmergencyKind::Urgent)));
     }
 
     /// docs/protocol.md D15: the citation is a last line of its own, read back; the seeds'

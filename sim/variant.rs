@@ -249,6 +249,15 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.exit_request_no_state = true,
     },
+    Variant {
+        name: "emergency-stop-escalates",
+        // Not a disagreement: 000 "Emergency Messages" says "Kill current subagent
+        // immediately (urgent: 'stop all work')" and no more (C23, C41).
+        disagreement: 0,
+        summary: "an urgent emergency's stop is reported to the conductor (an `error` message, `error` with last_error `emergency_stop`) and the musician pauses for its answer, instead of waiting, `working`, for the conductor's next message",
+        sql: None,
+        apply: |s| s.settings.emergency_stop_escalates = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

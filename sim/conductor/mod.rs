@@ -93,6 +93,8 @@ struct Conductor<'a> {
     writers: Option<BTreeMap<String, BTreeSet<String>>>,
     given_up: BTreeSet<String>,
     emergencies_sent: Vec<bool>,
+    /// Per emergency: its resume instructions sent (urgent ones only, docs/protocol.md C41).
+    resumes_sent: Vec<bool>,
     exit_requests_sent: Vec<bool>,
     /// Per task: the session asked to exit (docs/protocol.md D16) and when, until the task
     /// is handed to its successor or the row leaves `exit_requested` by another write.
@@ -123,6 +125,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         writers: None,
         given_up: BTreeSet::new(),
         emergencies_sent: vec![false; scenario.conductor.emergencies.len()],
+        resumes_sent: vec![false; scenario.conductor.emergencies.len()],
         exit_requests_sent: vec![false; scenario.conductor.exit_requests.len()],
         asked_to_exit: BTreeMap::new(),
         exit_confirmed: BTreeSet::new(),
@@ -176,7 +179,7 @@ impl Conductor<'_> {
                 // docs/protocol.md C3: the poll waits for the reviews it started.
                 self.wait_for_reviews().await;
             }
-            self.send_emergencies().await?;
+            self.send_emergencies(&tasks).await?;
             ctx.sleep(self.scenario.conductor.poll_ms).await;
         }
         ctx.note("conductor_gave_up", "poll limit reached");
@@ -552,8 +555,15 @@ impl Conductor<'_> {
         Ok(())
     }
 
-    async fn send_emergencies(&mut self) -> Result<(), SqlFailure> {
+    async fn send_emergencies(&mut self, tasks: &[TaskView]) -> Result<(), SqlFailure> {
         for (index, emergency) in self.scenario.conductor.emergencies.clone().iter().enumerate() {
+            if self.emergencies_sent[index] && !self.resumes_sent[index] && self.resume_due(emergency, tasks) {
+                // docs/protocol.md C41: an urgent emergency stopped the work; the conductor's
+                // instructions resume it (000 "Emergency Messages" says no more).
+                self.resumes_sent[index] = true;
+                let task_id = crate::scenario::task_id(emergency.task);
+                self.send(&task_id, "emergency", messages::emergency_resume(&task_id)).await?;
+            }
             if self.emergencies_sent[index] || self.ctx.now_ms() < emergency.at_ms {
                 continue;
             }
@@ -564,6 +574,18 @@ impl Conductor<'_> {
             self.send(&task_id, "emergency", message).await?;
         }
         Ok(())
+    }
+
+    /// An urgent emergency's resume instructions are due `resume_after_ms` after it, unless
+    /// its musician reports the stop instead (`emergency-stop-escalates`) or the task's row
+    /// is finished (nobody would read them).
+    fn resume_due(&self, emergency: &crate::scenario::Emergency, tasks: &[TaskView]) -> bool {
+        let task_id = crate::scenario::task_id(emergency.task);
+        let finished = tasks.iter().any(|t| t.task_id == task_id && (t.state == "complete" || t.state == "exited"));
+        emergency.kind() == crate::scenario::EmergencyKind::Urgent
+            && !self.scenario.settings.emergency_stop_escalates
+            && !finished
+            && self.ctx.now_ms() >= emergency.at_ms + emergency.resume_after_ms
     }
 
     /// 004 "Hook System": the conductor may end on `exit_requested` or `complete`, max 1000.

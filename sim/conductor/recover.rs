@@ -243,6 +243,12 @@ impl Conductor<'_> {
                 found.remove(at);
                 self.emergencies_sent[index] = true;
             }
+            // Its resume instructions (C41), if they went out.
+            let resume = messages::emergency_resume(&task_id);
+            if let Some(at) = found.iter().position(|(t, m)| *t == task_id && *m == resume) {
+                found.remove(at);
+                self.resumes_sent[index] = true;
+            }
         }
     }
 }

@@ -280,7 +280,9 @@ impl Musician {
                 ErrorAnswer::Fixed => TestsOutcome::VerifyAgain,
                 // The conductor's guidance is to go on without that test (docs/protocol.md C40).
                 ErrorAnswer::Skipped => {
-                    self.verification.notes.push(format!("Test Failures: 1 skipped on the conductor's guidance ({test}: root cause unclear)"));
+                    self.verification
+                        .notes
+                        .push(format!("Test Failures: 1 skipped on the conductor's guidance ({test}: root cause unclear)"));
                     TestsOutcome::Passing
                 }
                 ErrorAnswer::End(end) => TestsOutcome::End(end),

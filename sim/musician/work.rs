@@ -32,6 +32,8 @@ pub(super) struct WatcherNews {
     pub urgent: bool,
     pub heads_up: bool,
     pub exit_requested: bool,
+    /// The conductor's instructions to resume after an urgent emergency (C41).
+    pub resume: bool,
 }
 
 impl Musician {
@@ -217,18 +219,45 @@ impl Musician {
     }
 
     /// 000 "Emergency Messages": "Kill current subagent immediately (urgent: \"stop all
-    /// work\")". The work stops there: the musician reports the stop (an `error` message and
-    /// the error state, no retry counted: nothing failed) and waits in pause mode (000 "Mode
-    /// Transitions": Working → Pause when "checkpoint or error reached") for the conductor's
-    /// instructions. A fix or an approval → the instructions applied and verified, then the
-    /// killed agent runs again; anything else → a clean exit. (Before issue 27 the killed agent
-    /// was launched again at once, so work never stopped.)
+    /// work\")"; 000 "Background Watcher": the musician "decides whether to interrupt current
+    /// work (urgent) or continue (informational), and immediately relaunches the background
+    /// watcher". The seeds say no more: no report, no state (the conductor sent the stop, and
+    /// 000 "Mode Transitions" enters pause mode only at a "checkpoint or error"). So by
+    /// default (docs/protocol.md C41) the work stops, `working`, with the background watcher
+    /// running (its heartbeat refresh keeps the session visibly alive), until the conductor's
+    /// next message: its instructions to resume run the killed agent again; an exit request
+    /// is a clean exit; anything else is read and the wait goes on. Under
+    /// `emergency-stop-escalates` the stop is reported (an `error` message and the error
+    /// state, no retry counted) and answered like an escalation. (Before issue 27 the killed
+    /// agent was launched again at once, so work never stopped.)
     async fn stop_all_work(&mut self, label: &str) -> Result<AgentOutcome, SqlFailure> {
-        let what = format!("urgent emergency: all work stopped, {label} killed; awaiting instructions");
-        Ok(match self.escalate("emergency_stop", &what, &[], false).await? {
-            Some(end) => AgentOutcome::End(end),
-            None => AgentOutcome::Redo,
-        })
+        if self.scenario.settings.emergency_stop_escalates {
+            let what = format!("urgent emergency: all work stopped, {label} killed; awaiting instructions");
+            return Ok(match self.escalate("emergency_stop", &what, &[], false).await? {
+                Some(end) => AgentOutcome::End(end),
+                None => AgentOutcome::Redo,
+            });
+        }
+        self.ctx.note("emergency_stop_wait", format!("{label} killed: all work stopped until the conductor's next message"));
+        self.status(&format!("all work stopped ({label} killed): waiting for the conductor's instructions")).await;
+        // Ends with the run's time limit if no message ever comes: the session waits, as 000 says.
+        loop {
+            if self.background.is_none() {
+                self.start_background_watcher();
+            }
+            let watcher = self.background.expect("started above");
+            self.ctx.join_any(vec![watcher]).await;
+            self.background = None;
+            let news = self.handle_watcher_reports(false).await?;
+            if news.exit_requested {
+                return self.exit_on_request().await.map(AgentOutcome::End);
+            }
+            if news.resume {
+                self.start_background_watcher();
+                self.status(&format!("resuming after the emergency stop: {label} runs again")).await;
+                return Ok(AgentOutcome::Redo);
+            }
+        }
     }
 
     /// The subagent works while the background watcher keeps polling. An urgent emergency
@@ -361,7 +390,10 @@ impl Musician {
             match report {
                 WatcherReport::Messages(_) => {
                     for text in self.consume_conductor_messages().await? {
-                        if let Some(kind) = messages::emergency_kind(&text) {
+                        if messages::is_emergency_resume(&text) {
+                            news.resume = true;
+                            self.status("emergency from conductor (resume): instructions to resume the stopped work").await;
+                        } else if let Some(kind) = messages::emergency_kind(&text) {
                             let answer = match kind {
                                 messages::EmergencyKind::Urgent if subagent_running => {
                                     news.urgent = true;

@@ -234,6 +234,15 @@ pub struct Emergency {
     pub urgent: bool,
     /// Which of 000's three responses the emergency asks for; `informational` by default.
     pub kind: Option<EmergencyKind>,
+    /// An urgent one's follow-up: the conductor's instructions to resume, sent this long
+    /// after the emergency (docs/protocol.md C41; default 10 minutes). Not sent under
+    /// `emergency-stop-escalates`, where the musician's error report is answered instead.
+    #[serde(default = "resume_after_ms_default", deserialize_with = "non_negative_i64")]
+    pub resume_after_ms: i64,
+}
+
+fn resume_after_ms_default() -> i64 {
+    600_000
 }
 
 impl Emergency {

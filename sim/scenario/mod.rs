@@ -127,6 +127,10 @@ pub struct ProtocolSettings {
     /// after its final message, or (variant `exit-request-no-state`) leaves the row
     /// `exit_requested` with its final message as its last write.
     pub exit_request_no_state: bool,
+    /// docs/protocol.md C23/C41: an urgent emergency stops the work until the conductor's
+    /// next message (000 "Emergency Messages", "Background Watcher"), or (variant
+    /// `emergency-stop-escalates`) is reported as an `error` and answered like one.
+    pub emergency_stop_escalates: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -147,6 +151,7 @@ impl Default for ProtocolSettings {
             timeout_counts_retry: true,
             handoff_stale_by_age: false,
             exit_request_no_state: false,
+            emergency_stop_escalates: false,
         }
     }
 }

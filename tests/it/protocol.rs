@@ -25,14 +25,22 @@ fn an_urgent_emergency_kills_the_subagent_an_informational_one_waits_for_it_an_a
     let (noticed, _) = find_line(&urgent, "emergency from conductor (urgent): stopping current subagent");
     let label = urgent[noticed - 1].split(" launched").next().unwrap().to_string();
     assert!(urgent[noticed + 1].starts_with(&format!("{label} stopped: urgent emergency, all work stopped")), "{}", urgent[noticed + 1]);
-    // Work stops (issue 27: it used to relaunch the agent at once): the stop is reported, and
-    // the agent runs again only once the conductor has answered.
-    assert!(urgent[noticed + 2].starts_with("ESCALATION to conductor: urgent emergency: all work stopped"), "{}", urgent[noticed + 2]);
-    assert!(urgent[noticed + 3].starts_with("conductor fix_proposed"), "{}", urgent[noticed + 3]);
-    let relaunched = urgent[noticed..].iter().position(|l| l.starts_with(&format!("{label} launched"))).expect("the agent runs again");
-    assert!(relaunched > 3, "not before the conductor's answer");
-    let error = crate::support::messages(dir.path()).into_iter().find(|m| m.1 == "task-01" && m.3 == "error").expect("the stop reported");
-    assert!(error.4.contains("all work stopped"), "{}", error.4);
+    // Work stops (issue 27: it used to relaunch the agent at once), `working`, with nothing
+    // reported (docs/protocol.md C41: the seeds say only "kill" and "stop all work"), until
+    // the conductor's instructions to resume, ten minutes later; then the agent runs again.
+    assert!(urgent[noticed + 2].starts_with(&format!("all work stopped ({label} killed): waiting")), "{}", urgent[noticed + 2]);
+    assert!(urgent[noticed + 3].starts_with("emergency from conductor (resume)"), "{}", urgent[noticed + 3]);
+    assert!(urgent[noticed + 5].starts_with(&format!("{label} launched")), "the agent runs again: {}", urgent[noticed + 5]);
+    let task_01: Vec<_> = crate::support::messages(dir.path()).into_iter().filter(|m| m.1 == "task-01").collect();
+    assert!(!task_01.iter().any(|m| m.3 == "error"), "the stop is not reported as an error: {task_01:?}");
+    let all = trace(dir.path());
+    let sent =
+        |text: &str| all.iter().find(|r| r.actor == Some(ActorName::Conductor(1)) && r.detail.contains(text)).map(|r| r.t_ms).expect(text);
+    let (stop_ms, resume_ms) = (sent("EMERGENCY (urgent)"), sent("EMERGENCY (resume)"));
+    assert!(stop_ms >= 600_000 && resume_ms >= 600_000 + 600_000, "at_ms + resume_after_ms: {stop_ms} → {resume_ms}");
+    let writes = session_sql(dir.path(), "task-01.S1");
+    let between: Vec<_> = writes.iter().filter(|r| r.t_ms > stop_ms && r.t_ms < resume_ms && r.state_after.is_some()).collect();
+    assert!(between.iter().all(|r| r.state_after == Some(TaskState::Working)), "the row stays `working` while stopped: {between:?}");
     let informational = status_lines(dir.path(), "task-02");
     let (noticed, _) = find_line(&informational, "emergency from conductor (informational): waiting for the current subagent to finish");
     let label = informational[noticed - 1].split(" launched").next().unwrap().to_string();
@@ -49,8 +57,8 @@ fn an_urgent_emergency_kills_the_subagent_an_informational_one_waits_for_it_an_a
     // One `emergency` message per task (000: separate messages per task), each seen by that
     // task's background watcher, which exits and is relaunched.
     let emergencies: Vec<_> = messages(dir.path()).into_iter().filter(|m| m.3 == "emergency").collect();
-    assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02", "task-03"]);
-    for (message, kind) in emergencies.iter().zip(["urgent", "informational", "advisory"]) {
+    assert_eq!(emergencies.iter().map(|m| m.1.as_str()).collect::<Vec<_>>(), ["task-01", "task-02", "task-03", "task-01"]);
+    for (message, kind) in emergencies.iter().zip(["urgent", "informational", "advisory", "resume"]) {
         assert!(message.4.starts_with(&format!("EMERGENCY ({kind}): ")), "{}", message.4);
     }
     let rows = trace(dir.path());
@@ -280,4 +288,22 @@ fn a_pause_timeout_counts_a_retry_unless_timeout_not_counted() {
     // `set_error` adds 1 to retry_count (004 "Report Error"); `set_escalation` leaves it.
     assert_eq!(written(&[]), [Stmt::SendError, Stmt::SetError]);
     assert_eq!(written(&["timeout-not-counted"]), [Stmt::SendError, Stmt::SetEscalation]);
+}
+
+/// docs/protocol.md C41, variant `emergency-stop-escalates`: the other reading of "stop all
+/// work", the stop reported as an `error` (`emergency_stop`, no retry counted) and answered
+/// like an escalation; the conductor sends no resume then.
+#[test]
+fn under_emergency_stop_escalates_the_stop_is_reported_and_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/emergency.toml", &["emergency-stop-escalates"], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let urgent = status_lines(tmp.path(), "task-01");
+    let (noticed, _) = find_line(&urgent, "emergency from conductor (urgent): stopping current subagent");
+    assert!(urgent[noticed + 2].starts_with("ESCALATION to conductor: urgent emergency: all work stopped"), "{}", urgent[noticed + 2]);
+    assert!(urgent[noticed + 3].starts_with("conductor fix_proposed"), "{}", urgent[noticed + 3]);
+    let task_01: Vec<_> = messages(tmp.path()).into_iter().filter(|m| m.1 == "task-01").collect();
+    assert!(task_01.iter().any(|m| m.3 == "error" && m.4.contains("all work stopped")), "{task_01:?}");
+    assert!(!task_01.iter().any(|m| m.4.starts_with("EMERGENCY (resume)")), "{task_01:?}");
+    assert_eq!(task_row(tmp.path(), "task-01").2, 0, "no retry counted");
 }
