@@ -34,9 +34,6 @@ pub const OWNED: &[&str] = &[
     "docs/plans/implementation",
 ];
 
-/// Files a killed run leaves under a name no reader trusts: cleared by any rerun.
-const TEMPORARIES: &[&str] = &[DB_TMP, "trace.csv.tmp"];
-
 /// Renames the finished database into place (replacing an earlier run's).
 pub fn publish_db(out_dir: &Path) -> Result<()> {
     let (from, to) = (out_dir.join(DB_TMP), out_dir.join("comms.db"));
@@ -44,15 +41,15 @@ pub fn publish_db(out_dir: &Path) -> Result<()> {
 }
 
 /// Holds `out_dir` for one run: refused while another command holds it or (without `force`)
-/// while it holds a finished run; then the stale temporaries of a killed run are removed, and
-/// with `force` everything a run owns there.
+/// while it holds a finished run; then everything a run owns there is removed (an earlier
+/// run's with `force`, else what a killed run left: its temporaries, sessions' files,
+/// reports), `comms.db` and `trace.csv` first, so a kill while clearing leaves no run.
 pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
     crate::run::refuse_existing_run(out_dir, force)?;
     let lock = OutLock::acquire(out_dir)?;
     // Again once held: another run may have finished into it in between.
     crate::run::refuse_existing_run(out_dir, force)?;
-    let names: Vec<String> = if force { OWNED.iter().map(|s| s.to_string()).collect() } else { temporaries(out_dir) };
-    for name in names {
+    for name in OWNED.iter().map(|s| s.to_string()).chain(temporaries(out_dir)) {
         remove(&out_dir.join(&name))?;
     }
     remove_empty(&out_dir.join("docs/plans"));
@@ -60,10 +57,10 @@ pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
     Ok(lock)
 }
 
-/// The temporaries in `out_dir`: the run's own, and those a killed whole-file write of one of
-/// its files left (`.violations.csv.XXXXXX.tmp`, sim/atomic.rs).
+/// The temporaries a killed whole-file write of one of the run's files left in `out_dir`
+/// (`.violations.csv.XXXXXX.tmp`, sim/atomic.rs).
 fn temporaries(out_dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = TEMPORARIES.iter().map(|s| s.to_string()).collect();
+    let mut names = Vec::new();
     let Ok(entries) = std::fs::read_dir(out_dir) else { return names };
     for entry in entries.filter_map(|e| e.ok()) {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -122,14 +119,13 @@ mod tests {
     }
 
     #[test]
-    fn a_killed_run_s_temporaries_are_cleared_and_nothing_else_without_force() {
+    fn what_a_killed_run_left_is_cleared_without_force() {
         let dir = tempfile::tempdir().unwrap();
-        put(
-            dir.path(),
-            &["comms.db.tmp", "trace.csv.tmp", ".violations.csv.Ab12Cd.tmp", ".notes.txt.Ab12Cd.tmp", "temp/s1.md", "notes.txt"],
-        );
+        let left = ["comms.db.tmp", "trace.csv.tmp", ".violations.csv.Ab12Cd.tmp", "temp/s1.md", "docs/implementation/reports/r.md"];
+        put(dir.path(), &left);
+        put(dir.path(), &[".notes.txt.Ab12Cd.tmp", "notes.txt"]);
         let lock = claim(dir.path(), false).expect("no finished run there");
-        assert_eq!(names(dir.path()), [".notes.txt.Ab12Cd.tmp", ".rehearsal-lock", "notes.txt", "temp", "temp/s1.md"]);
+        assert_eq!(names(dir.path()), [".notes.txt.Ab12Cd.tmp", ".rehearsal-lock", "notes.txt"]);
         drop(lock);
     }
 
