@@ -232,7 +232,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     crate::replay::check(&options.scenario, options.sql.as_deref())?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
-    crate::out_folder::claim(&options.out, OWNED, options.force)?;
+    let _lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let points_dir = options.out.join("points");
     let mut points = Vec::new();
     for (index, choice) in combinations(&options.params).into_iter().enumerate() {

@@ -57,10 +57,13 @@ struct ClockVfsRaw {
 }
 
 /// A registered VFS whose time functions read one `SimClock`. Unregistered on drop; the
-/// owner must drop every connection opened through it first (`CommsDb` does).
+/// owner must drop every connection opened through it first (`CommsDb` does). A connection
+/// whose close failed is still open and still points at this VFS: while one of its WALs is
+/// open, dropping the VFS leaves it registered and its memory leaked rather than freed
+/// under the connection (issue 30).
 pub struct ClockVfs {
-    raw: Box<ClockVfsRaw>,
-    name: CString,
+    raw: std::mem::ManuallyDrop<Box<ClockVfsRaw>>,
+    name: std::mem::ManuallyDrop<CString>,
 }
 
 // SAFETY: the raw VFS is immutable after registration apart from the atomic clock and the
@@ -104,7 +107,7 @@ impl ClockVfs {
             if rc != ffi::SQLITE_OK {
                 return Err(format!("sqlite3_vfs_register failed with code {rc}"));
             }
-            Ok(ClockVfs { raw, name })
+            Ok(ClockVfs { raw: std::mem::ManuallyDrop::new(raw), name: std::mem::ManuallyDrop::new(name) })
         }
     }
 
@@ -119,9 +122,17 @@ impl ClockVfs {
 
 impl Drop for ClockVfs {
     fn drop(&mut self) {
-        // SAFETY: registered in `register`; connections using it are closed by the owner.
+        if self.raw.wals.any_open() {
+            // A connection still has its log open (its close failed): SQLite may still call
+            // this VFS, so it stays registered and its memory is never freed.
+            return;
+        }
+        // SAFETY: registered in `register`; no connection has a file of it open, and the
+        // fields are dropped once, here, after SQLite has forgotten the VFS.
         unsafe {
             ffi::sqlite3_vfs_unregister(&mut self.raw.base);
+            std::mem::ManuallyDrop::drop(&mut self.raw);
+            std::mem::ManuallyDrop::drop(&mut self.name);
         }
     }
 }

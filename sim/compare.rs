@@ -90,7 +90,7 @@ pub fn compare(
     force: bool,
     sql: Option<&Path>,
 ) -> Result<(String, String)> {
-    crate::out_folder::claim(out, OWNED, force)?;
+    let _lock = crate::out_folder::claim(out, OWNED, force)?;
     let loaded = crate::scenario::Scenario::load(scenario)?;
     let mut rows: Vec<(String, Row)> = Vec::new();
     let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();

@@ -263,6 +263,8 @@ impl CommsDb {
     }
 
     /// Checkpoints the WAL into the main file and closes, so `comms.db` alone holds the run.
+    /// A close that fails leaves the connection open, and so its VFS registered (`ClockVfs`'s
+    /// drop sees the open log).
     pub fn close(self) -> Result<()> {
         let CommsDb { prepared, _vfs, path, .. } = self;
         let conn = prepared.into_connection();
@@ -378,6 +380,7 @@ fn seed_sqlite_prng(seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CString;
 
     /// `catalog` with `text` (one `-- name:` entry or more) in place of its entries.
     fn created_with(text: &str) -> Result<CommsDb> {
@@ -411,6 +414,29 @@ mod tests {
         };
         assert_eq!(rows_after("kept.db", false), Some(1));
         assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
+    }
+
+    /// Issue 30: a close that fails (here: a statement left unfinalized) is an error, and the
+    /// connection it leaves open keeps its VFS: SQLite can still find it, nothing is freed
+    /// under the connection.
+    #[test]
+    fn a_failed_close_is_an_error_and_keeps_the_vfs_registered() {
+        let db = created_with("").expect("created");
+        let name = CString::new(db._vfs.name()).expect("a name");
+        // SAFETY: the raw handle is used only on this thread, while the connection lives.
+        let handle = unsafe { db.connection().handle() };
+        let mut stmt: *mut ffi::sqlite3_stmt = std::ptr::null_mut();
+        // SAFETY: the connection's own handle, on its thread; the statement is finalized below.
+        let rc = unsafe { ffi::sqlite3_prepare_v2(handle, c"SELECT 1".as_ptr(), -1, &mut stmt, std::ptr::null_mut()) };
+        assert_eq!(rc, ffi::SQLITE_OK);
+        let err = db.close().expect_err("an unfinalized statement keeps the connection open");
+        assert!(err.to_string().contains("closing"), "{err}");
+        // SAFETY: looking a VFS up by name; then the test's own statement and connection.
+        unsafe {
+            assert!(!ffi::sqlite3_vfs_find(name.as_ptr()).is_null(), "the VFS is still registered");
+            assert_eq!(ffi::sqlite3_finalize(stmt), ffi::SQLITE_OK);
+            assert_eq!(ffi::sqlite3_close(handle), ffi::SQLITE_OK, "the connection was still open, and now closes");
+        }
     }
 
     /// Issue 26: a statement that inserts two messages and one that updates every task row

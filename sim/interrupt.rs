@@ -16,6 +16,8 @@ pub fn install() {
         let installed = ctrlc::set_handler(|| {
             if INTERRUPTED.swap(true, Ordering::SeqCst) {
                 eprintln!("rehearsal: interrupted twice; stopping now, unfinished results are lost");
+                // `exit` runs no destructors: the scratch folders would stay on the tmpfs.
+                crate::scratch::remove_live();
                 std::process::exit(EXIT_INTERRUPTED);
             }
             eprintln!("rehearsal: interrupted; finishing the runs under way and keeping every finished result (Ctrl-C again to stop now)");

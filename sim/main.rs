@@ -613,7 +613,8 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
     let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
-    rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
+    // Held until the run's reports are written: one writer per folder (sim/out_lock.rs).
+    let _lock = rehearsal::run_folder::claim(&plan.out_dir, args.force)?;
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
     let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {

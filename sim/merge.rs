@@ -52,7 +52,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline
         eprintln!("rehearsal: note: the shards were run by another build ({}) than this merge ({BUILD_ID})", first.build);
     }
     let (pairs, coverage) = outcomes(&shards, rows)?;
-    crate::out_folder::claim(out, sweep::OWNED, force)?;
+    let _lock = crate::out_folder::claim(out, sweep::OWNED, force)?;
     std::fs::create_dir_all(out.join("failures"))?;
     for shard in &shards {
         let failures = shard.dir.join("failures");

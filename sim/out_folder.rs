@@ -2,11 +2,13 @@
 //! search): refused when it already holds something, unless `--force`; with `--force` what the
 //! command owns there is cleared first, so no file or run folder of an earlier command is
 //! left to be read as this one's. `rehearsal run` decides the same way for its one run
-//! (`run::refuse_existing_run`).
+//! (`run::refuse_existing_run`). Each holds the folder's lock first (sim/out_lock.rs), which
+//! is never counted as a result nor cleared.
 
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::out_lock::{OutLock, LOCK_FILE};
 
 /// What a command writes into its output folder: file and folder names, and name prefixes
 /// written `prefix*` (a scratch folder `sweep-XXXX`, `heatmap-*.svg`). Any folder holding a
@@ -32,11 +34,16 @@ pub fn refuse_unless_forced(out: &Path, force: bool) -> Result<()> {
     )))
 }
 
-/// `refuse_unless_forced`, then clears what the command owns and makes the folder.
-pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<()> {
+/// Holds the folder's lock (making the folder), then `refuse_unless_forced`, then clears
+/// what the command owns. The lock is the caller's to keep while it writes.
+pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<OutLock> {
+    // Checked before the folder is made (a refused command makes nothing), and again once
+    // held: another command may have finished writing into it in between.
+    refuse_unless_forced(out, force)?;
+    let lock = OutLock::acquire(out)?;
     refuse_unless_forced(out, force)?;
     clear_owned(out, owned)?;
-    std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create {}: {e}", out.display())))
+    Ok(lock)
 }
 
 /// Removes the entries of `out` that `owned` names, and every run folder in it; leaves the
@@ -54,6 +61,12 @@ pub fn clear_owned(out: &Path, owned: Owned) -> Result<()> {
 }
 
 fn is_owned(name: &str, owned: Owned) -> bool {
+    // A temporary a killed write left (sim/atomic.rs): `.results.csv.XXXXXX.tmp`.
+    if let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) {
+        if owned.iter().any(|pattern| pattern.strip_suffix('*').is_none() && inner.starts_with(&format!("{pattern}."))) {
+            return true;
+        }
+    }
     owned.iter().any(|pattern| match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
         None => name == *pattern,
@@ -71,13 +84,17 @@ fn is_run_folder(path: &Path) -> bool {
     path.is_dir() && (path.join("comms.db").exists() || path.join("trace.csv").exists())
 }
 
-/// The names in `out`, sorted; none when it does not exist.
+/// The names in `out`, sorted, but its lock and the lock's own temporaries; none when it
+/// does not exist.
 fn entries(out: &Path) -> Result<Vec<String>> {
     let Ok(read) = std::fs::read_dir(out) else { return Ok(Vec::new()) };
     let mut names = Vec::new();
     for entry in read {
         let entry = entry.map_err(|e| Error::harness(format!("cannot list {}: {e}", out.display())))?;
-        names.push(entry.file_name().to_string_lossy().into_owned());
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with(LOCK_FILE) {
+            names.push(name);
+        }
     }
     names.sort();
     Ok(names)
@@ -92,11 +109,14 @@ mod tests {
     #[test]
     fn an_empty_or_missing_folder_is_claimed_and_one_holding_anything_is_refused_without_force() {
         let dir = tempfile::tempdir().unwrap();
-        claim(&dir.path().join("new"), OWNED, false).unwrap();
+        let lock = claim(&dir.path().join("new"), OWNED, false).unwrap();
         assert!(dir.path().join("new").is_dir());
-        claim(&dir.path().join("new"), OWNED, false).expect("an empty folder is free");
+        drop(lock);
+        drop(claim(&dir.path().join("new"), OWNED, false).expect("an empty folder is free"));
         std::fs::create_dir_all(dir.path().join("new/failures/none")).unwrap();
-        claim(&dir.path().join("new"), OWNED, false).expect("a folder of empty folders holds no results");
+        let lock = claim(&dir.path().join("new"), OWNED, false).expect("a folder of empty folders holds no results");
+        assert!(claim(&dir.path().join("new"), OWNED, true).expect_err("locked").to_string().contains("in use"));
+        drop(lock);
         std::fs::write(dir.path().join("new/results.csv"), "x").unwrap();
         let e = claim(&dir.path().join("new"), OWNED, false).expect_err("refused");
         assert!(matches!(e, Error::Input(_)) && e.to_string().contains("already holds results (results.csv)"), "{e}");
@@ -113,8 +133,10 @@ mod tests {
         }
         std::fs::write(out.join("default-3/comms.db"), "").unwrap();
         std::fs::write(out.join("results.csv"), "x").unwrap();
+        std::fs::write(out.join(".results.csv.a1B2c3.tmp"), "half").unwrap();
+        std::fs::write(out.join(".mine.txt.a1B2c3.tmp"), "not ours").unwrap();
         std::fs::write(out.join("mine.txt"), "x").unwrap();
-        claim(out, OWNED, true).unwrap();
-        assert_eq!(entries(out).unwrap(), ["mine.txt", "notes"]);
+        let _lock = claim(out, OWNED, true).unwrap();
+        assert_eq!(entries(out).unwrap(), [".mine.txt.a1B2c3.tmp", "mine.txt", "notes"]);
     }
 }

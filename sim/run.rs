@@ -127,7 +127,9 @@ fn execute_keeping(
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let clock = SimClock::new(epoch);
-    let mut db = CommsDb::create(&out_dir.join("comms.db"), clock.clone(), seed, catalog)?;
+    // Under a temporary name until the run ends (sim/run_folder.rs): a killed run leaves no
+    // `comms.db`, never a half-checkpointed one.
+    let mut db = CommsDb::create(&out_dir.join(crate::run_folder::DB_TMP), clock.clone(), seed, catalog)?;
     if record {
         db.recorded = Some(Vec::new());
     }
@@ -197,6 +199,10 @@ fn execute_keeping(
     }
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
+    if keep == Keep::Everything {
+        // Last: a `comms.db` says its run ended and its trace is whole.
+        crate::run_folder::publish_db(&out_dir)?;
+    }
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
     let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
     let scenario = &resolved;
@@ -253,11 +259,14 @@ pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
         return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
     }
     let db = out_dir.join("comms.db");
-    let holds_run = db.exists() || out_dir.join("trace.csv").exists();
-    if holds_run && !force {
+    // Only the finished files count: a killed run's `comms.db.tmp` and `trace.csv.tmp` are
+    // no run, and are cleared (sim/run_folder.rs).
+    let held: Vec<&str> = ["comms.db", "trace.csv"].into_iter().filter(|name| out_dir.join(name).exists()).collect();
+    if !held.is_empty() && !force {
         return Err(Error::input(format!(
-            "{} already holds a run (comms.db, trace.csv); pass --force to replace it, or choose another --out",
-            out_dir.display()
+            "{} already holds a run ({}); pass --force to replace it, or choose another --out",
+            out_dir.display(),
+            held.join(", ")
         )));
     }
     if db.exists() {
@@ -341,7 +350,7 @@ mod tests {
     /// A sweep keeps only the hash of a passing pair's trace: it must be the hash of the
     /// bytes `trace.csv` holds when the same run writes it.
     #[test]
-    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_no_file_but_comms_db() {
+    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_no_file_but_its_unfinished_db() {
         let dir = tempfile::tempdir().expect("temp");
         let options = |name: &str| RunOptions {
             scenario_path: PathBuf::from("scenarios/bench/ci-smoke.toml"),
@@ -360,7 +369,7 @@ mod tests {
         assert_eq!((hashed.trace_rows, hashed.statements, hashed.makespan_ms), (full.trace_rows, full.statements, full.makespan_ms));
         assert!(dir.path().join("full/violations.csv").exists());
         assert!(dir.path().join("full/temp").is_dir(), "ci-smoke's sessions write files");
-        for file in ["trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
+        for file in ["comms.db", "trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
             assert!(!dir.path().join("hashed").join(file).exists(), "{file}");
         }
     }

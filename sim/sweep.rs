@@ -126,9 +126,23 @@ pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
     crate::csv_rows::write_rows(path, rows)
 }
 
+/// The rows of a sweep's results.csv, with the rows of finished pairs that only its journal
+/// holds (a sweep killed between two checkpoints of results.csv), sorted as results.csv is.
 pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
-    crate::csv_rows::read_rows(path)
+    let journal = path.with_file_name(JOURNAL);
+    let mut rows: Vec<ResultRow> = if path.exists() || !journal.exists() { crate::csv_rows::read_rows(path)? } else { Vec::new() };
+    let mut seen: std::collections::BTreeSet<(String, String, u64)> = rows.iter().map(ResultRow::key).collect();
+    let journaled: Vec<ResultRow> = crate::results_journal::read(&journal)?;
+    if journaled.is_empty() {
+        return Ok(rows);
+    }
+    rows.extend(journaled.into_iter().filter(|row| seen.insert(row.key())));
+    rows.sort_by_key(ResultRow::key);
+    Ok(rows)
 }
+
+/// The journal of a sweep's finished pairs, beside results.csv (sim/results_journal.rs).
+pub const JOURNAL: &str = "results.journal.jsonl";
 
 /// How long each pair took on the wall clock, by its results.csv key: JUnit's `time`. Only
 /// junit.xml carries it; results.csv, which is compared byte for byte, does not.
@@ -403,6 +417,7 @@ pub(crate) const OWNED: crate::out_folder::Owned = &[
     "coverage.csv",
     "failures",
     INCOMPLETE_MARKER,
+    JOURNAL,
     "sweep-*",
     crate::manifest::MANIFEST_FILE,
     crate::pair_details::PAIR_DETAILS_FILE,
@@ -434,10 +449,13 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
+    // Held until the sweep returns: a second command into this folder is refused meanwhile.
+    crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
+    let _lock = crate::out_lock::OutLock::acquire(&options.out)?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
     crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
     replay_saved_failures(&options.out.join("failures"));
-    crate::out_folder::claim(&options.out, OWNED, options.force)?;
+    crate::out_folder::clear_owned(&options.out, OWNED)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     // Runs are made and removed on a tmpfs where there is one; failures are copied out.
@@ -448,6 +466,16 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let (shard, shards) = options.shard.unwrap_or((1, 1));
     let build = crate::manifest::BUILD_ID.to_string();
     crate::manifest::Manifest { shard, shards, pairs: planned, build, suite }.write(&options.out)?;
+    // From the start until every pair has finished, so a sweep killed at any moment, even
+    // before its first pair, is never taken for a whole one.
+    write_atomically(
+        &options.out.join(INCOMPLETE_MARKER),
+        format!(
+            "0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {JOURNAL}\n"
+        )
+        .as_bytes(),
+    )?;
+    let journal = crate::results_journal::Journal::create(&options.out.join(JOURNAL))?;
     if let (Some((i, n)), true) = (options.shard, options.progress_every > 0) {
         // The shard's own count: `--seeds` said how many seeds each scenario runs in all.
         eprintln!(
@@ -474,6 +502,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         }
         let count = {
             let mut finished = finished.lock().expect("no panics hold the lock");
+            // The row is on disk before the pair is counted or reported: a kill from here on
+            // loses no finished pair.
+            if let Err(e) = journal.append(&row) {
+                eprintln!("rehearsal: {e}");
+            }
             finished.push(row);
             let count = finished.len();
             if count.is_multiple_of(CHECKPOINT_EVERY) && count < planned {
@@ -529,21 +562,20 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-        match save_failure(&options.out, &stem, &row, &run_dir, options, &explanation) {
-            // A failure gets the reports a person looks at; a pass does not.
-            Ok(kept) => {
-                if let Some(summary) = &summary {
-                    // The run was made in a scratch folder that is removed: its reports name
-                    // the folder it is kept in and the replay file beside it.
-                    let mut kept_summary = summary.clone();
-                    kept_summary.replay = format!("rehearsal replay {}", crate::shell::quote_path(&kept.with_extension("toml")));
-                    kept_summary.out_dir = kept.clone();
-                    if let Err(e) = crate::report::write_run_reports(&kept, &kept_summary, &summary.resolved) {
-                        eprintln!("rehearsal: reports for seed {seed}: {e}");
-                    }
-                }
+        let kept = failure_folder(&options.out, &stem, &options.variants, seed);
+        if let Some(summary) = &summary {
+            // A failure gets the reports a person looks at; a pass does not. They are written
+            // in the run folder before it is moved, so the kept folder appears whole: its
+            // reports name the folder it is kept in and the replay file beside it.
+            let mut kept_summary = summary.clone();
+            kept_summary.replay = format!("rehearsal replay {}", crate::shell::quote_path(&kept.with_extension("toml")));
+            kept_summary.out_dir = kept.clone();
+            if let Err(e) = crate::report::write_run_reports(&run_dir, &kept_summary, &summary.resolved) {
+                eprintln!("rehearsal: reports for seed {seed}: {e}");
             }
-            Err(e) => eprintln!("rehearsal: could not save failure of seed {seed}: {e}"),
+        }
+        if let Err(e) = save_failure(&options.out, &stem, &row, &run_dir, options, &explanation) {
+            eprintln!("rehearsal: could not save failure of seed {seed}: {e}");
         }
     }
     let _ = std::fs::remove_dir_all(&run_dir);
@@ -588,6 +620,8 @@ fn write_outputs(
         write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", done_pairs.len()).as_bytes())?;
     }
     let rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note, comparison.as_ref())?;
+    // results.csv now holds every finished pair: the journal has nothing more to tell.
+    crate::results_journal::remove(&options.out.join(JOURNAL))?;
     if rows.len() == planned && marker.exists() {
         std::fs::remove_file(&marker)?;
     }
@@ -781,11 +815,18 @@ fn replay_saved_failures(dir: &Path) {
     }
 }
 
-/// `failures/<scenario>-<seed>.toml` (the replay file) and `failures/<scenario>-<seed>/`
-/// (the run folder, to look at).
+/// Where a failing pair's run folder is kept: `failures/<scenario>-<variant>-<seed>`.
+fn failure_folder(out: &Path, stem: &str, variants: &[String], seed: u64) -> PathBuf {
+    out.join("failures").join(format!("{stem}-{}-{seed}", variant_label(variants)))
+}
+
+/// `failures/<scenario>-<seed>/` (the run folder, to look at) and then
+/// `failures/<scenario>-<seed>.toml` (the replay file): each appears whole or not at all. The
+/// folder is copied under a hidden name (the scratch folder is on another file system) and
+/// renamed into place; the replay file, written last, says its folder is there.
 fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
-    let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
+    let keep = failure_folder(out, stem, variants, row.seed);
     // Relative to the suite's root, with the content hashes: the file replays in any checkout.
     let (scenario, scenario_sha256, sql, sql_sha256) = Failure::describe(Path::new(&row.scenario), sql)?;
     let failure = Failure {
@@ -804,13 +845,26 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
         "# A failing run saved by `rehearsal sweep`; replay it with `rehearsal replay` on this file.\n{}",
         toml::to_string(&failure).map_err(|e| Error::harness(e.to_string()))?
     );
-    write_atomically(&out.join("failures").join(format!("{name}.toml")), text.as_bytes())?;
-    let keep = out.join("failures").join(&name);
     if run_dir.exists() {
-        let _ = std::fs::remove_dir_all(&keep);
-        std::fs::rename(run_dir, &keep).or_else(|_| copy_dir(run_dir, &keep))?;
+        move_whole(run_dir, &keep)?;
     }
+    write_atomically(&keep.with_extension("toml"), text.as_bytes())?;
     Ok(keep)
+}
+
+/// Moves the folder `from` to `to` (replacing it) so that `to` is never seen half made: a
+/// rename where one works, else a copy under `.NAME.partial-PID` renamed into place. A
+/// partial copy a killed sweep left is cleared with `failures/` by the next sweep's `--force`.
+fn move_whole(from: &Path, to: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(to);
+    if std::fs::rename(from, to).is_ok() {
+        return Ok(());
+    }
+    let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let partial = to.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&partial);
+    copy_dir(from, &partial)?;
+    std::fs::rename(&partial, to).map_err(|e| Error::harness(format!("cannot rename {} to {}: {e}", partial.display(), to.display())))
 }
 
 pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
@@ -830,6 +884,40 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn journal_row(seed: u64) -> ResultRow {
+        ResultRow {
+            scenario: "scenarios/bench/ci-smoke.toml".into(),
+            variant: "default".into(),
+            seed,
+            verdict: "fail".into(),
+            first_violation: "liveness: a line\nwith a newline".into(),
+            rules: "liveness".into(),
+            sim_time_ms: 12,
+            statements: 3,
+            trace_hash: "ab".into(),
+            replay: "rehearsal run x --seed 1".into(),
+            sql: String::new(),
+        }
+    }
+
+    /// Issue 30: a killed sweep's finished pairs are in results.csv or its journal, and a
+    /// read gives each once, sorted as results.csv is.
+    #[test]
+    fn results_csv_and_the_journal_are_read_together_once_each_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let journal = crate::results_journal::Journal::create(&dir.path().join(JOURNAL)).unwrap();
+        for seed in [5, 1, 2] {
+            journal.append(&journal_row(seed)).unwrap();
+        }
+        let seeds = || read_results(&csv).unwrap().into_iter().map(|r| r.seed).collect::<Vec<_>>();
+        assert_eq!(seeds(), [1, 2, 5], "the journal alone");
+        write_results(&csv, &[journal_row(1), journal_row(5)]).unwrap();
+        journal.append(&journal_row(4)).unwrap();
+        assert_eq!(seeds(), [1, 2, 4, 5]);
+        assert_eq!(read_results(&csv).unwrap()[2], journal_row(4));
+    }
 
     #[test]
     fn shards_are_disjoint_and_cover_every_pair() {

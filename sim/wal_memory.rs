@@ -190,6 +190,11 @@ impl MemoryWals {
         rc != ffi::SQLITE_OK || exists != 0
     }
 
+    /// Whether a log served here is still open: a connection using the VFS is still open.
+    pub fn any_open(&self) -> bool {
+        self.served().iter().any(|s| s.open.is_some())
+    }
+
     fn is_served(&self, name: &CStr) -> bool {
         self.served().iter().any(|s| s.name.as_c_str() == name)
     }
@@ -251,11 +256,30 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_OK
 }
 
+/// The largest log this file holds: SQLite asks for nothing near it (a WAL grows by pages
+/// until a checkpoint resets it), so an offset or size beyond it is a caller's bug, refused.
+const WAL_BYTES_MAX: u64 = 1 << 40;
+
+/// `offset` and `amount` as a byte range, when both are non-negative and the range ends
+/// within `WAL_BYTES_MAX`: SQLite's contract, checked so a broken call is an I/O error, not
+/// undefined behaviour (a negative amount would be a slice of `usize::MAX` bytes).
+fn checked_range(offset: ffi::sqlite3_int64, amount: c_int) -> Option<(usize, usize)> {
+    let (offset, amount) = (u64::try_from(offset).ok()?, u64::try_from(amount).ok()?);
+    let end = offset.checked_add(amount).filter(|end| *end <= WAL_BYTES_MAX)?;
+    Some((usize::try_from(offset).ok()?, usize::try_from(end - offset).ok()?))
+}
+
 unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, out: *mut c_void, amount: c_int, offset: ffi::sqlite3_int64) -> c_int {
+    let Some((start, amount)) = checked_range(offset, amount) else { return ffi::SQLITE_IOERR_READ };
+    if amount > 0 && out.is_null() {
+        return ffi::SQLITE_IOERR_READ;
+    }
     // SAFETY: an open memory file (SQLite calls methods only on open files).
     let bytes = unsafe { &memory(file).bytes };
-    let (amount, start) = (amount as usize, offset as usize);
-    // SAFETY: SQLite's buffer holds `amount` writable bytes.
+    if amount == 0 {
+        return ffi::SQLITE_OK;
+    }
+    // SAFETY: SQLite's buffer holds `amount` writable bytes (checked non-negative above).
     let out = unsafe { std::slice::from_raw_parts_mut(out.cast::<u8>(), amount) };
     let available = bytes.len().saturating_sub(start).min(amount);
     if available > 0 {
@@ -270,11 +294,22 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, out: *mut c_void, amou
 }
 
 unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, data: *const c_void, amount: c_int, offset: ffi::sqlite3_int64) -> c_int {
+    let Some((start, amount)) = checked_range(offset, amount) else { return ffi::SQLITE_IOERR_WRITE };
+    if amount > 0 && data.is_null() {
+        return ffi::SQLITE_IOERR_WRITE;
+    }
     // SAFETY: an open memory file.
     let bytes = unsafe { &mut memory(file).bytes };
-    // SAFETY: SQLite's buffer holds `amount` readable bytes.
-    let data = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), amount as usize) };
-    let start = offset as usize;
+    if amount == 0 {
+        return ffi::SQLITE_OK;
+    }
+    // SAFETY: SQLite's buffer holds `amount` readable bytes (checked non-negative above).
+    let data = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), amount) };
+    // Memory that cannot be had is SQLite's out-of-memory error, not an abort of the process.
+    let end = start + amount;
+    if bytes.try_reserve(end.saturating_sub(bytes.len())).is_err() {
+        return ffi::SQLITE_IOERR_NOMEM;
+    }
     if start > bytes.len() {
         // A write past the end leaves a gap that reads as zeros, as in a sparse file.
         bytes.resize(start, 0);
@@ -288,8 +323,14 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, data: *const c_void, 
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    // SAFETY: an open memory file. Like ftruncate(), a larger size extends with zeros.
-    unsafe { memory(file) }.bytes.resize(size as usize, 0);
+    let Some((size, _)) = checked_range(size, 0) else { return ffi::SQLITE_IOERR_TRUNCATE };
+    // SAFETY: an open memory file.
+    let bytes = unsafe { &mut memory(file).bytes };
+    if bytes.try_reserve(size.saturating_sub(bytes.len())).is_err() {
+        return ffi::SQLITE_IOERR_NOMEM;
+    }
+    // Like ftruncate(), a larger size extends with zeros.
+    bytes.resize(size, 0);
     ffi::SQLITE_OK
 }
 
@@ -430,6 +471,36 @@ mod tests {
         // A write over the end overwrites what is there and appends the rest.
         file.write(9, b"ijk");
         assert_eq!(file.read(0, 12), (ffi::SQLITE_OK, b"abcdef\0\0gijk".to_vec()));
+        file.close();
+    }
+
+    /// Issue 30: arguments outside SQLite's contract (a negative amount or offset, a range past
+    /// any log's size) are I/O errors that leave the file as it was, not undefined behaviour.
+    #[test]
+    fn negative_or_out_of_range_arguments_are_errors_and_change_nothing() {
+        let wals = test_wals();
+        let mut file = TestFile::open(&wals, c"/nowhere/range.db-wal");
+        file.write(0, b"abcdef");
+        let methods = file.methods();
+        let (read, write, truncate) = (methods.xRead.unwrap(), methods.xWrite.unwrap(), methods.xTruncate.unwrap());
+        let mut buffer = [0xAA_u8; 8];
+        let data = [1_u8; 8];
+        let huge = WAL_BYTES_MAX as i64;
+        for (amount, offset) in [(-1, 0), (4, -1), (i32::MIN, 2), (4, huge), (1, i64::MAX), (8, huge - 4)] {
+            let rc = unsafe { read(file.file(), buffer.as_mut_ptr().cast(), amount, offset) };
+            assert_eq!(rc, ffi::SQLITE_IOERR_READ, "read of {amount} at {offset}");
+            let rc = unsafe { write(file.file(), data.as_ptr().cast(), amount, offset) };
+            assert_eq!(rc, ffi::SQLITE_IOERR_WRITE, "write of {amount} at {offset}");
+        }
+        assert_eq!(buffer, [0xAA; 8], "a refused read writes nothing");
+        for size in [-1, huge + 1, i64::MAX] {
+            assert_eq!(unsafe { truncate(file.file(), size) }, ffi::SQLITE_IOERR_TRUNCATE, "truncate to {size}");
+        }
+        assert_eq!(file.size(), 6);
+        assert_eq!(file.read(0, 6), (ffi::SQLITE_OK, b"abcdef".to_vec()));
+        // Zero bytes at any offset within range are nothing to do.
+        let rc = unsafe { read(file.file(), std::ptr::null_mut(), 0, 100) };
+        assert_eq!(rc, ffi::SQLITE_OK);
         file.close();
     }
 

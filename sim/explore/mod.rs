@@ -162,7 +162,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     assert!(options.jobs >= 1);
     let path = &options.scenario;
     let (base_doc, set_aside, base_scenario) = base_document(options)?;
-    let scratch = prepare_folders(options)?;
+    let (_lock, scratch) = prepare_folders(options)?;
     let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
@@ -212,12 +212,12 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
 
 /// The output folder (with `failures/`, emptied of an earlier exploration's) and the scratch
 /// folder the runs are made in, removed when dropped.
-fn prepare_folders(options: &ExploreOptions) -> Result<tempfile::TempDir> {
-    crate::out_folder::claim(&options.out, OWNED, options.force)?;
+fn prepare_folders(options: &ExploreOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
+    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
     std::fs::create_dir_all(options.out.join("failures"))
         .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
     clear_old_failures(&options.out.join("failures"))?;
-    crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &options.out)
+    Ok((lock, crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &options.out)?))
 }
 
 /// What an exploration writes into its folder (sim/out_folder.rs), its scratch folder

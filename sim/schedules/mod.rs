@@ -90,7 +90,7 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
     let scenario = Scenario::load(path)?; // bad input, with file:line:col, before anything runs
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     let base_doc: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
-    let scratch = runner::prepare_folders(options)?;
+    let (_lock, scratch) = runner::prepare_folders(options)?;
     let explorer = runner::Explorer { options, base_doc, scratch: scratch.path() };
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let mut enumeration = Enumeration {

@@ -171,9 +171,9 @@ const OWNED: crate::out_folder::Owned = &["schedules.csv", "summary.md", "failur
 /// The output folder (refused when it holds results, unless `--force`, which clears what an
 /// earlier enumeration wrote: sim/out_folder.rs) and the scratch folder the runs are made in,
 /// removed when dropped.
-pub(super) fn prepare_folders(options: &SchedulesOptions) -> Result<tempfile::TempDir> {
-    crate::out_folder::claim(&options.out, OWNED, options.force)?;
+pub(super) fn prepare_folders(options: &SchedulesOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
+    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
     let failures = options.out.join("failures");
     std::fs::create_dir_all(&failures).map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    crate::scratch::scratch_folder("schedules-", options.scratch.as_deref(), &options.out)
+    Ok((lock, crate::scratch::scratch_folder("schedules-", options.scratch.as_deref(), &options.out)?))
 }

@@ -120,7 +120,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
                                                                   // many short hangs reached fewer new items (measured on random-faults.toml).
     let hang_ms = [HangClass::Threshold, HangClass::Long].iter().map(|c| c.duration_ms(&scenario)).collect();
     let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms };
-    let scratch = report::prepare_folders(options)?;
+    let (_lock, scratch) = report::prepare_folders(options)?;
     let runner = Runner { options, base, scratch: scratch.path() };
     let search_side = run_search(&runner, &mutator);
     let random_side = run_random(&runner);

@@ -67,9 +67,9 @@ pub fn read_csv(path: &Path) -> Result<Vec<SearchRow>> {
 
 /// The output folder with `corpus/` and `failures/` emptied of an earlier search's files,
 /// and the scratch folder runs are made in (a tmpfs where there is one, as explore does).
-pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempDir> {
+pub(super) fn prepare_folders(options: &SearchOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
     crate::scratch::check_chosen(options.scratch.as_deref())?;
-    crate::out_folder::claim(&options.out, OWNED, options.force)?;
+    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
     for sub in ["corpus", "failures"] {
         let dir = options.out.join(sub);
         std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
@@ -80,7 +80,7 @@ pub(super) fn prepare_folders(options: &SearchOptions) -> Result<tempfile::TempD
             }
         }
     }
-    crate::scratch::scratch_folder("search-", options.scratch.as_deref(), &options.out)
+    Ok((lock, crate::scratch::scratch_folder("search-", options.scratch.as_deref(), &options.out)?))
 }
 
 /// What a search writes into its folder (sim/out_folder.rs), its scratch folder included.

@@ -28,6 +28,7 @@ mod fifth_failure;
 mod fuzz;
 mod golden;
 mod judge;
+mod kills;
 mod merge;
 mod mutants;
 mod nothing_lost;

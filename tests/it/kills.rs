@@ -1,0 +1,236 @@
+//! Kills at many instants (issue 30): SIGKILL the binary while it runs, then read what it
+//! left. A run leaves no `comms.db` or the whole one (never a database cut short, even by a
+//! kill inside a checkpoint); a sweep keeps every pair it finished, shows `INCOMPLETE` from
+//! its start and never a half failure folder; one writer per output folder, and what a
+//! killed command left (its lock, its temporaries, its scratch folder) is cleared by the
+//! next one. docs/outputs.md states these guarantees.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{on_two_threads, rehearsal, root, stderr};
+
+fn start(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("REHEARSAL_SEED")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("rehearsal starts")
+}
+
+fn kill(mut child: Child) {
+    child.kill().expect("SIGKILL"); // no handler runs
+    child.wait().expect("reaped");
+}
+
+/// Waits (bounded) until `path` exists.
+fn wait_for(path: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !path.exists() {
+        assert!(Instant::now() < deadline, "{} never appeared", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    names
+}
+
+fn integrity(db: &Path) -> String {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).expect("opens");
+    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).expect("checks")
+}
+
+const RUN: [&str; 6] = ["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--out"];
+
+/// What a killed run left in `dir`: no `comms.db`, or the run's whole one (with its trace).
+/// Returns whether the kill came before the run ended.
+fn assert_no_half_database(dir: &Path, whole_db: &[u8], whole_trace: &[u8]) -> bool {
+    let left = names(dir);
+    assert!(!left.iter().any(|n| n.starts_with("comms.db-")), "no WAL or journal beside it: {left:?}");
+    if !dir.join("comms.db").exists() {
+        return true;
+    }
+    assert_eq!(integrity(&dir.join("comms.db")), "ok");
+    assert!(std::fs::read(dir.join("comms.db")).unwrap() == whole_db, "a comms.db is the finished run's: {left:?}");
+    assert!(std::fs::read(dir.join("trace.csv")).unwrap() == whole_trace, "and its trace is whole");
+    false
+}
+
+#[test]
+fn a_run_killed_at_any_instant_leaves_no_database_or_the_whole_one_and_a_rerun_clears_what_it_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = tmp.path().join("reference");
+    let started = Instant::now();
+    let o = rehearsal(&[&RUN[..], &[reference.to_str().unwrap()]].concat());
+    let full = started.elapsed();
+    let code = o.status.code();
+    assert!(matches!(code, Some(0 | 1)), "{}", stderr(&o));
+    let (whole_db, whole_trace) = (std::fs::read(reference.join("comms.db")).unwrap(), std::fs::read(reference.join("trace.csv")).unwrap());
+    assert!(!reference.join(".rehearsal-lock").exists(), "the lock goes with its run");
+    // Instants from a tenth of the run's time to past its end: startup, the statements, the
+    // final checkpoint, the reports.
+    let instants: Vec<Duration> = (1..=12).map(|k| full * k / 10).collect();
+    let mid_run = on_two_threads(instants.len(), |i| {
+        let dir = tmp.path().join(format!("killed-{i}"));
+        let child = start(&[&RUN[..], &[dir.to_str().unwrap()]].concat());
+        std::thread::sleep(instants[i]);
+        kill(child);
+        let mid_run = assert_no_half_database(&dir, &whole_db, &whole_trace);
+        // A rerun into the folder, without --force: the killed run's lock and temporaries are
+        // no run and no holder.
+        let o = rehearsal(&[&RUN[..], &[dir.to_str().unwrap()]].concat());
+        if mid_run {
+            assert_eq!(o.status.code(), code, "{}", stderr(&o));
+            assert!(std::fs::read(dir.join("comms.db")).unwrap() == whole_db, "the rerun gives the same database");
+            let left = names(&dir);
+            assert!(!left.iter().any(|n| n.ends_with(".tmp") || n.starts_with(".rehearsal-lock")), "{left:?}");
+        } else {
+            assert_eq!(o.status.code(), Some(2), "a finished run is kept without --force: {}", stderr(&o));
+            assert!(stderr(&o).contains("already holds a run (comms.db, trace.csv)"), "{}", stderr(&o));
+        }
+        mid_run
+    });
+    assert!(mid_run.iter().filter(|m| **m).count() >= 2, "kills before the run ended: {mid_run:?}");
+}
+
+/// fleet-day checkpoints its log into the database about once a second of a debug build: kills
+/// in its first seconds land between and inside checkpoints, and none leaves a `comms.db`.
+/// A `--force` run over a finished one is killed too: the earlier run's files are gone,
+/// not mixed with the new run's.
+#[test]
+fn kills_across_checkpoints_and_over_an_earlier_run_leave_no_database_of_the_killed_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let over = tmp.path().join("over");
+    let o = rehearsal(&["run", "scenarios/bench/ci-smoke.toml", "--seed", "2", "-q", "--out", over.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    std::fs::create_dir_all(over.join("docs/implementation/reports")).unwrap();
+    std::fs::write(over.join("docs/implementation/reports/task-99-completion.md"), "an earlier run's").unwrap();
+    let left = on_two_threads(4, |i| {
+        let dir = if i == 3 { over.clone() } else { tmp.path().join(format!("fleet-{i}")) };
+        let args = match i {
+            3 => vec!["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--force", "--out", dir.to_str().unwrap()],
+            _ => vec!["run", "scenarios/bench/fleet-day.toml", "-q", "--out", dir.to_str().unwrap()],
+        };
+        let child = start(&args);
+        // The run over the earlier one is killed early, while ci-smoke is surely running.
+        std::thread::sleep(Duration::from_millis(if i == 3 { 300 } else { 700 * (i as u64 + 1) }));
+        kill(child);
+        names(&dir)
+    });
+    for (i, names) in left.iter().enumerate() {
+        for absent in ["comms.db", "trace.csv"] {
+            assert!(!names.contains(&absent.to_string()), "kill {i}: {absent} left: {names:?}");
+        }
+    }
+    // The killed --force run may have been stopped before it had cleared every file of the
+    // earlier one (its database and trace go first): the next run clears the rest.
+    let o = rehearsal(&["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--out", over.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(!over.join("docs/implementation/reports/task-99-completion.md").exists(), "the earlier run's documents are gone");
+}
+
+const SWEEP_SEEDS: &str = "1..=400";
+
+fn sweep_args<'a>(out: &'a str, scratch: &'a str, seeds: &'a str) -> Vec<&'a str> {
+    let scenario = "scenarios/regression/zombie-owner-writes.toml";
+    vec!["sweep", scenario, "--seeds", seeds, "--jobs", "2", "--out", out, "--scratch", scratch]
+}
+
+/// The failure folders of a sweep: each visible one is whole (its run and its reports) and
+/// has its replay file; returns their seeds.
+fn whole_failure_folders(out: &Path) -> Vec<u64> {
+    let mut seeds = Vec::new();
+    for name in names(&out.join("failures")) {
+        let path = out.join("failures").join(&name);
+        if name.starts_with('.') || !path.is_dir() {
+            continue;
+        }
+        let files = names(&path);
+        for file in ["comms.db", "trace.csv", "violations.csv", "timeline.html", "summary.md", "plots", "temp"] {
+            assert!(files.contains(&file.to_string()), "failures/{name} is whole: {files:?}");
+        }
+        assert_eq!(integrity(&path.join("comms.db")), "ok");
+        seeds.push(name.rsplit('-').next().unwrap().parse().unwrap());
+    }
+    seeds
+}
+
+#[test]
+fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_folder_until_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("sweep"), tmp.path().join("scratch"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let (out_s, scratch_s) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    let first = start(&sweep_args(out_s, scratch_s, SWEEP_SEEDS));
+    let pid = first.id();
+    wait_for(&out.join(".rehearsal-lock"));
+    wait_for(&out.join("INCOMPLETE"));
+    // A second command into the folder is refused, naming the holder, and touches nothing.
+    for second in [sweep_args(out_s, scratch_s, "1..=2"), vec!["run", "scenarios/quickstart.toml", "--out", out_s]] {
+        let mut second = second.clone();
+        second.push("--force");
+        let o = rehearsal(&second);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("is in use by another rehearsal command (pid {pid} ")), "{}", stderr(&o));
+    }
+    assert!(out.join("INCOMPLETE").exists());
+    // Killed once some failures are saved and some pairs are in the journal.
+    wait_for(&out.join("failures").join("zombie-owner-writes-default-3.toml"));
+    std::thread::sleep(Duration::from_millis(300));
+    kill(first);
+    let marker = std::fs::read_to_string(out.join("INCOMPLETE")).expect("the marker stays");
+    assert!(marker.contains("of 400 pairs finished"), "{marker}");
+    let rows = rehearsal::sweep::read_results(&out.join("results.csv")).expect("the finished pairs read whole");
+    let journaled: Vec<rehearsal::sweep::ResultRow> =
+        rehearsal::results_journal::read(&out.join(rehearsal::sweep::JOURNAL)).expect("the journal reads");
+    assert!(!rows.is_empty() && rows.len() < 400 && rows.len() == journaled.len(), "{} rows, {} journaled", rows.len(), journaled.len());
+    // Every failure kept on disk (its folder and replay file whole) is a pair in the results,
+    // but those whose row the kill came before (at most one per job).
+    let kept = whole_failure_folders(&out);
+    let unlisted: Vec<&u64> = kept.iter().filter(|seed| !rows.iter().any(|r| r.seed == **seed)).collect();
+    assert!(!kept.is_empty() && unlisted.len() <= 2, "kept {kept:?}, not in the results {unlisted:?}");
+    for row in rows.iter().filter(|r| r.verdict == "fail") {
+        assert!(kept.contains(&row.seed), "a failing pair's folder is kept: seed {}", row.seed);
+    }
+    assert!(names(&scratch).iter().any(|n| n.starts_with(&format!("sweep-pid{pid}-"))), "SIGKILL left its scratch folder");
+    // The next sweep takes the dead holder's lock over and removes its scratch folder.
+    let o = rehearsal(&[sweep_args(out_s, scratch_s, "1..=2"), vec!["--force", "-q"]].concat());
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_eq!(names(&scratch), Vec::<String>::new(), "no scratch folder is left");
+    let left = names(&out);
+    for gone in [".rehearsal-lock", "INCOMPLETE", rehearsal::sweep::JOURNAL] {
+        assert!(!left.contains(&gone.to_string()), "{gone} in {left:?}");
+    }
+    assert_eq!(rehearsal::sweep::read_results(&out.join("results.csv")).unwrap().len(), 2);
+}
+
+/// The pid of a sweep that has ended (for the scratch folder of a process that is gone).
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+#[test]
+fn a_run_into_a_folder_with_a_dead_holder_s_lock_takes_it_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out: PathBuf = tmp.path().join("run");
+    std::fs::create_dir_all(&out).unwrap();
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let stale = format!("pid={}\nstarted=\nhost={}\ncommand=rehearsal run\n", dead_pid(), host.trim());
+    std::fs::write(out.join(".rehearsal-lock"), stale).unwrap();
+    let o = rehearsal(&["run", "scenarios/quickstart.toml", "-q", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!out.join(".rehearsal-lock").exists());
+}
