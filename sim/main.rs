@@ -626,12 +626,16 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
+    // A run that ends in an error (an event cap, a statement that never ends, a panic) says
+    // how to reproduce it, as a failing one does.
+    let replay = rehearsal::run::replay_of(&plan);
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
     let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
-    })?;
+    })
+    .map_err(|e| e.with_replay(&replay))?;
     drop(progress);
     rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
     if args.json.json {
@@ -759,7 +763,8 @@ fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
 }
 
 fn cmd_replay(args: ReplayArgs) -> Result<Outcome, Error> {
-    let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out)?;
+    let again = format!("rehearsal replay {}", rehearsal::shell::quote_path(&args.failure));
+    let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out).map_err(|e| e.with_replay(&again))?;
     print!("{text}");
     Ok(Outcome::Runs(outcome))
 }

@@ -35,6 +35,7 @@ pub fn refuse_unless_forced(out: &Path, force: bool) -> Result<()> {
 /// `refuse_unless_forced`, then clears what the command owns and makes the folder.
 pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<()> {
     refuse_unless_forced(out, force)?;
+    crate::out_probe::ensure_writable(out)?;
     clear_owned(out, owned)?;
     std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create {}: {e}", out.display())))
 }

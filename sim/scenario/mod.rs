@@ -14,6 +14,7 @@ mod file;
 pub mod identity;
 mod locate;
 mod magnitude;
+pub use magnitude::MAX_MAGNITUDE;
 mod plan;
 mod schedule;
 mod validate;
