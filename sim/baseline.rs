@@ -84,10 +84,10 @@ impl Baseline {
     /// Reads FILE; a line that is not `scenario variant seed pass|fail rules` is bad input
     /// naming `FILE:LINE`.
     pub fn load(path: &Path) -> Result<Baseline> {
-        let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::input(format!("{}: no such baseline file (write one with --bless)", path.display())),
-            _ => Error::input(format!("{}: cannot read baseline file: {e}", path.display())),
-        })?;
+        if !path.exists() {
+            return Err(Error::input(format!("{}: no such baseline file (write one with --bless)", path.display())));
+        }
+        let text = crate::input_file::read_text(path, "baseline file")?;
         Baseline::parse(&text, &path.display().to_string())
     }
 

@@ -14,27 +14,13 @@ use crate::run::{run_scenario, RunOptions};
 
 /// Parses `A..B` (B excluded), `A..=B` or a single seed, in decimal.
 pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
-    let bad = || Error::input(format!("seed range `{text}`: expected N, A..B or A..=B with A < B (decimal)"));
-    let (range, inclusive) = match (text.split_once("..="), text.split_once("..")) {
-        (Some(r), _) => (Some(r), true),
-        (None, Some(r)) => (Some(r), false),
-        (None, None) => (None, false),
-    };
-    let Some((a, b)) = range else {
-        return Ok(vec![text.trim().parse().map_err(|_| bad())?]);
-    };
-    let (a, b): (u64, u64) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
-    let end = if inclusive { b.checked_add(1).ok_or_else(bad)? } else { b };
-    if a >= end {
-        return Err(bad());
-    }
-    Ok((a..end).collect())
+    crate::seed_set::SeedSet::parse(text)?.to_vec("--seeds")
 }
 
 /// The line a command prints before it runs a seed range: how many seeds, from which to
 /// which, and for `A..B` that B is left out (`1..20` runs 19 seeds). `None` for one seed.
-pub fn describe_seeds(text: &str, seeds: &[u64]) -> Option<String> {
-    let (first, last) = (seeds.first()?, seeds.last()?);
+pub fn describe_seeds(text: &str, seeds: &crate::seed_set::SeedSet) -> Option<String> {
+    let (first, last) = (seeds.nth(0)?, seeds.nth(seeds.len().checked_sub(1)?)?);
     if !text.contains("..") {
         return None;
     }
@@ -187,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_seed_range_says_how_many_it_runs_and_that_a_half_open_one_leaves_its_end_out() {
-        let line = |text: &str| describe_seeds(text, &parse_seeds(text).unwrap());
+        let line = |text: &str| describe_seeds(text, &crate::seed_set::SeedSet::parse(text).unwrap());
         assert_eq!(line("1..20").unwrap(), "--seeds 1..20: 19 seed(s), 1 to 19 (A..B leaves B out; write A..=B to run it too)");
         assert_eq!(line("1..=20").unwrap(), "--seeds 1..=20: 20 seed(s), 1 to 20");
         assert_eq!(line("7"), None);

@@ -9,6 +9,7 @@ use rusqlite::{ffi, Connection, OpenFlags};
 pub mod prepared;
 pub mod random;
 pub mod schema_guard;
+pub mod step_limit;
 
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
@@ -120,6 +121,10 @@ pub struct CommsDb {
     pub recorded: Option<Vec<Recorded>>,
     path: PathBuf,
     changes: ChangeLog,
+    /// The budget of each protocol statement in SQLite steps (`run.sql_steps_max`).
+    steps: step_limit::StepLimit,
+    /// Each statement's catalog entry, `name (file:line)`, by `Stmt` index: what an error names.
+    entries: Vec<String>,
     _vfs: ClockVfs,
 }
 
@@ -166,15 +171,36 @@ impl CommsDb {
         // The protocol's `random()` draws from this run's stream, not the process's PRNG.
         random::register(&conn, sqlite_seed)?;
         let changes = watch_changes(&mut conn)?;
+        let steps = step_limit::StepLimit::install(&mut conn)?;
+        let entries = Stmt::ALL.iter().map(|s| format!("`{s}` ({})", catalog.get(s.name()).origin)).collect();
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;
-        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), changes, _vfs: vfs })
+        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), changes, steps, entries, _vfs: vfs })
+    }
+
+    /// Each protocol statement may run at most `max` SQLite steps (`run.sql_steps_max`).
+    pub fn set_steps_max(&mut self, max: u64) {
+        self.steps.set_max(max);
+    }
+
+    /// When `e` is a statement stopped by `run.sql_steps_max`, what to report: the statement
+    /// named by its catalog entry.
+    pub fn steps_spent(&self, stmt: Stmt, e: &rusqlite::Error) -> Option<String> {
+        self.steps.spent_by(e).then(|| self.steps.message(&self.entries[prepared::index(stmt)]))
     }
 
     /// Executes one named protocol statement with the parameters the engine supplies.
     /// Parameters the statement does not use are skipped (a variant may drop one).
     pub fn execute(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        self.steps.arm();
+        let outcome = self.execute_armed(stmt, params);
+        self.steps.refill();
+        outcome
+    }
+
+    /// `execute`, within the budget `arm` gave.
+    fn execute_armed(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
         let slot = self.prepared.slot(stmt);
         slot.bind(params)?;
         self.stats.statements += 1;

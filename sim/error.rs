@@ -28,6 +28,15 @@ impl Error {
     pub fn harness(message: impl Into<String>) -> Error {
         Error::Harness(message.into())
     }
+
+    /// The same error, its message followed by a line saying how to reproduce it.
+    pub fn with_replay(self, replay: &str) -> Error {
+        let note = format!("\nrehearsal: reproduce with: {replay}");
+        match self {
+            Error::Input(m) => Error::Input(m + &note),
+            Error::Harness(m) => Error::Harness(m + &note),
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -50,7 +50,7 @@ pub struct Located {
 
 impl Failure {
     pub fn load(path: &Path) -> Result<Failure> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read failure file: {e}", path.display())))?;
+        let text = crate::input_file::read_text(path, "failure file")?;
         toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
     }
 
@@ -81,7 +81,7 @@ impl Failure {
 
 /// The SHA-256 of a file's text as `identity` reads a scenario.
 fn file_sha256(path: &Path) -> Result<String> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))?;
+    let text = crate::input_file::read_text(path, "file")?;
     Ok(identity::content_sha256(&text))
 }
 

@@ -225,12 +225,17 @@ struct ExploreCrashesArgs {
     scratch: Option<PathBuf>,
 }
 
-/// A list of seeds, parsed from `--seeds` text by `rehearsal::compare::parse_seeds`, and the
-/// text it was written as.
+/// Seeds, parsed from `--seeds` text as runs (never listed whole: `rehearsal::seed_set`), and
+/// the text they were written as.
 #[derive(Clone, Debug)]
-struct Seeds(Vec<u64>, String);
+struct Seeds(rehearsal::seed_set::SeedSet, String);
 
 impl Seeds {
+    /// Every seed, listed: refused above `seed_set::MAX_RUNS` (exit 2) before any is.
+    fn list(&self, flag: &str) -> Result<Vec<u64>, Error> {
+        self.0.to_vec(flag)
+    }
+
     /// Says on stderr how many seeds a range runs (`1..20` runs 19), unless `quiet`.
     fn announce(&self, quiet: bool) {
         if quiet {
@@ -516,7 +521,7 @@ fn input_message(e: Error) -> String {
 }
 
 fn parse_seeds(text: &str) -> Result<Seeds, String> {
-    rehearsal::compare::parse_seeds(text).map(|seeds| Seeds(seeds, text.to_string())).map_err(input_message)
+    rehearsal::seed_set::SeedSet::parse(text).map(|seeds| Seeds(seeds, text.to_string())).map_err(input_message)
 }
 
 fn parse_shard(text: &str) -> Result<(usize, usize), String> {
@@ -524,9 +529,16 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 fn parse_points(text: &str) -> Result<Seeds, String> {
-    rehearsal::compare::parse_seeds(text)
+    rehearsal::seed_set::SeedSet::parse(text)
         .map(|points| Seeds(points, text.to_string()))
         .map_err(|_| format!("point range `{text}`: expected N, A..B or A..=B with A < B (point numbers from 1)"))
+}
+
+/// Every point of `--points`, listed: refused above `seed_set::MAX_RUNS` in all before any is.
+fn points_of(points: &[Seeds]) -> Result<Vec<u64>, Error> {
+    let total: u128 = points.iter().map(|p| p.0.len()).sum();
+    rehearsal::seed_set::check_runs(total, "--points", "")?;
+    Ok(points.iter().flat_map(|p| p.list("--points").unwrap_or_default()).collect())
 }
 
 fn parse_session(text: &str) -> Result<rehearsal::explore::Target, String> {
@@ -615,12 +627,16 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     // Held until the run's reports are written: one writer per folder (sim/out_lock.rs).
     let _lock = rehearsal::run_folder::claim(&plan.out_dir, args.force)?;
+    // A run that ends in an error (an event cap, a statement that never ends, a panic) says
+    // how to reproduce it, as a failing one does.
+    let replay = rehearsal::run::replay_of(&plan);
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
     let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
-    })?;
+    })
+    .map_err(|e| e.with_replay(&replay))?;
     drop(progress);
     rehearsal::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
     if args.json.json {
@@ -748,7 +764,8 @@ fn cmd_merge(args: MergeArgs) -> Result<Outcome, Error> {
 }
 
 fn cmd_replay(args: ReplayArgs) -> Result<Outcome, Error> {
-    let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out)?;
+    let again = format!("rehearsal replay {}", rehearsal::shell::quote_path(&args.failure));
+    let (text, outcome) = rehearsal::replay::replay(&args.failure, args.until, args.out).map_err(|e| e.with_replay(&again))?;
     print!("{text}");
     Ok(Outcome::Runs(outcome))
 }
@@ -804,7 +821,7 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     }
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
-    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
+    let md = rehearsal::findings::findings(&args.seeds.seeds.list("--seeds")?, &rehearsal::findings::default_runs_dir())?;
     std::fs::write(&out, md)?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)
@@ -832,7 +849,7 @@ fn cmd_bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     };
     let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let options = rehearsal::bench::BenchOptions {
-        seeds: args.seeds.seeds.0,
+        seeds: args.seeds.seeds.list("--seeds")?,
         params,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
@@ -870,7 +887,7 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome,
         seed: args.seed,
         variants: args.variants.variants,
         sessions: args.sessions,
-        points: args.points.into_iter().flat_map(|p| p.0).collect(),
+        points: points_of(&args.points)?,
         hangs: args.hangs,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
@@ -982,8 +999,14 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let (table, sql) =
-        rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
+    let (table, sql) = rehearsal::compare::compare(
+        &args.scenario,
+        &args.variants,
+        &args.seeds.seeds.list("--seeds")?,
+        &out,
+        args.force,
+        args.sql.as_deref(),
+    )?;
     if args.json.json {
         println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
     } else {
@@ -1045,10 +1068,13 @@ mod tests {
         let cli =
             parse(&["sweep", "a.toml", "--seeds", "3..=5", "--jobs", "2", "--shard", "1/2", "--variant", "fencing", "--out", "o"]).unwrap();
         let Command::Sweep(args) = cli.command else { panic!("a sweep") };
-        assert_eq!((args.seeds.map(|s| s.0), args.jobs.get(), args.shard), (Some(vec![3, 4, 5]), 2, Some((1, 2))));
+        assert_eq!(
+            (args.seeds.map(|s| s.0.to_vec("--seeds").unwrap()), args.jobs.get(), args.shard),
+            (Some(vec![3, 4, 5]), 2, Some((1, 2)))
+        );
         assert_eq!(args.variants.variants, ["fencing"]);
         let Command::Bench(args) = parse(&["bench", "a.toml"]).unwrap().command else { panic!("a bench") };
-        assert_eq!((args.seeds.seeds.0, args.jobs.jobs), ((1..=10).collect(), None), "defaults: 1..=10, all cores");
+        assert_eq!((args.seeds.seeds.list("--seeds").unwrap(), args.jobs.jobs), ((1..=10).collect(), None), "defaults: 1..=10, all cores");
         assert!(args.jobs.get() >= 1);
         for (flag, value, message) in
             [("--jobs", "0", "--jobs must be at least 1"), ("--seeds", "5..2", "seed range `5..2`"), ("--shard", "4/3", "shard `4/3`")]

@@ -13,6 +13,7 @@ use sha2::{Digest, Sha256};
 use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
+use crate::seed_set::SeedSet;
 
 pub const MANIFEST_FILE: &str = "manifest.toml";
 
@@ -78,7 +79,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 impl Suite {
     /// The suite of a sweep over `scenarios` (loaded, in the command line's order).
-    pub fn of(scenarios: &[Scenario], seeds: &[u64], variants: &[String], sql: Option<&Path>) -> Result<Suite> {
+    pub fn of(scenarios: &[Scenario], seeds: &SeedSet, variants: &[String], sql: Option<&Path>) -> Result<Suite> {
         let scenarios = scenarios
             .iter()
             .map(|s| {
@@ -87,29 +88,13 @@ impl Suite {
                 Ok(ScenarioId { path: file.path, sha256: file.sha256, run_seed: s.run.seed, sql })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Suite { seeds: seed_runs(seeds), variants: variants.to_vec(), sql: sql.map(FileId::of).transpose()?, scenarios })
+        Ok(Suite { seeds: seeds.run_texts(), variants: variants.to_vec(), sql: sql.map(FileId::of).transpose()?, scenarios })
     }
 
-    /// The seeds back from their runs (empty: each scenario's own).
-    pub fn seed_list(&self) -> Result<Vec<u64>> {
-        let mut seeds = Vec::new();
-        for run in &self.seeds {
-            seeds.extend(crate::compare::parse_seeds(run)?);
-        }
-        Ok(seeds)
+    /// The seeds back from their runs (empty: each scenario's own), still as runs.
+    pub fn seed_set(&self) -> Result<SeedSet> {
+        SeedSet::parse_runs(&self.seeds)
     }
-}
-
-/// Seeds as runs of consecutive ones, in order: `[1, 2, 3, 7]` → `["1..=3", "7"]`.
-fn seed_runs(seeds: &[u64]) -> Vec<String> {
-    let mut runs: Vec<(u64, u64)> = Vec::new();
-    for &seed in seeds {
-        match runs.last_mut() {
-            Some((_, last)) if last.checked_add(1) == Some(seed) => *last = seed,
-            _ => runs.push((seed, seed)),
-        }
-    }
-    runs.into_iter().map(|(a, b)| if a == b { a.to_string() } else { format!("{a}..={b}") }).collect()
 }
 
 impl Manifest {
@@ -184,7 +169,7 @@ mod tests {
 
     fn suite(seeds: &[u64]) -> Suite {
         let scenario = ScenarioId { path: "a.toml".into(), sha256: "00".repeat(32), run_seed: 7, sql: None };
-        Suite { seeds: seed_runs(seeds), variants: Vec::new(), sql: None, scenarios: vec![scenario] }
+        Suite { seeds: SeedSet::of_list(seeds).run_texts(), variants: Vec::new(), sql: None, scenarios: vec![scenario] }
     }
 
     #[test]
@@ -192,8 +177,8 @@ mod tests {
         let seeds = [1, 2, 3, 7, 9, 10, 4];
         let s = suite(&seeds);
         assert_eq!(s.seeds, ["1..=3", "7", "9..=10", "4"]);
-        assert_eq!(s.seed_list().unwrap(), seeds);
-        assert!(suite(&[]).seed_list().unwrap().is_empty());
+        assert_eq!(s.seed_set().unwrap().to_vec("--seeds").unwrap(), seeds);
+        assert!(suite(&[]).seed_set().unwrap().is_empty());
     }
 
     #[test]

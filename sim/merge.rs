@@ -164,7 +164,7 @@ fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
     let suite = &manifest.suite;
     let options = SweepOptions {
         scenarios: suite.scenarios.iter().map(|s| PathBuf::from(&s.path)).collect(),
-        seeds: suite.seed_list()?,
+        seeds: suite.seed_set()?,
         variants: suite.variants.clone(),
         jobs: 1,
         shard: Some((i, manifest.shards)),

@@ -42,6 +42,7 @@ pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<OutLock> {
     refuse_unless_forced(out, force)?;
     let lock = OutLock::acquire(out)?;
     refuse_unless_forced(out, force)?;
+    crate::out_probe::ensure_writable(out)?;
     clear_owned(out, owned)?;
     Ok(lock)
 }

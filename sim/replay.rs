@@ -22,8 +22,8 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("failure");
     let out_dir = out.unwrap_or_else(|| PathBuf::from("reports/replays").join(stem));
     if let Some(until) = until_ms {
-        if until <= 0 {
-            return Err(Error::input(format!("--until {until}: a positive simulated time in ms")));
+        if until <= 0 || i128::from(until) > crate::scenario::MAX_MAGNITUDE {
+            return Err(Error::input(format!("--until {until}: a positive simulated time in ms, at most 10^12")));
         }
         scenario.run.sim_time_max_ms = until;
     }

@@ -113,8 +113,18 @@ pub fn execute_with_progress(
     execute_keeping(plan, record, Keep::Everything, progress)
 }
 
-/// `execute_with_progress`, leaving in the run folder only what `keep` says.
+/// `execute_with_progress`, leaving in the run folder only what `keep` says. A panic in the
+/// run is a harness error here (sim/panic_guard.rs), whoever asked for the run.
 fn execute_keeping(
+    plan: RunPlan,
+    record: bool,
+    keep: Keep,
+    progress: &mut dyn FnMut(i64, i64),
+) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    crate::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, progress))
+}
+
+fn execute_unguarded(
     plan: RunPlan,
     record: bool,
     keep: Keep,
@@ -130,6 +140,7 @@ fn execute_keeping(
     // Under a temporary name until the run ends (sim/run_folder.rs): a killed run leaves no
     // `comms.db`, never a half-checkpointed one.
     let mut db = CommsDb::create(&out_dir.join(crate::run_folder::DB_TMP), clock.clone(), seed, catalog)?;
+    db.set_steps_max(scenario.run.sql_steps_max);
     if record {
         db.recorded = Some(Vec::new());
     }
@@ -251,6 +262,12 @@ pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[St
     format!("{} --out {} --force", crate::shell::run_command(scenario, seed, variants, sql), crate::shell::quote_path(out_dir))
 }
 
+/// The command that reproduces the run `plan` will make (`replay_command`), known before it
+/// runs: what `rehearsal run` prints when the run ends in an error.
+pub fn replay_of(plan: &RunPlan) -> String {
+    replay_command(&plan.scenario.path, plan.seed, &plan.out_dir, &plan.cli_variants, plan.scenario.sql_override.as_deref())
+}
+
 /// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
 /// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
 /// open and locked is refused even then, before anything is written.
@@ -272,7 +289,7 @@ pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
     if db.exists() {
         crate::db::ensure_not_locked(&db)?;
     }
-    Ok(())
+    crate::out_probe::ensure_writable(out_dir)
 }
 
 impl RunSummary {

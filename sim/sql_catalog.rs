@@ -205,7 +205,7 @@ fn unknown_statement(entry: &Statement) -> Error {
 /// error's message but bad input (the path is the user's).
 fn read_sql_file(path: &Path) -> Result<String> {
     let file = path.display();
-    let bytes = std::fs::read(path).map_err(|e| Error::input(format!("{file}: cannot read SQL file: {e}")))?;
+    let bytes = crate::input_file::read(path, "SQL file")?;
     if let Some(at) = bytes.iter().position(|b| *b == 0) {
         return Err(Error::input(format!(
             "{file}: a NUL byte at byte {at}: a binary file, not a protocol SQL file (text with `-- name:` entries)"

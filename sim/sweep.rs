@@ -25,9 +25,9 @@ use crate::vocab::RunOutcome;
 #[derive(Clone, Debug)]
 pub struct SweepOptions {
     pub scenarios: Vec<PathBuf>,
-    /// The seeds of every scenario; empty: each scenario's own `run.seed` (the shipped
-    /// suite as the golden file runs it).
-    pub seeds: Vec<u64>,
+    /// The seeds of every scenario, as runs (never listed whole); empty: each scenario's own
+    /// `run.seed` (the shipped suite as the golden file runs it).
+    pub seeds: crate::seed_set::SeedSet,
     pub variants: Vec<String>,
     pub jobs: usize,
     /// 1-based (I, N).
@@ -307,19 +307,48 @@ fn run_pair_keeping(
 }
 
 /// The pairs of this sweep, in order, after sharding: (pair index, scenario, seed).
-/// `own_seeds` holds each scenario's `run.seed`, for a sweep without `--seeds`.
+/// `own_seeds` holds each scenario's `run.seed`, for a sweep without `--seeds`. Pair `k` is
+/// seed `k % seeds` of scenario `k / seeds`, so a shard's pairs are found by arithmetic and
+/// only they are listed: a shard of 10^8 seeds costs its own share (issue 30).
 pub fn pairs(options: &SweepOptions, own_seeds: &[u64]) -> Vec<(usize, PathBuf, u64)> {
-    let mut all = Vec::new();
-    for (scenario, own) in options.scenarios.iter().zip(own_seeds) {
-        let seeds = if options.seeds.is_empty() { std::slice::from_ref(own) } else { &options.seeds[..] };
-        for seed in seeds {
-            all.push((all.len(), scenario.clone(), *seed));
+    let per_scenario = if options.seeds.is_empty() { 1 } else { options.seeds.len() };
+    let (i, n) = options.shard.unwrap_or((1, 1));
+    let total = per_scenario * options.scenarios.len() as u128;
+    let mut shard = Vec::new();
+    let mut index = (i - 1) as u128;
+    while index < total {
+        let (scenario, k) = ((index / per_scenario) as usize, index % per_scenario);
+        let seed = if options.seeds.is_empty() { own_seeds[scenario] } else { options.seeds.nth(k).expect("k < the seeds' count") };
+        shard.push((index as usize, options.scenarios[scenario].clone(), seed));
+        index += n as u128;
+    }
+    shard
+}
+
+/// How many pairs the whole sweep has, and how many its shard runs: without listing them.
+pub fn pair_counts(options: &SweepOptions) -> (u128, u128) {
+    let per_scenario = if options.seeds.is_empty() { 1 } else { options.seeds.len() };
+    let total = per_scenario * options.scenarios.len() as u128;
+    let (i, n) = options.shard.unwrap_or((1, 1));
+    let own = (total + n as u128 - i as u128) / n as u128;
+    (total, own)
+}
+
+/// Refuses a sweep whose shard runs more than `seed_set::MAX_RUNS` pairs, before anything is
+/// listed or written: bad input, with the `--shard` that would bring it under.
+fn check_pair_count(options: &SweepOptions) -> Result<()> {
+    let (total, own) = pair_counts(options);
+    let shards_needed = total.div_ceil(u128::from(crate::seed_set::MAX_RUNS));
+    let what = format!(
+        "--seeds {} over {} scenario(s){}",
+        options.seeds,
+        options.scenarios.len(),
+        match options.shard {
+            Some((i, n)) => format!(" in shard {i}/{n}"),
+            None => String::new(),
         }
-    }
-    match options.shard {
-        Some((i, n)) => all.into_iter().filter(|(index, _, _)| index % n == i - 1).collect(),
-        None => all,
-    }
+    );
+    crate::seed_set::check_runs(own, &what, &format!(": split the sweep with --shard I/N, N >= {shards_needed}"))
 }
 
 pub struct SweepOutcome {
@@ -445,6 +474,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     for scenario in &options.scenarios {
         crate::replay::check(scenario, options.sql.as_deref())?;
     }
+    check_pair_count(options)?;
     let suite = crate::manifest::Suite::of(&loaded, &options.seeds, &options.variants, options.sql.as_deref())?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
@@ -478,10 +508,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let journal = crate::results_journal::Journal::create(&options.out.join(JOURNAL))?;
     if let (Some((i, n)), true) = (options.shard, options.progress_every > 0) {
         // The shard's own count: `--seeds` said how many seeds each scenario runs in all.
-        eprintln!(
-            "rehearsal: shard {i}/{n}: {planned} of the sweep's {} pairs",
-            pairs(&SweepOptions { shard: None, ..options.clone() }, &own_seeds).len()
-        );
+        eprintln!("rehearsal: shard {i}/{n}: {planned} of the sweep's {} pairs", pair_counts(options).0);
     }
     let stop = AtomicBool::new(false);
     let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
@@ -923,7 +950,7 @@ mod tests {
     fn shards_are_disjoint_and_cover_every_pair() {
         let options = |shard| SweepOptions {
             scenarios: vec![PathBuf::from("a.toml"), PathBuf::from("b.toml")],
-            seeds: (1..=7).collect(),
+            seeds: crate::seed_set::SeedSet::parse("1..=7").unwrap(),
             variants: Vec::new(),
             jobs: 1,
             shard,
@@ -943,7 +970,7 @@ mod tests {
         union.sort_unstable();
         assert_eq!(union, all);
         assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
-        let own = SweepOptions { seeds: Vec::new(), ..options(None) };
+        let own = SweepOptions { seeds: Default::default(), ..options(None) };
         let seeds: Vec<(String, u64)> = pairs(&own, &[5, 9]).into_iter().map(|(_, s, seed)| (s.display().to_string(), seed)).collect();
         assert_eq!(seeds, [("a.toml".to_string(), 5), ("b.toml".to_string(), 9)], "without --seeds, each scenario's own");
         for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {

@@ -343,6 +343,10 @@ impl World {
     /// I/O trouble is the machine's, not the protocol's: name the file, and what usually
     /// causes it.
     fn harness_error(&self, stmt: Stmt, name: &ActorName, e: &rusqlite::Error) -> Error {
+        // The user's SQL that does not end is theirs to fix, not the machine's.
+        if let Some(message) = self.db.steps_spent(stmt, e) {
+            return Error::input(format!("{message} (run by {name})"));
+        }
         let hint = match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::DiskFull | rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen) => {
                 format!(" on {} (is the disk full or the folder not writable?)", self.db.path().display())

@@ -26,8 +26,7 @@ pub struct Required {
 
 impl Required {
     pub fn load(path: &Path) -> Result<Required> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::input(format!("{}: cannot read the required coverage: {e}", path.display())))?;
+        let text = crate::input_file::read_text(path, "the required coverage")?;
         Required::parse(&text, path)
     }
 

@@ -55,6 +55,10 @@ pub struct RunSection {
     pub sim_time_max_ms: i64,
     #[serde(deserialize_with = "positive_u64")]
     pub events_max: u64,
+    /// SQLite steps one protocol statement may take before it is stopped as never ending
+    /// (sim/db/step_limit.rs).
+    #[serde(deserialize_with = "positive_u64")]
+    pub sql_steps_max: u64,
 }
 
 impl Default for RunSection {
@@ -64,6 +68,7 @@ impl Default for RunSection {
             epoch_unix_ms: parse_utc("2026-01-05 09:00:00").expect("valid default epoch"),
             sim_time_max_ms: 24 * 3_600_000,
             events_max: 10_000_000,
+            sql_steps_max: crate::db::step_limit::DEFAULT_STEPS_MAX,
         }
     }
 }

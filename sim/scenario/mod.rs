@@ -13,6 +13,8 @@ mod faults;
 mod file;
 pub mod identity;
 mod locate;
+mod magnitude;
+pub use magnitude::MAX_MAGNITUDE;
 mod plan;
 mod schedule;
 mod validate;
@@ -158,7 +160,7 @@ impl Default for ProtocolSettings {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario> {
-        let bytes = std::fs::read(path).map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", path.display())))?;
+        let bytes = crate::input_file::read(path, "scenario")?;
         let text = String::from_utf8(bytes).map_err(|e| {
             let valid = e.utf8_error().valid_up_to();
             let (line, col) = line_col(&String::from_utf8_lossy(&e.as_bytes()[..valid]), valid);
@@ -172,6 +174,7 @@ impl Scenario {
     pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
         let file = path.display().to_string();
         let raw: ScenarioFile = toml::from_str(text).map_err(|e| toml_error(&file, text, &e))?;
+        magnitude::check(&file, text)?;
         let tasks = plan::task_plans(&raw.tasks).map_err(|p| p.into_error(&file, text))?;
         validate::check(&raw, &tasks).map_err(|p| p.into_error(&file, text))?;
         Ok(Scenario::from_file(raw, tasks, path))

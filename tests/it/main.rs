@@ -3,8 +3,10 @@
 //! database, the trace and the verdict.
 
 mod bad_input;
+mod bad_input_battery;
 mod baseline;
 mod bench;
+mod bounded;
 mod ceiling;
 mod charitable_conductor;
 mod ci_gate;

@@ -1,0 +1,3 @@
+-- VACUUM rewrites the file: refused at load.
+-- name: heartbeat
+VACUUM;
