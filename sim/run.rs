@@ -35,6 +35,9 @@ pub struct RunSummary {
     pub tasks_complete: usize,
     /// Simulated ms from the epoch to the last event.
     pub makespan_ms: i64,
+    /// Whether every actor finished, or the time limit cut the run off (its figures are
+    /// then counted apart: docs/metrics.md).
+    pub ending: crate::vocab::Ending,
     pub statements: u64,
     /// Reads the oracles made around writes, apart from the protocol's statements.
     pub observer_reads: u64,
@@ -218,6 +221,7 @@ fn execute_keeping(
         tasks_total: scenario.tasks.len(),
         tasks_complete,
         makespan_ms,
+        ending,
         statements,
         observer_reads,
         events,
