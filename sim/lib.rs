@@ -55,6 +55,7 @@ pub mod shell;
 pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
+pub mod sweep_figures;
 pub mod trace;
 pub mod trace_codec;
 pub mod trace_reader;

@@ -36,6 +36,11 @@ pub struct DesignerFigures {
     /// A session's crash (or the start of the hang it was handed over in) to the claim by
     /// its successor: the time the task had nobody working on it.
     pub recovery_ms: Vec<i64>,
+    /// The run's end: whether the time limit cut it off (its samples are then kept out of
+    /// pooled quantiles), the tasks complete, its simulated length (for throughput).
+    pub cut_off: bool,
+    pub tasks_complete: u64,
+    pub makespan_ms: i64,
 }
 
 impl DesignerFigures {
@@ -50,6 +55,32 @@ impl DesignerFigures {
             ("notice_session_ms", &self.notice_session_ms),
             ("recovery_ms", &self.recovery_ms),
         ]
+    }
+
+    /// Tasks completed per simulated hour (`None` for no simulated time).
+    pub fn tasks_per_sim_hour(&self) -> Option<f64> {
+        (self.makespan_ms > 0).then(|| self.tasks_complete as f64 / (self.makespan_ms as f64 / 3_600_000.0))
+    }
+
+    /// The lines `rehearsal run` prints: throughput and the figures' p50 / p95 in seconds.
+    pub fn render(&self) -> String {
+        let cut = if self.cut_off { " (cut off by the time limit)" } else { "" };
+        let mut out = match self.tasks_per_sim_hour() {
+            Some(rate) => format!("throughput   {rate:.2} tasks per simulated hour, {} complete{cut}\n", self.tasks_complete),
+            None => String::new(),
+        };
+        let seconds = |ms: i64| format!("{:.1} s", ms as f64 / 1000.0);
+        for (name, sample) in self.named() {
+            let Some((p50, p95, max)) = super::quantiles(sample) else { continue };
+            let text = if name == "review_queue_len" {
+                let mean = sample.iter().sum::<i64>() as f64 / sample.len() as f64;
+                format!("mean {mean:.2}, max {max} (n={} polls)", sample.len())
+            } else {
+                format!("p50 {}, p95 {}, max {} (n={})", seconds(p50), seconds(p95), seconds(max), sample.len())
+            };
+            out.push_str(&format!("designer     {name}: {text}\n"));
+        }
+        out
     }
 
     /// Files a message notice under the watcher that noticed it.

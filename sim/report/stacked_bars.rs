@@ -94,24 +94,21 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
         let above = if stack.measurements == 0 { "none".to_string() } else { format!("{} s", label(round1(total(stack)))) };
         let _ = writeln!(svg, "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>", y - 5.0, esc(&above));
         let _ = writeln!(svg, "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", base + 17.0, esc(&stack.label));
-        let counts = if stack.cut_off_runs > 0 {
-            format!("n={}, {} runs cut off", stack.measurements, stack.cut_off_runs)
-        } else {
-            format!("n={}", stack.measurements)
-        };
-        let colour = if stack.cut_off_runs > 0 { "#b00" } else { "#666" };
         let _ = writeln!(
             svg,
-            "<text class=\"count\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{colour}\">{}</text>",
+            "<text class=\"count\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#666\">n={}</text>",
             base + 32.0,
-            esc(&counts)
+            stack.measurements
         );
+        if stack.cut_off_runs > 0 {
+            let _ = writeln!(svg, "<text class=\"count\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#b00\">{} runs cut off</text>", base + 46.0, stack.cut_off_runs);
+        }
     }
     let _ = writeln!(
         svg,
         "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#444\">{}</text>",
         left + plot_w / 2.0,
-        base + 56.0,
+        base + 66.0,
         esc(chart.x_name)
     );
     let lx = left + plot_w + 30.0;
@@ -133,8 +130,13 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     svg
 }
 
+/// Whole seconds from 100 s on, tenths below.
 fn round1(value: f64) -> f64 {
-    (value * 10.0).round() / 10.0
+    if value.abs() >= 100.0 {
+        value.round()
+    } else {
+        (value * 10.0).round() / 10.0
+    }
 }
 
 fn percent(part: f64, whole: f64) -> i64 {
@@ -163,7 +165,7 @@ mod tests {
         assert_eq!(svg.matches("class=\"legend\"").count(), 3, "jitter is nowhere: {svg}");
         assert!(!svg.contains(">jitter</text>"), "{svg}");
         assert!(svg.contains(">580 s</text>") && svg.contains(">3\u{2009}552 s</text>") && svg.contains(">none</text>"), "{svg}");
-        assert!(svg.contains(">n=2, 1 runs cut off</text>"), "{svg}");
+        assert!(svg.contains(">n=2</text>") && svg.contains(">1 runs cut off</text>"), "{svg}");
         assert!(svg.contains("conductor in a review 3\u{2009}000 s (84 % of the mean)"), "{svg}");
         assert!(svg.contains(">4\u{2009}000</text>"), "a round top tick above 3552: {svg}");
     }
