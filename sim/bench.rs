@@ -150,7 +150,8 @@ pub struct BenchOptions {
 }
 
 /// What a grid writes into its folder (sim/out_folder.rs), its scratch folder included.
-const OWNED: crate::out_folder::Owned = &["bench.csv", "points", "heatmap-*", crate::sweep::INCOMPLETE_MARKER, "bench-*"];
+const OWNED: crate::out_folder::Owned =
+    &["bench.csv", "causes.csv", "points", "heatmap-*", "lines-*", "causes-*", crate::sweep::INCOMPLETE_MARKER, "bench-*"];
 
 /// A grid point: the value index of each parameter, and its scenario file.
 #[derive(Clone, Debug)]
@@ -182,14 +183,19 @@ pub struct RunStat {
     /// The rules the run violated, allowed ones included (`[expect] allowed` makes a
     /// violation no failure, but a benchmark still counts it).
     pub violated: Vec<&'static str>,
+    /// Throughput, the designer's figures and latency causes; whether the time limit cut the
+    /// run off (sim/bench_figures.rs).
+    pub figures: crate::bench_figures::RunFigures,
 }
 
 /// The metrics of `bench.csv` the pictures show: (column, what it means, the unit it is shown
 /// in, the divisor from the column's unit to that one, the top of its scale if it has one).
-pub const PICTURE_METRICS: [(&str, &str, &str, f64, Option<f64>); 4] = [
+pub const PICTURE_METRICS: [(&str, &str, &str, f64, Option<f64>); 6] = [
     ("false_alarm_rate", "share of runs in which the conductor declared a live, healthy session stale", "share of runs", 1.0, Some(1.0)),
-    ("crash_detect_ms_p95", "95th percentile of crash-to-stale-declaration latency", "s", 1000.0, None),
-    ("message_notice_ms_p95", "95th percentile of message-sent-to-noticed latency", "s", 1000.0, None),
+    ("tasks_per_sim_hour", "tasks completed per simulated hour, finished runs only", "tasks / simulated hour", 1.0, None),
+    ("crash_detect_ms_p95", "95th percentile of crash-to-stale-declaration latency, finished runs", "s", 1000.0, None),
+    ("recovery_ms_p95", "95th percentile of crash-to-successor's-claim latency, finished runs", "s", 1000.0, None),
+    ("message_notice_ms_p95", "95th percentile of message-sent-to-noticed latency, finished runs", "s", 1000.0, None),
     ("statements_per_sim_hour", "protocol statements per simulated hour", "statements / simulated hour", 1.0, None),
 ];
 
@@ -318,6 +324,7 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
     stat.message_notice_ms = s.measured.message_notice_ms.clone();
     stat.heartbeat_age_s = s.measured.heartbeat_age_s.clone();
     stat.violated = s.verdict.rules();
+    stat.figures = crate::bench_figures::RunFigures::of(s);
 }
 
 /// A grid point's verdict over its runs: `fail` when most runs failed (or ended in an
@@ -359,7 +366,10 @@ fn rule_column(rule: RuleId) -> String {
 pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let count = |v: &str| runs.iter().filter(|r| r.verdict == v).count();
     let ok: Vec<&&RunStat> = runs.iter().filter(|r| r.verdict != "error").collect();
-    let pooled = |f: fn(&RunStat) -> &Vec<i64>| ok.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<i64>>();
+    // Latencies and makespans of finished runs only: the time limit truncates a cut-off
+    // run's (issue 31); `cut_off_runs` counts those apart.
+    let finished: Vec<&&RunStat> = ok.iter().copied().filter(|r| !r.figures.cut_off).collect();
+    let pooled = |f: fn(&RunStat) -> &Vec<i64>| finished.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<i64>>();
     let q = |sample: &[i64]| match quantiles(sample) {
         Some((p50, p95, max)) => [p50.to_string(), p95.to_string(), max.to_string()],
         None => [String::new(), String::new(), String::new()],
@@ -367,8 +377,8 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let crash = pooled(|r| &r.crash_detect_ms);
     let notice = pooled(|r| &r.message_notice_ms);
     let ages = pooled(|r| &r.heartbeat_age_s);
-    let makespans: Vec<i64> = ok.iter().map(|r| r.makespan_ms).collect();
-    let sim_hours: f64 = makespans.iter().map(|ms| *ms as f64 / 3_600_000.0).sum();
+    let makespans: Vec<i64> = finished.iter().map(|r| r.makespan_ms).collect();
+    let sim_hours: f64 = ok.iter().map(|r| r.makespan_ms as f64 / 3_600_000.0).sum();
     let statements: u64 = ok.iter().map(|r| r.statements).sum();
     let with_alarm = ok.iter().filter(|r| r.false_stale_alarms > 0).count();
     let rate = |n: usize| if ok.is_empty() { String::new() } else { format!("{:.4}", n as f64 / ok.len() as f64) };
@@ -404,6 +414,8 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     .into_iter()
     .map(|(name, value)| (name.to_string(), value))
     .collect();
+    let ok_runs: Vec<&RunStat> = ok.iter().map(|r| **r).collect();
+    row.extend(crate::bench_figures::columns(&ok_runs));
     for rule in RuleId::ALL {
         let violating = ok.iter().filter(|r| r.violated.contains(&rule.as_str())).count();
         row.push((rule_column(rule), violating.to_string()));
@@ -469,27 +481,28 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let csv = options.out.join("bench.csv");
     write_atomically(&csv, bench_csv(options, &points, &runs)?.as_bytes())?;
     let mut heatmaps = Vec::new();
-    for (metric, meaning, unit, divisor, fixed_max) in PICTURE_METRICS {
-        let metric = Metric { name: metric, meaning, unit, fixed_max };
-        let (file, svg) = match pictures {
-            Pictures::Heatmap(x, y) => {
-                (format!("heatmap-{}.svg", metric.name), heatmap_svg(options, &points, &runs, (x, y), &metric, divisor))
-            }
-            Pictures::Bars(x) => (format!("chart-{}.svg", metric.name), bars_svg(options, &points, &runs, x, &metric, divisor)),
-        };
-        let path = options.out.join(file);
-        write_atomically(&path, svg.as_bytes())?;
-        heatmaps.push(path);
+    if let Pictures::Heatmap(x, y) = pictures {
+        for (metric, meaning, unit, divisor, fixed_max) in PICTURE_METRICS {
+            let metric = Metric { name: metric, meaning, unit, fixed_max };
+            let path = options.out.join(format!("heatmap-{}.svg", metric.name));
+            write_atomically(&path, heatmap_svg(options, &points, &runs, (x, y), &metric, divisor).as_bytes())?;
+            heatmaps.push(path);
+        }
     }
+    let (x, along) = match pictures {
+        Pictures::Heatmap(x, y) => (x, Some(y)),
+        Pictures::Lines(x) => (x, None),
+    };
+    heatmaps.extend(crate::bench_pictures::write(options, &points, &runs, x, along)?);
     Ok(BenchOutcome { points, runs, csv, heatmaps, planned })
 }
 
-/// What the grid is drawn as: a heatmap over two parameters (by index), or with one
-/// parameter a bar chart over it.
+/// What the grid is drawn as: heatmaps over two parameters (by index) and line charts over
+/// the first with a line per value of the second, or with one parameter line charts over it.
 #[derive(Clone, Copy, Debug)]
 enum Pictures {
     Heatmap(usize, usize),
-    Bars(usize),
+    Lines(usize),
 }
 
 /// The pictures' parameters: `--heatmap X,Y` (each one of the --param keys; a key of paired
@@ -508,7 +521,7 @@ fn pictures_over(options: &BenchOptions) -> Result<Pictures> {
             Ok(Pictures::Heatmap(xi, yi))
         }
         None if options.params.len() >= 2 => Ok(Pictures::Heatmap(0, 1)),
-        None => Ok(Pictures::Bars(0)),
+        None => Ok(Pictures::Lines(0)),
     }
 }
 
@@ -563,15 +576,6 @@ fn heatmap_svg(
     grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &subtitle)
 }
 
-/// One parameter: `metric` as a bar per step.
-fn bars_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], xi: usize, metric: &Metric, divisor: f64) -> String {
-    let param = &options.params[xi];
-    let xs: Vec<String> = (0..param.len()).map(|i| param.label(i)).collect();
-    let values: Vec<Option<f64>> =
-        (0..xs.len()).map(|col| metric_over(points, runs, |p| p.choice[xi] == col, metric.name, divisor)).collect();
-    grid_charts::bars(metric, &param.name(), &xs, &values, &format!("{} seeds per grid point", options.seeds.len()))
-}
-
 /// The stdout table of a finished bench: one line per grid point (its status first, and the
 /// rules its runs violated, allowed ones included), then how many runs failed.
 pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
@@ -595,7 +599,7 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
         let violated: Vec<String> = violated_rules(&mine).into_iter().map(|(rule, n)| format!("{rule} {n}/{}", mine.len())).collect();
         let _ = writeln!(
             out,
-            "p{:03}         {}: {} — failed {}/{}, unfinished {}/{}{}; false alarms {} (rate {}), crash detect p95 {} ms, notice p95 {} ms",
+            "p{:03}         {}: {} — failed {}/{}, unfinished {}/{}{}{}; {} tasks/h; false alarms {} (rate {}), crash detect p95 {}, recovery p95 {}, notice p95 {}",
             point.index,
             values.join(" "),
             status_words(status(&mine)),
@@ -603,11 +607,14 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             get("runs"),
             get("unfinished_runs"),
             get("runs"),
+            cut_off_words(&get("cut_off_runs"), &get("runs"), &get("tasks_per_sim_hour_cut_off")),
             if violated.is_empty() { String::new() } else { format!(", violated: {}", violated.join(", ")) },
+            get("tasks_per_sim_hour"),
             get("false_stale_alarms"),
             get("false_alarm_rate"),
-            get("crash_detect_ms_p95"),
-            get("message_notice_ms_p95")
+            seconds(&get("crash_detect_ms_p95")),
+            seconds(&get("recovery_ms_p95")),
+            seconds(&get("message_notice_ms_p95"))
         );
     }
     if outcome.runs.len() < outcome.planned {
@@ -634,8 +641,23 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
     }
     let _ = writeln!(out, "results      {}", outcome.csv.display());
     for path in &outcome.heatmaps {
-        let label = if path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("chart-")) { "chart" } else { "heatmap" };
-        let _ = writeln!(out, "{label:<12} {}", path.display());
+        let _ = writeln!(out, "{:<12} {}", crate::bench_pictures::kind_of(path), path.display());
     }
     out
+}
+
+/// ", cut off by the time limit 2/2 (5.83 tasks/h by then)", or nothing when no run was.
+fn cut_off_words(cut: &str, runs: &str, rate: &str) -> String {
+    if cut == "0" || cut == "-" {
+        return String::new();
+    }
+    format!(", cut off by the time limit {cut}/{runs} ({rate} tasks/h by then; not in the quantiles)")
+}
+
+/// A ms column as stdout shows it, in the plots' unit: `16831.5 s` (`-`: no sample).
+fn seconds(ms: &str) -> String {
+    match ms.parse::<f64>() {
+        Ok(ms) => format!("{:.1} s", ms / 1000.0),
+        Err(_) => ms.to_string(),
+    }
 }

@@ -4,6 +4,8 @@
 pub mod atomic;
 pub mod baseline;
 pub mod bench;
+pub mod bench_figures;
+pub mod bench_pictures;
 pub mod clock;
 pub mod compare;
 pub mod conductor;
@@ -60,6 +62,7 @@ pub mod shell;
 pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
+pub mod sweep_figures;
 pub mod trace;
 pub mod trace_codec;
 pub mod trace_reader;

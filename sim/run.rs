@@ -35,6 +35,9 @@ pub struct RunSummary {
     pub tasks_complete: usize,
     /// Simulated ms from the epoch to the last event.
     pub makespan_ms: i64,
+    /// Whether every actor finished, or the time limit cut the run off (its figures are
+    /// then counted apart: docs/metrics.md).
+    pub ending: crate::vocab::Ending,
     pub statements: u64,
     /// Reads the oracles made around writes, apart from the protocol's statements.
     pub observer_reads: u64,
@@ -195,9 +198,12 @@ fn execute_unguarded(
     trace.write_run_end(&RunEnd { ending, makespan_ms })?;
     let recorded = db.recorded.take().unwrap_or_default();
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
-    let measured = checker.measured().clone();
+    let mut measured = checker.measured().clone();
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(db.connection(), "complete")?;
+    measured.designer.cut_off = ending == crate::vocab::Ending::TimeLimit;
+    measured.designer.tasks_complete = tasks_complete as u64;
+    measured.designer.makespan_ms = makespan_ms;
     let end_states = verdict::task_states(db.connection())?;
     if keep == Keep::Everything {
         write_violations(&out_dir.join("violations.csv"), &verdict)?;
@@ -235,6 +241,7 @@ fn execute_unguarded(
         tasks_total: scenario.tasks.len(),
         tasks_complete,
         makespan_ms,
+        ending,
         statements,
         observer_reads,
         events,
@@ -330,6 +337,7 @@ impl RunSummary {
                 out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={}){budget}\n", sample.len()));
             }
         }
+        out.push_str(&self.measured.designer.render());
         if !self.verdict.violations.is_empty() {
             out.push_str(&format!("violations   {} ({})\n", self.verdict.violations.len(), self.verdict.rules().join(", ")));
         }

@@ -720,7 +720,9 @@ fn latency_tables(groups: &BTreeMap<(String, String), Vec<&PairOutcome>>) -> Str
     let mut md = String::from("\n## Latency quantiles by scenario and variant\n");
     for ((scenario, variant), group) in groups {
         let mut all = Measurements::default();
-        for PairOutcome { measured: m, .. } in group {
+        // Finished pairs only: a cut-off run's latencies are truncated by its end (issue 31);
+        // the designer figures below count those pairs apart.
+        for PairOutcome { measured: m, .. } in group.iter().filter(|p| !p.measured.designer.cut_off) {
             all.message_notice_ms.extend(&m.message_notice_ms);
             all.review_resume_ms.extend(&m.review_resume_ms);
             all.crash_detect_ms.extend(&m.crash_detect_ms);
@@ -738,6 +740,7 @@ fn latency_tables(groups: &BTreeMap<(String, String), Vec<&PairOutcome>>) -> Str
                 let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
             }
         }
+        md.push_str(&crate::sweep_figures::markdown(&group.iter().map(|p| &p.measured.designer).collect::<Vec<_>>()));
     }
     md
 }

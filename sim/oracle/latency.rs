@@ -51,10 +51,12 @@ pub enum Cause {
     /// The session's own steps after the notice, before it acts: the step it was in, its
     /// reads, and for an answer the rework and re-verification.
     Work,
+    /// A successor's start-up, its start to its claim (000 Bootstrap 1-3), in a recovery.
+    Bootstrap,
 }
 
 impl Cause {
-    pub const ALL: [Cause; 12] = [
+    pub const ALL: [Cause; 13] = [
         Cause::PollWait,
         Cause::Jitter,
         Cause::NoWatcher,
@@ -67,6 +69,7 @@ impl Cause {
         Cause::ConductorWrite,
         Cause::Statements,
         Cause::Work,
+        Cause::Bootstrap,
     ];
 
     /// The CSV column stem.
@@ -84,6 +87,7 @@ impl Cause {
             Cause::ConductorWrite => "conductor_write",
             Cause::Statements => "statements",
             Cause::Work => "work",
+            Cause::Bootstrap => "bootstrap",
         }
     }
 
@@ -102,10 +106,12 @@ impl Cause {
             Cause::ConductorWrite => "a conductor write refreshing the heartbeat",
             Cause::Statements => "statements",
             Cause::Work => "the session's own steps",
+            Cause::Bootstrap => "successor bootstrap",
         }
     }
 
-    fn index(self) -> usize {
+    /// Its place in `Cause::ALL` and in a decomposition's `components_ms`.
+    pub fn index(self) -> usize {
         Cause::ALL.iter().position(|c| *c == self).expect("every cause is listed")
     }
 }
@@ -587,6 +593,36 @@ impl Attribution {
             None => vec![(i64::MAX, Cause::Statements)],
         };
         self.decompose("exit_to_claim_ms", task_id, session, exited_ms, claimed_ms, Noticer::ConductorPoll, &layers, &rest)
+    }
+
+    /// A session lost at `lost.lost_at_ms` (its crash, or the start of the hang it was handed
+    /// over in) to the claim of its successor `session` at `claimed_ms`: crash detection
+    /// (`crash_detect`'s causes up to the declaration), then the conductor's hand-over, the
+    /// launch and the successor's start-up (000 Bootstrap 1-3).
+    pub fn recovery(&self, task_id: &str, session: &str, lost: &super::designer::PendingRecovery, claimed_ms: i64) -> Decomposition {
+        let at_ms = lost.lost_at_ms;
+        let last_beat_ms = lost.polled_at_ms - (lost.seconds_stale * 1000.0).round() as i64;
+        let stale_ms = last_beat_ms + self.thresholds.staleness_ms;
+        let (by_others, by_conductor) = self.refreshed_after_loss(task_id, &lost.lost_session, at_ms, last_beat_ms);
+        let launch = self.launches.get(session).copied().filter(|(launch_ms, _)| *launch_ms >= at_ms);
+        // After the successor's launch the conductor's reviews delay nothing of this task.
+        let conductor_until = launch.map_or(claimed_ms, |(launch_ms, _)| launch_ms);
+        let mut layers = vec![
+            (Cause::Interference, by_others),
+            (Cause::ConductorWrite, by_conductor),
+            (Cause::Threshold, vec![(at_ms.max(last_beat_ms), stale_ms)]),
+            (Cause::ConductorDown, self.conductor_down.within(at_ms, conductor_until)),
+            (Cause::ConductorReview, clip(&self.review_spans(), at_ms, conductor_until)),
+            (Cause::Hang, Self::spans_of(&self.hangs, session, at_ms, claimed_ms)),
+        ];
+        if let Some((launch_ms, start_ms)) = launch {
+            layers.push((Cause::LaunchDelay, vec![(launch_ms, start_ms)]));
+            layers.push((Cause::Bootstrap, vec![(start_ms, claimed_ms)]));
+        }
+        // Before the poll that read the stale heartbeat: its poll phase; after it, the
+        // conductor's statements (the declaration, the hand-over, the launch).
+        let rest = [(lost.polled_at_ms, Cause::PollWait), (i64::MAX, Cause::Statements)];
+        self.decompose("recovery_ms", task_id, session, at_ms, claimed_ms, Noticer::ConductorPoll, &layers, &rest)
     }
 
     /// Whether a heartbeat age is worth its decomposition: one within the refresh threshold is

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
 
+use super::designer::{DesignerFigures, DesignerMeter, PendingRecovery};
 use super::latency::{Attribution, Decomposition};
 use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, SessionTruth, StaleTruth, Truth};
 use super::Seen;
@@ -22,6 +23,10 @@ pub struct Measurements {
     pub stale_declared: u64,
     /// Hand-overs of a live, running session (the `no-false-stale` rule's cases).
     pub false_stale_alarms: u64,
+    /// What a designer asks beyond the budgets (sim/oracle/designer.rs): first claim, review
+    /// queue and wait, notice by watcher, recovery. Older pairs.jsonl files lack it.
+    #[serde(default)]
+    pub designer: DesignerFigures,
     /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken;
     /// heartbeat ages only above the refresh threshold (below it the threshold is all).
     /// Not in a sweep's pairs.jsonl: a sweep keeps the figures only (`figures_only`).
@@ -57,6 +62,7 @@ impl Measurements {
             exit_to_claim_ms: self.exit_to_claim_ms.clone(),
             stale_declared: self.stale_declared,
             false_stale_alarms: self.false_stale_alarms,
+            designer: self.designer.clone(),
             decompositions: Vec::new(),
         }
     }
@@ -72,6 +78,9 @@ impl Measurements {
             _ => &mut self.heartbeat_age_s,
         };
         sample.push(if d.measurement == "heartbeat_age_s" { d.total_ms / 1000 } else { d.total_ms });
+        if d.measurement == "message_notice_ms" {
+            self.designer.notice(d.noticed_by, d.total_ms);
+        }
         self.decompositions.push(d);
     }
 }
@@ -112,6 +121,8 @@ pub struct Meter {
     /// Per task: a staleness declaration awaiting its hand-over (session, when declared, the
     /// poll it read, the age it read).
     declared: BTreeMap<String, (String, i64, i64, f64)>,
+    /// The designer's figures' memory between events.
+    designer: DesignerMeter,
 }
 
 impl Meter {
@@ -139,11 +150,13 @@ impl Meter {
             Seen::Sql(f) if f.failure.is_some() || f.readonly => {
                 if f.failure.is_none() && f.statement == crate::vocab::Stmt::PollTasks {
                     self.on_poll(f.t_ms, f.polled, truth);
+                    self.designer.on_poll(&mut self.measured.designer, f.polled);
                 }
             }
             Seen::Sql(f) if f.actor.is_conductor() => {
                 self.on_hand_over(f, truth);
                 self.on_conductor_write(f);
+                self.designer.on_conductor_write(&mut self.measured.designer, f);
             }
             Seen::Sql(f) => self.on_musician_write(f, truth),
         }
@@ -193,6 +206,8 @@ impl Meter {
                 StaleTruth::Crashed(at) | StaleTruth::Hung(at) => {
                     let d = self.attribution.crash_detect(f.task_id, &session_id, at, declared_ms, polled_at_ms, seconds_stale);
                     self.measured.push(d);
+                    let lost = PendingRecovery { lost_session: session_id, lost_at_ms: at, polled_at_ms, seconds_stale };
+                    self.designer.pending_recovery.insert(f.task_id.to_string(), lost);
                 }
                 StaleTruth::Live => self.measured.false_stale_alarms += 1,
                 StaleTruth::WatcherDead | StaleTruth::Finished | StaleTruth::Unknown => {}
@@ -204,6 +219,11 @@ impl Meter {
         // An exit on request (docs/protocol.md D16) ends with a message, the row left as it is.
         if truth.exit_request_to_musician && leaves_on_request(f) {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);
+        }
+        if let Some(lost) = self.designer.on_musician_write(&mut self.measured.designer, f) {
+            let d = self.attribution.recovery(f.task_id, f.session_id, &lost, f.t_ms);
+            self.measured.designer.recovery_ms.push(d.total_ms);
+            self.measured.decompositions.push(d);
         }
         let Some((before, after)) = touched_row(f) else { return };
         if f.statement == crate::vocab::Stmt::ClaimTask {

@@ -10,6 +10,7 @@
 //! sessions with their S-labels and ids, what each wrote, and what the truth was.
 
 mod conductor_choice;
+pub mod designer;
 pub mod latency;
 mod meter;
 pub mod rules;
@@ -245,5 +246,7 @@ impl Checker {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_designer;
 #[cfg(test)]
 mod tests_unchecked;

@@ -1,11 +1,13 @@
-//! The pictures of `rehearsal bench`: a metric over two parameters (a heatmap) or over one
-//! (a bar chart). Both colour or scale from zero to a fixed top (a share's 1, or the next
-//! round number above the largest value), never from the smallest value shown, so equal
-//! colours mean equal values and a legend says which; values carry their unit.
+//! The heatmaps of `rehearsal bench`: a metric over two parameters (over one, or along a
+//! second, `line_chart.rs` draws lines). Colours scale from zero to a fixed top (a share's 1,
+//! or the next round number above the largest value), never from the smallest value shown,
+//! so equal colours mean equal values and a legend with round ticks says which; values carry
+//! their unit; the picture is as wide as its title, labels and legend.
 
 use std::fmt::Write as _;
 
 use super::html::esc;
+use super::ticks::{label, nice_ticks};
 
 /// A metric as the pictures show it: what it means, its unit, and the top of its scale when
 /// the metric has one of its own (a share: 1).
@@ -48,22 +50,39 @@ pub fn show(value: f64) -> String {
     }
 }
 
-/// The colour legend: a strip from zero to the top of the scale, with its unit.
+/// The colour legend: a strip from zero to the top of the scale, round values under it
+/// (`ticks.rs`), and its unit.
 fn legend(svg: &mut String, x: f64, y: f64, max: f64, unit: &str) {
     let steps = 10;
-    let w = 24.0;
     for i in 0..steps {
         let v = max * (i as f64 + 0.5) / steps as f64;
         let _ = writeln!(
             svg,
-            "<rect class=\"legend\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{w}\" height=\"12\" fill=\"{}\"/>",
-            x + w * i as f64,
+            "<rect class=\"legend\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{LEGEND_STEP_W}\" height=\"12\" fill=\"{}\"/>",
+            x + LEGEND_STEP_W * i as f64,
             fill(v, max)
         );
     }
-    let _ = writeln!(svg, "<text x=\"{x:.1}\" y=\"{:.1}\">0</text>", y + 26.0);
-    let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", x + w * steps as f64, y + 26.0, esc(&show(max)));
-    let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + w * steps as f64 + 8.0, y + 10.0, esc(unit));
+    let strip_w = LEGEND_STEP_W * steps as f64;
+    for tick in nice_ticks(max, 4).into_iter().filter(|t| *t <= max * (1.0 + 1e-9)) {
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+            x + strip_w * tick / max,
+            y + 26.0,
+            esc(&label(tick))
+        );
+    }
+    let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + strip_w + 14.0, y + 10.0, esc(unit));
+}
+
+/// One step of the legend's strip, in px.
+const LEGEND_STEP_W: f64 = 24.0;
+
+/// Pixels a text of `chars` characters takes at `font_px` (sans-serif, generous: a label cut
+/// off is worse than a margin).
+fn text_px(text: &str, font_px: f64) -> f64 {
+    text.chars().count() as f64 * font_px * 0.6
 }
 
 /// A heatmap of `metric` over `xs` (columns) and `ys` (rows): `cells[row][col]`, `None` for
@@ -71,16 +90,25 @@ fn legend(svg: &mut String, x: f64, y: f64, max: f64, unit: &str) {
 pub fn heatmap(metric: &Metric, x: &str, xs: &[String], y: &str, ys: &[String], cells: &[Vec<Option<f64>>], subtitle: &str) -> String {
     let values: Vec<f64> = cells.iter().flatten().flatten().copied().collect();
     let max = scale_max(metric, &values);
-    let (cell_w, cell_h, left, top) = (110.0, 44.0, 170.0, 70.0);
-    let (w, h) = ((left + cell_w * xs.len() as f64 + 30.0).max(480.0), top + cell_h * ys.len() as f64 + 90.0);
-    let mut svg =
-        format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n");
-    let _ = writeln!(
-        svg,
-        "<text x=\"10\" y=\"20\" font-size=\"14\">{}</text>",
-        esc(&format!("{} ({}) over {x} × {y}", metric.name, metric.unit))
+    // Sized to its labels (issue 31: two columns at a fixed 480 px cut the title and legend).
+    let title = format!("{} ({}) over {x} × {y}", metric.name, metric.unit);
+    let meaning = format!("{}; {subtitle}", metric.meaning);
+    let widest = |labels: &[String]| labels.iter().map(|l| text_px(l, 12.0)).fold(0.0, f64::max);
+    let (cell_h, top) = (44.0, 70.0);
+    let cell_w = (widest(xs) + 20.0).max(110.0);
+    let left = (widest(ys) + 24.0).max(text_px(&format!("{y} ↓"), 12.0) + 20.0).max(120.0);
+    let legend_end = left + LEGEND_STEP_W * 10.0 + 14.0 + text_px(metric.unit, 12.0) + 20.0;
+    let w = (left + cell_w * xs.len() as f64 + 30.0)
+        .max(text_px(&title, 14.0) + 20.0)
+        .max(text_px(&meaning, 12.0) + 20.0)
+        .max(legend_end)
+        .ceil();
+    let h = top + cell_h * ys.len() as f64 + 90.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n"
     );
-    let _ = writeln!(svg, "<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>", esc(&format!("{}; {subtitle}", metric.meaning)));
+    let _ = writeln!(svg, "<text x=\"10\" y=\"20\" font-size=\"14\">{}</text>", esc(&title));
+    let _ = writeln!(svg, "<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>", esc(&meaning));
     for (col, label) in xs.iter().enumerate() {
         let _ = writeln!(
             svg,
@@ -127,60 +155,6 @@ pub fn heatmap(metric: &Metric, x: &str, xs: &[String], y: &str, ys: &[String], 
     svg
 }
 
-/// A bar chart of `metric` over one parameter's steps (`None`: no sample, no bar).
-pub fn bars(metric: &Metric, x: &str, xs: &[String], values: &[Option<f64>], subtitle: &str) -> String {
-    let present: Vec<f64> = values.iter().flatten().copied().collect();
-    let max = scale_max(metric, &present);
-    let (bar_w, left, top, plot_h) = (80.0, 80.0, 60.0, 220.0);
-    let (w, h) = ((left + bar_w * xs.len() as f64 + 40.0).max(480.0), top + plot_h + 70.0);
-    let base = top + plot_h;
-    let mut svg =
-        format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n");
-    let _ =
-        writeln!(svg, "<text x=\"10\" y=\"20\" font-size=\"14\">{}</text>", esc(&format!("{} ({}) over {x}", metric.name, metric.unit)));
-    let _ = writeln!(svg, "<text x=\"10\" y=\"38\" fill=\"#555\">{}</text>", esc(&format!("{}; {subtitle}", metric.meaning)));
-    let _ = writeln!(svg, "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#333\"/><line x1=\"{left}\" y1=\"{base}\" x2=\"{:.1}\" y2=\"{base}\" stroke=\"#333\"/>", w - 20.0);
-    for i in 0..=4 {
-        let v = max * i as f64 / 4.0;
-        let y = base - plot_h * i as f64 / 4.0;
-        let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", left - 6.0, y + 4.0, esc(&show(v)));
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"14\" y=\"{:.1}\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
-        top + plot_h / 2.0,
-        top + plot_h / 2.0,
-        esc(metric.unit)
-    );
-    for (i, (label, value)) in xs.iter().zip(values).enumerate() {
-        let cx = left + bar_w * (i as f64 + 0.5);
-        let _ = writeln!(svg, "<text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", base + 16.0, esc(label));
-        let (height, text) = match value {
-            Some(v) => (plot_h * (v / max).clamp(0.0, 1.0), show(*v)),
-            None => (0.0, "–".to_string()),
-        };
-        let _ = writeln!(
-            svg,
-            "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{height:.1}\" fill=\"#d0604d\"><title>{}</title></rect><text x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-            cx - bar_w * 0.35,
-            base - height,
-            bar_w * 0.7,
-            esc(&format!("{x}={label}: {} {text} {}", metric.name, metric.unit)),
-            base - height - 4.0,
-            esc(&text)
-        );
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#555\">{}</text>",
-        left + bar_w * xs.len() as f64 / 2.0,
-        base + 40.0,
-        esc(x)
-    );
-    svg.push_str("</svg>\n");
-    svg
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,11 +186,30 @@ mod tests {
     }
 
     #[test]
-    fn a_bar_chart_has_a_bar_per_step_and_a_dash_for_no_sample() {
-        let xs = ["15000".to_string(), "60000".to_string(), "120000".to_string()];
-        let svg = bars(&SECONDS, "timing.background_poll_ms", &xs, &[Some(400.0), None, Some(1000.0)], "4 seeds per point");
-        assert_eq!(svg.matches("class=\"bar\"").count(), 3);
-        assert!(svg.contains(">1000</text>") && svg.contains(">–</text>") && svg.contains(">s</text>"), "{svg}");
-        assert!(svg.contains("height=\"220.0\""), "the largest value reaches the top of a 0-1000 s scale: {svg}");
+    fn a_two_column_heatmap_is_as_wide_as_its_title_and_legend() {
+        let xs = ["5000".to_string(), "30000".to_string()];
+        let ys = ["8".to_string(), "200".to_string()];
+        let metric = Metric {
+            name: "crash_detect_ms_p95",
+            meaning: "95th percentile of crash-to-stale-declaration latency",
+            unit: "s",
+            fixed_max: None,
+        };
+        let svg = heatmap(
+            &metric,
+            "timing.background_poll_ms",
+            &xs,
+            "tasks.count",
+            &ys,
+            &[vec![Some(89.151), None], vec![Some(668.64), Some(1.0)]],
+            "2 seeds per grid point",
+        );
+        let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        let title = "crash_detect_ms_p95 (s) over timing.background_poll_ms × tasks.count";
+        assert!(width >= text_px(title, 14.0) + 20.0, "{width}: {svg}");
+        assert!(width > 480.0, "the old fixed width cut this title off: {width}");
+        for tick in [">0</text>", ">250</text>", ">500</text>", ">750</text>", ">1\u{2009}000</text>"] {
+            assert!(svg.contains(tick), "round legend ticks: {tick} in {svg}");
+        }
     }
 }

@@ -7,14 +7,19 @@
 //! `model.rs`: what the pictures show, gathered in one typed pass over the trace;
 //! `timeline.rs` (and its script `timeline.js`): timeline.html; `plots.rs`: the SVG charts;
 //! `summary.rs`: summary.md; `causes.rs`: where latency went, and the budget breaches; `html.rs`: the crate's one HTML/SVG/XML escaper.
+//! `grid_charts.rs`, `line_chart.rs`, `stacked_bars.rs`: the pictures of `rehearsal bench`, with
+//! round axis ticks from `ticks.rs` (docs/metrics.md).
 
 mod causes;
 pub mod grid_charts;
 mod html;
+pub mod line_chart;
 mod model;
 mod plots;
 mod series;
+pub mod stacked_bars;
 mod summary;
+pub mod ticks;
 mod timeline;
 
 use std::path::Path;

@@ -7,6 +7,7 @@ use super::html::esc;
 use super::model::Model;
 /// One named line (or set of bars) of a chart: its (x, y) points.
 pub use super::series::Series;
+use super::ticks::{label, nice_ticks};
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
 
@@ -72,7 +73,9 @@ impl Frame {
     fn new(series: &[Series], lines: &[(f64, &str)]) -> Frame {
         let xs = series.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
         let ys = series.iter().flat_map(|(_, p)| p.iter().map(|(_, y)| *y)).chain(lines.iter().map(|(y, _)| *y));
-        Frame { w: 720.0, h: 360.0, l: 60.0, b: 40.0, x_max: xs.fold(1.0_f64, f64::max), y_max: ys.fold(1.0_f64, f64::max) * 1.1 }
+        // Axes end on a round tick (`ticks.rs`), not 10 % above the data (89151 was a tick).
+        let top = |max: f64| *nice_ticks(max, 4).last().expect("ticks are never empty");
+        Frame { w: 720.0, h: 360.0, l: 60.0, b: 40.0, x_max: top(xs.fold(1.0_f64, f64::max)), y_max: top(ys.fold(1.0_f64, f64::max)) }
     }
 
     fn px(&self, x: f64) -> f64 {
@@ -89,11 +92,12 @@ impl Frame {
         let _ = writeln!(svg, "<text x=\"{l}\" y=\"16\" font-size=\"13\">{}</text>", esc(title));
         let _ = writeln!(svg, "<line x1=\"{l}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#333\"/><line x1=\"{l}\" y1=\"30\" x2=\"{l}\" y2=\"{0}\" stroke=\"#333\"/>", h - b, w - 20.0);
         let _ = writeln!(svg, "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"14\" y=\"{}\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>", (w + l) / 2.0, h - 8.0, esc(x_label), h / 2.0, h / 2.0, esc(y_label));
-        for i in 0..=4 {
-            let yv = y_max * i as f64 / 4.0;
-            let _ = writeln!(svg, "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{:.0}</text>", l - 4.0, self.py(yv) + 4.0, yv);
-            let xv = x_max * i as f64 / 4.0;
-            let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{:.0}</text>", self.px(xv), h - b + 14.0, xv);
+        for yv in nice_ticks(y_max, 4) {
+            let _ = writeln!(svg, "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>", l - 4.0, self.py(yv) + 4.0, esc(&label(yv)));
+        }
+        for xv in nice_ticks(x_max, 4) {
+            let _ =
+                writeln!(svg, "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>", self.px(xv), h - b + 14.0, esc(&label(xv)));
         }
     }
 
@@ -225,8 +229,10 @@ mod tests {
         let svg = chart("title & more", "x", "y", &series, &[(5.0, "budget 5")], false);
         assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"720\" height=\"360\""), "{svg}");
         assert!(svg.contains(">title &amp; more</text>") && svg.contains("<title>a&lt;b</title></path>"), "{svg}");
-        assert!(svg.contains("<path d=\"M60.0 267.3 L700.0 214.5\"") && svg.contains(">budget 5</text>"), "{svg}");
+        assert!(svg.contains("<path d=\"M60.0 271.7 L700.0 223.3\"") && svg.contains(">budget 5</text>"), "{svg}");
         assert!(svg.ends_with("</svg>\n"));
+        // Round ticks: the y axis (data up to the budget of 5) ends on 6, the x axis on 10.
+        assert!(svg.contains(">6</text>") && svg.contains(">7.5</text>") && !svg.contains(">5.5</text>"), "{svg}");
         let bars = chart("t", "x", "y", &series, &[], true);
         assert_eq!(bars.matches("<rect ").count(), 2);
     }

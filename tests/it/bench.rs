@@ -51,7 +51,14 @@ fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_
         "slower polls, fewer statements"
     );
     assert!(!calm["crash_detect_ms_p50"].is_empty() && calm["crash_detect_ms_p50"].parse::<i64>().unwrap() > 0);
-    for metric in ["false_alarm_rate", "crash_detect_ms_p95", "message_notice_ms_p95", "statements_per_sim_hour"] {
+    for metric in [
+        "false_alarm_rate",
+        "tasks_per_sim_hour",
+        "crash_detect_ms_p95",
+        "recovery_ms_p95",
+        "message_notice_ms_p95",
+        "statements_per_sim_hour",
+    ] {
         let svg = std::fs::read_to_string(one.join(format!("heatmap-{metric}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n") && svg.matches("class=\"cell\"").count() == 4, "{metric}: {svg}");
         assert!(svg.contains("class=\"legend\""), "an absolute colour scale with its legend: {svg}");
@@ -108,10 +115,10 @@ fn bad_grid_parameters_are_named_before_anything_runs() {
     }
 }
 
-/// Issue 18 item 9: keys swept together (`A,B=A1,B1;A2,B2`), and one parameter drawn as a bar
-/// chart per metric with its unit.
+/// Issue 18 item 9: keys swept together (`A,B=A1,B1;A2,B2`); one parameter is drawn as line
+/// charts over its steps, with its unit (issue 31).
 #[test]
-fn paired_parameters_move_together_and_one_parameter_gets_bar_charts() {
+fn paired_parameters_move_together_and_one_parameter_gets_line_charts() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("paired");
     let (code, text) = bench(&["--param", "timing.heartbeat_refresh_s,conductor.staleness_s=300,360;480,540", "--seeds", "1..=1"], &out);
@@ -123,14 +130,15 @@ fn paired_parameters_move_together_and_one_parameter_gets_bar_charts() {
     let point = std::fs::read_to_string(out.join("points/p000.toml")).unwrap();
     assert!(point.contains("heartbeat_refresh_s = 300") && point.contains("staleness_s = 360"), "{point}");
     assert!(text.contains("timing.heartbeat_refresh_s,conductor.staleness_s=300,360"), "{text}");
-    for metric in ["false_alarm_rate", "crash_detect_ms_p95", "message_notice_ms_p95", "statements_per_sim_hour"] {
-        let svg = std::fs::read_to_string(out.join(format!("chart-{metric}.svg"))).unwrap();
-        assert_eq!(svg.matches("class=\"bar\"").count(), 2, "{metric}: {svg}");
-        assert!(svg.contains(">300,360</text>") && svg.contains(">480,540</text>"), "{svg}");
+    for stem in ["throughput", "crash-detect", "recovery", "review-wait", "notice-background", "notice-pause", "statements"] {
+        let svg = std::fs::read_to_string(out.join(format!("lines-{stem}.svg"))).unwrap();
+        assert!(svg.contains(">300,360</text>") && svg.contains(">480,540</text>"), "{stem}: {svg}");
+        assert!(svg.contains(">1 runs</text>") || svg.contains(">1 runs, 1 cut off</text>"), "run counts under the steps: {svg}");
     }
-    let crash = std::fs::read_to_string(out.join("chart-crash_detect_ms_p95.svg")).unwrap();
-    assert!(crash.contains("(s) over") && crash.contains(">s</text>"), "latencies in seconds: {crash}");
-    assert!(text.contains("chart        "), "{text}");
+    let crash = std::fs::read_to_string(out.join("lines-crash-detect.svg")).unwrap();
+    assert!(crash.contains("rotate(-90") && crash.contains(">s</text>"), "latencies in seconds: {crash}");
+    assert!(text.contains("crash detect p95 ") && !text.contains(" ms, notice"), "stdout in the plots' unit: {text}");
+    assert!(text.contains("lines        "), "{text}");
     assert!(!out.join("heatmap-false_alarm_rate.svg").exists());
 }
 

@@ -7,6 +7,7 @@ mod bad_input_battery;
 mod baseline;
 mod bench;
 mod bounded;
+mod bench_figures;
 mod ceiling;
 mod charitable_conductor;
 mod ci_gate;
