@@ -69,9 +69,8 @@ pub fn publish_db(out_dir: &Path) -> Result<()> {
 /// run's with `force`, else what a killed run left: its temporaries, sessions' files,
 /// reports), `comms.db` and `trace.csv` first, so a kill while clearing leaves no run.
 pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
-    refuse_existing_run(out_dir, force)?;
+    // The lock first: a folder in use is refused as such, naming its holder.
     let lock = OutLock::acquire(out_dir)?;
-    // Again once held: another run may have finished into it in between.
     refuse_existing_run(out_dir, force)?;
     for name in OWNED.iter().map(|s| s.to_string()).chain(temporaries(out_dir)) {
         remove(&out_dir.join(&name))?;

@@ -176,9 +176,8 @@ fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_fol
     wait_for(&out.join(".rehearsal-lock"));
     wait_for(&out.join("INCOMPLETE"));
     // A second command into the folder is refused, naming the holder, and touches nothing.
-    for second in [sweep_args(out_s, scratch_s, "1..=2"), vec!["run", "scenarios/quickstart.toml", "--out", out_s]] {
-        let mut second = second.clone();
-        second.push("--force");
+    let run = vec!["run", "scenarios/quickstart.toml", "--out", out_s];
+    for second in [sweep_args(out_s, scratch_s, "1..=2"), run.clone(), [&run[..], &["--force"]].concat()] {
         let o = rehearsal(&second);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(&format!("is in use by another rehearsal command (pid {pid} ")), "{}", stderr(&o));
@@ -233,4 +232,25 @@ fn a_run_into_a_folder_with_a_dead_holder_s_lock_takes_it_over() {
     let o = rehearsal(&["run", "scenarios/quickstart.toml", "-q", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!out.join(".rehearsal-lock").exists());
+}
+
+/// A second Ctrl-C exits at once, without the destructors that remove scratch folders: its
+/// handler removes them first.
+#[test]
+fn a_second_ctrl_c_removes_the_scratch_folder_before_it_exits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("sweep"), tmp.path().join("scratch"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let child = start(&sweep_args(out.to_str().unwrap(), scratch.to_str().unwrap(), SWEEP_SEEDS));
+    wait_for(&out.join("INCOMPLETE"));
+    let mine = format!("sweep-pid{}-", child.id());
+    assert!(names(&scratch).iter().any(|n| n.starts_with(&mine)), "{:?}", names(&scratch));
+    for _ in 0..2 {
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted twice"));
+    assert_eq!(names(&scratch), Vec::<String>::new(), "the scratch folder is gone");
 }
