@@ -37,9 +37,8 @@ pub fn refuse_unless_forced(out: &Path, force: bool) -> Result<()> {
 /// Holds the folder's lock (making the folder), then `refuse_unless_forced`, then clears
 /// what the command owns. The lock is the caller's to keep while it writes.
 pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<OutLock> {
-    // Checked before the folder is made (a refused command makes nothing), and again once
-    // held: another command may have finished writing into it in between.
-    refuse_unless_forced(out, force)?;
+    // The lock first: a folder in use is refused as such, naming its holder, whatever it
+    // holds. (A folder the lock had to make holds nothing, so it is never refused after.)
     let lock = OutLock::acquire(out)?;
     refuse_unless_forced(out, force)?;
     crate::out_probe::ensure_writable(out)?;

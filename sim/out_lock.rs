@@ -92,7 +92,7 @@ impl OutLock {
         if out.exists() && !out.is_dir() {
             return Err(Error::input(format!("output folder {} is a file, not a folder", out.display())));
         }
-        std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create {}: {e}", out.display())))?;
+        std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
         let path = out.join(LOCK_FILE);
         let text = Holder::this_process().text();
         // A few rounds: each lost race (another process took the lock over first) is retried.

@@ -275,29 +275,7 @@ pub fn replay_of(plan: &RunPlan) -> String {
     replay_command(&plan.scenario.path, plan.seed, &plan.out_dir, &plan.cli_variants, plan.scenario.sql_override.as_deref())
 }
 
-/// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
-/// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
-/// open and locked is refused even then, before anything is written.
-pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
-    if out_dir.exists() && !out_dir.is_dir() {
-        return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
-    }
-    let db = out_dir.join("comms.db");
-    // Only the finished files count: a killed run's `comms.db.tmp` and `trace.csv.tmp` are
-    // no run, and are cleared (sim/run_folder.rs).
-    let held: Vec<&str> = ["comms.db", "trace.csv"].into_iter().filter(|name| out_dir.join(name).exists()).collect();
-    if !held.is_empty() && !force {
-        return Err(Error::input(format!(
-            "{} already holds a run ({}); pass --force to replace it, or choose another --out",
-            out_dir.display(),
-            held.join(", ")
-        )));
-    }
-    if db.exists() {
-        crate::db::ensure_not_locked(&db)?;
-    }
-    crate::out_probe::ensure_writable(out_dir)
-}
+pub use crate::run_folder::refuse_existing_run;
 
 impl RunSummary {
     /// The lines `rehearsal run` prints on stdout.

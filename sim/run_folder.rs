@@ -34,6 +34,30 @@ pub const OWNED: &[&str] = &[
     "docs/plans/implementation",
 ];
 
+/// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
+/// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
+/// open and locked is refused even then, before anything is written.
+pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
+    }
+    let db = out_dir.join("comms.db");
+    // Only the finished files count: a killed run's `comms.db.tmp` and `trace.csv.tmp` are
+    // no run, and are cleared (sim/run_folder.rs).
+    let held: Vec<&str> = ["comms.db", "trace.csv"].into_iter().filter(|name| out_dir.join(name).exists()).collect();
+    if !held.is_empty() && !force {
+        return Err(Error::input(format!(
+            "{} already holds a run ({}); pass --force to replace it, or choose another --out",
+            out_dir.display(),
+            held.join(", ")
+        )));
+    }
+    if db.exists() {
+        crate::db::ensure_not_locked(&db)?;
+    }
+    crate::out_probe::ensure_writable(out_dir)
+}
+
 /// Renames the finished database into place (replacing an earlier run's).
 pub fn publish_db(out_dir: &Path) -> Result<()> {
     let (from, to) = (out_dir.join(DB_TMP), out_dir.join("comms.db"));
@@ -45,10 +69,9 @@ pub fn publish_db(out_dir: &Path) -> Result<()> {
 /// run's with `force`, else what a killed run left: its temporaries, sessions' files,
 /// reports), `comms.db` and `trace.csv` first, so a kill while clearing leaves no run.
 pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
-    crate::run::refuse_existing_run(out_dir, force)?;
+    // The lock first: a folder in use is refused as such, naming its holder.
     let lock = OutLock::acquire(out_dir)?;
-    // Again once held: another run may have finished into it in between.
-    crate::run::refuse_existing_run(out_dir, force)?;
+    refuse_existing_run(out_dir, force)?;
     for name in OWNED.iter().map(|s| s.to_string()).chain(temporaries(out_dir)) {
         remove(&out_dir.join(&name))?;
     }

@@ -480,7 +480,6 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Held until the sweep returns: a second command into this folder is refused meanwhile.
-    crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
     let _lock = crate::out_lock::OutLock::acquire(&options.out)?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
     crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
@@ -854,7 +853,7 @@ fn failure_folder(out: &Path, stem: &str, variants: &[String], seed: u64) -> Pat
 /// `failures/<scenario>-<seed>.toml` (the replay file): each appears whole or not at all. The
 /// folder is copied under a hidden name (the scratch folder is on another file system) and
 /// renamed into place; the replay file, written last, says its folder is there.
-fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
+fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<()> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
     let keep = failure_folder(out, stem, variants, row.seed);
     // Relative to the suite's root, with the content hashes: the file replays in any checkout.
@@ -878,8 +877,7 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
     if run_dir.exists() {
         move_whole(run_dir, &keep)?;
     }
-    write_atomically(&keep.with_extension("toml"), text.as_bytes())?;
-    Ok(keep)
+    write_atomically(&keep.with_extension("toml"), text.as_bytes())
 }
 
 /// Moves the folder `from` to `to` (replacing it) so that `to` is never seen half made: a

@@ -15,11 +15,10 @@
 //! The trade-off: if the process dies mid-run (SIGKILL, power loss, or Ctrl-C on `rehearsal
 //! run`, `replay` or `compare`, which install no handler and so die at once), the commits
 //! since the last checkpoint (at most ~1000 pages, SQLite's auto-checkpoint) are not on disk,
-//! and `comms.db` is left as of that checkpoint; one killed during a checkpoint may be left
-//! half-written, with no log to repair it. Before, the `-wal` file beside it held those
-//! commits. Nothing reads `comms.db` mid-run, a killed run's trace is never renamed into
-//! place, and a run that ends (a sweep's Ctrl-C lets its pairs end) checkpoints on close: only
-//! the files of a run that never finished are affected.
+//! and one killed during a checkpoint leaves the file half-written, with no log to repair it.
+//! That file is `comms.db.tmp`: a run renames it to `comms.db` only when it has ended
+//! (sim/run_folder.rs), so a killed run leaves no `comms.db` at all, never a half one
+//! (issue 30; a rerun clears the temporary).
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr::NonNull;

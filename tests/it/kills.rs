@@ -6,21 +6,10 @@
 //! next one. docs/outputs.md states these guarantees.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use crate::support::{on_two_threads, rehearsal, root, stderr};
-
-fn start(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_rehearsal"))
-        .args(args)
-        .current_dir(root())
-        .env_remove("REHEARSAL_SEED")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("rehearsal starts")
-}
+use crate::support::{on_two_threads, rehearsal, spawn_rehearsal, stderr};
 
 fn kill(mut child: Child) {
     child.kill().expect("SIGKILL"); // no handler runs
@@ -82,7 +71,7 @@ fn a_run_killed_at_any_instant_leaves_no_database_or_the_whole_one_and_a_rerun_c
     let instants: Vec<Duration> = (1..=12).map(|k| full * k / 10).collect();
     let mid_run = on_two_threads(instants.len(), |i| {
         let dir = tmp.path().join(format!("killed-{i}"));
-        let child = start(&[&RUN[..], &[dir.to_str().unwrap()]].concat());
+        let child = spawn_rehearsal(&[&RUN[..], &[dir.to_str().unwrap()]].concat());
         std::thread::sleep(instants[i]);
         kill(child);
         let mid_run = assert_no_half_database(&dir, &whole_db, &whole_trace);
@@ -121,7 +110,7 @@ fn kills_across_checkpoints_and_over_an_earlier_run_leave_no_database_of_the_kil
             3 => vec!["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--force", "--out", dir.to_str().unwrap()],
             _ => vec!["run", "scenarios/bench/fleet-day.toml", "-q", "--out", dir.to_str().unwrap()],
         };
-        let child = start(&args);
+        let child = spawn_rehearsal(&args);
         // The run over the earlier one is killed early, while ci-smoke is surely running.
         std::thread::sleep(Duration::from_millis(if i == 3 { 300 } else { 700 * (i as u64 + 1) }));
         kill(child);
@@ -171,14 +160,13 @@ fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_fol
     let (out, scratch) = (tmp.path().join("sweep"), tmp.path().join("scratch"));
     std::fs::create_dir_all(&scratch).unwrap();
     let (out_s, scratch_s) = (out.to_str().unwrap(), scratch.to_str().unwrap());
-    let first = start(&sweep_args(out_s, scratch_s, SWEEP_SEEDS));
+    let first = spawn_rehearsal(&sweep_args(out_s, scratch_s, SWEEP_SEEDS));
     let pid = first.id();
     wait_for(&out.join(".rehearsal-lock"));
     wait_for(&out.join("INCOMPLETE"));
     // A second command into the folder is refused, naming the holder, and touches nothing.
-    for second in [sweep_args(out_s, scratch_s, "1..=2"), vec!["run", "scenarios/quickstart.toml", "--out", out_s]] {
-        let mut second = second.clone();
-        second.push("--force");
+    let run = vec!["run", "scenarios/quickstart.toml", "--out", out_s];
+    for second in [sweep_args(out_s, scratch_s, "1..=2"), run.clone(), [&run[..], &["--force"]].concat()] {
         let o = rehearsal(&second);
         assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
         assert!(stderr(&o).contains(&format!("is in use by another rehearsal command (pid {pid} ")), "{}", stderr(&o));
@@ -233,4 +221,25 @@ fn a_run_into_a_folder_with_a_dead_holder_s_lock_takes_it_over() {
     let o = rehearsal(&["run", "scenarios/quickstart.toml", "-q", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!out.join(".rehearsal-lock").exists());
+}
+
+/// A second Ctrl-C exits at once, without the destructors that remove scratch folders: its
+/// handler removes them first.
+#[test]
+fn a_second_ctrl_c_removes_the_scratch_folder_before_it_exits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("sweep"), tmp.path().join("scratch"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let child = spawn_rehearsal(&sweep_args(out.to_str().unwrap(), scratch.to_str().unwrap(), SWEEP_SEEDS));
+    wait_for(&out.join("INCOMPLETE"));
+    let mine = format!("sweep-pid{}-", child.id());
+    assert!(names(&scratch).iter().any(|n| n.starts_with(&mine)), "{:?}", names(&scratch));
+    for _ in 0..2 {
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted twice"));
+    assert_eq!(names(&scratch), Vec::<String>::new(), "the scratch folder is gone");
 }
