@@ -225,8 +225,7 @@ fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
 /// the point's file, line and column, before any run starts; only when every point loads
 /// are they written under `out/points/` (an invalid grid leaves no point files).
 pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
-    let base_text = std::fs::read_to_string(&options.scenario)
-        .map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", options.scenario.display())))?;
+    let base_text = crate::input_file::read_text(&options.scenario, "scenario")?;
     Scenario::parse(&base_text, &options.scenario)?;
     // Its SQL, `--sql` over its own, before any point: a bad file is bad input, once.
     crate::replay::check(&options.scenario, options.sql.as_deref())?;

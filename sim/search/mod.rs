@@ -139,7 +139,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
 
 /// The scenario file's document; under `--strict`, with `[expect] allowed` emptied.
 fn base_document(path: &Path, strict: bool) -> Result<Table> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let text = crate::input_file::read_text(path, "scenario")?;
     let (mut doc, _) = document::base(&text, path, true)?;
     if strict {
         if let Some(Value::Table(expect)) = doc.get_mut("expect") {
