@@ -464,6 +464,13 @@ fn output_folders_and_sweep_inputs() {
             expect: &["{T}/b.txt: cannot read baseline file: a FIFO"],
         },
         Case {
+            name: "merge of a shard whose manifest is /dev/zero",
+            make: &[Make::Folder("shard"), Make::Link("shard/manifest.toml", "/dev/zero")],
+            args: &["merge", "{T}/shard", "--out", "{T}/m"],
+            code: 2,
+            expect: &["{T}/shard/manifest.toml: cannot read manifest: a character device"],
+        },
+        Case {
             name: "bench over /dev/zero",
             make: &[],
             args: &["bench", "/dev/zero", "--param", "timing.background_poll_ms=5000", "--out", "{T}/b"],
