@@ -270,11 +270,13 @@ pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
         return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
     }
     let db = out_dir.join("comms.db");
-    let holds_run = db.exists() || out_dir.join("trace.csv").exists();
-    if holds_run && !force {
+    // Named as they are: a killed run leaves comms.db and trace.csv.tmp, not trace.csv.
+    let held: Vec<&str> = ["comms.db", "trace.csv"].into_iter().filter(|name| out_dir.join(name).exists()).collect();
+    if !held.is_empty() && !force {
         return Err(Error::input(format!(
-            "{} already holds a run (comms.db, trace.csv); pass --force to replace it, or choose another --out",
-            out_dir.display()
+            "{} already holds a run ({}); pass --force to replace it, or choose another --out",
+            out_dir.display(),
+            held.join(", ")
         )));
     }
     if db.exists() {

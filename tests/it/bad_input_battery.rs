@@ -471,6 +471,13 @@ fn output_folders_and_sweep_inputs() {
             expect: &["{T}/shard/manifest.toml: cannot read manifest: a character device"],
         },
         Case {
+            name: "rerun into a killed run's folder",
+            make: &[Make::Folder("o"), Make::Text("o/comms.db", "x"), Make::Text("o/trace.csv.tmp", "x")],
+            args: &["run", TINY, "--out", "{T}/o"],
+            code: 2,
+            expect: &["{T}/o already holds a run (comms.db); pass --force"],
+        },
+        Case {
             name: "bench over /dev/zero",
             make: &[],
             args: &["bench", "/dev/zero", "--param", "timing.background_poll_ms=5000", "--out", "{T}/b"],
