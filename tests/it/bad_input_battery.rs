@@ -343,6 +343,13 @@ fn values_out_of_range() {
             expect: &["key `conductor.staleness_s`"],
         },
         Case {
+            name: "a run past year 9999",
+            make: &[Make::Text("s.toml", "[run]\nepoch = \"9999-12-31 23:59:59\"\nsim_time_max_ms = 1000\n[tasks]\ncount = 1\n")],
+            args: &["check", "{T}/s.toml"],
+            code: 2,
+            expect: &["key `run.sim_time_max_ms`: the run would end after 9999-12-31 23:59:59"],
+        },
+        Case {
             name: "zero step budget",
             make: &[Make::Text("s.toml", "[run]\nsql_steps_max = 0\n[tasks]\ncount = 1\n")],
             args: &["check", "{T}/s.toml"],
