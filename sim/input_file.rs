@@ -74,7 +74,7 @@ fn too_big(len: u64, max_bytes: u64) -> String {
     format!("{len} bytes or more; an input file is at most {max_bytes} bytes ({} MiB)", max_bytes >> 20)
 }
 
-fn kind_of(kind: &std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(kind: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if kind.is_dir() {
         "a folder"

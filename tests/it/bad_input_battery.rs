@@ -485,6 +485,20 @@ fn output_folders_and_sweep_inputs() {
             expect: &["{T}/o already holds a run (comms.db); pass --force"],
         },
         Case {
+            name: "new over a FIFO",
+            make: &[Make::Fifo("f.toml")],
+            args: &["new", "{T}/f.toml", "--force"],
+            code: 2,
+            expect: &["{T}/f.toml is a FIFO (named pipe), not a regular file: refusing to replace it"],
+        },
+        Case {
+            name: "new over a folder",
+            make: &[Make::Folder("d.toml")],
+            args: &["new", "{T}/d.toml", "--force"],
+            code: 2,
+            expect: &["{T}/d.toml is a folder, not a regular file"],
+        },
+        Case {
             name: "bench over /dev/zero",
             make: &[],
             args: &["bench", "/dev/zero", "--param", "timing.background_poll_ms=5000", "--out", "{T}/b"],
