@@ -652,3 +652,31 @@ fn concurrent_writers_into_one_out_the_second_is_refused() {
     let _ = first.wait();
     ran.assert("a second sweep into a folder in use", 2, &["lock"]);
 }
+
+/// README.md's exit-code table lists exactly the codes the binary sets: the outcomes', the
+/// errors', Ctrl-C's.
+#[test]
+fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
+    use rehearsal::error::Error;
+    use rehearsal::vocab::RunOutcome;
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = readme.split("### Exit codes").nth(1).expect("README.md has an `Exit codes` section");
+    let listed: Vec<i32> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| code"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split("**").nth(1).expect("a bold code").parse().expect("a number"))
+        .collect();
+    let mut set = vec![
+        RunOutcome::Pass.exit_code(),
+        RunOutcome::Fail.exit_code(),
+        Error::input("").exit_code(),
+        Error::harness("").exit_code(),
+        RunOutcome::Error.exit_code(),
+        rehearsal::interrupt::EXIT_INTERRUPTED,
+    ];
+    set.sort_unstable();
+    set.dedup();
+    assert_eq!(listed, set);
+}
