@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 /// Writes `bytes` to `path`, replacing any file there, whole or not at all. The folder must
 /// exist. A failure is a harness error naming `path`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    refuse_to_replace_a_special_file(path)?;
     let fail = |e: std::io::Error| Error::harness(format!("cannot write {}: {e}", path.display()));
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -31,6 +32,18 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// The rename would put a regular file in place of a device, a FIFO or a folder the user named
+/// (`rehearsal new /dev/null --force` as root replaced /dev/null): bad input, refused. A
+/// symbolic link is replaced itself, never what it points at.
+fn refuse_to_replace_a_special_file(path: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    let kind = meta.file_type();
+    if kind.is_file() || kind.is_symlink() {
+        return Ok(());
+    }
+    Err(Error::input(format!("{} is {}, not a regular file: refusing to replace it", path.display(), crate::input_file::kind_of(&kind))))
 }
 
 #[cfg(test)]
@@ -74,6 +87,23 @@ mod tests {
         std::fs::write(&plain, b"x").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&atomic), mode(&plain));
+    }
+
+    #[test]
+    fn a_folder_or_a_fifo_in_the_way_is_refused_and_left_as_it_is_and_a_link_is_replaced_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        let folder = tmp.path().join("d");
+        std::fs::create_dir(&folder).unwrap();
+        let e = write_atomically(&folder, b"x").unwrap_err();
+        assert!(matches!(e, Error::Input(_)) && e.to_string().contains("is a folder, not a regular file: refusing to replace it"), "{e}");
+        assert!(folder.is_dir());
+        let target = tmp.path().join("target");
+        std::fs::write(&target, "kept").unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        write_atomically(&link, b"new").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept", "what the link pointed at is untouched");
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "new");
     }
 
     #[test]

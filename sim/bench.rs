@@ -219,6 +219,21 @@ fn set_dotted(table: &mut toml::Table, dotted: &str, value: toml::Value) -> std:
 }
 
 /// Every combination of parameter values, the first parameter varying slowest.
+/// The most grid points one bench writes (a file each): a heatmap of 100 × 100.
+pub const MAX_GRID_POINTS: u128 = 10_000;
+
+/// Refuses a grid of more than `MAX_GRID_POINTS` points, or more runs than
+/// `seed_set::MAX_RUNS` with its seeds, before any point is built (issue 30: a grid of 4·10^6
+/// points grew without end).
+fn check_grid_size(options: &BenchOptions) -> Result<()> {
+    let points: u128 = options.params.iter().map(|p| p.len() as u128).product();
+    if points > MAX_GRID_POINTS {
+        return Err(Error::input(format!("the --param grid has {points} points; a bench makes at most {MAX_GRID_POINTS}")));
+    }
+    let seeds = options.seeds.len() as u128;
+    crate::seed_set::check_runs(points * seeds, &format!("the --param grid of {points} point(s) over {seeds} seed(s)"), "")
+}
+
 fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
     let mut all = vec![Vec::new()];
     for param in params {
@@ -231,8 +246,8 @@ fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
 /// the point's file, line and column, before any run starts; only when every point loads
 /// are they written under `out/points/` (an invalid grid leaves no point files).
 pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
-    let base_text = std::fs::read_to_string(&options.scenario)
-        .map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", options.scenario.display())))?;
+    check_grid_size(options)?;
+    let base_text = crate::input_file::read_text(&options.scenario, "scenario")?;
     Scenario::parse(&base_text, &options.scenario)?;
     // Its SQL, `--sql` over its own, before any point: a bad file is bad input, once.
     crate::replay::check(&options.scenario, options.sql.as_deref())?;

@@ -20,6 +20,7 @@ pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
 }
 
 pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    crate::input_file::ensure_regular(path, "CSV file")?;
     let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
     reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
 }

@@ -15,16 +15,34 @@ use crate::error::{Error, Result};
 /// magnitude of room for a hand-written or generated file.
 pub const MAX_BYTES: u64 = 4 << 20;
 
+/// The largest file a command wrote for another to read back (a shard's coverage.csv and
+/// pairs.jsonl, read by `merge`): they grow with the pairs, up to `seed_set::MAX_RUNS` of them.
+pub const MAX_WRITTEN_BYTES: u64 = 1 << 30;
+
 /// The bytes of `path`, `what` naming its role in messages ("scenario", "SQL file").
 pub fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
-    let refuse = |why: String| Error::input(format!("{}: cannot read {what}: {why}", path.display()));
+    read_at_most(path, what, MAX_BYTES)
+}
+
+/// Refuses `path` unless it is a regular file: before a reader that opens it itself (a CSV
+/// reader) is given it. Bad input naming the file.
+pub fn ensure_regular(path: &Path, what: &str) -> Result<()> {
     // Looked at before it is opened: opening a FIFO for reading waits for a writer.
-    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    let meta = std::fs::metadata(path).map_err(|e| Error::input(format!("{}: cannot read {what}: {e}", path.display())))?;
     if !meta.is_file() {
-        return Err(refuse(format!("{}, not a regular file", kind_of(&meta.file_type()))));
+        return Err(Error::input(format!("{}: cannot read {what}: {}, not a regular file", path.display(), kind_of(&meta.file_type()))));
     }
-    if meta.len() > MAX_BYTES {
-        return Err(refuse(too_big(meta.len())));
+    Ok(())
+}
+
+/// `read` with another bound: for the files a command wrote itself and another reads back
+/// (a sweep's coverage.csv, pairs.jsonl), which grow with the pairs.
+pub fn read_at_most(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>> {
+    let refuse = |why: String| Error::input(format!("{}: cannot read {what}: {why}", path.display()));
+    ensure_regular(path, what)?;
+    let meta = std::fs::metadata(path).map_err(|e| refuse(e.to_string()))?;
+    if meta.len() > max_bytes {
+        return Err(refuse(too_big(meta.len(), max_bytes)));
     }
     let file = std::fs::File::open(path).map_err(|e| refuse(e.to_string()))?;
     // Checked again on the open file: the path may have been replaced in between.
@@ -32,26 +50,31 @@ pub fn read(path: &Path, what: &str) -> Result<Vec<u8>> {
     if !opened.is_file() {
         return Err(refuse(format!("{}, not a regular file", kind_of(&opened.file_type()))));
     }
-    let mut bytes = Vec::with_capacity(opened.len().min(MAX_BYTES) as usize);
+    let mut bytes = Vec::with_capacity(opened.len().min(max_bytes) as usize);
     // One byte past the bound tells a file that grew after its size was read.
-    file.take(MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| refuse(e.to_string()))?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(refuse(too_big(bytes.len() as u64)));
+    file.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes).map_err(|e| refuse(e.to_string()))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(refuse(too_big(bytes.len() as u64, max_bytes)));
     }
     Ok(bytes)
 }
 
 /// `read`, as UTF-8 text: the position of the first byte that is not.
 pub fn read_text(path: &Path, what: &str) -> Result<String> {
-    String::from_utf8(read(path, what)?)
+    read_text_at_most(path, what, MAX_BYTES)
+}
+
+/// `read_at_most`, as UTF-8 text.
+pub fn read_text_at_most(path: &Path, what: &str, max_bytes: u64) -> Result<String> {
+    String::from_utf8(read_at_most(path, what, max_bytes)?)
         .map_err(|e| Error::input(format!("{}: not UTF-8 text (byte {}): not a {what}", path.display(), e.utf8_error().valid_up_to())))
 }
 
-fn too_big(len: u64) -> String {
-    format!("{len} bytes or more; an input file is at most {MAX_BYTES} bytes ({} MiB)", MAX_BYTES >> 20)
+fn too_big(len: u64, max_bytes: u64) -> String {
+    format!("{len} bytes or more; an input file is at most {max_bytes} bytes ({} MiB)", max_bytes >> 20)
 }
 
-fn kind_of(kind: &std::fs::FileType) -> &'static str {
+pub(crate) fn kind_of(kind: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if kind.is_dir() {
         "a folder"

@@ -815,14 +815,14 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     if args.seed_scripts {
         let out = args.out.unwrap_or_else(|| PathBuf::from("reports/SEED-SCRIPTS.md"));
         let (_, md) = rehearsal::seed_scripts::seed_scripts(Path::new("scenarios"), Path::new("scripts/seed-000"))?;
-        std::fs::write(&out, md)?;
+        rehearsal::atomic::write_atomically(&out, md.as_bytes())?;
         println!("written {}", out.display());
         return Ok(Outcome::PASS);
     }
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
     let md = rehearsal::findings::findings(&args.seeds.seeds.list("--seeds")?, &rehearsal::findings::default_runs_dir())?;
-    std::fs::write(&out, md)?;
+    rehearsal::atomic::write_atomically(&out, md.as_bytes())?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)
 }

@@ -108,6 +108,10 @@ impl Manifest {
 
     pub fn read(dir: &Path) -> Result<Manifest> {
         let path = dir.join(MANIFEST_FILE);
+        // A device or FIFO in its place is refused, not read (sim/input_file.rs).
+        if path.exists() {
+            crate::input_file::ensure_regular(&path, "manifest")?;
+        }
         let text = std::fs::read_to_string(&path).map_err(|e| {
             Error::input(format!(
                 "{}: cannot read ({e}): not the folder of a `rehearsal sweep`, or one written before sweeps kept a manifest",

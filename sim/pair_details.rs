@@ -44,7 +44,7 @@ pub fn write(dir: &Path, pairs: &[PairDetails]) -> Result<()> {
 /// Reads pairs.jsonl back; a bad line is bad input naming the file and line.
 pub fn read(dir: &Path) -> Result<Vec<PairDetails>> {
     let path = dir.join(PAIR_DETAILS_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::input(format!("{}: cannot read: {e}", path.display())))?;
+    let text = crate::input_file::read_text_at_most(&path, "pair details", crate::input_file::MAX_WRITTEN_BYTES)?;
     text.lines()
         .enumerate()
         .map(|(index, line)| serde_json::from_str(line).map_err(|e| Error::input(format!("{}:{}: {e}", path.display(), index + 1))))

@@ -134,7 +134,7 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     let failure = Failure::load(failure_path)?;
     let located = failure.locate(failure_path)?;
     let (scenario_path, sql) = (located.scenario, located.sql);
-    let text = std::fs::read_to_string(&scenario_path).map_err(|e| Error::input(format!("{}: {e}", scenario_path.display())))?;
+    let text = crate::input_file::read_text(&scenario_path, "scenario")?;
     let mut table: Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;

@@ -73,7 +73,7 @@ impl Coverage {
 
     /// Reads a coverage.csv back (bad input names the file and line).
     pub fn read(path: &Path) -> Result<Coverage> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: cannot read coverage: {e}", path.display())))?;
+        let text = crate::input_file::read_text_at_most(path, "coverage", crate::input_file::MAX_WRITTEN_BYTES)?;
         let mut lines = text.lines().enumerate();
         if lines.next().map(|(_, header)| header) != Some("item,count") {
             return Err(Error::input(format!("{}:1: not a coverage.csv (its header is `item,count`)", path.display())));

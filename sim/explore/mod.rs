@@ -137,7 +137,7 @@ impl Exploration {
 fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenario)> {
     let path = &options.scenario;
     Scenario::load(path)?;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let text = crate::input_file::read_text(path, "scenario")?;
     let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
     let base_scenario = document::scenario(&base_doc, path)?;
     Ok((base_doc, set_aside, base_scenario))

@@ -17,6 +17,7 @@ type Checked = Result<(), Problem>;
 /// Every check of a file whose tasks are already planned (`plan::task_plans`).
 pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     let count = raw.tasks.count;
+    simulated_span(&raw.run)?;
     conductor_answers(&raw.conductor, count)?;
     emergencies(&raw.conductor, count)?;
     exit_requests(&raw.conductor, count)?;
@@ -33,6 +34,20 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
     variant_names(&raw.protocol)
+}
+
+/// The run's last instant is one SQLite's date functions read: they end with year 9999, and
+/// past it `datetime('now')` is NULL, so every age the protocol computes would be wrong.
+fn simulated_span(run: &super::file::RunSection) -> Checked {
+    let last = crate::clock::parse_utc("9999-12-31 23:59:59").expect("a valid instant");
+    if run.epoch_unix_ms.saturating_add(run.sim_time_max_ms) <= last {
+        return Ok(());
+    }
+    Err(Problem::at(
+        "run",
+        "sim_time_max_ms",
+        format!("the run would end after 9999-12-31 23:59:59 (epoch + {} ms), where SQLite's date functions stop", run.sim_time_max_ms),
+    ))
 }
 
 fn no_such_task(task: u64, count: u64) -> String {

@@ -88,7 +88,7 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
     assert!(options.jobs >= 1);
     let path = &options.scenario;
     let scenario = Scenario::load(path)?; // bad input, with file:line:col, before anything runs
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let text = crate::input_file::read_text(path, "scenario")?;
     let base_doc: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
     let (_lock, scratch) = runner::prepare_folders(options)?;
     let explorer = runner::Explorer { options, base_doc, scratch: scratch.path() };

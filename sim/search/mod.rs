@@ -111,6 +111,8 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
     if options.runs == 0 {
         return Err(Error::input("--runs must be at least 1"));
     }
+    // Each side makes `runs` runs (issue 30: --runs 10^11 grew without end).
+    crate::seed_set::check_runs(2 * options.runs as u128, &format!("--runs {} (on each side)", options.runs), "")?;
     let path = &options.scenario;
     Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
     let base = base_document(path, options.strict)?;
@@ -139,7 +141,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
 
 /// The scenario file's document; under `--strict`, with `[expect] allowed` emptied.
 fn base_document(path: &Path, strict: bool) -> Result<Table> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let text = crate::input_file::read_text(path, "scenario")?;
     let (mut doc, _) = document::base(&text, path, true)?;
     if strict {
         if let Some(Value::Table(expect)) = doc.get_mut("expect") {

@@ -343,6 +343,13 @@ fn values_out_of_range() {
             expect: &["key `conductor.staleness_s`"],
         },
         Case {
+            name: "a run past year 9999",
+            make: &[Make::Text("s.toml", "[run]\nepoch = \"9999-12-31 23:59:59\"\nsim_time_max_ms = 1000\n[tasks]\ncount = 1\n")],
+            args: &["check", "{T}/s.toml"],
+            code: 2,
+            expect: &["key `run.sim_time_max_ms`: the run would end after 9999-12-31 23:59:59"],
+        },
+        Case {
             name: "zero step budget",
             make: &[Make::Text("s.toml", "[run]\nsql_steps_max = 0\n[tasks]\ncount = 1\n")],
             args: &["check", "{T}/s.toml"],
@@ -397,6 +404,9 @@ fn sql_that_is_not_sql_changes_the_schema_or_never_ends() {
 #[test]
 fn huge_seed_ranges_shards_and_counts() {
     run_all(&[
+        Case { name: "search 10^11 runs", make: &[], args: &["search", TINY, "--runs", "100000000000", "--out", "{T}/s"], code: 2, expect: &["--runs 100000000000 (on each side) makes 200000000000 runs"] },
+        Case { name: "bench grid of 22^3 points", make: &[], args: &["bench", TINY, "--param", "timing.background_poll_ms=1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000,17000,18000,19000,20000,21000,22000", "--param", "timing.pause_poll_ms=1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000,17000,18000,19000,20000,21000,22000", "--param", "conductor.poll_ms=1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000,17000,18000,19000,20000,21000,22000", "--seeds", "1", "--out", "{T}/b"], code: 2, expect: &["the --param grid has 10648 points; a bench makes at most 10000"] },
+        Case { name: "bench grid times seeds", make: &[], args: &["bench", TINY, "--param", "timing.background_poll_ms=1000,2000,3000,4000,5000,6000,7000,8000,9000,10000,11000,12000,13000,14000,15000,16000,17000,18000,19000,20000,21000,22000", "--seeds", "1..=100000", "--out", "{T}/b"], code: 2, expect: &["the --param grid of 22 point(s) over 100000 seed(s) makes 2200000 runs"] },
         Case { name: "10^10 seeds", make: &[], args: &["sweep", TINY, "--seeds", "1..=10000000000", "--out", "{T}/s"], code: 2, expect: &["--seeds 1..=10000000000 over 1 scenario(s) makes 10000000000 runs; one command makes at most 1000000: split the sweep with --shard I/N, N >= 10000"] },
         Case { name: "every u64 seed", make: &[], args: &["sweep", TINY, "--seeds", "0..=18446744073709551615", "--out", "{T}/s"], code: 2, expect: &["makes 18446744073709551616 runs"] },
         Case { name: "seed past u64", make: &[], args: &["sweep", TINY, "--seeds", "1..=18446744073709551616", "--out", "{T}/s"], code: 2, expect: &["seed range `1..=18446744073709551616`"] },
@@ -459,6 +469,69 @@ fn output_folders_and_sweep_inputs() {
             args: &["sweep", TINY, "--seeds", "1", "--out", "{T}/s", "--baseline", "{T}/b.txt"],
             code: 2,
             expect: &["{T}/b.txt: cannot read baseline file: a FIFO"],
+        },
+        Case {
+            name: "merge of a shard whose manifest is /dev/zero",
+            make: &[Make::Folder("shard"), Make::Link("shard/manifest.toml", "/dev/zero")],
+            args: &["merge", "{T}/shard", "--out", "{T}/m"],
+            code: 2,
+            expect: &["{T}/shard/manifest.toml: cannot read manifest: a character device"],
+        },
+        Case {
+            name: "rerun into a killed run's folder",
+            make: &[Make::Folder("o"), Make::Text("o/comms.db", "x"), Make::Text("o/trace.csv.tmp", "x")],
+            args: &["run", TINY, "--out", "{T}/o"],
+            code: 2,
+            expect: &["{T}/o already holds a run (comms.db); pass --force"],
+        },
+        Case {
+            name: "new over a FIFO",
+            make: &[Make::Fifo("f.toml")],
+            args: &["new", "{T}/f.toml", "--force"],
+            code: 2,
+            expect: &["{T}/f.toml is a FIFO (named pipe), not a regular file: refusing to replace it"],
+        },
+        Case {
+            name: "new over a folder",
+            make: &[Make::Folder("d.toml")],
+            args: &["new", "{T}/d.toml", "--force"],
+            code: 2,
+            expect: &["{T}/d.toml is a folder, not a regular file"],
+        },
+        Case {
+            name: "bench over /dev/zero",
+            make: &[],
+            args: &["bench", "/dev/zero", "--param", "timing.background_poll_ms=5000", "--out", "{T}/b"],
+            code: 2,
+            expect: &["/dev/zero: cannot read scenario: a character device"],
+        },
+        Case {
+            name: "bench over a FIFO",
+            make: &[Make::Fifo("f.toml")],
+            args: &["bench", "{T}/f.toml", "--param", "timing.background_poll_ms=5000", "--out", "{T}/b"],
+            code: 2,
+            expect: &["{T}/f.toml: cannot read scenario: a FIFO"],
+        },
+        Case {
+            name: "bench --param near i64::MAX",
+            make: &[],
+            args: &["bench", TINY, "--param", "timing.background_poll_ms=9223372036854775000", "--seeds", "1", "--out", "{T}/b"],
+            code: 2,
+            expect: &["key `timing.background_poll_ms`: 9223372036854775000 is out of range"],
+        },
+        Case {
+            name: "search over a FIFO",
+            make: &[Make::Fifo("f.toml")],
+            args: &["search", "{T}/f.toml", "--runs", "1", "--out", "{T}/s"],
+            code: 2,
+            expect: &["a FIFO"],
+        },
+        Case {
+            name: "explore schedules over /dev/urandom",
+            make: &[],
+            args: &["explore", "schedules", "/dev/urandom", "--out", "{T}/e"],
+            code: 2,
+            expect: &["/dev/urandom: cannot read scenario"],
         },
         Case {
             name: "replay /dev/zero",
@@ -578,4 +651,32 @@ fn concurrent_writers_into_one_out_the_second_is_refused() {
     let _ = first.kill();
     let _ = first.wait();
     ran.assert("a second sweep into a folder in use", 2, &["lock"]);
+}
+
+/// README.md's exit-code table lists exactly the codes the binary sets: the outcomes', the
+/// errors', Ctrl-C's.
+#[test]
+fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
+    use rehearsal::error::Error;
+    use rehearsal::vocab::RunOutcome;
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = readme.split("### Exit codes").nth(1).expect("README.md has an `Exit codes` section");
+    let listed: Vec<i32> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| code"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.split("**").nth(1).expect("a bold code").parse().expect("a number"))
+        .collect();
+    let mut set = vec![
+        RunOutcome::Pass.exit_code(),
+        RunOutcome::Fail.exit_code(),
+        Error::input("").exit_code(),
+        Error::harness("").exit_code(),
+        RunOutcome::Error.exit_code(),
+        rehearsal::interrupt::EXIT_INTERRUPTED,
+    ];
+    set.sort_unstable();
+    set.dedup();
+    assert_eq!(listed, set);
 }
