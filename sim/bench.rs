@@ -572,8 +572,18 @@ fn heatmap_svg(
                 .collect()
         })
         .collect();
-    let subtitle = format!("{} seeds per grid point", options.seeds.len());
-    grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &subtitle)
+    let cut_off: Vec<Vec<usize>> = (0..ys.len())
+        .map(|row| {
+            (0..xs.len())
+                .map(|col| {
+                    let cell = |r: &&RunStat| points[r.point].choice[xi] == col && points[r.point].choice[yi] == row;
+                    runs.iter().filter(cell).filter(|r| r.verdict != "error" && r.figures.cut_off).count()
+                })
+                .collect()
+        })
+        .collect();
+    let subtitle = format!("{} seeds per grid point; cut-off runs kept out of the values", options.seeds.len());
+    grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &cut_off, &subtitle)
 }
 
 /// The stdout table of a finished bench: one line per grid point (its status first, and the

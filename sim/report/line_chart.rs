@@ -107,15 +107,25 @@ pub fn line_chart(chart: &LineChart) -> String {
         esc(chart.x_name)
     );
     for (n, line) in chart.lines.iter().enumerate() {
-        draw_line(&mut svg, line, COLOURS[n % COLOURS.len()], &px, &py);
+        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), &px, &py);
+    }
+    if values.is_empty() {
+        let _ = writeln!(
+            svg,
+            "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#888\" font-size=\"14\">no measurement at any step</text>",
+            left + plot_w / 2.0,
+            top + plot_h / 2.0
+        );
     }
     legend(&mut svg, chart, left + plot_w + 30.0, top);
     svg.push_str("</svg>\n");
     svg
 }
 
-/// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points.
-fn draw_line(svg: &mut String, line: &Line, colour: &str, px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
+/// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points,
+/// their values labelled above (or, for every other line, below, so two close lines' labels
+/// do not overwrite each other).
+fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
     let banded: Vec<(usize, f64, f64)> = line
         .points
         .iter()
@@ -163,7 +173,7 @@ fn draw_line(svg: &mut String, line: &Line, colour: &str, px: &dyn Fn(usize) -> 
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
             x + 7.0,
-            y - 6.0,
+            if below { y + 16.0 } else { y - 7.0 },
             esc(&label(round3(value)))
         );
     }
@@ -268,9 +278,14 @@ mod tests {
         }
     }
 
+    fn chart_without_lines() -> LineChart<'static> {
+        LineChart { title: "t", meaning: "m", unit: "s", x_name: "x", xs: &[], runs: &[], lines: &[] }
+    }
+
     #[test]
     fn the_chart_is_wide_enough_for_its_title_and_legend() {
         let xs = vec!["a".to_string()];
+        assert!(line_chart(&chart_without_lines()).contains("no measurement at any step"));
         let title = "a very long title that would be cut off in a chart sized to its one step only, as heatmaps were";
         let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[] };
         let svg = line_chart(&chart);
