@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::figures::{mean_causes_ms, split_cut_off, CAUSE_MEASUREMENTS};
+use super::{aggregate, BenchOptions, Point, RunStat};
 use crate::atomic::write_atomically;
-use crate::bench::{aggregate, BenchOptions, Point, RunStat};
-use crate::bench_figures::{mean_causes_ms, split_cut_off, CAUSE_MEASUREMENTS};
 use crate::error::{Error, Result};
 use crate::oracle::latency::Cause;
 use crate::report::line_chart::{line_chart, Line, LineChart, LinePoint};
