@@ -40,12 +40,12 @@ fn fill(value: f64, max: f64) -> String {
 }
 
 /// A value as its cell shows it: whole from 100 on (thousands grouped), others to three
-/// decimals.
+/// decimals at most (3.69, not 3.690).
 pub fn show(value: f64) -> String {
-    if value.fract() == 0.0 || value.abs() >= 100.0 {
+    if value.abs() >= 100.0 {
         label(value.round())
     } else {
-        format!("{value:.3}")
+        label((value * 1000.0).round() / 1000.0)
     }
 }
 
@@ -235,7 +235,8 @@ mod tests {
         let title = "crash_detect_ms_p95 (s) over timing.background_poll_ms × tasks.count";
         assert!(width >= text_px(title, 14.0) + 20.0, "{width}: {svg}");
         assert!(width > 480.0, "the old fixed width cut this title off: {width}");
-        assert!(svg.contains(">2 runs cut off</text>") && svg.contains(">669</text>"), "{svg}");
+        assert!(svg.contains(">2 runs cut off</text>") && svg.contains(">669</text>") && svg.contains(">89.151</text>"), "{svg}");
+        assert_eq!((show(3.69), show(0.25), show(20176.3)), ("3.69".to_string(), "0.25".to_string(), "20\u{2009}176".to_string()));
         for tick in [">0</text>", ">250</text>", ">500</text>", ">750</text>", ">1\u{2009}000</text>"] {
             assert!(svg.contains(tick), "round legend ticks: {tick} in {svg}");
         }

@@ -35,6 +35,9 @@ pub struct LineChart<'a> {
     pub xs: &'a [String],
     pub runs: &'a [(usize, usize)],
     pub lines: &'a [Line],
+    /// What a filled point and the band are, for the legend: "p50 of finished runs; band up
+    /// to p95".
+    pub marks: &'a str,
 }
 
 const COLOURS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
@@ -173,7 +176,7 @@ fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
             x + 7.0,
-            if below { y + 16.0 } else { y - 7.0 },
+            if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 },
             esc(&label(round3(value)))
         );
     }
@@ -217,12 +220,7 @@ fn legend(svg: &mut String, chart: &LineChart, x: f64, y: f64) {
         at += 18.0;
     }
     at += 8.0;
-    let has_band = chart.lines.iter().any(|l| l.points.iter().any(|p| p.p95.is_some()));
-    let mut notes = vec!["● p50 of finished runs".to_string()];
-    if has_band {
-        notes[0] = "● p50 of finished runs; band up to p95".to_string();
-    }
-    notes.push("○ cut-off runs only (not a quantile)".to_string());
+    let notes = [format!("● {}", chart.marks), "○ cut-off runs only (not a quantile)".to_string()];
     for note in notes {
         let _ = writeln!(svg, "<text x=\"{x}\" y=\"{at:.1}\" font-size=\"11\" fill=\"#444\">{}</text>", esc(&note));
         at += 16.0;
@@ -279,7 +277,7 @@ mod tests {
     }
 
     fn chart_without_lines() -> LineChart<'static> {
-        LineChart { title: "t", meaning: "m", unit: "s", x_name: "x", xs: &[], runs: &[], lines: &[] }
+        LineChart { title: "t", meaning: "m", unit: "s", x_name: "x", xs: &[], runs: &[], lines: &[], marks: "p50" }
     }
 
     #[test]
@@ -287,7 +285,7 @@ mod tests {
         let xs = vec!["a".to_string()];
         assert!(line_chart(&chart_without_lines()).contains("no measurement at any step"));
         let title = "a very long title that would be cut off in a chart sized to its one step only, as heatmaps were";
-        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[] };
+        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[], marks: "p50" };
         let svg = line_chart(&chart);
         let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         assert!(width >= text_px(title.len()), "{width}");
