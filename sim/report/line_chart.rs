@@ -262,6 +262,7 @@ mod tests {
             xs: &xs,
             runs: &runs,
             lines: &lines,
+            marks: "p50 of finished runs; band up to p95",
         };
         let svg = line_chart(&chart);
         assert_eq!(svg.matches("class=\"point\"").count(), 7, "a point per measured step: {svg}");
@@ -271,6 +272,7 @@ mod tests {
         assert_eq!(svg.matches("class=\"band\"").count(), 1, "a band needs two consecutive p95s: {svg}");
         assert!(svg.contains(">4 runs, 2 cut off</text>") && svg.contains(">4 runs</text>"), "{svg}");
         assert!(svg.contains(">poll 5000</text>") && svg.contains(">tasks.count</text>"), "{svg}");
+        assert!(svg.contains(">● p50 of finished runs; band up to p95</text>"), "{svg}");
         for tick in [">0</text>", ">2</text>", ">4</text>", ">6</text>", ">8</text>", ">10</text>"] {
             assert!(svg.contains(tick), "round ticks up to the p95 of 9: {tick} in {svg}");
         }
