@@ -10,6 +10,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+pub mod figures;
+mod pictures;
+
 use crate::atomic::write_atomically;
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
@@ -184,8 +187,8 @@ pub struct RunStat {
     /// violation no failure, but a benchmark still counts it).
     pub violated: Vec<&'static str>,
     /// Throughput, the designer's figures and latency causes; whether the time limit cut the
-    /// run off (sim/bench_figures.rs).
-    pub figures: crate::bench_figures::RunFigures,
+    /// run off (sim/bench/figures.rs).
+    pub figures: figures::RunFigures,
 }
 
 /// The metrics of `bench.csv` the pictures show: (column, what it means, the unit it is shown
@@ -339,7 +342,7 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
     stat.message_notice_ms = s.measured.message_notice_ms.clone();
     stat.heartbeat_age_s = s.measured.heartbeat_age_s.clone();
     stat.violated = s.verdict.rules();
-    stat.figures = crate::bench_figures::RunFigures::of(s);
+    stat.figures = figures::RunFigures::of(s);
 }
 
 /// A grid point's verdict over its runs: `fail` when most runs failed (or ended in an
@@ -430,7 +433,7 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     .map(|(name, value)| (name.to_string(), value))
     .collect();
     let ok_runs: Vec<&RunStat> = ok.iter().map(|r| **r).collect();
-    row.extend(crate::bench_figures::columns(&ok_runs));
+    row.extend(figures::columns(&ok_runs));
     for rule in RuleId::ALL {
         let violating = ok.iter().filter(|r| r.violated.contains(&rule.as_str())).count();
         row.push((rule_column(rule), violating.to_string()));
@@ -508,7 +511,7 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
         Pictures::Heatmap(x, y) => (x, Some(y)),
         Pictures::Lines(x) => (x, None),
     };
-    heatmaps.extend(crate::bench_pictures::write(options, &points, &runs, x, along)?);
+    heatmaps.extend(pictures::write(options, &points, &runs, x, along)?);
     Ok(BenchOutcome { points, runs, csv, heatmaps, planned })
 }
 
@@ -587,8 +590,18 @@ fn heatmap_svg(
                 .collect()
         })
         .collect();
-    let subtitle = format!("{} seeds per grid point", options.seeds.len());
-    grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &subtitle)
+    let cut_off: Vec<Vec<usize>> = (0..ys.len())
+        .map(|row| {
+            (0..xs.len())
+                .map(|col| {
+                    let cell = |r: &&RunStat| points[r.point].choice[xi] == col && points[r.point].choice[yi] == row;
+                    runs.iter().filter(cell).filter(|r| r.verdict != "error" && r.figures.cut_off).count()
+                })
+                .collect()
+        })
+        .collect();
+    let subtitle = format!("{} seeds per grid point; cut-off runs kept out of the values", options.seeds.len());
+    grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &cut_off, &subtitle)
 }
 
 /// The stdout table of a finished bench: one line per grid point (its status first, and the
@@ -656,7 +669,7 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
     }
     let _ = writeln!(out, "results      {}", outcome.csv.display());
     for path in &outcome.heatmaps {
-        let _ = writeln!(out, "{:<12} {}", crate::bench_pictures::kind_of(path), path.display());
+        let _ = writeln!(out, "{:<12} {}", pictures::kind_of(path), path.display());
     }
     out
 }

@@ -4,8 +4,6 @@
 pub mod atomic;
 pub mod baseline;
 pub mod bench;
-pub mod bench_figures;
-pub mod bench_pictures;
 pub mod clock;
 pub mod compare;
 pub mod conductor;

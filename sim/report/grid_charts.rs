@@ -39,14 +39,13 @@ fn fill(value: f64, max: f64) -> String {
     format!("rgb(245,{g},{g})")
 }
 
-/// A value as its cell shows it: whole numbers whole, others to three significant places.
+/// A value as its cell shows it: whole from 100 on (thousands grouped), others to three
+/// decimals at most (3.69, not 3.690).
 pub fn show(value: f64) -> String {
-    if value.fract() == 0.0 {
-        format!("{value:.0}")
-    } else if value.abs() >= 100.0 {
-        format!("{value:.1}")
+    if value.abs() >= 100.0 {
+        label(value.round())
     } else {
-        format!("{value:.3}")
+        label((value * 1000.0).round() / 1000.0)
     }
 }
 
@@ -64,7 +63,7 @@ fn legend(svg: &mut String, x: f64, y: f64, max: f64, unit: &str) {
         );
     }
     let strip_w = LEGEND_STEP_W * steps as f64;
-    for tick in nice_ticks(max, 4).into_iter().filter(|t| *t <= max * (1.0 + 1e-9)) {
+    for tick in ticks_to(max) {
         let _ = writeln!(
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
@@ -74,6 +73,13 @@ fn legend(svg: &mut String, x: f64, y: f64, max: f64, unit: &str) {
         );
     }
     let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>", x + strip_w + 14.0, y + 10.0, esc(unit));
+}
+
+/// Round ticks from 0 that end on `max` (a scale's top is 1, 2 or 5 × 10ⁿ), so the top of
+/// the strip is labelled.
+fn ticks_to(max: f64) -> Vec<f64> {
+    let ends_on_max = |ticks: &Vec<f64>| ticks.last().is_some_and(|t| (t - max).abs() <= max * 1e-9);
+    [4, 5, 2, 1].into_iter().map(|target| nice_ticks(max, target)).find(ends_on_max).unwrap_or_else(|| vec![0.0, max])
 }
 
 /// One step of the legend's strip, in px.
@@ -86,8 +92,19 @@ fn text_px(text: &str, font_px: f64) -> f64 {
 }
 
 /// A heatmap of `metric` over `xs` (columns) and `ys` (rows): `cells[row][col]`, `None` for
-/// a cell with no sample (grey).
-pub fn heatmap(metric: &Metric, x: &str, xs: &[String], y: &str, ys: &[String], cells: &[Vec<Option<f64>>], subtitle: &str) -> String {
+/// a cell with no sample (grey); `cut_off[row][col]` runs of a cell the time limit cut off
+/// (kept out of its value, and said in the cell).
+#[allow(clippy::too_many_arguments)]
+pub fn heatmap(
+    metric: &Metric,
+    x: &str,
+    xs: &[String],
+    y: &str,
+    ys: &[String],
+    cells: &[Vec<Option<f64>>],
+    cut_off: &[Vec<usize>],
+    subtitle: &str,
+) -> String {
     let values: Vec<f64> = cells.iter().flatten().flatten().copied().collect();
     let max = scale_max(metric, &values);
     // Sized to its labels (issue 31: two columns at a fixed 480 px cut the title and legend).
@@ -148,6 +165,15 @@ pub fn heatmap(metric: &Metric, x: &str, xs: &[String], y: &str, ys: &[String], 
                 cy + cell_h / 2.0 + 4.0,
                 esc(&text)
             );
+            let cut = cut_off.get(row).and_then(|r| r.get(col)).copied().unwrap_or(0);
+            if cut > 0 {
+                let _ = writeln!(
+                    svg,
+                    "<text class=\"cut-off\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#b00\">{cut} runs cut off</text>",
+                    cx + cell_w / 2.0,
+                    cy + cell_h - 5.0
+                );
+            }
         }
     }
     legend(&mut svg, left, h - 50.0, max, metric.unit);
@@ -175,8 +201,8 @@ mod tests {
         let xs = ["a".to_string(), "b".to_string()];
         let ys = ["r".to_string()];
         // The old relative scale coloured the smaller of two values white whatever it was.
-        let low = heatmap(&SHARE, "x", &xs, "y", &ys, &[vec![Some(0.5), Some(0.6)]], "1 seed");
-        let high = heatmap(&SHARE, "x", &xs, "y", &ys, &[vec![Some(0.5), Some(1.0)]], "1 seed");
+        let low = heatmap(&SHARE, "x", &xs, "y", &ys, &[vec![Some(0.5), Some(0.6)]], &[], "1 seed");
+        let high = heatmap(&SHARE, "x", &xs, "y", &ys, &[vec![Some(0.5), Some(1.0)]], &[], "1 seed");
         let colour_of_first =
             |svg: &str| svg.split("class=\"cell\"").nth(1).unwrap().split("fill=\"").nth(1).unwrap().split('"').next().unwrap().to_string();
         assert_eq!(colour_of_first(&low), colour_of_first(&high));
@@ -202,12 +228,15 @@ mod tests {
             "tasks.count",
             &ys,
             &[vec![Some(89.151), None], vec![Some(668.64), Some(1.0)]],
+            &[vec![0, 2], vec![0, 0]],
             "2 seeds per grid point",
         );
         let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         let title = "crash_detect_ms_p95 (s) over timing.background_poll_ms × tasks.count";
         assert!(width >= text_px(title, 14.0) + 20.0, "{width}: {svg}");
         assert!(width > 480.0, "the old fixed width cut this title off: {width}");
+        assert!(svg.contains(">2 runs cut off</text>") && svg.contains(">669</text>") && svg.contains(">89.151</text>"), "{svg}");
+        assert_eq!((show(3.69), show(0.25), show(20176.3)), ("3.69".to_string(), "0.25".to_string(), "20\u{2009}176".to_string()));
         for tick in [">0</text>", ">250</text>", ">500</text>", ">750</text>", ">1\u{2009}000</text>"] {
             assert!(svg.contains(tick), "round legend ticks: {tick} in {svg}");
         }

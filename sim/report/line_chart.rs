@@ -35,6 +35,9 @@ pub struct LineChart<'a> {
     pub xs: &'a [String],
     pub runs: &'a [(usize, usize)],
     pub lines: &'a [Line],
+    /// What a filled point and the band are, for the legend: "p50 of finished runs; band up
+    /// to p95".
+    pub marks: &'a str,
 }
 
 const COLOURS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"];
@@ -107,15 +110,25 @@ pub fn line_chart(chart: &LineChart) -> String {
         esc(chart.x_name)
     );
     for (n, line) in chart.lines.iter().enumerate() {
-        draw_line(&mut svg, line, COLOURS[n % COLOURS.len()], &px, &py);
+        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), &px, &py);
+    }
+    if values.is_empty() {
+        let _ = writeln!(
+            svg,
+            "<text class=\"empty\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#888\" font-size=\"14\">no measurement at any step</text>",
+            left + plot_w / 2.0,
+            top + plot_h / 2.0
+        );
     }
     legend(&mut svg, chart, left + plot_w + 30.0, top);
     svg.push_str("</svg>\n");
     svg
 }
 
-/// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points.
-fn draw_line(svg: &mut String, line: &Line, colour: &str, px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
+/// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points,
+/// their values labelled above (or, for every other line, below, so two close lines' labels
+/// do not overwrite each other).
+fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
     let banded: Vec<(usize, f64, f64)> = line
         .points
         .iter()
@@ -163,7 +176,7 @@ fn draw_line(svg: &mut String, line: &Line, colour: &str, px: &dyn Fn(usize) -> 
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
             x + 7.0,
-            y - 6.0,
+            if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 },
             esc(&label(round3(value)))
         );
     }
@@ -207,12 +220,7 @@ fn legend(svg: &mut String, chart: &LineChart, x: f64, y: f64) {
         at += 18.0;
     }
     at += 8.0;
-    let has_band = chart.lines.iter().any(|l| l.points.iter().any(|p| p.p95.is_some()));
-    let mut notes = vec!["● p50 of finished runs".to_string()];
-    if has_band {
-        notes[0] = "● p50 of finished runs; band up to p95".to_string();
-    }
-    notes.push("○ cut-off runs only (not a quantile)".to_string());
+    let notes = [format!("● {}", chart.marks), "○ cut-off runs only (not a quantile)".to_string()];
     for note in notes {
         let _ = writeln!(svg, "<text x=\"{x}\" y=\"{at:.1}\" font-size=\"11\" fill=\"#444\">{}</text>", esc(&note));
         at += 16.0;
@@ -254,6 +262,7 @@ mod tests {
             xs: &xs,
             runs: &runs,
             lines: &lines,
+            marks: "p50 of finished runs; band up to p95",
         };
         let svg = line_chart(&chart);
         assert_eq!(svg.matches("class=\"point\"").count(), 7, "a point per measured step: {svg}");
@@ -263,16 +272,22 @@ mod tests {
         assert_eq!(svg.matches("class=\"band\"").count(), 1, "a band needs two consecutive p95s: {svg}");
         assert!(svg.contains(">4 runs, 2 cut off</text>") && svg.contains(">4 runs</text>"), "{svg}");
         assert!(svg.contains(">poll 5000</text>") && svg.contains(">tasks.count</text>"), "{svg}");
+        assert!(svg.contains(">● p50 of finished runs; band up to p95</text>"), "{svg}");
         for tick in [">0</text>", ">2</text>", ">4</text>", ">6</text>", ">8</text>", ">10</text>"] {
             assert!(svg.contains(tick), "round ticks up to the p95 of 9: {tick} in {svg}");
         }
     }
 
+    fn chart_without_lines() -> LineChart<'static> {
+        LineChart { title: "t", meaning: "m", unit: "s", x_name: "x", xs: &[], runs: &[], lines: &[], marks: "p50" }
+    }
+
     #[test]
     fn the_chart_is_wide_enough_for_its_title_and_legend() {
         let xs = vec!["a".to_string()];
+        assert!(line_chart(&chart_without_lines()).contains("no measurement at any step"));
         let title = "a very long title that would be cut off in a chart sized to its one step only, as heatmaps were";
-        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[] };
+        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[], marks: "p50" };
         let svg = line_chart(&chart);
         let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         assert!(width >= text_px(title.len()), "{width}");

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::bench::RunStat;
+use super::RunStat;
 use crate::oracle::designer::DesignerFigures;
 use crate::oracle::latency::Cause;
 use crate::oracle::quantiles;

@@ -5,9 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::figures::{mean_causes_ms, split_cut_off, CAUSE_MEASUREMENTS};
+use super::{aggregate, BenchOptions, Point, RunStat};
 use crate::atomic::write_atomically;
-use crate::bench::{aggregate, BenchOptions, Point, RunStat};
-use crate::bench_figures::{mean_causes_ms, split_cut_off, CAUSE_MEASUREMENTS};
 use crate::error::{Error, Result};
 use crate::oracle::latency::Cause;
 use crate::report::line_chart::{line_chart, Line, LineChart, LinePoint};
@@ -25,6 +25,8 @@ struct LineMetric {
     p95: Option<&'static str>,
     cut_off_value: Option<&'static str>,
     divisor: f64,
+    /// What a filled point (and the band) is, for the legend.
+    marks: &'static str,
 }
 
 const LINE_METRICS: [LineMetric; 9] = [
@@ -36,6 +38,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "tasks_per_sim_hour",
         p95: None,
         cut_off_value: Some("tasks_per_sim_hour_cut_off"),
+        marks: "finished runs together",
         divisor: 1.0,
     },
     LineMetric {
@@ -46,6 +49,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "recovery_ms_p50",
         p95: Some("recovery_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -56,6 +60,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "crash_detect_ms_p50",
         p95: Some("crash_detect_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -66,6 +71,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "review_wait_ms_p50",
         p95: Some("review_wait_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -76,6 +82,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "review_queue_len_mean",
         p95: Some("review_queue_len_max"),
         cut_off_value: None,
+        marks: "mean of finished runs; band up to the largest",
         divisor: 1.0,
     },
     LineMetric {
@@ -86,6 +93,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "first_claim_ms_p50",
         p95: Some("first_claim_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -96,6 +104,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "notice_background_ms_p50",
         p95: Some("notice_background_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -106,6 +115,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "notice_pause_ms_p50",
         p95: Some("notice_pause_ms_p95"),
         cut_off_value: None,
+        marks: "p50 of finished runs; band up to p95",
         divisor: 1000.0,
     },
     LineMetric {
@@ -116,6 +126,7 @@ const LINE_METRICS: [LineMetric; 9] = [
         value: "statements_per_sim_hour",
         p95: None,
         cut_off_value: None,
+        marks: "all runs together",
         divisor: 1.0,
     },
 ];
@@ -189,7 +200,16 @@ fn lines_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], x: usiz
         .collect();
     let title = metric.title;
     let meaning = format!("{}; {} seeds per grid point", metric.meaning, options.seeds.len());
-    line_chart(&LineChart { title, meaning: &meaning, unit: metric.unit, x_name: &px.name(), xs: &xs, runs: &counts, lines: &lines })
+    line_chart(&LineChart {
+        title,
+        meaning: &meaning,
+        unit: metric.unit,
+        x_name: &px.name(),
+        xs: &xs,
+        runs: &counts,
+        lines: &lines,
+        marks: metric.marks,
+    })
 }
 
 /// A step's point: the metric over its finished runs, else its cut-off value (hollow).
