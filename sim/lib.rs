@@ -53,6 +53,7 @@ pub mod shell;
 pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
+pub mod time_text;
 pub mod trace;
 pub mod trace_codec;
 pub mod trace_reader;

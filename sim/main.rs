@@ -785,9 +785,9 @@ fn cmd_judge(args: JudgeArgs) -> Result<Outcome, Error> {
 
 fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
     let report = rehearsal::shrink::shrink(&args.failure, &args.out)?;
-    println!("rule         {}", report.rule);
+    println!("fails        {}", report.signature);
     println!("events       {} -> {}", report.events_before, report.events_after);
-    println!("faults       {} -> {}", report.faults_before, report.faults_after);
+    println!("faults       {} -> {} ({})", report.faults_before, report.faults_after, report.scripting);
     println!("runs         {}", report.runs);
     println!("written      {}", args.out.display());
     Ok(Outcome::PASS)
