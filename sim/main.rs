@@ -493,9 +493,16 @@ struct CompareArgs {
     variants: Vec<String>,
     #[command(flatten)]
     seeds: SeedRangeArg,
-    /// Folder for the runs; defaults to reports/compare/<scenario>/.
+    /// Folder for summary.md and compare.csv (a row per run); defaults to
+    /// reports/compare/<scenario>/.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    jobs: JobsArg,
+    /// Keep every run's folder (trace.csv, comms.db, …) under --out as <column>-<seed>/;
+    /// without it runs are made in a scratch folder and removed.
+    #[arg(long)]
+    keep_runs: bool,
     /// Replace the results already in the output folder (refused without it); what this
     /// command wrote there before is cleared first.
     #[arg(long)]
@@ -981,12 +988,22 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let (table, sql) =
-        rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
+    let options = rehearsal::compare::CompareOptions {
+        scenario: &args.scenario,
+        columns: &args.variants,
+        seeds: &args.seeds.seeds.0,
+        out: &out,
+        force: args.force,
+        sql: args.sql.as_deref(),
+        jobs: args.jobs.get(),
+        keep_runs: args.keep_runs,
+    };
+    let (table, sql) = rehearsal::compare::compare(&options)?;
     if args.json.json {
         println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
     } else {
         print!("{table}\nprotocol SQL of each column:\n{sql}");
+        println!("per run      {}", out.join("compare.csv").display());
     }
     Ok(Outcome::PASS)
 }
