@@ -11,11 +11,14 @@ use super::outcome::{DistinctFailure, PointRow};
 /// Sessions' occurrences listed at most, per statement; explore.csv has them all.
 const PLACES_MAX: usize = 8;
 
+/// (statement, `before`/`after`, fault).
+type Place<'a> = (&'a str, &'a str, &'a str);
+
 /// A failure's failing points grouped by (statement, when, fault), in order of first point:
 /// `(statement, when, fault) → ["task-01.S1 #1", …]`.
-fn grouped<'a>(rows: &'a [PointRow], failure: &DistinctFailure) -> Vec<((&'a str, &'a str, &'a str), Vec<String>)> {
-    let mut order: Vec<(&str, &str, &str)> = Vec::new();
-    let mut places: BTreeMap<(&str, &str, &str), Vec<String>> = BTreeMap::new();
+fn grouped<'a>(rows: &'a [PointRow], failure: &DistinctFailure) -> Vec<(Place<'a>, Vec<String>)> {
+    let mut order: Vec<Place> = Vec::new();
+    let mut places: BTreeMap<Place, Vec<String>> = BTreeMap::new();
     for row in rows.iter().filter(|r| r.failure == failure.id) {
         let key = (row.statement.as_str(), row.when.as_str(), row.fault.as_str());
         if !places.contains_key(&key) {
