@@ -622,7 +622,7 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
-    let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
+    let (mut summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
@@ -633,6 +633,8 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
         println!("{}", rehearsal::json_out::run(&summary));
         return Ok(if summary.verdict.passed() { Outcome::PASS } else { Outcome::Runs(RunOutcome::Fail) });
     }
+    // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
+    summary.replay = rehearsal::shell::for_terminal(&summary.replay);
     print!("{}", summary.render());
     if summary.verdict.passed() {
         Ok(Outcome::PASS)
@@ -1016,7 +1018,7 @@ fn cmd_list(args: ListArgs) -> Result<Outcome, Error> {
 fn cmd_new(args: NewArgs) -> Result<Outcome, Error> {
     rehearsal::new_scenario::write(&args.file, args.force)?;
     println!("written      {}", args.file.display());
-    println!("run it with  rehearsal run {}", rehearsal::shell::quote_path(&args.file));
+    println!("run it with  {} run {}", rehearsal::shell::program(), rehearsal::shell::quote_path(&args.file));
     Ok(Outcome::PASS)
 }
 

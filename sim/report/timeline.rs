@@ -143,7 +143,9 @@ fn active_window(model: &Model, violation_t_ms: Option<i64>) -> (i64, i64) {
     let states = model.tasks.values().flat_map(|t| t.states.iter().map(|s| s.t_ms).chain(t.conductor_messages.iter().map(|m| m.t_ms)));
     let marks = model.sessions.values().flat_map(|s| s.marks.iter().map(|m| m.t_ms));
     let faults = model.fault_lines.iter().map(|f| f.t_ms).chain(model.hangs.iter().map(|h| h.t_ms + h.ms));
-    let last = states.chain(marks).chain(faults).chain(violation_t_ms).max().unwrap_or(model.end_ms);
+    // A violation judged at the end (liveness, a budget) says nothing of where the action is.
+    let violation = violation_t_ms.filter(|t| *t < model.end_ms);
+    let last = states.chain(marks).chain(faults).chain(violation).max().unwrap_or(model.end_ms);
     let margin = (last - start) / 20;
     (start, (last + margin).min(model.end_ms).max(start + 1))
 }
@@ -459,6 +461,21 @@ mod tests {
         let data = data(&model, &lanes, &scale, None);
         assert!(data.contains("[100,98,\"conductor-message\","), "on task-02's lane: {data}");
         assert!(data.contains("[50,124,\"crash\","), "{data}");
+    }
+
+    #[test]
+    fn the_active_window_ends_at_the_last_change_not_at_hours_of_polling_after_it() {
+        let mut records = trace();
+        records.extend(
+            (1..=50)
+                .map(|i| record(100 + i * 1000, "task-01.S1.bg-watcher-1", "sql", "read_new_conductor_messages", None, "task_id=task-01")),
+        );
+        let model = Model::of(&records);
+        assert_eq!(model.end_ms, 50_100);
+        // The last change is the conductor's message at t=100: the window ends a twentieth after it.
+        assert_eq!(active_window(&model, None), (0, 105));
+        assert_eq!(active_window(&model, Some(20_000)), (0, 21_000), "a violation while it polls is in the window");
+        assert_eq!(active_window(&model, Some(50_100)), (0, 105), "a violation judged at the end is not");
     }
 
     #[test]

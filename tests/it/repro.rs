@@ -97,3 +97,39 @@ fn a_shrunk_failure_has_scripted_faults_and_fails_the_same_way_at_the_same_point
     let signature = rehearsal::shrink::Signature::of(&summary).unwrap();
     assert_eq!((signature.rule.as_str(), signature.point.as_str()), ("owner-writes-only", "set_needs_review by S1"));
 }
+
+/// A replay command printed on the terminal runs as pasted: `rehearsal` when that name on
+/// PATH is the program that printed it, else the program's own path. Files keep `rehearsal`.
+#[test]
+fn a_printed_replay_command_runs_as_pasted_with_or_without_rehearsal_on_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rehearsal"), bin.join("rehearsal")).unwrap();
+    let bare_path = "/usr/bin:/bin";
+    let run = |path: &str, command: &str| {
+        let o = std::process::Command::new("sh")
+            .args(["-c", command])
+            .current_dir(crate::support::root())
+            .env("PATH", path)
+            .env_remove("REHEARSAL_SEED")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "`{command}`: {}{}", stdout(&o), stderr(&o));
+        stdout(&o)
+    };
+    let field = |text: &str, name: &str| crate::support::summary_field(text, name);
+    let exe = env!("CARGO_BIN_EXE_rehearsal");
+    let out = tmp.path().join("first");
+    let printed = run(bare_path, &format!("{exe} run scenarios/quickstart.toml --out {} -q", out.display()));
+    let replay = field(&printed, "replay");
+    assert!(replay.starts_with(&format!("{} run ", std::fs::canonicalize(exe).unwrap().display())), "{replay}");
+    assert_eq!(field(&run(bare_path, &format!("{replay} -q")), "trace hash"), field(&printed, "trace hash"), "pasted, it reproduces");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("Replay: `rehearsal run scenarios/quickstart.toml --seed 42"), "{summary}");
+    let with_path = format!("{}:{bare_path}", bin.display());
+    let printed = run(&with_path, &format!("rehearsal run scenarios/quickstart.toml --out {} --force -q", out.display()));
+    let replay = field(&printed, "replay");
+    assert!(replay.starts_with("rehearsal run scenarios/quickstart.toml --seed 42"), "{replay}");
+    assert_eq!(field(&run(&with_path, &format!("{replay} -q")), "trace hash"), field(&printed, "trace hash"));
+}
