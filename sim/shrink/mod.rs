@@ -161,11 +161,11 @@ fn script_drawn_faults(runner: &mut Runner, original: &Table, base: Attempt, sig
         let Some(attempt) = runner.attempt(&candidate) else { continue };
         if Signature::of(&attempt.summary).as_ref() == Some(signature) {
             let dropped = if drop.is_empty() { String::new() } else { format!(", without {}", drop.join(" and ")) };
-            return (
-                candidate,
-                attempt.summary,
-                format!("{} random crash(es)/hang(s) written as scripted faults{dropped}", base.fired.len()),
-            );
+            let how = match base.fired.len() {
+                0 => format!("no random crash or hang struck: their odds dropped{dropped}"),
+                n => format!("{n} random crash(es)/hang(s) written as scripted faults{dropped}"),
+            };
+            return (candidate, attempt.summary, how);
         }
     }
     // Drawn odds fixed at their exact values draw the same faults: the run is the same.
