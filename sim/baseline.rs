@@ -165,7 +165,7 @@ fn parse_line(line: &str) -> std::result::Result<(Key, Entry), String> {
     };
     let rules = if rules == "-" { BTreeSet::new() } else { split_rules(rules) };
     if let Some(unknown) = rules.iter().find(|r| !crate::oracle::RULES.iter().any(|known| known.name() == r.as_str())) {
-        return Err(format!("`{unknown}` is not a rule (README lists them)"));
+        return Err(format!("`{unknown}` is not a rule (docs/oracles.md lists them)"));
     }
     Ok(((scenario.to_string(), variant.to_string(), seed), Entry { passed, rules }))
 }

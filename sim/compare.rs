@@ -59,64 +59,180 @@ fn column_folder(column: &str) -> String {
     }
 }
 
-/// What a comparison writes into its folder besides its run folders (sim/out_folder.rs).
-const OWNED: crate::out_folder::Owned = &["summary.md"];
+/// What a comparison writes into its folder besides its run folders (sim/out_folder.rs): its
+/// scratch folder too, when there is no tmpfs.
+const OWNED: crate::out_folder::Owned = &["summary.md", "compare.csv", "compare-*"];
 
-/// Runs every (column, seed) pair and returns the table. A column is a variant name,
-/// `default` (the scenario as it is), or a protocol SQL file (a name ending `.sql`: its
-/// entries layer over the scenario's SQL, as `--sql` does, in `--sql`'s place); `sql` is the
-/// SQL every other column layers over the scenario's. A folder holding anything is refused unless `force`, which clears the
-/// earlier runs.
-/// Returns the table and, a line per column, the SQL it ran.
-pub fn compare(
-    scenario: &Path,
-    variants: &[String],
-    seeds: &[u64],
-    out: &Path,
-    force: bool,
-    sql: Option<&Path>,
-) -> Result<(String, String)> {
-    let _lock = crate::out_folder::claim(out, OWNED, force)?;
-    let loaded = crate::scenario::Scenario::load(scenario)?;
-    let mut rows: Vec<(String, Row)> = Vec::new();
-    let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
-    for variant in variants {
-        let mut row = Row::default();
-        let column_sql = if is_sql_file(variant) { Some(Path::new(variant.as_str())) } else { sql };
-        let folder = column_folder(variant);
-        for seed in seeds {
-            let applied = if variant == "default" || is_sql_file(variant) { Vec::new() } else { vec![variant.clone()] };
-            let options = RunOptions {
-                scenario_path: scenario.to_path_buf(),
-                seed: Some(*seed),
-                out_dir: Some(out.join(format!("{folder}-{seed}"))),
-                variants: applied,
-            };
-            let summary = run_scenario(loaded.with_sql(column_sql), &options)?;
-            row.sql = summary.sql.to_string();
-            row.runs += 1;
-            let clean = summary.verdict.violations.is_empty();
-            row.passed += usize::from(summary.verdict.passed() && clean);
-            row.known += usize::from(summary.verdict.passed() && !clean);
-            for rule in summary.verdict.rules() {
-                row.rules.entry(rule).or_insert((0, 0)).0 += 1;
+/// What `rehearsal compare` is asked.
+pub struct CompareOptions<'a> {
+    pub scenario: &'a Path,
+    /// Columns: variant names, `default`, or protocol SQL files (names ending `.sql`).
+    pub columns: &'a [String],
+    pub seeds: &'a [u64],
+    pub out: &'a Path,
+    /// Replace what the folder holds (refused without it).
+    pub force: bool,
+    /// The SQL every column but a SQL file's layers over the scenario's (`--sql`).
+    pub sql: Option<&'a Path>,
+    pub jobs: usize,
+    /// Keep every run's folder under `out` (`<column>-<seed>/`); without it runs are made in a
+    /// scratch folder and removed (300 runs of random-faults kept were 191 MB; issue 31).
+    pub keep_runs: bool,
+}
+
+/// One row of compare.csv: one run, a (column, seed) pair.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SeedRow {
+    pub column: String,
+    pub seed: u64,
+    /// `pass`, `known` (passed with violations the scenario allows or expects) or `fail`.
+    pub verdict: String,
+    /// The verdict's failure: the first unexpected rule, or the expected ones missing.
+    pub failure: String,
+    /// Rules violated, sorted, `;` between.
+    pub rules: String,
+    pub violations: usize,
+    /// Whether comms.db differs byte for byte from the first column's run of the same seed.
+    pub db_differs: bool,
+    pub tasks_complete: usize,
+    pub tasks_total: usize,
+    pub makespan_ms: i64,
+    pub statements: u64,
+    /// p50 of the run's message notices and crash detections (empty: none measured).
+    pub message_notice_p50_ms: Option<i64>,
+    pub crash_detect_p50_ms: Option<i64>,
+    pub trace_hash: String,
+}
+
+/// What one run gives the table besides its compare.csv row.
+struct Run {
+    row: SeedRow,
+    db: [u8; 32],
+    rule_counts: Vec<(&'static str, usize)>,
+    samples: Vec<(&'static str, Vec<i64>)>,
+    sql: String,
+}
+
+/// Runs `(column, seed)` in `dir` and reads what the table and compare.csv need.
+fn run_pair(options: &CompareOptions, loaded: &crate::scenario::Scenario, column: &str, seed: u64, dir: &Path) -> Result<Run> {
+    let column_sql = if is_sql_file(column) { Some(Path::new(column)) } else { options.sql };
+    let applied = if column == "default" || is_sql_file(column) { Vec::new() } else { vec![column.to_string()] };
+    let run_options =
+        RunOptions { scenario_path: options.scenario.to_path_buf(), seed: Some(seed), out_dir: Some(dir.to_path_buf()), variants: applied };
+    let summary = run_scenario(loaded.with_sql(column_sql), &run_options)?;
+    let db = file_sha256(&dir.join("comms.db"))?;
+    let verdict = &summary.verdict;
+    let clean = verdict.violations.is_empty();
+    let p50 = |name: &str| summary.measured.named().into_iter().find(|(n, _)| *n == name).and_then(|(_, s)| quantiles(s)).map(|q| q.0);
+    let mut rule_counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    verdict.violations.iter().for_each(|v| *rule_counts.entry(v.rule).or_default() += 1);
+    let row = SeedRow {
+        column: column.to_string(),
+        seed,
+        verdict: (if !verdict.passed() {
+            "fail"
+        } else if clean {
+            "pass"
+        } else {
+            "known"
+        })
+        .to_string(),
+        failure: verdict.failure.clone(),
+        rules: verdict.rules().join(";"),
+        violations: verdict.violations.len(),
+        db_differs: false,
+        tasks_complete: summary.tasks_complete,
+        tasks_total: summary.tasks_total,
+        makespan_ms: summary.makespan_ms,
+        statements: summary.statements,
+        message_notice_p50_ms: p50("message_notice_ms"),
+        crash_detect_p50_ms: p50("crash_detect_ms"),
+        trace_hash: summary.trace_hash.clone(),
+    };
+    let samples = summary.measured.named().into_iter().map(|(n, s)| (n, s.to_vec())).collect();
+    Ok(Run { row, db, rule_counts: rule_counts.into_iter().collect(), samples, sql: summary.sql.to_string() })
+}
+
+/// Runs every (column, seed) pair, `jobs` at a time, and returns the table. A column is a
+/// variant name, `default` (the scenario as it is), or a protocol SQL file (a name ending
+/// `.sql`: its entries layer over the scenario's SQL, as `--sql` does, in `--sql`'s place).
+/// A folder holding anything is refused unless `force`, which clears the earlier results.
+/// Writes summary.md and compare.csv (a row per run, in column then seed order: the same
+/// for any `jobs`). Returns the table and, a line per column, the SQL it ran.
+pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
+    let out = options.out;
+    let _lock = crate::out_folder::claim(out, OWNED, options.force)?;
+    let loaded = crate::scenario::Scenario::load(options.scenario)?;
+    let scratch = crate::scratch::scratch_folder("compare-", None, out)?;
+    let pairs: Vec<(&String, u64)> = options.columns.iter().flat_map(|c| options.seeds.iter().map(move |s| (c, *s))).collect();
+    let results = crate::pool::map(
+        options.jobs,
+        &pairs,
+        |(column, seed)| {
+            let name = format!("{}-{seed}", column_folder(column));
+            let dir = if options.keep_runs { out.join(&name) } else { scratch.path().join(&name) };
+            let run = run_pair(options, &loaded, column, *seed, &dir);
+            if !options.keep_runs {
+                let _ = std::fs::remove_dir_all(&dir);
             }
-            for violation in &summary.verdict.violations {
-                row.rules.entry(violation.rule).or_insert((0, 0)).1 += 1;
-            }
-            let db = file_sha256(&out.join(format!("{folder}-{seed}")).join("comms.db"))?;
-            row.db_differs += usize::from(*baseline_db.entry(*seed).or_insert(db) != db);
-            for (name, sample) in summary.measured.named() {
-                row.samples.entry(name).or_default().extend(sample.iter().copied());
-            }
+            run
+        },
+        |_| {},
+    );
+    let mut runs = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Some(Ok(run)) => runs.push(run?),
+            Some(Err(panic)) => return Err(Error::harness(format!("a run panicked: {panic}"))),
+            None => return Err(Error::harness("interrupted".to_string())),
         }
-        rows.push((variant.clone(), row));
     }
+    // The first column's database of each seed is what the others are compared with.
+    let mut first_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
+    for run in &mut runs {
+        run.row.db_differs = *first_db.entry(run.row.seed).or_insert(run.db) != run.db;
+    }
+    let rows: Vec<(String, Row)> =
+        options.columns.iter().map(|c| (c.clone(), column_row(runs.iter().filter(|r| r.row.column == *c)))).collect();
+    let table = render_table(&rows, options.columns.first().map_or("", String::as_str));
+    // Which SQL each column ran: the files and the hash of the statements.
+    let sql_lines: String = rows.iter().map(|(name, row)| format!("- `{name}`: {}\n", row.sql)).collect();
+    let md = format!(
+        "# Comparison: {}\n\nSeeds {:?}; one row per run in `compare.csv`.\n\n{table}\nProtocol SQL of each column:\n\n{sql_lines}",
+        options.scenario.display(),
+        options.seeds
+    );
+    crate::atomic::write_atomically(&out.join("summary.md"), md.as_bytes())?;
+    crate::csv_rows::write_rows(&out.join("compare.csv"), &runs.iter().map(|r| r.row.clone()).collect::<Vec<_>>())?;
+    Ok((table, sql_lines))
+}
+
+/// A column's line of the table, from its runs.
+fn column_row<'a>(runs: impl Iterator<Item = &'a Run>) -> Row {
+    let mut row = Row::default();
+    for run in runs {
+        row.sql = run.sql.clone();
+        row.runs += 1;
+        row.passed += usize::from(run.row.verdict == "pass");
+        row.known += usize::from(run.row.verdict == "known");
+        row.db_differs += usize::from(run.row.db_differs);
+        for (rule, count) in &run.rule_counts {
+            let entry = row.rules.entry(rule).or_insert((0, 0));
+            entry.0 += 1;
+            entry.1 += count;
+        }
+        for (name, sample) in &run.samples {
+            row.samples.entry(name).or_default().extend(sample.iter().copied());
+        }
+    }
+    row
+}
+
+fn render_table(rows: &[(String, Row)], first: &str) -> String {
     let mut table = String::new();
-    let first = variants.first().map_or("", String::as_str);
     let _ = writeln!(table, "| variant | runs | pass | pass with known violations | fail | violations: runs showing each rule (violations in all) | comms.db unlike `{first}` | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s |");
     let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-    for (name, row) in &rows {
+    for (name, row) in rows {
         let rules = if row.rules.is_empty() {
             "none".to_string()
         } else {
@@ -138,12 +254,7 @@ pub fn compare(
             q("crash_detect_ms")
         );
     }
-    // Which SQL each column ran: the files and the hash of the statements.
-    let sql_lines: String = rows.iter().map(|(name, row)| format!("- `{name}`: {}\n", row.sql)).collect();
-    std::fs::create_dir_all(out)?;
-    let md = format!("# Comparison: {}\n\nSeeds {:?}.\n\n{table}\nProtocol SQL of each column:\n\n{sql_lines}", scenario.display(), seeds);
-    std::fs::write(out.join("summary.md"), md)?;
-    Ok((table, sql_lines))
+    table
 }
 
 fn file_sha256(path: &Path) -> Result<[u8; 32]> {

@@ -129,6 +129,28 @@ impl PointLog {
     }
 }
 
+/// A random crash or hang that struck a session (`FaultPlan::record_fired`), named as a
+/// scripted fault names its point: `rehearsal shrink` writes it as `[[faults.crash]]` or
+/// `[[faults.hang]]` (issue 31).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fired {
+    pub place: SessionPlace,
+    pub statement: Stmt,
+    pub nth: u64,
+    /// `None`: a crash before the statement; `Some(ms)`: a hang of `ms` before it.
+    pub hang_ms: Option<i64>,
+}
+
+/// The random faults that struck, once asked for; whoever asked reads them after the run.
+#[derive(Clone, Default)]
+pub struct FiredLog(Rc<RefCell<Vec<Fired>>>);
+
+impl FiredLog {
+    pub fn take(&self) -> Vec<Fired> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
 pub struct FaultPlan {
     until_ms: Option<i64>,
     crash_probability: f64,
@@ -145,6 +167,7 @@ pub struct FaultPlan {
     /// Statements asked so far, by every actor.
     asked: u64,
     points: Option<PointLog>,
+    fired: Option<FiredLog>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
     write_hold_ms: Option<Dist>,
@@ -222,6 +245,7 @@ impl FaultPlan {
             conductor_counts: BTreeMap::new(),
             asked: 0,
             points: None,
+            fired: None,
             rng: rng::stream(seed, "faults"),
             timed,
             drawn,
@@ -242,6 +266,23 @@ impl FaultPlan {
         log
     }
 
+    /// From now on, records every random crash and hang that strikes, at its protocol point.
+    /// Recording changes nothing of the run.
+    pub fn record_fired(&mut self) -> FiredLog {
+        let log = FiredLog::default();
+        self.fired = Some(log.clone());
+        log
+    }
+
+    /// The random odds the run uses, drawn from the seed or fixed: crash, hang, context spike.
+    pub fn odds(&self) -> [(&'static str, f64); 3] {
+        [
+            ("crash_probability", self.crash_probability),
+            ("hang_probability", self.hang_probability),
+            ("context_spike_probability", self.actor_faults.context_spike_probability),
+        ]
+    }
+
     /// Decides the fault, if any, for `actor` about to run `statement`.
     pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
         let statements_before = self.asked;
@@ -253,7 +294,7 @@ impl FaultPlan {
         let Some(place) = actor.place() else { return Action::None };
         // Counting occurrences only matters for scripted protocol points (and for a plan that
         // records them); otherwise the per-statement bookkeeping would be pure cost (issue 7).
-        let nth = if self.scripted_points.is_empty() && self.points.is_none() {
+        let nth = if self.scripted_points.is_empty() && self.points.is_none() && self.fired.is_none() {
             0
         } else {
             let count = self.counts.entry((place, statement)).or_insert(0);
@@ -278,13 +319,21 @@ impl FaultPlan {
             return Action::None;
         }
         if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
+            self.log_fired(Fired { place, statement, nth, hang_ms: None });
             return Action::CrashBefore;
         }
         if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
             let ms = self.hang_ms.sample(&mut self.rng);
+            self.log_fired(Fired { place, statement, nth, hang_ms: Some(ms) });
             return Action::HangBefore { ms };
         }
         Action::None
+    }
+
+    fn log_fired(&self, fired: Fired) {
+        if let Some(log) = &self.fired {
+            log.0.borrow_mut().push(fired);
+        }
     }
 
     /// A conductor crash at this protocol point of conductor session `session` (its reviews
@@ -413,6 +462,25 @@ mod tests {
         let mut plan = FaultPlan::new(1, &section(text));
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangAfter { ms: 5000 });
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangBefore { ms: 900_000 });
+    }
+
+    #[test]
+    fn a_fired_random_fault_is_logged_at_the_point_a_scripted_one_would_name() {
+        let mut plan = FaultPlan::new(1, &section("crash_probability = 1.0\n"));
+        let log = plan.record_fired();
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), Action::None);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::CrashBefore);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::CrashBefore);
+        let place = SessionPlace { task: 1, session: 1, twin: false };
+        let fired = log.take();
+        assert_eq!(
+            fired.iter().map(|f| (f.place, f.statement, f.nth, f.hang_ms)).collect::<Vec<_>>(),
+            [(place, Stmt::Heartbeat, 1, None), (place, Stmt::Heartbeat, 2, None)]
+        );
+        let mut hangs = FaultPlan::new(1, &section("hang_probability = 1.0\nhang_ms = 700\n"));
+        let log = hangs.record_fired();
+        assert_eq!(hangs.before_statement(&session(2, 3), Stmt::Heartbeat, 0), Action::HangBefore { ms: 700 });
+        assert_eq!(log.take()[0].hang_ms, Some(700));
     }
 
     #[test]

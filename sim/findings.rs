@@ -5,7 +5,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use crate::compare::compare;
+use crate::compare::{compare, CompareOptions};
 use crate::error::Result;
 use crate::variant::VARIANTS;
 
@@ -98,7 +98,20 @@ pub fn findings(seeds: &[u64], runs_dir: &Path) -> Result<String> {
         let seeds = wider.as_deref().unwrap_or(seeds);
         // The runs folder is findings' own, regenerated whole: an earlier run's is replaced.
         let variants = ["default".to_string(), variant.name.to_string()];
-        let (table, _) = compare(Path::new(scenario), &variants, seeds, &runs_dir.join(variant.name), true, None)?;
+        let out = runs_dir.join(variant.name);
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Its run folders are kept: the notes below count things in them.
+        let options = CompareOptions {
+            scenario: Path::new(scenario),
+            columns: &variants,
+            seeds,
+            out: &out,
+            force: true,
+            sql: None,
+            jobs,
+            keep_runs: true,
+        };
+        let (table, _) = compare(&options)?;
         let _ = writeln!(md, "## {}. `{}`\n", variant.disagreement, variant.name);
         let range = format!("seeds {}..={}", seeds.first().copied().unwrap_or(0), seeds.last().copied().unwrap_or(0));
         let _ = writeln!(md, "{}.\n\nScenario: `{scenario}`, {range}.\n", variant.summary);

@@ -61,6 +61,7 @@ pub mod shrink;
 pub mod sql_catalog;
 pub mod sweep;
 pub mod sweep_figures;
+pub mod time_text;
 pub mod trace;
 pub mod trace_codec;
 pub mod trace_reader;

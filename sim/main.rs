@@ -498,9 +498,16 @@ struct CompareArgs {
     variants: Vec<String>,
     #[command(flatten)]
     seeds: SeedRangeArg,
-    /// Folder for the runs; defaults to reports/compare/<scenario>/.
+    /// Folder for summary.md and compare.csv (a row per run); defaults to
+    /// reports/compare/<scenario>/.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    jobs: JobsArg,
+    /// Keep every run's folder (trace.csv, comms.db, …) under --out as <column>-<seed>/;
+    /// without it runs are made in a scratch folder and removed.
+    #[arg(long)]
+    keep_runs: bool,
     /// Replace the results already in the output folder (refused without it); what this
     /// command wrote there before is cleared first.
     #[arg(long)]
@@ -631,7 +638,7 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // how to reproduce it, as a failing one does.
     let replay = rehearsal::run::replay_of(&plan);
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
-    let (summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
+    let (mut summary, _) = rehearsal::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
@@ -643,6 +650,8 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
         println!("{}", rehearsal::json_out::run(&summary));
         return Ok(if summary.verdict.passed() { Outcome::PASS } else { Outcome::Runs(RunOutcome::Fail) });
     }
+    // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
+    summary.replay = rehearsal::shell::for_terminal(&summary.replay);
     print!("{}", summary.render());
     if summary.verdict.passed() {
         Ok(Outcome::PASS)
@@ -803,9 +812,9 @@ fn cmd_judge(args: JudgeArgs) -> Result<Outcome, Error> {
 
 fn cmd_shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
     let report = rehearsal::shrink::shrink(&args.failure, &args.out)?;
-    println!("rule         {}", report.rule);
+    println!("fails        {}", report.signature);
     println!("events       {} -> {}", report.events_before, report.events_after);
-    println!("faults       {} -> {}", report.faults_before, report.faults_after);
+    println!("faults       {} -> {} ({})", report.faults_before, report.faults_after, report.scripting);
     println!("runs         {}", report.runs);
     println!("written      {}", args.out.display());
     Ok(Outcome::PASS)
@@ -999,18 +1008,22 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let (table, sql) = rehearsal::compare::compare(
-        &args.scenario,
-        &args.variants,
-        &args.seeds.seeds.list("--seeds")?,
-        &out,
-        args.force,
-        args.sql.as_deref(),
-    )?;
+    let options = rehearsal::compare::CompareOptions {
+        scenario: &args.scenario,
+        columns: &args.variants,
+        seeds: &args.seeds.seeds.list("--seeds")?,
+        out: &out,
+        force: args.force,
+        sql: args.sql.as_deref(),
+        jobs: args.jobs.get(),
+        keep_runs: args.keep_runs,
+    };
+    let (table, sql) = rehearsal::compare::compare(&options)?;
     if args.json.json {
         println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
     } else {
         print!("{table}\nprotocol SQL of each column:\n{sql}");
+        println!("per run      {}", out.join("compare.csv").display());
     }
     Ok(Outcome::PASS)
 }
@@ -1023,7 +1036,7 @@ fn cmd_list(args: ListArgs) -> Result<Outcome, Error> {
 fn cmd_new(args: NewArgs) -> Result<Outcome, Error> {
     rehearsal::new_scenario::write(&args.file, args.force)?;
     println!("written      {}", args.file.display());
-    println!("run it with  rehearsal run {}", rehearsal::shell::quote_path(&args.file));
+    println!("run it with  {} run {}", rehearsal::shell::program(), rehearsal::shell::quote_path(&args.file));
     Ok(Outcome::PASS)
 }
 

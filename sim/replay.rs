@@ -33,8 +33,13 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
         out_dir: Some(out_dir.clone()),
         variants: failure.variants.clone(),
     };
-    let summary = run_scenario(scenario, &options)?;
+    let mut summary = run_scenario(scenario, &options)?;
+    // The same reports `rehearsal run` writes: a replayed failure is read in them (issue 31).
+    crate::report::write_run_reports(&out_dir, &summary, &summary.resolved)?;
+    // The report keeps `rehearsal …`; the terminal shows a command that runs as pasted.
+    summary.replay = crate::shell::for_terminal(&summary.replay);
     let mut text = summary.render();
+    let _ = writeln!(text, "reports      {} and {}", out_dir.join("summary.md").display(), out_dir.join("timeline.html").display());
     if let Some(until) = until_ms {
         let _ = writeln!(text, "state at t={until} ms:");
         let db = crate::report::open_finished_db(&out_dir.join("comms.db"))?;

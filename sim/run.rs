@@ -304,7 +304,7 @@ impl RunSummary {
         out.push_str(&format!("output       {}\n", self.out_dir.display()));
         out.push_str(&format!("verdict      {}\n", self.verdict.headline()));
         for line in self.verdict.explanation() {
-            out.push_str(&format!("             {line}\n"));
+            out.push_str(&format!("             {}\n", crate::time_text::humanize_instants(&line)));
         }
         for (name, sample) in self.measured.named() {
             if let Some((p50, p95, max)) = crate::oracle::quantiles(sample) {

@@ -23,6 +23,29 @@ pub fn run_command(scenario: &Path, seed: u64, variants: &[String], sql: Option<
     format!("rehearsal run {} --seed {seed}{variants}{sql}", quote_path(scenario))
 }
 
+/// `command` as the terminal shows it (issue 31: "every printed replay command fails as
+/// pasted"): a leading `rehearsal ` becomes this program's own path unless `rehearsal` on
+/// PATH is this very program (`cargo install --path . --locked` puts it there). Files keep
+/// `rehearsal`: a failures folder travels to machines where the path means nothing.
+pub fn for_terminal(command: &str) -> String {
+    match command.strip_prefix("rehearsal ") {
+        Some(rest) => format!("{} {rest}", program()),
+        None => command.to_string(),
+    }
+}
+
+/// `rehearsal` when the name on PATH runs this program, else this program's path, quoted.
+pub fn program() -> String {
+    let Ok(me) = std::env::current_exe().and_then(std::fs::canonicalize) else { return "rehearsal".to_string() };
+    let on_path = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).map(|dir| dir.join("rehearsal")).find(|p| p.is_file()))
+        .unwrap_or_default();
+    match on_path.and_then(|p| std::fs::canonicalize(p).ok()) {
+        Some(found) if found == me => "rehearsal".to_string(),
+        _ => quote_path(&me),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,6 +41,12 @@ impl Verdict {
         set.into_iter().collect()
     }
 
+    /// The violation the run failed on: the first of the failing rule (`None` when it passed,
+    /// or failed for an expected violation that did not occur).
+    pub fn failing_violation(&self) -> Option<&Violation> {
+        self.violations.iter().find(|v| v.rule == self.failure)
+    }
+
     /// The first violation, if any: what a sweep's results.csv records.
     pub fn first_rule(&self) -> &str {
         self.violations.first().map_or("", |v| v.rule)

@@ -33,6 +33,7 @@
 //! each row records the statements before its point, and the summary says how many of all
 //! the statements run that is: what sharing would have saved.
 
+mod by_statement;
 pub(crate) mod document;
 mod hang_class;
 mod outcome;

@@ -66,6 +66,7 @@ impl Exploration {
                 "{:<4} {} — {} run(s); ends {}; first: {first}; replay failures/{stem}.toml",
                 f.id, f.first_violation, f.runs, f.end_states
             );
+            let _ = writeln!(out, "     at {}", super::by_statement::line(&self.rows, f));
         }
         for row in self.rows.iter().filter(|r| r.outcome == "error").take(5) {
             let _ = writeln!(out, "error at point {} ({}): {}", row.point, row.placed(), row.first_violation);
@@ -104,6 +105,7 @@ impl Exploration {
                 let _ = writeln!(md, "| {} | {} | {} | {} | {first} | {replay} |", f.id, f.first_violation, f.runs, f.end_states);
             }
         }
+        super::by_statement::markdown(&mut md, &self.rows, &self.failures);
         md.push_str(&format!("\n{CONDUCTOR_NOTE}\n\n{PREFIX_NOTE}\n\n"));
         md.push_str(&crate::coverage::markdown(&self.coverage));
         md

@@ -124,7 +124,7 @@ fn replay_header(failure: &DistinctFailure, row: &PointRow, exploration: &Explor
          # A {} of {} at `{}` (its run number {} of the statement) fails `{}`; comms.db ends with {}.\n\
          # {} run(s) of the exploration fail this way (explore.csv).{set_aside}\n\
          # Run it with `rehearsal run` on this file: it fails the same way. To keep it as a regression,\n\
-         # declare the rule under [expect] violations (as `rehearsal shrink` writes it).\n",
+         # declare the rule under [expect] violations.\n",
         exploration.scenario,
         exploration.seed,
         failure.id,

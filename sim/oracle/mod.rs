@@ -36,6 +36,17 @@ pub struct Violation {
     /// The first report of its rule for its subject (a task, a message): summary.md and the
     /// verdict's headline show these; violations.csv lists every report.
     pub first: bool,
+    /// The statement whose effect broke the rule, and who ran it; `None` for a violation
+    /// found at a fact of ground truth or at the end of the run. `rehearsal shrink` keeps a
+    /// failure's first rule at this point (issue 31).
+    pub point: Option<ViolationPoint>,
+}
+
+/// Where a violation was found: a statement and the actor that ran it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViolationPoint {
+    pub actor: ActorName,
+    pub statement: Stmt,
 }
 
 /// One database effect, as the rules read it off the event stream.
@@ -128,7 +139,7 @@ impl Findings {
         if first {
             subjects.insert(subject.to_string());
         }
-        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain(), first });
+        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain(), first, point: None });
     }
 }
 
@@ -201,6 +212,10 @@ impl Checker {
         let found_before = self.findings.violations.len();
         for rule in &mut self.rules {
             rule.see(&seen, &self.truth, &mut self.findings);
+        }
+        if let Seen::Sql(f) = seen {
+            let point = ViolationPoint { actor: f.actor, statement: f.statement };
+            self.findings.violations[found_before..].iter_mut().for_each(|v| v.point = Some(point));
         }
         let conductor_wrote = matches!(seen, Seen::Sql(f) if f.actor.is_conductor() && !f.readonly);
         self.name_choices(found_before, conductor_wrote);

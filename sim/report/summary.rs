@@ -7,15 +7,16 @@ use std::path::Path;
 
 use crate::error::Result;
 use crate::oracle::{quantiles, Violation};
-use crate::run::{human_ms, RunSummary};
+use crate::run::RunSummary;
 use crate::scenario::Scenario;
+use crate::time_text::{duration, humanize_instants};
 
 pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<String> {
     let mut md = String::new();
     let _ = writeln!(md, "# {} — seed {}\n", summary.scenario, summary.seed);
     let _ = writeln!(md, "**Verdict: {}**\n", summary.verdict.headline());
     for line in summary.verdict.explanation() {
-        let _ = writeln!(md, "> {line}\n");
+        let _ = writeln!(md, "> {}\n", humanize_instants(&line));
     }
     let _ = writeln!(md, "Replay: `{}`\n", summary.replay);
     settings(&mut md, summary, scenario);
@@ -36,7 +37,7 @@ fn violations(md: &mut String, violations: &[Violation]) {
     let _ = writeln!(md, "\n## Violations\n");
     let _ = writeln!(md, "The first of each rule and subject; `violations.csv` lists all {}.\n", violations.len());
     for v in violations.iter().filter(|v| v.first) {
-        let _ = writeln!(md, "- **{}** at t={} ms: {}", v.rule, v.t_ms, v.explanation);
+        let _ = writeln!(md, "- **{}** at {}: {}", v.rule, duration(v.t_ms), humanize_instants(&v.explanation));
     }
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for v in violations {
@@ -68,17 +69,18 @@ fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
     );
     let _ = writeln!(md, "| protocol SQL | {} |", summary.sql);
     let _ = writeln!(md, "| tasks | {} |", scenario.tasks.len());
-    let _ = writeln!(md, "| background / pause poll | {} ms / {} ms |", scenario.timing.background_poll_ms, scenario.timing.pause_poll_ms);
+    let (background, pause) = (duration(scenario.timing.background_poll_ms), duration(scenario.timing.pause_poll_ms));
+    let _ = writeln!(md, "| background / pause poll | {background} / {pause} |");
     let _ = writeln!(
         md,
         "| heartbeat refresh / staleness | {} s / {} s |",
         scenario.timing.heartbeat_refresh_s, scenario.conductor.staleness_s
     );
-    let _ = writeln!(md, "| conductor poll / review | {} ms / {} |", scenario.conductor.poll_ms, scenario.conductor.review_ms);
+    let _ = writeln!(md, "| conductor poll / review | {} / {} ms |", duration(scenario.conductor.poll_ms), scenario.conductor.review_ms);
     for (name, value) in &summary.drawn {
         let _ = writeln!(md, "| drawn from the seed: {name} | {value} |");
     }
-    let _ = writeln!(md, "| makespan | {} |", human_ms(summary.makespan_ms));
+    let _ = writeln!(md, "| makespan | {} |", duration(summary.makespan_ms));
     let _ = writeln!(md, "| statements / events | {} / {} |", summary.statements, summary.events);
     let _ = writeln!(md, "| trace hash | `{}` |\n", summary.trace_hash);
 }
@@ -106,9 +108,19 @@ fn timing(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
         "\n## Timing against budgets\n\n| measurement | n | p50 | p95 | max | budget |\n| --- | --- | --- | --- | --- | --- |"
     );
     for ((name, sample), limit) in summary.measured.named().into_iter().zip(super::budget_limits(scenario)) {
-        let (p50, p95, max) = quantiles(sample)
-            .map_or(("-".to_string(), "-".to_string(), "-".to_string()), |(a, b, c)| (a.to_string(), b.to_string(), c.to_string()));
-        let _ =
-            writeln!(md, "| {name} | {} | {p50} | {p95} | {max} | {} |", sample.len(), limit.map_or("-".to_string(), |l| l.to_string()));
+        let shown = |v: i64| measured_text(name, v);
+        let (p50, p95, max) =
+            quantiles(sample).map_or(("-".to_string(), "-".to_string(), "-".to_string()), |(a, b, c)| (shown(a), shown(b), shown(c)));
+        let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} | {} |", sample.len(), limit.map_or("-".to_string(), shown));
+    }
+}
+
+/// A measurement's value as a person reads it: a duration for `_ms` (`15.4s`, `9m12s`),
+/// whole seconds for `_s`; latency.csv keeps the raw figures.
+fn measured_text(name: &str, value: i64) -> String {
+    if name.ends_with("_ms") {
+        duration(value)
+    } else {
+        format!("{value} s")
     }
 }

@@ -96,6 +96,10 @@
     while (overlay.firstChild) overlay.removeChild(overlay.firstChild);
     overlay.appendChild(out);
     document.body.setAttribute('data-detail', detail ? 'marks' : 'bands');
+    var shown = document.getElementById('in-view');
+    document.body.setAttribute('data-view-ms', Math.round(Math.max(ta + 20 / W * D.span, D.t0)) + '..' + Math.round(Math.min(tb - 20 / W * D.span, D.t0 + D.span)));
+    var sec = function (t) { return label(Math.round(t / 1000) * 1000); };
+    if (shown) shown.textContent = 'in view: ' + sec(Math.max(ta + 20 / W * D.span, D.t0)) + ' to ' + sec(Math.min(tb - 20 / W * D.span, D.t0 + D.span)) + ' of ' + sec(D.t0 + D.span);
     document.body.setAttribute('data-overflow-px', Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth));
   }
   // Zooms about the first violation when it is in view, about the view's centre otherwise.
@@ -117,6 +121,18 @@
     scroll.scrollLeft = (D.v - D.t0) / D.span * inner.clientWidth - scroll.clientWidth / 2;
     render();
   }
+  // Opens on the active window (timeline.rs `active_window`), not on hours of idle polling
+  // after it; the whole run when the action fills most of it.
+  function toActive() {
+    var share = (D.a1 - D.a0) / D.span;
+    z = share > 0.8 ? 1 : Math.min(ZOOM_MAX, 1 / share);
+    inner.style.width = (100 * z) + '%';
+    scroll.scrollLeft = (D.a0 - D.t0) / D.span * inner.clientWidth;
+    render();
+  }
+  function wholeRun() { z = 1; inner.style.width = '100%'; scroll.scrollLeft = 0; render(); }
+  document.getElementById('active').onclick = toActive;
+  document.getElementById('whole-run').onclick = wholeRun;
   document.getElementById('zoom-in').onclick = function () { zoom(2); };
   document.getElementById('zoom-out').onclick = function () { zoom(0.5); };
   document.getElementById('to-violation').onclick = toViolation;
@@ -124,5 +140,5 @@
   function later() { if (!pending) { pending = true; requestAnimationFrame(function () { pending = false; render(); }); } }
   scroll.addEventListener('scroll', later);
   window.addEventListener('resize', later);
-  render();
+  toActive();
 })();

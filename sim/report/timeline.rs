@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 use super::html::{esc, esc_into};
 use super::model::{Mark, Model};
 use super::report_window;
-use crate::run::{human_ms, RunSummary};
+use crate::run::RunSummary;
+use crate::time_text::{duration, humanize_instants};
 use crate::vocab::{SessionPlace, TaskState};
 
 /// Each state's colour, in the legend's order.
@@ -124,8 +125,29 @@ pub fn timeline(model: &Model, summary: &RunSummary) -> String {
     violation_line(&mut svg, summary, &scale, h);
     svg.push_str("</svg>\n");
     let labels = labels(model, &lanes);
-    let data = data(model, &lanes, &scale, summary.verdict.violations.first().map(|v| v.t_ms));
+    let violation_t_ms = summary.verdict.violations.first().map(|v| v.t_ms);
+    let mut data = data(model, &lanes, &scale, violation_t_ms);
+    let (from, to) = active_window(model, violation_t_ms);
+    // The page opens on this window (timeline.js); `data` ends with its closing brace.
+    data.pop();
+    let _ = write!(data, ",\"a0\":{from},\"a1\":{to}}}");
     page(&labels, &svg, &data, h, summary)
+}
+
+/// The part of the run where something happens, which the page opens on (issue 31): from the
+/// first row to the last state change, message, fault or hang's end, and the first violation,
+/// with a margin. A run whose sessions only poll and refresh heartbeats for hours after (a
+/// stuck task held until `sim_time_max_ms`) would otherwise show its action in a sliver.
+fn active_window(model: &Model, violation_t_ms: Option<i64>) -> (i64, i64) {
+    let start = model.start_ms.unwrap_or(0);
+    let states = model.tasks.values().flat_map(|t| t.states.iter().map(|s| s.t_ms).chain(t.conductor_messages.iter().map(|m| m.t_ms)));
+    let marks = model.sessions.values().flat_map(|s| s.marks.iter().map(|m| m.t_ms));
+    let faults = model.fault_lines.iter().map(|f| f.t_ms).chain(model.hangs.iter().map(|h| h.t_ms + h.ms));
+    // A violation judged at the end (liveness, a budget) says nothing of where the action is.
+    let violation = violation_t_ms.filter(|t| *t < model.end_ms);
+    let last = states.chain(marks).chain(faults).chain(violation).max().unwrap_or(model.end_ms);
+    let margin = (last - start) / 20;
+    (start, (last + margin).min(model.end_ms).max(start + 1))
 }
 
 /// A hang as a shaded window on the hung session's own lane (across every lane only when the
@@ -319,13 +341,17 @@ fn trim_comma(out: &mut String) {
 fn banner(summary: &RunSummary) -> String {
     let banner = match summary.verdict.violations.first() {
         Some(v) if !summary.verdict.passed() => {
-            format!("<div id=\"violation\" class=\"fail\"><b>{}</b> — {}</div>", esc(&summary.verdict.headline()), esc(&v.explanation))
+            format!(
+                "<div id=\"violation\" class=\"fail\"><b>{}</b> — {}</div>",
+                esc(&summary.verdict.headline()),
+                esc(&humanize_instants(&v.explanation))
+            )
         }
         Some(v) => format!(
-            "<div id=\"violation\" class=\"expected\"><b>{}</b> (first, at t={} ms): {}</div>",
+            "<div id=\"violation\" class=\"expected\"><b>{}</b> (first, at {}): {}</div>",
             esc(&summary.verdict.headline()),
-            v.t_ms,
-            esc(&v.explanation)
+            duration(v.t_ms),
+            esc(&humanize_instants(&v.explanation))
         ),
         None => "<div id=\"verdict\" class=\"pass\"><b>PASS</b></div>".to_string(),
     };
@@ -333,8 +359,8 @@ fn banner(summary: &RunSummary) -> String {
         Some((from, to)) => format!(
             "{banner}\n<p class=\"expected\">This run has {} trace rows; the timeline shows t={from}..{to} ms ({} to {}) around the first violation. trace.csv holds everything; <code>rehearsal replay --until</code> stops a replay at any moment.</p>",
             summary.trace_rows,
-            human_ms(from),
-            human_ms(to)
+            duration(from),
+            duration(to)
         ),
         None => banner,
     }
@@ -351,11 +377,11 @@ fn page(labels: &str, svg: &str, data: &str, height: f64, summary: &RunSummary) 
     let legend: String =
         STATE_COLORS.iter().map(|(s, c)| format!("<span class=\"key\"><i style=\"background:{c}\"></i>{s}</span>")).collect();
     format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;font-size:12px;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px;white-space:nowrap}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{display:flex;border:1px solid #ddd}} #labels{{flex:none;font-size:11px}} #scroll{{flex:1;min-width:0;overflow-x:auto}} #inner{{position:relative;width:100%}} #timeline{{display:block}} #overlay{{position:absolute;left:0;top:0;pointer-events:none;font-size:11px}} #overlay .mark,#overlay .band{{pointer-events:all}} code{{background:#f4f4f4;word-break:break-all}} {state_css}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"marks-key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · ◎ the violating write · red bar on a task lane: a measurement over its budget (hover: its causes) · shaded: a session's hang · dashed: fault · bands: heartbeats and polls too dense to draw one by one (zoom in)</span></p>\n<p>zoom: <button id=\"zoom-in\">+</button> <button id=\"zoom-out\">−</button> <button id=\"to-violation\">first violation</button> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{labels}<div id=\"scroll\"><div id=\"inner\">\n{svg}<svg id=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" height=\"{height}\"></svg></div></div></div>\n<script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body></html>\n",
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>rehearsal timeline: {scenario} seed {seed}</title>\n<style>body{{font-family:sans-serif;font-size:12px;margin:12px}} .fail{{background:#fde2e2;padding:8px}} .pass{{background:#e2f5e2;padding:8px}} .expected{{background:#fff4d6;padding:8px}} .key{{margin-right:10px;white-space:nowrap}} .key i{{display:inline-block;width:12px;height:12px;margin-right:3px;vertical-align:middle}} #wrap{{display:flex;border:1px solid #ddd}} #labels{{flex:none;font-size:11px}} #scroll{{flex:1;min-width:0;overflow-x:auto}} #inner{{position:relative;width:100%}} #timeline{{display:block}} #overlay{{position:absolute;left:0;top:0;pointer-events:none;font-size:11px}} #overlay .mark,#overlay .band{{pointer-events:all}} code{{background:#f4f4f4;word-break:break-all}} {state_css}</style></head>\n<body>\n<h1>{scenario}, seed {seed}</h1>\n{banner}\n<p>makespan {makespan}, {events} events, trace hash <code>{hash}</code><br>replay: <code>{replay}</code></p>\n<p>{legend} <span class=\"marks-key\">▲ message · ▮ heartbeat · • watcher poll · ○ conductor message · ✕ crash · ◎ the violating write · red bar on a task lane: a measurement over its budget (hover: its causes) · shaded: a session's hang · dashed: fault · bands: heartbeats and polls too dense to draw one by one (zoom in)</span></p>\n<p>zoom: <button id=\"zoom-in\">+</button> <button id=\"zoom-out\">−</button> <button id=\"to-violation\">first violation</button> <button id=\"active\">active window</button> <button id=\"whole-run\">whole run</button> <span id=\"in-view\"></span> (hover a mark for its trace row)</p>\n<div id=\"wrap\">\n{labels}<div id=\"scroll\"><div id=\"inner\">\n{svg}<svg id=\"overlay\" xmlns=\"http://www.w3.org/2000/svg\" height=\"{height}\"></svg></div></div></div>\n<script type=\"application/json\" id=\"data\">{data}</script>\n<script>\n{SCRIPT}</script>\n</body></html>\n",
         banner = banner(summary),
         scenario = esc(&summary.scenario),
         seed = summary.seed,
-        makespan = human_ms(summary.makespan_ms),
+        makespan = duration(summary.makespan_ms),
         events = summary.events,
         hash = summary.trace_hash,
         replay = esc(&summary.replay),
@@ -435,6 +461,21 @@ mod tests {
         let data = data(&model, &lanes, &scale, None);
         assert!(data.contains("[100,98,\"conductor-message\","), "on task-02's lane: {data}");
         assert!(data.contains("[50,124,\"crash\","), "{data}");
+    }
+
+    #[test]
+    fn the_active_window_ends_at_the_last_change_not_at_hours_of_polling_after_it() {
+        let mut records = trace();
+        records.extend(
+            (1..=50)
+                .map(|i| record(100 + i * 1000, "task-01.S1.bg-watcher-1", "sql", "read_new_conductor_messages", None, "task_id=task-01")),
+        );
+        let model = Model::of(&records);
+        assert_eq!(model.end_ms, 50_100);
+        // The last change is the conductor's message at t=100: the window ends a twentieth after it.
+        assert_eq!(active_window(&model, None), (0, 105));
+        assert_eq!(active_window(&model, Some(20_000)), (0, 21_000), "a violation while it polls is in the window");
+        assert_eq!(active_window(&model, Some(50_100)), (0, 105), "a violation judged at the end is not");
     }
 
     #[test]

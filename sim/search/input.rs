@@ -13,7 +13,7 @@ use crate::vocab::Stmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Placed {
     /// `None`: a crash; `Some(ms)`: a hang that long (the search places hangs before a
-    /// statement only, as when its figures in README were measured; `after:` works too).
+    /// statement only, as when its figures in docs/commands.md were measured; `after:` works too).
     pub hang_ms: Option<i64>,
     pub task: u64,
     pub session: u32,

@@ -39,3 +39,36 @@ fn an_oracle_only_variant_leaves_the_database_and_shows_in_the_violation_count()
     assert!(!default[5].contains("allowed-transitions"), "{table}");
     assert!(variant[5].contains("allowed-transitions ×1 (5)"), "{table}");
 }
+
+/// compare.csv has a row per run, the same with one job or two; run folders (191 MB for 300
+/// runs of random-faults) are written only with --keep-runs.
+#[test]
+fn compare_writes_a_row_per_run_the_same_for_any_jobs_and_keeps_run_folders_only_on_request() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario("faults/zombie.toml");
+    let run = |jobs: &str, keep: bool, name: &str| {
+        let out = tmp.path().join(name);
+        let mut args = vec!["compare", path.to_str().unwrap(), "--variants", "default,fencing", "--seeds", "1..=3", "--jobs", jobs];
+        if keep {
+            args.push("--keep-runs");
+        }
+        args.extend(["--out", out.to_str().unwrap()]);
+        let o = rehearsal(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (out, stdout(&o))
+    };
+    let (one, table_one) = run("1", false, "one");
+    let (two, table_two) = run("2", true, "two");
+    assert_eq!(table_one.replace(one.to_str().unwrap(), ""), table_two.replace(two.to_str().unwrap(), ""));
+    let csv = std::fs::read_to_string(one.join("compare.csv")).unwrap();
+    assert_eq!(csv, std::fs::read_to_string(two.join("compare.csv")).unwrap(), "--jobs changes nothing");
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 7, "header + 2 columns × 3 seeds:\n{csv}");
+    assert!(lines[0].starts_with("column,seed,verdict,failure,rules,violations,db_differs,"), "{csv}");
+    assert!(lines[1].starts_with("default,1,fail,owner-writes-only,"), "{csv}");
+    assert!(lines[4].starts_with("fencing,1,pass,,,0,true,"), "fencing changes what the protocol writes:\n{csv}");
+    let folders = |dir: &std::path::Path| std::fs::read_dir(dir).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    assert_eq!(folders(&one), 0, "no run folder without --keep-runs");
+    assert_eq!(folders(&two), 6);
+    assert!(two.join("fencing-3/comms.db").exists());
+}

@@ -127,6 +127,10 @@ fn a_crash_between_state_and_message_fails_under_state_first_only_and_replays() 
         ),
         "{summary}"
     );
+    // Every failing point of F1 by statement, not only its first (issue 31).
+    assert!(out.contains("     at set_needs_review ×1 (crash after 1), send_review_request ×1 (crash before 1)\n"), "{out}");
+    assert!(summary.contains("### F1 — message-before-state (2 run(s))"), "{summary}");
+    assert!(summary.contains("| `send_review_request` | crash before | 1 | task-01.S1 #1 |"), "{summary}");
     assert!(summary.contains("## Protocol coverage"), "explore writes coverage too");
     assert!(dir.join("coverage.csv").exists());
     replays(&dir, "F1-message-before-state", "message-before-state");

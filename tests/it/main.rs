@@ -44,6 +44,7 @@ mod readme;
 mod replay_paths;
 mod replies_cite;
 mod reports;
+mod repro;
 mod resumption;
 mod schedules;
 mod search;

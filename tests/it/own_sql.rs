@@ -75,7 +75,7 @@ fn the_compare_and_set_claim_takes_a_row_whose_owner_is_still_the_one_read_and_c
     // compare takes the SQL file as a column beside the default.
     let columns = format!("default,{CAS}");
     let out = tmp.path().join("compare");
-    let o = rehearsal(&["compare", RESUMPTION, "--variants", &columns, "--seeds", "6", "--out", out.to_str().unwrap()]);
+    let o = rehearsal(&["compare", RESUMPTION, "--variants", &columns, "--seeds", "6", "--keep-runs", "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let table = stdout(&o);
     assert!(table.contains(&format!("| {CAS} | 1 | 1 | 0 |")), "{table}");

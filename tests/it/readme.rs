@@ -1,5 +1,6 @@
-//! The README's examples run as written. Every command of its `sh` code blocks, its indented
-//! command blocks and the `$ rehearsal …` lines of its transcripts is taken from README.md itself (so a changed
+//! The README's examples run as written, and those of the reference pages it links to
+//! (`PAGES`, in that order). Every command of their `sh` code blocks, their indented
+//! command blocks and the `$ rehearsal …` lines of their transcripts is taken from the pages themselves (so a changed
 //! example is tested as changed), `cargo run --release --` read as the built `rehearsal`, and
 //! run in order through `sh` in one scratch folder laid out as a fresh clone (`scenarios/`,
 //! `tests/coverage/`): a later example sees what an earlier one wrote, as a reader's would.
@@ -22,11 +23,36 @@ const SKIPPED: &[(&str, &str)] = &[
     ("bench scenarios/bench/ci-smoke.toml", "160 runs of 8 musicians; tests/it/conductor_policy.rs covers the keys"),
 ];
 
-/// One example: the command as the README writes it (continuations joined) and its line.
+/// README.md, then the reference pages it links to, in the order their examples run: a later
+/// page's example may read what an earlier one wrote (docs/commands.md's `judge` reads the
+/// quickstart run of README.md's set-up).
+const PAGES: &[&str] = &[
+    "README.md",
+    "docs/commands.md",
+    "docs/ci.md",
+    "docs/scenarios.md",
+    "docs/reports.md",
+    "docs/oracles.md",
+    "docs/development.md",
+    "docs/performance.md",
+];
+
+/// One example: the command as the page writes it (continuations joined), its page and line.
 #[derive(Debug)]
 pub(crate) struct Example {
+    pub(crate) page: &'static str,
     pub(crate) line: usize,
     pub(crate) command: String,
+}
+
+/// The examples of every page of `PAGES`, in order.
+fn all_examples() -> Vec<Example> {
+    let mut all = Vec::new();
+    for page in PAGES {
+        let text = std::fs::read_to_string(root().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        all.extend(examples(&text).into_iter().map(|e| Example { page, ..e }));
+    }
+    all
 }
 
 /// The commands of the README, in order.
@@ -60,7 +86,7 @@ pub(crate) fn examples(readme: &str) -> Vec<Example> {
             None => None,
         };
         let Some(command) = command.filter(|c| !c.is_empty()) else { continue };
-        let example = Example { line: i + 1, command: command.trim_end_matches('\\').trim().to_string() };
+        let example = Example { page: "", line: i + 1, command: command.trim_end_matches('\\').trim().to_string() };
         if command.ends_with('\\') {
             pending = Some(example);
         } else {
@@ -95,10 +121,9 @@ pub(crate) fn fresh_clone(dir: &Path) {
 
 #[test]
 fn the_readmes_examples_run_as_written_from_a_fresh_clone() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let examples = examples(&readme);
+    let examples = all_examples();
     for (piece, _) in SKIPPED {
-        assert!(examples.iter().any(|e| e.command.contains(piece)), "the skip `{piece}` matches no README example");
+        assert!(examples.iter().any(|e| e.command.contains(piece)), "the skip `{piece}` matches no example of {PAGES:?}");
     }
     let dir = tempfile::tempdir().unwrap();
     fresh_clone(dir.path());
@@ -119,7 +144,8 @@ fn the_readmes_examples_run_as_written_from_a_fresh_clone() {
         assert_eq!(
             out.status.code(),
             Some(expected_exit(&example.command)),
-            "README.md:{}: `{}`\nstdout:\n{}\nstderr:\n{}",
+            "{}:{}: `{}`\nstdout:\n{}\nstderr:\n{}",
+            example.page,
             example.line,
             example.command,
             String::from_utf8_lossy(&out.stdout),
@@ -127,7 +153,9 @@ fn the_readmes_examples_run_as_written_from_a_fresh_clone() {
         );
         ran += 1;
     }
-    assert!(ran >= 7, "only {ran} README examples ran: {examples:#?}");
+    assert!(ran >= 7, "only {ran} examples ran: {examples:#?}");
+    let in_readme = examples.iter().filter(|e| e.page == "README.md" && skip_reason(&e.command).is_none()).count();
+    assert!(in_readme >= 5, "the README's own examples run too: {in_readme}");
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn a_sweep_under_a_path_with_spaces_prints_quoted_replays_and_saves_failures_tha
     assert!(stdout(&o).contains("replay       matches the saved trace hash"), "{}{}", stdout(&o), stderr(&o));
     // Run from the project root, the scenario is found beside the sweep's folder: by a path
     // from here, quoted too.
-    let replay_line = stdout(&o).lines().find(|l| l.starts_with("replay       rehearsal run")).unwrap_or_default().to_string();
+    let replay_line = stdout(&o).lines().find(|l| l.starts_with("replay       ")).unwrap_or_default().to_string();
     assert!(replay_line.contains("rehearsal run '") && replay_line.contains("my scenarios/zombie.toml' --seed 21"), "{replay_line}");
 }
 

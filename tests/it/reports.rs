@@ -8,7 +8,7 @@ use crate::support::{rehearsal, root, stdout};
 
 /// Chromium as the machine probe runs it: headless, no sandbox (root), no background
 /// networking (the network is closed), a fresh profile.
-fn render(file: &Path, profile: &Path) -> String {
+pub fn render(file: &Path, profile: &Path) -> String {
     let o = Command::new("chromium")
         .args([
             "--headless",
