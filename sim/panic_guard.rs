@@ -14,9 +14,15 @@ pub fn guarded<T>(what: &str, work: impl FnOnce() -> Result<T>) -> Result<T> {
         Ok(result) => result,
         Err(payload) => Err(Error::harness(format!(
             "panic in {what}: {} (a bug in rehearsal, not in the input: please report it with the command below)",
-            crate::pool::panic_message(&*payload)
+            panic_message(&*payload)
         ))),
     }
+}
+
+/// The message of a caught panic (`panic!` with a string or a format), or "" for any other
+/// payload.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub struct Hooks<Stop, Done> {
 /// The message of a caught panic (`panic!` with a string or a format), or "" for any other
 /// payload.
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default()
+    crate::panic_guard::panic_message(payload)
 }
 
 /// Runs `work` on every item with `jobs` threads; `progress` is called after each item with
