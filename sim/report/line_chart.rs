@@ -109,8 +109,11 @@ pub fn line_chart(chart: &LineChart) -> String {
         base + 56.0,
         esc(chart.x_name)
     );
+    // The value labels drawn so far (step, y): a label that would overwrite one is left to the
+    // point's tooltip.
+    let mut placed: Vec<(usize, f64)> = Vec::new();
     for (n, line) in chart.lines.iter().enumerate() {
-        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), &px, &py);
+        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), (&px, &py), &mut placed);
     }
     if values.is_empty() {
         let _ = writeln!(
@@ -128,7 +131,15 @@ pub fn line_chart(chart: &LineChart) -> String {
 /// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points,
 /// their values labelled above (or, for every other line, below, so two close lines' labels
 /// do not overwrite each other).
-fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
+type Scale<'a> = &'a dyn Fn(usize) -> f64;
+
+fn draw_line(
+    svg: &mut String,
+    line: &Line,
+    (colour, below): (&str, bool),
+    (px, py): (Scale, &dyn Fn(f64) -> f64),
+    placed: &mut Vec<(usize, f64)>,
+) {
     let banded: Vec<(usize, f64, f64)> = line
         .points
         .iter()
@@ -172,11 +183,15 @@ fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &
             "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"2\"><title>{}</title></circle>",
             esc(&format!("{}: {}{p95}{what}", line.name, label(round3(value))))
         );
+        let label_y = if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 };
+        if placed.iter().any(|(step, at)| *step == i && (at - label_y).abs() < 11.0) {
+            continue;
+        }
+        placed.push((i, label_y));
         let _ = writeln!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
+            "<text class=\"value\" x=\"{:.1}\" y=\"{label_y:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
             x + 7.0,
-            if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 },
             esc(&label(round3(value)))
         );
     }
@@ -273,6 +288,18 @@ mod tests {
         assert!(svg.contains(">4 runs, 2 cut off</text>") && svg.contains(">4 runs</text>"), "{svg}");
         assert!(svg.contains(">poll 5000</text>") && svg.contains(">tasks.count</text>"), "{svg}");
         assert!(svg.contains(">● p50 of finished runs; band up to p95</text>"), "{svg}");
+        // The first and third lines' labels both go above their points (every other line's
+        // below), and their values are close: one label there, the other in its tooltip.
+        let close = [
+            Line { name: "a".into(), points: vec![point(3.0, None, false)] },
+            Line { name: "b".into(), points: vec![point(9.0, None, false)] },
+            Line { name: "c".into(), points: vec![point(3.05, None, false)] },
+        ];
+        let one_step = [xs[0].clone()];
+        let chart = LineChart { xs: &one_step, runs: &runs[..1], lines: &close, ..chart };
+        let svg = line_chart(&chart);
+        assert_eq!(svg.matches("class=\"value\"").count(), 2, "{svg}");
+        assert!(svg.contains(">3.05</title>") || svg.contains("c: 3.05"), "the hidden value stays in its tooltip: {svg}");
         for tick in [">0</text>", ">2</text>", ">4</text>", ">6</text>", ">8</text>", ">10</text>"] {
             assert!(svg.contains(tick), "round ticks up to the p95 of 9: {tick} in {svg}");
         }
