@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::html::esc;
-use super::ticks::{label, nice_ticks};
+use super::ticks::{chart_head, label, nice_ticks, y_grid};
 
 /// One step of a line: the value (a p50, or the metric itself), the p95 when the metric has
 /// one, and whether it comes from cut-off runs only.
@@ -62,22 +62,8 @@ pub fn line_chart(chart: &LineChart) -> String {
     let base = top + plot_h;
     let px = |i: usize| left + step_w * (i as f64 + 0.5);
     let py = |v: f64| base - plot_h * (v / top_value).clamp(0.0, 1.0);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n"
-    );
-    let _ = writeln!(svg, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>", esc(chart.title));
-    let _ = writeln!(svg, "<text x=\"10\" y=\"42\" fill=\"#444\">{}</text>", esc(chart.meaning));
-    for tick in &ticks {
-        let y = py(*tick);
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            left + plot_w,
-            left - 6.0,
-            y + 4.0,
-            esc(&label(*tick))
-        );
-    }
+    let mut svg = chart_head(w, h, chart.title, chart.meaning);
+    y_grid(&mut svg, &ticks, left, plot_w, &py);
     let _ = writeln!(
         svg,
         "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#333\"/><line x1=\"{left}\" y1=\"{base}\" x2=\"{:.1}\" y2=\"{base}\" stroke=\"#333\"/>",
