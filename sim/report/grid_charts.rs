@@ -79,7 +79,7 @@ fn legend(svg: &mut String, x: f64, y: f64, max: f64, unit: &str) {
 /// the strip is labelled.
 fn ticks_to(max: f64) -> Vec<f64> {
     let ends_on_max = |ticks: &Vec<f64>| ticks.last().is_some_and(|t| (t - max).abs() <= max * 1e-9);
-    [4, 5, 2, 1].into_iter().map(|target| nice_ticks(max, target)).find(ends_on_max).unwrap_or_else(|| vec![0.0, max])
+    [4, 2, 5, 1].into_iter().map(|target| nice_ticks(max, target)).find(ends_on_max).unwrap_or_else(|| vec![0.0, max])
 }
 
 /// One step of the legend's strip, in px.

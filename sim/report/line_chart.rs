@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::html::esc;
-use super::ticks::{label, nice_ticks};
+use super::ticks::{chart_head, label, nice_ticks, y_grid};
 
 /// One step of a line: the value (a p50, or the metric itself), the p95 when the metric has
 /// one, and whether it comes from cut-off runs only.
@@ -62,22 +62,8 @@ pub fn line_chart(chart: &LineChart) -> String {
     let base = top + plot_h;
     let px = |i: usize| left + step_w * (i as f64 + 0.5);
     let py = |v: f64| base - plot_h * (v / top_value).clamp(0.0, 1.0);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n"
-    );
-    let _ = writeln!(svg, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>", esc(chart.title));
-    let _ = writeln!(svg, "<text x=\"10\" y=\"42\" fill=\"#444\">{}</text>", esc(chart.meaning));
-    for tick in &ticks {
-        let y = py(*tick);
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            left + plot_w,
-            left - 6.0,
-            y + 4.0,
-            esc(&label(*tick))
-        );
-    }
+    let mut svg = chart_head(w, h, chart.title, chart.meaning);
+    y_grid(&mut svg, &ticks, left, plot_w, &py);
     let _ = writeln!(
         svg,
         "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#333\"/><line x1=\"{left}\" y1=\"{base}\" x2=\"{:.1}\" y2=\"{base}\" stroke=\"#333\"/>",
@@ -109,8 +95,11 @@ pub fn line_chart(chart: &LineChart) -> String {
         base + 56.0,
         esc(chart.x_name)
     );
+    // The value labels drawn so far (step, y): a label that would overwrite one is left to the
+    // point's tooltip.
+    let mut placed: Vec<(usize, f64)> = Vec::new();
     for (n, line) in chart.lines.iter().enumerate() {
-        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), &px, &py);
+        draw_line(&mut svg, line, (COLOURS[n % COLOURS.len()], n % 2 == 1), (&px, &py), &mut placed);
     }
     if values.is_empty() {
         let _ = writeln!(
@@ -128,7 +117,15 @@ pub fn line_chart(chart: &LineChart) -> String {
 /// One line: its p50–p95 band, its p50 path through consecutive measured steps, its points,
 /// their values labelled above (or, for every other line, below, so two close lines' labels
 /// do not overwrite each other).
-fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &dyn Fn(usize) -> f64, py: &dyn Fn(f64) -> f64) {
+type Scale<'a> = &'a dyn Fn(usize) -> f64;
+
+fn draw_line(
+    svg: &mut String,
+    line: &Line,
+    (colour, below): (&str, bool),
+    (px, py): (Scale, &dyn Fn(f64) -> f64),
+    placed: &mut Vec<(usize, f64)>,
+) {
     let banded: Vec<(usize, f64, f64)> = line
         .points
         .iter()
@@ -172,11 +169,15 @@ fn draw_line(svg: &mut String, line: &Line, (colour, below): (&str, bool), px: &
             "<circle class=\"point\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4.5\" fill=\"{fill}\" stroke=\"{colour}\" stroke-width=\"2\"><title>{}</title></circle>",
             esc(&format!("{}: {}{p95}{what}", line.name, label(round3(value))))
         );
+        let label_y = if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 };
+        if placed.iter().any(|(step, at)| *step == i && (at - label_y).abs() < 11.0) {
+            continue;
+        }
+        placed.push((i, label_y));
         let _ = writeln!(
             svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
+            "<text class=\"value\" x=\"{:.1}\" y=\"{label_y:.1}\" font-size=\"10\" fill=\"{colour}\">{}</text>",
             x + 7.0,
-            if below && y + 16.0 < py(0.0) - 2.0 { y + 16.0 } else { y - 7.0 },
             esc(&label(round3(value)))
         );
     }
@@ -273,6 +274,18 @@ mod tests {
         assert!(svg.contains(">4 runs, 2 cut off</text>") && svg.contains(">4 runs</text>"), "{svg}");
         assert!(svg.contains(">poll 5000</text>") && svg.contains(">tasks.count</text>"), "{svg}");
         assert!(svg.contains(">● p50 of finished runs; band up to p95</text>"), "{svg}");
+        // The first and third lines' labels both go above their points (every other line's
+        // below), and their values are close: one label there, the other in its tooltip.
+        let close = [
+            Line { name: "a".into(), points: vec![point(3.0, None, false)] },
+            Line { name: "b".into(), points: vec![point(9.0, None, false)] },
+            Line { name: "c".into(), points: vec![point(3.05, None, false)] },
+        ];
+        let one_step = [xs[0].clone()];
+        let chart = LineChart { xs: &one_step, runs: &runs[..1], lines: &close, ..chart };
+        let svg = line_chart(&chart);
+        assert_eq!(svg.matches("class=\"value\"").count(), 2, "{svg}");
+        assert!(svg.contains(">3.05</title>") || svg.contains("c: 3.05"), "the hidden value stays in its tooltip: {svg}");
         for tick in [">0</text>", ">2</text>", ">4</text>", ">6</text>", ">8</text>", ">10</text>"] {
             assert!(svg.contains(tick), "round ticks up to the p95 of 9: {tick} in {svg}");
         }

@@ -140,7 +140,9 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series], lines: &[
         let _ = writeln!(svg, "<text x=\"{}\" y=\"{}\" fill=\"{c}\">{}</text>", w - 150.0, 30.0 + 13.0 * i as f64, esc(name));
     }
     for (y, label) in lines {
-        let _ = writeln!(svg, "<line x1=\"{l}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" stroke=\"#d0021b\" stroke-dasharray=\"5 4\"/><text x=\"{2}\" y=\"{3:.1}\" fill=\"#d0021b\">{4}</text>", frame.py(*y), w - 20.0, l + 4.0, frame.py(*y) - 3.0, esc(label));
+        // On a pixel row's centre, so the 1 px line is drawn crisp, not as two pale rows.
+        let row = frame.py(*y).floor() + 0.5;
+        let _ = writeln!(svg, "<line x1=\"{l}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" stroke=\"#d0021b\" stroke-dasharray=\"5 4\"/><text x=\"{2}\" y=\"{3:.1}\" fill=\"#d0021b\">{4}</text>", row, w - 20.0, l + 4.0, row - 3.0, esc(label));
     }
     svg.push_str("</svg>\n");
     svg

@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 
 use super::html::esc;
-use super::ticks::{label, nice_ticks};
+use super::ticks::{chart_head, label, nice_ticks, y_grid};
 
 /// One bar: its label, the mean seconds of each cause (indexed like `StackedBars::causes`),
 /// how many measurements it averages and how many runs the time limit cut off.
@@ -50,22 +50,8 @@ pub fn stacked_bars(chart: &StackedBars) -> String {
     let h = (top + plot_h + 80.0).max(top + 20.0 * shown.len() as f64 + 60.0);
     let base = top + plot_h;
     let py = |v: f64| plot_h * (v / top_value).clamp(0.0, 1.0);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n"
-    );
-    let _ = writeln!(svg, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>", esc(chart.title));
-    let _ = writeln!(svg, "<text x=\"10\" y=\"42\" fill=\"#444\">{}</text>", esc(chart.meaning));
-    for tick in &ticks {
-        let y = base - py(*tick);
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            left + plot_w,
-            left - 6.0,
-            y + 4.0,
-            esc(&label(*tick))
-        );
-    }
+    let mut svg = chart_head(w, h, chart.title, chart.meaning);
+    y_grid(&mut svg, &ticks, left, plot_w, &|v| base - py(v));
     let _ = writeln!(svg, "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\" stroke=\"#333\"/><line x1=\"{left}\" y1=\"{base}\" x2=\"{:.1}\" y2=\"{base}\" stroke=\"#333\"/>", left + plot_w);
     let _ = writeln!(
         svg,

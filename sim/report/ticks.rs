@@ -1,6 +1,37 @@
 //! Axis ticks people read at a glance: a step of 1, 2, 2.5 or 5 × 10ⁿ, ticks from zero to the
 //! first multiple of the step at or above the largest value (issue 31: an axis labelled
-//! 89151, 66864, … says nothing; 0, 25000, 50000, 75000, 100000 does).
+//! 89151, 66864, … says nothing; 0, 25000, 50000, 75000, 100000 does). Also the head and
+//! the y grid that bench's line and bar charts share.
+
+use std::fmt::Write as _;
+
+use super::html::esc;
+
+/// A chart's `<svg>` opening on a white ground, its bold title and its sentence under it.
+pub fn chart_head(w: f64, h: f64, title: &str, meaning: &str) -> String {
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"{w}\" height=\"{h}\" fill=\"#fff\"/>\n"
+    );
+    let _ = writeln!(svg, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>", esc(title));
+    let _ = writeln!(svg, "<text x=\"10\" y=\"42\" fill=\"#444\">{}</text>", esc(meaning));
+    svg
+}
+
+/// A light grid line and a label at each tick, the labels right-aligned left of `left`;
+/// `y_of` places a value.
+pub fn y_grid(svg: &mut String, ticks: &[f64], left: f64, plot_w: f64, y_of: &dyn Fn(f64) -> f64) {
+    for tick in ticks {
+        let y = y_of(*tick);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{left}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"#e4e4e4\"/><text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left + plot_w,
+            left - 6.0,
+            y + 4.0,
+            esc(&label(*tick))
+        );
+    }
+}
 
 /// The ticks of an axis from 0 covering `max` with about `target` intervals (at most
 /// `target + 2`): `nice_ticks(89151.0, 4)` is 0, 25000, 50000, 75000, 100000. A `max` of

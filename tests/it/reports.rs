@@ -259,7 +259,7 @@ fn a_budget_breach_is_explained_by_its_causes_in_every_report() {
         })
         .map(|(i, _)| i)
         .collect();
-    assert_eq!(components.len(), 12, "{header:?}");
+    assert_eq!(components.len(), 13, "{header:?}");
     let mut crash_rows = 0;
     for row in csv.records() {
         let row = row.unwrap();
