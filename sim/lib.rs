@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod baseline;
 pub mod bench;
+pub mod calibrate;
 pub mod clock;
 pub mod compare;
 pub mod conductor;
