@@ -65,3 +65,4 @@ pub mod vocab;
 pub mod wal_memory;
 pub mod watcher;
 pub mod world;
+pub mod write_lock;

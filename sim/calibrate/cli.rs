@@ -9,8 +9,11 @@
 //! few hundred bytes of a pipe change nothing measurable. A write runs as
 //! `BEGIN IMMEDIATE; statement; COMMIT;`: the same single-statement transaction autocommit
 //! makes (a write takes the WAL write lock when it starts, BEGIN IMMEDIATE only says when), so
-//! the `.timer` of `BEGIN IMMEDIATE` is the wait for the lock and the other two are its hold.
-//! `.timer` prints whole milliseconds: holds below 1 ms read 0.
+//! the `.timer` of `BEGIN IMMEDIATE` is the wait for the lock. The hold is read from SQLite's
+//! own clock just after BEGIN and just after COMMIT (`julianday('now')`, read afresh by each
+//! statement): the `.timer`s of the statement and the COMMIT alone would leave out the shell's
+//! work between them and any time the process is descheduled while it holds the lock, which
+//! on a loaded machine is most of the hold. Both print whole milliseconds: below 1 ms reads 0.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,12 +90,18 @@ impl Shell {
 
     /// Runs one statement (expanded SQL) in its own process and times it.
     pub fn time_statement(&self, sql: &str, writes: bool) -> Result<Timed> {
-        let body = if writes { format!("BEGIN IMMEDIATE;\n{sql};\nCOMMIT;\n") } else { format!("{sql};\n") };
+        let body = if writes {
+            format!("BEGIN IMMEDIATE;\nSELECT '{MARK}', {NOW_MS};\n{sql};\nCOMMIT;\nSELECT '{MARK}', {NOW_MS};\n")
+        } else {
+            format!("{sql};\n")
+        };
         let script = format!(".timeout {}\n.timer on\n{body}", self.busy_timeout_ms);
         let started = Instant::now();
         let out = self.spawn(&script)?;
         let wall_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let timers = run_times_ms(&String::from_utf8_lossy(&out.stdout));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let timers = run_times_ms(&stdout);
+        let marks = marks_ms(&stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let ending = if out.status.success() {
             Ending::Ok
@@ -102,8 +111,9 @@ impl Shell {
             Ending::Failed(stderr.trim().to_string())
         };
         let (lock_wait_ms, hold_ms) = if writes {
-            // A write that got the lock has three timers; one refused at BEGIN has one.
-            let hold = (timers.len() == 3).then(|| timers[1] + timers[2]);
+            // A write that got the lock and committed printed both marks; one refused at
+            // BEGIN printed none.
+            let hold = (ending == Ending::Ok && marks.len() == 2).then(|| marks[1] - marks[0]);
             (timers.first().copied(), hold)
         } else {
             (None, None)
@@ -125,6 +135,16 @@ impl Shell {
         drop(stdin);
         child.wait_with_output().map_err(|e| Error::harness(format!("waiting for sqlite3: {e}")))
     }
+}
+
+/// What marks the clock readings among a statement's own rows.
+const MARK: &str = "calibrate-clock-ms";
+/// SQLite's clock in ms since the Unix epoch (`julianday` keeps whole ms).
+const NOW_MS: &str = "CAST(round((julianday('now') - 2440587.5) * 86400000.0) AS INTEGER)";
+
+/// The clock readings (ms) of the `MARK` rows, in order.
+pub fn marks_ms(stdout: &str) -> Vec<f64> {
+    stdout.lines().filter_map(|line| line.strip_prefix(MARK)?.strip_prefix('|')?.trim().parse::<f64>().ok()).collect()
 }
 
 /// The `real` seconds of every `Run Time:` line the shell's `.timer` printed, in ms.
@@ -187,6 +207,8 @@ mod tests {
     fn run_times_are_read_in_ms_and_rows_are_skipped() {
         let out = "task-01|working\nRun Time: real 0.015 user 0.000568 sys 0.000000\nRun Time: real 0.000 user 0.0 sys 0.0\n";
         assert_eq!(run_times_ms(out), vec![15.0, 0.0]);
+        let marked = "calibrate-clock-ms|1764080367123\n3\ncalibrate-clock-ms|1764080367140\n";
+        assert_eq!(marks_ms(marked), vec![1_764_080_367_123.0, 1_764_080_367_140.0]);
     }
 
     #[test]

@@ -12,9 +12,14 @@
 //!
 //! The prediction: compressing time by K is, for a lock, the same as holding it K times longer
 //! at the simulated rates (waits and BUSY depend only on hold and timeout against the gaps
-//! between writes). So rehearsal runs the scenario with `write_hold_ms` fitted to the holds
-//! measured in the load, times K, and `busy_timeout_ms` = K × the load's `.timeout`, and its
-//! counts are set beside the measured ones (its wait times divided by K).
+//! between writes). So rehearsal is given `write_hold_ms` fitted to the holds measured in the
+//! load, times K, and `busy_timeout_ms` = K × the load's `.timeout`, two ways:
+//! - its lock rule (sim/write_lock.rs, the world's own) on the load's arrivals: the same
+//!   writes at the same instants, each retried as the tool layer does: the model alone;
+//! - a run of the scenario with those settings: the model and the protocol's reaction to it
+//!   (a write that waits delays the session's next statements; a claim that stays BUSY loses
+//!   its session), which the open-loop load does not have.
+//! Wait times are divided by K to read as the load's real milliseconds.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,6 +36,7 @@ use crate::dist::Dist;
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 use crate::world::Contention;
+use crate::write_lock::Grant;
 
 /// The most processes at once and the longest replay this command allows: it runs on the
 /// machine it measures, beside whatever else runs there.
@@ -44,6 +50,10 @@ pub struct LoadOptions {
     pub seconds: u64,
     pub speedup: Option<u32>,
     pub busy_timeout_ms: Option<u64>,
+    /// Keep one connection open on the database while the load runs, as the sessions'
+    /// comms-link server does (004 Database): no `sqlite3` process is then the last to close,
+    /// so none checkpoints and removes the WAL on its way out.
+    pub keep_open: bool,
     pub out: PathBuf,
     pub force: bool,
     pub sqlite3: PathBuf,
@@ -81,6 +91,7 @@ pub struct LoadReport {
     pub sqlite_version: String,
     pub procs: usize,
     pub speedup: u32,
+    pub keep_open: bool,
     pub busy_timeout_ms: u64,
     pub sim_busy_timeout_ms: i64,
     pub statements: usize,
@@ -93,6 +104,7 @@ pub struct LoadReport {
     pub failed: u64,
     pub measured: LockFigures,
     pub predicted: LockFigures,
+    pub on_arrivals: LockFigures,
     pub predicted_hold: Dist,
     /// At the simulated rates (speedup 1): the scenario as written, and with the measured holds.
     pub as_written: Option<(Dist, Contention, u64)>,
@@ -120,9 +132,11 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     fresh_wal_db(&shell, &shell.db)?;
     let sql = expand_all(&shape.catalog, recorded)?;
     let due_ms: Vec<f64> = recorded.iter().map(|r| (r.at_unix_ms - first_ms) as f64 / f64::from(speedup)).collect();
+    let held = options.keep_open.then(|| open_and_read(&shell.db)).transpose()?;
     let started = Instant::now();
     let rows = replay(&shell, recorded, &sql, &due_ms, procs, speedup, Duration::from_secs(options.seconds))?;
     let elapsed = started.elapsed();
+    drop(held);
     crate::csv_rows::write_rows(&options.out.join("load.csv"), &rows)?;
 
     let measured = measured_figures(&rows);
@@ -132,6 +146,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     let k = f64::from(speedup);
     let sim_timeout = (busy_timeout_ms as f64 * k).round() as i64;
     let (contention, writes) = predict(&scenario, options, seed, predicted_hold.clone(), sim_timeout)?;
+    let on_arrivals = lock_rule_on_arrivals(recorded, &rows, &predicted_hold, sim_timeout, seed, k);
     let predicted = LockFigures { writes, lock_waits: contention.lock_waits, wait_ms_total: contention.lock_wait_ms_total as f64 / k, busy: contention.busy_errors };
     let as_written = match scenario.faults.write_hold_ms.clone() {
         Some(hold) => {
@@ -149,6 +164,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         sqlite_version,
         procs,
         speedup,
+        keep_open: options.keep_open,
         busy_timeout_ms,
         sim_busy_timeout_ms,
         statements: recorded.len(),
@@ -161,6 +177,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         failed: rows.iter().filter(|r| r.ending == "failed").count() as u64,
         measured,
         predicted,
+        on_arrivals,
         predicted_hold,
         as_written,
         with_measured_holds: (real_hold, c, w),
@@ -168,6 +185,13 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     };
     crate::atomic::write_atomically(&options.out.join("comparison.md"), report.markdown().as_bytes())?;
     Ok(report)
+}
+
+/// A connection that has read the database, so it holds the WAL open until dropped.
+fn open_and_read(db: &std::path::Path) -> Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(db)?;
+    conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get::<_, i64>(0))?;
+    Ok(conn)
 }
 
 fn check_bounds(options: &LoadOptions) -> Result<()> {
@@ -278,6 +302,32 @@ fn measured_figures(rows: &[LoadRow]) -> LockFigures {
     figures
 }
 
+/// rehearsal's lock rule (sim/write_lock.rs) on the writes the load replayed, at their
+/// simulated instants, with `hold` drawn per write that takes the lock and SQLITE_BUSY retried
+/// 3 times 1 s later (sim/ctx.rs); waits in real ms (divided by the speedup `k`).
+fn lock_rule_on_arrivals(recorded: &[crate::db::Recorded], rows: &[LoadRow], hold: &Dist, busy_timeout_ms: i64, seed: u64, k: f64) -> LockFigures {
+    use rand::SeedableRng;
+    use std::cmp::Reverse;
+    const BUSY_RETRIES: u32 = 3;
+    let first_ms = recorded.first().map_or(0, |r| r.at_unix_ms);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut lock = crate::write_lock::WriteLock::default();
+    // (instant, order of arrival, attempt): the world's queue orders same-instant events so too.
+    let mut queue: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> =
+        rows.iter().filter(|r| r.writes && r.attempt == 1).map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1))).collect();
+    let writes = queue.len() as u64;
+    while let Some(Reverse((now_ms, index, attempt))) = queue.pop() {
+        match lock.request(now_ms, busy_timeout_ms, || hold.sample(&mut rng)) {
+            Grant::Taken => {}
+            Grant::WaitUntil(free_ms) => queue.push(Reverse((free_ms, index, attempt))),
+            Grant::Busy if attempt <= BUSY_RETRIES => queue.push(Reverse((now_ms + 1_000, index, attempt + 1))),
+            Grant::Busy => {}
+        }
+    }
+    let c = lock.contention;
+    LockFigures { writes, lock_waits: c.lock_waits, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: c.busy_errors }
+}
+
 /// rehearsal's lock model on the scenario with `hold` and `busy_timeout_ms`: its contention
 /// and the writes it executed.
 fn predict(scenario: &Scenario, options: &LoadOptions, seed: u64, hold: Dist, busy_timeout_ms: i64) -> Result<(Contention, u64)> {
@@ -308,13 +358,16 @@ fn show(q: Option<[f64; 3]>) -> String {
 impl LoadReport {
     /// The predicted-vs-measured table (Markdown), the same on stdout and in comparison.md.
     pub fn table(&self) -> String {
-        let (p, m) = (&self.predicted, &self.measured);
+        let sides = [&self.on_arrivals, &self.predicted, &self.measured];
         let mut out = String::new();
-        out.push_str("| figure | rehearsal predicts | measured (sqlite3 processes) |\n|---|---|---|\n");
-        out.push_str(&format!("| writes | {} | {} |\n", p.writes, m.writes));
-        out.push_str(&format!("| lock waits (share of writes) | {} ({}) | {} ({}) |\n", p.lock_waits, pct(p.lock_waits, p.writes), m.lock_waits, pct(m.lock_waits, m.writes)));
-        out.push_str(&format!("| mean lock wait (real ms) | {} | {} |\n", mean_wait(p), mean_wait(m)));
-        out.push_str(&format!("| SQLITE_BUSY (share of writes) | {} ({}) | {} ({}) |\n", p.busy, pct(p.busy, p.writes), m.busy, pct(m.busy, m.writes)));
+        out.push_str("| figure | rehearsal's lock rule on the load's writes | rehearsal run of the scenario | measured (sqlite3 processes) |\n|---|---|---|---|\n");
+        let row = |label: &str, cell: &dyn Fn(&LockFigures) -> String| {
+            format!("| {label} | {} |\n", sides.iter().map(|f| cell(f)).collect::<Vec<_>>().join(" | "))
+        };
+        out.push_str(&row("writes", &|f| f.writes.to_string()));
+        out.push_str(&row("lock waits (share of writes)", &|f| format!("{} ({})", f.lock_waits, pct(f.lock_waits, f.writes))));
+        out.push_str(&row("mean lock wait (real ms)", &mean_wait));
+        out.push_str(&row("SQLITE_BUSY (share of writes)", &|f| format!("{} ({})", f.busy, pct(f.busy, f.writes))));
         out
     }
 
@@ -341,6 +394,8 @@ impl LoadReport {
             self.procs,
             self.sqlite_version
         ));
+        let held = if self.keep_open { "one connection held open meanwhile (as comms-link would)" } else { "no other connection open (each process may be the last to close)" };
+        out.push_str(&format!("- {held}\n"));
         out.push_str(&format!(
             "- busy timeout: `.timeout {}` ms in the load; rehearsal {} ms (the scenario's {} ms)\n",
             self.busy_timeout_ms,

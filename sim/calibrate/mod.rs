@@ -76,6 +76,10 @@ pub struct LoadArgs {
     /// The load's `.timeout` in ms (default: the scenario's busy_timeout_ms / speedup).
     #[arg(long)]
     busy_timeout_ms: Option<u64>,
+    /// Hold one connection open on the database during the load, as the sessions' comms-link
+    /// server does: no sqlite3 process is then the last to close and checkpoint the WAL.
+    #[arg(long)]
+    keep_open: bool,
     /// Output folder (on the file system to measure).
     #[arg(long, default_value = "reports/calibration/load")]
     out: PathBuf,
@@ -110,6 +114,7 @@ pub fn run(command: CalibrateCommand) -> Result<()> {
                 seconds: a.seconds,
                 speedup: a.speedup,
                 busy_timeout_ms: a.busy_timeout_ms,
+                keep_open: a.keep_open,
                 out: a.out,
                 force: a.force,
                 sqlite3: a.sqlite3,
