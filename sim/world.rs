@@ -124,16 +124,7 @@ enum WriteLock {
 
 impl World {
     pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
-        World {
-            db,
-            faults,
-            events,
-            epoch_unix_ms,
-            statement_ms,
-            files: BTreeMap::new(),
-            lock: Default::default(),
-            held: BTreeMap::new(),
-        }
+        World { db, faults, events, epoch_unix_ms, statement_ms, files: BTreeMap::new(), lock: Default::default(), held: BTreeMap::new() }
     }
 
     pub fn faults(&self) -> &FaultPlan {

@@ -162,18 +162,29 @@ pub fn run_times_ms(stdout: &str) -> Vec<f64> {
 pub fn expand_all(catalog: &Catalog, recorded: &[Recorded]) -> Result<Vec<String>> {
     let conn = Connection::open_in_memory()?;
     conn.execute_batch(SCHEMA_SQL)?;
-    let mut slots = std::collections::BTreeMap::new();
+    let mut slots = Slots::new();
     let mut out = Vec::with_capacity(recorded.len());
     for r in recorded {
-        if !slots.contains_key(&r.stmt) {
-            slots.insert(r.stmt, Slot::prepare(&conn, r.stmt, &catalog.get(r.stmt.name()).sql)?);
-        }
-        let slot = slots.get_mut(&r.stmt).expect("just inserted");
-        slot.bind(&r.params)?;
+        let slot = bound(&conn, &mut slots, catalog, r)?;
         let sql = slot.statement.expanded_sql().ok_or_else(|| Error::harness(format!("cannot expand `{}`", r.stmt)))?;
         out.push(sql.trim().trim_end_matches(';').to_string());
     }
     Ok(out)
+}
+
+/// Statements prepared on one connection, by name.
+pub type Slots<'c> = std::collections::BTreeMap<crate::vocab::Stmt, Slot<'c>>;
+
+/// `recorded`'s statement, prepared once per connection (kept in `slots`), its parameters bound.
+pub fn bound<'s, 'c>(conn: &'c Connection, slots: &'s mut Slots<'c>, catalog: &Catalog, recorded: &Recorded) -> Result<&'s mut Slot<'c>> {
+    let slot = match slots.entry(recorded.stmt) {
+        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(Slot::prepare(conn, recorded.stmt, &catalog.get(recorded.stmt.name()).sql)?)
+        }
+    };
+    slot.bind(&recorded.params)?;
+    Ok(slot)
 }
 
 /// A fresh WAL database with seed 004's schema at `path` (its -wal and -shm files removed),

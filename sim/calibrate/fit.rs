@@ -97,7 +97,10 @@ fn refine(sorted: &[f64], start: Fit) -> Fit {
             mins.iter().flat_map(|&min| maxes.iter().filter(move |&&max| max > min).map(move |&max| Dist::Uniform { min, max })).collect()
         }
     };
-    tries.into_iter().map(|dist| Fit { ks: ks_distance(sorted, &dist), dist }).fold(start, |best, fit| if fit.ks < best.ks { fit } else { best })
+    tries
+        .into_iter()
+        .map(|dist| Fit { ks: ks_distance(sorted, &dist), dist })
+        .fold(start, |best, fit| if fit.ks < best.ks { fit } else { best })
 }
 
 /// At most 40 distinct whole values from `lo` to `hi`, both included.
@@ -264,5 +267,16 @@ mod tests {
         assert!(ks_distance(&sorted, &Dist::uniform(0, 100)) < 1e-9);
         assert_eq!(ks_distance(&sorted, &Dist::uniform(1000, 2000)), 1.0);
         assert!((erf(1.0) - 0.842_700_79).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_cdf_is_that_of_the_simulators_whole_ms_draws() {
+        // An exponential draw is rounded: 0 for every value under half a millisecond.
+        assert!((cdf(&Dist::Exponential { mean: 2 }, 0.0) - (1.0 - (-0.25_f64).exp())).abs() < 1e-12);
+        // A normal clamped at 0 draws 0 for every negative value too.
+        assert!((cdf(&Dist::Normal { mean: 0, sd: 4 }, 0.0) - 0.5 * (1.0 + erf(0.5 / (4.0 * std::f64::consts::SQRT_2)))).abs() < 1e-12);
+        // `random_range(0..=9)`: ten whole values alike.
+        assert!((cdf(&Dist::uniform(0, 9), 0.0) - 0.1).abs() < 1e-12);
+        assert_eq!((cdf(&Dist::Const(3), 2.0), cdf(&Dist::Const(3), 3.0), cdf(&Dist::Const(3), -1.0)), (0.0, 1.0, 0.0));
     }
 }

@@ -19,6 +19,7 @@
 //! - a run of the scenario with those settings: the model and the protocol's reaction to it
 //!   (a write that waits delays the session's next statements; a claim that stays BUSY loses
 //!   its session), which the open-loop load does not have.
+//!
 //! Wait times are divided by K to read as the load's real milliseconds.
 
 use std::path::PathBuf;
@@ -151,7 +152,12 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     // The same rule with the measured holds themselves, drawn at random: what is left between
     // this column and the measurement is the rule, not the fit.
     let on_arrivals_measured_holds = lock_rule_on_arrivals(recorded, &rows, &mut |rng| resample(&scaled, rng), sim_timeout, seed, k);
-    let predicted = LockFigures { writes, lock_waits: contention.lock_waits, wait_ms_total: contention.lock_wait_ms_total as f64 / k, busy: contention.busy_errors };
+    let predicted = LockFigures {
+        writes,
+        lock_waits: contention.lock_waits,
+        wait_ms_total: contention.lock_wait_ms_total as f64 / k,
+        busy: contention.busy_errors,
+    };
     let as_written = match scenario.faults.write_hold_ms.clone() {
         Some(hold) => {
             let (c, w) = predict(&scenario, options, seed, hold.clone(), sim_busy_timeout_ms)?;
@@ -325,8 +331,11 @@ fn lock_rule_on_arrivals(
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut lock = crate::write_lock::WriteLock::default();
     // (instant, order of arrival, attempt): the world's queue orders same-instant events so too.
-    let mut queue: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> =
-        rows.iter().filter(|r| r.writes && r.attempt == 1).map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1))).collect();
+    let mut queue: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> = rows
+        .iter()
+        .filter(|r| r.writes && r.attempt == 1)
+        .map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1)))
+        .collect();
     let writes = queue.len() as u64;
     while let Some(Reverse((now_ms, index, attempt))) = queue.pop() {
         match lock.request(now_ms, busy_timeout_ms, || draw_hold_ms(&mut rng)) {
@@ -415,7 +424,11 @@ impl LoadReport {
             self.procs,
             self.sqlite_version
         ));
-        let held = if self.keep_open { "one connection held open meanwhile (as comms-link would)" } else { "no other connection open (each process may be the last to close)" };
+        let held = if self.keep_open {
+            "one connection held open meanwhile (as comms-link would)"
+        } else {
+            "no other connection open (each process may be the last to close)"
+        };
         out.push_str(&format!("- {held}\n"));
         out.push_str(&format!(
             "- busy timeout: `.timeout {}` ms in the load; rehearsal {} ms (the scenario's {} ms)\n",
@@ -423,7 +436,12 @@ impl LoadReport {
             self.busy_timeout_ms * u64::from(self.speedup),
             self.sim_busy_timeout_ms
         ));
-        out.push_str(&format!("- write hold measured: {}; rehearsal given `write_hold_ms = {}` (the fit, times {})\n", show(self.hold_ms), fit::toml_value(&self.predicted_hold), self.speedup));
+        out.push_str(&format!(
+            "- write hold measured: {}; rehearsal given `write_hold_ms = {}` (the fit, times {})\n",
+            show(self.hold_ms),
+            fit::toml_value(&self.predicted_hold),
+            self.speedup
+        ));
         out.push_str(&format!("- how late the workers started statements: {}\n", show(self.late_ms)));
         out.push_str(&format!(
             "- besides: {} reads got SQLITE_BUSY (rehearsal's reads never do), {} writes gave up after 3 retries, {} statements failed otherwise\n",
@@ -469,7 +487,18 @@ mod tests {
     use super::*;
 
     fn row(writes: bool, attempt: u32, wait: Option<f64>, ending: &'static str) -> LoadRow {
-        LoadRow { index: 0, statement: "x", writes, attempt, due_ms: 0.0, late_ms: 0.0, wall_ms: 5.0, lock_wait_ms: wait, hold_ms: None, ending }
+        LoadRow {
+            index: 0,
+            statement: "x",
+            writes,
+            attempt,
+            due_ms: 0.0,
+            late_ms: 0.0,
+            wall_ms: 5.0,
+            lock_wait_ms: wait,
+            hold_ms: None,
+            ending,
+        }
     }
 
     #[test]

@@ -18,18 +18,16 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use rusqlite::Connection;
 
-use super::cli::{expand_all, fresh_wal_db, Shell, Timed};
+use super::cli::{bound, expand_all, fresh_wal_db, Shell, Slots, Timed};
 use super::fit::{self, Fit};
 use super::{recorded_run, RecordedRun};
-use crate::db::prepared::Slot;
 use crate::db::Recorded;
 use crate::error::{Error, Result};
 use crate::sql_catalog::Catalog;
-use crate::vocab::Stmt;
 
 pub struct StatementsOptions {
     pub scenario: PathBuf,
@@ -42,7 +40,8 @@ pub struct StatementsOptions {
 }
 
 /// The files this command writes into its output folder.
-const OWNED: crate::out_folder::Owned = &["statements.csv", "calibration.toml", "calibration.db", "calibration.db-wal", "calibration.db-shm"];
+const OWNED: crate::out_folder::Owned =
+    &["statements.csv", "calibration.toml", "calibration.db", "calibration.db-wal", "calibration.db-shm"];
 
 /// One raw sample, a row of statements.csv.
 #[derive(Serialize)]
@@ -170,7 +169,7 @@ fn replay_timing(shell: &Shell, run: &RecordedRun, picks: &[Pick], cap: Duration
     let conn = Connection::open(&shell.db)?;
     conn.execute_batch("PRAGMA synchronous = OFF;")?;
     let expanded = expand_all(&run.catalog, &picks.iter().map(|p| run.recorded[p.index].clone()).collect::<Vec<_>>())?;
-    let mut slots = std::collections::BTreeMap::new();
+    let mut slots = Slots::new();
     let started = Instant::now();
     let mut rows = Vec::new();
     let mut done = 0;
@@ -191,12 +190,8 @@ fn replay_timing(shell: &Shell, run: &RecordedRun, picks: &[Pick], cap: Duration
 
 /// Executes one recorded statement on `conn`, reading every row of a query. What SQLite
 /// refuses (a constraint the run met too) is the protocol's and is passed over.
-fn apply<'c>(conn: &'c Connection, slots: &mut BTreeMap<Stmt, Slot<'c>>, catalog: &Catalog, recorded: &Recorded) -> Result<()> {
-    if !slots.contains_key(&recorded.stmt) {
-        slots.insert(recorded.stmt, Slot::prepare(conn, recorded.stmt, &catalog.get(recorded.stmt.name()).sql)?);
-    }
-    let slot = slots.get_mut(&recorded.stmt).expect("just inserted");
-    slot.bind(&recorded.params)?;
+fn apply<'c>(conn: &'c Connection, slots: &mut Slots<'c>, catalog: &Catalog, recorded: &Recorded) -> Result<()> {
+    let slot = bound(conn, slots, catalog, recorded)?;
     let result = if slot.column_count == 0 {
         slot.statement.raw_execute().map(|_| ())
     } else {
@@ -268,8 +263,14 @@ impl StatementsReport {
 
     pub fn render(&self) -> String {
         let mut out = String::new();
-        out.push_str(&format!("scenario      {} seed {} (its statements, replayed into a {} byte comms.db)\n", self.scenario, self.seed, self.db_bytes));
-        out.push_str(&format!("sqlite3       {}, journal_mode {}, synchronous {}\n", self.sqlite_version, self.journal_mode, self.synchronous));
+        out.push_str(&format!(
+            "scenario      {} seed {} (its statements, replayed into a {} byte comms.db)\n",
+            self.scenario, self.seed, self.db_bytes
+        ));
+        out.push_str(&format!(
+            "sqlite3       {}, journal_mode {}, synchronous {}\n",
+            self.sqlite_version, self.journal_mode, self.synchronous
+        ));
         let cut = if self.rows < self.planned { format!(" (of {} planned: the time cap)", self.planned) } else { String::new() };
         out.push_str(&format!("samples       {}{cut}, {} failed, in {:.1} s\n", self.rows, self.failed, self.elapsed.as_secs_f64()));
         out.push_str(&format!("statement     {}\n", show(self.statement_quantiles)));
@@ -280,7 +281,11 @@ impl StatementsReport {
         if let Some(best) = self.hold_fits.first() {
             out.push_str(&format!("write_hold_ms = {}\n", fit::toml_value(&best.dist)));
         }
-        out.push_str(&format!("written       {} and {}\n", self.out.join("calibration.toml").display(), self.out.join("statements.csv").display()));
+        out.push_str(&format!(
+            "written       {} and {}\n",
+            self.out.join("calibration.toml").display(),
+            self.out.join("statements.csv").display()
+        ));
         out
     }
 }

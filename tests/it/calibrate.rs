@@ -55,7 +55,10 @@ fn statements_are_timed_through_sqlite3_and_fitted_into_settings_a_scenario_acce
     let rows = csv_rows(&out.join("statements.csv"));
     let count = |column: usize| rows.iter().filter(|r| &r[column] == "true").count();
     assert_eq!((count(2), count(3)), (6, 6), "{rows:?}");
-    assert!(rows.iter().filter(|r| &r[3] == "true").all(|r| &r[4] == "true" && !r[7].is_empty()), "every hold sample is a write with a hold");
+    assert!(
+        rows.iter().filter(|r| &r[3] == "true").all(|r| &r[4] == "true" && !r[7].is_empty()),
+        "every hold sample is a write with a hold"
+    );
     assert!(rows.iter().all(|r| &r[8] == "ok"), "statements replayed in the run's order succeed: {rows:?}");
     // What it wrote is a scenario's own syntax: the two settings read back as distributions.
     let text = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
@@ -81,7 +84,19 @@ fn a_short_load_is_set_beside_the_prediction_and_bounds_are_enforced() {
     if !sqlite3_present("calibrate load") {
         return;
     }
-    let args = ["calibrate", "load", "scenarios/quickstart.toml", "--seconds", "1", "--speedup", "200", "--procs", "2", "--out", out.to_str().unwrap()];
+    let args = [
+        "calibrate",
+        "load",
+        "scenarios/quickstart.toml",
+        "--seconds",
+        "1",
+        "--speedup",
+        "200",
+        "--procs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
     let o = rehearsal(&args);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
