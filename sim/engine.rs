@@ -125,7 +125,7 @@ impl Engine {
     }
 
     pub fn contention(&self) -> Contention {
-        self.world.contention
+        self.world.contention()
     }
 
     /// Runs until no actor is left, or the time limit. The event cap is a harness error: a

@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod baseline;
 pub mod bench;
+pub mod calibrate;
 pub mod clock;
 pub mod compare;
 pub mod conductor;
@@ -73,3 +74,4 @@ pub mod vocab;
 pub mod wal_memory;
 pub mod watcher;
 pub mod world;
+pub mod write_lock;

@@ -64,6 +64,10 @@ enum Command {
     List(ListArgs),
     /// Write a commented scenario template that runs as it is.
     New(NewArgs),
+    /// Measure the protocol's statements and a scenario's load on this machine's SQLite and
+    /// compare with rehearsal's contention model (docs/calibration.md).
+    #[command(subcommand)]
+    Calibrate(rehearsal::calibrate::CalibrateCommand),
     /// Print a shell completion script, e.g. `rehearsal completions bash > /etc/bash_completion.d/rehearsal`.
     Completions(CompletionsArgs),
 }
@@ -624,6 +628,7 @@ fn main() -> ExitCode {
         Command::List(args) => cmd_list(args),
         Command::New(args) => cmd_new(args),
         Command::Completions(args) => cmd_completions(args),
+        Command::Calibrate(command) => rehearsal::calibrate::run(command).map(|()| Outcome::PASS),
     };
     exit(result, seed)
 }

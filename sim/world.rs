@@ -91,13 +91,8 @@ pub enum Reply {
 
 pub type Exec = Executor<ActorInfo, Effect, Reply>;
 
-/// Lock contention in virtual time, for summaries and benchmarks.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Contention {
-    pub lock_waits: u64,
-    pub lock_wait_ms_total: i64,
-    pub busy_errors: u64,
-}
+pub use crate::write_lock::Contention;
+use crate::write_lock::Grant;
 
 pub struct World {
     db: CommsDb,
@@ -109,8 +104,7 @@ pub struct World {
     /// The files sessions wrote (path under the run folder → content), flushed at the end.
     files: BTreeMap<String, String>,
     /// The virtual write lock: free from this instant (DESIGN.md, invariant 7).
-    lock_free_unix_ms: i64,
-    pub contention: Contention,
+    lock: crate::write_lock::WriteLock,
     /// Results of statements a hang `after:` froze their session on, handed over when the
     /// actor wakes at the hang's end (its request comes back then, and is not run again).
     held: BTreeMap<ActorId, SqlReply>,
@@ -130,17 +124,7 @@ enum WriteLock {
 
 impl World {
     pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
-        World {
-            db,
-            faults,
-            events,
-            epoch_unix_ms,
-            statement_ms,
-            files: BTreeMap::new(),
-            lock_free_unix_ms: 0,
-            contention: Contention::default(),
-            held: BTreeMap::new(),
-        }
+        World { db, faults, events, epoch_unix_ms, statement_ms, files: BTreeMap::new(), lock: Default::default(), held: BTreeMap::new() }
     }
 
     pub fn faults(&self) -> &FaultPlan {
@@ -290,23 +274,21 @@ impl World {
         }
     }
 
-    /// Lock contention in virtual time: a write waits for the lock up to the busy timeout
-    /// (its request runs again at the release), beyond it SQLite answers SQLITE_BUSY.
+    /// Lock contention in virtual time (sim/write_lock.rs): a write waits for the lock up to
+    /// the busy timeout (its request runs again at the release), beyond it SQLite answers
+    /// SQLITE_BUSY.
     fn take_write_lock(&mut self, exec: &Exec) -> WriteLock {
-        let now_unix_ms = exec.now_unix_ms();
-        if now_unix_ms < self.lock_free_unix_ms {
-            let wait_ms = self.lock_free_unix_ms - now_unix_ms;
-            if wait_ms <= self.faults.busy_timeout_ms {
-                self.contention.lock_waits += 1;
-                self.contention.lock_wait_ms_total += wait_ms;
-                return WriteLock::WaitUntil(self.lock_free_unix_ms);
-            }
-            self.contention.busy_errors += 1;
-            return WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {} ms)", self.faults.busy_timeout_ms));
+        let timeout_ms = self.faults.busy_timeout_ms;
+        match self.lock.request(exec.now_unix_ms(), timeout_ms, || self.faults.write_hold_ms()) {
+            Grant::Taken => WriteLock::Taken,
+            Grant::WaitUntil(free_unix_ms) => WriteLock::WaitUntil(free_unix_ms),
+            Grant::Busy => WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {timeout_ms} ms)")),
         }
-        let hold_ms = self.faults.write_hold_ms();
-        self.lock_free_unix_ms = now_unix_ms + hold_ms;
-        WriteLock::Taken
+    }
+
+    /// What the write lock has counted.
+    pub fn contention(&self) -> Contention {
+        self.lock.contention
     }
 
     /// Runs the statement. What SQLite refuses while running it (a constraint, a lock) is the
@@ -723,13 +705,13 @@ mod tests {
         let other = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to the lock's release");
-        assert_eq!((b.world.contention.lock_waits, b.world.contention.lock_wait_ms_total), (1, 3000));
+        assert_eq!((b.world.contention().lock_waits, b.world.contention().lock_wait_ms_total), (1, 3000));
         let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
         let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
         assert_eq!(failure.kind, FailureKind::Busy);
-        assert_eq!(b.world.contention.busy_errors, 1);
+        assert_eq!(b.world.contention().busy_errors, 1);
         let events = b.drain();
         assert!(matches!(&events.last().unwrap().kind, EventKind::Sql(s) if matches!(s.result, SqlResult::Busy(_))));
     }

@@ -8,6 +8,7 @@ mod baseline;
 mod bench;
 mod bounded;
 mod bench_figures;
+mod calibrate;
 mod ceiling;
 mod charitable_conductor;
 mod ci_gate;

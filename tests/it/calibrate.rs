@@ -1,0 +1,109 @@
+//! `rehearsal calibrate`: the statements of a real run timed through real `sqlite3` processes,
+//! fitted into settings a scenario accepts, and a real multi-process load set beside
+//! rehearsal's prediction. Tiny counts: the figures are this machine's, only their shape is
+//! checked (no wall-clock limit is asserted).
+
+use std::path::Path;
+use std::process::Command;
+
+use rehearsal::dist::Dist;
+
+use crate::support::{rehearsal, stderr, stdout};
+
+/// Whether the `sqlite3` shell runs. scripts/test.sh installs it, so under CI its absence is a
+/// failure; elsewhere the test says why it does nothing.
+fn sqlite3_present(test: &str) -> bool {
+    if Command::new("sqlite3").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "{test}: sqlite3 is not installed (scripts/test.sh installs it)");
+    eprintln!("{test}: SKIPPED, sqlite3 is not installed (scripts/test.sh installs it)");
+    false
+}
+
+#[derive(serde::Deserialize)]
+struct Calibrated {
+    timing: Timing,
+    faults: Faults,
+}
+
+#[derive(serde::Deserialize)]
+struct Timing {
+    statement_ms: Dist,
+}
+
+#[derive(serde::Deserialize)]
+struct Faults {
+    write_hold_ms: Dist,
+}
+
+fn csv_rows(path: &Path) -> Vec<csv::StringRecord> {
+    csv::Reader::from_path(path).unwrap().records().map(Result::unwrap).collect()
+}
+
+#[test]
+fn statements_are_timed_through_sqlite3_and_fitted_into_settings_a_scenario_accepts() {
+    if !sqlite3_present("calibrate statements") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("cal");
+    let o = rehearsal(&["calibrate", "statements", "scenarios/quickstart.toml", "--samples", "6", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("journal_mode wal"), "{}", stdout(&o));
+    // Six statements of the run's mix and six of its writes (some may be the same process).
+    let rows = csv_rows(&out.join("statements.csv"));
+    let count = |column: usize| rows.iter().filter(|r| &r[column] == "true").count();
+    assert_eq!((count(2), count(3)), (6, 6), "{rows:?}");
+    assert!(
+        rows.iter().filter(|r| &r[3] == "true").all(|r| &r[4] == "true" && !r[7].is_empty()),
+        "every hold sample is a write with a hold"
+    );
+    assert!(rows.iter().all(|r| &r[8] == "ok"), "statements replayed in the run's order succeed: {rows:?}");
+    // What it wrote is a scenario's own syntax: the two settings read back as distributions.
+    let text = std::fs::read_to_string(out.join("calibration.toml")).unwrap();
+    let parsed: Calibrated = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(parsed.timing.statement_ms.upper() > 0, "{text}");
+    let _ = parsed.faults.write_hold_ms;
+    // A scenario with them pasted in runs.
+    let scenario = std::fs::read_to_string(crate::support::scenario("quickstart.toml")).unwrap();
+    let pasted = dir.path().join("pasted.toml");
+    let hold = text.lines().find(|l| l.starts_with("write_hold_ms")).unwrap();
+    std::fs::write(&pasted, format!("{scenario}\n[faults]\n{hold}\n")).unwrap();
+    let o = rehearsal(&["check", pasted.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}
+
+#[test]
+fn a_short_load_is_set_beside_the_prediction_and_bounds_are_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("load");
+    let o = rehearsal(&["calibrate", "load", "scenarios/quickstart.toml", "--procs", "33", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--procs must be between 1 and 32"), "{}", stderr(&o));
+    if !sqlite3_present("calibrate load") {
+        return;
+    }
+    let args = [
+        "calibrate",
+        "load",
+        "scenarios/quickstart.toml",
+        "--seconds",
+        "1",
+        "--speedup",
+        "200",
+        "--procs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = rehearsal(&args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("| lock waits (share of writes) |") && md.contains("| SQLITE_BUSY (share of writes) |"), "{md}");
+    assert!(md.contains("at 200x speed"), "{md}");
+    // Only what was due in the first second of the load ran: the quickstart's first ~200 s.
+    let rows = csv_rows(&out.join("load.csv"));
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r[4].parse::<f64>().unwrap() <= 1000.0), "a statement due after --seconds ran");
+}
