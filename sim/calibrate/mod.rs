@@ -128,7 +128,7 @@ pub fn run(command: CalibrateCommand) -> Result<()> {
 /// A run of `scenario` in a scratch folder (removed when dropped), with every statement it
 /// executed: what both commands replay.
 pub struct RecordedRun {
-    pub dir: tempfile::TempDir,
+    pub dir: crate::scratch::Scratch,
     pub summary: RunSummary,
     pub recorded: Vec<Recorded>,
     pub catalog: Catalog,
