@@ -430,6 +430,9 @@ struct FindingsArgs {
     /// scenario and compare their answers with the simulator's (sim/seed_scripts.rs).
     #[arg(long)]
     seed_scripts: bool,
+    /// Every variant against this protocol profile instead of the seeds' protocol.
+    #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
+    protocol: Option<String>,
 }
 
 #[derive(Args)]
@@ -822,7 +825,8 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     }
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
-    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
+    let runs_dir = rehearsal::findings::default_runs_dir();
+    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &runs_dir, args.protocol.as_deref())?;
     std::fs::write(&out, md)?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)
