@@ -74,6 +74,8 @@ pub struct CompareOptions<'a> {
     pub force: bool,
     /// The SQL every column but a SQL file's layers over the scenario's (`--sql`).
     pub sql: Option<&'a Path>,
+    /// The protocol profile (`--protocol`), over the scenario's own `[protocol] profile`.
+    pub protocol: Option<&'a str>,
     pub jobs: usize,
     /// Keep every run's folder under `out` (`<column>-<seed>/`); without it runs are made in a
     /// scratch folder and removed (300 runs of random-faults kept were 191 MB; issue 31).
@@ -161,8 +163,8 @@ fn run_pair(options: &CompareOptions, loaded: &crate::scenario::Scenario, column
 /// for any `jobs`). Returns the table and, a line per column, the SQL it ran.
 pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
     let out = options.out;
+    let loaded = crate::scenario::Scenario::load(options.scenario)?.with_profile(options.protocol)?;
     let _lock = crate::out_folder::claim(out, OWNED, options.force)?;
-    let loaded = crate::scenario::Scenario::load(options.scenario)?;
     let scratch = crate::scratch::scratch_folder("compare-", None, out)?;
     let pairs: Vec<(&String, u64)> = options.columns.iter().flat_map(|c| options.seeds.iter().map(move |s| (c, *s))).collect();
     let results = crate::pool::map(

@@ -31,7 +31,7 @@ struct Cli {
 enum Command {
     /// Run one scenario with one seed; prints the verdict, the trace hash and a replay command.
     Run(RunArgs),
-    /// List the protocol variants: one per disagreement of docs/protocol.md.
+    /// List the protocol profiles and variants (one variant per disagreement of docs/protocol.md).
     Variants,
     /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
     Sweep(SweepArgs),
@@ -273,10 +273,15 @@ impl JobsArg {
     }
 }
 
-/// `--variant`, repeatable.
+/// `--protocol` and `--variant`, repeatable.
 #[derive(Args)]
 struct VariantArgs {
-    /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
+    /// Protocol profile, in place of the scenario's `[protocol] profile` (default `seeds`):
+    /// `rehearsal variants` lists the profiles and the variants each applies.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
+    /// Protocol variant to apply (repeatable), after the profile's and the scenario's own;
+    /// `rehearsal variants` lists them.
     #[arg(long = "variant")]
     variants: Vec<String>,
 }
@@ -434,6 +439,9 @@ struct FindingsArgs {
     /// scenario and compare their answers with the simulator's (sim/seed_scripts.rs).
     #[arg(long)]
     seed_scripts: bool,
+    /// Every variant against this protocol profile instead of the seeds' protocol.
+    #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
+    protocol: Option<String>,
 }
 
 #[derive(Args)]
@@ -490,6 +498,9 @@ struct CheckArgs {
     /// scenario as `--sql` would run it (over the scenario's own SQL).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    /// Validate each scenario under this protocol profile, in place of its own.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
 }
 
 #[derive(Args)]
@@ -502,6 +513,9 @@ struct CompareArgs {
     variants: Vec<String>,
     #[command(flatten)]
     seeds: SeedRangeArg,
+    /// Protocol profile of every column, in place of the scenario's `[protocol] profile`.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
     /// Folder for summary.md and compare.csv (a row per run); defaults to
     /// reports/compare/<scenario>/.
     #[arg(long)]
@@ -635,7 +649,8 @@ fn main() -> ExitCode {
 
 fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
-    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
+    let loaded = rehearsal::scenario::Scenario::load(&args.scenario)?;
+    let scenario = loaded.with_sql(args.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     // Held until the run's reports are written: one writer per folder (sim/out_lock.rs).
     let _lock = rehearsal::run_folder::claim(&plan.out_dir, args.force)?;
@@ -667,6 +682,12 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
 }
 
 fn cmd_variants() -> Result<Outcome, Error> {
+    println!("profiles (`[protocol] profile`, `--protocol`):");
+    for p in rehearsal::vocab::PROFILES {
+        let applies = if p.variants.is_empty() { "no variant".to_string() } else { p.variants.join(", ") };
+        println!("{:<24} {}: {applies}", p.name, p.summary);
+    }
+    println!("\nvariants (`[protocol] variants`, `--variant`):");
     for v in rehearsal::variant::VARIANTS {
         println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
     }
@@ -681,6 +702,7 @@ fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
         seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         shard: args.shard,
@@ -835,7 +857,8 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     }
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
-    let md = rehearsal::findings::findings(&args.seeds.seeds.list("--seeds")?, &rehearsal::findings::default_runs_dir())?;
+    let runs_dir = rehearsal::findings::default_runs_dir();
+    let md = rehearsal::findings::findings(&args.seeds.seeds.list("--seeds")?, &runs_dir, args.protocol.as_deref())?;
     rehearsal::atomic::write_atomically(&out, md.as_bytes())?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)
@@ -846,7 +869,14 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
     if args.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
-    let report = rehearsal::overhead::overhead(&args.scenario, args.seed, &args.variants.variants, args.sql.as_deref(), args.repeat)?;
+    let report = rehearsal::overhead::overhead(
+        &args.scenario,
+        args.seed,
+        args.variants.protocol.as_deref(),
+        &args.variants.variants,
+        args.sql.as_deref(),
+        args.repeat,
+    )?;
     print!("{}", report.render());
     Ok(Outcome::PASS)
 }
@@ -865,6 +895,7 @@ fn cmd_bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::bench::BenchOptions {
         seeds: args.seeds.seeds.list("--seeds")?,
         params,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
@@ -899,6 +930,7 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome,
     let options = rehearsal::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         sessions: args.sessions,
         points: points_of(&args.points)?,
@@ -945,6 +977,7 @@ fn cmd_explore_schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outc
     let options = rehearsal::schedules::SchedulesOptions {
         scenario: args.scenario,
         seed: args.seed,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         bound: args.bound,
         depth: args.depth.unwrap_or(usize::MAX),
@@ -977,6 +1010,7 @@ fn cmd_search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
         runs: args.runs,
         seed: args.seed,
         strict: args.strict,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         out: args.out,
@@ -1005,7 +1039,7 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
         }
     }
     for path in &args.scenarios {
-        println!("{}", rehearsal::replay::check(path, args.sql.as_deref())?);
+        println!("{}", rehearsal::replay::check(path, args.sql.as_deref(), args.protocol.as_deref(), &[])?);
     }
     Ok(Outcome::PASS)
 }
@@ -1020,6 +1054,7 @@ fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
         out: &out,
         force: args.force,
         sql: args.sql.as_deref(),
+        protocol: args.protocol.as_deref(),
         jobs: args.jobs.get(),
         keep_runs: args.keep_runs,
     };

@@ -39,6 +39,9 @@ pub struct Suite {
     /// `--seeds`, as runs of consecutive seeds (`1..=40`) in the order the sweep ran them;
     /// empty: each scenario's own `run.seed`.
     pub seeds: Vec<String>,
+    /// `--protocol NAME`, if the sweep had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// `--variant`, in order.
     pub variants: Vec<String>,
     /// `--sql FILE`, if the sweep had one.
@@ -79,7 +82,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 impl Suite {
     /// The suite of a sweep over `scenarios` (loaded, in the command line's order).
-    pub fn of(scenarios: &[Scenario], seeds: &SeedSet, variants: &[String], sql: Option<&Path>) -> Result<Suite> {
+    pub fn of(scenarios: &[Scenario], seeds: &SeedSet, protocol: Option<&str>, variants: &[String], sql: Option<&Path>) -> Result<Suite> {
         let scenarios = scenarios
             .iter()
             .map(|s| {
@@ -88,7 +91,8 @@ impl Suite {
                 Ok(ScenarioId { path: file.path, sha256: file.sha256, run_seed: s.run.seed, sql })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Suite { seeds: seeds.run_texts(), variants: variants.to_vec(), sql: sql.map(FileId::of).transpose()?, scenarios })
+        let (protocol, variants) = (protocol.map(str::to_string), variants.to_vec());
+        Ok(Suite { seeds: seeds.run_texts(), protocol, variants, sql: sql.map(FileId::of).transpose()?, scenarios })
     }
 
     /// The seeds back from their runs (empty: each scenario's own), still as runs.
@@ -139,6 +143,7 @@ impl Manifest {
         differ("shard count N", self.shards.to_string(), other.shards.to_string());
         let (a, b) = (&self.suite, &other.suite);
         differ("seeds", describe_seeds(&a.seeds), describe_seeds(&b.seeds));
+        differ("protocol", format!("{:?}", a.protocol), format!("{:?}", b.protocol));
         differ("variants", format!("{:?}", a.variants), format!("{:?}", b.variants));
         differ("--sql", describe_file(a.sql.as_ref()), describe_file(b.sql.as_ref()));
         differ("scenario count", a.scenarios.len().to_string(), b.scenarios.len().to_string());
@@ -173,7 +178,7 @@ mod tests {
 
     fn suite(seeds: &[u64]) -> Suite {
         let scenario = ScenarioId { path: "a.toml".into(), sha256: "00".repeat(32), run_seed: 7, sql: None };
-        Suite { seeds: SeedSet::of_list(seeds).run_texts(), variants: Vec::new(), sql: None, scenarios: vec![scenario] }
+        Suite { seeds: SeedSet::of_list(seeds).run_texts(), protocol: None, variants: Vec::new(), sql: None, scenarios: vec![scenario] }
     }
 
     #[test]

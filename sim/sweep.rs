@@ -28,6 +28,8 @@ pub struct SweepOptions {
     /// The seeds of every scenario, as runs (never listed whole); empty: each scenario's own
     /// `run.seed` (the shipped suite as the golden file runs it).
     pub seeds: crate::seed_set::SeedSet,
+    /// `--protocol NAME`: the profile every pair runs, in place of its scenario's own.
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     pub jobs: usize,
     /// 1-based (I, N).
@@ -114,11 +116,14 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-pub(crate) fn variant_label(variants: &[String]) -> String {
-    if variants.is_empty() {
+/// results.csv's `variant` column: `default`, or the `--protocol` profile and the
+/// `--variant`s joined by `+` (`repaired`, `repaired+strict-terminal`, `fencing`).
+pub(crate) fn variant_label(protocol: Option<&str>, variants: &[String]) -> String {
+    let words: Vec<&str> = protocol.into_iter().chain(variants.iter().map(String::as_str)).collect();
+    if words.is_empty() {
         "default".to_string()
     } else {
-        variants.join("+")
+        words.join("+")
     }
 }
 
@@ -204,7 +209,7 @@ fn case_name(row: &ResultRow) -> String {
 fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
     ResultRow {
         scenario: scenario_path.display().to_string(),
-        variant: variant_label(&options.variants),
+        variant: variant_label(options.protocol.as_deref(), &options.variants),
         seed,
         verdict: "error".to_string(),
         first_violation: String::new(),
@@ -212,7 +217,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay: crate::shell::run_command(scenario_path, seed, &options.variants, options.sql.as_deref()),
+        replay: crate::shell::run_command(scenario_path, seed, options.protocol.as_deref(), &options.variants, options.sql.as_deref()),
         sql: String::new(),
     }
 }
@@ -258,7 +263,7 @@ fn run_pair_keeping(
 ) -> (ResultRow, Option<RunSummary>) {
     let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
-        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref());
+        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref()).with_profile(options.protocol.as_deref())?;
         let run_options = RunOptions {
             scenario_path: scenario_path.to_path_buf(),
             seed: Some(seed),
@@ -467,15 +472,16 @@ fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     assert!(options.jobs >= 1);
     // Bad input stops the sweep before any pair runs.
-    let loaded = options.scenarios.iter().map(|s| Scenario::load(s)).collect::<Result<Vec<Scenario>>>()?;
+    let protocol = options.protocol.as_deref();
+    let loaded = options.scenarios.iter().map(|s| Scenario::load(s)?.with_profile(protocol)).collect::<Result<Vec<Scenario>>>()?;
     let own_seeds: Vec<u64> = loaded.iter().map(|s| s.run.seed).collect();
     // Every scenario's SQL (`--sql` over its own) prepared once before any pair: a bad file
     // is bad input (exit 2), not an error in every pair.
     for scenario in &options.scenarios {
-        crate::replay::check(scenario, options.sql.as_deref())?;
+        crate::replay::check(scenario, options.sql.as_deref(), protocol, &options.variants)?;
     }
     check_pair_count(options)?;
-    let suite = crate::manifest::Suite::of(&loaded, &options.seeds, &options.variants, options.sql.as_deref())?;
+    let suite = crate::manifest::Suite::of(&loaded, &options.seeds, protocol, &options.variants, options.sql.as_deref())?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
@@ -588,7 +594,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != "pass" {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
-        let kept = failure_folder(&options.out, &stem, &options.variants, seed);
+        let kept = failure_folder(&options.out, &stem, options.protocol.as_deref(), &options.variants, seed);
         if let Some(summary) = &summary {
             // A failure gets the reports a person looks at; a pass does not. They are written
             // in the run folder before it is moved, so the kept folder appears whole: its
@@ -845,8 +851,8 @@ fn replay_saved_failures(dir: &Path) {
 }
 
 /// Where a failing pair's run folder is kept: `failures/<scenario>-<variant>-<seed>`.
-fn failure_folder(out: &Path, stem: &str, variants: &[String], seed: u64) -> PathBuf {
-    out.join("failures").join(format!("{stem}-{}-{seed}", variant_label(variants)))
+fn failure_folder(out: &Path, stem: &str, protocol: Option<&str>, variants: &[String], seed: u64) -> PathBuf {
+    out.join("failures").join(format!("{stem}-{}-{seed}", variant_label(protocol, variants)))
 }
 
 /// `failures/<scenario>-<seed>/` (the run folder, to look at) and then
@@ -855,7 +861,7 @@ fn failure_folder(out: &Path, stem: &str, variants: &[String], seed: u64) -> Pat
 /// renamed into place; the replay file, written last, says its folder is there.
 fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<()> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
-    let keep = failure_folder(out, stem, variants, row.seed);
+    let keep = failure_folder(out, stem, options.protocol.as_deref(), variants, row.seed);
     // Relative to the suite's root, with the content hashes: the file replays in any checkout.
     let (scenario, scenario_sha256, sql, sql_sha256) = Failure::describe(Path::new(&row.scenario), sql)?;
     let failure = Failure {
@@ -865,6 +871,7 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
         sql,
         sql_sha256,
         seed: row.seed,
+        protocol: options.protocol.clone(),
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),
         trace_hash: row.trace_hash.clone(),
@@ -952,6 +959,7 @@ mod tests {
         let options = |shard| SweepOptions {
             scenarios: vec![PathBuf::from("a.toml"), PathBuf::from("b.toml")],
             seeds: crate::seed_set::SeedSet::parse("1..=7").unwrap(),
+            protocol: None,
             variants: Vec::new(),
             jobs: 1,
             shard,

@@ -69,6 +69,9 @@ pub struct ExploreOptions {
     pub scenario: PathBuf,
     /// The base run's seed (the scenario's `run.seed` unless given).
     pub seed: Option<u64>,
+    /// `--protocol NAME`: the profile in place of the scenario's (written into the runs' and
+    /// replay files' documents as `[protocol] profile`).
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     /// Explore only these sessions' points (every session's when empty).
     pub sessions: Vec<Target>,
@@ -139,7 +142,8 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
     let path = &options.scenario;
     Scenario::load(path)?;
     let text = crate::input_file::read_text(path, "scenario")?;
-    let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
+    let (mut base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
+    document::set_profile(&mut base_doc, options.protocol.as_deref())?;
     let base_scenario = document::scenario(&base_doc, path)?;
     Ok((base_doc, set_aside, base_scenario))
 }

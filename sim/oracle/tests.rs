@@ -1108,3 +1108,37 @@ fn review_resume_is_noticed_by_the_first_watcher_to_leave_after_the_answer() {
     assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
     assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Work)), (4_000, 56_000));
 }
+
+#[test]
+fn review_resume_leaves_out_the_time_the_answered_session_was_hung() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    let (before, after) = (row("needs_review", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(20_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    // S1 hangs 100 s before it acts on the answer: the hang is the fault's, not the protocol's.
+    run.fact(30_000, Fact::Hung { session_id: S1.into(), until_ms: 130_000 });
+    run.write(
+        150_000,
+        "task-01.S1",
+        S1,
+        Stmt::SetNeedsReview,
+        "task-01",
+        row("review_failed", S1, 0, 1.0),
+        row("needs_review", S1, 0, 0.0),
+    );
+    assert_eq!(run.checker.measured().review_resume_ms, [30_000]);
+    let d = &causes(&run, "review_resume_ms")[0];
+    assert_eq!((d.total_ms, d.excluded_ms, d.component(latency::Cause::Hang)), (30_000, 100_000, 0));
+}
+
+#[test]
+fn heartbeat_age_is_the_rows_owners_not_a_woken_replaced_sessions() {
+    let mut run = replaced_while_hung(200_000);
+    // S2 owns the row and hangs; S1 wakes, its fenced heartbeat changes nothing.
+    run.fact(100_000, Fact::Hung { session_id: S2.into(), until_ms: 900_000 });
+    let (before, after) = (row("working", S2, 0, 150.0), row("working", S2, 0, 150.0));
+    run.write(210_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", before, after);
+    // The row's age is the hung owner's, not the awake zombie's: not a healthy age.
+    run.poll(600_000, &[("task-01", "working", 540.0)]);
+    assert!(run.checker.measured().heartbeat_age_s.is_empty(), "{:?}", run.checker.measured().heartbeat_age_s);
+}

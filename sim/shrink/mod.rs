@@ -95,8 +95,10 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     let located = failure.locate(failure_path)?;
     let (scenario_path, sql) = (located.scenario, located.sql);
     let text = crate::input_file::read_text(&scenario_path, "scenario")?;
-    let original: Table =
+    let mut original: Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
+    // The sweep's `--protocol`, written into the document: every candidate and the shrunk file have it.
+    crate::explore::document::set_profile(&mut original, failure.protocol.as_deref())?;
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
     let mut runner = Runner { path: &scenario_path, sql: sql.as_deref(), failure: &failure, scratch: scratch.path(), runs: 0 };
     let base = runner.attempt(&original).ok_or_else(|| Error::harness("the failing scenario does not run".to_string()))?;
