@@ -249,6 +249,16 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.exit_request_no_state = true,
     },
+    // The repaired protocol's own changes (issue 28, docs/repaired-protocol.md): not readings
+    // of the seeds but the fixes the proof suite shows are needed on top of fencing,
+    // replies-cite-request and heartbeat-until-exit.
+    Variant {
+        name: "durable-cursor",
+        disagreement: 0,
+        summary: "every read of new conductor messages is one atomic receipt message (`send_receipt`); a successor resumes after its predecessor's last receipt instead of handling again what it read (000 keeps last_processed_message_id in memory)",
+        sql: Some(("scenarios/variants/durable-cursor.sql", include_str!("../scenarios/variants/durable-cursor.sql"))),
+        apply: |s| s.settings.durable_cursor = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

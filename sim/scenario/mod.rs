@@ -127,6 +127,10 @@ pub struct ProtocolSettings {
     /// after its final message, or (variant `exit-request-no-state`) leaves the row
     /// `exit_requested` with its final message as its last write.
     pub exit_request_no_state: bool,
+    /// Issue 28, variant `durable-cursor`: every read of new conductor messages is an atomic
+    /// receipt (`send_receipt`), so a successor starts after the last receipt of the session
+    /// before it instead of re-handling what that session read (000 keeps the cursor in memory).
+    pub durable_cursor: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -147,6 +151,7 @@ impl Default for ProtocolSettings {
             timeout_counts_retry: true,
             handoff_stale_by_age: false,
             exit_request_no_state: false,
+            durable_cursor: false,
         }
     }
 }

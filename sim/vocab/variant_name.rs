@@ -33,6 +33,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "bootstrap-5min",
     "handoff-stale-by-age",
     "exit-request-no-state",
+    "durable-cursor",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
