@@ -259,7 +259,21 @@ pub const VARIANTS: &[Variant] = &[
         sql: Some(("scenarios/variants/durable-cursor.sql", include_str!("../scenarios/variants/durable-cursor.sql"))),
         apply: |s| s.settings.durable_cursor = true,
     },
+    Variant {
+        name: "patient-relaunch",
+        disagreement: 0,
+        summary: "the conductor launches a task's next session only after its launched session has been silent before its claim for 30 minutes (conductor.claim_overdue_s = 1800), longer than any hang the fault model injects, instead of one staleness window (9 min)",
+        sql: None,
+        apply: |s| s.conductor.claim_overdue_s = Some(PATIENT_CLAIM_OVERDUE_S),
+    },
 ];
+
+/// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung
+/// session and a dead one look the same to the conductor (nothing of the seeds reports a
+/// session's death), so no wait is safe against every hang: this one exceeds the longest hang
+/// of the proof's fault model (25 min drawn by ci-smoke and random-faults, 18 min for
+/// `explore crashes --hangs`), which is the proof's assumption A1 (docs/repaired-protocol.md).
+pub const PATIENT_CLAIM_OVERDUE_S: i64 = 1_800;
 
 pub fn find(name: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| v.name == name)

@@ -34,6 +34,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "handoff-stale-by-age",
     "exit-request-no-state",
     "durable-cursor",
+    "patient-relaunch",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
