@@ -135,6 +135,9 @@ pub struct BenchOptions {
     pub scenario: PathBuf,
     pub params: Vec<Param>,
     pub seeds: Vec<u64>,
+    /// `--protocol NAME`: the profile of every grid point's runs, in place of the scenario's
+    /// (a point's file names the scenario's own; its replay command carries `--protocol`).
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     pub jobs: usize,
     pub out: PathBuf,
@@ -229,7 +232,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
         .map_err(|e| Error::input(format!("{}: cannot read scenario: {e}", options.scenario.display())))?;
     Scenario::parse(&base_text, &options.scenario)?;
     // Its SQL, `--sql` over its own, before any point: a bad file is bad input, once.
-    crate::replay::check(&options.scenario, options.sql.as_deref())?;
+    crate::replay::check(&options.scenario, options.sql.as_deref(), options.protocol.as_deref(), &options.variants)?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
     crate::out_folder::claim(&options.out, OWNED, options.force)?;
@@ -283,12 +286,12 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
         seed,
         verdict: "error".to_string(),
         // The point's file names the scenario's own SQL; `--sql` layers over it.
-        replay: crate::shell::run_command(&point.path, seed, &options.variants, options.sql.as_deref()),
+        replay: crate::shell::run_command(&point.path, seed, options.protocol.as_deref(), &options.variants, options.sql.as_deref()),
         ..RunStat::default()
     };
     let dir = scratch.join(format!("p{}-{seed}", point.index));
     let outcome = Scenario::load(&point.path).and_then(|scenario| {
-        let scenario = scenario.with_sql(options.sql.as_deref());
+        let scenario = scenario.with_sql(options.sql.as_deref()).with_profile(options.protocol.as_deref())?;
         let run_options = RunOptions {
             scenario_path: point.path.clone(),
             seed: Some(seed),

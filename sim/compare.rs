@@ -89,9 +89,10 @@ pub fn compare(
     out: &Path,
     force: bool,
     sql: Option<&Path>,
+    protocol: Option<&str>,
 ) -> Result<(String, String)> {
+    let loaded = crate::scenario::Scenario::load(scenario)?.with_profile(protocol)?;
     crate::out_folder::claim(out, OWNED, force)?;
-    let loaded = crate::scenario::Scenario::load(scenario)?;
     let mut rows: Vec<(String, Row)> = Vec::new();
     let mut baseline_db: BTreeMap<u64, [u8; 32]> = BTreeMap::new();
     for variant in variants {

@@ -33,6 +33,9 @@ pub struct Failure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sql_sha256: Option<String>,
     pub seed: u64,
+    /// `--protocol NAME` of the sweep, if it had one: the profile in place of the scenario's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     #[serde(default)]
     pub variants: Vec<String>,
     pub rule: String,
@@ -72,10 +75,10 @@ impl Failure {
         Ok(Located { scenario, sql })
     }
 
-    /// The scenario of the failure saved at `file`, with its `--sql`, ready to run.
+    /// The scenario of the failure saved at `file`, with its `--sql` and `--protocol`, ready to run.
     pub fn load_scenario(&self, file: &Path) -> Result<Scenario> {
         let located = self.locate(file)?;
-        Ok(Scenario::load(&located.scenario)?.with_sql(located.sql.as_deref()))
+        Scenario::load(&located.scenario)?.with_sql(located.sql.as_deref()).with_profile(self.protocol.as_deref())
     }
 }
 
@@ -149,6 +152,7 @@ mod tests {
             sql: None,
             sql_sha256: None,
             seed: 1,
+            protocol: None,
             variants: Vec::new(),
             rule: "liveness".into(),
             trace_hash: "00".into(),

@@ -97,7 +97,7 @@ pub fn findings(seeds: &[u64], runs_dir: &Path) -> Result<String> {
         let seeds = wider.as_deref().unwrap_or(seeds);
         // The runs folder is findings' own, regenerated whole: an earlier run's is replaced.
         let variants = ["default".to_string(), variant.name.to_string()];
-        let (table, _) = compare(Path::new(scenario), &variants, seeds, &runs_dir.join(variant.name), true, None)?;
+        let (table, _) = compare(Path::new(scenario), &variants, seeds, &runs_dir.join(variant.name), true, None, None)?;
         let _ = writeln!(md, "## {}. `{}`\n", variant.disagreement, variant.name);
         let range = format!("seeds {}..={}", seeds.first().copied().unwrap_or(0), seeds.last().copied().unwrap_or(0));
         let _ = writeln!(md, "{}.\n\nScenario: `{scenario}`, {range}.\n", variant.summary);

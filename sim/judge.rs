@@ -90,7 +90,9 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
         Some(given) => given.to_path_buf(),
         None => crate::scenario_lookup::find(&start.scenario, dir)?,
     };
-    let resolved = crate::variant::with_variants(&Scenario::load(&scenario_path)?, &start.variants)?;
+    // The profile the run had (its trace says it: the file's or `--protocol`'s), then its variants.
+    let loaded = Scenario::load(&scenario_path)?.with_profile(Some(&start.profile))?;
+    let resolved = crate::variant::with_variants(&loaded, &start.variants)?;
     if resolved.run.epoch_unix_ms != start.epoch_unix_ms {
         return Err(Error::input(format!(
             "{}:2: the run's epoch is {} but {} has run.epoch_unix_ms = {}: not the scenario this run was made with (pass --scenario)",

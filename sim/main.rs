@@ -31,7 +31,7 @@ struct Cli {
 enum Command {
     /// Run one scenario with one seed; prints the verdict, the trace hash and a replay command.
     Run(RunArgs),
-    /// List the protocol variants: one per disagreement of docs/protocol.md.
+    /// List the protocol profiles and variants (one variant per disagreement of docs/protocol.md).
     Variants,
     /// Run every (scenario, seed) pair in parallel; write results.csv, junit.xml, failures/.
     Sweep(SweepArgs),
@@ -264,10 +264,15 @@ impl JobsArg {
     }
 }
 
-/// `--variant`, repeatable.
+/// `--protocol` and `--variant`, repeatable.
 #[derive(Args)]
 struct VariantArgs {
-    /// Protocol variant to apply (repeatable); `rehearsal variants` lists them.
+    /// Protocol profile, in place of the scenario's `[protocol] profile` (default `seeds`):
+    /// `rehearsal variants` lists the profiles and the variants each applies.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
+    /// Protocol variant to apply (repeatable), after the profile's and the scenario's own;
+    /// `rehearsal variants` lists them.
     #[arg(long = "variant")]
     variants: Vec<String>,
 }
@@ -481,6 +486,9 @@ struct CheckArgs {
     /// scenario as `--sql` would run it (over the scenario's own SQL).
     #[arg(long, value_name = "FILE")]
     sql: Option<PathBuf>,
+    /// Validate each scenario under this protocol profile, in place of its own.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
 }
 
 #[derive(Args)]
@@ -493,6 +501,9 @@ struct CompareArgs {
     variants: Vec<String>,
     #[command(flatten)]
     seeds: SeedRangeArg,
+    /// Protocol profile of every column, in place of the scenario's `[protocol] profile`.
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocol: Option<String>,
     /// Folder for the runs; defaults to reports/compare/<scenario>/.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -611,7 +622,8 @@ fn main() -> ExitCode {
 
 fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
-    let scenario = rehearsal::scenario::Scenario::load(&args.scenario)?.with_sql(args.sql.as_deref());
+    let loaded = rehearsal::scenario::Scenario::load(&args.scenario)?;
+    let scenario = loaded.with_sql(args.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
     let plan = rehearsal::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     rehearsal::run::refuse_existing_run(&plan.out_dir, args.force)?;
     let mut progress = (!quiet).then(rehearsal::progress::RunProgress::new);
@@ -636,6 +648,12 @@ fn cmd_run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
 }
 
 fn cmd_variants() -> Result<Outcome, Error> {
+    println!("profiles (`[protocol] profile`, `--protocol`):");
+    for p in rehearsal::vocab::PROFILES {
+        let applies = if p.variants.is_empty() { "no variant".to_string() } else { p.variants.join(", ") };
+        println!("{:<24} {}: {applies}", p.name, p.summary);
+    }
+    println!("\nvariants (`[protocol] variants`, `--variant`):");
     for v in rehearsal::variant::VARIANTS {
         println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
     }
@@ -650,6 +668,7 @@ fn cmd_sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::sweep::SweepOptions {
         scenarios: args.scenarios,
         seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         shard: args.shard,
@@ -814,7 +833,14 @@ fn cmd_overhead(args: BenchArgs) -> Result<Outcome, Error> {
     if args.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
-    let report = rehearsal::overhead::overhead(&args.scenario, args.seed, &args.variants.variants, args.sql.as_deref(), args.repeat)?;
+    let report = rehearsal::overhead::overhead(
+        &args.scenario,
+        args.seed,
+        args.variants.protocol.as_deref(),
+        &args.variants.variants,
+        args.sql.as_deref(),
+        args.repeat,
+    )?;
     print!("{}", report.render());
     Ok(Outcome::PASS)
 }
@@ -833,6 +859,7 @@ fn cmd_bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = rehearsal::bench::BenchOptions {
         seeds: args.seeds.seeds.0,
         params,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_else(|| PathBuf::from("reports/bench").join(stem)),
@@ -867,6 +894,7 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome,
     let options = rehearsal::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         sessions: args.sessions,
         points: args.points.into_iter().flat_map(|p| p.0).collect(),
@@ -913,6 +941,7 @@ fn cmd_explore_schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outc
     let options = rehearsal::schedules::SchedulesOptions {
         scenario: args.scenario,
         seed: args.seed,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         bound: args.bound,
         depth: args.depth.unwrap_or(usize::MAX),
@@ -945,6 +974,7 @@ fn cmd_search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
         runs: args.runs,
         seed: args.seed,
         strict: args.strict,
+        protocol: args.variants.protocol,
         variants: args.variants.variants,
         jobs: args.jobs.get(),
         out: args.out,
@@ -973,7 +1003,7 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
         }
     }
     for path in &args.scenarios {
-        println!("{}", rehearsal::replay::check(path, args.sql.as_deref())?);
+        println!("{}", rehearsal::replay::check(path, args.sql.as_deref(), args.protocol.as_deref(), &[])?);
     }
     Ok(Outcome::PASS)
 }
@@ -981,8 +1011,15 @@ fn cmd_check(args: CheckArgs) -> Result<Outcome, Error> {
 fn cmd_compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
     let out = args.out.unwrap_or_else(|| rehearsal::compare::default_out(&args.scenario));
-    let (table, sql) =
-        rehearsal::compare::compare(&args.scenario, &args.variants, &args.seeds.seeds.0, &out, args.force, args.sql.as_deref())?;
+    let (table, sql) = rehearsal::compare::compare(
+        &args.scenario,
+        &args.variants,
+        &args.seeds.seeds.0,
+        &out,
+        args.force,
+        args.sql.as_deref(),
+        args.protocol.as_deref(),
+    )?;
     if args.json.json {
         println!("{}", rehearsal::json_out::compare(&table, &sql, &out));
     } else {

@@ -38,6 +38,9 @@ pub struct Suite {
     /// `--seeds`, as runs of consecutive seeds (`1..=40`) in the order the sweep ran them;
     /// empty: each scenario's own `run.seed`.
     pub seeds: Vec<String>,
+    /// `--protocol NAME`, if the sweep had it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// `--variant`, in order.
     pub variants: Vec<String>,
     /// `--sql FILE`, if the sweep had one.
@@ -78,7 +81,7 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 impl Suite {
     /// The suite of a sweep over `scenarios` (loaded, in the command line's order).
-    pub fn of(scenarios: &[Scenario], seeds: &[u64], variants: &[String], sql: Option<&Path>) -> Result<Suite> {
+    pub fn of(scenarios: &[Scenario], seeds: &[u64], protocol: Option<&str>, variants: &[String], sql: Option<&Path>) -> Result<Suite> {
         let scenarios = scenarios
             .iter()
             .map(|s| {
@@ -87,7 +90,8 @@ impl Suite {
                 Ok(ScenarioId { path: file.path, sha256: file.sha256, run_seed: s.run.seed, sql })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Suite { seeds: seed_runs(seeds), variants: variants.to_vec(), sql: sql.map(FileId::of).transpose()?, scenarios })
+        let (protocol, variants) = (protocol.map(str::to_string), variants.to_vec());
+        Ok(Suite { seeds: seed_runs(seeds), protocol, variants, sql: sql.map(FileId::of).transpose()?, scenarios })
     }
 
     /// The seeds back from their runs (empty: each scenario's own).
@@ -150,6 +154,7 @@ impl Manifest {
         differ("shard count N", self.shards.to_string(), other.shards.to_string());
         let (a, b) = (&self.suite, &other.suite);
         differ("seeds", describe_seeds(&a.seeds), describe_seeds(&b.seeds));
+        differ("protocol", format!("{:?}", a.protocol), format!("{:?}", b.protocol));
         differ("variants", format!("{:?}", a.variants), format!("{:?}", b.variants));
         differ("--sql", describe_file(a.sql.as_ref()), describe_file(b.sql.as_ref()));
         differ("scenario count", a.scenarios.len().to_string(), b.scenarios.len().to_string());
@@ -184,7 +189,7 @@ mod tests {
 
     fn suite(seeds: &[u64]) -> Suite {
         let scenario = ScenarioId { path: "a.toml".into(), sha256: "00".repeat(32), run_seed: 7, sql: None };
-        Suite { seeds: seed_runs(seeds), variants: Vec::new(), sql: None, scenarios: vec![scenario] }
+        Suite { seeds: seed_runs(seeds), protocol: None, variants: Vec::new(), sql: None, scenarios: vec![scenario] }
     }
 
     #[test]

@@ -165,6 +165,7 @@ fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
     let options = SweepOptions {
         scenarios: suite.scenarios.iter().map(|s| PathBuf::from(&s.path)).collect(),
         seeds: suite.seed_list()?,
+        protocol: suite.protocol.clone(),
         variants: suite.variants.clone(),
         jobs: 1,
         shard: Some((i, manifest.shards)),
@@ -180,7 +181,7 @@ fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
         bless: false,
     };
     let own_seeds: Vec<u64> = suite.scenarios.iter().map(|s| s.run_seed).collect();
-    let variant = sweep::variant_label(&suite.variants);
+    let variant = sweep::variant_label(suite.protocol.as_deref(), &suite.variants);
     Ok(sweep::pairs(&options, &own_seeds).into_iter().map(|(_, path, seed)| (path.display().to_string(), variant.clone(), seed)).collect())
 }
 

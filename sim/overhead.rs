@@ -78,11 +78,12 @@ fn ms(d: Duration) -> f64 {
 pub fn overhead(
     scenario_path: &Path,
     seed: Option<u64>,
+    protocol: Option<&str>,
     variants: &[String],
     sql: Option<&Path>,
     repeats: usize,
 ) -> Result<OverheadReport> {
-    let load = || Scenario::load(scenario_path).map(|scenario| scenario.with_sql(sql));
+    let load = || Scenario::load(scenario_path)?.with_sql(sql).with_profile(protocol);
     let scenario = crate::variant::with_variants(&load()?, variants)?;
     let catalog = catalog_for(&scenario)?;
     let scratch = crate::scratch::scratch_folder("rehearsal-overhead-", None, &std::env::temp_dir())?;

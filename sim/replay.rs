@@ -65,15 +65,18 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
     }
 }
 
-/// Loads a scenario, applies its variants and prepares all its SQL (`--sql` over its own)
-/// against the schema in memory: every input error a run would meet, without running.
-pub fn check(path: &Path, sql: Option<&Path>) -> Result<String> {
-    let scenario = crate::variant::with_variants(&Scenario::load(path)?.with_sql(sql), &[])?;
+/// Loads a scenario, applies its profile (`--protocol` over its own) and variants (`variants`
+/// after its own) and prepares all its SQL (`--sql` over its own) against the schema in
+/// memory: every input error a run would meet, without running.
+pub fn check(path: &Path, sql: Option<&Path>, protocol: Option<&str>, variants: &[String]) -> Result<String> {
+    let loaded = Scenario::load(path)?.with_sql(sql).with_profile(protocol)?;
+    let scenario = crate::variant::with_variants(&loaded, variants)?;
     let sql = prepare_on_scratch(crate::plan::catalog_for(&scenario)?, scenario.run.epoch_unix_ms)?;
     Ok(format!(
-        "ok  {} ({} tasks, variants: {}, SQL: {sql})",
+        "ok  {} ({} tasks, protocol: {}, variants: {}, SQL: {sql})",
         path.display(),
         scenario.tasks.len(),
+        scenario.profile,
         if scenario.variant_names.is_empty() { "none".to_string() } else { scenario.variant_names.join(", ") }
     ))
 }

@@ -141,7 +141,8 @@ fn execute_keeping(
     // command ran in, how the path was typed or where the checkout is. Not by its text's
     // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
     // a schedule of default choices) is the same run, byte for byte.
-    let start = RunStart { scenario: crate::scenario::identity::file_name(&scenario.path), seed, variants, epoch_unix_ms: epoch };
+    let name = crate::scenario::identity::file_name(&scenario.path);
+    let start = RunStart { scenario: name, seed, profile: scenario.profile.clone(), variants, epoch_unix_ms: epoch };
     trace.write_run_start(&start)?;
     let config = EngineConfig {
         seed,
@@ -205,7 +206,14 @@ fn execute_keeping(
         resolved: resolved.clone(),
         scenario: scenario.name.clone(),
         seed,
-        replay: replay_command(&scenario.path, seed, &out_dir, &cli_variants, scenario.sql_override.as_deref()),
+        replay: replay_command(
+            &scenario.path,
+            seed,
+            &out_dir,
+            scenario.profile_override.as_deref(),
+            &cli_variants,
+            scenario.sql_override.as_deref(),
+        ),
         variants: scenario.variant_names.clone(),
         sql,
         contention,
@@ -241,8 +249,16 @@ pub fn checker_for(scenario: &Scenario) -> Checker {
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is
 /// deterministic, so the replay writes the same bytes again. Paths are quoted for the shell.
-pub fn replay_command(scenario: &Path, seed: u64, out_dir: &Path, variants: &[String], sql: Option<&Path>) -> String {
-    format!("{} --out {} --force", crate::shell::run_command(scenario, seed, variants, sql), crate::shell::quote_path(out_dir))
+pub fn replay_command(
+    scenario: &Path,
+    seed: u64,
+    out_dir: &Path,
+    protocol: Option<&str>,
+    variants: &[String],
+    sql: Option<&Path>,
+) -> String {
+    let run = crate::shell::run_command(scenario, seed, protocol, variants, sql);
+    format!("{run} --out {} --force", crate::shell::quote_path(out_dir))
 }
 
 /// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
@@ -272,6 +288,9 @@ impl RunSummary {
         let mut out = String::new();
         out.push_str(&format!("scenario     {}\n", self.scenario));
         out.push_str(&format!("seed         {}\n", self.seed));
+        if self.resolved.profile != crate::vocab::DEFAULT_PROFILE {
+            out.push_str(&format!("protocol     {}\n", self.resolved.profile));
+        }
         if !self.variants.is_empty() {
             out.push_str(&format!("variants     {}\n", self.variants.join(", ")));
         }

@@ -15,12 +15,13 @@ pub fn quote_path(path: &Path) -> String {
     quote(&path.display().to_string())
 }
 
-/// `rehearsal run SCENARIO --seed N [--variant V]… [--sql FILE]`: the command that runs one
-/// pair again.
-pub fn run_command(scenario: &Path, seed: u64, variants: &[String], sql: Option<&Path>) -> String {
+/// `rehearsal run SCENARIO --seed N [--protocol P] [--variant V]… [--sql FILE]`: the command
+/// that runs one pair again (`protocol`: the command line's `--protocol`, if any).
+pub fn run_command(scenario: &Path, seed: u64, protocol: Option<&str>, variants: &[String], sql: Option<&Path>) -> String {
+    let protocol = protocol.map_or(String::new(), |p| format!(" --protocol {}", quote(p)));
     let variants: String = variants.iter().map(|v| format!(" --variant {}", quote(v))).collect();
     let sql = sql.map_or(String::new(), |sql| format!(" --sql {}", quote_path(sql)));
-    format!("rehearsal run {} --seed {seed}{variants}{sql}", quote_path(scenario))
+    format!("rehearsal run {} --seed {seed}{protocol}{variants}{sql}", quote_path(scenario))
 }
 
 #[cfg(test)]
@@ -29,9 +30,33 @@ mod tests {
 
     #[test]
     fn a_path_with_spaces_or_quotes_pastes_as_one_word_and_a_plain_one_is_unchanged() {
-        assert_eq!(run_command(Path::new("scenarios/quickstart.toml"), 4, &[], None), "rehearsal run scenarios/quickstart.toml --seed 4");
-        let odd = run_command(Path::new("my scenarios/it's.toml"), 4, &["fencing".to_string()], Some(Path::new("my sql/cas.sql")));
+        assert_eq!(
+            run_command(Path::new("scenarios/quickstart.toml"), 4, None, &[], None),
+            "rehearsal run scenarios/quickstart.toml --seed 4"
+        );
+        let odd = run_command(
+            Path::new("my scenarios/it's.toml"),
+            4,
+            Some("repaired"),
+            &["fencing".to_string()],
+            Some(Path::new("my sql/cas.sql")),
+        );
         let words = shlex::split(&odd).expect("the shell reads it");
-        assert_eq!(words, ["rehearsal", "run", "my scenarios/it's.toml", "--seed", "4", "--variant", "fencing", "--sql", "my sql/cas.sql"]);
+        assert_eq!(
+            words,
+            [
+                "rehearsal",
+                "run",
+                "my scenarios/it's.toml",
+                "--seed",
+                "4",
+                "--protocol",
+                "repaired",
+                "--variant",
+                "fencing",
+                "--sql",
+                "my sql/cas.sql"
+            ]
+        );
     }
 }

@@ -137,6 +137,8 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     let text = std::fs::read_to_string(&scenario_path).map_err(|e| Error::input(format!("{}: {e}", scenario_path.display())))?;
     let mut table: Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
+    // The sweep's `--protocol`, written into the document: every candidate and the shrunk file have it.
+    crate::explore::document::set_profile(&mut table, failure.protocol.as_deref())?;
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
     let baseline = attempt(&table, &scenario_path, sql.as_deref(), failure.seed, &failure.variants, scratch.path())
         .ok_or_else(|| Error::harness("the failing scenario does not run".to_string()))?;

@@ -28,6 +28,8 @@ pub struct SweepOptions {
     /// The seeds of every scenario; empty: each scenario's own `run.seed` (the shipped
     /// suite as the golden file runs it).
     pub seeds: Vec<u64>,
+    /// `--protocol NAME`: the profile every pair runs, in place of its scenario's own.
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     pub jobs: usize,
     /// 1-based (I, N).
@@ -114,11 +116,14 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     Ok((i, n))
 }
 
-pub(crate) fn variant_label(variants: &[String]) -> String {
-    if variants.is_empty() {
+/// results.csv's `variant` column: `default`, or the `--protocol` profile and the
+/// `--variant`s joined by `+` (`repaired`, `repaired+strict-terminal`, `fencing`).
+pub(crate) fn variant_label(protocol: Option<&str>, variants: &[String]) -> String {
+    let words: Vec<&str> = protocol.into_iter().chain(variants.iter().map(String::as_str)).collect();
+    if words.is_empty() {
         "default".to_string()
     } else {
-        variants.join("+")
+        words.join("+")
     }
 }
 
@@ -190,7 +195,7 @@ fn case_name(row: &ResultRow) -> String {
 fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultRow {
     ResultRow {
         scenario: scenario_path.display().to_string(),
-        variant: variant_label(&options.variants),
+        variant: variant_label(options.protocol.as_deref(), &options.variants),
         seed,
         verdict: "error".to_string(),
         first_violation: String::new(),
@@ -198,7 +203,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
-        replay: crate::shell::run_command(scenario_path, seed, &options.variants, options.sql.as_deref()),
+        replay: crate::shell::run_command(scenario_path, seed, options.protocol.as_deref(), &options.variants, options.sql.as_deref()),
         sql: String::new(),
     }
 }
@@ -244,7 +249,7 @@ fn run_pair_keeping(
 ) -> (ResultRow, Option<RunSummary>) {
     let mut row = error_row(scenario_path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
-        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref());
+        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref()).with_profile(options.protocol.as_deref())?;
         let run_options = RunOptions {
             scenario_path: scenario_path.to_path_buf(),
             seed: Some(seed),
@@ -423,14 +428,15 @@ fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     assert!(options.jobs >= 1);
     // Bad input stops the sweep before any pair runs.
-    let loaded = options.scenarios.iter().map(|s| Scenario::load(s)).collect::<Result<Vec<Scenario>>>()?;
+    let protocol = options.protocol.as_deref();
+    let loaded = options.scenarios.iter().map(|s| Scenario::load(s)?.with_profile(protocol)).collect::<Result<Vec<Scenario>>>()?;
     let own_seeds: Vec<u64> = loaded.iter().map(|s| s.run.seed).collect();
     // Every scenario's SQL (`--sql` over its own) prepared once before any pair: a bad file
     // is bad input (exit 2), not an error in every pair.
     for scenario in &options.scenarios {
-        crate::replay::check(scenario, options.sql.as_deref())?;
+        crate::replay::check(scenario, options.sql.as_deref(), protocol, &options.variants)?;
     }
-    let suite = crate::manifest::Suite::of(&loaded, &options.seeds, &options.variants, options.sql.as_deref())?;
+    let suite = crate::manifest::Suite::of(&loaded, &options.seeds, protocol, &options.variants, options.sql.as_deref())?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
     crate::scratch::check_chosen(options.scratch.as_deref())?;
@@ -785,7 +791,7 @@ fn replay_saved_failures(dir: &Path) {
 /// (the run folder, to look at).
 fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<PathBuf> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
-    let name = format!("{stem}-{}-{}", variant_label(variants), row.seed);
+    let name = format!("{stem}-{}-{}", variant_label(options.protocol.as_deref(), variants), row.seed);
     // Relative to the suite's root, with the content hashes: the file replays in any checkout.
     let (scenario, scenario_sha256, sql, sql_sha256) = Failure::describe(Path::new(&row.scenario), sql)?;
     let failure = Failure {
@@ -795,6 +801,7 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
         sql,
         sql_sha256,
         seed: row.seed,
+        protocol: options.protocol.clone(),
         variants: variants.to_vec(),
         rule: row.first_violation.clone(),
         trace_hash: row.trace_hash.clone(),
@@ -836,6 +843,7 @@ mod tests {
         let options = |shard| SweepOptions {
             scenarios: vec![PathBuf::from("a.toml"), PathBuf::from("b.toml")],
             seeds: (1..=7).collect(),
+            protocol: None,
             variants: Vec::new(),
             jobs: 1,
             shard,

@@ -608,6 +608,7 @@ mod tests {
         let start = RunStart {
             scenario: "odd name, with=signs.toml".into(),
             seed: u64::MAX,
+            profile: "repaired".into(),
             variants: vec!["fencing".into(), "strict-terminal".into()],
             epoch_unix_ms: 1_767_225_600_000,
         };
@@ -631,12 +632,18 @@ mod tests {
         let rows = read(&path).unwrap();
         assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=rows.len() as u64).collect::<Vec<_>>());
         assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 9);
-        // No run start either way round: no variants, and a quiescent end.
-        let plain = RunStart { variants: Vec::new(), ..start };
+        // No run start either way round: the default profile (not written), no variants, and a quiescent end.
+        let plain = RunStart { profile: crate::vocab::DEFAULT_PROFILE.into(), variants: Vec::new(), ..start };
         let mut sink = TraceSink::create(&path, 0).unwrap();
         sink.write_run_start(&plain).unwrap();
         sink.write_run_end(&RunEnd { ending: Ending::Quiescent, makespan_ms: 0 }).unwrap();
         sink.finish().unwrap();
+        let first_row = &read(&path).unwrap()[0];
+        assert!(
+            !first_row.observed.contains("profile="),
+            "a seeds' run's first row is what it was before profiles: {}",
+            first_row.observed
+        );
         let record = events(&path).unwrap();
         assert_eq!((record.start, record.events.len(), record.end.ending), (plain, 0, Ending::Quiescent));
     }

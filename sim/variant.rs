@@ -6,7 +6,7 @@
 
 use crate::error::Error;
 use crate::scenario::Scenario;
-use crate::vocab::check_variant_name;
+use crate::vocab::{check_variant_name, Profile};
 
 pub struct Variant {
     pub name: &'static str,
@@ -279,23 +279,73 @@ pub fn find(name: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| v.name == name)
 }
 
-/// A new scenario with the variants applied: the scenario's own (`[protocol] variants`, which
-/// `Scenario::load` only records) unless they already are, then `extra` (`--variant`), in
-/// order, each name once. `scenario` itself is left as it is; applying to the result again
-/// changes nothing but the extra names it did not have. An unknown name lists the known ones.
+/// A new scenario with the variants applied: its profile's (sim/vocab/profile.rs), then the
+/// scenario's own (`[protocol] variants`, which `Scenario::load` only records), unless they
+/// already are, then `extra` (`--variant`), in order, each name once. A variant after the
+/// profile's that undoes one of the profile's changes is refused (`contradiction`): a profile
+/// is a protocol, and a run that names it runs all of it. `scenario` itself is left as it is;
+/// applying to the result again changes nothing but the extra names it did not have. An
+/// unknown name lists the known ones.
 pub fn with_variants(scenario: &Scenario, extra: &[String]) -> Result<Scenario, Error> {
     let mut applied = scenario.clone();
+    let profile = crate::vocab::check_profile_name(&scenario.profile).map_err(Error::input)?;
     if !scenario.variants_applied {
         applied.variant_names.clear();
-        for name in &scenario.variant_names {
+        for name in profile.variants {
             apply(&mut applied, name).map_err(Error::input)?;
+        }
+        for name in &scenario.variant_names {
+            apply_after_profile(&mut applied, profile, name, "[protocol] variants")?;
         }
         applied.variants_applied = true;
     }
     for name in extra {
-        apply(&mut applied, name).map_err(Error::input)?;
+        apply_after_profile(&mut applied, profile, name, "--variant")?;
     }
     Ok(applied)
+}
+
+/// `apply`, refusing a variant that undoes a change of the profile (`source` says where it
+/// was named).
+fn apply_after_profile(scenario: &mut Scenario, profile: &Profile, name: &str, source: &str) -> Result<(), Error> {
+    apply(scenario, name).map_err(Error::input)?;
+    match contradiction(scenario, profile, name) {
+        Some(why) => Err(Error::input(format!(
+            "{}: {source} `{name}` contradicts protocol profile `{}`: {why}; run it under `--protocol {}` (the seeds' protocol) or without that variant",
+            scenario.path.display(),
+            profile.name,
+            crate::vocab::DEFAULT_PROFILE
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Whether `name`, applied after `profile`'s variants, undid one of them: a profile variant's
+/// settings that, applied again, would change the scenario, or a statement both replace.
+fn contradiction(scenario: &Scenario, profile: &Profile, name: &str) -> Option<String> {
+    if profile.variants.contains(&name) {
+        return None;
+    }
+    let later = find(name)?;
+    let now = format!("{scenario:?}");
+    for earlier in profile.variants.iter().filter_map(|p| find(p)) {
+        let mut again = scenario.clone();
+        (earlier.apply)(&mut again);
+        if format!("{again:?}") != now {
+            return Some(format!("it undoes a setting of `{}` ({})", earlier.name, earlier.summary));
+        }
+        if let Some(statement) = statements(earlier).into_iter().find(|s| statements(later).contains(s)) {
+            return Some(format!("it replaces statement `{statement}`, which `{}` replaces too ({})", earlier.name, earlier.summary));
+        }
+    }
+    None
+}
+
+/// The names of the statements a variant's SQL replaces.
+fn statements(variant: &Variant) -> Vec<String> {
+    let Some((origin, text)) = variant.sql else { return Vec::new() };
+    let parsed = crate::sql_catalog::parse(text, origin).expect("a variant's SQL parses (a test checks it)");
+    parsed.into_iter().map(|s| s.name).collect()
 }
 
 /// Applies the named variant to a scenario whose `variant_names` are applied; a name it
@@ -371,6 +421,59 @@ mod tests {
         assert_eq!(names(&twice), ["polls-004", "fencing", "detect-by-timestamp"]);
         assert_eq!(twice.variant_sql.len(), 1);
         assert_eq!(twice.timing.background_poll_ms, 1_000, "polls-004 is not applied again");
+    }
+
+    fn with_profile(variants: &str, profile: &str) -> Scenario {
+        scenario(variants).with_profile(Some(profile)).unwrap()
+    }
+
+    #[test]
+    fn a_profile_applies_its_variants_first_then_the_files_then_the_command_lines() {
+        let s = with_variants(&with_profile("\"strict-terminal\", \"fencing\"", "repaired"), &["polls-004".to_string()]).unwrap();
+        assert_eq!(names(&s), ["fencing", "replies-cite-request", "heartbeat-until-exit", "strict-terminal", "polls-004"]);
+        assert!(s.settings.replies_cite_request && s.settings.watcher_until_exit && !s.settings.relaunch_exited);
+        assert_eq!(s.variant_sql.len(), 1, "fencing's SQL once, though the file names it too");
+        let seeds = with_variants(&scenario("\"strict-terminal\""), &[]).unwrap();
+        assert_eq!(names(&seeds), ["strict-terminal"], "the seeds' profile applies nothing");
+    }
+
+    const TEST_PROFILE: Profile = Profile { name: "test", summary: "a test", variants: &["thresholds-002", "guard-not-in"] };
+
+    fn after_test_profile(name: &str) -> Result<Scenario, Error> {
+        let mut s = scenario("");
+        for earlier in TEST_PROFILE.variants {
+            apply(&mut s, earlier).unwrap();
+        }
+        apply_after_profile(&mut s, &TEST_PROFILE, name, "--variant").map(|()| s)
+    }
+
+    #[test]
+    fn a_variant_that_undoes_a_setting_or_replaces_a_statement_of_the_profile_is_refused() {
+        let undone = after_test_profile("thresholds-headroom").err().unwrap().to_string();
+        assert!(
+            undone.contains(
+                "s.toml: --variant `thresholds-headroom` contradicts protocol profile `test`: it undoes a setting of `thresholds-002`"
+            ),
+            "{undone}"
+        );
+        assert!(undone.ends_with("run it under `--protocol seeds` (the seeds' protocol) or without that variant"), "{undone}");
+        let replaced = after_test_profile("worked-by-session-id").err().unwrap().to_string();
+        assert!(replaced.contains("it replaces statement `claim_task`, which `guard-not-in` replaces too"), "{replaced}");
+        // A variant that touches nothing of the profile's, or that is one of its own, applies.
+        assert!(after_test_profile("strict-terminal").is_ok());
+        assert!(after_test_profile("thresholds-002").is_ok());
+    }
+
+    #[test]
+    fn no_variant_of_a_profile_undoes_an_earlier_one_of_it() {
+        for profile in crate::vocab::PROFILES {
+            let mut s = scenario("");
+            for (i, name) in profile.variants.iter().enumerate() {
+                apply(&mut s, name).unwrap();
+                let earlier = Profile { name: profile.name, summary: profile.summary, variants: &profile.variants[..i] };
+                assert_eq!(contradiction(&s, &earlier, name), None, "{}: {name}", profile.name);
+            }
+        }
     }
 
     #[test]

@@ -62,6 +62,18 @@ pub fn with_fault(base: &Table, job: &Job, hang_ms: i64) -> Table {
     doc
 }
 
+/// `--protocol NAME` written into the document as `[protocol] profile`, so its runs have the
+/// profile and every replay file written from it names it (an unknown name is bad input).
+pub fn set_profile(doc: &mut Table, profile: Option<&str>) -> Result<()> {
+    let Some(name) = profile else { return Ok(()) };
+    crate::vocab::check_profile_name(name).map_err(|m| Error::input(format!("--protocol: {m}")))?;
+    let protocol = doc.entry("protocol").or_insert_with(|| Value::Table(Table::new()));
+    if let Value::Table(protocol) = protocol {
+        protocol.insert("profile".into(), Value::String(name.to_string()));
+    }
+    Ok(())
+}
+
 /// Parses a document as the scenario at `path` (its name, its folder for a relative SQL file).
 pub fn scenario(doc: &Table, path: &Path) -> Result<Scenario> {
     let text = toml::to_string(doc).map_err(|e| Error::harness(format!("scenario document: {e}")))?;

@@ -68,6 +68,9 @@ pub struct ExploreOptions {
     pub scenario: PathBuf,
     /// The base run's seed (the scenario's `run.seed` unless given).
     pub seed: Option<u64>,
+    /// `--protocol NAME`: the profile in place of the scenario's (written into the runs' and
+    /// replay files' documents as `[protocol] profile`).
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     /// Explore only these sessions' points (every session's when empty).
     pub sessions: Vec<Target>,
@@ -138,7 +141,8 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
     let path = &options.scenario;
     Scenario::load(path)?;
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    let (base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
+    let (mut base_doc, set_aside) = document::base(&text, path, options.keep_faults)?;
+    document::set_profile(&mut base_doc, options.protocol.as_deref())?;
     let base_scenario = document::scenario(&base_doc, path)?;
     Ok((base_doc, set_aside, base_scenario))
 }

@@ -177,11 +177,13 @@ pub(super) struct TaskCustom {
     pub checkpoints: Option<Vec<u64>>,
 }
 
-/// `[protocol]`: the scenario's own SQL file and the variants it names.
+/// `[protocol]`: the scenario's own SQL file, its protocol profile and the variants it names.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct ProtocolSection {
     pub sql: Option<String>,
+    /// A profile of sim/vocab/profile.rs (`seeds` when absent); `--protocol` replaces it.
+    pub profile: Option<String>,
     #[serde(default)]
     pub variants: Vec<String>,
 }

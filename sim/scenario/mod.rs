@@ -60,6 +60,12 @@ pub struct Scenario {
     /// `--sql FILE` of the command line (as given): its entries replace those of the default
     /// protocol and of `protocol_sql` (applied after it), and the replay command names it.
     pub sql_override: Option<PathBuf>,
+    /// The protocol profile (sim/vocab/profile.rs): `[protocol] profile`, `seeds` when the
+    /// file names none, or `--protocol`'s, which replaces it (`with_profile`).
+    pub profile: String,
+    /// `--protocol NAME` of the command line, if any: the replay command and saved failures
+    /// name it, since the file alone does not say it.
+    pub profile_override: Option<String>,
     /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
     /// not applied. From `crate::variant::with_variants`: those applied (the scenario's own, then
     /// the extra ones, each once).
@@ -198,6 +204,8 @@ impl Scenario {
             tasks,
             protocol_sql,
             sql_override: None,
+            profile: raw.protocol.profile.unwrap_or_else(|| crate::vocab::DEFAULT_PROFILE.to_string()),
+            profile_override: None,
             variant_names: raw.protocol.variants,
             variant_sql: Vec::new(),
             variants_applied: false,
@@ -212,6 +220,25 @@ impl Scenario {
             scenario.sql_override = Some(sql.to_path_buf());
         }
         scenario
+    }
+
+    /// The scenario with `--protocol NAME` over its `[protocol] profile` (a new value, made
+    /// before the plan, as `with_sql`); an unknown name is bad input listing the profiles. A
+    /// scenario whose variants are applied already keeps its profile: it was applied with them.
+    pub fn with_profile(&self, profile: Option<&str>) -> Result<Scenario> {
+        let mut scenario = self.clone();
+        if let Some(name) = profile {
+            crate::vocab::check_profile_name(name).map_err(|m| Error::input(format!("--protocol: {m}")))?;
+            if self.variants_applied && self.profile != name {
+                return Err(Error::harness(format!(
+                    "{}: profile {name} asked of a scenario whose variants are applied",
+                    self.path.display()
+                )));
+            }
+            scenario.profile = name.to_string();
+            scenario.profile_override = Some(name.to_string());
+        }
+        Ok(scenario)
     }
 
     /// The SQL files whose entries replace the defaults, in the order they apply: the

@@ -32,7 +32,8 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     missing_session_ids(&raw.faults, count)?;
     conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
-    variant_names(&raw.protocol)
+    variant_names(&raw.protocol)?;
+    profile_name(&raw.protocol)
 }
 
 fn no_such_task(task: u64, count: u64) -> String {
@@ -320,6 +321,14 @@ fn variant_names(protocol: &ProtocolSection) -> Checked {
     Ok(())
 }
 
+/// `[protocol] profile` names a known profile (sim/vocab/profile.rs).
+fn profile_name(protocol: &ProtocolSection) -> Checked {
+    match &protocol.profile {
+        Some(name) => crate::vocab::check_profile_name(name).map(|_| ()).map_err(|m| Problem::at("protocol", "profile", m)),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,5 +533,13 @@ mod tests {
         assert_eq!((refused.0, refused.2), ("protocol", "variants"));
         assert!(refused.3.starts_with("unknown variant `fencng`; did you mean `fencing`?; variants: guard-not-in, "), "{}", refused.3);
         accepted("[protocol]\nvariants = [\"fencing\", \"fencing\"]\n");
+    }
+
+    #[test]
+    fn a_profile_is_known_by_name() {
+        let refused = refusal("[protocol]\nprofile = \"repairs\"\n");
+        assert_eq!((refused.0, refused.2), ("protocol", "profile"));
+        assert_eq!(refused.3, "unknown protocol profile `repairs`; did you mean `repaired`?; profiles: seeds, repaired");
+        accepted("[protocol]\nprofile = \"repaired\"\n");
     }
 }

@@ -39,6 +39,9 @@ pub struct SchedulesOptions {
     pub scenario: PathBuf,
     /// The seed whose runs are re-ordered (the scenario's `run.seed` unless given).
     pub seed: Option<u64>,
+    /// `--protocol NAME`: the profile in place of the scenario's (written into the runs' and
+    /// replay files' documents as `[protocol] profile`).
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     /// At most this many non-default choices per schedule.
     pub bound: usize,
@@ -89,7 +92,9 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
     let path = &options.scenario;
     let scenario = Scenario::load(path)?; // bad input, with file:line:col, before anything runs
     let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    let base_doc: toml::Table = text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
+    let mut base_doc: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
+    crate::explore::document::set_profile(&mut base_doc, options.protocol.as_deref())?;
     let scratch = runner::prepare_folders(options)?;
     let explorer = runner::Explorer { options, base_doc, scratch: scratch.path() };
     let seed = options.seed.unwrap_or(scenario.run.seed);

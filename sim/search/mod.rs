@@ -58,6 +58,9 @@ pub struct SearchOptions {
     pub seed: u64,
     /// Empties the scenario's `[expect] allowed`: every violation counts.
     pub strict: bool,
+    /// `--protocol NAME`: the profile in place of the scenario's (written into the runs' and
+    /// replay files' documents as `[protocol] profile`).
+    pub protocol: Option<String>,
     pub variants: Vec<String>,
     pub jobs: usize,
     pub out: PathBuf,
@@ -113,7 +116,8 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
     }
     let path = &options.scenario;
     Scenario::load(path)?; // bad input, with file:line:col, before anything runs or is written
-    let base = base_document(path, options.strict)?;
+    let mut base = base_document(path, options.strict)?;
+    document::set_profile(&mut base, options.protocol.as_deref())?;
     let scenario = document::scenario(&base, path)?;
     crate::variant::with_variants(&scenario, &options.variants)?; // an unknown variant is bad input too
                                                                   // Explore's hang classes but the short one, which the protocol absorbs by design: as

@@ -34,6 +34,7 @@ mod nothing_lost;
 mod out_folder;
 mod own_sql;
 mod place_and_jobs;
+mod profile;
 mod protocol;
 mod quickstart;
 mod readme;
