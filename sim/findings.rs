@@ -42,6 +42,8 @@ const DEMOS: &[(&str, &str)] = &[
     ("bootstrap-5min", "scenarios/quickstart.toml"),
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
+    ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
+    ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

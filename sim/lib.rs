@@ -36,6 +36,7 @@ pub mod pair_details;
 pub mod plan;
 pub mod pool;
 pub mod progress;
+pub mod repaired_doc;
 pub mod replay;
 pub mod report;
 pub mod rng;

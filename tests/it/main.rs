@@ -38,6 +38,7 @@ mod profile;
 mod protocol;
 mod quickstart;
 mod readme;
+mod repaired;
 mod replay_paths;
 mod replies_cite;
 mod reports;
