@@ -289,3 +289,16 @@ RETURNING (
             AND id > :last_processed_message_id
           ORDER BY id) AS m
 );
+
+-- name: release_task
+-- Not a seed statement: run only under the variant `release-stale` (issue 28). The conductor's
+-- hand-over of a session that went silent (000 Bootstrap 5 "Session Handoff") sets the state
+-- and clears the row's session_id, so a fenced write of the replaced session (variant
+-- `fencing`, docs/protocol.md D11) changes nothing from here on: a session that only hung is
+-- fenced out at its first row write after it wakes, before its successor's claim names it.
+-- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
+UPDATE orchestration_tasks
+SET state = :state,
+    session_id = NULL,
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;

@@ -44,6 +44,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
     ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
     ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
+    ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

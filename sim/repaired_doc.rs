@@ -20,6 +20,8 @@ pub struct Change {
     pub variant: &'static str,
     /// A shipped scenario whose seed shows the flaw under the seeds' protocol, and the rule.
     pub demo: &'static str,
+    /// The demo's seed: 0 for the scenario's own `run.seed`.
+    pub demo_seed: u64,
     pub rule: &'static str,
     /// The seed text it changes: file, section, quote (from /work/shared/seeds/).
     pub seed_text: &'static str,
@@ -33,6 +35,7 @@ pub struct Change {
 pub const CHANGES: &[Change] = &[
     Change {
         variant: "fencing",
+        demo_seed: 0,
         demo: "scenarios/faults/zombie.toml",
         rule: "owner-writes-only",
         seed_text: "004 \"Heartbeat Rule\" and every musician UPDATE of 004/000 (`WHERE task_id = ?`): \"UPDATE orchestration_tasks SET state = 'needs_review', last_heartbeat = datetime('now') WHERE task_id = 'task-03'\" — no statement checks the writer's session (docs/protocol.md D11)",
@@ -41,6 +44,7 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         variant: "replies-cite-request",
+        demo_seed: 0,
         demo: "scenarios/faults/reply-to-zombie.toml",
         rule: "answer-own-request",
         seed_text: "000 \"Response Handling\": the musician reads \"the new state and the latest message\"; no conductor message names the request it answers (docs/protocol.md D15)",
@@ -52,6 +56,7 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         variant: "heartbeat-until-exit",
+        demo_seed: 0,
         demo: "scenarios/faults/slow-clean-exit.toml",
         rule: "no-false-stale",
         seed_text: "000 \"Clean Exit Protocol\" 2: \"Stop all watchers\" before the HANDOFF, against 000 \"Reference: Watcher Protocol Detail\": a watcher runs \"until terminal state\" (docs/protocol.md D14)",
@@ -60,6 +65,7 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         variant: "durable-cursor",
+        demo_seed: 0,
         demo: "scenarios/faults/crash-after-answer.toml",
         rule: "messages-seen-once",
         seed_text: "000 \"Message Deduplication\": \"Track `last_processed_message_id` as an integer, initialized to 0 … After processing each message, update `last_processed_message_id` to that message's ID\" — in the session's memory, which dies with it; 003 step 3 leaves the successor to guess which messages its predecessor handled",
@@ -68,10 +74,20 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         variant: "patient-relaunch",
+        demo_seed: 0,
         demo: "scenarios/faults/long-hang-before-claim.toml",
         rule: "no-relaunch-while-claim-pending",
         seed_text: "none: the seeds are silent on a launched session that never claims (000 Bootstrap 3 has the claim, nothing its absence); the simulator's conductor relaunched after one staleness window, 000 \"Heartbeat Protocol\": \"9 minutes\"",
         diff: "Behaviour: `conductor.claim_overdue_s = 1800`: the next session is launched only after the first has been silent before its claim for 30 minutes, longer than any hang of the fault model (assumption A1)",
+        necessity_run: None,
+    },
+    Change {
+        variant: "release-stale",
+        demo_seed: 157,
+        demo: "scenarios/proof/proof-ci-smoke.toml",
+        rule: "silent-after-hand-over",
+        seed_text: "000 Bootstrap 5 \"Session Handoff\" and 002 \"Guard Clause Rules\": the conductor hands a stale task over by its state alone; the row keeps naming the replaced session until the successor's claim overwrites `session_id` (docs/protocol.md D11)",
+        diff: "SQL and behaviour: `release_task` (scenarios/protocol.sql, run only by this variant): the hand-over of a session that went silent (stale heartbeat, or a row it holds when a claim is blocked) sets the state and `session_id = NULL` in one UPDATE, so under fencing the replaced session's first row write after it wakes changes nothing and ends it; a hand-over after a clean exit keeps `session_id`, which the successor needs to judge the HANDOFF (003)",
         necessity_run: None,
     },
 ];
@@ -180,7 +196,7 @@ fn changes_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result<(
         let c = change(variant)?;
         let summary = crate::variant::find(variant).map(|v| v.summary).unwrap_or("");
         let scenario = Scenario::load(Path::new(c.demo))?;
-        let seed = scenario.run.seed;
+        let seed = if c.demo_seed == 0 { scenario.run.seed } else { c.demo_seed };
         let seeds_run = run_one(&scenario, seed, &[], &runs_dir.join(format!("demo-{variant}-seeds")))?;
         let repaired_run = run_one(&scenario, seed, all, &runs_dir.join(format!("demo-{variant}-repaired")))?;
         let _ = writeln!(md, "### `{variant}`\n\n{summary}.\n");
@@ -312,7 +328,8 @@ fn necessity_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result
         let without: Vec<String> = all.iter().filter(|v| *v != variant).cloned().collect();
         let path = c.necessity_run.map_or(c.demo, |(path, _)| path);
         let scenario = Scenario::load(Path::new(path))?;
-        let seed = c.necessity_run.map_or(scenario.run.seed, |(_, seed)| seed);
+        let own = if c.demo_seed == 0 { scenario.run.seed } else { c.demo_seed };
+        let seed = c.necessity_run.map_or(own, |(_, seed)| seed);
         let run = run_one(&scenario, seed, &without, &runs_dir.join(format!("necessity-{variant}")))?;
         let (rule, why) = match first_violation(&run, c.rule) {
             Some(v) => (v.rule.to_string(), v.explanation.replace('|', "\\|")),

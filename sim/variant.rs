@@ -266,6 +266,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.conductor.claim_overdue_s = Some(PATIENT_CLAIM_OVERDUE_S),
     },
+    Variant {
+        name: "release-stale",
+        disagreement: 0,
+        summary: "the conductor's hand-over of a silent session also clears the row's session_id (`release_task`), so a replaced session that wakes is fenced out at its first row write instead of writing until its successor claims",
+        sql: None,
+        apply: |s| s.settings.release_stale = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

@@ -43,10 +43,11 @@ pub enum Stmt {
     ConductorResume,
     ReadConductorMessages,
     SendReceipt,
+    ReleaseTask,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 37] = [
+    pub const ALL: [Stmt; 38] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -84,6 +85,7 @@ impl Stmt {
         Stmt::ConductorResume,
         Stmt::ReadConductorMessages,
         Stmt::SendReceipt,
+        Stmt::ReleaseTask,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -126,6 +128,7 @@ impl Stmt {
             Stmt::ConductorResume => "conductor_resume",
             Stmt::ReadConductorMessages => "read_conductor_messages",
             Stmt::SendReceipt => "send_receipt",
+            Stmt::ReleaseTask => "release_task",
         }
     }
 
@@ -169,6 +172,7 @@ impl Stmt {
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
             Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
+            Stmt::ReleaseTask => &[":task_id", ":state"],
         }
     }
 

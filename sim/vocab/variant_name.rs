@@ -35,6 +35,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "exit-request-no-state",
     "durable-cursor",
     "patient-relaunch",
+    "release-stale",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
