@@ -5,6 +5,7 @@
 mod bad_input;
 mod baseline;
 mod bench;
+mod budgets;
 mod ceiling;
 mod charitable_conductor;
 mod ci_gate;
