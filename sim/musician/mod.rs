@@ -479,13 +479,21 @@ impl Musician {
 /// Variant `durable-cursor`: the id of the latest receipt (`review::RECEIPT_PREFIX`, the 5th
 /// column of the variant's `read_task_messages`) of the session the row named before this
 /// one's claim; every conductor message below it was read by that session or before it. A
-/// predecessor that wrote none (it crashed before reading anything) leaves the latest receipt
-/// of any other session. 0 when there is none: the instruction's id then bounds the read.
+/// predecessor that wrote none (it crashed before reading anything), or a row the hand-over
+/// cleared (`release-stale`), leaves the latest receipt of any other session. Only receipts
+/// written before the conductor's latest `handoff` count: a replaced session that wakes after
+/// its hand-over and reads the task's messages is not their owner, and its receipt must not
+/// hide them from its successor. 0 when there is none: the instruction's id bounds the read.
 fn predecessor_cursor(rows: &crate::db::SqlOutcome, previous: Option<&str>, me: &str) -> i64 {
+    let handed_over_at = (0..rows.rows.len())
+        .filter(|r| rows.text(*r, 1) == Some(crate::vocab::CONDUCTOR_TASK_ID) && rows.text(*r, 2) == Some("handoff"))
+        .filter_map(|r| rows.int(r, 0))
+        .max()
+        .unwrap_or(i64::MAX);
     let receipts: Vec<(i64, &str)> = (0..rows.rows.len())
         .filter(|r| rows.text(*r, 4).is_some_and(|text| text.starts_with(review::RECEIPT_PREFIX)))
         .filter_map(|r| Some((rows.int(r, 0)?, rows.text(r, 1)?)))
-        .filter(|(_, from)| *from != me)
+        .filter(|(id, from)| *from != me && *id < handed_over_at)
         .collect();
     let latest_of = |who: Option<&str>| receipts.iter().filter(|(_, from)| who.is_none_or(|w| w == *from)).map(|(id, _)| *id).max();
     latest_of(previous).or_else(|| latest_of(None)).unwrap_or(0)
