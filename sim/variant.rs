@@ -437,9 +437,12 @@ mod tests {
     #[test]
     fn a_profile_applies_its_variants_first_then_the_files_then_the_command_lines() {
         let s = with_variants(&with_profile("\"strict-terminal\", \"fencing\"", "repaired"), &["polls-004".to_string()]).unwrap();
-        assert_eq!(names(&s), ["fencing", "replies-cite-request", "heartbeat-until-exit", "strict-terminal", "polls-004"]);
+        let profile = crate::vocab::check_profile_name("repaired").unwrap().variants;
+        let expected: Vec<&str> = profile.iter().copied().chain(["strict-terminal", "polls-004"]).collect();
+        assert_eq!(names(&s), expected);
         assert!(s.settings.replies_cite_request && s.settings.watcher_until_exit && !s.settings.relaunch_exited);
-        assert_eq!(s.variant_sql.len(), 1, "fencing's SQL once, though the file names it too");
+        let sql = profile.iter().filter(|v| find(v).is_some_and(|v| v.sql.is_some())).count();
+        assert_eq!(s.variant_sql.len(), sql, "fencing's SQL once, though the file names it too");
         let seeds = with_variants(&scenario("\"strict-terminal\""), &[]).unwrap();
         assert_eq!(names(&seeds), ["strict-terminal"], "the seeds' profile applies nothing");
     }
