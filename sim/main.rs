@@ -438,6 +438,9 @@ struct FindingsArgs {
     /// With --repaired: the seeds of ci-smoke the cost is measured on.
     #[arg(long, default_value = "1..=50", requires = "repaired")]
     cost_seeds: String,
+    /// Every variant against this protocol profile instead of the seeds' protocol.
+    #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
+    protocol: Option<String>,
 }
 
 #[derive(Args)]
@@ -839,7 +842,8 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
         return Ok(Outcome::PASS);
     }
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
-    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &rehearsal::findings::default_runs_dir())?;
+    let runs_dir = rehearsal::findings::default_runs_dir();
+    let md = rehearsal::findings::findings(&args.seeds.seeds.0, &runs_dir, args.protocol.as_deref())?;
     std::fs::write(&out, md)?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)

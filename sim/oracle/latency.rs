@@ -486,7 +486,7 @@ impl Attribution {
             layers.push((Cause::NoWatcher, self.no_watcher(session, from, noticed_ms)));
             layers.push((Cause::Jitter, Self::spans_of(&self.jitter, session, from, noticed_ms)));
         }
-        let mut d = self.decompose(
+        let d = self.decompose(
             "message_notice_ms",
             task_id,
             session,
@@ -497,9 +497,7 @@ impl Attribution {
             &[(noticed_ms, rest_before), (i64::MAX, Cause::Work)],
         );
         // The measurement leaves a hang out (meter.rs): so does its decomposition.
-        d.excluded_ms = std::mem::take(&mut d.components_ms[Cause::Hang.index()]);
-        d.total_ms -= d.excluded_ms;
-        d
+        without_hangs(d)
     }
 
     /// [at, last_beat] cut at the row writes after the loss, each piece going to the writer of
@@ -516,7 +514,9 @@ impl Attribution {
         (by_others, by_conductor)
     }
 
-    /// The conductor's answer at `answered_ms` to the answered session's next row write.
+    /// The conductor's answer at `answered_ms` to the answered session's next row write; the
+    /// session's hangs are left out, as a message notice leaves them (issue 28: a hang is the
+    /// fault's time, not the protocol's, and a budget can bound only the protocol's).
     pub fn review_resume(&self, task_id: &str, session: &str, answered_ms: i64, wrote_ms: i64) -> Decomposition {
         // The answer is noticed once; watchers that leave later, during the rework, notice
         // other things.
@@ -527,7 +527,7 @@ impl Attribution {
             (Cause::Interference, interference),
             (Cause::Jitter, Self::spans_of(&self.jitter, session, answered_ms, noticed_ms)),
         ];
-        self.decompose(
+        let d = self.decompose(
             "review_resume_ms",
             task_id,
             session,
@@ -536,7 +536,8 @@ impl Attribution {
             noticer,
             &layers,
             &[(noticed_ms, Cause::PollWait), (i64::MAX, Cause::Work)],
-        )
+        );
+        without_hangs(d)
     }
 
     /// A crash (or a hang's start) at `at_ms` to the conductor declaring `session` stale at
@@ -566,7 +567,8 @@ impl Attribution {
         self.decompose("crash_detect_ms", task_id, session, at_ms, declared_ms, Noticer::ConductorPoll, &layers, &rest)
     }
 
-    /// A task's exit at `exited_ms` to the claim by its successor `session` at `claimed_ms`.
+    /// A task's exit at `exited_ms` to the claim by its successor `session` at `claimed_ms`;
+    /// the successor's hangs are left out (see `review_resume`).
     pub fn exit_to_claim(&self, task_id: &str, session: &str, exited_ms: i64, claimed_ms: i64) -> Decomposition {
         let launch = self.launches.get(session).copied().filter(|(launch_ms, _)| *launch_ms >= exited_ms);
         let interference =
@@ -586,7 +588,7 @@ impl Attribution {
             // Launched before the exit (a twin, an earlier launch): only its start-up is left.
             None => vec![(i64::MAX, Cause::Statements)],
         };
-        self.decompose("exit_to_claim_ms", task_id, session, exited_ms, claimed_ms, Noticer::ConductorPoll, &layers, &rest)
+        without_hangs(self.decompose("exit_to_claim_ms", task_id, session, exited_ms, claimed_ms, Noticer::ConductorPoll, &layers, &rest))
     }
 
     /// Whether a heartbeat age is worth its decomposition: one within the refresh threshold is
@@ -648,6 +650,14 @@ impl Attribution {
             reviews: self.reviews_in(&in_review),
         }
     }
+}
+
+/// A measurement less the time its session was frozen by a hang fault: the components left
+/// still sum to the total, and the hang is named as excluded.
+fn without_hangs(mut d: Decomposition) -> Decomposition {
+    d.excluded_ms = std::mem::take(&mut d.components_ms[Cause::Hang.index()]);
+    d.total_ms -= d.excluded_ms;
+    d
 }
 
 /// Appends to `key`'s list, copying the key only the first time (a run writes rows often).

@@ -1108,3 +1108,25 @@ fn review_resume_is_noticed_by_the_first_watcher_to_leave_after_the_answer() {
     assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher);
     assert_eq!((d.component(latency::Cause::PollWait), d.component(latency::Cause::Work)), (4_000, 56_000));
 }
+
+#[test]
+fn review_resume_leaves_out_the_time_the_answered_session_was_hung() {
+    let mut run = s1_working();
+    run.write(10_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    let (before, after) = (row("needs_review", S1, 0, 1.0), row("review_failed", S1, 0, 1.0));
+    run.write(20_000, "conductor", "conductor-session", Stmt::SetTaskState, "task-01", before, after);
+    // S1 hangs 100 s before it acts on the answer: the hang is the fault's, not the protocol's.
+    run.fact(30_000, Fact::Hung { session_id: S1.into(), until_ms: 130_000 });
+    run.write(
+        150_000,
+        "task-01.S1",
+        S1,
+        Stmt::SetNeedsReview,
+        "task-01",
+        row("review_failed", S1, 0, 1.0),
+        row("needs_review", S1, 0, 0.0),
+    );
+    assert_eq!(run.checker.measured().review_resume_ms, [30_000]);
+    let d = &causes(&run, "review_resume_ms")[0];
+    assert_eq!((d.total_ms, d.excluded_ms, d.component(latency::Cause::Hang)), (30_000, 100_000, 0));
+}

@@ -87,7 +87,7 @@ fn an_unknown_profile_is_bad_input_listing_the_profiles_on_every_command() {
     let out = dir.path().join("out");
     let out = out.to_str().unwrap();
     let quickstart = "scenarios/quickstart.toml";
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 9] = [
         &["run", quickstart, "--out", out],
         &["sweep", quickstart, "--out", out],
         &["compare", quickstart, "--seeds", "1", "--out", out],
@@ -96,6 +96,7 @@ fn an_unknown_profile_is_bad_input_listing_the_profiles_on_every_command() {
         &["explore", "schedules", quickstart, "--out", out],
         &["search", quickstart, "--runs", "1", "--out", out],
         &["check", quickstart],
+        &["findings", "--seeds", "1", "--out", out],
     ];
     for command in commands {
         let mut args = command.to_vec();
