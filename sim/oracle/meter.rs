@@ -87,12 +87,17 @@ pub fn quantiles(sample: &[i64]) -> Option<(i64, i64, i64)> {
     Some((rank(0.5), rank(0.95), *sorted.last().expect("non-empty")))
 }
 
-/// The tasks with a live, healthy session at `t_ms`: the heartbeat age the conductor reads for
-/// them is the protocol's. Not while a hang holds the session, nor after one until it has
-/// written its row again (the age then is the fault's freeze); from that write on, its ages
-/// count like any session's.
+/// The tasks with a live, healthy session at `t_ms` that the row names: the heartbeat age the
+/// conductor reads for them is the protocol's. Not while a hang holds the session, nor after
+/// one until it has written its row again (the age then is the fault's freeze); from that
+/// write on, its ages count like any session's. A session the row no longer names (a zombie
+/// after its hand-over) is not the row's heartbeat: its writes are fenced or interference, and
+/// the row's age is its owner's (issue 28: ci-smoke seed 1 under fencing counted a 943 s age,
+/// the hung owner's, against the awake zombie).
 fn healthy_tasks_at(truth: &Truth, t_ms: i64) -> Vec<(&str, &str)> {
-    let healthy = |(_, s): &(&String, &SessionTruth)| s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms);
+    let owns = |id: &String, s: &SessionTruth| truth.owner.get(&s.task_id) == Some(id);
+    let healthy =
+        |(id, s): &(&String, &SessionTruth)| s.is_live_at(t_ms) && !s.watcher_died && s.heartbeat_since_hangs(t_ms) && owns(id, s);
     truth.sessions.iter().filter(healthy).map(|(id, s)| (s.task_id.as_str(), id.as_str())).collect()
 }
 

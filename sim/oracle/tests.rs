@@ -1130,3 +1130,15 @@ fn review_resume_leaves_out_the_time_the_answered_session_was_hung() {
     let d = &causes(&run, "review_resume_ms")[0];
     assert_eq!((d.total_ms, d.excluded_ms, d.component(latency::Cause::Hang)), (30_000, 100_000, 0));
 }
+
+#[test]
+fn heartbeat_age_is_the_rows_owners_not_a_woken_replaced_sessions() {
+    let mut run = replaced_while_hung(200_000);
+    // S2 owns the row and hangs; S1 wakes, its fenced heartbeat changes nothing.
+    run.fact(100_000, Fact::Hung { session_id: S2.into(), until_ms: 900_000 });
+    let (before, after) = (row("working", S2, 0, 150.0), row("working", S2, 0, 150.0));
+    run.write(210_000, "task-01.S1.bg-watcher-1", S1, Stmt::Heartbeat, "task-01", before, after);
+    // The row's age is the hung owner's, not the awake zombie's: not a healthy age.
+    run.poll(600_000, &[("task-01", "working", 540.0)]);
+    assert!(run.checker.measured().heartbeat_age_s.is_empty(), "{:?}", run.checker.measured().heartbeat_age_s);
+}

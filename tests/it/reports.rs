@@ -245,8 +245,13 @@ fn the_heartbeat_plots_threshold_lines_follow_the_scenario_on_screen() {
 fn a_budget_breach_is_explained_by_its_causes_in_every_report() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let o =
-        rehearsal(&["run", root().join("scenarios/regression/zombie-owner-writes.toml").to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    // zombie-owner-writes' crash, detected after a review, is within its derived budget (issue
+    // 28): the copy sets the budget the seeds' numbers alone gave (582 s) to breach it.
+    let text = std::fs::read_to_string(root().join("scenarios/regression/zombie-owner-writes.toml")).unwrap();
+    let text = text.replace("violations = [\"liveness\",", "violations = [\"budget\", \"liveness\",");
+    let copy = tmp.path().join("zombie-owner-writes.toml");
+    std::fs::write(&copy, format!("{text}\n[budgets]\ncrash_detect_ms_max = 582000\n")).unwrap();
+    let o = rehearsal(&["run", copy.to_str().unwrap(), "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let mut csv = csv::Reader::from_path(out.join("latency.csv")).unwrap();
     let header = csv.headers().unwrap().clone();
