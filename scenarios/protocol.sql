@@ -268,3 +268,37 @@ SELECT id, from_session, message_type, timestamp
 FROM orchestration_messages
 WHERE task_id = :task_id
 ORDER BY id;
+
+-- name: send_receipt
+-- Not a seed statement: the seeds' musician keeps last_processed_message_id in memory only
+-- (000 "Message Deduplication") and never runs this. The variant `durable-cursor` (issue 28)
+-- reads its new conductor messages with it instead of `read_new_conductor_messages`: one
+-- INSERT of a receipt (a `resumption` message from the session, text `RECEIPT: …`) that
+-- returns, in the same statement, every conductor message after the cursor. Reading and
+-- recording are one atomic write, so no crash falls between them, and the receipt's own id is
+-- the durable cursor: every conductor message below it was read by the session that wrote it.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+VALUES (:task_id, :session_id, :message, 'resumption')
+RETURNING (
+    SELECT json_group_array(json_array(m.id, m.message, m.timestamp))
+    FROM (SELECT id, message, timestamp
+          FROM orchestration_messages
+          WHERE task_id = :task_id
+            AND from_session = 'task-00'
+            AND message_type != 'instruction'
+            AND id > :last_processed_message_id
+          ORDER BY id) AS m
+);
+
+-- name: release_task
+-- Not a seed statement: run only under the variant `release-stale` (issue 28). The conductor's
+-- hand-over of a session that went silent (000 Bootstrap 5 "Session Handoff") sets the state
+-- and clears the row's session_id, so a fenced write of the replaced session (variant
+-- `fencing`, docs/protocol.md D11) changes nothing from here on: a session that only hung is
+-- fenced out at its first row write after it wakes, before its successor's claim names it.
+-- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
+UPDATE orchestration_tasks
+SET state = :state,
+    session_id = NULL,
+    last_heartbeat = datetime('now')
+WHERE task_id = :task_id;

@@ -43,6 +43,9 @@ const DEMOS: &[(&str, &str)] = &[
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
     ("emergency-stop-escalates", "scenarios/emergency.toml"),
+    ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
+    ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
+    ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -41,6 +41,7 @@ pub mod panic_guard;
 pub mod plan;
 pub mod pool;
 pub mod progress;
+pub mod repaired_doc;
 pub mod replay;
 pub mod report;
 pub mod results_journal;

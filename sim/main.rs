@@ -439,6 +439,14 @@ struct FindingsArgs {
     /// scenario and compare their answers with the simulator's (sim/seed_scripts.rs).
     #[arg(long)]
     seed_scripts: bool,
+    /// Instead: docs/repaired-protocol.md, the `repaired` profile's changes, their cost, the
+    /// proof over --seeds of each strict suite and the necessity of each change
+    /// (sim/repaired_doc.rs).
+    #[arg(long, conflicts_with = "seed_scripts")]
+    repaired: bool,
+    /// With --repaired: the seeds of ci-smoke the cost is measured on.
+    #[arg(long, default_value = "1..=50", requires = "repaired")]
+    cost_seeds: String,
     /// Every variant against this protocol profile instead of the seeds' protocol.
     #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
     protocol: Option<String>,
@@ -856,6 +864,15 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
         return Ok(Outcome::PASS);
     }
     args.seeds.seeds.announce(quiet);
+    if args.repaired {
+        let out = args.out.unwrap_or_else(rehearsal::repaired_doc::default_out);
+        let cost_seeds = rehearsal::compare::parse_seeds(&args.cost_seeds)?;
+        let runs_dir = rehearsal::findings::default_runs_dir().join("repaired");
+        let md = rehearsal::repaired_doc::document(&args.seeds.seeds.0, &cost_seeds, &runs_dir)?;
+        std::fs::write(&out, md)?;
+        println!("written {}", out.display());
+        return Ok(Outcome::PASS);
+    }
     let out = args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md"));
     let runs_dir = rehearsal::findings::default_runs_dir();
     let md = rehearsal::findings::findings(&args.seeds.seeds.list("--seeds")?, &runs_dir, args.protocol.as_deref())?;

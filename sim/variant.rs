@@ -258,7 +258,38 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.emergency_stop_escalates = true,
     },
+    // The repaired protocol's own changes (issue 28, docs/repaired-protocol.md): not readings
+    // of the seeds but the fixes the proof suite shows are needed on top of fencing,
+    // replies-cite-request and heartbeat-until-exit.
+    Variant {
+        name: "durable-cursor",
+        disagreement: 0,
+        summary: "every read of new conductor messages is one atomic receipt message (`send_receipt`); a successor resumes after its predecessor's last receipt instead of handling again what it read (000 keeps last_processed_message_id in memory)",
+        sql: Some(("scenarios/variants/durable-cursor.sql", include_str!("../scenarios/variants/durable-cursor.sql"))),
+        apply: |s| s.settings.durable_cursor = true,
+    },
+    Variant {
+        name: "patient-relaunch",
+        disagreement: 0,
+        summary: "the conductor launches a task's next session only after its launched session has been silent before its claim for 30 minutes (conductor.claim_overdue_s = 1800), longer than any hang the fault model injects, instead of one staleness window (9 min)",
+        sql: None,
+        apply: |s| s.conductor.claim_overdue_s = Some(PATIENT_CLAIM_OVERDUE_S),
+    },
+    Variant {
+        name: "release-stale",
+        disagreement: 0,
+        summary: "the conductor's hand-over of a silent session also clears the row's session_id (`release_task`), so a replaced session that wakes is fenced out at its first row write instead of writing until its successor claims",
+        sql: None,
+        apply: |s| s.settings.release_stale = true,
+    },
 ];
+
+/// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung
+/// session and a dead one look the same to the conductor (nothing of the seeds reports a
+/// session's death), so no wait is safe against every hang: this one exceeds the longest hang
+/// of the proof's fault model (25 min drawn by ci-smoke and random-faults, 18 min for
+/// `explore crashes --hangs`), which is the proof's assumption A1 (docs/repaired-protocol.md).
+pub const PATIENT_CLAIM_OVERDUE_S: i64 = 1_800;
 
 pub fn find(name: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| v.name == name)
@@ -415,9 +446,12 @@ mod tests {
     #[test]
     fn a_profile_applies_its_variants_first_then_the_files_then_the_command_lines() {
         let s = with_variants(&with_profile("\"strict-terminal\", \"fencing\"", "repaired"), &["polls-004".to_string()]).unwrap();
-        assert_eq!(names(&s), ["fencing", "replies-cite-request", "heartbeat-until-exit", "strict-terminal", "polls-004"]);
+        let profile = crate::vocab::check_profile_name("repaired").unwrap().variants;
+        let expected: Vec<&str> = profile.iter().copied().chain(["strict-terminal", "polls-004"]).collect();
+        assert_eq!(names(&s), expected);
         assert!(s.settings.replies_cite_request && s.settings.watcher_until_exit && !s.settings.relaunch_exited);
-        assert_eq!(s.variant_sql.len(), 1, "fencing's SQL once, though the file names it too");
+        let sql = profile.iter().filter(|v| find(v).is_some_and(|v| v.sql.is_some())).count();
+        assert_eq!(s.variant_sql.len(), sql, "fencing's SQL once, though the file names it too");
         let seeds = with_variants(&scenario("\"strict-terminal\""), &[]).unwrap();
         assert_eq!(names(&seeds), ["strict-terminal"], "the seeds' profile applies nothing");
     }

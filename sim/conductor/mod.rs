@@ -365,7 +365,7 @@ impl Conductor<'_> {
                 polled_at_ms: task.polled_at_ms,
             });
             let why = format!("went stale (heartbeat {:.0} s old)", task.seconds_stale);
-            return self.hand_over(&task.task_id, &why).await;
+            return self.hand_over_silent_session(&task.task_id, &why).await;
         }
         Ok(())
     }
@@ -532,12 +532,24 @@ impl Conductor<'_> {
 
     /// 000 Bootstrap 5 "Session Handoff": a `handoff` message, `fix_proposed`, the next session.
     async fn hand_over(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
-        self.hand_over_leaving(task_id, why, Some("fix_proposed")).await
+        self.hand_over_leaving(task_id, why, Some("fix_proposed"), false).await
+    }
+
+    /// The hand-over of a session that went silent (a stale heartbeat, a row it holds and no
+    /// longer beats on): under `release-stale` (issue 28) the row's `session_id` is cleared
+    /// with the state (`release_task`), so the session, if it only hung, is fenced out at its
+    /// first row write once it wakes; otherwise `hand_over`.
+    async fn hand_over_silent_session(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
+        if !self.scenario.settings.release_stale {
+            return self.hand_over(task_id, why).await;
+        }
+        self.hand_over_leaving(task_id, why, Some("fix_proposed"), true).await
     }
 
     /// The hand-over with the state it sets: `None` leaves the row as it is, claimable already
     /// (`exit_requested`, docs/protocol.md D16).
-    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>) -> Result<(), SqlFailure> {
+    /// `release`: clear the row's `session_id` with the state (`release_task`).
+    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>, release: bool) -> Result<(), SqlFailure> {
         let launched = self.sessions.get(task_id).copied().unwrap_or(0);
         if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
             self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
@@ -547,6 +559,10 @@ impl Conductor<'_> {
         self.drop_replaced_request(task_id);
         let message = messages::conductor_handoff(task_id, launched, why);
         match state {
+            Some(state) if release => {
+                self.send(task_id, "handoff", message).await?;
+                self.ctx.sql(Stmt::ReleaseTask, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+            }
             Some(state) => self.answer(task_id, "handoff", message, state, None).await?,
             None => self.send(task_id, "handoff", message).await?,
         }

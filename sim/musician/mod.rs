@@ -378,7 +378,7 @@ impl Musician {
                 timestamp: rows.text(r, 3).unwrap_or("").to_string(),
             })
             .collect();
-        let assessment = handoff::assess(&handoff::Found {
+        let mut assessment = handoff::assess(&handoff::Found {
             handoff: handoff_text.as_deref(),
             status: status.as_deref(),
             deviations: deviations.as_deref(),
@@ -397,7 +397,17 @@ impl Musician {
         self.deviations_escalated = assessment.deviations_escalated;
         // 003 step 3: read the conductor's messages; those the previous session had not
         // answered (the handoff instructions, at least) are this session's to handle.
+        if self.scenario.settings.durable_cursor {
+            // Issue 28: the predecessor's receipts say what it read; the receipt read below
+            // returns exactly the rest, and each of those is pending for this session.
+            let cursor = predecessor_cursor(&rows, prior.session_id.as_deref(), &self.ctx.meta().session_id);
+            let mut memory = self.memory.borrow_mut();
+            memory.last_processed_message_id = memory.last_processed_message_id.max(cursor);
+        }
         let read = self.read_conductor_messages().await?;
+        if self.scenario.settings.durable_cursor {
+            assessment.pending_messages = read.iter().map(|(id, _, _)| *id).collect();
+        }
         for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
@@ -466,4 +476,27 @@ impl Musician {
         };
         self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
     }
+}
+
+/// Variant `durable-cursor`: the id of the latest receipt (`review::RECEIPT_PREFIX`, the 5th
+/// column of the variant's `read_task_messages`) of the session the row named before this
+/// one's claim; every conductor message below it was read by that session or before it. A
+/// predecessor that wrote none (it crashed before reading anything), or a row the hand-over
+/// cleared (`release-stale`), leaves the latest receipt of any other session. Only receipts
+/// written before the conductor's latest `handoff` count: a replaced session that wakes after
+/// its hand-over and reads the task's messages is not their owner, and its receipt must not
+/// hide them from its successor. 0 when there is none: the instruction's id bounds the read.
+fn predecessor_cursor(rows: &crate::db::SqlOutcome, previous: Option<&str>, me: &str) -> i64 {
+    let handed_over_at = (0..rows.rows.len())
+        .filter(|r| rows.text(*r, 1) == Some(crate::vocab::CONDUCTOR_TASK_ID) && rows.text(*r, 2) == Some("handoff"))
+        .filter_map(|r| rows.int(r, 0))
+        .max()
+        .unwrap_or(i64::MAX);
+    let receipts: Vec<(i64, &str)> = (0..rows.rows.len())
+        .filter(|r| rows.text(*r, 4).is_some_and(|text| text.starts_with(review::RECEIPT_PREFIX)))
+        .filter_map(|r| Some((rows.int(r, 0)?, rows.text(r, 1)?)))
+        .filter(|(id, from)| *from != me && *id < handed_over_at)
+        .collect();
+    let latest_of = |who: Option<&str>| receipts.iter().filter(|(_, from)| who.is_none_or(|w| w == *from)).map(|(id, _)| *id).max();
+    latest_of(previous).or_else(|| latest_of(None)).unwrap_or(0)
 }

@@ -286,6 +286,9 @@ impl Musician {
             return Ok(vec![(id, text.to_string(), at.to_string())]);
         }
         let last = self.memory.borrow().last_processed_message_id;
+        if self.scenario.settings.durable_cursor {
+            return self.receive_conductor_messages(last).await;
+        }
         let found = self
             .ctx
             .sql(Stmt::ReadNewConductorMessages, vec![(":task_id", self.task()), (":last_processed_message_id", Value::Integer(last))])
@@ -298,6 +301,38 @@ impl Musician {
             .collect())
     }
 }
+
+impl Musician {
+    /// Variant `durable-cursor` (issue 28): the new conductor messages after `last`, read by
+    /// the one statement that also writes this session's receipt for them (`send_receipt`), so
+    /// the cursor is durable the instant the messages are read: a successor starts after the
+    /// receipt instead of handling them again (000 "Message Deduplication" keeps it in memory).
+    async fn receive_conductor_messages(&mut self, last: i64) -> Result<Vec<(i64, String, String)>, SqlFailure> {
+        let receipt = format!("{RECEIPT_PREFIX} conductor messages after #{last}, read by {}", self.launch.worked_by());
+        let params = vec![
+            (":task_id", self.task()),
+            (":session_id", self.session()),
+            (":message", Value::Text(receipt)),
+            (":last_processed_message_id", Value::Integer(last)),
+        ];
+        let found = self.ctx.sql(Stmt::SendReceipt, params).await?;
+        let read = match serde_json::from_str::<Vec<(i64, String, String)>>(found.text(0, 0).unwrap_or("[]")) {
+            Ok(read) => read,
+            Err(e) => {
+                // A designer's `send_receipt` that returns something else: said, not hidden.
+                self.ctx.note("receipt_unreadable", format!("send_receipt returned no JSON array of [id, message, timestamp]: {e}"));
+                Vec::new()
+            }
+        };
+        if let Some(newest) = read.iter().map(|(id, _, _)| *id).max() {
+            self.memory.borrow_mut().last_processed_message_id = newest;
+        }
+        Ok(read)
+    }
+}
+
+/// How a receipt's text starts: the successor finds its predecessor's cursor by it.
+pub(super) const RECEIPT_PREFIX: &str = "RECEIPT:";
 
 /// The step a review covers: its checkpoint's, or the plan's last for the completion review.
 fn review_step(review: Review, steps: u64) -> u64 {

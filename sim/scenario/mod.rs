@@ -139,6 +139,14 @@ pub struct ProtocolSettings {
     /// next message (000 "Emergency Messages", "Background Watcher"), or (variant
     /// `emergency-stop-escalates`) is reported as an `error` and answered like one.
     pub emergency_stop_escalates: bool,
+    /// Issue 28, variant `durable-cursor`: every read of new conductor messages is an atomic
+    /// receipt (`send_receipt`), so a successor starts after the last receipt of the session
+    /// before it instead of re-handling what that session read (000 keeps the cursor in memory).
+    pub durable_cursor: bool,
+    /// Issue 28, variant `release-stale`: the conductor's hand-over of a silent session also
+    /// clears the row's `session_id` (`release_task`), so under fencing the replaced session's
+    /// every write changes nothing from the hand-over on, not only from its successor's claim.
+    pub release_stale: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -160,6 +168,8 @@ impl Default for ProtocolSettings {
             handoff_stale_by_age: false,
             exit_request_no_state: false,
             emergency_stop_escalates: false,
+            durable_cursor: false,
+            release_stale: false,
         }
     }
 }

@@ -42,10 +42,12 @@ pub enum Stmt {
     SetEscalation,
     ConductorResume,
     ReadConductorMessages,
+    SendReceipt,
+    ReleaseTask,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 36] = [
+    pub const ALL: [Stmt; 38] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -82,6 +84,8 @@ impl Stmt {
         Stmt::SetEscalation,
         Stmt::ConductorResume,
         Stmt::ReadConductorMessages,
+        Stmt::SendReceipt,
+        Stmt::ReleaseTask,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -123,6 +127,8 @@ impl Stmt {
             Stmt::SetEscalation => "set_escalation",
             Stmt::ConductorResume => "conductor_resume",
             Stmt::ReadConductorMessages => "read_conductor_messages",
+            Stmt::SendReceipt => "send_receipt",
+            Stmt::ReleaseTask => "release_task",
         }
     }
 
@@ -165,6 +171,8 @@ impl Stmt {
             Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
+            Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
+            Stmt::ReleaseTask => &[":task_id", ":state"],
         }
     }
 

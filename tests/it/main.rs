@@ -44,6 +44,7 @@ mod profile;
 mod protocol;
 mod quickstart;
 mod readme;
+mod repaired;
 mod replay_paths;
 mod replies_cite;
 mod reports;

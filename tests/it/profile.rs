@@ -24,7 +24,12 @@ fn a_profile_from_the_command_line_or_the_file_is_the_same_run_and_judge_reprodu
     };
     let (seeds_run, _) = run("seeds", &quickstart, None);
     let (cli_run, text) = run("cli", &quickstart, Some("repaired"));
-    assert!(text.contains("protocol     repaired\nvariants     fencing, replies-cite-request, heartbeat-until-exit\n"), "{text}");
+    assert!(
+        text.contains(
+            "protocol     repaired\nvariants     fencing, replies-cite-request, heartbeat-until-exit, durable-cursor, patient-relaunch, release-stale\n"
+        ),
+        "{text}"
+    );
     assert!(text.contains(" --seed 3 --protocol repaired --out "), "the replay command names the profile: {text}");
     let (seeds_row, seeds_hash) = first_row_and_hash(&seeds_run);
     let (cli_row, cli_hash) = first_row_and_hash(&cli_run);
