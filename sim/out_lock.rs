@@ -92,6 +92,9 @@ impl OutLock {
         if out.exists() && !out.is_dir() {
             return Err(Error::input(format!("output folder {} is a file, not a folder", out.display())));
         }
+        // A folder the user cannot write is their input (exit 2), whether it exists or not:
+        // refused here before the lock's own write would fail as I/O (exit 3).
+        crate::out_probe::ensure_writable(out)?;
         std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
         let path = out.join(LOCK_FILE);
         let text = Holder::this_process().text();

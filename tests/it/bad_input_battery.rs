@@ -638,19 +638,26 @@ fn a_sweep_over_never_ending_sql_records_each_pair_as_an_error() {
 /// Two writers into one `--out`: the second must be refused naming the holder (issue 30, item
 /// 3, another branch's lock file). Enable when that lands.
 #[test]
-#[ignore = "needs the output folder's lock file (issue 30, item 3)"]
 fn concurrent_writers_into_one_out_the_second_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("s").display().to_string();
     let first =
         crate::support::spawn_rehearsal(&["-q", "sweep", "scenarios/quickstart.toml", "--seeds", "1..=50", "--jobs", "1", "--out", &out]);
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The first holds the folder once its lock file is there (sim/out_lock.rs).
+    let lock = std::path::Path::new(&out).join(".rehearsal-lock");
+    for _ in 0..600 {
+        if lock.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(lock.exists(), "the first sweep took the folder's lock");
     let second: Vec<String> = ["sweep", TINY, "--seeds", "1", "--out", &out, "--force"].iter().map(|a| a.to_string()).collect();
     let ran = rehearsal_in(&root(), &second);
     let mut first = first;
     let _ = first.kill();
     let _ = first.wait();
-    ran.assert("a second sweep into a folder in use", 2, &["lock"]);
+    ran.assert("a second sweep into a folder in use", 2, &["in use by another rehearsal command"]);
 }
 
 /// README.md's exit-code table lists exactly the codes the binary sets: the outcomes', the
@@ -660,7 +667,7 @@ fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
     use rehearsal::error::Error;
     use rehearsal::vocab::RunOutcome;
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let table = readme.split("### Exit codes").nth(1).expect("README.md has an `Exit codes` section");
+    let table = readme.split("## Exit codes").nth(1).expect("README.md has an `Exit codes` section");
     let listed: Vec<i32> = table
         .lines()
         .skip_while(|l| !l.starts_with("| code"))
