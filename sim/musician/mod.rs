@@ -438,10 +438,19 @@ impl Musician {
                 assessment.resume_from.agent
             ),
         );
+        // Coverage counts these notes (tests/coverage/required.txt): each path of 003's tree.
         if assessment.mismatch == Mismatch::Benign {
             // 003 "State Reconciliation", Benign: "Auto-correct using temp/ files" — the one
-            // field that differs is corrected, no report (coverage counts this note).
+            // field that differs is corrected, no report.
             self.ctx.note("resumption_benign_mismatch", assessment.mismatches.join("; "));
+        }
+        if assessment.handoff == handoff::HandoffState::Stale {
+            // 003 "Resumption Decision Tree" 2: "HANDOFF missing or stale: Forced exit".
+            self.ctx.note("resumption_stale_handoff", assessment.handoff_detail.clone());
+        }
+        if assessment.mismatch == Mismatch::Contradictory {
+            // 003 "State Reconciliation", Contradictory: "Escalate to conductor immediately".
+            self.ctx.note("resumption_contradiction", assessment.mismatches.join("; "));
         }
         // 003 "Resumption Decision Tree" 5: ">2 deviations OR multiple mismatches OR temp/comms
         // mismatch: Report to conductor for guidance" (deviations by 000's REF-6, to which 003
@@ -450,11 +459,20 @@ impl Musician {
         if assessment.report_reasons.is_empty() {
             return Ok(None);
         }
+        // One note per trigger met, for coverage (tests/coverage/required.txt).
+        let triggers = [
+            (assessment.escalation_due, "resumption_report_deviations"),
+            (assessment.mismatches.len() >= 2, "resumption_report_multiple_mismatches"),
+            (assessment.report_reasons.iter().any(|r| r.contains("temp/comms")), "resumption_report_temp_comms"),
+        ];
+        for (_, note) in triggers.iter().filter(|(met, _)| *met) {
+            self.ctx.note(note, assessment.report_reasons.join(", "));
+        }
         let contradictory = assessment.mismatch == Mismatch::Contradictory;
-        let mut what = vec![format!("resumption needs guidance: {}", assessment.report_reasons.join(", "))];
+        // The reasons name the deviation threshold when it is met; the details list those deviations.
+        let what = format!("resumption needs guidance: {}", assessment.report_reasons.join(", "));
         let mut details: Vec<String> = assessment.mismatches.clone();
         if assessment.escalation_due {
-            what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
             details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
         }
         let last_error = if contradictory {
@@ -464,6 +482,6 @@ impl Musician {
         } else {
             "resumption_mismatch"
         };
-        self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
+        self.escalate(last_error, &what, &details, assessment.escalation_due).await
     }
 }
