@@ -43,6 +43,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
     ("emergency-stop-escalates", "scenarios/emergency.toml"),
+    ("working-count-stale-only", "scenarios/faults/working-tasks-on-resumption.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -258,6 +258,15 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.emergency_stop_escalates = true,
     },
+    Variant {
+        name: "working-count-stale-only",
+        // Not a disagreement: 000 says ">2 tasks in `working` state (potential crash
+        // indicator)" and no more (C42).
+        disagreement: 0,
+        summary: "a successor reports 000's \">2 tasks in `working`\" only for other tasks in `working` whose heartbeat is older than conductor.staleness_s (the crash the seed says it indicates), instead of every other task in `working`",
+        sql: None,
+        apply: |s| s.settings.working_count_stale_only = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

@@ -117,6 +117,8 @@ pub const NOTES: &[&str] = &[
     "resumption_report_deviations",
     "resumption_report_multiple_mismatches",
     "resumption_report_temp_comms",
+    // 000 "Mid-Session Resumption Protocol" 5: ">2 tasks in `working` state" (C42).
+    "resumption_report_working_tasks",
     // docs/protocol.md C41: an urgent emergency stops the work until the conductor's next message.
     "emergency_stop_wait",
 ];

@@ -131,6 +131,9 @@ pub struct ProtocolSettings {
     /// next message (000 "Emergency Messages", "Background Watcher"), or (variant
     /// `emergency-stop-escalates`) is reported as an `error` and answered like one.
     pub emergency_stop_escalates: bool,
+    /// docs/protocol.md C42: 000's ">2 tasks in `working` state" counts every other task in
+    /// `working`, or (variant `working-count-stale-only`) only those whose heartbeat is stale.
+    pub working_count_stale_only: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -152,6 +155,7 @@ impl Default for ProtocolSettings {
             handoff_stale_by_age: false,
             exit_request_no_state: false,
             emergency_stop_escalates: false,
+            working_count_stale_only: false,
         }
     }
 }

@@ -42,10 +42,11 @@ pub enum Stmt {
     SetEscalation,
     ConductorResume,
     ReadConductorMessages,
+    ReadSiblingStates,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 36] = [
+    pub const ALL: [Stmt; 37] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -82,6 +83,7 @@ impl Stmt {
         Stmt::SetEscalation,
         Stmt::ConductorResume,
         Stmt::ReadConductorMessages,
+        Stmt::ReadSiblingStates,
     ];
 
     /// The `-- name:` of its entry in a protocol SQL file.
@@ -123,6 +125,7 @@ impl Stmt {
             Stmt::SetEscalation => "set_escalation",
             Stmt::ConductorResume => "conductor_resume",
             Stmt::ReadConductorMessages => "read_conductor_messages",
+            Stmt::ReadSiblingStates => "read_sibling_states",
         }
     }
 
@@ -165,6 +168,7 @@ impl Stmt {
             Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
+            Stmt::ReadSiblingStates => &[":task_id"],
         }
     }
 
@@ -197,6 +201,7 @@ impl Stmt {
                 | Stmt::ReadTaskRecord
                 | Stmt::ReadTaskMessages
                 | Stmt::ReadConductorMessages
+                | Stmt::ReadSiblingStates
         )
     }
 

@@ -44,7 +44,7 @@ fn the_shipped_suite_reaches_every_required_item_and_misses_one_without_transiti
     let summary = std::fs::read_to_string(tmp.path().join("all/summary.md")).unwrap();
     assert!(summary.contains("## Protocol coverage") && summary.contains("| transition | any | after-crash | during-hang |"), "{summary}");
     assert!(summary.contains("Every transition of 002's table was reached."), "{summary}");
-    assert!(summary.contains("56 of 56 required items reached."), "{summary}");
+    assert!(summary.contains("57 of 57 required items reached."), "{summary}");
     let reached = coverage(&tmp.path().join("all"));
     assert_eq!(reached["musician review_approved->complete"], 0, "listed, never reached: an implied transition no scenario makes");
     // scenarios/transitions.toml and review-odds.toml are the only ones whose session

@@ -348,3 +348,28 @@ fn the_shipped_deviations_past_ref_6_are_reported_on_resumption() {
     assert_eq!(field(&block, "Assessment:"), "clean handoff", "2 deviations are not > 2");
     assert!(!status_lines(over_two.path(), "task-01").iter().any(|l| l.starts_with("ESCALATION")));
 }
+
+/// scenarios/faults/working-tasks-on-resumption.toml (000 "Mid-Session Resumption Protocol" 5,
+/// ">2 tasks in `working` state", docs/protocol.md C42): S2 reads its siblings' states, finds
+/// three `working` and reports before any work; under `working-count-stale-only` their fresh
+/// heartbeats are no crash indicator and it goes on.
+#[test]
+fn the_shipped_working_tasks_trigger_reports_more_than_two_siblings_in_working() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/working-tasks-on-resumption.toml");
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(
+        after_resumption(&lines),
+        "ESCALATION to conductor: resumption needs guidance: more than 2 other tasks in `working` (3: task-02, task-03, task-04)"
+    );
+    assert_eq!(notes(tmp.path(), "resumption_report_working_tasks"), 1);
+    let s2 = crate::support::session_sql(tmp.path(), "task-01.S2");
+    assert!(s2.iter().any(|r| r.stmt == Some(rehearsal::vocab::Stmt::ReadSiblingStates)), "000's sibling query");
+    let escalation = s2.iter().find(|r| r.stmt == Some(rehearsal::vocab::Stmt::SetEscalation)).expect("S2 reports");
+    assert!(escalation.detail.contains("last_error=resumption_working_tasks"), "{}", escalation.detail);
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
+    let stale_only = tempfile::tempdir().unwrap();
+    let (code, out) =
+        crate::support::run_into("scenarios/faults/working-tasks-on-resumption.toml", &["working-count-stale-only"], stale_only.path());
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(field(&resumptions(stale_only.path(), "task-01").remove(0), "Assessment:"), "clean handoff");
+}
