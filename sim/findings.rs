@@ -44,6 +44,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
     ("emergency-stop-escalates", "scenarios/emergency.toml"),
     ("working-count-stale-only", "scenarios/faults/working-tasks-on-resumption.toml"),
+    ("complete-from-approved", "scenarios/quickstart.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -267,6 +267,15 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.working_count_stale_only = true,
     },
+    Variant {
+        name: "complete-from-approved",
+        // Not a disagreement of its own: 000 "Completion Flow" 5 implies `review_approved →
+        // complete`, which 002's table lacks (D10 lists it as implied; C20).
+        disagreement: 0,
+        summary: "after the completion review's approval the musician writes `complete` straight from `review_approved` (000 \"Completion Flow\" 5), instead of `resume_working` first (002's `review_approved → working`, `working → complete`)",
+        sql: None,
+        apply: |s| s.settings.complete_from_approved = true,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Variant> {

@@ -134,6 +134,10 @@ pub struct ProtocolSettings {
     /// docs/protocol.md C42: 000's ">2 tasks in `working` state" counts every other task in
     /// `working`, or (variant `working-count-stale-only`) only those whose heartbeat is stale.
     pub working_count_stale_only: bool,
+    /// docs/protocol.md C20: after the completion review's approval the musician writes
+    /// `resume_working` before `complete` (002's table), or (variant `complete-from-approved`)
+    /// `complete` straight from `review_approved` (000 "Completion Flow" 5).
+    pub complete_from_approved: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -156,6 +160,7 @@ impl Default for ProtocolSettings {
             exit_request_no_state: false,
             emergency_stop_escalates: false,
             working_count_stale_only: false,
+            complete_from_approved: false,
         }
     }
 }
