@@ -269,6 +269,16 @@ FROM orchestration_messages
 WHERE task_id = :task_id
 ORDER BY id;
 
+-- name: read_sibling_states
+-- 000 "Database Queries for Parallel Awareness": "Check sibling task states (optional,
+-- on-demand)", the seed's query with this task's id; a successor runs it for 000
+-- "Mid-Session Resumption Protocol" 5's ">2 tasks in `working` state" (docs/protocol.md C42).
+SELECT task_id, state, last_heartbeat,
+       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale
+FROM orchestration_tasks
+WHERE task_id != 'task-00' AND task_id != :task_id AND task_id NOT LIKE 'fallback-%'
+ORDER BY task_id;
+
 -- name: send_receipt
 -- Not a seed statement: the seeds' musician keeps last_processed_message_id in memory only
 -- (000 "Message Deduplication") and never runs this. The variant `durable-cursor` (issue 28)

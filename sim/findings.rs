@@ -43,6 +43,8 @@ const DEMOS: &[(&str, &str)] = &[
     ("handoff-stale-by-age", "scenarios/slow-review.toml"),
     ("exit-request-no-state", "scenarios/exit-requested.toml"),
     ("emergency-stop-escalates", "scenarios/emergency.toml"),
+    ("working-count-stale-only", "scenarios/faults/working-tasks-on-resumption.toml"),
+    ("complete-from-approved", "scenarios/quickstart.toml"),
     ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
     ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
     ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),

@@ -258,6 +258,24 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.emergency_stop_escalates = true,
     },
+    Variant {
+        name: "working-count-stale-only",
+        // Not a disagreement: 000 says ">2 tasks in `working` state (potential crash
+        // indicator)" and no more (C42).
+        disagreement: 0,
+        summary: "a successor reports 000's \">2 tasks in `working`\" only for other tasks in `working` whose heartbeat is older than conductor.staleness_s (the crash the seed says it indicates), instead of every other task in `working`",
+        sql: None,
+        apply: |s| s.settings.working_count_stale_only = true,
+    },
+    Variant {
+        name: "complete-from-approved",
+        // Not a disagreement of its own: 000 "Completion Flow" 5 implies `review_approved →
+        // complete`, which 002's table lacks (D10 lists it as implied; C20).
+        disagreement: 0,
+        summary: "after the completion review's approval the musician writes `complete` straight from `review_approved` (000 \"Completion Flow\" 5), instead of `resume_working` first (002's `review_approved → working`, `working → complete`)",
+        sql: None,
+        apply: |s| s.settings.complete_from_approved = true,
+    },
     // The repaired protocol's own changes (issue 28, docs/repaired-protocol.md): not readings
     // of the seeds but the fixes the proof suite shows are needed on top of fencing,
     // replies-cite-request and heartbeat-until-exit.

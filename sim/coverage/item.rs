@@ -109,6 +109,18 @@ pub const NOTES: &[&str] = &[
     "session_id_missing",
     // 003 "State Reconciliation": a single benign mismatch on resumption, auto-corrected.
     "resumption_benign_mismatch",
+    // 003 "Resumption Decision Tree" 2: a stale HANDOFF; "State Reconciliation": a
+    // contradictory state, escalated at once.
+    "resumption_stale_handoff",
+    "resumption_contradiction",
+    // 003 "Resumption Decision Tree" 5: each of its three triggers, reported to the conductor.
+    "resumption_report_deviations",
+    "resumption_report_multiple_mismatches",
+    "resumption_report_temp_comms",
+    // 000 "Mid-Session Resumption Protocol" 5: ">2 tasks in `working` state" (C42).
+    "resumption_report_working_tasks",
+    // docs/protocol.md C41: an urgent emergency stops the work until the conductor's next message.
+    "emergency_stop_wait",
 ];
 
 impl Item {

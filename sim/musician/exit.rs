@@ -11,9 +11,14 @@ use super::*;
 
 impl Musician {
     /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
-    /// `complete` as the absolute last database write; then the stop hook.
+    /// `complete` as the absolute last database write; then the stop hook. Under
+    /// `complete-from-approved` no `resume_working` first: 000's "On `review_approved`: …
+    /// LAST STEP: … SET state = 'complete'" read literally, `review_approved → complete`
+    /// (docs/protocol.md C20, D10).
     pub(super) async fn finish_complete(&mut self) -> Result<(), SqlFailure> {
-        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        if !self.scenario.settings.complete_from_approved {
+            self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        }
         let report_path = messages::report_path(&self.launch.plan.task_id);
         self.ctx
             .write_file(

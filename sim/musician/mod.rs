@@ -31,6 +31,9 @@ mod tally;
 mod verification;
 mod work;
 
+/// How the RESUMPTION and the escalation name C42's trigger.
+const WORKING_TASKS_REASON: &str = "more than 2 other tasks in `working`";
+
 /// Everything a session is launched with: its launch prompt, in effect.
 #[derive(Clone, Debug)]
 pub struct Launch {
@@ -335,6 +338,27 @@ impl Musician {
         self.work().await
     }
 
+    /// 000 "Mid-Session Resumption Protocol" 5 and "Deviations & Escalation Thresholds"
+    /// (">2 tasks in `working` state (potential crash indicator)"), read with 000's sibling
+    /// query (`read_sibling_states`): the reason to report when more than two other tasks are
+    /// `working` — every such task by default, only those whose heartbeat is older than
+    /// `conductor.staleness_s` under `working-count-stale-only` (docs/protocol.md C42).
+    async fn working_tasks_trigger(&mut self) -> Result<Option<String>, SqlFailure> {
+        let rows = self.ctx.sql(Stmt::ReadSiblingStates, vec![(":task_id", self.task())]).await?;
+        let stale_only = self.scenario.settings.working_count_stale_only;
+        let staleness_s = self.scenario.conductor.staleness_s as f64;
+        let working: Vec<&str> = (0..rows.rows.len())
+            .filter(|&r| rows.text(r, 1) == Some("working"))
+            .filter(|&r| !stale_only || rows.real(r, 3).is_none_or(|age_s| age_s > staleness_s))
+            .filter_map(|r| rows.text(r, 0))
+            .collect();
+        if working.len() <= 2 {
+            return Ok(None);
+        }
+        let which = if stale_only { " with a stale heartbeat" } else { "" };
+        Ok(Some(format!("{WORKING_TASKS_REASON} ({}{which}: {})", working.len(), working.join(", "))))
+    }
+
     /// 000 Bootstrap 4: a fallback row so the stop hook lets the session end, and a message.
     async fn guard_block_fallback(&mut self, why: &str) -> Result<(), SqlFailure> {
         self.ctx.sql(Stmt::InsertFallbackRow, vec![(":session_id", self.session())]).await?;
@@ -411,6 +435,12 @@ impl Musician {
         for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
             self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
         }
+        // 000 "Mid-Session Resumption Protocol" 5 (after its step 3, the conductor's messages):
+        // "If >2 tasks with deviations (temp vs. comms mismatch) OR >2 tasks in `working` state
+        // — Report to conductor for further instruction" (docs/protocol.md C42).
+        if let Some(reason) = self.working_tasks_trigger().await? {
+            assessment.report_reasons.push(reason);
+        }
         self.cost(&self.scenario.context.resumption_read_pct.clone());
         // 000 Bootstrap 8, as a resumption is a "full bootstrap" (000 Mid-Session Resumption
         // Protocol 1): the background watcher runs from here on, once the pending messages
@@ -448,10 +478,19 @@ impl Musician {
                 assessment.resume_from.agent
             ),
         );
+        // Coverage counts these notes (tests/coverage/required.txt): each path of 003's tree.
         if assessment.mismatch == Mismatch::Benign {
             // 003 "State Reconciliation", Benign: "Auto-correct using temp/ files" — the one
-            // field that differs is corrected, no report (coverage counts this note).
+            // field that differs is corrected, no report.
             self.ctx.note("resumption_benign_mismatch", assessment.mismatches.join("; "));
+        }
+        if assessment.handoff == handoff::HandoffState::Stale {
+            // 003 "Resumption Decision Tree" 2: "HANDOFF missing or stale: Forced exit".
+            self.ctx.note("resumption_stale_handoff", assessment.handoff_detail.clone());
+        }
+        if assessment.mismatch == Mismatch::Contradictory {
+            // 003 "State Reconciliation", Contradictory: "Escalate to conductor immediately".
+            self.ctx.note("resumption_contradiction", assessment.mismatches.join("; "));
         }
         // 003 "Resumption Decision Tree" 5: ">2 deviations OR multiple mismatches OR temp/comms
         // mismatch: Report to conductor for guidance" (deviations by 000's REF-6, to which 003
@@ -460,21 +499,34 @@ impl Musician {
         if assessment.report_reasons.is_empty() {
             return Ok(None);
         }
+        // One note per trigger met, for coverage (tests/coverage/required.txt).
+        let triggers = [
+            (assessment.escalation_due, "resumption_report_deviations"),
+            (assessment.mismatches.len() >= 2, "resumption_report_multiple_mismatches"),
+            (assessment.report_reasons.iter().any(|r| r.contains("temp/comms")), "resumption_report_temp_comms"),
+            (assessment.report_reasons.iter().any(|r| r.starts_with(WORKING_TASKS_REASON)), "resumption_report_working_tasks"),
+        ];
+        for (_, note) in triggers.iter().filter(|(met, _)| *met) {
+            self.ctx.note(note, assessment.report_reasons.join(", "));
+        }
         let contradictory = assessment.mismatch == Mismatch::Contradictory;
-        let mut what = vec![format!("resumption needs guidance: {}", assessment.report_reasons.join(", "))];
+        // The reasons name the deviation threshold when it is met; the details list those deviations.
+        let what = format!("resumption needs guidance: {}", assessment.report_reasons.join(", "));
         let mut details: Vec<String> = assessment.mismatches.clone();
         if assessment.escalation_due {
-            what.push(format!("deviations past the escalation threshold ({})", assessment.rule.text()));
             details.extend(self.deviations_before.iter().skip(self.deviations_escalated).cloned());
         }
         let last_error = if contradictory {
             "resumption_contradiction"
         } else if assessment.escalation_due && assessment.mismatches.is_empty() {
             "deviation_escalation"
+        } else if assessment.mismatches.is_empty() {
+            // Only the fleet trigger (C42): no mismatch of this task's own.
+            "resumption_working_tasks"
         } else {
             "resumption_mismatch"
         };
-        self.escalate(last_error, &what.join("; "), &details, assessment.escalation_due).await
+        self.escalate(last_error, &what, &details, assessment.escalation_due).await
     }
 }
 

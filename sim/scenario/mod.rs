@@ -139,6 +139,13 @@ pub struct ProtocolSettings {
     /// next message (000 "Emergency Messages", "Background Watcher"), or (variant
     /// `emergency-stop-escalates`) is reported as an `error` and answered like one.
     pub emergency_stop_escalates: bool,
+    /// docs/protocol.md C42: 000's ">2 tasks in `working` state" counts every other task in
+    /// `working`, or (variant `working-count-stale-only`) only those whose heartbeat is stale.
+    pub working_count_stale_only: bool,
+    /// docs/protocol.md C20: after the completion review's approval the musician writes
+    /// `resume_working` before `complete` (002's table), or (variant `complete-from-approved`)
+    /// `complete` straight from `review_approved` (000 "Completion Flow" 5).
+    pub complete_from_approved: bool,
     /// Issue 28, variant `durable-cursor`: every read of new conductor messages is an atomic
     /// receipt (`send_receipt`), so a successor starts after the last receipt of the session
     /// before it instead of re-handling what that session read (000 keeps the cursor in memory).
@@ -168,6 +175,8 @@ impl Default for ProtocolSettings {
             handoff_stale_by_age: false,
             exit_request_no_state: false,
             emergency_stop_escalates: false,
+            working_count_stale_only: false,
+            complete_from_approved: false,
             durable_cursor: false,
             release_stale: false,
         }

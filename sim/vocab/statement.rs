@@ -42,12 +42,13 @@ pub enum Stmt {
     SetEscalation,
     ConductorResume,
     ReadConductorMessages,
+    ReadSiblingStates,
     SendReceipt,
     ReleaseTask,
 }
 
 impl Stmt {
-    pub const ALL: [Stmt; 38] = [
+    pub const ALL: [Stmt; 39] = [
         Stmt::ConductorRegister,
         Stmt::CreateTask,
         Stmt::SendInstruction,
@@ -84,6 +85,7 @@ impl Stmt {
         Stmt::SetEscalation,
         Stmt::ConductorResume,
         Stmt::ReadConductorMessages,
+        Stmt::ReadSiblingStates,
         Stmt::SendReceipt,
         Stmt::ReleaseTask,
     ];
@@ -127,6 +129,7 @@ impl Stmt {
             Stmt::SetEscalation => "set_escalation",
             Stmt::ConductorResume => "conductor_resume",
             Stmt::ReadConductorMessages => "read_conductor_messages",
+            Stmt::ReadSiblingStates => "read_sibling_states",
             Stmt::SendReceipt => "send_receipt",
             Stmt::ReleaseTask => "release_task",
         }
@@ -171,6 +174,7 @@ impl Stmt {
             Stmt::SetEscalation => &[":task_id", ":session_id", ":last_error"],
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
+            Stmt::ReadSiblingStates => &[":task_id"],
             Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
             Stmt::ReleaseTask => &[":task_id", ":state"],
         }
@@ -205,6 +209,7 @@ impl Stmt {
                 | Stmt::ReadTaskRecord
                 | Stmt::ReadTaskMessages
                 | Stmt::ReadConductorMessages
+                | Stmt::ReadSiblingStates
         )
     }
 

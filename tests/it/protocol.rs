@@ -307,3 +307,36 @@ fn under_emergency_stop_escalates_the_stop_is_reported_and_answered() {
     assert!(!task_01.iter().any(|m| m.4.starts_with("EMERGENCY (resume)")), "{task_01:?}");
     assert_eq!(task_row(tmp.path(), "task-01").2, 0, "no retry counted");
 }
+
+/// scenarios/completion-from-approved.toml (000 "Completion Flow" 5, docs/protocol.md C20):
+/// under `complete-from-approved` the session's terminal write follows the completion
+/// review's approval with no `resume_working` between; by default it writes one first.
+#[test]
+fn complete_from_approved_writes_complete_straight_from_review_approved() {
+    let last_state_write_before_complete = |variants: &[&str]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let (code, out) = crate::support::run_into("scenarios/completion-from-approved.toml", variants, tmp.path());
+        assert_eq!(code, 0, "{out}");
+        let writes: Vec<_> = session_sql(tmp.path(), "task-01.S1")
+            .into_iter()
+            .filter(|r| r.state_after.is_some() && r.stmt.is_some_and(|s| !s.inserts_message()))
+            .collect();
+        let complete = writes.iter().position(|r| r.stmt == Some(Stmt::MarkComplete)).expect("a terminal write");
+        assert_eq!(writes[complete].state_after, Some(TaskState::Complete));
+        writes[..complete].iter().rev().find(|r| r.stmt != Some(Stmt::Heartbeat)).and_then(|r| r.stmt)
+    };
+    // The scenario names the variant itself; the default is C20's, run from a copy without it.
+    assert_eq!(last_state_write_before_complete(&[]), Some(Stmt::SetNeedsReview), "the completion review, then `complete`");
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("scenarios/completion-from-approved.toml")).unwrap();
+    let path = tmp.path().join("default.toml");
+    std::fs::write(&path, text.replace("variants = [\"complete-from-approved\"]", "variants = []")).unwrap();
+    let out = tmp.path().join("run");
+    run_ok(&path, 3, &out);
+    let writes: Vec<_> = session_sql(&out, "task-01.S1")
+        .into_iter()
+        .filter(|r| r.state_after.is_some() && r.stmt.is_some_and(|s| !s.inserts_message()))
+        .collect();
+    let complete = writes.iter().position(|r| r.stmt == Some(Stmt::MarkComplete)).unwrap();
+    assert_eq!(writes[..complete].iter().rev().find(|r| r.stmt != Some(Stmt::Heartbeat)).and_then(|r| r.stmt), Some(Stmt::ResumeWorking));
+}

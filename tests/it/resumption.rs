@@ -242,3 +242,134 @@ fn the_resumption_reports_what_the_successors_verification_found() {
     let resumed = lines.iter().position(|l| l.starts_with("RESUMPTION: ")).unwrap();
     assert!(lines[..resumed].iter().any(|l| l.starts_with("verification: test_step5_agent3 re-run 3/3 failed")), "{lines:#?}");
 }
+
+/// The RESUMPTION block of `scenario`'s S2 on its own seed, its status lines, and the run folder.
+fn shipped_resumption(scenario: &str) -> (tempfile::TempDir, Vec<String>, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into(scenario, &[], tmp.path());
+    assert_eq!(code, 0, "{scenario}: {out}");
+    let block = resumptions(tmp.path(), "task-01").remove(0);
+    let lines = status_lines(tmp.path(), "task-01");
+    (tmp, block, lines)
+}
+
+/// The first status line after the RESUMPTION block, without its `[ctx: NN%]`.
+fn after_resumption(lines: &[String]) -> &str {
+    let resumed = lines.iter().position(|l| l.starts_with("  Resuming from:")).expect("a RESUMPTION");
+    let next = lines[resumed + 1..].iter().find(|l| !l.starts_with("  ")).expect("a line after it");
+    next.rsplit_once(" [ctx: ").map_or(next.as_str(), |(text, _)| text)
+}
+
+/// The notes of `name` in a run's trace.
+fn notes(dir: &Path, name: &str) -> usize {
+    crate::support::trace(dir).iter().filter(|r| r.event == name).count()
+}
+
+/// scenarios/faults/benign-mismatch.toml (003 "State Reconciliation", Benign: "Step count off by
+/// 1 … Auto-correct using temp/ files"): one benign field, no report; S2 continues from the
+/// HANDOFF's position (step 2 agent 1), not the status file's (step 1 agent 2), and completes.
+#[test]
+fn the_shipped_benign_mismatch_is_auto_corrected_without_a_report() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/benign-mismatch.toml");
+    assert_eq!(field(&block, "Status/comms mismatches:"), "1 (HANDOFF continues from step 2 agent 1, status from step 1 agent 2)");
+    assert_eq!(field(&block, "Assessment:"), "needs verification");
+    assert_eq!(field(&block, "Resuming from:"), "step 2 agent 1");
+    let resumed = lines.iter().position(|l| l.starts_with("  Resuming from:")).unwrap();
+    let first_agent = lines[resumed..].iter().find(|l| l.contains(" agent ") && l.contains(" launched")).unwrap();
+    assert!(first_agent.starts_with("step 2 agent 1 launched"), "{first_agent}");
+    assert!(!lines.iter().any(|l| l.starts_with("ESCALATION")), "no report");
+    assert_eq!(notes(tmp.path(), "resumption_benign_mismatch"), 1);
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
+}
+
+/// scenarios/faults/contradictory-resumption.toml (003 "State Reconciliation", Contradictory:
+/// "Escalate to conductor immediately"): under 004's guard S2 claims the row its hung
+/// predecessor rewrote to `needs_review` after the hand-over; it says so, escalates
+/// (`resumption_contradiction`) before any work, applies the correction task and completes.
+#[test]
+fn the_shipped_contradictory_resumption_is_escalated_before_any_work() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/contradictory-resumption.toml");
+    let mismatches = field(&block, "Status/comms mismatches:");
+    assert!(mismatches.starts_with("1 (the task row was `needs_review` when this session claimed it: "), "{mismatches}");
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(field(&block, "Resuming from:"), "step 1 agent 1", "no approved checkpoint: from the start");
+    assert_eq!(
+        after_resumption(&lines),
+        "ESCALATION to conductor: resumption needs guidance: a temp/comms mismatch, a contradictory state"
+    );
+    assert_eq!(notes(tmp.path(), "resumption_contradiction"), 1);
+    // The escalation's state write, then the conductor's correction task answers it.
+    let s2 = crate::support::session_sql(tmp.path(), "task-01.S2");
+    let escalation = s2.iter().find(|r| r.stmt == Some(rehearsal::vocab::Stmt::SetEscalation)).expect("S2 escalates");
+    assert!(escalation.detail.contains("last_error=resumption_contradiction"), "{}", escalation.detail);
+    assert!(lines.iter().any(|l| l.starts_with("conductor fix_proposed: correction task")), "{lines:#?}");
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
+}
+
+/// scenarios/faults/multiple-mismatches.toml (003 step 5, "multiple mismatches"): a benign and a
+/// temp/comms mismatch together are reported; S2 resumes from the last approved checkpoint.
+#[test]
+fn the_shipped_multiple_mismatches_are_reported() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/multiple-mismatches.toml");
+    assert!(
+        field(&block, "Status/comms mismatches:")
+            .starts_with("2 (HANDOFF continues from step 2 agent 1, status from step 1 agent 2; no `handoff` message"),
+        "{block:#?}"
+    );
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(field(&block, "Resuming from:"), "step 1 agent 1");
+    assert_eq!(
+        after_resumption(&lines),
+        "ESCALATION to conductor: resumption needs guidance: multiple mismatches (2), a temp/comms mismatch"
+    );
+    assert_eq!((notes(tmp.path(), "resumption_report_multiple_mismatches"), notes(tmp.path(), "resumption_benign_mismatch")), (1, 0));
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
+}
+
+/// scenarios/faults/deviations-on-resumption.toml (003 step 5 with 000's REF-6): two Mediums no
+/// escalation covered are reported by the successor; under `escalate-over-two` ("> 2") not.
+#[test]
+fn the_shipped_deviations_past_ref_6_are_reported_on_resumption() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/deviations-on-resumption.toml");
+    assert_eq!(field(&block, "Deviations found:"), "2 (0 High, 2 Medium, 0 Low; past the threshold, REF-6: 2+ Medium or 1+ High)");
+    assert_eq!(field(&block, "Status/comms mismatches:"), "none");
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(
+        after_resumption(&lines),
+        "ESCALATION to conductor: resumption needs guidance: deviations past the escalation threshold (REF-6: 2+ Medium or 1+ High)"
+    );
+    assert_eq!(notes(tmp.path(), "resumption_report_deviations"), 1);
+    let row = crate::support::task_row(tmp.path(), "task-01");
+    assert_eq!(row.0, "complete");
+    let over_two = tempfile::tempdir().unwrap();
+    let (code, out) = crate::support::run_into("scenarios/faults/deviations-on-resumption.toml", &["escalate-over-two"], over_two.path());
+    assert_eq!(code, 0, "{out}");
+    let block = resumptions(over_two.path(), "task-01").remove(0);
+    assert_eq!(field(&block, "Assessment:"), "clean handoff", "2 deviations are not > 2");
+    assert!(!status_lines(over_two.path(), "task-01").iter().any(|l| l.starts_with("ESCALATION")));
+}
+
+/// scenarios/faults/working-tasks-on-resumption.toml (000 "Mid-Session Resumption Protocol" 5,
+/// ">2 tasks in `working` state", docs/protocol.md C42): S2 reads its siblings' states, finds
+/// three `working` and reports before any work; under `working-count-stale-only` their fresh
+/// heartbeats are no crash indicator and it goes on.
+#[test]
+fn the_shipped_working_tasks_trigger_reports_more_than_two_siblings_in_working() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/working-tasks-on-resumption.toml");
+    assert_eq!(field(&block, "Assessment:"), "needs guidance");
+    assert_eq!(
+        after_resumption(&lines),
+        "ESCALATION to conductor: resumption needs guidance: more than 2 other tasks in `working` (3: task-02, task-03, task-04)"
+    );
+    assert_eq!(notes(tmp.path(), "resumption_report_working_tasks"), 1);
+    let s2 = crate::support::session_sql(tmp.path(), "task-01.S2");
+    assert!(s2.iter().any(|r| r.stmt == Some(rehearsal::vocab::Stmt::ReadSiblingStates)), "000's sibling query");
+    let escalation = s2.iter().find(|r| r.stmt == Some(rehearsal::vocab::Stmt::SetEscalation)).expect("S2 reports");
+    assert!(escalation.detail.contains("last_error=resumption_working_tasks"), "{}", escalation.detail);
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
+    let stale_only = tempfile::tempdir().unwrap();
+    let (code, out) =
+        crate::support::run_into("scenarios/faults/working-tasks-on-resumption.toml", &["working-count-stale-only"], stale_only.path());
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(field(&resumptions(stale_only.path(), "task-01").remove(0), "Assessment:"), "clean handoff");
+}
