@@ -868,7 +868,7 @@ fn cmd_findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
         let out = args.out.unwrap_or_else(rehearsal::repaired_doc::default_out);
         let cost_seeds = rehearsal::compare::parse_seeds(&args.cost_seeds)?;
         let runs_dir = rehearsal::findings::default_runs_dir().join("repaired");
-        let md = rehearsal::repaired_doc::document(&args.seeds.seeds.0, &cost_seeds, &runs_dir)?;
+        let md = rehearsal::repaired_doc::document(&args.seeds.seeds.list("--seeds")?, &cost_seeds, &runs_dir)?;
         std::fs::write(&out, md)?;
         println!("written {}", out.display());
         return Ok(Outcome::PASS);
