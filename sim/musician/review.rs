@@ -316,6 +316,16 @@ impl Musician {
             (":last_processed_message_id", Value::Integer(last)),
         ];
         let found = self.ctx.sql(Stmt::SendReceipt, params).await?;
+        if found.rows.is_empty() {
+            // Fenced (scenarios/variants/fencing.sql): no receipt, so the row names another
+            // session or none; the messages are the successor's to read, not this session's.
+            self.ctx.note("fenced_out", format!("`send_receipt` returned no row: {} is not this session's", self.launch.plan.task_id));
+            return Err(SqlFailure {
+                stmt: Stmt::SendReceipt,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
+        }
         let read = match serde_json::from_str::<Vec<(i64, String, String)>>(found.text(0, 0).unwrap_or("[]")) {
             Ok(read) => read,
             Err(e) => {
