@@ -172,7 +172,7 @@ impl Stmt {
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
             Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
-            Stmt::ReleaseTask => &[":task_id", ":state"],
+            Stmt::ReleaseTask => &[":task_id", ":state", ":stale_after_s"],
         }
     }
 
