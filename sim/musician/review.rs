@@ -231,8 +231,9 @@ impl Musician {
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
         let last_error = Value::Text("conductor_timeout".to_string());
-        self.ctx.sql(statement, vec![(":task_id", self.task()), (":session_id", self.session()), (":last_error", last_error)]).await?;
-        Ok(())
+        // A row write like any other: under fencing a replaced session learns here that it
+        // lost the task, and ends, instead of going on beside its successor.
+        self.owned_write(statement, vec![(":last_error", last_error)]).await
     }
 
     /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes
