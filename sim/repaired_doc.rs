@@ -39,7 +39,7 @@ pub const CHANGES: &[Change] = &[
         demo: "scenarios/faults/zombie.toml",
         rule: "owner-writes-only",
         seed_text: "004 \"Heartbeat Rule\" and every musician UPDATE of 004/000 (`WHERE task_id = ?`): \"UPDATE orchestration_tasks SET state = 'needs_review', last_heartbeat = datetime('now') WHERE task_id = 'task-03'\" — no statement checks the writer's session (docs/protocol.md D11)",
-        diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so does the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
+        diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so do the musician's review request and completion message (`send_review_request`, `send_completion`: an INSERT … SELECT that adds nothing for a session the row does not name, so a woken replaced session stops at its first write instead of at the row write after it) and the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
         necessity_run: None,
     },
     Change {

@@ -70,3 +70,18 @@ RETURNING (
             AND id > :last_processed_message_id
           ORDER BY id) AS m
 );
+
+-- name: send_review_request
+-- Issue 28: a review request is fenced like the row write that follows it (004 "Request
+-- Review": message FIRST, then state change), so a replaced session that wakes into a request
+-- learns at its first write that it lost the task, and stops, instead of living on until its
+-- `set_needs_review` while its successor claims.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'review_request'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_completion
+-- Issue 28: fenced like `send_review_request`, for the completion review and the final message.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'completion'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);

@@ -67,10 +67,10 @@ impl Musician {
             if self.scenario.settings.state_first {
                 // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
-                self.ctx.sql(statement, request).await?;
+                self.owned_message(statement, request).await?;
             } else {
                 // 004 "Request Review": message FIRST, then state change.
-                self.ctx.sql(statement, request).await?;
+                self.owned_message(statement, request).await?;
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
             }
             self.cost(&self.scenario.context.message_pct.clone());

@@ -33,12 +33,15 @@ fn the_proof_seeds_that_found_the_last_holes_pass() {
     // claimed (patient-relaunch re-reads the row); ci-smoke 442, no-false-stale: the session
     // beat between the conductor's read and its hand-over (release-stale releases first, only
     // while still stale); ci-smoke 345, one-live-session-per-task: a woken session's fenced
-    // pause-timeout `set_error` did not end it.
+    // pause-timeout `set_error` did not end it; ci-smoke 43, one-live-session-per-task: a
+    // woken session's unfenced review request let it live on until its `set_needs_review`,
+    // past its successor's claim (fencing.sql `send_review_request`).
     for (suite, seed) in [
         ("proof-random-faults.toml", "249"),
         ("proof-random-faults.toml", "965"),
         ("proof-ci-smoke.toml", "442"),
         ("proof-ci-smoke.toml", "345"),
+        ("proof-ci-smoke.toml", "43"),
     ] {
         let path = root().join("scenarios/proof").join(suite);
         let out = dir.path().join(format!("{suite}-{seed}"));
