@@ -306,9 +306,14 @@ RETURNING (
 -- and clears the row's session_id, so a fenced write of the replaced session (variant
 -- `fencing`, docs/protocol.md D11) changes nothing from here on: a session that only hung is
 -- fenced out at its first row write after it wakes, before its successor's claim names it.
+-- It runs before the handoff message, and only while the heartbeat is still older than
+-- :stale_after_s (NULL: no condition): a session that woke and beat since the conductor read
+-- its heartbeat keeps its task (no-false-stale), and no handoff is sent for it.
 -- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
 UPDATE orchestration_tasks
 SET state = :state,
     session_id = NULL,
     last_heartbeat = datetime('now')
-WHERE task_id = :task_id;
+WHERE task_id = :task_id
+  AND (:stale_after_s IS NULL
+       OR COALESCE((julianday('now') - julianday(last_heartbeat)) * 86400, 1e18) > :stale_after_s);

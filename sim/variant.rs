@@ -289,9 +289,12 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "patient-relaunch",
         disagreement: 0,
-        summary: "the conductor launches a task's next session only after its launched session has been silent before its claim for 30 minutes (conductor.claim_overdue_s = 1800), longer than any hang the fault model injects, instead of one staleness window (9 min)",
+        summary: "the conductor launches a task's next session only after its launched session has been silent before its claim for 30 minutes (conductor.claim_overdue_s = 1800), longer than any hang the fault model injects, and only if a fresh read of the row still finds it unclaimed (the poll may be reviews old), instead of one staleness window (9 min) on the poll's word",
         sql: None,
-        apply: |s| s.conductor.claim_overdue_s = Some(PATIENT_CLAIM_OVERDUE_S),
+        apply: |s| {
+            s.conductor.claim_overdue_s = Some(PATIENT_CLAIM_OVERDUE_S);
+            s.settings.confirm_unclaimed = true;
+        },
     },
     Variant {
         name: "release-stale",

@@ -50,3 +50,38 @@ UPDATE orchestration_tasks
 SET state = 'error', last_heartbeat = datetime('now'),
     last_error = :last_error
 WHERE task_id = :task_id AND session_id = :session_id;
+
+-- name: send_receipt
+-- Issue 28: the durable cursor's receipt (scenarios/protocol.sql) is a read as well as a
+-- write, so it is fenced like the row writes: a session the conductor replaced (or released,
+-- variant `release-stale`) inserts no receipt and reads nothing, instead of consuming the
+-- messages sent to its successor (a handoff, an approval) and moving the cursor past them.
+-- No row returned is the fenced-out answer.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'resumption'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id)
+RETURNING (
+    SELECT json_group_array(json_array(m.id, m.message, m.timestamp))
+    FROM (SELECT id, message, timestamp
+          FROM orchestration_messages
+          WHERE task_id = :task_id
+            AND from_session = 'task-00'
+            AND message_type != 'instruction'
+            AND id > :last_processed_message_id
+          ORDER BY id) AS m
+);
+
+-- name: send_review_request
+-- Issue 28: a review request is fenced like the row write that follows it (004 "Request
+-- Review": message FIRST, then state change), so a replaced session that wakes into a request
+-- learns at its first write that it lost the task, and stops, instead of living on until its
+-- `set_needs_review` while its successor claims.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'review_request'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_completion
+-- Issue 28: fenced like `send_review_request`, for the completion review and the final message.
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'completion'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);

@@ -91,7 +91,7 @@ impl Conductor<'_> {
         match found {
             Holder::Live | Holder::ClaimPending | Holder::Nobody => Ok(false),
             Holder::Unheld if is_claimable(&state) => {
-                self.hand_over_leaving(task_id, "could not claim (claim_blocked); the row is claimable again", None, false).await?;
+                self.hand_over_leaving(task_id, "could not claim (claim_blocked); the row is claimable again", None).await?;
                 Ok(true)
             }
             Holder::Unheld => {
@@ -118,7 +118,9 @@ impl Conductor<'_> {
             Some(age) => format!("holds a {state} row whose heartbeat is {age:.0} s old, and a claim on it was blocked (claim_blocked)"),
             None => format!("was blocked from claiming a {state} row no session ever beat on (claim_blocked)"),
         };
-        self.hand_over_silent_session(&task.task_id, &why).await
+        // The row is held by no live session (`Holder::Unheld`): released whatever its heartbeat.
+        self.hand_over_silent_session(&task.task_id, &why, None).await?;
+        Ok(())
     }
 }
 

@@ -97,7 +97,7 @@ impl Conductor<'_> {
             self.forget_exit_request(&task.task_id);
             self.handled_sessions.insert(asked);
             self.read_handoff(&task.task_id).await;
-            self.hand_over_leaving(&task.task_id, "exited on request (exit_requested)", None, false).await?;
+            self.hand_over_leaving(&task.task_id, "exited on request (exit_requested)", None).await?;
             return Ok(true);
         }
         if task.seconds_stale > self.scenario.conductor.staleness_s as f64 {
@@ -124,7 +124,7 @@ impl Conductor<'_> {
             polled_at_ms: self.ctx.now_ms(),
         });
         let why = format!("was asked to exit and went silent (heartbeat {seconds_stale:.0} s old)");
-        self.hand_over_leaving(&task.task_id, &why, None, false).await
+        self.hand_over_leaving(&task.task_id, &why, None).await
     }
 
     fn forget_exit_request(&mut self, task_id: &str) {

@@ -365,7 +365,12 @@ impl Conductor<'_> {
                 polled_at_ms: task.polled_at_ms,
             });
             let why = format!("went stale (heartbeat {:.0} s old)", task.seconds_stale);
-            return self.hand_over_silent_session(&task.task_id, &why).await;
+            let stale_after_s = self.scenario.conductor.staleness_s as f64;
+            if !self.hand_over_silent_session(&task.task_id, &why, Some(stale_after_s)).await? {
+                // It beat again: a later silence is declared afresh.
+                self.handled_sessions.remove(&task.session_id);
+            }
+            return Ok(());
         }
         Ok(())
     }
@@ -405,6 +410,9 @@ impl Conductor<'_> {
         if self.ctx.now_ms() - started_ms <= self.scenario.claim_overdue_s() * 1000 {
             return Ok(false);
         }
+        if self.scenario.settings.confirm_unclaimed && self.claimed_since_poll(task).await? {
+            return Ok(false);
+        }
         let launched = self.sessions.get(&task.task_id).copied().unwrap_or(0);
         if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
             self.ctx.note("task_given_up", format!("{}: {launched} sessions launched (conductor.sessions_per_task_max)", task.task_id));
@@ -414,6 +422,19 @@ impl Conductor<'_> {
         }
         self.ctx.note("claim_overdue", format!("{}: the session launched to start at t={started_ms} ms never claimed it", task.task_id));
         self.launch(&task.task_id, false);
+        Ok(true)
+    }
+
+    /// Variant `patient-relaunch` (issue 28): the poll that found the row unclaimed may be
+    /// reviews old (C3: no polling during a review), and a hung session may have woken and
+    /// claimed since; like `confirm_stale`, the row is read again before a relaunch.
+    async fn claimed_since_poll(&mut self, task: &TaskView) -> Result<bool, SqlFailure> {
+        let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
+        let state = row.text(0, 0).unwrap_or("").to_string();
+        if is_claimable(&state) {
+            return Ok(false);
+        }
+        self.ctx.note("claim_seen", format!("{}: {} at the poll, {state} now: no relaunch", task.task_id, task.state));
         Ok(true)
     }
 
@@ -532,37 +553,57 @@ impl Conductor<'_> {
 
     /// 000 Bootstrap 5 "Session Handoff": a `handoff` message, `fix_proposed`, the next session.
     async fn hand_over(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
-        self.hand_over_leaving(task_id, why, Some("fix_proposed"), false).await
+        self.hand_over_leaving(task_id, why, Some("fix_proposed")).await
     }
 
     /// The hand-over of a session that went silent (a stale heartbeat, a row it holds and no
-    /// longer beats on): under `release-stale` (issue 28) the row's `session_id` is cleared
-    /// with the state (`release_task`), so the session, if it only hung, is fenced out at its
-    /// first row write once it wakes; otherwise `hand_over`.
-    async fn hand_over_silent_session(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
+    /// longer beats on): under `release-stale` (issue 28) the row is released first
+    /// (`release_task`: the state, and `session_id` cleared) and only if its heartbeat is still
+    /// older than `stale_after_s` at that write (`None`: no condition), then the `handoff`
+    /// message and the next session follow. The session, if it only hung, is fenced out at its
+    /// first row write once it wakes; if it woke and beat between the conductor's read and the
+    /// release, nothing is handed over. Otherwise `hand_over`. Returns whether it handed over.
+    async fn hand_over_silent_session(&mut self, task_id: &str, why: &str, stale_after_s: Option<f64>) -> Result<bool, SqlFailure> {
         if !self.scenario.settings.release_stale {
-            return self.hand_over(task_id, why).await;
+            self.hand_over(task_id, why).await?;
+            return Ok(true);
         }
-        self.hand_over_leaving(task_id, why, Some("fix_proposed"), true).await
+        if self.give_up_if_spent(task_id) {
+            return Ok(true);
+        }
+        let stale_after = stale_after_s.map_or(Value::Null, Value::Real);
+        let params = vec![(":task_id", text(task_id)), (":state", text("fix_proposed")), (":stale_after_s", stale_after)];
+        let released = self.ctx.sql(Stmt::ReleaseTask, params).await?;
+        if released.rows_affected == 0 {
+            self.ctx.note("stale_recovered", format!("{task_id}: the heartbeat was fresh again at the release: nothing handed over"));
+            return Ok(false);
+        }
+        self.hand_over_leaving(task_id, why, None).await?;
+        Ok(true)
+    }
+
+    /// Whether the task has had its `conductor.sessions_per_task_max` sessions: then it is given
+    /// up instead of handed over.
+    fn give_up_if_spent(&mut self, task_id: &str) -> bool {
+        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
+        if (launched as u64) < self.scenario.conductor.sessions_per_task_max {
+            return false;
+        }
+        self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
+        self.given_up.insert(task_id.to_string());
+        true
     }
 
     /// The hand-over with the state it sets: `None` leaves the row as it is, claimable already
-    /// (`exit_requested`, docs/protocol.md D16).
-    /// `release`: clear the row's `session_id` with the state (`release_task`).
-    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>, release: bool) -> Result<(), SqlFailure> {
-        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
-        if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
-            self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
-            self.given_up.insert(task_id.to_string());
+    /// (`exit_requested`, docs/protocol.md D16, or released by `hand_over_silent_session`).
+    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>) -> Result<(), SqlFailure> {
+        if self.give_up_if_spent(task_id) {
             return Ok(());
         }
         self.drop_replaced_request(task_id);
+        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
         let message = messages::conductor_handoff(task_id, launched, why);
         match state {
-            Some(state) if release => {
-                self.send(task_id, "handoff", message).await?;
-                self.ctx.sql(Stmt::ReleaseTask, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
-            }
             Some(state) => self.answer(task_id, "handoff", message, state, None).await?,
             None => self.send(task_id, "handoff", message).await?,
         }

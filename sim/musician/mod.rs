@@ -238,6 +238,21 @@ impl Musician {
         Ok(())
     }
 
+    /// A message about the session's own task. The seeds' INSERT always adds its row; under
+    /// fencing (scenarios/variants/fencing.sql) a request from a session the row does not name
+    /// adds none, and the session stops as at a fenced row write.
+    async fn owned_message(&mut self, name: Stmt, params: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
+        if self.ctx.sql(name, params).await?.rows_affected == 0 {
+            self.ctx.note("fenced_out", format!("`{name}` added no message: another session owns {}", self.launch.plan.task_id));
+            return Err(SqlFailure {
+                stmt: name,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// 000 "Temporary File Management": every status line ends `[ctx: NN%]`.
     async fn status(&mut self, text: &str) {
         let line = format!("{text} [ctx: {}%]\n", self.context_pct);

@@ -67,10 +67,10 @@ impl Musician {
             if self.scenario.settings.state_first {
                 // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
-                self.ctx.sql(statement, request).await?;
+                self.owned_message(statement, request).await?;
             } else {
                 // 004 "Request Review": message FIRST, then state change.
-                self.ctx.sql(statement, request).await?;
+                self.owned_message(statement, request).await?;
                 self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
             }
             self.cost(&self.scenario.context.message_pct.clone());
@@ -231,8 +231,9 @@ impl Musician {
             .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
             .await?;
         let last_error = Value::Text("conductor_timeout".to_string());
-        self.ctx.sql(statement, vec![(":task_id", self.task()), (":session_id", self.session()), (":last_error", last_error)]).await?;
-        Ok(())
+        // A row write like any other: under fencing a replaced session learns here that it
+        // lost the task, and ends, instead of going on beside its successor.
+        self.owned_write(statement, vec![(":last_error", last_error)]).await
     }
 
     /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes
@@ -316,6 +317,16 @@ impl Musician {
             (":last_processed_message_id", Value::Integer(last)),
         ];
         let found = self.ctx.sql(Stmt::SendReceipt, params).await?;
+        if found.rows.is_empty() {
+            // Fenced (scenarios/variants/fencing.sql): no receipt, so the row names another
+            // session or none; the messages are the successor's to read, not this session's.
+            self.ctx.note("fenced_out", format!("`send_receipt` returned no row: {} is not this session's", self.launch.plan.task_id));
+            return Err(SqlFailure {
+                stmt: Stmt::SendReceipt,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
+        }
         let read = match serde_json::from_str::<Vec<(i64, String, String)>>(found.text(0, 0).unwrap_or("[]")) {
             Ok(read) => read,
             Err(e) => {

@@ -154,6 +154,10 @@ pub struct ProtocolSettings {
     /// clears the row's `session_id` (`release_task`), so under fencing the replaced session's
     /// every write changes nothing from the hand-over on, not only from its successor's claim.
     pub release_stale: bool,
+    /// Issue 28, variant `patient-relaunch`: before launching a task's next session because
+    /// the launched one never claimed, the conductor reads the row again (its poll may be a
+    /// review or several old); a row claimed since then is left alone.
+    pub confirm_unclaimed: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -179,6 +183,7 @@ impl Default for ProtocolSettings {
             complete_from_approved: false,
             durable_cursor: false,
             release_stale: false,
+            confirm_unclaimed: false,
         }
     }
 }

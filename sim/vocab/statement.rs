@@ -176,7 +176,7 @@ impl Stmt {
             Stmt::ReadConductorMessages => &[],
             Stmt::ReadSiblingStates => &[":task_id"],
             Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
-            Stmt::ReleaseTask => &[":task_id", ":state"],
+            Stmt::ReleaseTask => &[":task_id", ":state", ":stale_after_s"],
         }
     }
 

@@ -24,6 +24,34 @@ fn the_repaired_profile_passes_seeds_of_the_strict_proof_suites() {
 }
 
 #[test]
+fn the_proof_seeds_that_found_the_last_holes_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each failed on the build before its fix (1,000-seed sweeps of both suites):
+    // random-faults 249, messages-seen-once: a replaced session's unfenced receipt read its
+    // successor's handoff (fencing.sql `send_receipt`); random-faults 965,
+    // silent-after-hand-over: a review-old poll relaunched a task its woken session had
+    // claimed (patient-relaunch re-reads the row); ci-smoke 442, no-false-stale: the session
+    // beat between the conductor's read and its hand-over (release-stale releases first, only
+    // while still stale); ci-smoke 345, one-live-session-per-task: a woken session's fenced
+    // pause-timeout `set_error` did not end it; ci-smoke 43, one-live-session-per-task: a
+    // woken session's unfenced review request let it live on until its `set_needs_review`,
+    // past its successor's claim (fencing.sql `send_review_request`).
+    for (suite, seed) in [
+        ("proof-random-faults.toml", "249"),
+        ("proof-random-faults.toml", "965"),
+        ("proof-ci-smoke.toml", "442"),
+        ("proof-ci-smoke.toml", "345"),
+        ("proof-ci-smoke.toml", "43"),
+    ] {
+        let path = root().join("scenarios/proof").join(suite);
+        let out = dir.path().join(format!("{suite}-{seed}"));
+        let (code, text) = run(&["run", path.to_str().unwrap(), "--seed", seed, "--protocol", "repaired", "--out", out.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{suite} seed {seed}: {text}");
+        assert!(text.contains("verdict      PASS\n"), "{suite} seed {seed}: {text}");
+    }
+}
+
+#[test]
 fn without_the_durable_cursor_a_successor_handles_its_predecessors_approval_again() {
     let dir = tempfile::tempdir().unwrap();
     let demo = scenario("faults/crash-after-answer.toml");
