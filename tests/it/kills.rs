@@ -230,7 +230,21 @@ fn a_second_ctrl_c_removes_the_scratch_folder_before_it_exits() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, scratch) = (tmp.path().join("sweep"), tmp.path().join("scratch"));
     std::fs::create_dir_all(&scratch).unwrap();
-    let child = spawn_rehearsal(&sweep_args(out.to_str().unwrap(), scratch.to_str().unwrap(), SWEEP_SEEDS));
+    // Pairs that take seconds each (fleet-day), so the first Ctrl-C is still waiting for the
+    // running ones when the second arrives, however loaded the machine is.
+    let args = [
+        "sweep",
+        "scenarios/bench/fleet-day.toml",
+        "--seeds",
+        "1..=4",
+        "--jobs",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+        "--scratch",
+        scratch.to_str().unwrap(),
+    ];
+    let child = spawn_rehearsal(&args);
     wait_for(&out.join("INCOMPLETE"));
     let mine = format!("sweep-pid{}-", child.id());
     assert!(names(&scratch).iter().any(|n| n.starts_with(&mine)), "{:?}", names(&scratch));
