@@ -133,6 +133,8 @@ fn execute_unguarded(
     keep: Keep,
     progress: &mut dyn FnMut(i64, i64),
 ) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+    // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
+    let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let sql = catalog.identity();
@@ -229,14 +231,7 @@ fn execute_unguarded(
         resolved: resolved.clone(),
         scenario: scenario.name.clone(),
         seed,
-        replay: replay_command(
-            &scenario.path,
-            seed,
-            &out_dir,
-            scenario.profile_override.as_deref(),
-            &cli_variants,
-            scenario.sql_override.as_deref(),
-        ),
+        replay,
         variants: scenario.variant_names.clone(),
         sql,
         contention,
