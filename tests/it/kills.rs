@@ -111,19 +111,46 @@ fn kills_across_checkpoints_and_over_an_earlier_run_leave_no_database_of_the_kil
             _ => vec!["run", "scenarios/bench/fleet-day.toml", "-q", "--out", dir.to_str().unwrap()],
         };
         let child = spawn_rehearsal(&args);
-        // The run over the earlier one is killed early, while ci-smoke is surely running.
+        if i == 3 {
+            // The run over the earlier one is killed early, while ci-smoke is surely running, but
+            // only once it has taken the folder (it clears the earlier database and trace first):
+            // before that, on a loaded machine, the files there are still the earlier run's.
+            for _ in 0..600 {
+                if !dir.join("comms.db").exists() && !dir.join("trace.csv").exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
         std::thread::sleep(Duration::from_millis(if i == 3 { 300 } else { 700 * (i as u64 + 1) }));
         kill(child);
         names(&dir)
     });
+    // The killed --force run may also have ended before its kill on a quiet machine: then its
+    // comms.db is there, and it must be that run's whole database, byte for byte what an
+    // unkilled run of the same seed writes, never the earlier run's or a half one.
+    let whole = tmp.path().join("whole");
+    let o = rehearsal(&["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--out", whole.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     for (i, names) in left.iter().enumerate() {
+        let ended = i == 3 && names.contains(&"comms.db".to_string());
+        if ended {
+            let db = |dir: &Path| std::fs::read(dir.join("comms.db")).unwrap();
+            assert!(db(&over) == db(&whole), "kill {i}: the comms.db left is not the killed run's whole database");
+            continue;
+        }
         for absent in ["comms.db", "trace.csv"] {
             assert!(!names.contains(&absent.to_string()), "kill {i}: {absent} left: {names:?}");
         }
     }
     // The killed --force run may have been stopped before it had cleared every file of the
-    // earlier one (its database and trace go first): the next run clears the rest.
-    let o = rehearsal(&["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--out", over.to_str().unwrap()]);
+    // earlier one (its database and trace go first): the next run clears the rest. A killed run
+    // that had ended holds a finished run, which only --force replaces.
+    let mut args = vec!["run", "scenarios/bench/ci-smoke.toml", "--seed", "3", "-q", "--out", over.to_str().unwrap()];
+    if over.join("comms.db").exists() {
+        args.push("--force");
+    }
+    let o = rehearsal(&args);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     assert!(!over.join("docs/implementation/reports/task-99-completion.md").exists(), "the earlier run's documents are gone");
 }
