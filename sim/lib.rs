@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod baseline;
 pub mod bench;
 pub mod calibrate;
+pub mod campaign;
 pub mod clock;
 pub mod compare;
 pub mod conductor;

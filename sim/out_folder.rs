@@ -36,7 +36,7 @@ pub fn refuse_unless_forced(out: &Path, force: bool) -> Result<()> {
 
 /// Holds the folder's lock (making the folder), then `refuse_unless_forced`, then clears
 /// what the command owns. The lock is the caller's to keep while it writes.
-pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<OutLock> {
+pub fn claim<S: AsRef<str>>(out: &Path, owned: &[S], force: bool) -> Result<OutLock> {
     // The lock first: a folder in use is refused as such, naming its holder, whatever it
     // holds. (A folder the lock had to make holds nothing, so it is never refused after.)
     let lock = OutLock::acquire(out)?;
@@ -48,7 +48,7 @@ pub fn claim(out: &Path, owned: Owned, force: bool) -> Result<OutLock> {
 
 /// Removes the entries of `out` that `owned` names, and every run folder in it; leaves the
 /// rest (a file someone put there is not the command's to delete).
-pub fn clear_owned(out: &Path, owned: Owned) -> Result<()> {
+pub fn clear_owned<S: AsRef<str>>(out: &Path, owned: &[S]) -> Result<()> {
     for name in entries(out)? {
         let path = out.join(&name);
         if !(is_owned(&name, owned) || is_run_folder(&path)) {
@@ -60,16 +60,17 @@ pub fn clear_owned(out: &Path, owned: Owned) -> Result<()> {
     Ok(())
 }
 
-fn is_owned(name: &str, owned: Owned) -> bool {
+fn is_owned<S: AsRef<str>>(name: &str, owned: &[S]) -> bool {
+    let owned = owned.iter().map(AsRef::as_ref);
     // A temporary a killed write left (sim/atomic.rs): `.results.csv.XXXXXX.tmp`.
     if let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) {
-        if owned.iter().any(|pattern| pattern.strip_suffix('*').is_none() && inner.starts_with(&format!("{pattern}."))) {
+        if owned.clone().any(|pattern| pattern.strip_suffix('*').is_none() && inner.starts_with(&format!("{pattern}."))) {
             return true;
         }
     }
-    owned.iter().any(|pattern| match pattern.strip_suffix('*') {
+    owned.into_iter().any(|pattern| match pattern.strip_suffix('*') {
         Some(prefix) => name.starts_with(prefix),
-        None => name == *pattern,
+        None => name == pattern,
     })
 }
 

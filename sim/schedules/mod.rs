@@ -26,11 +26,12 @@ mod tree;
 
 use std::path::PathBuf;
 
-pub use report::{ScheduleRow, INCOMPLETE_MARKER};
+pub use crate::campaign::INCOMPLETE_MARKER;
+pub use report::{read_csv, ScheduleRow, JOURNAL};
 pub use tree::{children, earliest_first, spell, Choices};
 
+use crate::campaign::DistinctFailure;
 use crate::error::{Error, Result};
-use crate::explore::DistinctFailure;
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
 
@@ -77,13 +78,7 @@ pub struct Enumeration {
 impl Enumeration {
     /// A harness error in any run (3), else a distinct failure (1), else a pass.
     pub fn outcome(&self) -> RunOutcome {
-        if self.rows.iter().any(|r| r.outcome == "error") {
-            RunOutcome::Error
-        } else if self.failures.is_empty() {
-            RunOutcome::Pass
-        } else {
-            RunOutcome::Fail
-        }
+        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == "error"), !self.failures.is_empty())
     }
 }
 
@@ -95,8 +90,9 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
     let mut base_doc: toml::Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
     crate::explore::document::set_profile(&mut base_doc, options.protocol.as_deref())?;
-    let (_lock, scratch) = runner::prepare_folders(options)?;
-    let explorer = runner::Explorer { options, base_doc, scratch: scratch.path() };
+    let campaign = runner::open(options)?;
+    let ledger = crate::campaign::Ledger::new(campaign.journal(), usize::MAX, crate::progress::Progress::Quiet, |_| Ok(()))?;
+    let explorer = runner::Explorer { options, base_doc, scratch: campaign.scratch(), ledger };
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let mut enumeration = Enumeration {
         scenario: path.display().to_string(),
@@ -118,8 +114,9 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
     enumeration.base_decisions = base.decisions.len();
     enumeration.per_level.push(1);
     let mut level = children(&[], &base.decisions, options.depth);
+    explorer.ledger.record(1, base.row.clone());
     enumeration.rows.push(base.row);
-    report::checkpoint(&options.out, &enumeration.rows, true)?;
+    report::checkpoint(&campaign, &enumeration.rows, true)?;
     for number in 1..=options.bound {
         if level.is_empty() || crate::interrupt::interrupted() {
             break;
@@ -129,7 +126,7 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
         enumeration.per_level.push(ran.len());
         let complete = ran.len() == level.len();
         enumeration.rows.extend(ran.into_iter().map(|r| r.row));
-        report::checkpoint(&options.out, &enumeration.rows, complete)?;
+        report::checkpoint(&campaign, &enumeration.rows, complete)?;
         if !complete {
             enumeration.interrupted = true;
             break;
@@ -137,10 +134,10 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
         level = next;
     }
     enumeration.interrupted |= crate::interrupt::interrupted();
-    enumeration.failures = crate::explore::group(&mut enumeration.rows);
+    enumeration.failures = crate::campaign::group(&mut enumeration.rows);
     for failure in &enumeration.failures {
         explorer.save_failure(failure, &enumeration)?;
     }
-    report::write_outputs(&options.out, &enumeration)?;
+    report::write_outputs(&campaign, &enumeration)?;
     Ok(enumeration)
 }

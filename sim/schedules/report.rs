@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::tree::spell;
 use super::Enumeration;
 use crate::atomic::write_atomically;
+use crate::campaign::{end_states, Campaign};
 use crate::error::Result;
-use crate::explore::end_states;
 use crate::run::RunSummary;
 
-/// The marker of an enumeration whose schedules.csv holds fewer runs than its levels planned.
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+/// The journal of an enumeration's finished runs, beside schedules.csv (sim/campaign).
+pub const JOURNAL: &str = "schedules.journal.jsonl";
 
 /// One row of schedules.csv.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,8 +72,8 @@ impl ScheduleRow {
     }
 }
 
-/// schedules.csv's rows are grouped as explore.csv's are (`explore::group`).
-impl crate::explore::FailureRow for ScheduleRow {
+/// schedules.csv's rows are grouped as explore.csv's are (`campaign::group`).
+impl crate::campaign::FailureRow for ScheduleRow {
     fn outcome(&self) -> &str {
         &self.outcome
     }
@@ -89,25 +89,27 @@ impl crate::explore::FailureRow for ScheduleRow {
 }
 
 /// schedules.csv with the runs so far, and the marker while a level is unfinished.
-pub fn checkpoint(out: &Path, rows: &[ScheduleRow], complete: bool) -> Result<()> {
+pub fn checkpoint(campaign: &Campaign, rows: &[ScheduleRow], complete: bool) -> Result<()> {
     if !complete {
-        write_atomically(&out.join(INCOMPLETE_MARKER), b"interrupted (Ctrl-C): a level's runs are missing\n")?;
+        campaign.mark("interrupted (Ctrl-C): a level's runs are missing")?;
     }
-    crate::csv_rows::write_rows(&out.join("schedules.csv"), rows)
+    crate::csv_rows::write_rows(&campaign.out().join("schedules.csv"), rows)
 }
 
 /// schedules.csv and summary.md; the marker when the enumeration was interrupted — also when
 /// Ctrl-C came between two levels, so that no level was cut short but later ones never ran.
-pub fn write_outputs(out: &Path, enumeration: &Enumeration) -> Result<()> {
-    crate::csv_rows::write_rows(&out.join("schedules.csv"), &enumeration.rows)?;
-    write_atomically(&out.join("summary.md"), enumeration.summary_md().as_bytes())?;
-    let marker = out.join(INCOMPLETE_MARKER);
-    if enumeration.interrupted {
-        write_atomically(&marker, b"interrupted (Ctrl-C): levels of the bound were not run\n")?;
-    } else if marker.exists() {
-        std::fs::remove_file(&marker)?;
-    }
-    Ok(())
+pub fn write_outputs(campaign: &Campaign, enumeration: &Enumeration) -> Result<()> {
+    let missing = enumeration.interrupted.then_some("interrupted (Ctrl-C): levels of the bound were not run");
+    campaign.finish(missing, || {
+        crate::csv_rows::write_rows(&campaign.out().join("schedules.csv"), &enumeration.rows)?;
+        write_atomically(&campaign.out().join("summary.md"), enumeration.summary_md().as_bytes())
+    })
+}
+
+/// The rows of schedules.csv in `out`, with those only its journal holds (a killed
+/// enumeration's: sim/campaign/ledger.rs).
+pub fn read_csv(out: &Path) -> Result<Vec<ScheduleRow>> {
+    crate::campaign::read_rows(&out.join("schedules.csv"), &out.join(JOURNAL))
 }
 
 impl Enumeration {
@@ -200,11 +202,12 @@ mod tests {
     #[test]
     fn an_interruption_between_levels_is_marked_and_a_finished_enumeration_clears_the_mark() {
         let tmp = tempfile::tempdir().unwrap();
+        let campaign = Campaign::open(&super::super::runner::folder_spec(tmp.path(), None, false)).unwrap();
         // Every level that ran finished (no checkpoint wrote the marker), but Ctrl-C stopped
         // the next one from starting: still incomplete.
-        write_outputs(tmp.path(), &enumeration(true)).unwrap();
-        assert!(tmp.path().join(INCOMPLETE_MARKER).exists());
-        write_outputs(tmp.path(), &enumeration(false)).unwrap();
-        assert!(!tmp.path().join(INCOMPLETE_MARKER).exists());
+        write_outputs(&campaign, &enumeration(true)).unwrap();
+        assert!(tmp.path().join(crate::campaign::INCOMPLETE_MARKER).exists());
+        write_outputs(&campaign, &enumeration(false)).unwrap();
+        assert!(!tmp.path().join(crate::campaign::INCOMPLETE_MARKER).exists());
     }
 }

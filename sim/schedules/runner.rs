@@ -7,15 +7,13 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::report::{ScheduleRow, INCOMPLETE_MARKER};
+use super::report::{ScheduleRow, JOURNAL};
 use super::tree::{children, Choices};
 use super::{Enumeration, SchedulesOptions};
-use crate::atomic::write_atomically;
-use crate::error::{Error, Result};
+use crate::campaign::{Campaign, DistinctFailure, FolderSpec, Ledger};
+use crate::error::Result;
 use crate::explore::document;
-use crate::explore::DistinctFailure;
 use crate::plan::RunPlan;
-use crate::pool::Hooks;
 use crate::run::RunSummary;
 use crate::schedule::Decision;
 
@@ -25,6 +23,8 @@ pub(super) struct Explorer<'a> {
     /// The scenario file's document; each run sets its `[schedule] choices`.
     pub base_doc: Table,
     pub scratch: &'a Path,
+    /// Every finished run's row, journaled as it finishes (checkpoints are the levels').
+    pub ledger: Ledger<'a, ScheduleRow>,
 }
 
 /// A finished run: its row, the decision points it met and the window they were met with.
@@ -48,23 +48,20 @@ impl Explorer<'_> {
     /// kept from starting, and those after them, are left out. Returns the finished runs and
     /// the next level's schedules.
     pub fn run_level(&self, level: &[Choices], first: usize, number: usize) -> (Vec<Ran>, Vec<Choices>) {
-        let on_done = |_: usize, _: &crate::pool::Caught<Ran>| {};
-        let hooks = Hooks { should_stop: || false, on_done };
         let jobs: Vec<(usize, &Choices)> = level.iter().enumerate().map(|(i, c)| (first + i + 1, c)).collect();
         if self.options.progress {
             eprintln!("rehearsal: level {number}: {} schedule(s)", jobs.len());
         }
+        let panicked = |(run, choices): &(usize, &Choices), panic: &str| Ran {
+            row: ScheduleRow::error(*run, choices, format!("panic: {panic}")),
+            decisions: Vec::new(),
+            window_ms: 0,
+        };
+        let done = |index: usize, ran: &Ran| self.ledger.record(jobs[index].0, ran.row.clone());
         // Levels are sequential: a level's schedules come from the decision points its parents met.
-        let results = crate::pool::map_with(self.options.jobs, &jobs, |(run, choices)| self.run_job(*run, choices), hooks);
-        let mut ran = Vec::new();
-        for (result, (run, choices)) in results.into_iter().zip(&jobs) {
-            let Some(caught) = result else { break };
-            ran.push(caught.unwrap_or_else(|panic| Ran {
-                row: ScheduleRow::error(*run, choices, format!("panic: {panic}")),
-                decisions: Vec::new(),
-                window_ms: 0,
-            }));
-        }
+        let results =
+            crate::campaign::map(self.options.jobs, &jobs, |(run, choices)| self.run_job(*run, choices), panicked, || false, done);
+        let ran: Vec<Ran> = results.into_iter().map_while(|result| result).collect();
         let next = ran
             .iter()
             .zip(level)
@@ -115,20 +112,13 @@ impl Explorer<'_> {
     pub fn save_failure(&self, failure: &DistinctFailure, enumeration: &Enumeration) -> Result<()> {
         let row = &enumeration.rows[failure.first_row];
         let choices = row.parsed_choices();
-        let dir = self.options.out.join("failures");
-        let run_dir = dir.join(failure.file_stem());
-        let (summary, _, _) = self.run(&choices, &run_dir)?;
-        if summary.trace_hash != row.trace_hash {
-            return Err(Error::harness(format!(
-                "{}: the run again gave trace {} instead of {}",
-                failure.id, summary.trace_hash, row.trace_hash
-            )));
-        }
-        crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)?;
-        let header = replay_header(failure, row, enumeration, &choices_taken(&run_dir)?);
-        let seed = enumeration.seed;
-        let text = document::replay_file(&self.document(&choices), &header, seed, &self.options.variants, &self.options.scenario, &dir)?;
-        write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())
+        let out = &self.options.out;
+        let replay = |run_dir: &Path| {
+            let header = replay_header(failure, row, enumeration, &choices_taken(run_dir)?);
+            let (seed, variants) = (enumeration.seed, &self.options.variants);
+            document::replay_file(&self.document(&choices), &header, seed, variants, &self.options.scenario, &out.join("failures"))
+        };
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| Ok(self.run(&choices, dir)?.0), replay)
     }
 }
 
@@ -165,15 +155,21 @@ fn replay_header(failure: &DistinctFailure, row: &ScheduleRow, enumeration: &Enu
     )
 }
 
-/// What an enumeration writes into its folder (sim/out_folder.rs), its scratch folder included.
-const OWNED: crate::out_folder::Owned = &["schedules.csv", "summary.md", "failures", INCOMPLETE_MARKER, "schedules-*"];
-
 /// The output folder (refused when it holds results, unless `--force`, which clears what an
-/// earlier enumeration wrote: sim/out_folder.rs) and the scratch folder the runs are made in,
-/// removed when dropped.
-pub(super) fn prepare_folders(options: &SchedulesOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
-    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
-    let failures = options.out.join("failures");
-    std::fs::create_dir_all(&failures).map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    Ok((lock, crate::scratch::scratch_folder("schedules-", options.scratch.as_deref(), &options.out)?))
+/// earlier enumeration wrote: sim/campaign/folder.rs) and the scratch folder the runs are made in.
+pub(super) fn folder_spec<'a>(out: &'a Path, scratch: Option<&'a Path>, force: bool) -> FolderSpec<'a> {
+    FolderSpec {
+        name: "schedules",
+        out,
+        owned: &["schedules.csv", "summary.md"],
+        folders: &["failures"],
+        journal: Some(JOURNAL),
+        force,
+        scratch,
+    }
+}
+
+/// The enumeration's folders, from its options.
+pub(super) fn open(options: &SchedulesOptions) -> Result<Campaign> {
+    Campaign::open(&folder_spec(&options.out, options.scratch.as_deref(), options.force))
 }
