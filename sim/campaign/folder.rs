@@ -7,10 +7,14 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
+use super::ledger::Ledger;
 use super::marker::{self, INCOMPLETE_MARKER};
 use crate::error::{Error, Result};
 use crate::out_folder::Owned;
 use crate::out_lock::OutLock;
+use crate::progress::Progress;
 use crate::scratch::Scratch;
 
 /// What a command asks of its folders.
@@ -78,6 +82,21 @@ impl Campaign {
     /// Marks the folder incomplete, saying why (`0 of 40 runs finished: …`).
     pub fn mark(&self, why: &str) -> Result<()> {
         marker::mark(&self.out, why)
+    }
+
+    /// The ledger of `planned` runs (sim/campaign/ledger.rs), journaled in the campaign's
+    /// journal, with the folder marked (`running` says why) from now until `finish`: a
+    /// campaign killed at any moment, even before its first run, is never taken for a
+    /// whole one.
+    pub fn ledger<'a, Row: Clone + Serialize>(
+        &'a self,
+        planned: usize,
+        running: &str,
+        progress: Progress,
+        checkpoint: impl Fn(&[Row]) -> Result<()> + Sync + 'a,
+    ) -> Result<Ledger<'a, Row>> {
+        self.mark(running)?;
+        Ledger::new(self.journal(), planned, progress, checkpoint)
     }
 
     /// The campaign's files written by `write`, marked while runs are missing (`missing`

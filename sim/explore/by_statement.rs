@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::outcome::{DistinctFailure, PointRow};
+use super::outcome::PointRow;
+use crate::campaign::DistinctFailure;
 
 /// Sessions listed at most, per statement; explore.csv has them all.
 const SESSIONS_MAX: usize = 8;

@@ -43,26 +43,22 @@ mod runner;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::campaign::INCOMPLETE_MARKER;
 pub use hang_class::HangClass;
-pub use outcome::{end_states, group, DistinctFailure, FailureRow, PointRow};
+pub use outcome::PointRow;
 pub use points::{parse_session, Target};
-pub use report::read_csv;
+pub use report::{read_csv, JOURNAL};
 
 use self::points::Job;
 use self::runner::Explorer;
 use crate::atomic::write_atomically;
+use crate::campaign::{Campaign, DistinctFailure, FolderSpec};
 use crate::coverage::Coverage;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plan::RunPlan;
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
-
-/// The marker of an exploration whose explore.csv holds fewer runs than planned.
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
-
-/// Finished runs between two checkpoints of explore.csv.
-const CHECKPOINT_EVERY: usize = 25;
 
 #[derive(Clone, Debug)]
 pub struct ExploreOptions {
@@ -126,13 +122,7 @@ impl Exploration {
 
     /// A harness error in any run (3), else a distinct failure (1), else a pass.
     pub fn outcome(&self) -> RunOutcome {
-        if self.rows.iter().any(|r| r.outcome == "error") {
-            RunOutcome::Error
-        } else if self.failures.is_empty() {
-            RunOutcome::Pass
-        } else {
-            RunOutcome::Fail
-        }
+        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == "error"), !self.failures.is_empty())
     }
 }
 
@@ -167,8 +157,9 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     assert!(options.jobs >= 1);
     let path = &options.scenario;
     let (base_doc, set_aside, base_scenario) = base_document(options)?;
-    let (_lock, scratch) = prepare_folders(options)?;
-    let (base, seen) = run_base(&base_scenario, options, scratch.path())?;
+    let campaign = Campaign::open(&folder_spec(options))?;
+    let scratch = campaign.scratch();
+    let (base, seen) = run_base(&base_scenario, options, scratch)?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.hangs { HangClass::ALL.to_vec() } else { Vec::new() };
@@ -176,7 +167,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let conductor_points = points.iter().filter(|(_, p)| p.target.is_conductor()).count();
     let launcher_hash = match conductor_points {
         0 => None,
-        _ => Some(run_with_launcher(&base_scenario, options, scratch.path())?.trace_hash),
+        _ => Some(run_with_launcher(&base_scenario, options, scratch)?.trace_hash),
     };
     let explorer = Explorer {
         options,
@@ -185,9 +176,9 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         base_hash: base.trace_hash.clone(),
         launcher_hash: launcher_hash.clone(),
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
-        scratch: scratch.path(),
+        scratch,
     };
-    let (rows, ran, coverage) = collect(explorer.run_all(&jobs), &jobs, base.coverage.clone());
+    let (rows, ran, coverage) = collect(explorer.run_all(&campaign, &jobs)?, &jobs, base.coverage.clone());
     let mut exploration = Exploration {
         scenario: path.display().to_string(),
         seed: base.seed,
@@ -207,27 +198,27 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         coverage,
         interrupted: crate::interrupt::interrupted(),
     };
-    exploration.failures = outcome::group(&mut exploration.rows);
+    exploration.failures = crate::campaign::group(&mut exploration.rows);
     for failure in &exploration.failures {
         explorer.save_failure(failure, &ran[failure.first_row], &exploration)?;
     }
-    write_outputs(&options.out, &exploration)?;
+    write_outputs(&campaign, &exploration)?;
     Ok(exploration)
 }
 
-/// The output folder (with `failures/`, emptied of an earlier exploration's) and the scratch
-/// folder the runs are made in, removed when dropped.
-fn prepare_folders(options: &ExploreOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
-    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
-    std::fs::create_dir_all(options.out.join("failures"))
-        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    clear_old_failures(&options.out.join("failures"))?;
-    Ok((lock, crate::scratch::scratch_folder("explore-", options.scratch.as_deref(), &options.out)?))
+/// The output folder, with `failures/` (sim/campaign/folder.rs): what an exploration writes
+/// there besides what every campaign does.
+fn folder_spec(options: &ExploreOptions) -> FolderSpec<'_> {
+    FolderSpec {
+        name: "explore",
+        out: &options.out,
+        owned: &["explore.csv", "coverage.csv", "summary.md"],
+        folders: &["failures"],
+        journal: Some(JOURNAL),
+        force: options.force,
+        scratch: options.scratch.as_deref(),
+    }
 }
-
-/// What an exploration writes into its folder (sim/out_folder.rs), its scratch folder
-/// (made there when there is no tmpfs) included.
-const OWNED: crate::out_folder::Owned = &["explore.csv", "coverage.csv", "summary.md", "failures", INCOMPLETE_MARKER, "explore-*"];
 
 /// The finished runs' rows and jobs, in job order, and the coverage of them all and the base
 /// run's (`coverage`).
@@ -256,24 +247,6 @@ fn faults_placed(classes: &[HangClass]) -> String {
     what
 }
 
-/// Replay files and run folders of an earlier exploration into the same folder go: the new
-/// one numbers its failures afresh.
-fn clear_old_failures(dir: &Path) -> Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('F') && name[1..].starts_with(|c: char| c.is_ascii_digit()) {
-            let path = entry.path();
-            if path.is_dir() {
-                std::fs::remove_dir_all(&path)?;
-            } else {
-                std::fs::remove_file(&path)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The base run, its fault plan recording every point it reaches.
 fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Vec<crate::faults::PointSeen>)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
@@ -293,17 +266,12 @@ fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Pa
 }
 
 /// explore.csv, coverage.csv, summary.md, and the marker while runs are missing.
-fn write_outputs(out: &Path, exploration: &Exploration) -> Result<()> {
-    let marker = out.join(INCOMPLETE_MARKER);
-    if !exploration.complete() {
-        let why = format!("{} of {} runs finished: interrupted (Ctrl-C)\n", exploration.rows.len(), exploration.planned);
-        write_atomically(&marker, why.as_bytes())?;
-    }
-    report::write_csv(&out.join("explore.csv"), &exploration.rows)?;
-    exploration.coverage.write(&out.join("coverage.csv"))?;
-    write_atomically(&out.join("summary.md"), exploration.summary_md().as_bytes())?;
-    if exploration.complete() && marker.exists() {
-        std::fs::remove_file(&marker)?;
-    }
-    Ok(())
+fn write_outputs(campaign: &Campaign, exploration: &Exploration) -> Result<()> {
+    let missing = format!("{} of {} runs finished: interrupted (Ctrl-C)", exploration.rows.len(), exploration.planned);
+    let out = campaign.out();
+    campaign.finish((!exploration.complete()).then_some(&missing), || {
+        report::write_csv(&out.join("explore.csv"), &exploration.rows)?;
+        exploration.coverage.write(&out.join("coverage.csv"))?;
+        write_atomically(&out.join("summary.md"), exploration.summary_md().as_bytes())
+    })
 }

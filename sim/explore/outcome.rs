@@ -1,12 +1,10 @@
-//! What each run of an exploration came to (a row of explore.csv), and the distinct
-//! failures: runs that fail with the same first violated rule and leave `comms.db`'s task
-//! rows in the same states are one failure, found at each of their points.
-
-use std::collections::BTreeMap;
+//! What each run of an exploration came to (a row of explore.csv), grouped into distinct
+//! failures as every campaign's rows are (sim/campaign/failures.rs).
 
 use serde::{Deserialize, Serialize};
 
 use super::points::Job;
+use crate::campaign::{end_states, FailureRow};
 use crate::run::RunSummary;
 
 /// One row of explore.csv.
@@ -86,41 +84,6 @@ impl PointRow {
     }
 }
 
-pub fn end_states(rows: &[(String, String)]) -> String {
-    rows.iter().map(|(task, state)| format!("{task}={state}")).collect::<Vec<_>>().join(" ")
-}
-
-/// A distinct failure: its first violated rule and end states, and where it was found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DistinctFailure {
-    /// `F1`, `F2`, … in the order of their first point.
-    pub id: String,
-    pub first_violation: String,
-    pub end_states: String,
-    /// Index in the rows of its first run (the one its replay file reproduces).
-    pub first_row: usize,
-    pub runs: usize,
-}
-
-impl DistinctFailure {
-    /// `F1-liveness`: the name of its replay file and run folder.
-    pub fn file_stem(&self) -> String {
-        let slug: String =
-            self.first_violation.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
-        let slug: Vec<&str> = slug.split('-').filter(|w| !w.is_empty()).collect();
-        format!("{}-{}", self.id, slug.join("-").chars().take(48).collect::<String>().trim_end_matches('-'))
-    }
-}
-
-/// A row of runs that failures are grouped over: explore.csv's and schedules.csv's.
-pub trait FailureRow {
-    /// `pass`, `fail`, `error`, `unreached`: only `fail` rows are grouped.
-    fn outcome(&self) -> &str;
-    fn first_violation(&self) -> &str;
-    fn end_states(&self) -> &str;
-    fn set_failure(&mut self, id: String);
-}
-
 impl FailureRow for PointRow {
     fn outcome(&self) -> &str {
         &self.outcome
@@ -133,70 +96,5 @@ impl FailureRow for PointRow {
     }
     fn set_failure(&mut self, id: String) {
         self.failure = id;
-    }
-}
-
-/// Groups the failing rows by first violated rule and end states (in row order, so the
-/// numbering does not depend on `--jobs`) and writes each row's failure id.
-pub fn group<R: FailureRow>(rows: &mut [R]) -> Vec<DistinctFailure> {
-    let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut failures: Vec<DistinctFailure> = Vec::new();
-    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.outcome() == "fail") {
-        let key = (row.first_violation().to_string(), row.end_states().to_string());
-        let n = *index.entry(key).or_insert_with(|| {
-            failures.push(DistinctFailure {
-                id: format!("F{}", failures.len() + 1),
-                first_violation: row.first_violation().to_string(),
-                end_states: row.end_states().to_string(),
-                first_row: at,
-                runs: 0,
-            });
-            failures.len() - 1
-        });
-        failures[n].runs += 1;
-        row.set_failure(failures[n].id.clone());
-    }
-    failures
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(outcome: &str, rule: &str, states: &str) -> PointRow {
-        PointRow {
-            point: 1,
-            session: "task-01.S1".into(),
-            when: "before".into(),
-            statement: "claim_task".into(),
-            nth: 1,
-            fault: "crash".into(),
-            outcome: outcome.into(),
-            failure: String::new(),
-            first_violation: rule.into(),
-            end_states: states.into(),
-            prefix_statements: 0,
-            statements: 0,
-            trace_hash: String::new(),
-        }
-    }
-
-    #[test]
-    fn failures_with_the_same_rule_and_end_states_are_one() {
-        let mut rows = vec![
-            row("pass", "", "task-01=complete"),
-            row("fail", "liveness", "task-01=watching"),
-            row("fail", "liveness", "task-01=fix_proposed"),
-            row("fail", "liveness", "task-01=watching"),
-            row("unreached", "", "task-01=complete"),
-        ];
-        let failures = group(&mut rows);
-        let found: Vec<(&str, &str, usize, usize)> =
-            failures.iter().map(|f| (f.id.as_str(), f.end_states.as_str(), f.first_row, f.runs)).collect();
-        assert_eq!(found, [("F1", "task-01=watching", 1, 2), ("F2", "task-01=fix_proposed", 2, 1)]);
-        let ids: Vec<&str> = rows.iter().map(|r| r.failure.as_str()).collect();
-        assert_eq!(ids, ["", "F1", "F2", "F1", ""]);
-        let odd = DistinctFailure { first_violation: "expected violation(s) did not occur: x".into(), ..failures[0].clone() };
-        assert_eq!(odd.file_stem(), "F1-expected-violation-s-did-not-occur-x");
     }
 }

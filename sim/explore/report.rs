@@ -14,8 +14,13 @@ pub fn write_csv(path: &Path, rows: &[PointRow]) -> Result<()> {
     crate::csv_rows::write_rows(path, rows)
 }
 
+/// The journal of an exploration's finished runs, beside explore.csv (sim/campaign).
+pub const JOURNAL: &str = "explore.journal.jsonl";
+
+/// The rows of explore.csv at `path`, with those only the journal beside it holds (an
+/// exploration killed between two checkpoints: sim/campaign/ledger.rs), in job order.
 pub fn read_csv(path: &Path) -> Result<Vec<PointRow>> {
-    crate::csv_rows::read_rows(path)
+    crate::campaign::read_rows(path, &path.with_file_name(JOURNAL))
 }
 
 impl Exploration {

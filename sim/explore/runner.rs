@@ -4,18 +4,16 @@
 //! replay file and the run folder of its first point, run again (runs are deterministic).
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use toml::Table;
 
-use super::outcome::{DistinctFailure, PointRow};
+use super::outcome::PointRow;
 use super::points::{self, Job};
-use super::{document, report, Exploration, ExploreOptions, HangClass, CHECKPOINT_EVERY, INCOMPLETE_MARKER};
-use crate::atomic::write_atomically;
+use super::{document, report, Exploration, ExploreOptions, HangClass};
+use crate::campaign::{Campaign, DistinctFailure};
 use crate::coverage::Coverage;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::plan::RunPlan;
-use crate::pool::{Caught, Hooks};
 use crate::run::RunSummary;
 
 /// What every run of one exploration shares.
@@ -32,32 +30,19 @@ pub(super) struct Explorer<'a> {
 }
 
 impl Explorer<'_> {
-    /// Every job on the pool; `None` for a job Ctrl-C kept from starting.
-    pub fn run_all(&self, jobs: &[(usize, Job)]) -> Vec<Option<(PointRow, Coverage)>> {
-        let finished: Mutex<Vec<(usize, PointRow)>> = Mutex::new(Vec::new());
-        let progress = crate::progress::Progress::new(jobs.len(), self.options.progress_every, "runs");
-        let on_done = |index: usize, caught: &Caught<(PointRow, Coverage)>| {
-            let row = match caught {
-                Ok((row, _)) => row.clone(),
-                Err(panic) => panicked(&jobs[index].1, panic),
-            };
-            let mut finished = finished.lock().expect("no panics hold the lock");
-            finished.push((index, row));
-            let count = finished.len();
-            if count.is_multiple_of(CHECKPOINT_EVERY) && count < jobs.len() {
-                if let Err(e) = checkpoint(&self.options.out, &finished, jobs.len()) {
-                    eprintln!("rehearsal: checkpoint of explore.csv: {e}");
-                }
-            }
-            progress.done(count);
-        };
-        let hooks = Hooks { should_stop: || false, on_done };
-        let results = crate::pool::map_with(self.options.jobs, jobs, |(index, job)| self.run_job(*index, job), hooks);
-        results
-            .into_iter()
-            .zip(jobs)
-            .map(|(caught, (_, job))| caught.map(|caught| caught.unwrap_or_else(|panic| (panicked(job, &panic), Coverage::default()))))
-            .collect()
+    /// Every job on the pool; `None` for a job Ctrl-C kept from starting. Each finished
+    /// run's row is journaled, explore.csv checkpointed every so many (sim/campaign/ledger.rs).
+    pub fn run_all(&self, campaign: &Campaign, jobs: &[(usize, Job)]) -> Result<Vec<Option<(PointRow, Coverage)>>> {
+        let planned = jobs.len();
+        let progress = crate::progress::Progress::new(planned, self.options.progress_every, "runs");
+        let running = format!(
+            "0 of {planned} runs finished: the exploration is running, or was killed; the finished runs are in explore.csv and {}",
+            super::JOURNAL
+        );
+        let ledger = campaign.ledger(planned, &running, progress, |rows: &[PointRow]| checkpoint(campaign, rows, planned))?;
+        let panicked = |(_, job): &(usize, Job), panic: &str| (panicked(job, panic), Coverage::default());
+        let done = |index: usize, (row, _): &(PointRow, Coverage)| ledger.record(index, row.clone());
+        Ok(crate::campaign::map(self.options.jobs, jobs, |(index, job)| self.run_job(*index, job), panicked, || false, done))
     }
 
     /// The document of `job`'s run.
@@ -100,19 +85,13 @@ impl Explorer<'_> {
     /// first point with its reports (`failures/F1-rule/`), run again: runs are deterministic.
     pub fn save_failure(&self, failure: &DistinctFailure, job: &Job, exploration: &Exploration) -> Result<()> {
         let row = &exploration.rows[failure.first_row];
-        let dir = self.options.out.join("failures");
-        let header = replay_header(failure, row, exploration);
-        let text = document::replay_file(&self.document(job), &header, self.seed, &self.options.variants, &self.options.scenario, &dir)?;
-        write_atomically(&dir.join(format!("{}.toml", failure.file_stem())), text.as_bytes())?;
-        let run_dir = dir.join(failure.file_stem());
-        let summary = self.run(job, &run_dir)?;
-        if summary.trace_hash != row.trace_hash {
-            return Err(Error::harness(format!(
-                "{}: the run again gave trace {} instead of {}",
-                failure.id, summary.trace_hash, row.trace_hash
-            )));
-        }
-        crate::report::write_run_reports(&run_dir, &summary, &summary.resolved)
+        let out = &self.options.out;
+        let replay = |_: &Path| {
+            let header = replay_header(failure, row, exploration);
+            let (seed, variants) = (self.seed, &self.options.variants);
+            document::replay_file(&self.document(job), &header, seed, variants, &self.options.scenario, &out.join("failures"))
+        };
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir), replay)
     }
 }
 
@@ -145,10 +124,7 @@ fn panicked(job: &Job, panic: &str) -> PointRow {
 
 /// explore.csv with the runs finished so far (in job order), and the marker saying how many
 /// of how many: an exploration killed at any moment leaves whole files behind.
-fn checkpoint(out: &Path, finished: &[(usize, PointRow)], planned: usize) -> Result<()> {
-    let mut rows = finished.to_vec();
-    rows.sort_by_key(|(index, _)| *index);
-    let marker = format!("{} of {planned} runs finished: the exploration is running, or was stopped\n", rows.len());
-    write_atomically(&out.join(INCOMPLETE_MARKER), marker.as_bytes())?;
-    report::write_csv(&out.join("explore.csv"), &rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>())
+fn checkpoint(campaign: &Campaign, rows: &[PointRow], planned: usize) -> Result<()> {
+    campaign.mark(&format!("{} of {planned} runs finished: the exploration is running, or was stopped", rows.len()))?;
+    report::write_csv(&campaign.out().join("explore.csv"), rows)
 }

@@ -91,7 +91,9 @@ pub fn explore_schedules(options: &SchedulesOptions) -> Result<Enumeration> {
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", path.display(), e.message())))?;
     crate::explore::document::set_profile(&mut base_doc, options.protocol.as_deref())?;
     let campaign = runner::open(options)?;
-    let ledger = crate::campaign::Ledger::new(campaign.journal(), usize::MAX, crate::progress::Progress::Quiet, |_| Ok(()))?;
+    let running = format!("the enumeration is running, or was killed; the finished runs are in schedules.csv and {JOURNAL}");
+    // Checkpoints are the levels' (`report::checkpoint`), not every so many runs.
+    let ledger = campaign.ledger(usize::MAX, &running, crate::progress::Progress::Quiet, |_| Ok(()))?;
     let explorer = runner::Explorer { options, base_doc, scratch: campaign.scratch(), ledger };
     let seed = options.seed.unwrap_or(scenario.run.seed);
     let mut enumeration = Enumeration {

@@ -70,7 +70,7 @@ impl Runner<'_> {
         points.dedup();
         let failed = !summary.verdict.passed();
         Ok(Ran {
-            violation: failed.then(|| (summary.verdict.failure.clone(), crate::explore::end_states(&summary.end_states))),
+            violation: failed.then(|| (summary.verdict.failure.clone(), crate::campaign::end_states(&summary.end_states))),
             rules: summary.verdict.rules().into_iter().map(str::to_string).collect(),
             statements: summary.statements,
             trace_hash: summary.trace_hash.clone(),

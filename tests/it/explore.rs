@@ -281,6 +281,40 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert_eq!(scratch.read_dir().unwrap().count(), 0, "the runs under way finished and their scratch folder went");
 }
 
+/// SIGKILL, no handler: the runs finished before the kill are kept (the journal beside
+/// explore.csv, sim/campaign/ledger.rs), each the row the same run has in a whole
+/// exploration, and the folder is marked incomplete.
+#[test]
+fn a_killed_exploration_keeps_every_run_it_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("killed"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
+    let (out_text, scratch_text) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    // One worker: the runs finish in job order, so the kept ones are the first jobs.
+    let mut child =
+        spawn_rehearsal(&["explore", "crashes", "scenarios/quickstart.toml", "--jobs", "1", "--out", out_text, "--scratch", scratch_text]);
+    let journal = out.join(rehearsal::explore::JOURNAL);
+    let deadline = Instant::now() + Duration::from_secs(300);
+    while std::fs::read_to_string(&journal).map_or(0, |text| text.lines().count()) < 3 {
+        assert!(Instant::now() < deadline, "no 3 runs journaled within 300 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    let kept = rows(&out);
+    let journaled = std::fs::read_to_string(&journal).expect("the journal stays").lines().count();
+    assert!(kept.len() >= 3 && kept.len() == journaled, "{} rows kept, {journaled} journaled", kept.len());
+    assert!(out.join("INCOMPLETE").exists());
+    // The same points explored whole: the kept rows are their first runs' rows (before
+    // grouping numbers the failures).
+    let points: Vec<String> = (1..=kept.len().div_ceil(2)).map(|n| n.to_string()).collect();
+    let (code, text, err) = explore("scenarios/quickstart.toml", &["--points", &points.join(",")], &tmp.path().join("whole"));
+    assert!(code == 0 || code == 1, "{text}\n{err}");
+    let whole: Vec<PointRow> =
+        rows(&tmp.path().join("whole")).into_iter().take(kept.len()).map(|r| PointRow { failure: String::new(), ..r }).collect();
+    assert_eq!(kept, whole);
+}
+
 #[test]
 fn bad_input_exits_2_with_the_reason_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
