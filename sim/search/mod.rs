@@ -29,10 +29,11 @@ use toml::{Table, Value};
 
 pub use input::{Input, Placed};
 pub use novelty::{Novelty, Seen};
-pub use report::{read_csv, SearchRow};
+pub use report::{read_csv, SearchRow, JOURNAL};
 
 use self::mutate::{Mutator, Point, SEED_RANGE};
 use self::runner::{Ran, Runner};
+use crate::campaign::{Campaign, Ledger};
 use crate::error::{Error, Result};
 use crate::explore::{document, HangClass};
 use crate::scenario::{Odds, Scenario};
@@ -46,8 +47,7 @@ pub const BATCH: usize = 16;
 /// kept input is near.
 const FRESH_ODDS: f64 = 0.1;
 
-/// The marker of a search whose files hold fewer runs than planned (Ctrl-C).
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+pub use crate::campaign::INCOMPLETE_MARKER;
 
 #[derive(Clone, Debug)]
 pub struct SearchOptions {
@@ -98,14 +98,9 @@ impl Search {
 
     /// A harness error in any run (3), else a violation the search found (1), else a pass.
     pub fn outcome(&self) -> RunOutcome {
-        let rows = self.search.rows.iter().chain(&self.random.rows);
-        if rows.clone().any(|r| r.violation.starts_with("harness:") || r.violation.starts_with("panic:")) {
-            RunOutcome::Error
-        } else if self.search.seen.violations.is_empty() {
-            RunOutcome::Pass
-        } else {
-            RunOutcome::Fail
-        }
+        let mut rows = self.search.rows.iter().chain(&self.random.rows);
+        let any_error = rows.any(|r| r.violation.starts_with("harness:") || r.violation.starts_with("panic:"));
+        crate::campaign::outcome(any_error, !self.search.seen.violations.is_empty())
     }
 }
 
@@ -126,10 +121,14 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
                                                                   // many short hangs reached fewer new items (measured on random-faults.toml).
     let hang_ms = [HangClass::Threshold, HangClass::Long].iter().map(|c| c.duration_ms(&scenario)).collect();
     let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms };
-    let (_lock, scratch) = report::prepare_folders(options)?;
-    let runner = Runner { options, base, scratch: scratch.path() };
-    let search_side = run_search(&runner, &mutator);
-    let random_side = run_random(&runner);
+    let campaign = Campaign::open(&report::folder_spec(options))?;
+    let runner = Runner { options, base, scratch: campaign.scratch() };
+    let runs = options.runs;
+    let running = format!("0 of {runs} + {runs} runs finished: the search is running, or was killed; the finished runs are in {JOURNAL}");
+    // search.csv is written at the end only: the journal is what a killed search keeps.
+    let ledger = campaign.ledger(2 * runs, &running, crate::progress::Progress::Quiet, |_| Ok(()))?;
+    let search_side = run_search(&runner, &mutator, &ledger);
+    let random_side = run_random(&runner, &ledger);
     let found = Search {
         scenario: path.display().to_string(),
         seed: options.seed,
@@ -139,7 +138,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
         random: random_side,
         interrupted: crate::interrupt::interrupted(),
     };
-    report::write_outputs(&runner, &found)?;
+    report::write_outputs(&campaign, &runner, &found)?;
     Ok(found)
 }
 
@@ -186,7 +185,7 @@ fn weight(novelty: &Novelty) -> u64 {
 }
 
 /// The search's runs, batch by batch, until `runs` or Ctrl-C.
-fn run_search(runner: &Runner, mutator: &Mutator) -> Side {
+fn run_search(runner: &Runner, mutator: &Mutator, ledger: &Ledger<SearchRow>) -> Side {
     let runs = runner.options.runs;
     let mut rng = crate::rng::stream(runner.options.seed, "search");
     let mut corpus: Vec<Entry> = Vec::new();
@@ -205,6 +204,7 @@ fn run_search(runner: &Runner, mutator: &Mutator) -> Side {
             let Some(ran) = ran else { break };
             let run = side.rows.len() + 1;
             let novelty = side.fold(run, &origin, input.clone(), &ran);
+            ledger.record(run - 1, side.rows[run - 1].clone());
             if novelty.interesting() && ran.error.is_none() {
                 side.corpus.push(run);
                 corpus.push(Entry { run, input, points: ran.points, weight: weight(&novelty) });
@@ -240,7 +240,7 @@ fn pick_parent<'a>(corpus: &'a [Entry], rng: &mut ChaCha8Rng) -> &'a Entry {
 }
 
 /// The random sweep: `runs` seeds from `--seed`'s `random` stream, the scenario as it stands.
-fn run_random(runner: &Runner) -> Side {
+fn run_random(runner: &Runner, ledger: &Ledger<SearchRow>) -> Side {
     let mut rng = crate::rng::stream(runner.options.seed, "random");
     let made: Vec<(String, Input)> =
         (1..=runner.options.runs).map(|run| (format!("random-{run}"), Input::seeded(rng.random_range(SEED_RANGE)))).collect();
@@ -252,6 +252,8 @@ fn run_random(runner: &Runner) -> Side {
         let Some(ran) = ran else { break };
         let run = side.rows.len() + 1;
         side.fold(run, "random", input, &ran);
+        // After the search side's runs in the journal, as in search.csv.
+        ledger.record(runner.options.runs + run - 1, side.rows[run - 1].clone());
     }
     side
 }

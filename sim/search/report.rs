@@ -11,9 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::input::Input;
 use super::novelty::Novelty;
 use super::runner::{Ran, Runner};
-use super::{Search, SearchOptions, Side, INCOMPLETE_MARKER};
+use super::{Search, SearchOptions, Side};
 use crate::atomic::write_atomically;
-use crate::error::{Error, Result};
+use crate::campaign::{Campaign, FolderSpec};
+use crate::error::Result;
 use crate::explore::document;
 
 /// One row of search.csv.
@@ -61,68 +62,56 @@ impl SearchRow {
     }
 }
 
+/// The journal of a search's finished runs, beside search.csv (sim/campaign).
+pub const JOURNAL: &str = "search.journal.jsonl";
+
+/// The rows of search.csv at `path`, with those only the journal beside it holds (a killed
+/// search's: sim/campaign/ledger.rs), search side first, each in run order.
 pub fn read_csv(path: &Path) -> Result<Vec<SearchRow>> {
-    crate::csv_rows::read_rows(path)
+    crate::campaign::read_rows(path, &path.with_file_name(JOURNAL))
 }
 
-/// The output folder with `corpus/` and `failures/` emptied of an earlier search's files,
-/// and the scratch folder runs are made in (a tmpfs where there is one, as explore does).
-pub(super) fn prepare_folders(options: &SearchOptions) -> Result<(crate::out_lock::OutLock, crate::scratch::Scratch)> {
-    crate::scratch::check_chosen(options.scratch.as_deref())?;
-    let lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
-    for sub in ["corpus", "failures"] {
-        let dir = options.out.join(sub);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            if path.extension().is_some_and(|x| x == "toml") {
-                std::fs::remove_file(&path)?;
-            }
-        }
+/// The output folder with `corpus/` and `failures/` (sim/campaign/folder.rs), and the
+/// scratch folder runs are made in (a tmpfs where there is one, as explore does).
+pub(super) fn folder_spec(options: &SearchOptions) -> FolderSpec<'_> {
+    FolderSpec {
+        name: "search",
+        out: &options.out,
+        owned: &["search.csv", "summary.md"],
+        folders: &["corpus", "failures"],
+        journal: Some(JOURNAL),
+        force: options.force,
+        scratch: options.scratch.as_deref(),
     }
-    Ok((lock, crate::scratch::scratch_folder("search-", options.scratch.as_deref(), &options.out)?))
 }
-
-/// What a search writes into its folder (sim/out_folder.rs), its scratch folder included.
-const OWNED: crate::out_folder::Owned = &["search.csv", "summary.md", "corpus", "failures", INCOMPLETE_MARKER, "search-*"];
 
 /// search.csv, summary.md, the replay files, and the marker while runs are missing.
-pub(super) fn write_outputs(runner: &Runner, found: &Search) -> Result<()> {
-    let out = &runner.options.out;
-    let marker = out.join(INCOMPLETE_MARKER);
-    if !found.complete() {
-        let why = format!(
-            "{} + {} of {} + {} runs finished: interrupted (Ctrl-C)\n",
-            found.search.rows.len(),
-            found.random.rows.len(),
-            found.planned,
-            found.planned
-        );
-        write_atomically(&marker, why.as_bytes())?;
-    }
-    for run in &found.search.corpus {
-        let header = format!("# Corpus entry of `rehearsal search` on {} (search seed {}): its run {run}.\n", found.scenario, found.seed);
-        write_replay(runner, &found.search.inputs[run - 1], &header, &out.join("corpus").join(format!("C{run}.toml")))?;
-    }
-    for (name, side) in [("search", &found.search), ("random", &found.random)] {
-        for ((rule, states), (n, run)) in &side.seen.violations {
-            let header = format!(
-                "# Found by `rehearsal search` on {} (search seed {}), {name} run {run}: violation V{n}.\n\
-                 # It fails `{rule}`; comms.db ends with {states}.\n\
-                 # Run it with `rehearsal run` on this file: it fails the same way.\n",
-                found.scenario, found.seed
-            );
-            let path = out.join("failures").join(format!("{name}-V{n}-{}.toml", slug(rule)));
-            write_replay(runner, &side.inputs[run - 1], &header, &path)?;
+pub(super) fn write_outputs(campaign: &Campaign, runner: &Runner, found: &Search) -> Result<()> {
+    let out = campaign.out();
+    let (searched, random, planned) = (found.search.rows.len(), found.random.rows.len(), found.planned);
+    let missing = format!("{searched} + {random} of {planned} + {planned} runs finished: interrupted (Ctrl-C)");
+    campaign.finish((!found.complete()).then_some(&missing), || {
+        for run in &found.search.corpus {
+            let header =
+                format!("# Corpus entry of `rehearsal search` on {} (search seed {}): its run {run}.\n", found.scenario, found.seed);
+            write_replay(runner, &found.search.inputs[run - 1], &header, &out.join("corpus").join(format!("C{run}.toml")))?;
         }
-    }
-    let rows: Vec<SearchRow> = found.search.rows.iter().chain(&found.random.rows).cloned().collect();
-    crate::csv_rows::write_rows(&out.join("search.csv"), &rows)?;
-    write_atomically(&out.join("summary.md"), found.summary_md().as_bytes())?;
-    if found.complete() && marker.exists() {
-        std::fs::remove_file(&marker)?;
-    }
-    Ok(())
+        for (name, side) in [("search", &found.search), ("random", &found.random)] {
+            for ((rule, states), (n, run)) in &side.seen.violations {
+                let header = format!(
+                    "# Found by `rehearsal search` on {} (search seed {}), {name} run {run}: violation V{n}.\n\
+                     # It fails `{rule}`; comms.db ends with {states}.\n\
+                     # Run it with `rehearsal run` on this file: it fails the same way.\n",
+                    found.scenario, found.seed
+                );
+                let path = out.join("failures").join(format!("{name}-V{n}-{}.toml", slug(rule)));
+                write_replay(runner, &side.inputs[run - 1], &header, &path)?;
+            }
+        }
+        let rows: Vec<SearchRow> = found.search.rows.iter().chain(&found.random.rows).cloned().collect();
+        crate::csv_rows::write_rows(&out.join("search.csv"), &rows)?;
+        write_atomically(&out.join("summary.md"), found.summary_md().as_bytes())
+    })
 }
 
 fn write_replay(runner: &Runner, input: &Input, header: &str, path: &Path) -> Result<()> {

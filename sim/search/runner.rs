@@ -41,11 +41,8 @@ pub(super) struct Runner<'a> {
 impl Runner<'_> {
     /// Runs `inputs` on the pool; `names[i]` names input i's scratch folder.
     pub fn batch(&self, inputs: &[(String, Input)], record: bool) -> Vec<Option<Ran>> {
-        let results = crate::pool::map(self.options.jobs, inputs, |(name, input)| self.run(name, input, record), |_| {});
-        results
-            .into_iter()
-            .map(|caught| caught.map(|r| r.unwrap_or_else(|panic| Ran { error: Some(format!("panic: {panic}")), ..Ran::default() })))
-            .collect()
+        let panicked = |_: &(String, Input), panic: &str| Ran { error: Some(format!("panic: {panic}")), ..Ran::default() };
+        crate::campaign::map(self.options.jobs, inputs, |(name, input)| self.run(name, input, record), panicked, || false, |_, _| {})
     }
 
     /// The document `input` runs.
