@@ -52,7 +52,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline
         eprintln!("rehearsal: note: the shards were run by another build ({}) than this merge ({BUILD_ID})", first.build);
     }
     let (pairs, coverage) = outcomes(&shards, rows)?;
-    let _lock = crate::out_folder::claim(out, sweep::OWNED, force)?;
+    let _lock = crate::out_folder::claim(out, &sweep::folder_spec(out, force, None).owned(), force)?;
     std::fs::create_dir_all(out.join("failures"))?;
     for shard in &shards {
         let failures = shard.dir.join("failures");
@@ -167,18 +167,8 @@ fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
         seeds: suite.seed_set()?,
         protocol: suite.protocol.clone(),
         variants: suite.variants.clone(),
-        jobs: 1,
         shard: Some((i, manifest.shards)),
-        fail_fast: false,
-        check_determinism: false,
-        out: PathBuf::new(),
-        progress_every: 0,
-        require_coverage: None,
-        force: false,
-        sql: None,
-        scratch: None,
-        baseline: None,
-        bless: false,
+        ..SweepOptions::default()
     };
     let own_seeds: Vec<u64> = suite.scenarios.iter().map(|s| s.run_seed).collect();
     let variant = sweep::variant_label(suite.protocol.as_deref(), &suite.variants);

@@ -7,17 +7,16 @@ use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
 use crate::atomic::write_atomically;
+use crate::campaign::{Campaign, FolderSpec};
 use crate::coverage::{self, Coverage, Item, Required};
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
-use crate::pool::{Caught, Hooks};
 use crate::run::{run_scenario, run_scenario_keeping, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
@@ -50,6 +49,31 @@ pub struct SweepOptions {
     /// `--baseline FILE`: judge the pairs against it (sim/baseline.rs); with `bless`, write it.
     pub baseline: Option<PathBuf>,
     pub bless: bool,
+}
+
+/// No scenario, each scenario's own seed, one job, nothing optional: what a caller that
+/// needs a few fields (`merge` listing a shard's pairs, tests) starts from.
+impl Default for SweepOptions {
+    fn default() -> Self {
+        SweepOptions {
+            scenarios: Vec::new(),
+            seeds: crate::seed_set::SeedSet::default(),
+            protocol: None,
+            variants: Vec::new(),
+            jobs: 1,
+            shard: None,
+            fail_fast: false,
+            check_determinism: false,
+            out: PathBuf::new(),
+            progress_every: 0,
+            require_coverage: None,
+            force: false,
+            sql: None,
+            scratch: None,
+            baseline: None,
+            bless: false,
+        }
+    }
 }
 
 /// One row of results.csv.
@@ -134,15 +158,9 @@ pub fn write_results(path: &Path, rows: &[ResultRow]) -> Result<()> {
 /// The rows of a sweep's results.csv, with the rows of finished pairs that only its journal
 /// holds (a sweep killed between two checkpoints of results.csv), sorted as results.csv is.
 pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
-    let journal = path.with_file_name(JOURNAL);
-    let mut rows: Vec<ResultRow> = if path.exists() || !journal.exists() { crate::csv_rows::read_rows(path)? } else { Vec::new() };
-    let mut seen: std::collections::BTreeSet<(String, String, u64)> = rows.iter().map(ResultRow::key).collect();
-    let journaled: Vec<ResultRow> = crate::results_journal::read(&journal)?;
-    if journaled.is_empty() {
-        return Ok(rows);
-    }
-    rows.extend(journaled.into_iter().filter(|row| seen.insert(row.key())));
+    let mut rows: Vec<ResultRow> = crate::campaign::read_rows(path, &path.with_file_name(JOURNAL))?;
     rows.sort_by_key(ResultRow::key);
+    rows.dedup_by_key(|row| row.key());
     Ok(rows)
 }
 
@@ -440,33 +458,36 @@ pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
 /// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:
 /// the sweep is running, was interrupted or killed, or stopped at the first failure.
 /// `merge` refuses such a folder.
-pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
+pub use crate::campaign::INCOMPLETE_MARKER;
 
-/// What a sweep (or a merge) writes into its folder (sim/out_folder.rs), its scratch folder
-/// included.
-pub(crate) const OWNED: crate::out_folder::Owned = &[
-    "results.csv",
-    "junit.xml",
-    "summary.md",
-    "coverage.csv",
-    "failures",
-    INCOMPLETE_MARKER,
-    JOURNAL,
-    "sweep-*",
-    crate::manifest::MANIFEST_FILE,
-    crate::pair_details::PAIR_DETAILS_FILE,
-];
-
-/// Finished pairs between two checkpoints of results.csv while a sweep runs.
-const CHECKPOINT_EVERY: usize = 25;
+/// A sweep's folder (sim/campaign/folder.rs): what it writes there besides what every
+/// campaign does. `merge` owns the same.
+pub(crate) fn folder_spec<'a>(out: &'a Path, force: bool, scratch: Option<&'a Path>) -> FolderSpec<'a> {
+    FolderSpec {
+        name: "sweep",
+        out,
+        owned: &[
+            "results.csv",
+            "junit.xml",
+            "summary.md",
+            "coverage.csv",
+            crate::manifest::MANIFEST_FILE,
+            crate::pair_details::PAIR_DETAILS_FILE,
+        ],
+        folders: &["failures"],
+        journal: Some(JOURNAL),
+        force,
+        scratch,
+    }
+}
 
 /// Writes results.csv with the pairs finished so far (sorted), and the marker saying how
 /// many of how many: a sweep killed at any moment leaves whole files behind.
-fn checkpoint(out: &Path, finished: &[ResultRow], planned: usize, why: &str) -> Result<()> {
+fn checkpoint(campaign: &Campaign, finished: &[ResultRow], planned: usize, why: &str) -> Result<()> {
     let mut rows = finished.to_vec();
     rows.sort_by_key(ResultRow::key);
-    write_atomically(&out.join(INCOMPLETE_MARKER), format!("{} of {planned} pairs finished: {why}\n", rows.len()).as_bytes())?;
-    write_results(&out.join("results.csv"), &rows)
+    campaign.mark(&format!("{} of {planned} pairs finished: {why}", rows.len()))?;
+    write_results(&campaign.out().join("results.csv"), &rows)
 }
 
 pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
@@ -484,46 +505,29 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let suite = crate::manifest::Suite::of(&loaded, &options.seeds, protocol, &options.variants, options.sql.as_deref())?;
     let required = options.require_coverage.as_deref().map(Required::load).transpose()?;
     let baseline = crate::baseline::for_sweep(options.baseline.as_deref(), options.bless, options.shard.is_some() || options.fail_fast)?;
-    crate::scratch::check_chosen(options.scratch.as_deref())?;
     // Held until the sweep returns: a second command into this folder is refused meanwhile.
-    let _lock = crate::out_lock::OutLock::acquire(&options.out)?;
     // Saved failures of the sweep being replaced are replayed before they are cleared.
-    crate::out_folder::refuse_unless_forced(&options.out, options.force)?;
-    replay_saved_failures(&options.out.join("failures"));
-    crate::out_folder::clear_owned(&options.out, OWNED)?;
-    std::fs::create_dir_all(options.out.join("failures"))
-        .map_err(|e| Error::input(format!("cannot create {}: {e}", options.out.display())))?;
-    // Runs are made and removed on a tmpfs where there is one; failures are copied out.
-    let scratch = crate::scratch::scratch_folder("sweep-", options.scratch.as_deref(), &options.out)?;
+    let campaign = Campaign::open_with(&folder_spec(&options.out, options.force, options.scratch.as_deref()), |out| {
+        replay_saved_failures(&out.join("failures"))
+    })?;
     let work = pairs(options, &own_seeds);
     let planned = work.len();
     // Before any pair runs, so even a killed shard says what it was part of (sim/manifest.rs).
     let (shard, shards) = options.shard.unwrap_or((1, 1));
     let build = crate::manifest::BUILD_ID.to_string();
     crate::manifest::Manifest { shard, shards, pairs: planned, build, suite }.write(&options.out)?;
-    // From the start until every pair has finished, so a sweep killed at any moment, even
-    // before its first pair, is never taken for a whole one.
-    write_atomically(
-        &options.out.join(INCOMPLETE_MARKER),
-        format!(
-            "0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {JOURNAL}\n"
-        )
-        .as_bytes(),
-    )?;
-    let journal = crate::results_journal::Journal::create(&options.out.join(JOURNAL))?;
     if let (Some((i, n)), true) = (options.shard, options.progress_every > 0) {
         // The shard's own count: `--seeds` said how many seeds each scenario runs in all.
         eprintln!("rehearsal: shard {i}/{n}: {planned} of the sweep's {} pairs", pair_counts(options).0);
     }
-    let stop = AtomicBool::new(false);
+    let running =
+        format!("0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {JOURNAL}");
     let progress = crate::progress::Progress::new(planned, options.progress_every, "pairs");
-    // The rows finished so far, in the order they finished: checkpoints and progress.
-    let finished: Mutex<Vec<ResultRow>> = Mutex::new(Vec::new());
-    let on_done = |index: usize, caught: &Caught<PairOutcome>| {
-        let row = match caught {
-            Ok(pair) => pair.row.clone(),
-            Err(panic) => panicked(&work[index], options, panic).row,
-        };
+    let checkpoint = |rows: &[ResultRow]| checkpoint(&campaign, rows, planned, "the sweep is running, or was stopped");
+    let ledger = campaign.ledger(planned, &running, progress, checkpoint)?;
+    let stop = AtomicBool::new(false);
+    let done = |index: usize, pair: &PairOutcome| {
+        let row = &pair.row;
         // Against a baseline, only a regression (or an error) stops a --fail-fast sweep.
         let stops = match (&baseline, &options.baseline) {
             (Some(baseline), Some(file)) => baseline.stops(&row.outcome(), file),
@@ -532,31 +536,12 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         if options.fail_fast && stops {
             stop.store(true, Ordering::Relaxed);
         }
-        let count = {
-            let mut finished = finished.lock().expect("no panics hold the lock");
-            // The row is on disk before the pair is counted or reported: a kill from here on
-            // loses no finished pair.
-            if let Err(e) = journal.append(&row) {
-                eprintln!("rehearsal: {e}");
-            }
-            finished.push(row);
-            let count = finished.len();
-            if count.is_multiple_of(CHECKPOINT_EVERY) && count < planned {
-                if let Err(e) = checkpoint(&options.out, &finished, planned, "the sweep is running, or was stopped") {
-                    eprintln!("rehearsal: checkpoint of results.csv: {e}");
-                }
-            }
-            count
-        };
-        progress.done(count);
+        ledger.record(index, row.clone());
     };
-    let hooks = Hooks { should_stop: || stop.load(Ordering::Relaxed), on_done };
-    let results = crate::pool::map_with(options.jobs, &work, |pair| run_and_save(pair, options, scratch.path()), hooks);
-    let mut done_pairs: Vec<PairOutcome> = results
-        .into_iter()
-        .zip(&work)
-        .filter_map(|(caught, pair)| caught.map(|caught| caught.unwrap_or_else(|panic| panicked(pair, options, &panic))))
-        .collect();
+    let panicked = |pair: &(usize, PathBuf, u64), panic: &str| panicked(pair, options, panic);
+    let run = |pair: &(usize, PathBuf, u64)| run_and_save(pair, options, campaign.scratch());
+    let results = crate::campaign::map(options.jobs, &work, run, panicked, || stop.load(Ordering::Relaxed), done);
+    let mut done_pairs: Vec<PairOutcome> = results.into_iter().flatten().collect();
     done_pairs.sort_by_key(|pair| pair.row.key());
     // `--bless` writes the file from every pair, then the pairs are judged against it like
     // any sweep's (all known, so only an error fails), and the outputs say so.
@@ -567,7 +552,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         blessed = Some(crate::baseline::bless(&outcomes(&rows), file)?);
         baseline = Some(crate::baseline::Baseline::load(file)?);
     }
-    let mut outcome = write_outputs(options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
+    let mut outcome = write_outputs(&campaign, options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
     outcome.blessed = blessed;
     Ok(outcome)
 }
@@ -617,6 +602,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
 /// The sweep's files from the pairs that finished (sorted): summary.md, results.csv,
 /// junit.xml, and the INCOMPLETE marker while fewer than `planned` finished.
 fn write_outputs(
+    campaign: &Campaign,
     options: &SweepOptions,
     done_pairs: Vec<PairOutcome>,
     planned: usize,
@@ -646,17 +632,14 @@ fn write_outputs(
         }
         _ => None,
     };
-    let marker = options.out.join(INCOMPLETE_MARKER);
-    if done_pairs.len() < planned {
-        let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
-        write_atomically(&marker, format!("{} of {planned} pairs finished: {why}\n", done_pairs.len()).as_bytes())?;
-    }
-    let rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note, comparison.as_ref())?;
-    // results.csv now holds every finished pair: the journal has nothing more to tell.
-    crate::results_journal::remove(&options.out.join(JOURNAL))?;
-    if rows.len() == planned && marker.exists() {
-        std::fs::remove_file(&marker)?;
-    }
+    let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
+    let missing = format!("{} of {planned} pairs finished: {why}", done_pairs.len());
+    let mut rows = Vec::new();
+    // results.csv then holds every finished pair: the journal has nothing more to tell.
+    campaign.finish((done_pairs.len() < planned).then_some(&missing), || {
+        rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note, comparison.as_ref())?;
+        Ok(())
+    })?;
     Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None })
 }
 
@@ -959,20 +942,8 @@ mod tests {
         let options = |shard| SweepOptions {
             scenarios: vec![PathBuf::from("a.toml"), PathBuf::from("b.toml")],
             seeds: crate::seed_set::SeedSet::parse("1..=7").unwrap(),
-            protocol: None,
-            variants: Vec::new(),
-            jobs: 1,
             shard,
-            fail_fast: false,
-            check_determinism: false,
-            out: PathBuf::from("out"),
-            progress_every: 0,
-            require_coverage: None,
-            force: false,
-            sql: None,
-            scratch: None,
-            baseline: None,
-            bless: false,
+            ..SweepOptions::default()
         };
         let all: Vec<usize> = pairs(&options(None), &[1, 2]).into_iter().map(|p| p.0).collect();
         let mut union: Vec<usize> = (1..=3).flat_map(|i| pairs(&options(Some((i, 3))), &[1, 2])).map(|p| p.0).collect();

@@ -33,6 +33,19 @@ pub struct FolderSpec<'a> {
     pub scratch: Option<&'a Path>,
 }
 
+impl FolderSpec<'_> {
+    /// Everything the command owns in its folder: its own entries and every campaign's (the
+    /// marker, the journal, the scratch folder's prefix, the sub-folders).
+    pub fn owned(&self) -> Vec<String> {
+        let mut owned: Vec<String> = self.owned.iter().map(|s| s.to_string()).collect();
+        owned.push(INCOMPLETE_MARKER.to_string());
+        owned.push(format!("{}-*", self.name));
+        owned.extend(self.journal.iter().map(|s| s.to_string()));
+        owned.extend(self.folders.iter().map(|s| s.to_string()));
+        owned
+    }
+}
+
 /// A claimed output folder, its lock and its scratch folder (removed when dropped).
 pub struct Campaign {
     out: PathBuf,
@@ -57,7 +70,7 @@ impl Campaign {
         crate::out_folder::refuse_unless_forced(spec.out, spec.force)?;
         crate::out_probe::ensure_writable(spec.out)?;
         before_clear(spec.out);
-        crate::out_folder::clear_owned(spec.out, &owned(spec))?;
+        crate::out_folder::clear_owned(spec.out, &spec.owned())?;
         for sub in spec.folders {
             let dir = spec.out.join(sub);
             std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
@@ -110,17 +123,6 @@ impl Campaign {
             }
         })
     }
-}
-
-/// The command's own entries and every campaign's: the marker, the journal, the scratch
-/// folder's prefix, the sub-folders.
-fn owned<'a>(spec: &'a FolderSpec) -> Vec<String> {
-    let mut owned: Vec<String> = spec.owned.iter().map(|s| s.to_string()).collect();
-    owned.push(INCOMPLETE_MARKER.to_string());
-    owned.push(format!("{}-*", spec.name));
-    owned.extend(spec.journal.iter().map(|s| s.to_string()));
-    owned.extend(spec.folders.iter().map(|s| s.to_string()));
-    owned
 }
 
 #[cfg(test)]
