@@ -14,6 +14,7 @@ pub mod figures;
 mod pictures;
 
 use crate::atomic::write_atomically;
+use crate::campaign::{Campaign, FolderSpec};
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
 use crate::report::grid_charts::{self, Metric};
@@ -155,9 +156,19 @@ pub struct BenchOptions {
     pub sql: Option<PathBuf>,
 }
 
-/// What a grid writes into its folder (sim/out_folder.rs), its scratch folder included.
-const OWNED: crate::out_folder::Owned =
-    &["bench.csv", "causes.csv", "points", "heatmap-*", "lines-*", "causes-*", crate::sweep::INCOMPLETE_MARKER, "bench-*"];
+/// A grid's folder (sim/campaign/folder.rs): what it writes there besides what every
+/// campaign does. `points/` is made only once every point's file is known to load.
+fn folder_spec(options: &BenchOptions) -> FolderSpec<'_> {
+    FolderSpec {
+        name: "bench",
+        out: &options.out,
+        owned: &["bench.csv", "causes.csv", "points", "heatmap-*", "lines-*", "causes-*"],
+        folders: &[],
+        journal: None,
+        force: options.force,
+        scratch: None,
+    }
+}
 
 /// A grid point: the value index of each parameter, and its scenario file.
 #[derive(Clone, Debug)]
@@ -250,8 +261,9 @@ fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
 
 /// Builds every grid point's scenario and loads it, so a bad key or value is reported, with
 /// the point's file, line and column, before any run starts; only when every point loads
-/// are they written under `out/points/` (an invalid grid leaves no point files).
-pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
+/// are they written under `out/points/` (an invalid grid leaves no point files). Returns the
+/// claimed folder with them.
+pub fn prepare_points(options: &BenchOptions) -> Result<(Campaign, Vec<Point>)> {
     check_grid_size(options)?;
     let base_text = crate::input_file::read_text(&options.scenario, "scenario")?;
     Scenario::parse(&base_text, &options.scenario)?;
@@ -259,7 +271,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     crate::replay::check(&options.scenario, options.sql.as_deref(), options.protocol.as_deref(), &options.variants)?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
-    let _lock = crate::out_folder::claim(&options.out, OWNED, options.force)?;
+    let campaign = Campaign::open(&folder_spec(options))?;
     let points_dir = options.out.join("points");
     let mut points = Vec::new();
     for (index, choice) in combinations(&options.params).into_iter().enumerate() {
@@ -271,7 +283,7 @@ pub fn prepare_points(options: &BenchOptions) -> Result<Vec<Point>> {
     for (point, text) in &points {
         write_atomically(&point.path, text.as_bytes())?;
     }
-    Ok(points.into_iter().map(|(point, _)| point).collect())
+    Ok((campaign, points.into_iter().map(|(point, _)| point).collect()))
 }
 
 /// Grid point `index`: the scenario with each parameter's chosen step, as the text of its
@@ -473,48 +485,40 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
         return Err(Error::input(format!("--param {twice} is given twice")));
     }
     let pictures = pictures_over(options)?;
-    let points = prepare_points(options)?;
-    let scratch =
-        tempfile::Builder::new().prefix("bench-").tempdir_in(&options.out).map_err(|e| Error::harness(format!("scratch folder: {e}")))?;
+    let (campaign, points) = prepare_points(options)?;
     let work: Vec<(&Point, u64)> = points.iter().flat_map(|p| options.seeds.iter().map(move |s| (p, *s))).collect();
     let progress = crate::progress::Progress::new(work.len(), options.progress_every, "runs");
-    let results =
-        crate::pool::map(options.jobs, &work, |(point, seed)| run_one(point, *seed, options, scratch.path()), |done| progress.done(done));
-    let planned = work.len();
-    let runs: Vec<RunStat> = results
-        .into_iter()
-        .zip(&work)
-        .filter_map(|(outcome, work)| outcome.map(|outcome| (outcome, work)))
-        .map(|(outcome, (point, seed))| {
-            outcome.unwrap_or_else(|panic| {
-                eprintln!("rehearsal: grid point {} seed {seed} panicked: {panic}", point.index);
-                RunStat { point: point.index, seed: *seed, verdict: "error".into(), ..RunStat::default() }
-            })
-        })
-        .collect();
-    // Interrupted: the grid's files describe the runs that finished, and say so.
-    let marker = options.out.join(crate::sweep::INCOMPLETE_MARKER);
-    if runs.len() < planned {
-        write_atomically(&marker, format!("{} of {planned} runs finished: interrupted (Ctrl-C)\n", runs.len()).as_bytes())?;
-    } else if marker.exists() {
-        std::fs::remove_file(&marker)?;
-    }
-    let csv = options.out.join("bench.csv");
-    write_atomically(&csv, bench_csv(options, &points, &runs)?.as_bytes())?;
-    let mut heatmaps = Vec::new();
-    if let Pictures::Heatmap(x, y) = pictures {
-        for (metric, meaning, unit, divisor, fixed_max) in PICTURE_METRICS {
-            let metric = Metric { name: metric, meaning, unit, fixed_max };
-            let path = options.out.join(format!("heatmap-{}.svg", metric.name));
-            write_atomically(&path, heatmap_svg(options, &points, &runs, (x, y), &metric, divisor).as_bytes())?;
-            heatmaps.push(path);
-        }
-    }
-    let (x, along) = match pictures {
-        Pictures::Heatmap(x, y) => (x, Some(y)),
-        Pictures::Lines(x) => (x, None),
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let panicked = |(point, seed): &(&Point, u64), panic: &str| {
+        eprintln!("rehearsal: grid point {} seed {seed} panicked: {panic}", point.index);
+        RunStat { point: point.index, seed: *seed, verdict: "error".into(), ..RunStat::default() }
     };
-    heatmaps.extend(pictures::write(options, &points, &runs, x, along)?);
+    let run = |(point, seed): &(&Point, u64)| run_one(point, *seed, options, campaign.scratch());
+    let count = |_: usize, _: &RunStat| progress.done(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
+    let results = crate::campaign::map(options.jobs, &work, run, panicked, || false, count);
+    let planned = work.len();
+    let runs: Vec<RunStat> = results.into_iter().flatten().collect();
+    // Interrupted: the grid's files describe the runs that finished, and say so.
+    let missing = format!("{} of {planned} runs finished: interrupted (Ctrl-C)", runs.len());
+    let csv = options.out.join("bench.csv");
+    let mut heatmaps = Vec::new();
+    campaign.finish((runs.len() < planned).then_some(&missing), || {
+        write_atomically(&csv, bench_csv(options, &points, &runs)?.as_bytes())?;
+        if let Pictures::Heatmap(x, y) = pictures {
+            for (metric, meaning, unit, divisor, fixed_max) in PICTURE_METRICS {
+                let metric = Metric { name: metric, meaning, unit, fixed_max };
+                let path = options.out.join(format!("heatmap-{}.svg", metric.name));
+                write_atomically(&path, heatmap_svg(options, &points, &runs, (x, y), &metric, divisor).as_bytes())?;
+                heatmaps.push(path);
+            }
+        }
+        let (x, along) = match pictures {
+            Pictures::Heatmap(x, y) => (x, Some(y)),
+            Pictures::Lines(x) => (x, None),
+        };
+        heatmaps.extend(pictures::write(options, &points, &runs, x, along)?);
+        Ok(())
+    })?;
     Ok(BenchOutcome { points, runs, csv, heatmaps, planned })
 }
 

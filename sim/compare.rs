@@ -59,9 +59,19 @@ fn column_folder(column: &str) -> String {
     }
 }
 
-/// What a comparison writes into its folder besides its run folders (sim/out_folder.rs): its
-/// scratch folder too, when there is no tmpfs.
-const OWNED: crate::out_folder::Owned = &["summary.md", "compare.csv", "compare-*"];
+/// A comparison's folder (sim/campaign/folder.rs): what it writes there besides its run
+/// folders (`--keep-runs`) and what every campaign does.
+fn folder_spec(out: &Path, force: bool) -> crate::campaign::FolderSpec<'_> {
+    crate::campaign::FolderSpec {
+        name: "compare",
+        out,
+        owned: &["summary.md", "compare.csv"],
+        folders: &[],
+        journal: None,
+        force,
+        scratch: None,
+    }
+}
 
 /// What `rehearsal compare` is asked.
 pub struct CompareOptions<'a> {
@@ -164,28 +174,23 @@ fn run_pair(options: &CompareOptions, loaded: &crate::scenario::Scenario, column
 pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
     let out = options.out;
     let loaded = crate::scenario::Scenario::load(options.scenario)?.with_profile(options.protocol)?;
-    let _lock = crate::out_folder::claim(out, OWNED, options.force)?;
-    let scratch = crate::scratch::scratch_folder("compare-", None, out)?;
+    let campaign = crate::campaign::Campaign::open(&folder_spec(out, options.force))?;
     let pairs: Vec<(&String, u64)> = options.columns.iter().flat_map(|c| options.seeds.iter().map(move |s| (c, *s))).collect();
-    let results = crate::pool::map(
-        options.jobs,
-        &pairs,
-        |(column, seed)| {
-            let name = format!("{}-{seed}", column_folder(column));
-            let dir = if options.keep_runs { out.join(&name) } else { scratch.path().join(&name) };
-            let run = run_pair(options, &loaded, column, *seed, &dir);
-            if !options.keep_runs {
-                let _ = std::fs::remove_dir_all(&dir);
-            }
-            run
-        },
-        |_| {},
-    );
+    let run = |(column, seed): &(&String, u64)| {
+        let name = format!("{}-{seed}", column_folder(column));
+        let dir = if options.keep_runs { out.join(&name) } else { campaign.scratch().join(&name) };
+        let run = run_pair(options, &loaded, column, *seed, &dir);
+        if !options.keep_runs {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        run
+    };
+    let panicked = |_: &(&String, u64), panic: &str| Err(Error::harness(format!("a run panicked: {panic}")));
+    let results = crate::campaign::map(options.jobs, &pairs, run, panicked, || false, |_, _| {});
     let mut runs = Vec::with_capacity(results.len());
     for result in results {
         match result {
-            Some(Ok(run)) => runs.push(run?),
-            Some(Err(panic)) => return Err(Error::harness(format!("a run panicked: {panic}"))),
+            Some(run) => runs.push(run?),
             None => return Err(Error::harness("interrupted".to_string())),
         }
     }
