@@ -135,3 +135,46 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert!(summary.contains("**Incomplete**: interrupted"), "{summary}");
     assert_eq!(scratch.read_dir().unwrap().count(), 0, "the runs under way finished and their scratch folder went");
 }
+
+/// SIGKILL, no handler, during the search side: search.csv is written only at the end, so
+/// what is kept is the journal (sim/campaign/ledger.rs): every run folded so far, each the
+/// row the same run has in a search that ran to its end.
+#[test]
+fn a_killed_search_keeps_every_run_it_finished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, scratch) = (tmp.path().join("killed"), tmp.path().join("scratch"));
+    std::fs::create_dir(&scratch).unwrap();
+    let (out_text, scratch_text) = (out.to_str().unwrap(), scratch.to_str().unwrap());
+    let args =
+        ["search", RANDOM_FAULTS, "--runs", "2000", "--strict", "--seed", "5", "--jobs", "2", "--out", out_text, "--scratch", scratch_text];
+    let mut child = spawn_rehearsal(&args);
+    let journal = out.join(rehearsal::search::JOURNAL);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while std::fs::read_to_string(&journal).map_or(0, |text| text.lines().count()) < 16 {
+        assert!(std::time::Instant::now() < deadline, "no 16 runs journaled within 300 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("reaped");
+    assert!(!out.join("search.csv").exists() && out.join("INCOMPLETE").exists());
+    let kept = rehearsal::search::read_csv(&out.join("search.csv")).expect("the journal reads");
+    assert!(kept.len() >= 16 && kept.iter().all(|r| r.side == "search"), "{} rows", kept.len());
+    // A search of whole batches at least as long makes the same first runs.
+    let runs = kept.len().div_ceil(rehearsal::search::BATCH) * rehearsal::search::BATCH;
+    let whole = tmp.path().join("whole");
+    let o = rehearsal(&[
+        "search",
+        RANDOM_FAULTS,
+        "--runs",
+        &runs.to_string(),
+        "--strict",
+        "--seed",
+        "5",
+        "--jobs",
+        "2",
+        "--out",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert_eq!(kept, rows(&whole)[..kept.len()]);
+}
