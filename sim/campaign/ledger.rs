@@ -52,13 +52,16 @@ struct Entry<Row> {
     row: Row,
 }
 
+/// Writes a campaign's CSV (and its marker) from the rows finished so far, in job order.
+type Checkpoint<'a, Row> = Box<dyn Fn(&[Row]) -> Result<()> + Sync + 'a>;
+
 /// The rows finished so far, with their jobs' indexes.
 pub struct Ledger<'a, Row> {
     finished: Mutex<Vec<(usize, Row)>>,
     journal: Option<Journal>,
     planned: usize,
     progress: Progress,
-    checkpoint: Box<dyn Fn(&[Row]) -> Result<()> + Sync + 'a>,
+    checkpoint: Checkpoint<'a, Row>,
 }
 
 impl<'a, Row: Clone + Serialize> Ledger<'a, Row> {
