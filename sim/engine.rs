@@ -58,7 +58,7 @@ impl Observers {
 /// Where the consumers run: on the simulation's thread, or on one of their own, fed the same
 /// events in the same order (sim/observer_thread.rs).
 enum Consumers {
-    Inline(Observers),
+    Inline(Box<Observers>),
     Thread(ObserverThread),
 }
 
@@ -70,7 +70,7 @@ impl Consumers {
         if observers.trace.writes_a_file() && cores > 1 {
             return Ok(Consumers::Thread(ObserverThread::start(observers)?));
         }
-        Ok(Consumers::Inline(observers))
+        Ok(Consumers::Inline(Box::new(observers)))
     }
 
     /// Hands every event of `pending` on, in order.
@@ -89,7 +89,7 @@ impl Consumers {
     /// The observers back, with the first error one of them met.
     fn finish(self) -> (Observers, Result<()>) {
         match self {
-            Consumers::Inline(observers) => (observers, Ok(())),
+            Consumers::Inline(observers) => (*observers, Ok(())),
             Consumers::Thread(thread) => thread.finish(),
         }
     }
