@@ -7,6 +7,7 @@
 use std::cell::{RefCell, RefMut};
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 
@@ -53,7 +54,7 @@ pub struct Ctx {
     id: ActorId,
     meta: ActorMeta,
     /// `meta.session_id`, shared by the world's actor record and every event this actor emits.
-    session: Rc<str>,
+    session: Arc<str>,
     slot: ActorSlot,
     runtime: Rc<Runtime>,
     rng: RefCell<ChaCha8Rng>,
@@ -67,7 +68,7 @@ impl Ctx {
         Fut: Future<Output = ()> + 'static,
     {
         let name = meta.name.to_string();
-        let session: Rc<str> = Rc::from(meta.session_id.as_str());
+        let session: Arc<str> = Arc::from(meta.session_id.as_str());
         let info = ActorInfo {
             name: meta.name,
             task_id: meta.task_id.clone(),

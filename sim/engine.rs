@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::event::{ActorEnd, Event, EventKind, EventLog, Who};
 use crate::executor::{Next, Popped, Request};
 use crate::faults::FaultPlan;
+use crate::observer_thread::ObserverThread;
 use crate::oracle::Checker;
 use crate::trace::TraceSink;
 use crate::world::{Contention, Exec, World};
@@ -46,11 +47,51 @@ pub struct Observers {
 }
 
 impl Observers {
-    fn consume(&mut self, event: &Event) -> Result<()> {
+    pub(crate) fn consume(&mut self, event: &Event) -> Result<()> {
         self.trace.write(event)?;
         self.checker.on_event(event);
         self.coverage.on_event(event);
         Ok(())
+    }
+}
+
+/// Where the consumers run: on the simulation's thread, or on one of their own, fed the same
+/// events in the same order (sim/observer_thread.rs).
+enum Consumers {
+    Inline(Box<Observers>),
+    Thread(ObserverThread),
+}
+
+impl Consumers {
+    /// A run that writes its trace gets a thread for its consumers when the machine has a
+    /// second core; a sweep's hash-only pair keeps them inline (its other jobs fill the cores).
+    fn new(observers: Observers) -> Result<Consumers> {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if observers.trace.writes_a_file() && cores > 1 {
+            return Ok(Consumers::Thread(ObserverThread::start(observers)?));
+        }
+        Ok(Consumers::Inline(Box::new(observers)))
+    }
+
+    /// Hands every event of `pending` on, in order.
+    fn take(&mut self, pending: &mut Vec<Event>) -> Result<()> {
+        match self {
+            Consumers::Inline(observers) => {
+                for event in pending.drain(..) {
+                    observers.consume(&event)?;
+                }
+            }
+            Consumers::Thread(thread) => thread.take(pending),
+        }
+        Ok(())
+    }
+
+    /// The observers back, with the first error one of them met.
+    fn finish(self) -> (Observers, Result<()>) {
+        match self {
+            Consumers::Inline(observers) => (*observers, Ok(())),
+            Consumers::Thread(thread) => thread.finish(),
+        }
     }
 }
 
@@ -59,7 +100,7 @@ pub struct Engine {
     runtime: Rc<Runtime>,
     exec: Exec,
     world: World,
-    observers: Observers,
+    consumers: Consumers,
     /// The run folder: the sessions' files are written below it at the end.
     files_root: PathBuf,
     /// Events of the current step, reused between steps.
@@ -67,7 +108,14 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn new(config: EngineConfig, clock: SimClock, db: CommsDb, observers: Observers, files_root: PathBuf, faults: FaultPlan) -> Engine {
+    pub fn new(
+        config: EngineConfig,
+        clock: SimClock,
+        db: CommsDb,
+        observers: Observers,
+        files_root: PathBuf,
+        faults: FaultPlan,
+    ) -> Result<Engine> {
         assert_eq!(clock.now_unix_ms(), config.epoch_unix_ms, "the clock starts at the epoch");
         let events = Rc::new(EventLog::default());
         let mut exec = Exec::new(clock.clone(), config.events_max);
@@ -91,7 +139,7 @@ impl Engine {
             actor_faults: faults.actor_faults.clone(),
         });
         let world = World::new(db, faults, events, config.epoch_unix_ms, config.statement_ms.clone());
-        Engine { config, runtime, exec, world, observers, files_root, pending: Vec::new() }
+        Ok(Engine { config, runtime, exec, world, consumers: Consumers::new(observers)?, files_root, pending: Vec::new() })
     }
 
     /// Adds a top-level actor that starts after `delay_ms`.
@@ -231,10 +279,7 @@ impl Engine {
     /// Hands every event emitted since the last dispatch to the consumers, in order.
     fn dispatch(&mut self) -> Result<()> {
         self.runtime.events.drain_into(&mut self.pending);
-        for event in self.pending.drain(..) {
-            self.observers.consume(&event)?;
-        }
-        Ok(())
+        self.consumers.take(&mut self.pending)
     }
 
     /// Ends the run: the sessions' files reach the disk (whatever way the loop ended), and
@@ -251,14 +296,16 @@ impl Engine {
 
     fn finish_writing(mut self, write: bool) -> Result<(CommsDb, Observers)> {
         let dispatched = self.dispatch();
-        let Engine { exec, world, observers, files_root, runtime, .. } = self;
+        let Engine { exec, world, consumers, files_root, runtime, .. } = self;
         drop(exec);
         drop(runtime);
         let (db, files) = world.into_parts();
-        if write {
-            write_files(&files_root, &files)?;
-        }
+        // The files are written while a consumer thread takes the last events.
+        let written = if write { write_files(&files_root, &files) } else { Ok(()) };
+        let (observers, consumed) = consumers.finish();
+        written?;
         dispatched?;
+        consumed?;
         Ok((db, observers))
     }
 }
@@ -303,7 +350,7 @@ mod tests {
             sim_time_max_ms: 3_600_000,
             events_max: 10_000,
         };
-        Engine::new(config, clock, db, observers, dir.to_path_buf(), FaultPlan::new(1, &faults))
+        Engine::new(config, clock, db, observers, dir.to_path_buf(), FaultPlan::new(1, &faults)).unwrap()
     }
 
     fn conductor_meta() -> ActorMeta {

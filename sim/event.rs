@@ -7,7 +7,7 @@
 //! reader gives back equal events, so a finished run can be judged again from its files.
 
 use std::borrow::Cow;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::db::RowSnapshot;
 use crate::vocab::{ActorName, Stmt};
@@ -247,6 +247,6 @@ pub struct Event {
     pub who: Who,
     /// The session id the actor writes as (empty for the engine's own events), shared with
     /// the actor's other events rather than copied into each.
-    pub session: Rc<str>,
+    pub session: Arc<str>,
     pub kind: EventKind,
 }

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod messages;
 pub mod musician;
 pub mod new_scenario;
+pub mod observer_thread;
 pub mod oracle;
 pub mod out_folder;
 pub mod out_lock;

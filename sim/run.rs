@@ -175,7 +175,7 @@ fn execute_unguarded(
         std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
     }
     let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
-    let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults);
+    let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults)?;
     if let Some(schedule) = schedule {
         engine.set_schedule(schedule);
     }

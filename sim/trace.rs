@@ -216,6 +216,13 @@ impl TraceSink {
         Ok(())
     }
 
+    /// Whether the rows go to a file (`create`), not only into a hash (`unwritten`): a run
+    /// that keeps its trace is one a person waits for, whose consumers get a core of their own
+    /// (sim/observer_thread.rs); a sweep's hash-only pairs keep both cores busy already.
+    pub fn writes_a_file(&self) -> bool {
+        matches!(self.rows.sink(), Destination::File(_))
+    }
+
     pub fn rows_written(&self) -> u64 {
         self.rows.rows_written()
     }

@@ -174,6 +174,11 @@ pub struct RowWriter<C: Chunks> {
 }
 
 impl<C: Chunks> RowWriter<C> {
+    /// Where the rows go.
+    pub fn sink(&self) -> &C {
+        &self.chunks
+    }
+
     /// A writer whose first row is the header `columns`.
     pub fn new(chunks: C, epoch_unix_ms: i64, columns: &[&str]) -> RowWriter<C> {
         let mut writer = RowWriter {

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 use rusqlite::types::Value;
@@ -29,7 +30,7 @@ pub struct ActorInfo {
     /// The task row this actor works on (`task-00` for the conductor).
     pub task_id: String,
     /// The session id it writes as (`CLAUDE_SESSION_ID`), shared with every event it causes.
-    pub session_id: Rc<str>,
+    pub session_id: Arc<str>,
     /// Draws the world makes on the actor's behalf (statement latency), kept apart from the
     /// actor's own stream so protocol choices do not shift them.
     pub latency_rng: ChaCha8Rng,
@@ -139,7 +140,7 @@ impl World {
         exec.now_unix_ms() - self.epoch_unix_ms
     }
 
-    fn emit(&self, t_ms: i64, who: Who, session: impl Into<Rc<str>>, kind: EventKind) {
+    fn emit(&self, t_ms: i64, who: Who, session: impl Into<Arc<str>>, kind: EventKind) {
         self.events.push(Event { t_ms, who, session: session.into(), kind });
     }
 
@@ -343,7 +344,7 @@ impl World {
         &self,
         t_ms: i64,
         name: ActorName,
-        session: Rc<str>,
+        session: Arc<str>,
         stmt: Stmt,
         task_id: String,
         result: SqlResult,
@@ -775,7 +776,7 @@ mod tests {
         let session = b.exec.data(conductor).unwrap().session_id.clone();
         let events = b.drain();
         assert_eq!(events.len(), 2);
-        assert!(events.iter().all(|e| Rc::ptr_eq(&e.session, &session)), "{events:?}");
+        assert!(events.iter().all(|e| Arc::ptr_eq(&e.session, &session)), "{events:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! frozen, the launch delay, and interference by a replaced session (D11).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::event::{ActorEnd, Event, EventKind, Fact};
 use crate::vocab::{ActorName, Stmt, WatcherKind, CONDUCTOR_TASK_ID};
@@ -294,10 +294,10 @@ pub struct Attribution {
     /// Per session: (the conductor's launch, the session's start).
     launches: BTreeMap<String, (i64, i64)>,
     /// Per task: state changes of the row by a session the row did not name (t, writer).
-    foreign_writes: BTreeMap<String, Vec<(i64, Rc<str>)>>,
+    foreign_writes: BTreeMap<String, Vec<(i64, Arc<str>)>>,
     /// Per task: every write of the row (t, writer session, by the conductor): each sets its
     /// heartbeat (004 "Heartbeat Rule").
-    row_writes: BTreeMap<String, Vec<(i64, Rc<str>, bool)>>,
+    row_writes: BTreeMap<String, Vec<(i64, Arc<str>, bool)>>,
 }
 
 impl Attribution {
@@ -377,7 +377,7 @@ impl Attribution {
         }
     }
 
-    fn on_conductor_sql(&mut self, f: &super::SqlFact, session: &Rc<str>) {
+    fn on_conductor_sql(&mut self, f: &super::SqlFact, session: &Arc<str>) {
         if !self.conductor_sessions.contains(f.session_id) {
             self.conductor_sessions.insert(f.session_id.to_string());
             if let Some(since) = self.conductor_dead_since.take() {

@@ -66,7 +66,7 @@ impl RuleDoc {
     }
 }
 
-pub trait Rule {
+pub trait Rule: Send {
     fn doc(&self) -> &'static RuleDoc;
     /// Judges one event against the truth as it stood before it.
     fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings);
