@@ -353,7 +353,7 @@ impl Severities {
     }
 }
 
-/// When deviations are escalated to the conductor (PROTOCOL.md disagreement 12).
+/// When deviations are escalated to the conductor (docs/protocol.md D12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EscalationRule {
     /// 000 "Deviations & Escalation Thresholds", REF-6: "2+ Medium deviations OR 1+ High
@@ -619,7 +619,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         }
     }
     // 003 Contradictory: "DB says `error` but temp shows checkpoint passed" — the row was not
-    // handed over when this session claimed it (a claim guard that admits it, PROTOCOL.md 1).
+    // handed over when this session claimed it (a claim guard that admits it, docs/protocol.md D1).
     if !prior.state.is_empty() && !HANDED_OVER.contains(&prior.state.as_str()) {
         mismatches.push((
             Mismatch::Contradictory,
@@ -628,7 +628,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         ));
     }
     // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
-    // after this session started answers an earlier session's request (PROTOCOL.md 15).
+    // after this session started answers an earlier session's request (docs/protocol.md D15).
     if let Some(m) = found.messages.iter().find(|m| {
         m.from_session == crate::vocab::CONDUCTOR_TASK_ID && ANSWERS.contains(&m.kind.as_str()) && m.timestamp.as_str() > found.started_at
     }) {

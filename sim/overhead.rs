@@ -6,7 +6,7 @@
 //! the same catalog). The replay is the floor: what SQLite alone needs for the statements
 //! the run executed. Everything above it is the simulator: the executor, the oracles' reads,
 //! the trace, temp/ files. Wall-clock time is measured here and only here; it never feeds
-//! back into a run (DESIGN.md, invariant 1).
+//! back into a run (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 //!
 //! The runs and the floor are made in one scratch folder, on /dev/shm where it exists
 //! (sim/scratch.rs), else in the system's temp folder: creating and deleting a run's ~600

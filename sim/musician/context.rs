@@ -193,7 +193,7 @@ impl Musician {
                 // 000 "Context escalation response states": `review_failed` — "Do not
                 // proceed, prepare handoff now". The musician does no more work, so it writes
                 // no `working`: the clean exit that follows takes the row from
-                // `review_failed` to `exited` (PROTOCOL.md disagreement 10: the conductor's
+                // `review_failed` to `exited` (docs/protocol.md D10: the conductor's
                 // reply to a context warning, a transition 002's table omits).
                 self.scope = Scope::HandoffNow;
                 self.status(&format!("conductor {answer}: prepare handoff now")).await;
