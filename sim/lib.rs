@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod bench;
 pub mod calibrate;
 pub mod clock;
+pub mod commands;
 pub mod compare;
 pub mod conductor;
 pub mod coverage;
