@@ -18,7 +18,7 @@ use crate::coverage::{self, Coverage, Item, Required};
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
 use crate::pool::{Caught, Hooks};
-use crate::run::{run_scenario, run_scenario_keeping, Keep, RunOptions, RunSummary};
+use crate::run::{execute, run_scenario, Execution, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
 
@@ -270,7 +270,7 @@ fn run_pair_keeping(
             out_dir: Some(dir.to_path_buf()),
             variants: options.variants.clone(),
         };
-        run_scenario_keeping(scenario, &run_options, keep)
+        execute(run_options.plan(&scenario)?, Execution { keep, ..Execution::default() }).map(|executed| executed.summary)
     };
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let first = attempt(run_dir)?;
@@ -501,15 +501,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let (shard, shards) = options.shard.unwrap_or((1, 1));
     let build = crate::manifest::BUILD_ID.to_string();
     crate::manifest::Manifest { shard, shards, pairs: planned, build, suite }.write(&options.out)?;
-    // From the start until every pair has finished, so a sweep killed at any moment, even
-    // before its first pair, is never taken for a whole one.
-    write_atomically(
-        &options.out.join(INCOMPLETE_MARKER),
-        format!(
-            "0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {JOURNAL}\n"
-        )
-        .as_bytes(),
-    )?;
+    mark_running(&options.out, planned)?;
     let journal = crate::results_journal::Journal::create(&options.out.join(JOURNAL))?;
     if let (Some((i, n)), true) = (options.shard, options.progress_every > 0) {
         // The shard's own count: `--seeds` said how many seeds each scenario runs in all.
@@ -570,6 +562,15 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     let mut outcome = write_outputs(options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
     outcome.blessed = blessed;
     Ok(outcome)
+}
+
+/// The INCOMPLETE marker from the start until every pair has finished, so a sweep killed at
+/// any moment, even before its first pair, is never taken for a whole one.
+fn mark_running(out: &Path, planned: usize) -> Result<()> {
+    let text = format!(
+        "0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {JOURNAL}\n"
+    );
+    write_atomically(&out.join(INCOMPLETE_MARKER), text.as_bytes())
 }
 
 /// A pair whose keeping (saving its failure, its reports) panicked: an `error` row.

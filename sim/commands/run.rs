@@ -41,12 +41,13 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // how to reproduce it, as a failing one does.
     let replay = crate::run::replay_of(&plan);
     let mut progress = (!quiet).then(crate::progress::RunProgress::new);
-    let (mut summary, _) = crate::run::execute_with_progress(plan, false, &mut |now_ms, max_ms| {
+    let mut show = |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
-    })
-    .map_err(|e| e.with_replay(&replay))?;
+    };
+    let how = crate::run::Execution { progress: Some(&mut show), ..Default::default() };
+    let mut summary = crate::run::execute(plan, how).map_err(|e| e.with_replay(&replay))?.summary;
     drop(progress);
     crate::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
     let outcome = if summary.verdict.passed() { Outcome::PASS } else { Outcome::FAIL };
