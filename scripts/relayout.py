@@ -244,6 +244,14 @@ def main():
         new = pat.sub(lambda m: mentions[m.group(1)], text)
         if new != text:
             open(path, "w").write(new)
+    # A host that imported a module now its child (`use crate::trace_codec;`) declares it.
+    for layer in hosts:
+        mod_rs = os.path.join(sim, layer, "mod.rs")
+        text = open(mod_rs).read()
+        children = "|".join(re.escape(m) for m in moving if layer_of[m] == layer) or "$^"
+        new = re.sub(r"(?m)^(?:pub )?use crate::" + layer + r"::(?:" + children + r");\n", "", text)
+        if new != text:
+            open(mod_rs, "w").write(new)
     print(f"relayout: {len(moving)} modules moved into {len({layer_of[m] for m in moving})} layer folders")
 
 
