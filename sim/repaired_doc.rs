@@ -158,7 +158,7 @@ fn change(variant: &str) -> Result<&'static Change> {
 fn run_one(scenario: &Scenario, seed: u64, variants: &[String], out: &Path) -> Result<RunSummary> {
     let options =
         RunOptions { scenario_path: PathBuf::new(), seed: Some(seed), out_dir: Some(out.to_path_buf()), variants: variants.to_vec() };
-    let summary = execute(options.plan(&scenario)?, Execution { keep: Keep::Hash, ..Execution::default() })?.summary;
+    let summary = execute(options.plan(scenario)?, Execution { keep: Keep::Hash, ..Execution::default() })?.summary;
     let _ = std::fs::remove_dir_all(out);
     Ok(summary)
 }

@@ -184,7 +184,7 @@ impl Musician {
                 self.scope = Scope::HandoffAfterCheckpoint;
                 self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
             }
-            "fix_proposed" if messages::is_adjusted_approach(&reply_text) => {
+            "fix_proposed" if messages::is_adjusted_approach(reply_text) => {
                 // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
                 // approach as follows: [instructions]". The instructions change how the work
                 // is done, not how much of it: the scope stays as planned, no hand-off is
@@ -197,7 +197,7 @@ impl Musician {
             "fix_proposed" => {
                 // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
                 // checkpoint"; the agents after those, up to the checkpoint, are skipped.
-                let granted = messages::parse_reduced_scope(&reply_text).unwrap_or(recommended as u64).min(e.agents.len() as u64);
+                let granted = messages::parse_reduced_scope(reply_text).unwrap_or(recommended as u64).min(e.agents.len() as u64);
                 self.scope = Scope::Limited(granted);
                 let skipped = &e.agents[granted as usize..];
                 if skipped.is_empty() {

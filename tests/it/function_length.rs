@@ -2,7 +2,9 @@
 //! (issue 29: short functions). A source scan, so the rule cannot drift: a function that grows
 //! past the limit fails here with its file, line and length.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use crate::support::files_ending;
 
 const MAX_LINES: usize = 100;
 
@@ -143,22 +145,9 @@ fn functions(code: &str) -> Vec<(String, usize, usize)> {
     found
 }
 
-pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn no_function_in_sim_is_longer_than_100_lines() {
-    let mut files = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sim"), &mut files);
-    files.sort();
+    let files = files_ending(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sim"), "rs");
     let mut long = Vec::new();
     for file in &files {
         let code = code_only(&std::fs::read_to_string(file).unwrap());

@@ -6,7 +6,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::function_length::{code_only, rust_files};
+use super::function_length::code_only;
+use crate::support::files_ending;
 
 /// Module or layer folder name → (layer rank, layer name), from sim/layers.txt.
 fn layers(table: &str) -> BTreeMap<String, (usize, String)> {
@@ -60,9 +61,7 @@ fn imported(code: &str) -> Vec<String> {
 fn no_module_imports_from_a_higher_layer() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sim");
     let layers = layers(&std::fs::read_to_string(root.join("layers.txt")).unwrap());
-    let mut files = Vec::new();
-    rust_files(&root, &mut files);
-    files.sort();
+    let files = files_ending(&root, "rs");
     let (mut upward, mut unplaced) = (Vec::new(), Vec::new());
     for file in &files {
         let relative = file.strip_prefix(&root).unwrap();
