@@ -132,6 +132,11 @@ def main():
         return
     for m in moving:
         print(f"relayout: {m} -> {layer_of[m]}/{m}")
+    # A layer folder that is already a module (a host) must not have a child of a moving
+    # module's name: stop before touching anything.
+    clashes = [f"sim/{layer_of[m]}/{m}" for m in moving if os.path.exists(os.path.join(sim, layer_of[m], m + ".rs")) or os.path.isdir(os.path.join(sim, layer_of[m], m))]
+    if clashes:
+        sys.exit("relayout: these already exist, rename the module or its layer's child first: " + " ".join(clashes))
     if dry:
         return
 
@@ -170,7 +175,7 @@ def main():
     lib_path = os.path.join(sim, "lib.rs")
     lib = open(lib_path).read()
     for m in moving:
-        lib = re.sub(r"(?m)^((?:#\[[^\n]*\]\n|///[^\n]*\n)*)pub mod " + m + r";\n", "", lib)
+        lib = re.sub(r"(?m)^((?:#\[[^\n]*\]\n|///[^\n]*\n)*)(?:pub(?:\([a-z]+\))? )?mod " + m + r";\n", "", lib)
     # The `pub mod` lines: the modules left at the top and the layer folders, in layer order.
     order = [l for l, _ in layers]
     names = set(re.findall(r"(?m)^pub mod (" + IDENT + r");", lib))
