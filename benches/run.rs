@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use rehearsal::run::{catalog_for, run_recorded, run_scenario, RunOptions, RunSummary};
+use rehearsal::run::{catalog_for, execute, run_scenario, Execution, RunOptions, RunSummary};
 use rehearsal::scenario::Scenario;
 
 fn root() -> PathBuf {
@@ -33,7 +33,9 @@ fn engine_and_floor(c: &mut Criterion) {
     let tmp = tempfile::tempdir().unwrap();
     let path = root().join("scenarios/quickstart.toml");
     let run_options = options(&path, tmp.path());
-    let (summary, recorded) = run_recorded(Scenario::load(&path).unwrap(), &run_options).unwrap();
+    let executed =
+        execute(run_options.plan(&Scenario::load(&path).unwrap()).unwrap(), Execution { record: true, ..Execution::default() }).unwrap();
+    let (summary, recorded) = (executed.summary, executed.recorded);
     let catalog = catalog_for(&Scenario::load(&path).unwrap()).unwrap();
 
     let mut group = c.benchmark_group("engine");

@@ -3,7 +3,7 @@
 //! Every time reading in the protocol is SQLite's own (`datetime('now')`, `julianday('now')`,
 //! `CURRENT_TIMESTAMP`, seed 004 "Database"). A VFS that copies the default `unix` VFS and
 //! replaces only `xCurrentTime` / `xCurrentTimeInt64` makes all of them follow the simulated
-//! clock (DESIGN.md, invariant 2). Each run registers its own VFS instance under a unique name
+//! clock (ARCHITECTURE.md, invariant "SQLite reads the simulated clock"). Each run registers its own VFS instance under a unique name
 //! and owns its own clock cell, so runs on parallel threads never share a clock.
 //!
 //! The same VFS keeps each database's write-ahead log in memory (sim/wal_memory.rs): its

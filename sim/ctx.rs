@@ -1,4 +1,4 @@
-//! `Ctx`: the only door from an actor to the world (DESIGN.md, invariant 5).
+//! `Ctx`: the only door from an actor to the world (ARCHITECTURE.md, invariant "one request per event").
 //!
 //! Every method that touches SQLite or time returns a future that hands one request to the
 //! engine and resolves when the engine has performed it. Spawning, killing and trace notes

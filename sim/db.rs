@@ -165,7 +165,7 @@ impl CommsDb {
         // (sim/overhead.rs) uses it too.
         conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;")?;
         // Lock waits are modelled in virtual time; a real wait would stall the whole
-        // simulation thread (DESIGN.md, invariant 7).
+        // simulation thread (docs/protocol.md C13, docs/calibration.md).
         conn.busy_timeout(std::time::Duration::ZERO)?;
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         // The protocol's `random()` draws from this run's stream, not the process's PRNG.
@@ -393,7 +393,7 @@ pub fn set_query_planner_stability(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Seeds SQLite's PRNG (WAL salts, temp names) so database bytes are reproducible
-/// (DESIGN.md, invariant 3). The PRNG is process-wide; the final `comms.db` does not depend
+/// (ARCHITECTURE.md, invariant "byte-identical `trace.csv`"). The PRNG is process-wide; the final `comms.db` does not depend
 /// on it because the WAL is checkpointed and removed on close.
 fn seed_sqlite_prng(seed: u64) {
     // SAFETY: SQLITE_TESTCTRL_PRNG_SEED takes (int seed, sqlite3 *db); a NULL db means "use

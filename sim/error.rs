@@ -1,4 +1,4 @@
-//! Errors and the exit codes they map to (DESIGN.md, "Command line").
+//! Errors and the exit codes they map to (README.md "Exit codes").
 //!
 //! 0 pass; 1 the protocol failed; 2 usage error or invalid input; 3 the harness failed.
 //! A protocol failure is not an error: it is a verdict (`report::Verdict`).

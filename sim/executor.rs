@@ -4,8 +4,8 @@
 //! answers with a reply `R` (turmoil's `Sim` against its `World`; madsim's task executor).
 //!
 //! **Architecture Invariant:** between two requests of an actor its whole in-memory state is
-//! its suspended future, so dropping the future is exactly a crashed process (DESIGN.md,
-//! invariant 5), and any interleaving of actors is one queue order away. Events at the same
+//! its suspended future, so dropping the future is exactly a crashed process (ARCHITECTURE.md,
+//! invariant "one request per event"), and any interleaving of actors is one queue order away. Events at the same
 //! instant run in the order they were scheduled (ties break by insertion sequence).
 
 use std::cell::{Cell, RefCell};

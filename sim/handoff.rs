@@ -353,7 +353,7 @@ impl Severities {
     }
 }
 
-/// When deviations are escalated to the conductor (PROTOCOL.md disagreement 12).
+/// When deviations are escalated to the conductor (docs/protocol.md D12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EscalationRule {
     /// 000 "Deviations & Escalation Thresholds", REF-6: "2+ Medium deviations OR 1+ High
@@ -513,15 +513,76 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     let escalation_due = found.rule.met_by(&not_escalated);
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
-    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
 
     // 003 "Resumption Decision Tree" 2: present (the previous session's clean exit), missing,
     // or stale (written by an earlier session: the previous one crashed or exited unexpectedly).
+    let mut mismatches = Mismatches::new();
+    let stale = staleness(found, parsed.as_ref(), &mut mismatches);
+    let handoff_state = match (&parsed, stale.is_empty()) {
+        (None, _) => HandoffState::Missing,
+        (Some(_), false) => HandoffState::Stale,
+        (Some(_), true) => HandoffState::Present,
+    };
+    let handoff_detail = match (&parsed, handoff_state) {
+        (Some(h), HandoffState::Present) => {
+            format!("clean exit at {}% context", h.context_pct.map_or("?".to_string(), |c| c.to_string()))
+        }
+        (_, HandoffState::Stale) => stale.join("; "),
+        _ => format!("{} left none: forced exit", prior.describe()),
+    };
+
+    let status_next = progress.last_done.map(|p| next_after(p, found.step_agents));
+    let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
+    if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
+        present_mismatches(found, h, status_next, deviations.total, &mut mismatches);
+    }
+    comms_mismatches(found, &mut mismatches);
+    let worst = mismatches.iter().map(|(m, _, _)| *m).max().unwrap_or(Mismatch::None);
+    // "Multiple fields differ" is suspicious even when each alone would be benign.
+    let mismatch = if mismatches.len() > 1 { worst.max(Mismatch::Suspicious) } else { worst };
+
+    // A current, consistent HANDOFF says where to continue; otherwise the last approved
+    // checkpoint does (000 "Mid-Session Resumption Protocol": resume from last checkpoint).
+    let resume_from = match (handoff_state, mismatch, parsed.as_ref().and_then(|p| p.next)) {
+        (HandoffState::Present, Mismatch::None | Mismatch::Benign, Some(next)) => next,
+        _ => checkpoint_next.unwrap_or(Position::START),
+    };
+    let previous_self_correction = match (&parsed, handoff_state) {
+        (Some(h), HandoffState::Present) => h.self_correction,
+        // No current HANDOFF: the previous session's own lines of the status file say.
+        _ => previous.is_some_and(|id| session_lines(found.status.unwrap_or(""), id).any(|l| l.contains(" self-correction: "))),
+    };
+    Assessment {
+        handoff: handoff_state,
+        handoff_detail,
+        mismatch,
+        report_reasons: report_reasons(&mismatches, escalation_due, found.rule),
+        mismatches: mismatches.into_iter().map(|(_, text, _)| text).collect(),
+        deviations,
+        deviations_escalated,
+        escalation_due,
+        rule: found.rule,
+        resume_from,
+        last_checkpoint_step: progress.last_checkpoint_step,
+        previous_session: prior.describe(),
+        previous_self_correction,
+        pending_messages: pending_messages(found, parsed.as_ref()),
+    }
+}
+
+/// A mismatch, and whether it sets temp/ against comms (the row or the messages) rather than
+/// temp/ files against each other: 003 step 5's "temp/comms mismatch" trigger counts the former.
+type Mismatches = Vec<(Mismatch, String, bool)>;
+
+/// 003 "Resumption Decision Tree" 2: why the HANDOFF is stale (written by an earlier session:
+/// the previous one crashed or exited unexpectedly), empty when it is current or missing; a
+/// later message of a session the row no longer names is a mismatch.
+fn staleness(found: &Found<'_>, parsed: Option<&ParsedHandoff>, mismatches: &mut Mismatches) -> Vec<String> {
+    let prior = found.prior;
+    let previous = prior.session_id.as_deref();
+    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
     let mut stale = Vec::new();
-    // Each mismatch with whether it sets temp/ against comms (the row or the messages) or temp/
-    // files against each other: 003 step 5's "temp/comms mismatch" trigger counts the former.
-    let mut mismatches: Vec<(Mismatch, String, bool)> = Vec::new();
-    if let Some(h) = &parsed {
+    if let Some(h) = parsed {
         let later: Vec<&MessageMeta> =
             found.messages.iter().filter(is_musician).filter(|m| m.from_session != h.session_id && m.timestamp >= h.timestamp).collect();
         let age_s = seconds_between(&h.timestamp, found.started_at);
@@ -563,63 +624,56 @@ pub fn assess(found: &Found<'_>) -> Assessment {
             ));
         }
     }
-    let handoff_state = match (&parsed, stale.is_empty()) {
-        (None, _) => HandoffState::Missing,
-        (Some(_), false) => HandoffState::Stale,
-        (Some(_), true) => HandoffState::Present,
-    };
-    let handoff_detail = match (&parsed, handoff_state) {
-        (Some(h), HandoffState::Present) => {
-            format!("clean exit at {}% context", h.context_pct.map_or("?".to_string(), |c| c.to_string()))
-        }
-        (_, HandoffState::Stale) => stale.join("; "),
-        _ => format!("{} left none: forced exit", prior.describe()),
-    };
+    stale
+}
 
-    let status_next = progress.last_done.map(|p| next_after(p, found.step_agents));
-    let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
-    if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
-        if found.status.is_none() {
-            mismatches.push((Mismatch::Contradictory, "HANDOFF present but no status file".to_string(), false));
-        }
-        if let (Some(next), Some(s)) = (h.next, status_next) {
-            if next != s {
-                // 003: "Step count off by 1" is benign, "Different step reported as current" not.
-                let off_by_one = index(next, found.step_agents).abs_diff(index(s, found.step_agents)) == 1;
-                mismatches.push((
-                    if off_by_one { Mismatch::Benign } else { Mismatch::Suspicious },
-                    format!(
-                        "HANDOFF continues from step {} agent {}, status from step {} agent {}",
-                        next.step, next.agent, s.step, s.agent
-                    ),
-                    false,
-                ));
-            }
-        }
-        if h.deviations != deviations.total {
-            // 003: "Deviations count mismatch" is suspicious.
+/// The mismatches of a current HANDOFF with the status and deviations files and with comms.
+fn present_mismatches(
+    found: &Found<'_>,
+    h: &ParsedHandoff,
+    status_next: Option<Position>,
+    deviations_total: usize,
+    mismatches: &mut Mismatches,
+) {
+    if found.status.is_none() {
+        mismatches.push((Mismatch::Contradictory, "HANDOFF present but no status file".to_string(), false));
+    }
+    if let (Some(next), Some(s)) = (h.next, status_next) {
+        if next != s {
+            // 003: "Step count off by 1" is benign, "Different step reported as current" not.
+            let off_by_one = index(next, found.step_agents).abs_diff(index(s, found.step_agents)) == 1;
             mismatches.push((
-                Mismatch::Suspicious,
-                format!("HANDOFF lists {} deviations, the deviations file {}", h.deviations, deviations.total),
+                if off_by_one { Mismatch::Benign } else { Mismatch::Suspicious },
+                format!("HANDOFF continues from step {} agent {}, status from step {} agent {}", next.step, next.agent, s.step, s.agent),
                 false,
             ));
         }
-        // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
-        // Protocol" 3-6): without it, comms do not confirm the exit the HANDOFF describes.
-        let confirmed = found.messages.iter().any(|m| m.from_session == h.session_id && m.kind == "handoff" && m.timestamp >= h.timestamp);
-        if !confirmed {
-            mismatches.push((
-                Mismatch::Suspicious,
-                format!(
-                    "no `handoff` message from {} since its HANDOFF at {}: comms do not confirm its clean exit",
-                    h.session_id, h.timestamp
-                ),
-                true,
-            ));
-        }
     }
+    if h.deviations != deviations_total {
+        // 003: "Deviations count mismatch" is suspicious.
+        mismatches.push((
+            Mismatch::Suspicious,
+            format!("HANDOFF lists {} deviations, the deviations file {}", h.deviations, deviations_total),
+            false,
+        ));
+    }
+    // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
+    // Protocol" 3-6): without it, comms do not confirm the exit the HANDOFF describes.
+    let confirmed = found.messages.iter().any(|m| m.from_session == h.session_id && m.kind == "handoff" && m.timestamp >= h.timestamp);
+    if !confirmed {
+        mismatches.push((
+            Mismatch::Suspicious,
+            format!("no `handoff` message from {} since its HANDOFF at {}: comms do not confirm its clean exit", h.session_id, h.timestamp),
+            true,
+        ));
+    }
+}
+
+/// 003 Contradictory findings between the task row or the conductor's answers and this session.
+fn comms_mismatches(found: &Found<'_>, mismatches: &mut Mismatches) {
+    let prior = found.prior;
     // 003 Contradictory: "DB says `error` but temp shows checkpoint passed" — the row was not
-    // handed over when this session claimed it (a claim guard that admits it, PROTOCOL.md 1).
+    // handed over when this session claimed it (a claim guard that admits it, docs/protocol.md D1).
     if !prior.state.is_empty() && !HANDED_OVER.contains(&prior.state.as_str()) {
         mismatches.push((
             Mismatch::Contradictory,
@@ -628,7 +682,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         ));
     }
     // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
-    // after this session started answers an earlier session's request (PROTOCOL.md 15).
+    // after this session started answers an earlier session's request (docs/protocol.md D15).
     if let Some(m) = found.messages.iter().find(|m| {
         m.from_session == crate::vocab::CONDUCTOR_TASK_ID && ANSWERS.contains(&m.kind.as_str()) && m.timestamp.as_str() > found.started_at
     }) {
@@ -640,37 +694,6 @@ pub fn assess(found: &Found<'_>) -> Assessment {
             ),
             true,
         ));
-    }
-    let worst = mismatches.iter().map(|(m, _, _)| *m).max().unwrap_or(Mismatch::None);
-    // "Multiple fields differ" is suspicious even when each alone would be benign.
-    let mismatch = if mismatches.len() > 1 { worst.max(Mismatch::Suspicious) } else { worst };
-
-    // A current, consistent HANDOFF says where to continue; otherwise the last approved
-    // checkpoint does (000 "Mid-Session Resumption Protocol": resume from last checkpoint).
-    let resume_from = match (handoff_state, mismatch, parsed.as_ref().and_then(|p| p.next)) {
-        (HandoffState::Present, Mismatch::None | Mismatch::Benign, Some(next)) => next,
-        _ => checkpoint_next.unwrap_or(Position::START),
-    };
-    let previous_self_correction = match (&parsed, handoff_state) {
-        (Some(h), HandoffState::Present) => h.self_correction,
-        // No current HANDOFF: the previous session's own lines of the status file say.
-        _ => previous.is_some_and(|id| session_lines(found.status.unwrap_or(""), id).any(|l| l.contains(" self-correction: "))),
-    };
-    Assessment {
-        handoff: handoff_state,
-        handoff_detail,
-        mismatch,
-        report_reasons: report_reasons(&mismatches, escalation_due, found.rule),
-        mismatches: mismatches.into_iter().map(|(_, text, _)| text).collect(),
-        deviations,
-        deviations_escalated,
-        escalation_due,
-        rule: found.rule,
-        resume_from,
-        last_checkpoint_step: progress.last_checkpoint_step,
-        previous_session: prior.describe(),
-        previous_self_correction,
-        pending_messages: pending_messages(found, parsed.as_ref()),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod campaign;
 pub mod clock;
+pub mod commands;
 pub mod compare;
 pub mod conductor;
 pub mod coverage;

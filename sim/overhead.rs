@@ -6,7 +6,7 @@
 //! the same catalog). The replay is the floor: what SQLite alone needs for the statements
 //! the run executed. Everything above it is the simulator: the executor, the oracles' reads,
 //! the trace, temp/ files. Wall-clock time is measured here and only here; it never feeds
-//! back into a run (DESIGN.md, invariant 1).
+//! back into a run (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 //!
 //! The runs and the floor are made in one scratch folder, on /dev/shm where it exists
 //! (sim/scratch.rs), else in the system's temp folder: creating and deleting a run's ~600
@@ -23,7 +23,7 @@ use crate::clock::{ClockVfs, SimClock};
 use crate::db::prepared::{index, prepare_all};
 use crate::db::{Recorded, SCHEMA_SQL};
 use crate::error::{Error, Result};
-use crate::run::{catalog_for, run_recorded, run_scenario, RunOptions};
+use crate::run::{catalog_for, execute, run_scenario, Execution, RunOptions};
 use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
 
@@ -93,7 +93,8 @@ pub fn overhead(
         out_dir: Some(scratch.path().join(name)),
         variants: variants.to_vec(),
     };
-    let (summary, recorded) = run_recorded(load()?, &options("recorded"))?;
+    let executed = execute(options("recorded").plan(&load()?)?, Execution { record: true, ..Execution::default() })?;
+    let (summary, recorded) = (executed.summary, executed.recorded);
     let run_db_sha256 = file_sha256(&summary.out_dir.join("comms.db"))?;
     let mut run_best = Duration::MAX;
     let mut floor_best = Duration::MAX;
@@ -198,7 +199,8 @@ mod tests {
         let options = RunOptions { scenario_path: path.to_path_buf(), seed: None, out_dir: Some(dir.join("run")), variants: Vec::new() };
         let scenario = Scenario::load(path).unwrap();
         let catalog = catalog_for(&scenario).unwrap();
-        let (summary, recorded) = run_recorded(scenario, &options).unwrap();
+        let executed = execute(options.plan(&scenario).unwrap(), Execution { record: true, ..Execution::default() }).unwrap();
+        let (summary, recorded) = (executed.summary, executed.recorded);
         (file_sha256(&summary.out_dir.join("comms.db")).unwrap(), catalog, recorded)
     }
 

@@ -1,5 +1,5 @@
 //! A panic inside a run is a bug of the harness, never of the input: it is caught where the run
-//! is carried out (`run::execute_keeping`), so every caller — `run`, a sweep's pair, a sweep's
+//! is carried out (`run::execute`), so every caller — `run`, a sweep's pair, a sweep's
 //! look at its saved failures, `replay`, `compare`, `bench` — gets a harness error (exit 3)
 //! naming the panic and how to reproduce it, instead of exit 101 (issue 30: a sweep recorded a
 //! panicking pair, and every later `sweep --force` into that folder panicked replaying it).

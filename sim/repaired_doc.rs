@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::oracle::quantiles;
-use crate::run::{run_scenario_keeping, Keep, RunOptions, RunSummary};
+use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::vocab::check_profile_name;
 
@@ -158,7 +158,7 @@ fn change(variant: &str) -> Result<&'static Change> {
 fn run_one(scenario: &Scenario, seed: u64, variants: &[String], out: &Path) -> Result<RunSummary> {
     let options =
         RunOptions { scenario_path: PathBuf::new(), seed: Some(seed), out_dir: Some(out.to_path_buf()), variants: variants.to_vec() };
-    let summary = run_scenario_keeping(scenario.clone(), &options, Keep::Hash)?;
+    let summary = execute(options.plan(scenario)?, Execution { keep: Keep::Hash, ..Execution::default() })?.summary;
     let _ = std::fs::remove_dir_all(out);
     Ok(summary)
 }

@@ -1,7 +1,7 @@
 //! Seeded randomness: one ChaCha8 stream per named actor, derived from (run seed, name).
 //!
 //! Deriving each stream from the actor's *name* rather than from a shared generator means
-//! adding an actor does not reshuffle the draws of the others (DESIGN.md, invariant 1).
+//! adding an actor does not reshuffle the draws of the others (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 //! ChaCha8 is portable across platforms and `rand_chacha` versions, unlike `StdRng`.
 
 use rand::SeedableRng;

@@ -65,9 +65,10 @@ pub struct RunSummary {
 pub use crate::plan::{catalog_for, default_out_dir};
 
 /// What a run leaves in its folder. Either way the summary is the same, trace hash included.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Keep {
     /// `trace.csv`, `comms.db`, `violations.csv` and the sessions' files.
+    #[default]
     Everything,
     /// Only the trace's hash: no `trace.csv` (its bytes are hashed, not written), no
     /// `violations.csv`, no sessions' files, and `comms.db` closed without folding its WAL in
@@ -76,63 +77,58 @@ pub enum Keep {
     Hash,
 }
 
+/// How `execute` carries out a plan; `Execution::default()` keeps everything, records
+/// nothing and reports no progress.
+#[derive(Default)]
+pub struct Execution<'a> {
+    /// What the run folder keeps.
+    pub keep: Keep,
+    /// Return every protocol statement executed, in order, with its bound parameters (for
+    /// `rehearsal bench --overhead` and `calibrate`).
+    pub record: bool,
+    /// Told (simulated ms so far, the run's `sim_time_max_ms`) each simulated minute: what
+    /// `rehearsal run` shows of a long run. It only observes.
+    pub progress: Option<&'a mut dyn FnMut(i64, i64)>,
+}
+
+/// A finished run: its summary, and the statements it executed when `Execution::record`.
+pub struct Executed {
+    pub summary: RunSummary,
+    pub recorded: Vec<crate::db::Recorded>,
+}
+
+impl RunOptions {
+    /// The plan of a run of `scenario` with these options: what `execute` carries out.
+    pub fn plan(&self, scenario: &Scenario) -> Result<RunPlan> {
+        RunPlan::resolve(scenario, self.seed, &self.variants, self.out_dir.clone())
+    }
+}
+
+/// Loads the scenario file, plans and executes the run with everything kept: shorthand for
+/// `execute(options.plan(&scenario)?, Execution::default())`.
 pub fn run(options: &RunOptions) -> Result<RunSummary> {
-    let scenario = Scenario::load(&options.scenario_path)?;
-    run_scenario(scenario, options)
+    run_scenario(Scenario::load(&options.scenario_path)?, options)
 }
 
+/// `run` of a scenario already loaded (and possibly changed: a grid point, a variant column).
 pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
-    run_scenario_keeping(scenario, options, Keep::Everything)
+    Ok(execute(options.plan(&scenario)?, Execution::default())?.summary)
 }
 
-/// `run_scenario`, leaving in the run folder only what `keep` says.
-pub fn run_scenario_keeping(scenario: Scenario, options: &RunOptions, keep: Keep) -> Result<RunSummary> {
-    Ok(run_inner(scenario, options, false, keep)?.0)
-}
-
-/// A run that also returns every protocol statement it executed, in order, with its bound
-/// parameters (for `rehearsal bench --overhead`).
-pub fn run_recorded(scenario: Scenario, options: &RunOptions) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    run_inner(scenario, options, true, Keep::Everything)
-}
-
-fn run_inner(scenario: Scenario, options: &RunOptions, record: bool, keep: Keep) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    let plan = RunPlan::resolve(&scenario, options.seed, &options.variants, options.out_dir.clone())?;
-    execute_keeping(plan, record, keep, &mut |_, _| {})
-}
-
-/// Carries out a resolved plan: the database, the engine with its observers, the verdict.
-pub fn execute(plan: RunPlan, record: bool) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    execute_with_progress(plan, record, &mut |_, _| {})
-}
-
-/// `execute`, telling `progress` (simulated ms so far, the run's `sim_time_max_ms`) each
-/// simulated minute: what `rehearsal run` shows of a long run. It only observes.
-pub fn execute_with_progress(
-    plan: RunPlan,
-    record: bool,
-    progress: &mut dyn FnMut(i64, i64),
-) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
-    execute_keeping(plan, record, Keep::Everything, progress)
-}
-
-/// `execute_with_progress`, leaving in the run folder only what `keep` says. A panic in the
-/// run is a harness error here (sim/panic_guard.rs), whoever asked for the run.
-fn execute_keeping(
-    plan: RunPlan,
-    record: bool,
-    keep: Keep,
-    progress: &mut dyn FnMut(i64, i64),
-) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+/// The one runner: carries out a resolved plan (the database, the engine with its observers,
+/// the verdict) as `how` says. A panic in the run is a harness error here
+/// (sim/panic_guard.rs), whoever asked for the run.
+pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
+    let Execution { keep, record, progress } = how;
+    let mut quiet = |_: i64, _: i64| {};
+    let progress: &mut dyn FnMut(i64, i64) = match progress {
+        Some(progress) => progress,
+        None => &mut quiet,
+    };
     crate::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, progress))
 }
 
-fn execute_unguarded(
-    plan: RunPlan,
-    record: bool,
-    keep: Keep,
-    progress: &mut dyn FnMut(i64, i64),
-) -> Result<(RunSummary, Vec<crate::db::Recorded>)> {
+fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
@@ -149,31 +145,9 @@ fn execute_unguarded(
     if record {
         db.recorded = Some(Vec::new());
     }
-    let mut trace = match keep {
-        Keep::Everything => TraceSink::create(&out_dir.join("trace.csv"), epoch)?,
-        Keep::Hash => TraceSink::unwritten(epoch),
-    };
-    // What `rehearsal judge` needs to judge the run again from its files.
-    let variants = cli_variants.clone();
-    // The scenario by its file name alone: the trace hash must not depend on the folder the
-    // command ran in, how the path was typed or where the checkout is. Not by its text's
-    // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
-    // a schedule of default choices) is the same run, byte for byte.
-    let name = crate::scenario::identity::file_name(&scenario.path);
-    let start = RunStart { scenario: name, seed, profile: scenario.profile.clone(), variants, epoch_unix_ms: epoch };
-    trace.write_run_start(&start)?;
-    let config = EngineConfig {
-        seed,
-        epoch_unix_ms: epoch,
-        statement_ms: scenario.timing.statement_ms.clone(),
-        sim_time_max_ms: scenario.run.sim_time_max_ms,
-        events_max: scenario.run.events_max,
-    };
-    // A fresh temp/ for this run: the protocol's files must come from this run alone.
-    let temp_dir = out_dir.join("temp");
-    if temp_dir.exists() {
-        std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
-    }
+    let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
+    let config = engine_config(&scenario, seed);
+    clear_temp(&out_dir)?;
     let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
     let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults)?;
     if let Some(schedule) = schedule {
@@ -251,7 +225,45 @@ fn execute_unguarded(
         trace_rows,
         trace_hash,
     };
-    Ok((summary, recorded))
+    Ok(Executed { summary, recorded })
+}
+
+/// The run's trace, its `run_start` row written: what `rehearsal judge` needs to judge the run
+/// again from its files.
+fn start_trace(scenario: &Scenario, seed: u64, cli_variants: Vec<String>, out_dir: &Path, keep: Keep) -> Result<TraceSink> {
+    let epoch = scenario.run.epoch_unix_ms;
+    let mut trace = match keep {
+        Keep::Everything => TraceSink::create(&out_dir.join("trace.csv"), epoch)?,
+        Keep::Hash => TraceSink::unwritten(epoch),
+    };
+    let variants = cli_variants;
+    // The scenario by its file name alone: the trace hash must not depend on the folder the
+    // command ran in, how the path was typed or where the checkout is. Not by its text's
+    // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
+    // a schedule of default choices) is the same run, byte for byte.
+    let name = crate::scenario::identity::file_name(&scenario.path);
+    let start = RunStart { scenario: name, seed, profile: scenario.profile.clone(), variants, epoch_unix_ms: epoch };
+    trace.write_run_start(&start)?;
+    Ok(trace)
+}
+
+fn engine_config(scenario: &Scenario, seed: u64) -> EngineConfig {
+    EngineConfig {
+        seed,
+        epoch_unix_ms: scenario.run.epoch_unix_ms,
+        statement_ms: scenario.timing.statement_ms.clone(),
+        sim_time_max_ms: scenario.run.sim_time_max_ms,
+        events_max: scenario.run.events_max,
+    }
+}
+
+/// A fresh temp/ for this run: the protocol's files must come from this run alone.
+fn clear_temp(out_dir: &Path) -> Result<()> {
+    let temp_dir = out_dir.join("temp");
+    if temp_dir.exists() {
+        std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
+    }
+    Ok(())
 }
 
 /// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
@@ -383,8 +395,9 @@ mod tests {
             variants: Vec::new(),
         };
         let scenario = Scenario::load(Path::new("scenarios/bench/ci-smoke.toml")).expect("ci-smoke loads");
-        let full = run_scenario_keeping(scenario.clone(), &options("full"), Keep::Everything).expect("full run");
-        let hashed = run_scenario_keeping(scenario, &options("hashed"), Keep::Hash).expect("hashed run");
+        let keeping = |keep| Execution { keep, ..Execution::default() };
+        let full = execute(options("full").plan(&scenario).unwrap(), keeping(Keep::Everything)).expect("full run").summary;
+        let hashed = execute(options("hashed").plan(&scenario).unwrap(), keeping(Keep::Hash)).expect("hashed run").summary;
         let written = std::fs::read(dir.path().join("full/trace.csv")).expect("the full run's trace");
         use sha2::{Digest, Sha256};
         let of_file: String = Sha256::digest(&written).iter().map(|b| format!("{b:02x}")).collect();

@@ -3,7 +3,7 @@
 //! A file is a sequence of entries, each introduced by `-- name: NAME`. The engine supplies
 //! a fixed set of named parameters to each statement (`required()`); a statement may use any
 //! subset of them, and nothing else. Every statement is prepared against the real schema
-//! when the run starts, so a broken one is named before anything runs (DESIGN.md, inv. 4).
+//! when the run starts, so a broken one is named before anything runs (ARCHITECTURE.md, invariant "the protocol's SQL is data").
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -17,7 +17,7 @@ use crate::campaign::{Campaign, FolderSpec};
 use crate::coverage::{self, Coverage, Item, Required};
 use crate::error::{Error, Result};
 use crate::oracle::{quantiles, Measurements};
-use crate::run::{run_scenario, run_scenario_keeping, Keep, RunOptions, RunSummary};
+use crate::run::{execute, run_scenario, Execution, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::vocab::RunOutcome;
 
@@ -288,7 +288,7 @@ fn run_pair_keeping(
             out_dir: Some(dir.to_path_buf()),
             variants: options.variants.clone(),
         };
-        run_scenario_keeping(scenario, &run_options, keep)
+        execute(run_options.plan(&scenario)?, Execution { keep, ..Execution::default() }).map(|executed| executed.summary)
     };
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let first = attempt(run_dir)?;

@@ -6,8 +6,8 @@
 //! their hash are `trace_rows`'.
 //!
 //! The trace hash (SHA-256 of the exact bytes of `trace.csv`) is the run's fingerprint:
-//! same scenario (as named on the command line), seed and build ⇒ same hash (DESIGN.md,
-//! invariant 3).
+//! same scenario (as named on the command line), seed and build ⇒ same hash (ARCHITECTURE.md,
+//! invariant "byte-identical `trace.csv`").
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeSet;
 
-use crate::engine::Ending;
 use crate::error::Result;
 use crate::oracle::{Checker, Violation};
 use crate::scenario::Scenario;
+use crate::vocab::Ending;
 use crate::vocab::CONDUCTOR_TASK_ID;
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -104,7 +104,7 @@ pub struct World {
     statement_ms: Dist,
     /// The files sessions wrote (path under the run folder → content), flushed at the end.
     files: BTreeMap<String, String>,
-    /// The virtual write lock: free from this instant (DESIGN.md, invariant 7).
+    /// The virtual write lock: free from this instant (docs/protocol.md C13, docs/calibration.md).
     lock: crate::write_lock::WriteLock,
     /// Results of statements a hang `after:` froze their session on, handed over when the
     /// actor wakes at the hang's end (its request comes back then, and is not run again).

@@ -12,7 +12,7 @@ use clap::{Args, Subcommand};
 
 use crate::db::Recorded;
 use crate::error::Result;
-use crate::run::{catalog_for, run_recorded, RunOptions, RunSummary};
+use crate::run::{catalog_for, execute, Execution, RunOptions, RunSummary};
 use crate::scenario::Scenario;
 use crate::sql_catalog::Catalog;
 
@@ -138,6 +138,7 @@ pub fn recorded_run(scenario: Scenario, path: &Path, seed: Option<u64>) -> Resul
     let dir = crate::scratch::scratch_folder("rehearsal-calibrate-", None, &std::env::temp_dir())?;
     let catalog = catalog_for(&scenario)?;
     let options = RunOptions { scenario_path: path.to_path_buf(), seed, out_dir: Some(dir.path().join("run")), variants: Vec::new() };
-    let (summary, recorded) = run_recorded(scenario, &options)?;
+    let executed = execute(options.plan(&scenario)?, Execution { record: true, ..Execution::default() })?;
+    let (summary, recorded) = (executed.summary, executed.recorded);
     Ok(RecordedRun { dir, summary, recorded, catalog })
 }

@@ -11,7 +11,7 @@
 //! run's final database, most guarded UPDATEs would match no row and commit nothing. The
 //! seeds set no PRAGMA but WAL (004 Database: "WAL isolation"), so `synchronous` is the
 //! shell's default, read back and reported. Wall-clock time is measured here and never feeds
-//! a run (DESIGN.md, invariant 1).
+//! a run (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

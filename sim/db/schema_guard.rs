@@ -1,5 +1,5 @@
 //! The protocol's statements read and write rows; none may change the schema seed 004 fixes
-//! (DESIGN.md, inv. 4) or the connection the run set up. SQLite itself says what a statement
+//! (ARCHITECTURE.md, invariant "the protocol's SQL is data") or the connection the run set up. SQLite itself says what a statement
 //! does while it is prepared: an authorizer (`sqlite3_set_authorizer`) sees each action
 //! (SQLITE_DROP_TABLE, SQLITE_ALTER_TABLE, SQLITE_CREATE_TRIGGER, SQLITE_ATTACH, a PRAGMA with
 //! its value, …), which text matching could miss (comments, case, a `CREATE TEMP TRIGGER`).

@@ -13,9 +13,8 @@ use rusqlite::Connection;
 /// Steps between two calls of the handler: its cost is a call per this many steps.
 const STEPS_PER_CALL: u64 = 1000;
 
-/// The scenario's default `run.sql_steps_max`: the protocol's statements take a few thousand
-/// steps on a fleet's tables; a hundred million is seconds of one core.
-pub const DEFAULT_STEPS_MAX: u64 = 100_000_000;
+/// The scenario's default `run.sql_steps_max` (the input layer owns it: sim/scenario/file.rs).
+pub use crate::scenario::DEFAULT_STEPS_MAX;
 
 /// The budget of the statement running now, shared with the connection's handler.
 pub struct StepLimit {

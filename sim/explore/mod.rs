@@ -251,7 +251,7 @@ fn faults_placed(classes: &[HangClass]) -> String {
 fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Vec<crate::faults::PointSeen>)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
     let log = plan.faults.record_points();
-    let (summary, _) = crate::run::execute(plan, false)?;
+    let summary = crate::run::execute(plan, Default::default())?.summary;
     Ok((summary, log.take()))
 }
 
@@ -260,7 +260,7 @@ fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Re
 fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<RunSummary> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("launcher")))?;
     plan.launcher = true;
-    let (summary, _) = crate::run::execute(plan, false)?;
+    let summary = crate::run::execute(plan, Default::default())?.summary;
     let _ = std::fs::remove_dir_all(scratch.join("launcher"));
     Ok(summary)
 }

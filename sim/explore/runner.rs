@@ -58,7 +58,7 @@ impl Explorer<'_> {
     fn run(&self, job: &Job, dir: &Path) -> Result<RunSummary> {
         let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
         let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
-        Ok(crate::run::execute(plan, false)?.0)
+        Ok(crate::run::execute(plan, Default::default())?.summary)
     }
 
     /// One run in its own scratch folder, removed after; a harness error is its row's.

@@ -89,7 +89,6 @@ impl Musician {
             self.status(&format!("CONTEXT EVALUATION triggered at {}%", self.context_pct)).await;
         }
         let e = self.estimate_to_checkpoint();
-        let remaining = e.agents.len() as u64;
         let estimates = if e.worst != e.nominal {
             format!("{}% at next checkpoint (worst case {}%)", e.nominal, e.worst)
         } else {
@@ -111,36 +110,16 @@ impl Musician {
         if let Some(end) = self.exit_if_requested().await? {
             return Ok(Some(end));
         }
-        // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
-        // example's (65 − 52) / 8 = 1.6 is "2").
-        let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
         // The ask zone thinks it can reach the checkpoint: it proposes every agent to it. The
         // escalate zone (and a self-correction) proposes the agents that leave the checkpoint
         // and the hand-off under the ceiling.
-        let recommended = if zone == Zone::Ask && escalation.is_none() { e.agents.len() } else { self.recommended_agents(&e) };
-        let recommendation = describe_positions(&e.agents[..recommended]);
-        let deviations = self.deviation_summary();
-        let warning = messages::ContextWarning {
-            context_pct: self.context_pct,
-            self_correction: self.self_correction.as_deref(),
-            agents_remaining: remaining,
-            agent_cost_pct: e.nominal_pct,
-            risk_cost_pct: e.risk_pct,
-            agents_fit: fit,
-            budget_pct: c.budget_pct,
-            estimate_pct: e.nominal,
-            worst_pct: e.worst,
-            recommended: recommended as u64,
-            recommendation: &recommendation,
-            deviations: &deviations,
-            zone: if zone == Zone::Ask && escalation.is_none() { "ask" } else { "escalate" },
-            escalation: escalation.clone(),
-        };
+        let asks = zone == Zone::Ask && escalation.is_none();
+        let recommended = if asks { e.agents.len() } else { self.recommended_agents(&e) };
         let predicted = c.message_pct.upper();
         if self.would_cross_ceiling(predicted) {
             return self.ceiling_handoff("the context warning", predicted).await.map(Some);
         }
-        let text = messages::context_warning(&warning);
+        let text = self.context_warning_text(&e, recommended, if asks { "ask" } else { "escalate" }, escalation.clone());
         self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.ctx
@@ -159,12 +138,53 @@ impl Musician {
         if self.takes_exit_request(&answer).await {
             return self.exit_on_request().await.map(Some);
         }
-        match answer.as_str() {
+        self.follow_context_answer(&answer, &reply_text, &e, recommended).await?;
+        Ok(None)
+    }
+
+    /// The context warning's text (000 "Context Monitoring & Break Point Logic"; 004's template).
+    fn context_warning_text(&self, e: &CheckpointEstimate, recommended: usize, zone: &str, escalation: Option<String>) -> String {
+        let c = &self.scenario.context;
+        // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
+        // example's (65 − 52) / 8 = 1.6 is "2").
+        let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
+        let recommendation = describe_positions(&e.agents[..recommended]);
+        let deviations = self.deviation_summary();
+        let warning = messages::ContextWarning {
+            context_pct: self.context_pct,
+            self_correction: self.self_correction.as_deref(),
+            agents_remaining: e.agents.len() as u64,
+            agent_cost_pct: e.nominal_pct,
+            risk_cost_pct: e.risk_pct,
+            agents_fit: fit,
+            budget_pct: c.budget_pct,
+            estimate_pct: e.nominal,
+            worst_pct: e.worst,
+            recommended: recommended as u64,
+            recommendation: &recommendation,
+            deviations: &deviations,
+            zone,
+            escalation,
+        };
+        messages::context_warning(&warning)
+    }
+
+    /// What the musician does with the conductor's answer to its context warning (000
+    /// "Context escalation response states"): go on (to the checkpoint, or with an adjusted
+    /// approach, or with a reduced scope) and write `working` again, or prepare the hand-off.
+    async fn follow_context_answer(
+        &mut self,
+        answer: &str,
+        reply_text: &str,
+        e: &CheckpointEstimate,
+        recommended: usize,
+    ) -> Result<(), SqlFailure> {
+        match answer {
             "review_approved" => {
                 self.scope = Scope::HandoffAfterCheckpoint;
                 self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
             }
-            "fix_proposed" if messages::is_adjusted_approach(&reply_text) => {
+            "fix_proposed" if messages::is_adjusted_approach(reply_text) => {
                 // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
                 // approach as follows: [instructions]". The instructions change how the work
                 // is done, not how much of it: the scope stays as planned, no hand-off is
@@ -177,7 +197,7 @@ impl Musician {
             "fix_proposed" => {
                 // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
                 // checkpoint"; the agents after those, up to the checkpoint, are skipped.
-                let granted = messages::parse_reduced_scope(&reply_text).unwrap_or(recommended as u64).min(remaining);
+                let granted = messages::parse_reduced_scope(reply_text).unwrap_or(recommended as u64).min(e.agents.len() as u64);
                 self.scope = Scope::Limited(granted);
                 let skipped = &e.agents[granted as usize..];
                 if skipped.is_empty() {
@@ -193,18 +213,18 @@ impl Musician {
                 // 000 "Context escalation response states": `review_failed` — "Do not
                 // proceed, prepare handoff now". The musician does no more work, so it writes
                 // no `working`: the clean exit that follows takes the row from
-                // `review_failed` to `exited` (PROTOCOL.md disagreement 10: the conductor's
+                // `review_failed` to `exited` (docs/protocol.md D10: the conductor's
                 // reply to a context warning, a transition 002's table omits).
                 self.scope = Scope::HandoffNow;
                 self.status(&format!("conductor {answer}: prepare handoff now")).await;
-                return Ok(None);
+                return Ok(());
             }
         }
         // 002 "Valid State Transitions": `review_approved → working` and `fix_proposed →
         // working` (implicit; the musician resumes).
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
-        Ok(None)
+        Ok(())
     }
 
     /// 000 Example: Context-Tight Break Point, Step 2: the remaining agents to the next

@@ -13,7 +13,7 @@ use rusqlite::types::Value;
 use super::*;
 
 impl Musician {
-    /// REF-6 by default; "> 2 deviations" under `escalate-over-two` (PROTOCOL.md 12).
+    /// REF-6 by default; "> 2 deviations" under `escalate-over-two` (docs/protocol.md D12).
     pub(super) fn escalation_rule(&self) -> EscalationRule {
         EscalationRule::of(self.scenario.settings.escalate_over_two)
     }

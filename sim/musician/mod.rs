@@ -493,6 +493,13 @@ impl Musician {
                 assessment.resume_from.agent
             ),
         );
+        self.report_resumption(&assessment).await
+    }
+
+    /// 003's outcome of a resumption, after its RESUMPTION status: notes for each path of the
+    /// decision tree, and the report to the conductor when a trigger is met. `Some(end)` if
+    /// the session ends during its escalation.
+    async fn report_resumption(&mut self, assessment: &handoff::Assessment) -> Result<Option<End>, SqlFailure> {
         // Coverage counts these notes (tests/coverage/required.txt): each path of 003's tree.
         if assessment.mismatch == Mismatch::Benign {
             // 003 "State Reconciliation", Benign: "Auto-correct using temp/ files" — the one

@@ -53,26 +53,7 @@ impl Musician {
             if self.exit_requested() {
                 return self.exit_on_request().await.map(Some);
             }
-            let report = self.report();
-            let (statement, message) = match review {
-                Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
-                Review::ContextWorry { step } => (
-                    Stmt::SendReviewRequest,
-                    messages::review_request(0, 0, &report)
-                        .replace("Checkpoint: 0 of 0", &format!("Checkpoint: context break after step {step}")),
-                ),
-                Review::Completion => (Stmt::SendCompletion, messages::completion(&self.launch.plan.task_id, &report, false)),
-            };
-            let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
-            if self.scenario.settings.state_first {
-                // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
-                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
-                self.owned_message(statement, request).await?;
-            } else {
-                // 004 "Request Review": message FIRST, then state change.
-                self.owned_message(statement, request).await?;
-                self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
-            }
+            self.send_review_request(review).await?;
             self.cost(&self.scenario.context.message_pct.clone());
             self.verification.row_approved = false;
             let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
@@ -137,6 +118,32 @@ impl Musician {
                 }
             }
         }
+    }
+
+    /// The review request (or completion) and `needs_review`, in the order of 004 "Request
+    /// Review" (message first) or, under `state-first`, of 000 Execution Queries 5.
+    async fn send_review_request(&mut self, review: Review) -> Result<(), SqlFailure> {
+        let report = self.report();
+        let (statement, message) = match review {
+            Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
+            Review::ContextWorry { step } => (
+                Stmt::SendReviewRequest,
+                messages::review_request(0, 0, &report)
+                    .replace("Checkpoint: 0 of 0", &format!("Checkpoint: context break after step {step}")),
+            ),
+            Review::Completion => (Stmt::SendCompletion, messages::completion(&self.launch.plan.task_id, &report, false)),
+        };
+        let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
+        if self.scenario.settings.state_first {
+            // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
+            self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+            self.owned_message(statement, request).await?;
+        } else {
+            // 004 "Request Review": message FIRST, then state change.
+            self.owned_message(statement, request).await?;
+            self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+        }
+        Ok(())
     }
 
     /// The hand-off when reworking after `answer` would cross the ceiling. After

@@ -491,7 +491,7 @@ impl Musician {
                 // 000 "Terminal Write Atomicity": "(1) write message to orchestration_messages
                 // first, (2) then update task state" — a final `handoff` message, as 000
                 // Execution Queries 10 sends before `exited`. (004's template writes `exited`
-                // alone: the `terminal-error-no-message` variant, PROTOCOL.md disagreement 13.)
+                // alone: the `terminal-error-no-message` variant, docs/protocol.md D13.)
                 let text =
                     messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction_flag().is_some(), error);
                 self.ctx

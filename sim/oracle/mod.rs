@@ -1,7 +1,7 @@
 //! The oracles: safety rules checked as the run goes, liveness at its end, and timing
 //! budgets measured as distributions. They consume the run's one event stream: every
 //! database effect (with the task row before and after it) and the ground truth only the
-//! simulator knows — which sessions are alive, hung or crashed (DESIGN.md, invariant 6).
+//! simulator knows — which sessions are alive, hung or crashed (ARCHITECTURE.md, invariant "the oracles know the truth").
 //!
 //! Each rule is a unit in `rules/`: its id, its sentence, the seed text it comes from, the
 //! events it consumes, the truth it reads, and whether a violation is a flaw of the protocol

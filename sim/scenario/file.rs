@@ -61,6 +61,10 @@ pub struct RunSection {
     pub sql_steps_max: u64,
 }
 
+/// The default `run.sql_steps_max`: the protocol's statements take a few thousand steps on a
+/// fleet's tables; a hundred million is seconds of one core.
+pub const DEFAULT_STEPS_MAX: u64 = 100_000_000;
+
 impl Default for RunSection {
     fn default() -> RunSection {
         RunSection {
@@ -68,7 +72,7 @@ impl Default for RunSection {
             epoch_unix_ms: parse_utc("2026-01-05 09:00:00").expect("valid default epoch"),
             sim_time_max_ms: 24 * 3_600_000,
             events_max: 10_000_000,
-            sql_steps_max: crate::db::step_limit::DEFAULT_STEPS_MAX,
+            sql_steps_max: DEFAULT_STEPS_MAX,
         }
     }
 }

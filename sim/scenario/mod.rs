@@ -27,7 +27,7 @@ pub use self::actors::{
     ScriptedAnswer, SubagentScript, SubagentsSection,
 };
 pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
-pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection};
+pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
 pub use self::plan::TaskPlan;
 pub use self::schedule::ScheduleSection;
 pub use self::verification::{Finding, VerificationScript, VerificationSection};

@@ -89,7 +89,7 @@ impl Explorer<'_> {
         let mut plan = RunPlan::resolve(&scenario, self.options.seed, &self.options.variants, Some(dir.to_path_buf()))?;
         let log = plan.record_decisions();
         let window_ms = plan.schedule.as_ref().map_or(0, crate::schedule::Schedule::window_ms);
-        let (summary, _) = crate::run::execute(plan, false)?;
+        let summary = crate::run::execute(plan, Default::default())?.summary;
         let decisions = log.take();
         Ok((summary, decisions, window_ms))
     }

@@ -61,7 +61,7 @@ impl Runner<'_> {
         let scenario = document::scenario(&self.document(input), &self.options.scenario)?;
         let mut plan = RunPlan::resolve(&scenario, Some(input.seed), &self.options.variants, Some(dir.to_path_buf()))?;
         let log = record.then(|| plan.faults.record_points());
-        let (summary, _) = crate::run::execute(plan, false)?;
+        let summary = crate::run::execute(plan, Default::default())?.summary;
         let mut points: Vec<Point> = log.map(|log| log.take().iter().filter_map(Point::of).collect()).unwrap_or_default();
         points.sort_unstable();
         points.dedup();

@@ -85,7 +85,7 @@ impl Runner<'_> {
             RunPlan::resolve(&scenario, Some(self.failure.seed), &self.failure.variants, Some(self.scratch.to_path_buf())).ok()?;
         let log = plan.faults.record_fired();
         let odds = plan.faults.odds();
-        let (summary, _) = crate::run::execute(plan, false).ok()?;
+        let summary = crate::run::execute(plan, Default::default()).ok()?.summary;
         Some(Attempt { summary, fired: log.take(), odds })
     }
 }

@@ -1,4 +1,4 @@
-//! How a run ends and what it means for the exit code (DESIGN.md "Command line").
+//! How a run ends and what it means for the exit code (README.md "Exit codes").
 
 /// How the event loop ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

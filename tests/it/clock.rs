@@ -1,5 +1,5 @@
 //! SQLite's own clock follows the simulated clock: `datetime('now')`, `julianday('now')`,
-//! `CURRENT_TIMESTAMP` defaults and `unixepoch()` (DESIGN.md, invariant 2).
+//! `CURRENT_TIMESTAMP` defaults and `unixepoch()` (ARCHITECTURE.md, invariant "SQLite reads the simulated clock").
 
 use rehearsal::clock::{parse_utc, SimClock};
 use rehearsal::db::CommsDb;

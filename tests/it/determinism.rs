@@ -1,5 +1,5 @@
 //! Same scenario, seed and build ⇒ byte-identical `trace.csv` and `comms.db`, across
-//! processes; another seed ⇒ another trace (DESIGN.md, invariant 3).
+//! processes; another seed ⇒ another trace (ARCHITECTURE.md, invariant "byte-identical `trace.csv`").
 
 use crate::support::{run_ok, scenario, summary_field};
 

@@ -1,5 +1,5 @@
 //! Deviation escalation (seed 000 "Deviations & Escalation Thresholds", REF-6) under its two
-//! readings (PROTOCOL.md disagreement 12): REF-6's "2+ Medium or 1+ High" (the default) and
+//! readings (docs/protocol.md D12): REF-6's "2+ Medium or 1+ High" (the default) and
 //! "> 2 deviations" (`escalate-over-two`), on `scenarios/deviation-escalation.toml`, the
 //! scenario FINDINGS.md section 12 runs, and on a resumption.
 

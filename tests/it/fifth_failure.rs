@@ -1,4 +1,4 @@
-//! PROTOCOL.md disagreement 13, the 5th failure (scenarios/examples/fifth-failure.toml):
+//! docs/protocol.md D13, the 5th failure (scenarios/examples/fifth-failure.toml):
 //! by default a final message, then `exited` (000 "Terminal Write Atomicity"); under
 //! `terminal-error-no-message`, `exited` alone (004 "Terminal Failure (5th retry)"), which
 //! the oracle's message-before-state rejects.

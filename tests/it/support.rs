@@ -46,18 +46,23 @@ const EXTRA_SEEDS: &[(&str, &[u64])] =
 
 /// Every `.toml` file under `dir`, at any depth, sorted.
 pub fn toml_files(dir: &Path) -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    files_ending(dir, "toml")
+}
+
+/// Every file under `dir` with the extension `ext`, at any depth, sorted.
+pub fn files_ending(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "toml") {
+                walk(&path, ext, out);
+            } else if path.extension().is_some_and(|e| e == ext) {
                 out.push(path);
             }
         }
     }
     let mut files = Vec::new();
-    walk(dir, &mut files);
+    walk(dir, ext, &mut files);
     files.sort();
     files
 }

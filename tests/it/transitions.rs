@@ -1,13 +1,13 @@
 //! 002 "Valid State Transitions", checked from the traces of the shipped fault-free
 //! scenarios: together they walk every transition of the table, and no musician moves a row
-//! along a transition that is neither in the table, nor one of the three PROTOCOL.md
-//! disagreement 10 lists as implied by the text, nor a claim the guard admits, unless the
+//! along a transition that is neither in the table, nor one of the three docs/protocol.md
+//! D10 lists as implied by the text, nor a claim the guard admits, unless the
 //! scenario declares the `allowed-transitions` violation it demonstrates.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-// 002 "Valid State Transitions", the musician's eleven, and the three PROTOCOL.md disagreement
-// 10 lists as implied by the text: `review_approved → complete` (000 Completion Flow 5),
+// 002 "Valid State Transitions", the musician's eleven, and the three docs/protocol.md D10
+// lists as implied by the text: `review_approved → complete` (000 Completion Flow 5),
 // `needs_review → error` (a pause TIMEOUT, 000 Mode Transitions), the musician's side of the
 // conductor's reply to a context warning (`review_failed` — "prepare handoff now", then the
 // clean exit's `exited`). The oracle and coverage read the same tables.

@@ -5,7 +5,7 @@
 //! session's claim and its terminal write no stretch longer than two background polls has
 //! neither a background nor a pause watcher alive. The one exception is the exit itself: 000
 //! Clean Exit Protocol step 2 stops the watchers before the HANDOFF, the report and the final
-//! message (PROTOCOL.md disagreement 14), and a completion ends the same way. A session asked
+//! message (docs/protocol.md D14), and a completion ends the same way. A session asked
 //! to exit ends with its final message (docs/protocol.md D16).
 
 use std::collections::BTreeMap;

@@ -1,0 +1,64 @@
+//! `rehearsal compare`: the same seeds under several variants, side by side.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::{ForceArg, JobsArg, JsonArg, SeedRangeArg, SqlArg};
+use super::Outcome;
+use crate::error::Error;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// Scenario file (TOML), e.g. scenarios/faults/zombie.toml.
+    pub scenario: PathBuf,
+    /// Comma-separated columns: variant names, `default` (the scenario as it is), or protocol
+    /// SQL files (ending .sql), e.g. default,fencing,my-claim.sql.
+    #[arg(long, value_delimiter = ',', default_value = "default")]
+    pub variants: Vec<String>,
+    #[command(flatten)]
+    pub seeds: SeedRangeArg,
+    /// Protocol profile of every column, in place of the scenario's `[protocol] profile`.
+    #[arg(long = "protocol", value_name = "NAME")]
+    pub protocol: Option<String>,
+    /// Folder for summary.md and compare.csv (a row per run); defaults to
+    /// reports/compare/<scenario>/.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub jobs: JobsArg,
+    /// Keep every run's folder (trace.csv, comms.db, …) under --out as <column>-<seed>/;
+    /// without it runs are made in a scratch folder and removed.
+    #[arg(long)]
+    pub keep_runs: bool,
+    #[command(flatten)]
+    pub force: ForceArg,
+    #[command(flatten)]
+    pub sql: SqlArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
+    args.seeds.seeds.announce(quiet);
+    let out = args.out.unwrap_or_else(|| crate::compare::default_out(&args.scenario));
+    let options = crate::compare::CompareOptions {
+        scenario: &args.scenario,
+        columns: &args.variants,
+        seeds: &args.seeds.seeds.list("--seeds")?,
+        out: &out,
+        force: args.force.force,
+        sql: args.sql.sql.as_deref(),
+        protocol: args.protocol.as_deref(),
+        jobs: args.jobs.get(),
+        keep_runs: args.keep_runs,
+    };
+    let (table, sql) = crate::compare::compare(&options)?;
+    if args.json.json {
+        println!("{}", crate::json_out::compare(&table, &sql, &out));
+    } else {
+        print!("{table}\nprotocol SQL of each column:\n{sql}");
+        println!("per run      {}", out.join("compare.csv").display());
+    }
+    Ok(Outcome::PASS)
+}

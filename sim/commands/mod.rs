@@ -1,0 +1,17 @@
+//! The bodies of the `rehearsal` subcommands, one file a command family: each parses nothing
+//! (clap did, with the shared argument groups of `args`), calls the library and says how it
+//! went as an `Outcome`. sim/main.rs dispatches to them and maps the outcome to the exit code.
+
+pub mod args;
+pub mod bench;
+pub mod compare;
+pub mod explore;
+pub mod findings;
+pub mod outcome;
+pub mod replay;
+pub mod run;
+pub mod scenarios;
+pub mod search;
+pub mod sweep;
+
+pub use outcome::Outcome;

@@ -1,0 +1,78 @@
+//! `rehearsal run` (one scenario, one seed) and `rehearsal variants` (what `--protocol` and
+//! `--variant` accept).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::args::{JsonArg, SqlArg, VariantArgs};
+use super::Outcome;
+use crate::error::Error;
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Scenario file (TOML), e.g. scenarios/quickstart.toml.
+    pub scenario: PathBuf,
+    /// Seed in decimal; defaults to the scenario's run.seed.
+    #[arg(long, env = "REHEARSAL_SEED")]
+    pub seed: Option<u64>,
+    /// Output folder; defaults to reports/runs/<scenario>-<seed>/ (<scenario>+<variant>-<seed> with --variant).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub variants: VariantArgs,
+    /// Replace the run already in the output folder (refused without it).
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub sql: SqlArg,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
+    // The scenario is loaded once; the plan says where the run goes before anything is written.
+    let loaded = crate::scenario::Scenario::load(&args.scenario)?;
+    let scenario = loaded.with_sql(args.sql.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
+    let plan = crate::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
+    // Held until the run's reports are written: one writer per folder (sim/out_lock.rs).
+    let _lock = crate::run_folder::claim(&plan.out_dir, args.force)?;
+    // A run that ends in an error (an event cap, a statement that never ends, a panic) says
+    // how to reproduce it, as a failing one does.
+    let replay = crate::run::replay_of(&plan);
+    let mut progress = (!quiet).then(crate::progress::RunProgress::new);
+    let mut show = |now_ms, max_ms| {
+        if let Some(progress) = progress.as_mut() {
+            progress.update(now_ms, max_ms);
+        }
+    };
+    let how = crate::run::Execution { progress: Some(&mut show), ..Default::default() };
+    let mut summary = crate::run::execute(plan, how).map_err(|e| e.with_replay(&replay))?.summary;
+    drop(progress);
+    crate::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
+    let outcome = if summary.verdict.passed() { Outcome::PASS } else { Outcome::FAIL };
+    if args.json.json {
+        println!("{}", crate::json_out::run(&summary));
+        return Ok(outcome);
+    }
+    // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
+    summary.replay = crate::shell::for_terminal(&summary.replay);
+    print!("{}", summary.render());
+    if outcome != Outcome::PASS {
+        eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
+    }
+    Ok(outcome)
+}
+
+pub fn variants() -> Result<Outcome, Error> {
+    println!("profiles (`[protocol] profile`, `--protocol`):");
+    for p in crate::vocab::PROFILES {
+        let applies = if p.variants.is_empty() { "no variant".to_string() } else { p.variants.join(", ") };
+        println!("{:<24} {}: {applies}", p.name, p.summary);
+    }
+    println!("\nvariants (`[protocol] variants`, `--variant`):");
+    for v in crate::variant::VARIANTS {
+        println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
+    }
+    Ok(Outcome::PASS)
+}

@@ -1,0 +1,183 @@
+//! `rehearsal sweep` (every scenario × seed pair in parallel) and `rehearsal merge` (the
+//! shards of one sweep joined): their stdout lines.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::args::{
+    parse_seeds, parse_shard, BaselineArg, ForceArg, JobsArg, JsonArg, RequireCoverageArg, ScratchArg, Seeds, SqlArg, VariantArgs,
+};
+use super::Outcome;
+use crate::error::Error;
+use crate::vocab::RunOutcome;
+
+#[derive(Args)]
+pub struct SweepArgs {
+    /// Scenario files (TOML), e.g. scenarios/quickstart.toml scenarios/faults/*.toml.
+    #[arg(required = true)]
+    pub scenarios: Vec<PathBuf>,
+    /// Seeds of every scenario: N, A..B (B excluded) or A..=B; default: each scenario's own
+    /// run.seed (the shipped suite as the golden file runs it).
+    #[arg(long, value_parser = parse_seeds)]
+    pub seeds: Option<Seeds>,
+    #[command(flatten)]
+    pub jobs: JobsArg,
+    /// Run only shard I of N (1-based), e.g. 2/4.
+    #[arg(long, value_parser = parse_shard)]
+    pub shard: Option<(usize, usize)>,
+    /// Stop starting new pairs after the first failure (with --baseline: the first regression).
+    #[arg(long)]
+    pub fail_fast: bool,
+    /// Run every pair twice and fail on any difference in trace or database bytes.
+    #[arg(long)]
+    pub check_determinism: bool,
+    #[command(flatten)]
+    pub variants: VariantArgs,
+    #[command(flatten)]
+    pub require: RequireCoverageArg,
+    /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, failures/.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub force: ForceArg,
+    #[command(flatten)]
+    pub sql: SqlArg,
+    #[command(flatten)]
+    pub scratch: ScratchArg,
+    #[command(flatten)]
+    pub baseline: BaselineArg,
+    /// Write the pairs' outcomes to the --baseline file (all of it), then judge them by it.
+    #[arg(long, requires = "baseline")]
+    pub bless: bool,
+    #[command(flatten)]
+    pub json: JsonArg,
+}
+
+pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
+    if let Some(seeds) = &args.seeds {
+        // A shard says how many pairs it runs itself (sweep::sweep): not the whole range.
+        seeds.announce(quiet || args.shard.is_some());
+    }
+    let options = crate::sweep::SweepOptions {
+        scenarios: args.scenarios,
+        seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
+        protocol: args.variants.protocol,
+        variants: args.variants.variants,
+        jobs: args.jobs.get(),
+        shard: args.shard,
+        fail_fast: args.fail_fast,
+        check_determinism: args.check_determinism,
+        out: args.out,
+        progress_every: if quiet { 0 } else { 100 },
+        require_coverage: args.require.require_coverage,
+        force: args.force.force,
+        sql: args.sql.sql,
+        scratch: args.scratch.scratch,
+        baseline: args.baseline.baseline,
+        bless: args.bless,
+    };
+    crate::interrupt::install();
+    let outcome = crate::sweep::sweep(&options)?;
+    let result = if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) };
+    if args.json.json {
+        println!("{}", crate::json_out::sweep(&outcome, &options.out));
+    } else {
+        print_sweep(&outcome, &options);
+    }
+    Ok(result)
+}
+
+/// A sweep's stdout lines: its counts, the baseline's verdict, where the files are.
+fn print_sweep(outcome: &crate::sweep::SweepOutcome, options: &crate::sweep::SweepOptions) {
+    if !outcome.complete() {
+        println!(
+            "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
+            outcome.rows.len(),
+            outcome.planned,
+            if outcome.interrupted { " (interrupted)" } else { "" },
+            options.out.join(crate::sweep::INCOMPLETE_MARKER).display()
+        );
+    }
+    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+    let (clean, known) = crate::sweep::passes(&outcome.rows);
+    println!("pairs        {}", outcome.rows.len());
+    // A pass that broke a rule its scenario allows or expects is not counted as passed.
+    println!("passed       {clean}");
+    if known.runs > 0 {
+        println!("known        {} passed with violations their scenarios allow or expect{}", known.runs, known.rules_text());
+    }
+    println!("failed       {}", count("fail"));
+    println!("errors       {}", count("error"));
+    if let Some(comparison) = &outcome.baseline {
+        print!("{}", crate::baseline::stdout_lines(comparison, &crate::sweep::outcomes(&outcome.rows)));
+    }
+    if let (Some(n), Some(file)) = (outcome.blessed, &options.baseline) {
+        println!("blessed      {n} pairs written to {}", file.display());
+    }
+    // One line for all the failures, however many: they are listed in summary.md.
+    if let Some(line) = outcome.failures_line(&options.out) {
+        println!("{line}");
+    }
+    println!("results      {}", options.out.join("results.csv").display());
+    println!("coverage     {}", options.out.join("coverage.csv").display());
+    print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
+}
+
+/// The stdout lines on a `--require-coverage` file.
+fn print_required(file: Option<&Path>, missing: &[crate::coverage::Item]) {
+    let Some(file) = file else { return };
+    match missing.len() {
+        0 => println!("coverage     every item of {} reached", file.display()),
+        n => println!("coverage     {n} item(s) of {} never reached", file.display()),
+    }
+    for item in missing {
+        println!("never reached: {item}");
+    }
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Shard output folders of `rehearsal sweep --shard I/N`: all N of them, of one sweep.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub require: RequireCoverageArg,
+    #[command(flatten)]
+    pub baseline: BaselineArg,
+    /// Output folder: results.csv, junit.xml, summary.md, coverage.csv, manifest.toml,
+    /// pairs.jsonl, failures/.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Replace the results already in the output folder (refused without it).
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
+    let required = args.require.require_coverage.as_deref().map(crate::coverage::Required::load).transpose()?;
+    let baseline = args.baseline.baseline.as_deref();
+    let merged = match crate::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
+        crate::merge::MergeOutcome::Written(merged) => merged,
+        crate::merge::MergeOutcome::Incomplete(problems) => {
+            for problem in &problems {
+                eprintln!("rehearsal: merge: {problem}");
+            }
+            eprintln!("rehearsal: merge: incomplete set of shards, nothing written to {}", args.out.display());
+            return Ok(Outcome::FAIL);
+        }
+    };
+    let (rows, missing) = (&merged.rows, &merged.missing_coverage);
+    println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
+    if let Some(comparison) = &merged.baseline {
+        print!("{}", crate::baseline::stdout_lines(comparison, &crate::sweep::outcomes(rows)));
+    }
+    println!("summary      {}", args.out.join("summary.md").display());
+    println!("coverage     {}", args.out.join("coverage.csv").display());
+    print_required(args.require.require_coverage.as_deref(), missing);
+    let worst = match &merged.baseline {
+        Some(comparison) => crate::baseline::worst_against(&crate::sweep::outcomes(rows), comparison),
+        None => crate::sweep::worst_of(rows),
+    };
+    Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
+}
