@@ -42,6 +42,7 @@ pub mod plan;
 pub mod pool;
 pub mod progress;
 pub mod repaired_doc;
+pub mod repaired_proof;
 pub mod replay;
 pub mod report;
 pub mod results_journal;
