@@ -187,8 +187,8 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         }
     }
     Ok(Part {
-        command: format!("run SCENARIO --protocol {PROFILE}, `[expect]` removed, for every scenario under {SHIPPED}/"),
-        size: format!("{} scenarios, each at its own seed", files.len()),
+        command: format!("run SCENARIO --protocol {PROFILE}"),
+        size: format!("every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed", files.len()),
         failing: format!("{} scenarios", detail.len()),
         detail,
     })
@@ -236,9 +236,9 @@ mod tests {
     #[test]
     fn a_scenario_that_expects_a_flaw_runs_with_nothing_expected_under_the_profile() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let path = root.join("scenarios/faults/zombie.toml");
+        let path = root.join("scenarios/faults/reply-to-zombie.toml");
         let shipped = Scenario::load(&path).unwrap();
-        assert!(!shipped.expect.violations.is_empty(), "zombie.toml expects its flaw");
+        assert!(!shipped.expect.violations.is_empty(), "reply-to-zombie.toml expects its flaws");
         let strict = nothing_expected(&path).unwrap();
         assert!(strict.expect.violations.is_empty() && strict.expect.allowed.is_empty());
         assert_eq!(strict.profile, PROFILE);
