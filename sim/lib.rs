@@ -45,6 +45,7 @@ pub mod plan;
 pub mod pool;
 pub mod progress;
 pub mod repaired_doc;
+pub mod repaired_proof;
 pub mod replay;
 pub mod report;
 pub mod results_journal;

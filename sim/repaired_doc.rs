@@ -107,11 +107,18 @@ struct Assumption {
     says: &'static str,
 }
 
-const ASSUMPTIONS: &[Assumption] = &[Assumption {
-    id: "A1",
-    scenario: "scenarios/proof/assumption-hang-past-patience.toml",
-    says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class).",
-}];
+const ASSUMPTIONS: &[Assumption] = &[
+    Assumption {
+        id: "A1",
+        scenario: "scenarios/proof/assumption-hang-past-patience.toml",
+        says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class).",
+    },
+    Assumption {
+        id: "A2",
+        scenario: "scenarios/proof/assumption-hang-at-staleness.toml",
+        says: "A session whose heartbeat is older than the staleness threshold may be handed over, even if it has just woken from a hang. A hang of at least `conductor.staleness_s` leaves the heartbeat genuinely stale (000 \"Heartbeat Protocol\": \"Stale heartbeat + `working` state → session likely crashed\"); a session that wakes has run no statement yet, so neither the conductor's poll nor release_task's re-check can see it woke. Fencing and release-stale end it at its next row write, but until then it is alive beside its successor (`no-false-stale`, `one-live-session-per-task`).",
+    },
+];
 
 /// The faults the proof's scenarios inject, and which of the suites run them.
 const FAULT_MODEL: &[(&str, &str)] = &[
@@ -119,12 +126,18 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("a musician hang before any write, 5-25 min, odds 0-1 % per write", "random-faults, ci-smoke"),
     ("watcher jitter 0-20 s per poll", "random-faults, ci-smoke"),
     ("context spikes of 5-25 % with odds 0-5 % per agent", "random-faults, ci-smoke"),
+    ("a crash of a musician session or of the conductor before and after each statement of one run", "explore crashes (quickstart, a ci-smoke seed)"),
+    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session", "explore crashes --hangs (quickstart, a ci-smoke seed)"),
+    ("crash and hang placements and fault odds mutated towards new coverage", "search (random-faults)"),
+    ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
+    ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
     ("a hang before the claim longer than 30 min", "outside the model: assumption A1"),
+    ("a hang of at least the staleness threshold that ends moments before the conductor's hand-over", "outside the model: assumption A2"),
 ];
 
 /// Builds the document, running every figure: `seeds` of each proof suite, `cost_seeds` of the
 /// cost workload under both protocols, each demo and assumption on its own seed.
-pub fn document(seeds: &[u64], cost_seeds: &[u64], runs_dir: &Path) -> Result<String> {
+pub fn document(seeds: &[u64], cost_seeds: &[u64], sizes: &crate::repaired_proof::ProofSizes, runs_dir: &Path) -> Result<String> {
     let profile = check_profile_name("repaired").map_err(Error::input)?;
     let all: Vec<String> = profile.variants.iter().map(|v| v.to_string()).collect();
     let mut md = String::new();
@@ -138,7 +151,7 @@ pub fn document(seeds: &[u64], cost_seeds: &[u64], runs_dir: &Path) -> Result<St
     );
     changes_section(&mut md, &all, runs_dir)?;
     cost_section(&mut md, &all, cost_seeds, runs_dir)?;
-    proof_section(&mut md, &all, seeds, runs_dir)?;
+    proof_section(&mut md, &all, seeds, sizes, runs_dir)?;
     necessity_section(&mut md, &all, runs_dir)?;
     Ok(md)
 }
@@ -254,7 +267,7 @@ fn cost_section(md: &mut String, all: &[String], seeds: &[u64], runs_dir: &Path)
     Ok(())
 }
 
-fn proof_section(md: &mut String, all: &[String], seeds: &[u64], runs_dir: &Path) -> Result<()> {
+fn proof_section(md: &mut String, all: &[String], seeds: &[u64], sizes: &crate::repaired_proof::ProofSizes, runs_dir: &Path) -> Result<()> {
     let _ = writeln!(md, "## The proof\n");
     let _ = writeln!(md, "Every rule on (`[expect] allowed = []`), the profile's variants applied. Sizes as run by this command.\n");
     let _ = writeln!(md, "| suite | seeds | pairs | failing pairs | runs showing each rule |");
@@ -302,6 +315,7 @@ fn proof_section(md: &mut String, all: &[String], seeds: &[u64], runs_dir: &Path
         }
         md.push('\n');
     }
+    crate::repaired_proof::section(md, sizes, runs_dir)?;
     let _ = writeln!(md, "### Fault model\n\n| fault | run by |\n| --- | --- |");
     for (fault, by) in FAULT_MODEL {
         let _ = writeln!(md, "| {fault} | {by} |");

@@ -28,9 +28,33 @@ pub struct FindingsArgs {
     /// With --repaired: the seeds of ci-smoke the cost is measured on.
     #[arg(long, default_value = "1..=50", requires = "repaired")]
     pub cost_seeds: String,
+    /// With --repaired: the sizes of the proof's parts beyond the sweeps (sim/repaired_proof.rs).
+    #[command(flatten)]
+    pub proof: ProofSizeArgs,
     /// Every variant against this protocol profile instead of the seeds' protocol.
     #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
     pub protocol: Option<String>,
+}
+
+/// `findings --repaired`: how much of each proof part runs (written into the document).
+#[derive(Args)]
+pub struct ProofSizeArgs {
+    /// `explore crashes --hangs` explores the first this many points of quickstart's run and
+    /// of the ci-smoke seed's (0: every point).
+    #[arg(long, default_value_t = 100)]
+    pub explore_points: u64,
+    /// The ci-smoke seed `explore crashes --hangs` explores (0: that part is not run).
+    #[arg(long, default_value_t = 1)]
+    pub explore_ci_seed: u64,
+    /// `search --runs` on random-faults (0: not run).
+    #[arg(long, default_value_t = 200)]
+    pub search_runs: usize,
+    /// `explore schedules --bound` on the double-launch scenarios.
+    #[arg(long, default_value_t = 1)]
+    pub schedules_bound: usize,
+    /// Worker threads of the proof's explorations, search and shipped runs.
+    #[arg(long, default_value_t = 2)]
+    pub proof_jobs: usize,
 }
 
 pub fn findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
@@ -41,7 +65,15 @@ pub fn findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
         args.seeds.seeds.announce(quiet);
         let cost_seeds = crate::compare::parse_seeds(&args.cost_seeds)?;
         let runs_dir = crate::findings::default_runs_dir().join("repaired");
-        let md = crate::repaired_doc::document(&args.seeds.seeds.list("--seeds")?, &cost_seeds, &runs_dir)?;
+        let p = args.proof;
+        let sizes = crate::repaired_proof::ProofSizes {
+            explore_points: p.explore_points,
+            explore_ci_seed: p.explore_ci_seed,
+            search_runs: p.search_runs,
+            schedules_bound: p.schedules_bound,
+            jobs: p.proof_jobs.max(1),
+        };
+        let md = crate::repaired_doc::document(&args.seeds.seeds.list("--seeds")?, &cost_seeds, &sizes, &runs_dir)?;
         (args.out.unwrap_or_else(crate::repaired_doc::default_out), md)
     } else {
         args.seeds.seeds.announce(quiet);

@@ -47,6 +47,7 @@ mod protocol;
 mod quickstart;
 mod readme;
 mod repaired;
+mod repaired_assumptions;
 mod replay_paths;
 mod replies_cite;
 mod reports;
