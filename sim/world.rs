@@ -18,8 +18,8 @@ use crate::dist::Dist;
 use crate::error::{Error, Result};
 use crate::event::{ActorEnd, Event, EventKind, EventLog, Fact, FileOp, SqlEvent, SqlResult, Who};
 use crate::executor::{ActorId, Executor, Finished, Request};
-use crate::faults::{Action, FaultPlan, Timed};
-use crate::vocab::{ActorName, Stmt, CONDUCTOR_SESSION_ID};
+use crate::faults::{FaultPlan, Strike, Timed};
+use crate::vocab::{ActorName, FaultKind, Stmt, When, Whose, CONDUCTOR_SESSION_ID};
 
 /// Who an actor is, as the executor carries it for the world.
 #[derive(Clone, Debug)]
@@ -187,14 +187,19 @@ impl World {
         let info = exec.data(actor).expect("present");
         let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
-        let action = self.faults.before_statement(&name, stmt, now_ms);
-        match action {
-            Action::None | Action::CrashAfter | Action::HangAfter { .. } => {}
-            Action::CrashBefore => {
+        let strike = self.faults.before_statement(&name, stmt, now_ms);
+        let (before, after) = match strike {
+            Some(Strike { when: When::Before, kind }) => (Some(kind), None),
+            Some(Strike { when: When::After, kind }) => (None, Some(kind)),
+            None => (None, None),
+        };
+        match before {
+            None => {}
+            Some(FaultKind::Crash) => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed before `{stmt}`"));
                 return Ok(None);
             }
-            Action::HangBefore { ms } => {
+            Some(FaultKind::Hang { ms }) => {
                 // The statement runs when the hang is over: the same request waits.
                 let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (before `{stmt}`)"), &session_id);
@@ -250,19 +255,19 @@ impl World {
         let mut params = params;
         // A hang after the statement keeps the parameters for the request it defers; otherwise
         // the event takes the task id out of them.
-        let after_fault = matches!(action, Action::CrashAfter | Action::HangAfter { .. });
+        let after_fault = after.is_some();
         let event_session = session_id.clone();
         let task_id = match if after_fault { None } else { take_task(&mut params) } {
             Some(task_id) => task_id,
             None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
         };
         self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
-        match action {
-            Action::CrashAfter => {
+        match after {
+            Some(FaultKind::Crash) => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
                 Ok(None)
             }
-            Action::HangAfter { ms } => {
+            Some(FaultKind::Hang { ms }) => {
                 let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
@@ -270,7 +275,7 @@ impl World {
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 Ok(None)
             }
-            _ => Ok(Some(Reply::Sql(reply))),
+            None => Ok(Some(Reply::Sql(reply))),
         }
     }
 
@@ -457,12 +462,12 @@ impl World {
     pub fn apply_timed_fault(&mut self, exec: &mut Exec, index: usize) {
         let (_, fault) = self.faults.timed[index].clone();
         match fault {
-            Timed::Crash { task, session } => {
+            Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Crash } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
                     self.crash_session(exec, &sid, &format!("scripted crash of task {task} S{session}"));
                 }
             }
-            Timed::Hang { task, session, ms } => {
+            Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Hang { ms } } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
                     let victims = exec.actors_where(|a| *a.session_id == *sid);
                     self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
@@ -479,7 +484,7 @@ impl World {
                 let t_ms = self.now_ms(exec);
                 self.emit(t_ms, Who::Engine, "", EventKind::Truth(Fact::WatcherDied { session_id: sid }));
             }
-            Timed::ConductorCrash { session } => {
+            Timed::Strike { whose: Whose::Conductor { session }, kind: FaultKind::Crash } => {
                 // The conductor session and its reviews share its session id: all die.
                 let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.to_string());
                 if let Some(sid) = found {
@@ -492,6 +497,9 @@ impl World {
                 let session_id =
                     conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.to_string());
                 self.hang(exec, &conductor, ms, "the conductor", &session_id);
+            }
+            Timed::Strike { whose: Whose::Conductor { .. }, kind: FaultKind::Hang { .. } } => {
+                unreachable!("a conductor session's hang is a window of time (`conductor_down`), not a strike")
             }
         }
     }
