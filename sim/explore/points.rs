@@ -14,52 +14,14 @@ use std::collections::BTreeSet;
 
 use super::hang_class::HangClass;
 use crate::error::{Error, Result};
-use crate::faults::{PointOwner, PointSeen};
-use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::faults::PointSeen;
+pub use crate::vocab::When;
+use crate::vocab::{ActorName, FaultKind, PointFault, SessionPlace, Stmt};
 
 /// Whose point: a task's session (its musician and watchers), or a conductor session (1 the
-/// run's first, 2 the one a launcher starts after its crash, …) with its reviews.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Target {
-    Session { task: u64, session: u32 },
-    Conductor { session: u32 },
-}
-
-impl Target {
-    /// `task-01.S1`, `conductor`, `conductor.S2`: the session's actor name.
-    pub fn name(&self) -> String {
-        match *self {
-            Target::Session { task, session } => ActorName::Session(SessionPlace { task, session, twin: false }).to_string(),
-            Target::Conductor { session } => ActorName::Conductor(session).to_string(),
-        }
-    }
-
-    pub fn is_conductor(&self) -> bool {
-        matches!(self, Target::Conductor { .. })
-    }
-
-    fn of(owner: PointOwner) -> Target {
-        match owner {
-            PointOwner::Session(p) => Target::Session { task: p.task, session: p.session },
-            PointOwner::Conductor(session) => Target::Conductor { session },
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum When {
-    Before,
-    After,
-}
-
-impl When {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            When::Before => "before",
-            When::After => "after",
-        }
-    }
-}
+/// run's first, 2 the one a launcher starts after its crash, …) with its reviews: the
+/// vocabulary's `Whose`, under the name `--sessions` gives it.
+pub use crate::vocab::Whose as Target;
 
 /// A protocol point: the `nth` time `target` ran `statement` in the base run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +34,8 @@ pub struct Point {
     pub statements_before: u64,
 }
 
-/// The fault placed at a point.
+/// The fault placed at a point: when, and what (a hang by its length class, resolved to a
+/// length from the scenario when the run is made: `Job::point_fault`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     Crash(When),
@@ -105,6 +68,18 @@ pub struct Job {
     pub fault: Fault,
 }
 
+impl Job {
+    /// The scripted fault this run adds to the scenario; `hang_ms`: its hang class's length.
+    pub fn point_fault(&self, hang_ms: impl Fn(HangClass) -> i64) -> PointFault {
+        let kind = match self.fault {
+            Fault::Crash(_) => FaultKind::Crash,
+            Fault::Hang(_, class) => FaultKind::Hang { ms: hang_ms(class) },
+        };
+        let at = crate::vocab::Point { when: self.fault.when(), statement: self.point.statement };
+        PointFault { whose: self.point.target, at, nth: self.point.nth, kind }
+    }
+}
+
 /// `task-01.S1`, `conductor` or `conductor.S2` as a `--sessions` entry.
 pub fn parse_session(text: &str) -> Result<Target> {
     match ActorName::parse(text.trim()) {
@@ -128,7 +103,7 @@ pub fn points(seen: &[PointSeen]) -> Vec<Point> {
     let mut listed = BTreeSet::new();
     let mut out = Vec::new();
     for p in seen {
-        let target = Target::of(p.owner);
+        let target = p.owner.whose();
         if listed.insert((target, p.statement, p.nth)) {
             out.push(Point { target, statement: p.statement, nth: p.nth, statements_before: p.statements_before });
         }
@@ -174,6 +149,7 @@ pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass]) -> Vec<Job> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::PointOwner;
 
     fn seen(task: u64, session: u32, twin: bool, statement: Stmt, nth: u64, statements_before: u64) -> PointSeen {
         PointSeen { owner: PointOwner::Session(SessionPlace { task, session, twin }), statement, nth, statements_before }
