@@ -245,7 +245,7 @@ impl World {
                 Err((kind, message)) => {
                     let result = match kind {
                         FailureKind::Constraint => SqlResult::Failed(message.clone()),
-                        _ => SqlResult::Locked(message.clone()),
+                        _ => SqlResult::SqliteError(message.clone()),
                     };
                     ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
                 }
