@@ -202,6 +202,10 @@ struct ExploreCrashesArgs {
     /// of a musician session (the conductor's get crashes only).
     #[arg(long)]
     hangs: bool,
+    /// Also an I/O error (SQLITE_IOERR, `[[faults.io_error]]`) before and after each point of
+    /// a musician session.
+    #[arg(long)]
+    io_errors: bool,
     /// Print the base run's points (those --sessions and --points choose) as CSV and stop:
     /// nothing is explored or written.
     #[arg(long)]
@@ -952,6 +956,7 @@ fn cmd_explore_crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome,
         sessions: args.sessions,
         points: points_of(&args.points)?,
         hangs: args.hangs,
+        io_errors: args.io_errors,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_default(),

@@ -67,7 +67,12 @@ pub enum FailureKind {
     Locked,
     /// The session's own guard refused to write a row it no longer owns (fencing variant).
     FencedOut,
+    /// SQLITE_IOERR, of a scripted `io_error` fault (the disk failed the statement).
+    IoError,
 }
+
+/// What SQLite says on SQLITE_IOERR, and that the simulator made it.
+const IO_ERROR_MESSAGE: &str = "disk I/O error (simulated SQLITE_IOERR, fault io_error)";
 
 /// A statement that did not do its work. The actor decides what follows.
 #[derive(Clone, Debug)]
@@ -207,6 +212,13 @@ impl World {
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 return Ok(None);
             }
+            Some(FaultKind::IoError) => {
+                // The statement does not run: the trace shows it failed, as a refused one.
+                let own_task = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
+                let (result, params_text) = (SqlResult::SqliteError(IO_ERROR_MESSAGE.to_string()), describe_params(stmt, &params));
+                self.emit_sql(now_ms, name, session_id, stmt, own_task, result, Default::default(), params_text);
+                return Ok(Some(Reply::Sql(Err(io_failure(stmt)))));
+            }
         }
         if stmt.writes() {
             match self.take_write_lock(exec) {
@@ -275,6 +287,8 @@ impl World {
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 Ok(None)
             }
+            // The statement ran (the trace shows what it did); its answer is lost.
+            Some(FaultKind::IoError) => Ok(Some(Reply::Sql(Err(io_failure(stmt))))),
             None => Ok(Some(Reply::Sql(reply))),
         }
     }
@@ -501,8 +515,14 @@ impl World {
             Timed::Strike { whose: Whose::Conductor { .. }, kind: FaultKind::Hang { .. } } => {
                 unreachable!("a conductor session's hang is a window of time (`conductor_down`), not a strike")
             }
+            Timed::Strike { kind: FaultKind::IoError, .. } => unreachable!("validated: an I/O error takes a point, not a time"),
         }
     }
+}
+
+/// The failure a session is answered with when an `io_error` fault strikes `stmt`.
+fn io_failure(stmt: Stmt) -> SqlFailure {
+    SqlFailure { stmt, kind: FailureKind::IoError, message: IO_ERROR_MESSAGE.to_string() }
 }
 
 /// What the harness saw around a statement.

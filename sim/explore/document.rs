@@ -26,7 +26,7 @@ pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
 }
 
 /// The scripted faults of `[faults]` explore sets aside (unless `--keep-faults`).
-const SET_ASIDE: [&str; 3] = ["crash", "hang", "conductor_crash"];
+const SET_ASIDE: [&str; 4] = ["crash", "hang", "conductor_crash", "io_error"];
 
 /// The base document with `fault` added (`crate::scenario::add_point_fault`): a
 /// `[[faults.crash]]` or `[[faults.hang]]` of a task's session, a `[[faults.conductor_crash]]`

@@ -41,12 +41,14 @@ pub enum Fault {
     Crash(When),
     /// A task's session only (see the module's note on the conductor).
     Hang(When, HangClass),
+    /// SQLITE_IOERR on the statement; a task's session only.
+    IoError(When),
 }
 
 impl Fault {
     pub fn when(self) -> When {
         match self {
-            Fault::Crash(when) | Fault::Hang(when, _) => when,
+            Fault::Crash(when) | Fault::Hang(when, _) | Fault::IoError(when) => when,
         }
     }
 
@@ -55,6 +57,7 @@ impl Fault {
         match self {
             Fault::Crash(_) => "crash".to_string(),
             Fault::Hang(_, class) => format!("hang-{}", class.name()),
+            Fault::IoError(_) => "io-error".to_string(),
         }
     }
 }
@@ -74,6 +77,7 @@ impl Job {
         let kind = match self.fault {
             Fault::Crash(_) => FaultKind::Crash,
             Fault::Hang(_, class) => FaultKind::Hang { ms: hang_ms(class) },
+            Fault::IoError(_) => FaultKind::IoError,
         };
         let at = crate::vocab::Point { when: self.fault.when(), statement: self.point.statement };
         PointFault { whose: self.point.target, at, nth: self.point.nth, kind }
@@ -135,12 +139,14 @@ pub fn select(points: &[Point], sessions: &[Target], numbers: &[u64]) -> Result<
 
 /// Every run of the exploration, point by point: a crash before and after it, then (with
 /// `hangs`, at a task's session's point) a hang of each class before it and after it.
-pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass]) -> Vec<Job> {
+pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass], io_errors: bool) -> Vec<Job> {
     let mut out = Vec::new();
     for (number, point) in points {
         let hangs = if point.target.is_conductor() { &[][..] } else { hangs };
         let hang_faults = hangs.iter().flat_map(|c| [Fault::Hang(When::Before, *c), Fault::Hang(When::After, *c)]);
-        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults);
+        let io = io_errors && !point.target.is_conductor();
+        let io_faults = When::ALL.into_iter().map(Fault::IoError).filter(|_| io);
+        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults).chain(io_faults);
         out.extend(faults.map(|fault| Job { number: *number, point: *point, fault }));
     }
     out
@@ -199,7 +205,7 @@ mod tests {
     #[test]
     fn a_sessions_point_gets_crashes_and_hangs_before_and_after_and_the_conductors_crashes_only() {
         let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
-        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long]);
+        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long], true);
         let placed: Vec<(usize, String, When)> = jobs.iter().map(|j| (j.number, j.fault.name(), j.fault.when())).collect();
         let at = |n: usize, fault: &str, when: When| (n, fault.to_string(), when);
         assert_eq!(
@@ -211,6 +217,8 @@ mod tests {
                 at(1, "hang-short", When::After),
                 at(1, "hang-long", When::Before),
                 at(1, "hang-long", When::After),
+                at(1, "io-error", When::Before),
+                at(1, "io-error", When::After),
                 at(2, "crash", When::Before),
                 at(2, "crash", When::After),
             ]

@@ -81,6 +81,8 @@ pub struct FaultsSection {
     pub crash: Vec<ScriptedFault>,
     pub hang: Vec<ScriptedFault>,
     pub watcher_death: Vec<ScriptedFault>,
+    /// A session's statement fails with SQLITE_IOERR at a protocol point (`at` only).
+    pub io_error: Vec<ScriptedFault>,
     /// A second session launched for a task's first session (a relaunch racing the original).
     pub double_launch: Vec<DoubleLaunch>,
     /// A session started without `CLAUDE_SESSION_ID` in its system prompt (000 "2. Session
@@ -138,7 +140,7 @@ pub struct ConductorCrash {
 }
 
 impl FaultsSection {
-    /// The scripted faults at a protocol point, typed: the crashes, then the hangs, then the
+    /// The scripted faults at a protocol point, typed: the crashes, the hangs, the I/O errors, then the
     /// conductor's crashes, each list in file order (the plan tries them in this order).
     pub fn point_faults(&self) -> Vec<PointFault> {
         let session = |kind: fn(&ScriptedFault) -> FaultKind, list: &[ScriptedFault]| -> Vec<PointFault> {
@@ -149,6 +151,7 @@ impl FaultsSection {
         };
         let mut out = session(|_| FaultKind::Crash, &self.crash);
         out.extend(session(|f| FaultKind::Hang { ms: f.duration_ms.unwrap_or(HANG_MS_DEFAULT) }, &self.hang));
+        out.extend(session(|_| FaultKind::IoError, &self.io_error));
         let conductor = self.conductor_crash.iter().filter_map(|c| c.at.map(|at| (c, at)));
         out.extend(conductor.map(|(c, at)| PointFault {
             whose: Whose::Conductor { session: c.session },
@@ -168,7 +171,7 @@ pub fn add_point_fault(doc: &mut toml::Table, fault: &PointFault) {
         Whose::Session { task, session } => {
             let duration_ms = match fault.kind {
                 FaultKind::Hang { ms } => Some(ms),
-                FaultKind::Crash => None,
+                FaultKind::Crash | FaultKind::IoError => None,
             };
             toml::Value::try_from(ScriptedFault { task, session, at_ms: None, at: Some(fault.at), nth: fault.nth, duration_ms })
         }

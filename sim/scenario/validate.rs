@@ -219,6 +219,12 @@ fn heartbeat_refresh(timing: &TimingSection, conductor: &ConductorSection) -> Ch
 /// the session's statements (the session runs on; the seeds' watchers are processes of their
 /// own). A crash and a hang take either kind of point.
 fn watcher_deaths(faults: &FaultsSection) -> Checked {
+    // An I/O error fails a statement: it has a point, not a time.
+    if let Some(index) = faults.io_error.iter().position(|f| f.at_ms.is_some()) {
+        let message =
+            format!("entry {} of [[faults.io_error]] has `at_ms`: an I/O error fails a statement, so it takes `at` only", index + 1);
+        return Err(Problem::in_entry("faults.io_error", index, "at_ms", message));
+    }
     if let Some(index) = faults.watcher_death.iter().position(|f| f.at.is_some()) {
         let message = format!(
             "entry {} of [[faults.watcher_death]] has `at`: a watcher death takes `at_ms` only (a time, not a protocol point)",
@@ -232,7 +238,12 @@ fn watcher_deaths(faults: &FaultsSection) -> Checked {
 /// `[[faults.crash]]`, `[[faults.hang]]` and `[[faults.watcher_death]]` hit a session that can
 /// exist, at one time or protocol point.
 fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: u64) -> Checked {
-    let scripted = [("faults.crash", &faults.crash), ("faults.hang", &faults.hang), ("faults.watcher_death", &faults.watcher_death)];
+    let scripted = [
+        ("faults.crash", &faults.crash),
+        ("faults.hang", &faults.hang),
+        ("faults.watcher_death", &faults.watcher_death),
+        ("faults.io_error", &faults.io_error),
+    ];
     for (section, entries) in scripted {
         for (index, fault) in entries.iter().enumerate() {
             scripted_fault(section, index, fault, count, sessions_max)?;
@@ -464,6 +475,10 @@ mod tests {
         assert!(message.starts_with("entry 2 of [[faults.watcher_death]] has `at`: a watcher death takes `at_ms` only"), "{message}");
         accepted("[[faults.hang]]\ntask = 1\nat = \"before:heartbeat\"\n[[faults.hang]]\ntask = 1\nat = \"after:heartbeat\"\n");
         accepted("[[faults.watcher_death]]\ntask = 1\nat_ms = 5\n");
+        let (section, _, key, message) = refusal("[[faults.io_error]]\ntask = 1\nat_ms = 5\n");
+        assert_eq!((section, key), ("faults.io_error", "at_ms"), "{message}");
+        assert_eq!(refusal("[[faults.io_error]]\ntask = 3\nat = \"before:heartbeat\"\n").2, "task");
+        accepted("[[faults.io_error]]\ntask = 1\nat = \"before:set_needs_review\"\n");
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn describe(fault: &PointFault) -> String {
     let kind = match fault.kind {
         FaultKind::Crash => "crash".to_string(),
         FaultKind::Hang { ms } => format!("hang{}s", ms / 1000),
+        FaultKind::IoError => "ioerr".to_string(),
     };
     let whose = match fault.whose {
         Whose::Session { task, session } => format!("task-{task:02}.S{session}"),

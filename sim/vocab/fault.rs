@@ -37,6 +37,10 @@ pub enum FaultKind {
     /// The session freezes for `ms`, then goes on as if nothing happened (a zombie if it was
     /// handed over meanwhile).
     Hang { ms: i64 },
+    /// The statement fails with SQLITE_IOERR ("disk I/O error"): before it, it does not run;
+    /// after it, it ran and the session is told it failed (its answer lost on the way back).
+    /// The session meets a failed statement as any other (docs/protocol.md C43).
+    IoError,
 }
 
 impl FaultKind {
@@ -46,6 +50,7 @@ impl FaultKind {
             (FaultKind::Crash, Whose::Session { .. }) => "crash",
             (FaultKind::Crash, Whose::Conductor { .. }) => "conductor_crash",
             (FaultKind::Hang { .. }, _) => "hang",
+            (FaultKind::IoError, _) => "io_error",
         }
     }
 
@@ -76,7 +81,9 @@ mod tests {
         assert_eq!(FaultKind::Crash.section(session), "crash");
         assert_eq!(FaultKind::Crash.section(conductor), "conductor_crash");
         assert_eq!(FaultKind::Hang { ms: 5 }.section(session), "hang");
+        assert_eq!(FaultKind::IoError.section(session), "io_error");
         assert!(FaultKind::Crash.strikes_conductor() && !FaultKind::Hang { ms: 5 }.strikes_conductor());
+        assert!(!FaultKind::IoError.strikes_conductor());
         assert_eq!((session.name(), conductor.name()), ("task-01.S2".to_string(), "conductor.S2".to_string()));
     }
 }

@@ -32,6 +32,7 @@ mod fidelity_table;
 mod fifth_failure;
 mod fuzz;
 mod golden;
+mod io_error;
 mod judge;
 mod kills;
 mod merge;
