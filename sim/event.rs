@@ -63,8 +63,10 @@ pub enum SqlResult {
     Busy(String),
     /// SQLite refused it (a constraint).
     Failed(String),
-    /// A real lock error from SQLite (never expected: the run holds the file exclusively).
-    Locked(String),
+    /// SQLite answered an error that is not a constraint; its message says which: a real lock
+    /// (never expected: the run holds the file exclusively) or a simulated I/O error
+    /// (SQLITE_IOERR, a scripted `io_error` fault).
+    SqliteError(String),
 }
 
 /// One protocol statement as the world executed it, with what the harness saw around it.
@@ -100,7 +102,7 @@ impl SqlEvent {
     pub fn failure(&self) -> Option<&str> {
         match &self.result {
             SqlResult::Rows(_) => None,
-            SqlResult::Busy(m) | SqlResult::Failed(m) | SqlResult::Locked(m) => Some(m),
+            SqlResult::Busy(m) | SqlResult::Failed(m) | SqlResult::SqliteError(m) => Some(m),
         }
     }
 }

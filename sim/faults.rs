@@ -1,7 +1,8 @@
 //! Fault injection: what the scenario's `[faults]` asks for, resolved for one run. Random
 //! odds given as ranges are drawn once from the seed (swarm testing) and logged; scripted
-//! faults fire at a simulated time or at a protocol point (`before:`/`after:` a statement,
-//! the nth time a session runs it). The engine asks this plan before every statement.
+//! faults fire at a simulated time or at a protocol point (`vocab::PointFault`: before or
+//! after a statement, the nth time a session runs it). The engine asks this plan before every
+//! statement; a point is two enums, compared as such (no text on this path).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -12,36 +13,26 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::dist::Dist;
 use crate::rng;
-use crate::scenario::{ConductorCrash, FaultsSection, Odds, ScriptedFault};
-use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::scenario::{FaultsSection, Odds, HANG_MS_DEFAULT};
+use crate::vocab::{ActorName, FaultKind, Point, PointFault, SessionPlace, Stmt, When, Whose};
 
-/// What to do to a session at a protocol point.
+/// What strikes a session at the protocol point it is about to run: `kind`, before the
+/// statement or after it. A hang after it holds the statement's result: the session is
+/// frozen for the hang before it sees the result and takes its next step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    None,
-    CrashBefore,
-    CrashAfter,
-    HangBefore {
-        ms: i64,
-    },
-    /// The statement runs and its result is held: the session is frozen for `ms` before it
-    /// sees the result and takes its next step.
-    HangAfter {
-        ms: i64,
-    },
+pub struct Strike {
+    pub when: When,
+    pub kind: FaultKind,
 }
 
 /// A fault at a simulated time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Timed {
-    Crash {
-        task: u64,
-        session: u32,
-    },
-    Hang {
-        task: u64,
-        session: u32,
-        ms: i64,
+    /// A crash or hang of a task's session, or a crash of conductor session `session` (1 the
+    /// first) with its reviews.
+    Strike {
+        whose: Whose,
+        kind: FaultKind,
     },
     WatcherDeath {
         task: u64,
@@ -49,10 +40,6 @@ pub enum Timed {
     },
     ConductorDown {
         ms: i64,
-    },
-    /// Conductor session `session` (1 the first) dies with its reviews.
-    ConductorCrash {
-        session: u32,
     },
 }
 
@@ -104,6 +91,16 @@ pub enum PointOwner {
     Conductor(u32),
 }
 
+impl PointOwner {
+    /// Whose points these are, as a scripted fault names them: a twin's are its original's.
+    pub fn whose(self) -> Whose {
+        match self {
+            PointOwner::Session(p) => Whose::Session { task: p.task, session: p.session },
+            PointOwner::Conductor(session) => Whose::Conductor { session },
+        }
+    }
+}
+
 /// A protocol point the plan was asked about: the `nth` time an owner asked to run
 /// `statement` — what `before:` / `after:` with `nth` mean in a scripted fault
 /// (`[[faults.crash]]` and `[[faults.hang]]` for a session, `[[faults.conductor_crash]]` for
@@ -129,16 +126,14 @@ impl PointLog {
     }
 }
 
-/// A random crash or hang that struck a session (`FaultPlan::record_fired`), named as a
-/// scripted fault names its point: `rehearsal shrink` writes it as `[[faults.crash]]` or
-/// `[[faults.hang]]` (issue 31).
+/// A random crash or hang that struck a session (`FaultPlan::record_fired`), as the scripted
+/// fault before its point that strikes the same: `rehearsal shrink` writes it as
+/// `[[faults.crash]]` or `[[faults.hang]]` (issue 31), unless it struck a double launch's
+/// twin, which a scripted fault cannot name apart.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fired {
-    pub place: SessionPlace,
-    pub statement: Stmt,
-    pub nth: u64,
-    /// `None`: a crash before the statement; `Some(ms)`: a hang of `ms` before it.
-    pub hang_ms: Option<i64>,
+    pub twin: bool,
+    pub fault: PointFault,
 }
 
 /// The random faults that struck, once asked for; whoever asked reads them after the run.
@@ -158,11 +153,12 @@ pub struct FaultPlan {
     hang_ms: Dist,
     pub watcher_jitter_ms: Option<Dist>,
     pub actor_faults: ActorFaults,
-    scripted_points: Vec<(ScriptedFault, bool)>,
+    /// Scripted faults at a task's session's points, in the order they are tried.
+    scripted_points: Vec<PointFault>,
     /// (session, statement) → times run, for `nth`.
     counts: BTreeMap<(SessionPlace, Stmt), u64>,
     /// Conductor crashes at a protocol point, and (conductor session, statement) → times run.
-    conductor_points: Vec<ConductorCrash>,
+    conductor_points: Vec<PointFault>,
     conductor_counts: BTreeMap<(u32, Stmt), u64>,
     /// Statements asked so far, by every actor.
     asked: u64,
@@ -194,20 +190,11 @@ impl FaultPlan {
         let hang_probability = resolve("hang_probability", faults.hang_probability);
         let context_spike_probability = resolve("context_spike_probability", faults.context_spike_probability);
         let mut timed = Vec::new();
-        let mut scripted_points = Vec::new();
-        for fault in &faults.crash {
-            match (fault.at_ms, &fault.at) {
-                (Some(at_ms), _) => timed.push((at_ms, Timed::Crash { task: fault.task, session: fault.session })),
-                (None, Some(_)) => scripted_points.push((fault.clone(), false)),
-                (None, None) => unreachable!("validated: one of at_ms / at"),
-            }
-        }
-        for fault in &faults.hang {
-            let ms = fault.duration_ms.unwrap_or(900_000);
-            match (fault.at_ms, &fault.at) {
-                (Some(at_ms), _) => timed.push((at_ms, Timed::Hang { task: fault.task, session: fault.session, ms })),
-                (None, Some(_)) => scripted_points.push((fault.clone(), true)),
-                (None, None) => unreachable!("validated: one of at_ms / at"),
+        let kinds = [(&faults.crash, false), (&faults.hang, true)];
+        for (fault, is_hang) in kinds.into_iter().flat_map(|(list, is_hang)| list.iter().map(move |f| (f, is_hang))) {
+            let kind = if is_hang { FaultKind::Hang { ms: fault.duration_ms.unwrap_or(HANG_MS_DEFAULT) } } else { FaultKind::Crash };
+            if let Some(at_ms) = fault.at_ms {
+                timed.push((at_ms, Timed::Strike { whose: Whose::Session { task: fault.task, session: fault.session }, kind }));
             }
         }
         for fault in &faults.watcher_death {
@@ -218,14 +205,13 @@ impl FaultPlan {
         for window in &faults.conductor_down {
             timed.push((window.from_ms, Timed::ConductorDown { ms: window.to_ms - window.from_ms }));
         }
-        let mut conductor_points = Vec::new();
         for crash in &faults.conductor_crash {
-            match crash.at_ms {
-                Some(at_ms) => timed.push((at_ms, Timed::ConductorCrash { session: crash.session })),
-                None => conductor_points.push(crash.clone()),
+            if let Some(at_ms) = crash.at_ms {
+                timed.push((at_ms, Timed::Strike { whose: Whose::Conductor { session: crash.session }, kind: FaultKind::Crash }));
             }
         }
         timed.sort_by_key(|(at, _)| *at);
+        let (conductor_points, scripted_points) = faults.point_faults().into_iter().partition(|f| f.whose.is_conductor());
         FaultPlan {
             until_ms: faults.until_ms,
             crash_probability,
@@ -284,14 +270,14 @@ impl FaultPlan {
     }
 
     /// Decides the fault, if any, for `actor` about to run `statement`.
-    pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Action {
+    pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Option<Strike> {
         let statements_before = self.asked;
         self.asked += 1;
         // A conductor session's scripted crashes (C34), counted apart from the sessions'.
         if let Some(session) = actor.conductor_session() {
             return self.conductor_point(session, statement, statements_before);
         }
-        let Some(place) = actor.place() else { return Action::None };
+        let place = actor.place()?;
         // Counting occurrences only matters for scripted protocol points (and for a plan that
         // records them); otherwise the per-statement bookkeeping would be pure cost (issue 7).
         let nth = if self.scripted_points.is_empty() && self.points.is_none() && self.fired.is_none() {
@@ -302,32 +288,22 @@ impl FaultPlan {
             *count
         };
         self.record(PointOwner::Session(place), statement, nth, statements_before);
-        for (fault, is_hang) in &self.scripted_points {
-            if fault.task != place.task || fault.session != place.session || fault.nth != nth {
-                continue;
-            }
-            let point = fault.at.as_deref().unwrap_or("");
-            let ms = fault.duration_ms.unwrap_or(900_000);
-            if point == format!("before:{statement}") {
-                return if *is_hang { Action::HangBefore { ms } } else { Action::CrashBefore };
-            }
-            if point == format!("after:{statement}") {
-                return if *is_hang { Action::HangAfter { ms } } else { Action::CrashAfter };
-            }
+        let whose = PointOwner::Session(place).whose();
+        if let Some(strike) = first_strike(&self.scripted_points, whose, statement, nth) {
+            return Some(strike);
         }
         if !statement.writes() || !self.random_phase(now_ms) {
-            return Action::None;
+            return None;
         }
-        if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
-            self.log_fired(Fired { place, statement, nth, hang_ms: None });
-            return Action::CrashBefore;
-        }
-        if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
-            let ms = self.hang_ms.sample(&mut self.rng);
-            self.log_fired(Fired { place, statement, nth, hang_ms: Some(ms) });
-            return Action::HangBefore { ms };
-        }
-        Action::None
+        let kind = if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
+            FaultKind::Crash
+        } else if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
+            FaultKind::Hang { ms: self.hang_ms.sample(&mut self.rng) }
+        } else {
+            return None;
+        };
+        self.log_fired(Fired { twin: place.twin, fault: PointFault { whose, at: Point::before(statement), nth, kind } });
+        Some(Strike { when: When::Before, kind })
     }
 
     fn log_fired(&self, fired: Fired) {
@@ -338,24 +314,15 @@ impl FaultPlan {
 
     /// A conductor crash at this protocol point of conductor session `session` (its reviews
     /// count with it). The conductor meets no random fault: those are the musicians'.
-    fn conductor_point(&mut self, session: u32, statement: Stmt, statements_before: u64) -> Action {
+    fn conductor_point(&mut self, session: u32, statement: Stmt, statements_before: u64) -> Option<Strike> {
         if self.conductor_points.is_empty() && self.points.is_none() {
-            return Action::None;
+            return None;
         }
         let count = self.conductor_counts.entry((session, statement)).or_insert(0);
         *count += 1;
         let nth = *count;
         self.record(PointOwner::Conductor(session), statement, nth, statements_before);
-        for crash in self.conductor_points.iter().filter(|c| c.session == session && c.nth == nth) {
-            let point = crash.at.as_deref().unwrap_or("");
-            if point == format!("before:{statement}") {
-                return Action::CrashBefore;
-            }
-            if point == format!("after:{statement}") {
-                return Action::CrashAfter;
-            }
-        }
-        Action::None
+        first_strike(&self.conductor_points, Whose::Conductor { session }, statement, nth)
     }
 
     fn record(&self, owner: PointOwner, statement: Stmt, nth: u64, statements_before: u64) {
@@ -381,10 +348,20 @@ impl FaultPlan {
     }
 }
 
+/// The first of `faults` (in the order the scenario lists them) at this point of `whose`.
+fn first_strike(faults: &[PointFault], whose: Whose, statement: Stmt, nth: u64) -> Option<Strike> {
+    let fault = faults.iter().find(|f| f.nth == nth && f.at.statement == statement && f.whose == whose)?;
+    Some(Strike { when: fault.at.when, kind: fault.kind })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::vocab::WatcherKind;
+
+    fn strike(when: When, kind: FaultKind) -> Option<Strike> {
+        Some(Strike { when, kind })
+    }
 
     fn section(text: &str) -> FaultsSection {
         toml::from_str(text).expect("a faults section")
@@ -398,28 +375,28 @@ mod tests {
     fn a_scripted_point_fires_at_its_nth_statement_of_its_session_only() {
         let mut plan = FaultPlan::new(1, &section("[[crash]]\ntask = 2\nsession = 1\nat = \"after:heartbeat\"\nnth = 2\n"));
         let (s1, other) = (session(2, 1), session(2, 2));
-        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::None);
-        assert_eq!(plan.before_statement(&other, Stmt::Heartbeat, 0), Action::None);
-        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), Action::CrashAfter);
-        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::Heartbeat, 0), Action::None);
+        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), None);
+        assert_eq!(plan.before_statement(&other, Stmt::Heartbeat, 0), None);
+        assert_eq!(plan.before_statement(&s1, Stmt::Heartbeat, 0), strike(When::After, FaultKind::Crash));
+        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::Heartbeat, 0), None);
     }
 
     #[test]
     fn a_conductor_crash_point_counts_its_own_session_and_reviews_only() {
         let mut plan = FaultPlan::new(1, &section("[[conductor_crash]]\nsession = 2\nat = \"after:poll_tasks\"\nnth = 2\n"));
-        assert_eq!(plan.before_statement(&ActorName::Conductor(2), Stmt::PollTasks, 0), Action::None);
-        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::PollTasks, 0), Action::None);
-        assert_eq!(plan.before_statement(&session(1, 2), Stmt::PollTasks, 0), Action::None);
-        assert_eq!(plan.before_statement(&ActorName::Review(2, 1), Stmt::PollTasks, 0), Action::CrashAfter);
+        assert_eq!(plan.before_statement(&ActorName::Conductor(2), Stmt::PollTasks, 0), None);
+        assert_eq!(plan.before_statement(&ActorName::CONDUCTOR, Stmt::PollTasks, 0), None);
+        assert_eq!(plan.before_statement(&session(1, 2), Stmt::PollTasks, 0), None);
+        assert_eq!(plan.before_statement(&ActorName::Review(2, 1), Stmt::PollTasks, 0), strike(When::After, FaultKind::Crash));
         let timed = FaultPlan::new(1, &section("[[conductor_crash]]\nat_ms = 70\n"));
-        assert_eq!(timed.timed, [(70, Timed::ConductorCrash { session: 1 })]);
+        assert_eq!(timed.timed, [(70, Timed::Strike { whose: Whose::Conductor { session: 1 }, kind: FaultKind::Crash })]);
     }
 
     #[test]
     fn watchers_of_a_session_count_as_the_session_for_protocol_points() {
         let mut plan = FaultPlan::new(1, &section("[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nduration_ms = 5000\n"));
         let watcher = session(1, 1).watcher(WatcherKind::Background, 3);
-        assert_eq!(plan.before_statement(&watcher, Stmt::Heartbeat, 0), Action::HangBefore { ms: 5000 });
+        assert_eq!(plan.before_statement(&watcher, Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Hang { ms: 5000 }));
     }
 
     #[test]
@@ -430,7 +407,7 @@ mod tests {
         let review = ActorName::Review(1, 1);
         let asks = [(ActorName::CONDUCTOR, Stmt::PollTasks), (s1, Stmt::Heartbeat), (watcher, Stmt::Heartbeat), (review, Stmt::PollTasks)];
         for (actor, statement) in asks {
-            assert_eq!(plan.before_statement(&actor, statement, 0), Action::None, "recording changes no decision");
+            assert_eq!(plan.before_statement(&actor, statement, 0), None, "recording changes no decision");
         }
         let seen: Vec<(PointOwner, Stmt, u64, u64)> =
             log.take().iter().map(|p| (p.owner, p.statement, p.nth, p.statements_before)).collect();
@@ -448,11 +425,11 @@ mod tests {
         // The recorded points as scripted faults strike exactly there: the watcher's
         // heartbeat, the review's poll.
         let mut scripted = FaultPlan::new(1, &section("[[crash]]\ntask = 1\nat = \"after:heartbeat\"\nnth = 2\n"));
-        let actions: Vec<Action> = asks.iter().map(|(actor, statement)| scripted.before_statement(actor, *statement, 0)).collect();
-        assert_eq!(actions, [Action::None, Action::None, Action::CrashAfter, Action::None]);
+        let actions: Vec<Option<Strike>> = asks.iter().map(|(actor, statement)| scripted.before_statement(actor, *statement, 0)).collect();
+        assert_eq!(actions, [None, None, strike(When::After, FaultKind::Crash), None]);
         let mut conductor = FaultPlan::new(1, &section("[[conductor_crash]]\nat = \"before:poll_tasks\"\nnth = 2\n"));
-        let actions: Vec<Action> = asks.iter().map(|(actor, statement)| conductor.before_statement(actor, *statement, 0)).collect();
-        assert_eq!(actions, [Action::None, Action::None, Action::None, Action::CrashBefore]);
+        let actions: Vec<Option<Strike>> = asks.iter().map(|(actor, statement)| conductor.before_statement(actor, *statement, 0)).collect();
+        assert_eq!(actions, [None, None, None, strike(When::Before, FaultKind::Crash)]);
     }
 
     #[test]
@@ -460,35 +437,38 @@ mod tests {
         let text =
             "[[hang]]\ntask = 1\nat = \"after:heartbeat\"\nduration_ms = 5000\n[[hang]]\ntask = 1\nat = \"before:heartbeat\"\nnth = 2\n";
         let mut plan = FaultPlan::new(1, &section(text));
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangAfter { ms: 5000 });
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::HangBefore { ms: 900_000 });
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::After, FaultKind::Hang { ms: 5000 }));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Hang { ms: 900_000 }));
     }
 
     #[test]
     fn a_fired_random_fault_is_logged_at_the_point_a_scripted_one_would_name() {
         let mut plan = FaultPlan::new(1, &section("crash_probability = 1.0\n"));
         let log = plan.record_fired();
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), Action::None);
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::CrashBefore);
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), Action::CrashBefore);
-        let place = SessionPlace { task: 1, session: 1, twin: false };
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), None);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Crash));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Crash));
+        let whose = Whose::Session { task: 1, session: 1 };
         let fired = log.take();
         assert_eq!(
-            fired.iter().map(|f| (f.place, f.statement, f.nth, f.hang_ms)).collect::<Vec<_>>(),
-            [(place, Stmt::Heartbeat, 1, None), (place, Stmt::Heartbeat, 2, None)]
+            fired.iter().map(|f| (f.twin, f.fault.whose, f.fault.at, f.fault.nth, f.fault.kind)).collect::<Vec<_>>(),
+            [
+                (false, whose, Point::before(Stmt::Heartbeat), 1, FaultKind::Crash),
+                (false, whose, Point::before(Stmt::Heartbeat), 2, FaultKind::Crash)
+            ]
         );
         let mut hangs = FaultPlan::new(1, &section("hang_probability = 1.0\nhang_ms = 700\n"));
         let log = hangs.record_fired();
-        assert_eq!(hangs.before_statement(&session(2, 3), Stmt::Heartbeat, 0), Action::HangBefore { ms: 700 });
-        assert_eq!(log.take()[0].hang_ms, Some(700));
+        assert_eq!(hangs.before_statement(&session(2, 3), Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Hang { ms: 700 }));
+        assert_eq!(log.take()[0].fault.kind, FaultKind::Hang { ms: 700 });
     }
 
     #[test]
     fn random_faults_hit_writes_only_and_only_before_until() {
         let mut plan = FaultPlan::new(1, &section("until_ms = 1000\ncrash_probability = 1.0\n"));
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), Action::None);
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 999), Action::CrashBefore);
-        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 1000), Action::None);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), None);
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 999), strike(When::Before, FaultKind::Crash));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 1000), None);
     }
 
     #[test]

@@ -89,6 +89,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         sessions: Vec::new(),
         points: (1..=sizes.explore_points).collect(),
         hangs: true,
+        io_errors: false,
         keep_faults: false,
         jobs: sizes.jobs,
         out: runs_dir.join(format!("explore-{stem}")),

@@ -92,12 +92,12 @@ fn kind_columns<'a>(
             let rows = match &sql.result {
                 SqlResult::Rows(n) => format_count(rows_buf, *n as u64),
                 SqlResult::Busy(_) => "busy",
-                SqlResult::Failed(_) | SqlResult::Locked(_) => "error",
+                SqlResult::Failed(_) | SqlResult::SqliteError(_) => "error",
             };
             let detail = match &sql.result {
                 SqlResult::Rows(_) => sql.params_text.as_str(),
                 SqlResult::Busy(message) => message.as_str(),
-                SqlResult::Failed(message) | SqlResult::Locked(message) => {
+                SqlResult::Failed(message) | SqlResult::SqliteError(message) => {
                     detail_buf.push_str(message);
                     detail_buf.push_str("; ");
                     detail_buf.push_str(&sql.params_text);

@@ -13,7 +13,7 @@
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
 //! | the first row | `run_start` | `scenario=NAME seed=N profile=P variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the protocol profile the run had, only when it is not `seeds`, so a seeds' run's trace is what it was before profiles; the command line's variants, applied after the profile's and the scenario's own) |
-//! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE;…` (every message it inserted, in order: one unless an `INSERT … SELECT` inserted several), `also=TASK;…` (task rows other than `T` it inserted or updated: a fallback row, a multi-row UPDATE), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|locked params=P` (its bound parameters; the detail column holds the message, then `; P` unless busy) |
+//! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE;…` (every message it inserted, in order: one unless an `INSERT … SELECT` inserted several), `also=TASK;…` (task rows other than `T` it inserted or updated: a fallback row, a multi-row UPDATE), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|sqlite_error params=P` (`sqlite_error`: SQLite answered another error, a lock or a simulated I/O error, its message says which) (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
 //! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
 //! | any other row | swarm, file, end, fault, note | empty: the other columns hold the whole event |
@@ -342,7 +342,7 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
         SqlResult::Rows(_) => None,
         SqlResult::Busy(_) => Some("busy"),
         SqlResult::Failed(_) => Some("failed"),
-        SqlResult::Locked(_) => Some("locked"),
+        SqlResult::SqliteError(_) => Some("sqlite_error"),
     };
     if let Some(name) = not_run {
         text_item(out, "result", name);
@@ -367,10 +367,10 @@ pub fn decode_sql(stmt: Stmt, rows: &str, detail: &str, observed: &str) -> Resul
     f.end()?;
     let (result, params_text) = match (rows, not_run, params) {
         ("busy", Some("busy"), Some(params)) => (SqlResult::Busy(detail.to_string()), params),
-        ("error", Some(kind @ ("failed" | "locked")), Some(params)) => {
+        ("error", Some(kind @ ("failed" | "sqlite_error")), Some(params)) => {
             let message = detail.strip_suffix(&format!("; {params}")).ok_or_else(|| format!("detail does not end with `; {params}`"))?;
             let message = message.to_string();
-            (if kind == "failed" { SqlResult::Failed(message) } else { SqlResult::Locked(message) }, params)
+            (if kind == "failed" { SqlResult::Failed(message) } else { SqlResult::SqliteError(message) }, params)
         }
         (count, None, None) if count != "busy" && count != "error" => (SqlResult::Rows(number("rows", count)?), detail.to_string()),
         (rows, not_run, _) => {

@@ -499,7 +499,7 @@ mod tests {
         ];
         let busy = sql(Stmt::ClaimTask, SqlResult::Busy("simulated SQLITE_BUSY: lock held".into()));
         let failed = sql(Stmt::MarkComplete, SqlResult::Failed("CHECK constraint failed; state; x".into()));
-        let locked = sql(Stmt::Heartbeat, SqlResult::Locked("database is locked".into()));
+        let locked = sql(Stmt::Heartbeat, SqlResult::SqliteError("database is locked".into()));
         let session = "task-01.S1";
         vec![
             event(0, "engine", EventKind::Swarm { name: "crash_probability".into(), value: "0.123=x".into() }),
@@ -568,7 +568,7 @@ mod tests {
                 SqlResult::Rows(_) => "sql",
                 SqlResult::Busy(_) => "sql busy",
                 SqlResult::Failed(_) => "sql failed",
-                SqlResult::Locked(_) => "sql locked",
+                SqlResult::SqliteError(_) => "sql sqlite_error",
             },
             EventKind::File { .. } => "file",
             EventKind::Ended(_) => "ended",

@@ -19,8 +19,8 @@ use crate::dist::Dist;
 use crate::error::{Error, Result};
 use crate::event::{ActorEnd, Event, EventKind, EventLog, Fact, FileOp, SqlEvent, SqlResult, Who};
 use crate::executor::{ActorId, Executor, Finished, Request};
-use crate::faults::{Action, FaultPlan, Timed};
-use crate::vocab::{ActorName, Stmt, CONDUCTOR_SESSION_ID};
+use crate::faults::{FaultPlan, Strike, Timed};
+use crate::vocab::{ActorName, FaultKind, Stmt, When, Whose, CONDUCTOR_SESSION_ID};
 
 /// Who an actor is, as the executor carries it for the world.
 #[derive(Clone, Debug)]
@@ -68,7 +68,12 @@ pub enum FailureKind {
     Locked,
     /// The session's own guard refused to write a row it no longer owns (fencing variant).
     FencedOut,
+    /// SQLITE_IOERR, of a scripted `io_error` fault (the disk failed the statement).
+    IoError,
 }
+
+/// What SQLite says on SQLITE_IOERR, and that the simulator made it.
+const IO_ERROR_MESSAGE: &str = "disk I/O error (simulated SQLITE_IOERR, fault io_error)";
 
 /// A statement that did not do its work. The actor decides what follows.
 #[derive(Clone, Debug)]
@@ -112,6 +117,14 @@ pub struct World {
 }
 
 type SqlReply = std::result::Result<SqlOutcome, SqlFailure>;
+
+/// A statement that has run, with what a fault after it may still need.
+struct After {
+    name: ActorName,
+    stmt: Stmt,
+    params: Params,
+    reply: SqlReply,
+}
 
 /// What the virtual write lock says to a write.
 enum WriteLock {
@@ -188,20 +201,32 @@ impl World {
         let info = exec.data(actor).expect("present");
         let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
-        let action = self.faults.before_statement(&name, stmt, now_ms);
-        match action {
-            Action::None | Action::CrashAfter | Action::HangAfter { .. } => {}
-            Action::CrashBefore => {
+        let strike = self.faults.before_statement(&name, stmt, now_ms);
+        let (before, after) = match strike {
+            Some(Strike { when: When::Before, kind }) => (Some(kind), None),
+            Some(Strike { when: When::After, kind }) => (None, Some(kind)),
+            None => (None, None),
+        };
+        match before {
+            None => {}
+            Some(FaultKind::Crash) => {
                 self.crash_session(exec, &session_id, &format!("{name} crashed before `{stmt}`"));
                 return Ok(None);
             }
-            Action::HangBefore { ms } => {
+            Some(FaultKind::Hang { ms }) => {
                 // The statement runs when the hang is over: the same request waits.
                 let victims = exec.actors_where(|a| *a.session_id == *session_id);
                 self.hang(exec, &victims, ms, &format!("{name} (before `{stmt}`)"), &session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 return Ok(None);
+            }
+            Some(FaultKind::IoError) => {
+                // The statement does not run: the trace shows it failed, as a refused one.
+                let own_task = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
+                let (result, params_text) = (SqlResult::SqliteError(IO_ERROR_MESSAGE.to_string()), describe_params(stmt, &params));
+                self.emit_sql(now_ms, name, session_id, stmt, own_task, result, Default::default(), params_text);
+                return Ok(Some(Reply::Sql(Err(io_failure(stmt)))));
             }
         }
         if stmt.writes() {
@@ -241,7 +266,7 @@ impl World {
                 Err((kind, message)) => {
                     let result = match kind {
                         FailureKind::Constraint => SqlResult::Failed(message.clone()),
-                        _ => SqlResult::Locked(message.clone()),
+                        _ => SqlResult::SqliteError(message.clone()),
                     };
                     ((result, Observed::default()), Err(SqlFailure { stmt, kind, message }))
                 }
@@ -251,27 +276,45 @@ impl World {
         let mut params = params;
         // A hang after the statement keeps the parameters for the request it defers; otherwise
         // the event takes the task id out of them.
-        let after_fault = matches!(action, Action::CrashAfter | Action::HangAfter { .. });
+        let after_fault = after.is_some();
         let event_session = session_id.clone();
         let task_id = match if after_fault { None } else { take_task(&mut params) } {
             Some(task_id) => task_id,
             None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
         };
         self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
-        match action {
-            Action::CrashAfter => {
-                self.crash_session(exec, &session_id, &format!("{name} crashed after `{stmt}`"));
+        let (after, held) = (after, After { name, stmt, params, reply });
+        self.after_statement(exec, actor, &session_id, after, held)
+    }
+
+    /// What a fault placed after a statement does once the statement has run (and its row is
+    /// in the trace): a crash ends the session, a hang holds the answer until it is over, an
+    /// I/O error loses the answer.
+    fn after_statement(
+        &mut self,
+        exec: &mut Exec,
+        actor: ActorId,
+        session_id: &str,
+        after: Option<FaultKind>,
+        held: After,
+    ) -> Result<Option<Reply>> {
+        let After { name, stmt, params, reply } = held;
+        match after {
+            Some(FaultKind::Crash) => {
+                self.crash_session(exec, session_id, &format!("{name} crashed after `{stmt}`"));
                 Ok(None)
             }
-            Action::HangAfter { ms } => {
+            Some(FaultKind::Hang { ms }) => {
                 let victims = exec.actors_where(|a| *a.session_id == *session_id);
-                self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), &session_id);
+                self.hang(exec, &victims, ms, &format!("{name} (after `{stmt}`)"), session_id);
                 let until = exec.hung_until_unix_ms(actor).expect("just hung");
                 self.held.insert(actor, reply);
                 exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), until);
                 Ok(None)
             }
-            _ => Ok(Some(Reply::Sql(reply))),
+            // The statement ran (the trace shows what it did); its answer is lost.
+            Some(FaultKind::IoError) => Ok(Some(Reply::Sql(Err(io_failure(stmt))))),
+            None => Ok(Some(Reply::Sql(reply))),
         }
     }
 
@@ -458,12 +501,12 @@ impl World {
     pub fn apply_timed_fault(&mut self, exec: &mut Exec, index: usize) {
         let (_, fault) = self.faults.timed[index].clone();
         match fault {
-            Timed::Crash { task, session } => {
+            Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Crash } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
                     self.crash_session(exec, &sid, &format!("scripted crash of task {task} S{session}"));
                 }
             }
-            Timed::Hang { task, session, ms } => {
+            Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Hang { ms } } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
                     let victims = exec.actors_where(|a| *a.session_id == *sid);
                     self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
@@ -480,7 +523,7 @@ impl World {
                 let t_ms = self.now_ms(exec);
                 self.emit(t_ms, Who::Engine, "", EventKind::Truth(Fact::WatcherDied { session_id: sid }));
             }
-            Timed::ConductorCrash { session } => {
+            Timed::Strike { whose: Whose::Conductor { session }, kind: FaultKind::Crash } => {
                 // The conductor session and its reviews share its session id: all die.
                 let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.to_string());
                 if let Some(sid) = found {
@@ -494,8 +537,17 @@ impl World {
                     conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.to_string());
                 self.hang(exec, &conductor, ms, "the conductor", &session_id);
             }
+            Timed::Strike { whose: Whose::Conductor { .. }, kind: FaultKind::Hang { .. } } => {
+                unreachable!("a conductor session's hang is a window of time (`conductor_down`), not a strike")
+            }
+            Timed::Strike { kind: FaultKind::IoError, .. } => unreachable!("validated: an I/O error takes a point, not a time"),
         }
     }
+}
+
+/// The failure a session is answered with when an `io_error` fault strikes `stmt`.
+fn io_failure(stmt: Stmt) -> SqlFailure {
+    SqlFailure { stmt, kind: FailureKind::IoError, message: IO_ERROR_MESSAGE.to_string() }
 }
 
 /// What the harness saw around a statement.

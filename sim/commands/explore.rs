@@ -79,6 +79,10 @@ pub struct ExploreCrashesArgs {
     /// of a musician session (the conductor's get crashes only).
     #[arg(long)]
     pub hangs: bool,
+    /// Also an I/O error (SQLITE_IOERR, `[[faults.io_error]]`) before and after each point of
+    /// a musician session.
+    #[arg(long)]
+    pub io_errors: bool,
     /// Print the base run's points (those --sessions and --points choose) as CSV and stop:
     /// nothing is explored or written.
     #[arg(long)]
@@ -112,6 +116,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
         sessions: args.sessions,
         points: points_of(&args.points)?,
         hangs: args.hangs,
+        io_errors: args.io_errors,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_default(),

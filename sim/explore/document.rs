@@ -7,9 +7,9 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::points::{Fault, Job, Target};
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
+use crate::vocab::PointFault;
 
 /// The scenario's document, with its scripted `[[faults.crash]]`, `[[faults.hang]]` and
 /// `[[faults.conductor_crash]]` set aside unless `keep`: explore places one fault of its own
@@ -26,39 +26,14 @@ pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
 }
 
 /// The scripted faults of `[faults]` explore sets aside (unless `--keep-faults`).
-const SET_ASIDE: [&str; 3] = ["crash", "hang", "conductor_crash"];
+const SET_ASIDE: [&str; 4] = ["crash", "hang", "conductor_crash", "io_error"];
 
-/// The base document with `job`'s fault at its point (`hang_ms`: the length of a hang): a
+/// The base document with `fault` added (`crate::scenario::add_point_fault`): a
 /// `[[faults.crash]]` or `[[faults.hang]]` of a task's session, a `[[faults.conductor_crash]]`
 /// of a conductor session (which has the run's launcher start the conductor, C34).
-pub fn with_fault(base: &Table, job: &Job, hang_ms: i64) -> Table {
+pub fn with_fault(base: &Table, fault: &PointFault) -> Table {
     let mut doc = base.clone();
-    let mut fault = Table::new();
-    let session = match job.point.target {
-        Target::Session { task, session } => {
-            fault.insert("task".into(), Value::Integer(task as i64));
-            session
-        }
-        Target::Conductor { session } => session,
-    };
-    fault.insert("session".into(), Value::Integer(i64::from(session)));
-    fault.insert("at".into(), Value::String(format!("{}:{}", job.fault.when().as_str(), job.point.statement)));
-    fault.insert("nth".into(), Value::Integer(job.point.nth as i64));
-    let key = match (job.fault, job.point.target) {
-        (Fault::Crash(_), Target::Conductor { .. }) => "conductor_crash",
-        (Fault::Crash(_), Target::Session { .. }) => "crash",
-        (Fault::Hang(..), _) => {
-            fault.insert("duration_ms".into(), Value::Integer(hang_ms));
-            "hang"
-        }
-    };
-    let faults = doc.entry("faults").or_insert_with(|| Value::Table(Table::new()));
-    if let Value::Table(faults) = faults {
-        let list = faults.entry(key).or_insert_with(|| Value::Array(Vec::new()));
-        if let Value::Array(list) = list {
-            list.push(Value::Table(fault));
-        }
-    }
+    crate::scenario::add_point_fault(&mut doc, fault);
     doc
 }
 

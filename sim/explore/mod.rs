@@ -75,6 +75,8 @@ pub struct ExploreOptions {
     pub points: Vec<u64>,
     /// Also a hang of each length class before each point.
     pub hangs: bool,
+    /// Also an I/O error before and after each musician session's point.
+    pub io_errors: bool,
     /// Keep the scenario's own scripted crashes and hangs.
     pub keep_faults: bool,
     pub jobs: usize,
@@ -163,7 +165,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.hangs { HangClass::ALL.to_vec() } else { Vec::new() };
-    let jobs: Vec<(usize, Job)> = points::jobs(&points, &classes).into_iter().enumerate().collect();
+    let jobs: Vec<(usize, Job)> = points::jobs(&points, &classes, options.io_errors).into_iter().enumerate().collect();
     let conductor_points = points.iter().filter(|(_, p)| p.target.is_conductor()).count();
     let launcher_hash = match conductor_points {
         0 => None,
@@ -191,7 +193,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         points: points.len(),
         conductor_points,
         points_in_run: all_points.len(),
-        faults_placed: faults_placed(&classes),
+        faults_placed: faults_placed(&classes, options.io_errors),
         planned: jobs.len(),
         rows,
         failures: Vec::new(),
@@ -238,11 +240,14 @@ fn collect(
     (rows, ran, coverage)
 }
 
-fn faults_placed(classes: &[HangClass]) -> String {
+fn faults_placed(classes: &[HangClass], io_errors: bool) -> String {
     let mut what = "crash before and after each point".to_string();
     if !classes.is_empty() {
         let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
         what.push_str(&format!(", hangs ({}) before and after a musician session's", names.join(", ")));
+    }
+    if io_errors {
+        what.push_str(", an I/O error before and after a musician session's");
     }
     what
 }

@@ -14,52 +14,14 @@ use std::collections::BTreeSet;
 
 use super::hang_class::HangClass;
 use crate::error::{Error, Result};
-use crate::faults::{PointOwner, PointSeen};
-use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::faults::PointSeen;
+pub use crate::vocab::When;
+use crate::vocab::{ActorName, FaultKind, PointFault, SessionPlace, Stmt};
 
 /// Whose point: a task's session (its musician and watchers), or a conductor session (1 the
-/// run's first, 2 the one a launcher starts after its crash, …) with its reviews.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Target {
-    Session { task: u64, session: u32 },
-    Conductor { session: u32 },
-}
-
-impl Target {
-    /// `task-01.S1`, `conductor`, `conductor.S2`: the session's actor name.
-    pub fn name(&self) -> String {
-        match *self {
-            Target::Session { task, session } => ActorName::Session(SessionPlace { task, session, twin: false }).to_string(),
-            Target::Conductor { session } => ActorName::Conductor(session).to_string(),
-        }
-    }
-
-    pub fn is_conductor(&self) -> bool {
-        matches!(self, Target::Conductor { .. })
-    }
-
-    fn of(owner: PointOwner) -> Target {
-        match owner {
-            PointOwner::Session(p) => Target::Session { task: p.task, session: p.session },
-            PointOwner::Conductor(session) => Target::Conductor { session },
-        }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum When {
-    Before,
-    After,
-}
-
-impl When {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            When::Before => "before",
-            When::After => "after",
-        }
-    }
-}
+/// run's first, 2 the one a launcher starts after its crash, …) with its reviews: the
+/// vocabulary's `Whose`, under the name `--sessions` gives it.
+pub use crate::vocab::Whose as Target;
 
 /// A protocol point: the `nth` time `target` ran `statement` in the base run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,18 +34,21 @@ pub struct Point {
     pub statements_before: u64,
 }
 
-/// The fault placed at a point.
+/// The fault placed at a point: when, and what (a hang by its length class, resolved to a
+/// length from the scenario when the run is made: `Job::point_fault`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     Crash(When),
     /// A task's session only (see the module's note on the conductor).
     Hang(When, HangClass),
+    /// SQLITE_IOERR on the statement; a task's session only.
+    IoError(When),
 }
 
 impl Fault {
     pub fn when(self) -> When {
         match self {
-            Fault::Crash(when) | Fault::Hang(when, _) => when,
+            Fault::Crash(when) | Fault::Hang(when, _) | Fault::IoError(when) => when,
         }
     }
 
@@ -92,6 +57,7 @@ impl Fault {
         match self {
             Fault::Crash(_) => "crash".to_string(),
             Fault::Hang(_, class) => format!("hang-{}", class.name()),
+            Fault::IoError(_) => "io-error".to_string(),
         }
     }
 }
@@ -103,6 +69,19 @@ pub struct Job {
     pub number: usize,
     pub point: Point,
     pub fault: Fault,
+}
+
+impl Job {
+    /// The scripted fault this run adds to the scenario; `hang_ms`: its hang class's length.
+    pub fn point_fault(&self, hang_ms: impl Fn(HangClass) -> i64) -> PointFault {
+        let kind = match self.fault {
+            Fault::Crash(_) => FaultKind::Crash,
+            Fault::Hang(_, class) => FaultKind::Hang { ms: hang_ms(class) },
+            Fault::IoError(_) => FaultKind::IoError,
+        };
+        let at = crate::vocab::Point { when: self.fault.when(), statement: self.point.statement };
+        PointFault { whose: self.point.target, at, nth: self.point.nth, kind }
+    }
 }
 
 /// `task-01.S1`, `conductor` or `conductor.S2` as a `--sessions` entry.
@@ -128,7 +107,7 @@ pub fn points(seen: &[PointSeen]) -> Vec<Point> {
     let mut listed = BTreeSet::new();
     let mut out = Vec::new();
     for p in seen {
-        let target = Target::of(p.owner);
+        let target = p.owner.whose();
         if listed.insert((target, p.statement, p.nth)) {
             out.push(Point { target, statement: p.statement, nth: p.nth, statements_before: p.statements_before });
         }
@@ -160,12 +139,14 @@ pub fn select(points: &[Point], sessions: &[Target], numbers: &[u64]) -> Result<
 
 /// Every run of the exploration, point by point: a crash before and after it, then (with
 /// `hangs`, at a task's session's point) a hang of each class before it and after it.
-pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass]) -> Vec<Job> {
+pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass], io_errors: bool) -> Vec<Job> {
     let mut out = Vec::new();
     for (number, point) in points {
         let hangs = if point.target.is_conductor() { &[][..] } else { hangs };
         let hang_faults = hangs.iter().flat_map(|c| [Fault::Hang(When::Before, *c), Fault::Hang(When::After, *c)]);
-        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults);
+        let io = io_errors && !point.target.is_conductor();
+        let io_faults = When::ALL.into_iter().map(Fault::IoError).filter(|_| io);
+        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults).chain(io_faults);
         out.extend(faults.map(|fault| Job { number: *number, point: *point, fault }));
     }
     out
@@ -174,6 +155,7 @@ pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass]) -> Vec<Job> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::PointOwner;
 
     fn seen(task: u64, session: u32, twin: bool, statement: Stmt, nth: u64, statements_before: u64) -> PointSeen {
         PointSeen { owner: PointOwner::Session(SessionPlace { task, session, twin }), statement, nth, statements_before }
@@ -223,7 +205,7 @@ mod tests {
     #[test]
     fn a_sessions_point_gets_crashes_and_hangs_before_and_after_and_the_conductors_crashes_only() {
         let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
-        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long]);
+        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long], true);
         let placed: Vec<(usize, String, When)> = jobs.iter().map(|j| (j.number, j.fault.name(), j.fault.when())).collect();
         let at = |n: usize, fault: &str, when: When| (n, fault.to_string(), when);
         assert_eq!(
@@ -235,6 +217,8 @@ mod tests {
                 at(1, "hang-short", When::After),
                 at(1, "hang-long", When::Before),
                 at(1, "hang-long", When::After),
+                at(1, "io-error", When::Before),
+                at(1, "io-error", When::After),
                 at(2, "crash", When::Before),
                 at(2, "crash", When::After),
             ]

@@ -8,7 +8,7 @@ use std::path::Path;
 use toml::Table;
 
 use super::outcome::PointRow;
-use super::points::{self, Job};
+use super::points::Job;
 use super::{document, report, Exploration, ExploreOptions, HangClass};
 use crate::campaign::{Campaign, DistinctFailure};
 use crate::coverage::Coverage;
@@ -47,11 +47,8 @@ impl Explorer<'_> {
 
     /// The document of `job`'s run.
     fn document(&self, job: &Job) -> Table {
-        let hang_ms = match job.fault {
-            points::Fault::Hang(_, class) => self.hang_ms.iter().find(|(c, _)| *c == class).map_or(0, |(_, ms)| *ms),
-            points::Fault::Crash(_) => 0,
-        };
-        document::with_fault(&self.base_doc, job, hang_ms)
+        let hang_ms = |class| self.hang_ms.iter().find(|(c, _)| *c == class).map_or(0, |(_, ms)| *ms);
+        document::with_fault(&self.base_doc, &job.point_fault(hang_ms))
     }
 
     /// Runs `job` into `dir` (the scenario named by its original path, as the base run).

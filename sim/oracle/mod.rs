@@ -80,7 +80,7 @@ pub fn sql_fact(event: &Event) -> Option<SqlFact<'_>> {
     let failure = match &sql.result {
         SqlResult::Busy(_) => return None,
         SqlResult::Failed(message) => Some((true, message.as_str())),
-        SqlResult::Locked(message) => Some((false, message.as_str())),
+        SqlResult::SqliteError(message) => Some((false, message.as_str())),
         SqlResult::Rows(_) => None,
     };
     Some(SqlFact {

@@ -3,10 +3,11 @@
 //! resolves it for one run.
 
 use serde::de::{self, Deserializer};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::deserialize::check_probability;
 use crate::dist::Dist;
+use crate::vocab::{FaultKind, Point, PointFault, Whose};
 
 /// A probability that is either fixed or drawn once per run from the seed (swarm testing:
 /// `{ min = 0.0, max = 0.02 }`), logged at the start of the run.
@@ -80,6 +81,8 @@ pub struct FaultsSection {
     pub crash: Vec<ScriptedFault>,
     pub hang: Vec<ScriptedFault>,
     pub watcher_death: Vec<ScriptedFault>,
+    /// A session's statement fails with SQLITE_IOERR at a protocol point (`at` only).
+    pub io_error: Vec<ScriptedFault>,
     /// A second session launched for a task's first session (a relaunch racing the original).
     pub double_launch: Vec<DoubleLaunch>,
     /// A session started without `CLAUDE_SESSION_ID` in its system prompt (000 "2. Session
@@ -92,19 +95,26 @@ pub struct FaultsSection {
 
 /// A fault for one session of one task: at a simulated time, or at a protocol point
 /// `before:STATEMENT` / `after:STATEMENT` (the `nth` time that session runs it, from 1).
-#[derive(Clone, Debug, Deserialize)]
+/// Written back (`add_point_fault`) with the keys it was read with.
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScriptedFault {
     pub task: u64,
     #[serde(default = "one_u32")]
     pub session: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<i64>,
-    pub at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Point>,
     #[serde(default = "one_u64")]
     pub nth: u64,
-    /// For hangs: how long the session is frozen.
+    /// For hangs: how long the session is frozen (`HANG_MS_DEFAULT` when not given).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
 }
+
+/// A scripted hang's length when its entry gives no `duration_ms` (15 minutes).
+pub const HANG_MS_DEFAULT: i64 = 900_000;
 
 fn one_u32() -> u32 {
     1
@@ -116,15 +126,68 @@ fn one_u64() -> u64 {
 /// A crash of conductor session `session` (1 the first, 2 the one relaunched after the first
 /// crash, …) at a simulated time, or at a protocol point `before:STATEMENT` /
 /// `after:STATEMENT`, the `nth` time that session (its reviews included) runs it.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConductorCrash {
     #[serde(default = "one_u32")]
     pub session: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<i64>,
-    pub at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Point>,
     #[serde(default = "one_u64")]
     pub nth: u64,
+}
+
+impl FaultsSection {
+    /// The scripted faults at a protocol point, typed: the crashes, the hangs, the I/O errors, then the
+    /// conductor's crashes, each list in file order (the plan tries them in this order).
+    pub fn point_faults(&self) -> Vec<PointFault> {
+        let session = |kind: fn(&ScriptedFault) -> FaultKind, list: &[ScriptedFault]| -> Vec<PointFault> {
+            let at_points = list.iter().filter_map(|f| f.at.map(|at| (f, at)));
+            at_points
+                .map(|(f, at)| PointFault { whose: Whose::Session { task: f.task, session: f.session }, at, nth: f.nth, kind: kind(f) })
+                .collect()
+        };
+        let mut out = session(|_| FaultKind::Crash, &self.crash);
+        out.extend(session(|f| FaultKind::Hang { ms: f.duration_ms.unwrap_or(HANG_MS_DEFAULT) }, &self.hang));
+        out.extend(session(|_| FaultKind::IoError, &self.io_error));
+        let conductor = self.conductor_crash.iter().filter_map(|c| c.at.map(|at| (c, at)));
+        out.extend(conductor.map(|(c, at)| PointFault {
+            whose: Whose::Conductor { session: c.session },
+            at,
+            nth: c.nth,
+            kind: FaultKind::Crash,
+        }));
+        out
+    }
+}
+
+/// `fault` appended to `doc`'s `[faults]` as the entry a scenario file would hold: under
+/// `[[faults.crash]]`, `[[faults.hang]]` or `[[faults.conductor_crash]]` (the kind's section),
+/// with `at` and `nth`. What explore, search and shrink place is written this one way.
+pub fn add_point_fault(doc: &mut toml::Table, fault: &PointFault) {
+    let entry = match fault.whose {
+        Whose::Session { task, session } => {
+            let duration_ms = match fault.kind {
+                FaultKind::Hang { ms } => Some(ms),
+                FaultKind::Crash | FaultKind::IoError => None,
+            };
+            toml::Value::try_from(ScriptedFault { task, session, at_ms: None, at: Some(fault.at), nth: fault.nth, duration_ms })
+        }
+        Whose::Conductor { session } => {
+            debug_assert!(fault.kind.strikes_conductor(), "validated: a conductor session takes crashes only");
+            toml::Value::try_from(ConductorCrash { session, at_ms: None, at: Some(fault.at), nth: fault.nth })
+        }
+    }
+    .expect("integers and a point serialize");
+    let faults = doc.entry("faults").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(faults) = faults {
+        let list = faults.entry(fault.kind.section(fault.whose)).or_insert_with(|| toml::Value::Array(Vec::new()));
+        if let toml::Value::Array(list) = list {
+            list.push(entry);
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -26,7 +26,7 @@ pub use self::actors::{
     ClaimBlockedReply, ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ErrorReply, ExitRequest, ReviewAnswer,
     ScriptedAnswer, SubagentScript, SubagentsSection,
 };
-pub use self::faults::{ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window};
+pub use self::faults::{add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window, HANG_MS_DEFAULT};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
 pub use self::plan::TaskPlan;
 pub use self::schedule::ScheduleSection;

@@ -7,47 +7,23 @@ use std::collections::BTreeMap;
 
 use toml::{Table, Value};
 
-use crate::vocab::Stmt;
+use crate::vocab::{FaultKind, PointFault, Whose};
 
-/// A scripted fault the search placed at a protocol point a previous run reached.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placed {
-    /// `None`: a crash; `Some(ms)`: a hang that long (the search places hangs before a
-    /// statement only, as when its figures in docs/commands.md were measured; `after:` works too).
-    pub hang_ms: Option<i64>,
-    pub task: u64,
-    pub session: u32,
-    /// `before` or `after`.
-    pub after: bool,
-    pub statement: Stmt,
-    pub nth: u64,
-}
-
-impl Placed {
-    /// `at = "before:claim_task"`.
-    pub fn at(&self) -> String {
-        format!("{}:{}", if self.after { "after" } else { "before" }, self.statement)
-    }
-
-    fn describe(&self) -> String {
-        let kind = match self.hang_ms {
-            None => "crash".to_string(),
-            Some(ms) => format!("hang{}s", ms / 1000),
-        };
-        format!("{kind}@task-{:02}.S{}:{}#{}", self.task, self.session, self.at(), self.nth)
-    }
-
-    fn to_table(&self) -> Table {
-        let mut fault = Table::new();
-        fault.insert("task".into(), Value::Integer(self.task as i64));
-        fault.insert("session".into(), Value::Integer(i64::from(self.session)));
-        fault.insert("at".into(), Value::String(self.at()));
-        fault.insert("nth".into(), Value::Integer(self.nth as i64));
-        if let Some(ms) = self.hang_ms {
-            fault.insert("duration_ms".into(), Value::Integer(ms));
-        }
-        fault
-    }
+/// A scripted fault the search placed at a protocol point a previous run reached (a task's
+/// session's: the search places no conductor crash), as search.csv's `input` names it:
+/// `crash@task-01.S1:before:claim_task#1`, `hang540s@…`. (The search places hangs before a
+/// statement only, as when its figures in docs/commands.md were measured; `after:` works too.)
+fn describe(fault: &PointFault) -> String {
+    let kind = match fault.kind {
+        FaultKind::Crash => "crash".to_string(),
+        FaultKind::Hang { ms } => format!("hang{}s", ms / 1000),
+        FaultKind::IoError => "ioerr".to_string(),
+    };
+    let whose = match fault.whose {
+        Whose::Session { task, session } => format!("task-{task:02}.S{session}"),
+        Whose::Conductor { .. } => fault.whose.name(),
+    };
+    format!("{kind}@{whose}:{}#{}", fault.at, fault.nth)
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -55,7 +31,7 @@ pub struct Input {
     pub seed: u64,
     /// `[faults]` odds keys fixed by the search (the seed draws the others).
     pub odds: BTreeMap<&'static str, f64>,
-    pub faults: Vec<Placed>,
+    pub faults: Vec<PointFault>,
 }
 
 impl Input {
@@ -67,7 +43,7 @@ impl Input {
     pub fn summary(&self) -> String {
         let mut parts = vec![format!("seed={}", self.seed)];
         parts.extend(self.odds.iter().map(|(key, p)| format!("{key}={p:.4}")));
-        parts.extend(self.faults.iter().map(Placed::describe));
+        parts.extend(self.faults.iter().map(describe));
         parts.join(" ")
     }
 
@@ -80,10 +56,7 @@ impl Input {
             faults.insert((*key).into(), Value::Float(*p));
         }
         for fault in &self.faults {
-            let key = if fault.hang_ms.is_some() { "hang" } else { "crash" };
-            if let Value::Array(list) = faults.entry(key).or_insert_with(|| Value::Array(Vec::new())) {
-                list.push(Value::Table(fault.to_table()));
-            }
+            crate::scenario::add_point_fault(&mut doc, fault);
         }
         doc
     }

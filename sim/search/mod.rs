@@ -27,7 +27,7 @@ use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 use toml::{Table, Value};
 
-pub use input::{Input, Placed};
+pub use input::Input;
 pub use novelty::{Novelty, Seen};
 pub use report::{read_csv, SearchRow, JOURNAL};
 

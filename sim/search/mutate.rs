@@ -7,9 +7,9 @@
 use rand::RngExt;
 use rand_chacha::ChaCha8Rng;
 
-use super::input::{Input, Placed};
+use super::input::Input;
 use crate::faults::{PointOwner, PointSeen};
-use crate::vocab::Stmt;
+use crate::vocab::{FaultKind, Point as At, PointFault, Stmt, When, Whose};
 
 /// A point of a task's session a run reached that a scripted fault can name (twins are not
 /// nameable; the search places no conductor crash).
@@ -92,7 +92,7 @@ impl Mutator {
 
     /// A crash before or after, or a hang before, one of `points`: a statement first, then
     /// one of its runs, so the few writes weigh as much as the hundreds of polls.
-    fn place(&self, points: &[Point], rng: &mut ChaCha8Rng) -> Placed {
+    fn place(&self, points: &[Point], rng: &mut ChaCha8Rng) -> PointFault {
         let mut statements: Vec<Stmt> = points.iter().map(|p| p.statement).collect();
         statements.sort_unstable();
         statements.dedup();
@@ -100,14 +100,14 @@ impl Mutator {
         let of_it: Vec<&Point> = points.iter().filter(|p| p.statement == statement).collect();
         let point = *of_it[rng.random_range(0..of_it.len())];
         let hang = !self.hang_ms.is_empty() && rng.random_bool(0.5);
-        Placed {
-            hang_ms: hang.then(|| self.hang_ms[rng.random_range(0..self.hang_ms.len())]),
-            task: point.task,
-            session: point.session,
-            after: !hang && rng.random_bool(0.5),
-            statement: point.statement,
-            nth: point.nth,
-        }
+        // Drawn in this order (the hang's length, then before or after): the search's stream.
+        let kind = match hang {
+            true => FaultKind::Hang { ms: self.hang_ms[rng.random_range(0..self.hang_ms.len())] },
+            false => FaultKind::Crash,
+        };
+        let when = if !hang && rng.random_bool(0.5) { When::After } else { When::Before };
+        let whose = Whose::Session { task: point.task, session: point.session };
+        PointFault { whose, at: At { when, statement: point.statement }, nth: point.nth, kind }
     }
 }
 
@@ -115,9 +115,9 @@ impl Mutator {
 fn move_statement(input: &mut Input, points: &[Point], rng: &mut ChaCha8Rng) {
     let at = rng.random_range(0..input.faults.len());
     let fault = &mut input.faults[at];
-    let same: Vec<&Point> = points.iter().filter(|p| p.task == fault.task && p.session == fault.session).collect();
+    let same: Vec<&Point> = points.iter().filter(|p| fault.whose == Whose::Session { task: p.task, session: p.session }).collect();
     if let Some(point) = (!same.is_empty()).then(|| same[rng.random_range(0..same.len())]) {
-        fault.statement = point.statement;
+        fault.at.statement = point.statement;
         fault.nth = point.nth;
     }
 }

@@ -23,7 +23,7 @@ fn faults(table: &Table) -> Option<&Table> {
 /// `drop` (other random keys of `[faults]`, e.g. `watcher_jitter_ms`) removed. `None` when a
 /// fault struck a double launch's twin, which a scripted fault cannot name apart.
 pub fn scripted(table: &Table, fired: &[Fired], drop: &[&str]) -> Option<Table> {
-    if fired.iter().any(|f| f.place.twin) {
+    if fired.iter().any(|f| f.twin) {
         return None;
     }
     let mut copy = table.clone();
@@ -32,20 +32,7 @@ pub fn scripted(table: &Table, fired: &[Fired], drop: &[&str]) -> Option<Table> 
         section.remove(*key);
     }
     for f in fired {
-        let mut entry = Table::new();
-        entry.insert("task".into(), Value::Integer(f.place.task as i64));
-        entry.insert("session".into(), Value::Integer(i64::from(f.place.session)));
-        entry.insert("at".into(), Value::String(format!("before:{}", f.statement)));
-        entry.insert("nth".into(), Value::Integer(f.nth as i64));
-        let list = match f.hang_ms {
-            Some(ms) => {
-                entry.insert("duration_ms".into(), Value::Integer(ms));
-                "hang"
-            }
-            None => "crash",
-        };
-        let array = section.entry(list).or_insert(Value::Array(Vec::new())).as_array_mut()?;
-        array.push(Value::Table(entry));
+        crate::scenario::add_point_fault(&mut copy, &f.fault);
     }
     Some(copy)
 }
@@ -67,16 +54,19 @@ pub fn odds_fixed(table: &Table, odds: &[(&str, f64)]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::{SessionPlace, Stmt};
+    use crate::vocab::{FaultKind, Point, PointFault, Stmt, Whose};
 
     #[test]
     fn fired_faults_become_scripted_ones_at_their_points_and_the_odds_go() {
         let table: Table = "[faults]\ncrash_probability = { min = 0.0, max = 0.01 }\nhang_probability = 0.01\nhang_ms = 900\nwatcher_jitter_ms = 5\ncontext_spike_probability = 0.1\n[[faults.crash]]\ntask = 1\nat_ms = 5\n".parse().unwrap();
         assert!(has_random_crashes_or_hangs(&table));
-        let place = SessionPlace { task: 2, session: 1, twin: false };
+        let whose = Whose::Session { task: 2, session: 1 };
         let fired = [
-            Fired { place, statement: Stmt::Heartbeat, nth: 3, hang_ms: None },
-            Fired { place, statement: Stmt::ClaimTask, nth: 1, hang_ms: Some(700) },
+            Fired { twin: false, fault: PointFault { whose, at: Point::before(Stmt::Heartbeat), nth: 3, kind: FaultKind::Crash } },
+            Fired {
+                twin: false,
+                fault: PointFault { whose, at: Point::before(Stmt::ClaimTask), nth: 1, kind: FaultKind::Hang { ms: 700 } },
+            },
         ];
         let out = scripted(&table, &fired, &["watcher_jitter_ms"]).unwrap();
         let faults = out["faults"].as_table().unwrap();
@@ -86,7 +76,7 @@ mod tests {
         assert_eq!(crash.len(), 2, "the scripted crash it had, and the fired one");
         assert_eq!(crash[1].to_string(), "{ at = \"before:heartbeat\", nth = 3, session = 1, task = 2 }");
         assert_eq!(faults["hang"].as_array().unwrap()[0].get("duration_ms"), Some(&Value::Integer(700)));
-        let twin = [Fired { place: SessionPlace { twin: true, ..place }, ..fired[0] }];
+        let twin = [Fired { twin: true, ..fired[0] }];
         assert!(scripted(&table, &twin, &[]).is_none());
         let fixed = odds_fixed(&table, &[("crash_probability", 0.004), ("hang_probability", 0.5)]);
         assert_eq!(fixed["faults"]["crash_probability"], Value::Float(0.004));

@@ -1,11 +1,13 @@
 //! The vocabulary: the words every layer of the simulator shares — actor names, task states,
-//! statement names, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
+//! statement names, protocol points and faults, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
 //! the simulator, so everything else can import it. Text becomes these types once, at the edge
 //! (a scenario file, a trace row, a SQL file); inside, only the types travel.
 
 pub mod actor;
+pub mod fault;
 mod name_hash;
 pub mod outcome;
+pub mod point;
 pub mod profile;
 pub mod rule;
 pub mod state;
@@ -14,8 +16,10 @@ pub mod suggest;
 pub mod variant_name;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
+pub use fault::{FaultKind, PointFault, Whose};
 pub use name_hash::NameHash;
 pub use outcome::{Ending, RunOutcome};
+pub use point::{Point, When};
 pub use profile::{check_profile_name, find_profile, Profile, DEFAULT_PROFILE, PROFILES};
 pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;

@@ -33,6 +33,7 @@ mod fifth_failure;
 mod function_length;
 mod fuzz;
 mod golden;
+mod io_error;
 mod judge;
 mod kills;
 mod layers;
