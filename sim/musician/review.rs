@@ -227,9 +227,7 @@ impl Musician {
                 Stmt::SetEscalation,
             )
         };
-        self.ctx
-            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendError, text).await?;
         let last_error = Value::Text("conductor_timeout".to_string());
         // A row write like any other: under fencing a replaced session learns here that it
         // lost the task, and ends, instead of going on beside its successor.

@@ -415,6 +415,17 @@ impl Musician {
                     }
                 }
                 WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
+                WatcherReport::FencedOut => {
+                    self.ctx.note(
+                        "fenced_out",
+                        format!("the watcher's heartbeat changed no row: another session owns {}", self.launch.plan.task_id),
+                    );
+                    return Err(SqlFailure {
+                        stmt: Stmt::Heartbeat,
+                        kind: FailureKind::FencedOut,
+                        message: "fenced out: the task row belongs to another session".to_string(),
+                    });
+                }
                 WatcherReport::ExitRequested => {
                     // "The musician then reads the new state and latest message from the
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
@@ -478,9 +489,7 @@ impl Musician {
             &self.launch.plan.task_id,
             terminal,
         );
-        self.ctx
-            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendError, text).await?;
         self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
@@ -494,12 +503,7 @@ impl Musician {
                 // alone: the `terminal-error-no-message` variant, PROTOCOL.md disagreement 13.)
                 let text =
                     messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction_flag().is_some(), error);
-                self.ctx
-                    .sql(
-                        Stmt::SendHandoff,
-                        vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
-                    )
-                    .await?;
+                self.own_message(Stmt::SendHandoff, text).await?;
             }
             self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;

@@ -39,6 +39,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "durable-cursor",
     "patient-relaunch",
     "release-stale",
+    "uncap-lost-sessions",
 ];
 
 /// `Ok` for a variant name; otherwise the message that lists the known ones.
