@@ -43,6 +43,9 @@ pub enum PauseOutcome {
     Answered(String),
     /// 15 minutes without an answer and the conductor's heartbeat is stale: TIMEOUT.
     TimedOut,
+    /// The pause watcher's heartbeat changed no row under fencing: the task is another
+    /// session's, and the session stops instead of reporting a timeout.
+    FencedOut,
 }
 
 pub type SharedMemory = Rc<RefCell<SessionMemory>>;

@@ -116,6 +116,11 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     .await;
     if let Err(failure) = result {
         ctx.note("watcher_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+        if failure.kind == FailureKind::FencedOut {
+            // As the background watcher's (proof-random-faults seed 6194: the session took the
+            // fenced watcher's end for a TIMEOUT and reported it past its successor's claim).
+            memory.borrow_mut().pause_outcome = Some(PauseOutcome::FencedOut);
+        }
     }
 }
 

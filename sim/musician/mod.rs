@@ -253,6 +253,17 @@ impl Musician {
         Ok(())
     }
 
+    /// A watcher's heartbeat changed no row under fencing (issue 28, proof-random-faults seeds
+    /// 4811 and 2620): the session stops as at a fenced write of its own.
+    fn fenced_by_watcher(&self) -> SqlFailure {
+        self.ctx.note("fenced_out", format!("the watcher's heartbeat changed no row: another session owns {}", self.launch.plan.task_id));
+        SqlFailure {
+            stmt: Stmt::Heartbeat,
+            kind: FailureKind::FencedOut,
+            message: "fenced out: the task row belongs to another session".to_string(),
+        }
+    }
+
     /// A message of the session's own after its claim (an error report, a context warning,
     /// the resumption status, the final completion or handoff): under fencing each is fenced
     /// like the row writes (scenarios/variants/fencing.sql), so a replaced session that wakes

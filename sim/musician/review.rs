@@ -187,6 +187,7 @@ impl Musician {
             let outcome = self.memory.borrow_mut().pause_outcome.take();
             match outcome {
                 Some(PauseOutcome::Answered(state)) => return self.read_answer(state).await,
+                Some(PauseOutcome::FencedOut) => return Err(self.fenced_by_watcher()),
                 Some(PauseOutcome::TimedOut) | None => {
                     self.pause_timeouts += 1;
                     if self.pause_timeouts >= 2 {

@@ -147,8 +147,11 @@ fn a_woken_replaced_session_stops_at_its_first_fenced_message_or_watcher_heartbe
     // session went on to `mark_complete` past its successor's claim (every message after the
     // claim now goes through the fenced `owned_message`); random-faults 4811 and 2620, the
     // woken session's watcher was fenced out but the session relaunched it and worked on
-    // past its successor's claim (the watcher now reports `FencedOut` and the session stops).
-    for seed in ["3034", "4811", "2620"] {
+    // past its successor's claim (the watcher now reports `FencedOut` and the session stops);
+    // random-faults 6185, the agent returned at the instant its watcher was fenced out and the
+    // session logged the return first; random-faults 6194, the session took its fenced pause
+    // watcher's end for a TIMEOUT and reported it (`PauseOutcome::FencedOut`).
+    for seed in ["3034", "4811", "2620", "6185", "6194"] {
         let (code, text) = proof_run("proof-random-faults.toml", seed, &dir.path().join(seed), &[]);
         assert_eq!(code, Some(0), "seed {seed}: {text}");
         assert!(text.contains("verdict      PASS\n"), "seed {seed}: {text}");
