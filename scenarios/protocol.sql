@@ -308,7 +308,10 @@ RETURNING (
 -- fenced out at its first row write after it wakes, before its successor's claim names it.
 -- It runs before the handoff message, and only while the heartbeat is still older than
 -- :stale_after_s (NULL: no condition): a session that woke and beat since the conductor read
--- its heartbeat keeps its task (no-false-stale), and no handoff is sent for it.
+-- its heartbeat keeps its task (no-false-stale), and no handoff is sent for it. A message the
+-- session wrote within :stale_after_s is a sign of life as good as a heartbeat: a hung session
+-- that wakes writes first what it hung before, often a message (a receipt, a request), and
+-- beats only later (proof-random-faults seed 2948).
 -- 004 Heartbeat Rule: every UPDATE that changes state also sets last_heartbeat.
 UPDATE orchestration_tasks
 SET state = :state,
@@ -316,4 +319,8 @@ SET state = :state,
     last_heartbeat = datetime('now')
 WHERE task_id = :task_id
   AND (:stale_after_s IS NULL
-       OR COALESCE((julianday('now') - julianday(last_heartbeat)) * 86400, 1e18) > :stale_after_s);
+       OR (COALESCE((julianday('now') - julianday(last_heartbeat)) * 86400, 1e18) > :stale_after_s
+           AND NOT EXISTS (SELECT 1 FROM orchestration_messages AS m
+                           WHERE m.task_id = :task_id
+                             AND m.from_session = orchestration_tasks.session_id
+                             AND (julianday('now') - julianday(m.timestamp)) * 86400 <= :stale_after_s)));

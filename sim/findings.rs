@@ -48,6 +48,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
     ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
     ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
+    ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -39,7 +39,7 @@ pub const CHANGES: &[Change] = &[
         demo: "scenarios/faults/zombie.toml",
         rule: "owner-writes-only",
         seed_text: "004 \"Heartbeat Rule\" and every musician UPDATE of 004/000 (`WHERE task_id = ?`): \"UPDATE orchestration_tasks SET state = 'needs_review', last_heartbeat = datetime('now') WHERE task_id = 'task-03'\" — no statement checks the writer's session (docs/protocol.md D11)",
-        diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so do the musician's review request and completion message (`send_review_request`, `send_completion`: an INSERT … SELECT that adds nothing for a session the row does not name, so a woken replaced session stops at its first write instead of at the row write after it) and the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
+        diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so does every message the musician sends after its claim (`send_review_request`, `send_completion`, `send_error`, `send_context_warning`, `send_handoff`, `send_resumption`: an INSERT … SELECT that adds nothing for a session the row does not name, so a woken replaced session stops at its first write instead of at the row write after it; proof-random-faults seed 3034 showed a final `send_completion` that added no row and a session that went on) and the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
         necessity_run: None,
     },
     Change {
@@ -89,7 +89,16 @@ pub const CHANGES: &[Change] = &[
         demo: "scenarios/proof/proof-ci-smoke.toml",
         rule: "silent-after-hand-over",
         seed_text: "000 Bootstrap 5 \"Session Handoff\" and 002 \"Guard Clause Rules\": the conductor hands a stale task over by its state alone; the row keeps naming the replaced session until the successor's claim overwrites `session_id` (docs/protocol.md D11)",
-        diff: "SQL and behaviour: `release_task` (scenarios/protocol.sql, run only by this variant): the hand-over of a session that went silent (stale heartbeat, or a row it holds when a claim is blocked) sets the state and `session_id = NULL` in one UPDATE, before the handoff message and, for a stale heartbeat, only while the heartbeat is still older than `conductor.staleness_s` (a session that woke and beat since the conductor's read keeps its task: no-false-stale), so under fencing the replaced session's first row write after it wakes changes nothing and ends it; a hand-over after a clean exit keeps `session_id`, which the successor needs to judge the HANDOFF (003)",
+        diff: "SQL and behaviour: `release_task` (scenarios/protocol.sql, run only by this variant): the hand-over of a session that went silent (stale heartbeat, or a row it holds when a claim is blocked) sets the state and `session_id = NULL` in one UPDATE, before the handoff message and, for a stale heartbeat, only while the heartbeat is still older than `conductor.staleness_s` (a session that woke and beat since the conductor's read keeps its task: no-false-stale), and only while the session has written no message within that window either (a woken session writes first what it hung before, often a message: proof-random-faults seed 2948), so under fencing the replaced session's first row write after it wakes changes nothing and ends it; a hand-over after a clean exit keeps `session_id`, which the successor needs to judge the HANDOFF (003)",
+        necessity_run: None,
+    },
+    Change {
+        variant: "uncap-lost-sessions",
+        demo_seed: 307,
+        demo: "scenarios/proof/proof-random-faults.toml",
+        rule: "liveness",
+        seed_text: "none: the cap of five sessions per task is the simulator's conductor's (docs/protocol.md C8); the seeds' only limit is 004 \"Terminal Failure (5th retry)\", five error reports, which this change leaves alone",
+        diff: "Behaviour: a session the conductor replaces because it went silent (a stale heartbeat, a claim overdue, a held row a claim was blocked on) does not count against C8's cap; only sessions that ended by a write of their own (an exit) do. A fault-free task needs one session; the cap guards against a task whose sessions keep handing off without finishing, and a fault phase with crashes and hangs drawn per write can use up any fixed count of lost sessions (proof-random-faults seed 307: task-04's five sessions crashed, hung, crashed, crashed before the claim and crashed before the claim, all inside the fault phase, and the task was given up)",
         necessity_run: None,
     },
 ];
@@ -111,7 +120,7 @@ const ASSUMPTIONS: &[Assumption] = &[
     Assumption {
         id: "A1",
         scenario: "scenarios/proof/assumption-hang-past-patience.toml",
-        says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class).",
+        says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class), but a session that wakes may hang again before the same write, and two hangs back to back before the claim can pass 30 minutes (proof-random-faults seeds 1204 and 3357: 18 + 16 and 21 + 20 minutes; proof-ci-smoke seed 3811: 12 + 23 minutes; the only pairs of 10,000 seeds of each suite that fail). A longer wait does not help the proof: the successor's claim then comes later than the derived `exit_to_claim_ms` budget allows when a session launched after an exit is lost before its claim (60 minutes failed it on random-faults seeds 367 and 885), and three hangs back to back pass any wait.",
     },
     Assumption {
         id: "A2",
@@ -131,7 +140,7 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("crash and hang placements and fault odds mutated towards new coverage", "search (random-faults)"),
     ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
     ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
-    ("a hang before the claim longer than 30 min", "outside the model: assumption A1"),
+    ("a silence before the claim longer than 30 min (one hang, or hangs back to back before the claim)", "outside the model: assumption A1"),
     ("a hang of at least the staleness threshold that ends moments before the conductor's hand-over", "outside the model: assumption A2"),
 ];
 

@@ -16,6 +16,9 @@ pub enum WatcherReport {
     /// The background watcher found the task `exit_requested`: the conductor asks the session
     /// to prepare a handoff and exit (docs/protocol.md D16).
     ExitRequested,
+    /// The background watcher's heartbeat changed no row under fencing: the task is no longer
+    /// the session's (docs/protocol.md D11), and the session stops as at its own fenced write.
+    FencedOut,
 }
 
 #[derive(Debug, Default)]
@@ -40,6 +43,9 @@ pub enum PauseOutcome {
     Answered(String),
     /// 15 minutes without an answer and the conductor's heartbeat is stale: TIMEOUT.
     TimedOut,
+    /// The pause watcher's heartbeat changed no row under fencing: the task is another
+    /// session's, and the session stops instead of reporting a timeout.
+    FencedOut,
 }
 
 pub type SharedMemory = Rc<RefCell<SessionMemory>>;

@@ -303,6 +303,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.release_stale = true,
     },
+    Variant {
+        name: "uncap-lost-sessions",
+        disagreement: 0,
+        summary: "a session the conductor replaces because it went silent (stale heartbeat, claim overdue) does not count against the cap of 5 sessions per task (docs/protocol.md C8); only sessions that ended by a write of their own do, so crashes and hangs during the fault phase cannot make the conductor give a task up",
+        sql: None,
+        apply: |s| s.settings.uncap_lost_sessions = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

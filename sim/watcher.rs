@@ -67,6 +67,12 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
     .await;
     if let Err(failure) = result {
         ctx.note("watcher_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+        if failure.kind == FailureKind::FencedOut {
+            // Issue 28 (proof-random-faults seed 4811): a session that wakes from a hang often
+            // learns it was replaced through its watcher's heartbeat first; the watcher says
+            // so, and the session stops at once instead of relaunching it and working on.
+            memory.borrow_mut().inbox.push(WatcherReport::FencedOut);
+        }
     }
 }
 
@@ -110,6 +116,11 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     .await;
     if let Err(failure) = result {
         ctx.note("watcher_sql_failure", format!("{}: {}", failure.stmt, failure.message));
+        if failure.kind == FailureKind::FencedOut {
+            // As the background watcher's (proof-random-faults seed 6194: the session took the
+            // fenced watcher's end for a TIMEOUT and reported it past its successor's claim).
+            memory.borrow_mut().pause_outcome = Some(PauseOutcome::FencedOut);
+        }
     }
 }
 

@@ -85,3 +85,26 @@ WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND ses
 INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
 SELECT :task_id, :session_id, :message, 'completion'
 WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_error
+-- Issue 28: every message a session sends after its claim is fenced like `send_review_request`
+-- (proof-random-faults seeds 432 and 3034: a woken replaced session's unfenced message was its
+-- first write, and it went on writing while its successor claimed).
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'error'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_context_warning
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'context_warning'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_handoff
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'handoff'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);
+
+-- name: send_resumption
+INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
+SELECT :task_id, :session_id, :message, 'resumption'
+WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id);

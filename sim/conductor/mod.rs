@@ -80,6 +80,9 @@ struct Conductor<'a> {
     scenario: &'a Rc<Scenario>,
     /// Sessions launched per task; the last one is the task's current session number.
     sessions: BTreeMap<String, u32>,
+    /// Per task: sessions replaced because they went silent, which `uncap-lost-sessions`
+    /// leaves out of C8's cap (`sessions_counted`).
+    sessions_lost: BTreeMap<String, u32>,
     pending: BTreeMap<String, (Pending, Request)>,
     reviews_seen: BTreeMap<String, u64>,
     /// Tasks set to `fix_proposed` whose next session has not claimed yet.
@@ -117,6 +120,7 @@ pub async fn conductor(ctx: Ctx, scenario: Rc<Scenario>) {
         ctx: &ctx,
         scenario: &scenario,
         sessions: BTreeMap::new(),
+        sessions_lost: BTreeMap::new(),
         pending: BTreeMap::new(),
         reviews_seen: BTreeMap::new(),
         awaiting_claim: BTreeSet::new(),
@@ -413,7 +417,8 @@ impl Conductor<'_> {
         if self.scenario.settings.confirm_unclaimed && self.claimed_since_poll(task).await? {
             return Ok(false);
         }
-        let launched = self.sessions.get(&task.task_id).copied().unwrap_or(0);
+        self.count_lost(&task.task_id, 1);
+        let launched = self.sessions_counted(&task.task_id);
         if launched as u64 >= self.scenario.conductor.sessions_per_task_max {
             self.ctx.note("task_given_up", format!("{}: {launched} sessions launched (conductor.sessions_per_task_max)", task.task_id));
             self.given_up.insert(task.task_id.clone());
@@ -568,6 +573,7 @@ impl Conductor<'_> {
             self.hand_over(task_id, why).await?;
             return Ok(true);
         }
+        self.count_lost(task_id, 1);
         if self.give_up_if_spent(task_id) {
             return Ok(true);
         }
@@ -575,7 +581,8 @@ impl Conductor<'_> {
         let params = vec![(":task_id", text(task_id)), (":state", text("fix_proposed")), (":stale_after_s", stale_after)];
         let released = self.ctx.sql(Stmt::ReleaseTask, params).await?;
         if released.rows_affected == 0 {
-            self.ctx.note("stale_recovered", format!("{task_id}: the heartbeat was fresh again at the release: nothing handed over"));
+            self.count_lost(task_id, -1);
+            self.ctx.note("stale_recovered", format!("{task_id}: the session beat or wrote again before the release: nothing handed over"));
             return Ok(false);
         }
         self.hand_over_leaving(task_id, why, None).await?;
@@ -585,13 +592,32 @@ impl Conductor<'_> {
     /// Whether the task has had its `conductor.sessions_per_task_max` sessions: then it is given
     /// up instead of handed over.
     fn give_up_if_spent(&mut self, task_id: &str) -> bool {
-        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
+        let launched = self.sessions_counted(task_id);
         if (launched as u64) < self.scenario.conductor.sessions_per_task_max {
             return false;
         }
         self.ctx.note("task_given_up", format!("{task_id}: {launched} sessions launched (conductor.sessions_per_task_max)"));
         self.given_up.insert(task_id.to_string());
         true
+    }
+
+    /// The sessions of the task that count against C8's cap: every one launched, less, under
+    /// `uncap-lost-sessions` (issue 28), those replaced because they went silent. A crash or
+    /// hang is the environment's doing and the fault model says faults stop, while the cap is
+    /// there for a task no session can finish (proof-random-faults seeds 307 and 790: five
+    /// sessions lost to faults during the fault phase, and the task was given up).
+    fn sessions_counted(&self, task_id: &str) -> u32 {
+        let launched = self.sessions.get(task_id).copied().unwrap_or(0);
+        launched.saturating_sub(self.sessions_lost.get(task_id).copied().unwrap_or(0))
+    }
+
+    /// Under `uncap-lost-sessions`: `delta` more (or, when a release finds the session alive
+    /// after all, fewer) of the task's sessions were lost.
+    fn count_lost(&mut self, task_id: &str, delta: i32) {
+        if self.scenario.settings.uncap_lost_sessions {
+            let lost = self.sessions_lost.entry(task_id.to_string()).or_insert(0);
+            *lost = lost.saturating_add_signed(delta);
+        }
     }
 
     /// The hand-over with the state it sets: `None` leaves the row as it is, claimable already

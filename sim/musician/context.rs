@@ -8,7 +8,6 @@ use crate::messages;
 use crate::scenario::TaskPlan;
 use crate::vocab::Stmt;
 use crate::world::SqlFailure;
-use rusqlite::types::Value;
 
 use super::*;
 
@@ -122,12 +121,7 @@ impl Musician {
         let text = self.context_warning_text(&e, recommended, if asks { "ask" } else { "escalate" }, escalation.clone());
         self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
-        self.ctx
-            .sql(
-                Stmt::SendContextWarning,
-                vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
-            )
-            .await?;
+        self.own_message(Stmt::SendContextWarning, text).await?;
         self.owned_write(Stmt::SetContextWarning, vec![]).await?;
         self.cost(&c.message_pct);
         self.answered_zone = Some(if escalation.is_some() { Zone::Escalate } else { zone });

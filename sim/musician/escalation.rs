@@ -73,9 +73,7 @@ impl Musician {
         let covered = self.deviations_before.len() + self.deviations.len();
         self.status(&format!("ESCALATION to conductor: {what}")).await;
         let text = messages::escalation(&self.launch.plan.task_id, what, details, self.context_pct, self.self_correction_flag().is_some());
-        self.ctx
-            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendError, text).await?;
         self.owned_write(Stmt::SetEscalation, vec![(":last_error", Value::Text(last_error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         let answer = match self.answer_or_end().await? {

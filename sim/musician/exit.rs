@@ -30,9 +30,7 @@ impl Musician {
         let mut report = self.report();
         report.key_outputs.insert(0, (report_path.clone(), "created"));
         let message = messages::completion(&self.launch.plan.task_id, &report, true);
-        self.ctx
-            .sql(Stmt::SendCompletion, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))])
-            .await?;
+        self.own_message(Stmt::SendCompletion, message).await?;
         self.status("task complete").await;
         self.stop_background_watcher();
         self.owned_write(Stmt::MarkComplete, vec![(":report_path", Value::Text(report_path))]).await?;
@@ -146,9 +144,7 @@ impl Musician {
         });
         // Under heartbeat-until-exit the watcher has kept the heartbeat up to here.
         self.stop_background_watcher();
-        self.ctx
-            .sql(Stmt::SendHandoff, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendHandoff, text).await?;
         // 000 "Clean Exit Protocol" 7 and Bootstrap 5 ("Old session exits → writes HANDOFF,
         // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
         // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).

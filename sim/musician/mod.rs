@@ -253,6 +253,29 @@ impl Musician {
         Ok(())
     }
 
+    /// A watcher's heartbeat changed no row under fencing (issue 28, proof-random-faults seeds
+    /// 4811 and 2620): the session stops as at a fenced write of its own.
+    fn fenced_by_watcher(&self) -> SqlFailure {
+        self.ctx.note("fenced_out", format!("the watcher's heartbeat changed no row: another session owns {}", self.launch.plan.task_id));
+        SqlFailure {
+            stmt: Stmt::Heartbeat,
+            kind: FailureKind::FencedOut,
+            message: "fenced out: the task row belongs to another session".to_string(),
+        }
+    }
+
+    /// A message of the session's own after its claim (an error report, a context warning,
+    /// the resumption status, the final completion or handoff): under fencing each is fenced
+    /// like the row writes (scenarios/variants/fencing.sql), so a replaced session that wakes
+    /// into any of them stops there instead of writing on while its successor claims (issue
+    /// 28: proof-random-faults seed 3034, a woken session's final `send_completion` added no
+    /// row and the session went on to its `mark_complete`). The seeds' INSERTs always add
+    /// their row, so the seeds' protocol is unchanged.
+    async fn own_message(&mut self, name: Stmt, text: String) -> Result<(), SqlFailure> {
+        let params = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))];
+        self.owned_message(name, params).await
+    }
+
     /// 000 "Temporary File Management": every status line ends `[ctx: NN%]`.
     async fn status(&mut self, text: &str) {
         let line = format!("{text} [ctx: {}%]\n", self.context_pct);
@@ -480,9 +503,7 @@ impl Musician {
         // 003 "Verbose Resumption Status": to the status file and to the conductor.
         let block: String = text.lines().map(|l| format!("{l} [ctx: {}%]\n", self.context_pct)).collect();
         self.ctx.append_file(&self.temp("status"), &block).await;
-        self.ctx
-            .sql(Stmt::SendResumption, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendResumption, text).await?;
         self.ctx.note(
             "resumption",
             format!(

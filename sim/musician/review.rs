@@ -194,6 +194,7 @@ impl Musician {
             let outcome = self.memory.borrow_mut().pause_outcome.take();
             match outcome {
                 Some(PauseOutcome::Answered(state)) => return self.read_answer(state).await,
+                Some(PauseOutcome::FencedOut) => return Err(self.fenced_by_watcher()),
                 Some(PauseOutcome::TimedOut) | None => {
                     self.pause_timeouts += 1;
                     if self.pause_timeouts >= 2 {
@@ -234,9 +235,7 @@ impl Musician {
                 Stmt::SetEscalation,
             )
         };
-        self.ctx
-            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendError, text).await?;
         let last_error = Value::Text("conductor_timeout".to_string());
         // A row write like any other: under fencing a replaced session learns here that it
         // lost the task, and ends, instead of going on beside its successor.

@@ -275,6 +275,11 @@ impl Musician {
             waiting.extend(self.background);
             let done = self.ctx.join_any(waiting).await;
             if done == subagent {
+                // The watcher may have been fenced out at the same instant (proof-random-faults
+                // seed 6185): the session stops before it logs the return.
+                if self.memory.borrow().inbox.contains(&WatcherReport::FencedOut) {
+                    return Err(self.fenced_by_watcher());
+                }
                 return Ok(SubagentEnd::Finished { heads_up });
             }
             self.background = None;
@@ -415,6 +420,7 @@ impl Musician {
                     }
                 }
                 WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
+                WatcherReport::FencedOut => return Err(self.fenced_by_watcher()),
                 WatcherReport::ExitRequested => {
                     // "The musician then reads the new state and latest message from the
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
@@ -478,9 +484,7 @@ impl Musician {
             &self.launch.plan.task_id,
             terminal,
         );
-        self.ctx
-            .sql(Stmt::SendError, vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))])
-            .await?;
+        self.own_message(Stmt::SendError, text).await?;
         self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
@@ -494,12 +498,7 @@ impl Musician {
                 // alone: the `terminal-error-no-message` variant, docs/protocol.md D13.)
                 let text =
                     messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction_flag().is_some(), error);
-                self.ctx
-                    .sql(
-                        Stmt::SendHandoff,
-                        vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(text))],
-                    )
-                    .await?;
+                self.own_message(Stmt::SendHandoff, text).await?;
             }
             self.owned_write(Stmt::MarkExited, vec![]).await?;
             self.stop_hook().await?;

@@ -26,6 +26,8 @@ pub struct ConductorChoices {
     pub ignore_claim_blocked: bool,
     /// C8: the sessions-per-task cap.
     pub sessions_per_task_max: u64,
+    /// C8 under `uncap-lost-sessions`: sessions replaced for silence are not counted.
+    pub uncap_lost_sessions: bool,
 }
 
 impl ConductorChoices {
@@ -38,6 +40,7 @@ impl ConductorChoices {
             silent_reviews: scenario.review_heartbeat_ms() == 0,
             ignore_claim_blocked: c.claim_blocked == ClaimBlockedReply::Ignore,
             sessions_per_task_max: c.sessions_per_task_max,
+            uncap_lost_sessions: scenario.settings.uncap_lost_sessions,
         }
     }
 
@@ -72,7 +75,8 @@ impl ConductorChoices {
                 add(self.serial_reviews, "C3 (one review at a time, no polling during it)")
             }
             RuleId::Liveness => {
-                add(true, &format!("C8 (at most {} sessions per task)", self.sessions_per_task_max));
+                let lost = if self.uncap_lost_sessions { ", sessions lost to a crash or hang not counted" } else { "" };
+                add(true, &format!("C8 (at most {} sessions per task{lost})", self.sessions_per_task_max));
                 add(self.silent_reviews, "C38 (no heartbeat while reviewing)");
                 add(self.ignore_claim_blocked, "C39 (claim_blocked ignored)");
             }
@@ -99,6 +103,7 @@ mod tests {
             silent_reviews: true,
             ignore_claim_blocked: true,
             sessions_per_task_max: 5,
+            uncap_lost_sessions: false,
         }
     }
 

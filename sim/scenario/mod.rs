@@ -158,6 +158,11 @@ pub struct ProtocolSettings {
     /// the launched one never claimed, the conductor reads the row again (its poll may be a
     /// review or several old); a row claimed since then is left alone.
     pub confirm_unclaimed: bool,
+    /// Issue 28, variant `uncap-lost-sessions`: a session the conductor replaces because it
+    /// went silent (a stale heartbeat, a claim overdue) does not count against C8's cap of
+    /// `conductor.sessions_per_task_max` sessions; only sessions that ended by a write of
+    /// their own do. Faults then cannot exhaust the cap during the fault phase.
+    pub uncap_lost_sessions: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -184,6 +189,7 @@ impl Default for ProtocolSettings {
             durable_cursor: false,
             release_stale: false,
             confirm_unclaimed: false,
+            uncap_lost_sessions: false,
         }
     }
 }

@@ -20,7 +20,15 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "repaired",
         summary: "the seeds' protocol with the changes that make every rule hold under every fault rehearsal injects (issue 28)",
-        variants: &["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "patient-relaunch", "release-stale"],
+        variants: &[
+            "fencing",
+            "replies-cite-request",
+            "heartbeat-until-exit",
+            "durable-cursor",
+            "patient-relaunch",
+            "release-stale",
+            "uncap-lost-sessions",
+        ],
     },
 ];
 

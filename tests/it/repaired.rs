@@ -64,7 +64,7 @@ fn without_the_durable_cursor_a_successor_handles_its_predecessors_approval_agai
     // The profile's other changes without durable-cursor: the approval is handled twice.
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "patient-relaunch", "release-stale"] {
+    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "patient-relaunch", "release-stale", "uncap-lost-sessions"] {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
@@ -83,10 +83,77 @@ fn without_patience_the_conductor_relaunches_while_a_hung_first_session_may_stil
     assert!(text.contains("expected violation(s) did not occur: no-relaunch-while-claim-pending"), "{text}");
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "release-stale"] {
+    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "release-stale", "uncap-lost-sessions"] {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("PASS with known: no-relaunch-while-claim-pending ×1"), "{text}");
+}
+
+/// A strict proof suite's seed under the profile, or under `args` in its place; the text printed.
+fn proof_run(suite: &str, seed: &str, out: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let path = root().join("scenarios/proof").join(suite);
+    let mut all = vec!["run", path.to_str().unwrap(), "--seed", seed, "--out", out.to_str().unwrap()];
+    all.extend(if args.is_empty() { &["--protocol", "repaired"][..] } else { args });
+    run(&all)
+}
+
+#[test]
+fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    // random-faults 307: task-04's five sessions crash, hang, crash, and crash twice before
+    // the claim, all inside the fault phase; with every one counted against C8's cap the task
+    // is given up (liveness). The profile counts only sessions that ended by their own write.
+    let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("repaired"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n"), "{text}");
+    let mut without = vec![];
+    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "patient-relaunch", "release-stale"] {
+        without.extend(["--variant", v]);
+    }
+    let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("without"), &without);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("verdict      FAIL: liveness"), "{text}");
+    assert!(text.contains("task-04 ended in `fix_proposed`, not `complete`"), "{text}");
+}
+
+#[test]
+fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
+    let dir = tempfile::tempdir().unwrap();
+    // random-faults 2948: task-03's session wakes from a hang and writes a receipt 1.2 s
+    // before the conductor's release; its heartbeat is still stale. The release without the
+    // message condition (scenarios/protocol.sql `release_task` as it was) hands a live session
+    // over.
+    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("repaired"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let old = dir.path().join("release-by-heartbeat.sql");
+    std::fs::write(
+        &old,
+        "-- name: release_task\nUPDATE orchestration_tasks SET state = :state, session_id = NULL, last_heartbeat = datetime('now')\nWHERE task_id = :task_id AND (:stale_after_s IS NULL OR COALESCE((julianday('now') - julianday(last_heartbeat)) * 86400, 1e18) > :stale_after_s);\n",
+    )
+    .unwrap();
+    let args = ["--protocol", "repaired", "--sql", old.to_str().unwrap()];
+    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("by-heartbeat"), &args);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("verdict      FAIL: no-false-stale"), "{text}");
+}
+
+#[test]
+fn a_woken_replaced_session_stops_at_its_first_fenced_message_or_watcher_heartbeat() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each failed one-live-session-per-task on the build before its fix (10,000-seed sweep):
+    // random-faults 3034, the woken session's final `send_completion` added no row and the
+    // session went on to `mark_complete` past its successor's claim (every message after the
+    // claim now goes through the fenced `owned_message`); random-faults 4811 and 2620, the
+    // woken session's watcher was fenced out but the session relaunched it and worked on
+    // past its successor's claim (the watcher now reports `FencedOut` and the session stops);
+    // random-faults 6185, the agent returned at the instant its watcher was fenced out and the
+    // session logged the return first; random-faults 6194, the session took its fenced pause
+    // watcher's end for a TIMEOUT and reported it (`PauseOutcome::FencedOut`).
+    for seed in ["3034", "4811", "2620", "6185", "6194"] {
+        let (code, text) = proof_run("proof-random-faults.toml", seed, &dir.path().join(seed), &[]);
+        assert_eq!(code, Some(0), "seed {seed}: {text}");
+        assert!(text.contains("verdict      PASS\n"), "seed {seed}: {text}");
+    }
 }
