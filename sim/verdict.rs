@@ -37,19 +37,19 @@ impl Verdict {
 
     /// The distinct rules violated, sorted.
     pub fn rules(&self) -> Vec<&'static str> {
-        let set: BTreeSet<&'static str> = self.violations.iter().map(|v| v.rule).collect();
+        let set: BTreeSet<&'static str> = self.violations.iter().map(|v| v.rule.as_str()).collect();
         set.into_iter().collect()
     }
 
     /// The violation the run failed on: the first of the failing rule (`None` when it passed,
     /// or failed for an expected violation that did not occur).
     pub fn failing_violation(&self) -> Option<&Violation> {
-        self.violations.iter().find(|v| v.rule == self.failure)
+        self.violations.iter().find(|v| v.rule.as_str() == self.failure)
     }
 
     /// The first violation, if any: what a sweep's results.csv records.
     pub fn first_rule(&self) -> &str {
-        self.violations.first().map_or("", |v| v.rule)
+        self.violations.first().map_or("", |v| v.rule.as_str())
     }
 }
 
@@ -59,7 +59,7 @@ impl Verdict {
 fn with_known(violations: &[Violation]) -> String {
     let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for v in violations {
-        *counts.entry(v.rule).or_insert(0) += 1;
+        *counts.entry(v.rule.as_str()).or_insert(0) += 1;
     }
     let listed: Vec<String> = counts.iter().map(|(rule, n)| format!("{rule} ×{n}")).collect();
     format!("PASS with known: {}", listed.join(", "))
@@ -116,12 +116,12 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
     let mut violations = checker.into_violations();
     violations.sort_by_key(|v| v.t_ms);
     let expected: BTreeSet<&str> = scenario.expect.violations.iter().map(String::as_str).collect();
-    let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule).collect();
+    let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule.as_str()).collect();
     let allowed: BTreeSet<&str> = scenario.expect.allowed.iter().map(String::as_str).collect();
-    let unexpected = violations.iter().find(|v| !expected.contains(v.rule) && !allowed.contains(v.rule));
+    let unexpected = violations.iter().find(|v| !expected.contains(v.rule.as_str()) && !allowed.contains(v.rule.as_str()));
     let missing: Vec<&str> = expected.difference(&seen).copied().collect();
     let verdict = if let Some(first) = unexpected {
-        let rule = crate::oracle::RULES.iter().find(|r| r.name() == first.rule).map_or("", |r| r.says);
+        let rule = crate::oracle::RULES.iter().find(|r| r.id == first.rule).map_or("", |r| r.says);
         let mut explanation = vec![format!("rule: {rule}"), first.explanation.clone()];
         let others = violations.iter().filter(|v| !std::ptr::eq(*v, first)).count();
         if others > 0 {

@@ -12,6 +12,7 @@ pub mod state;
 pub mod statement;
 pub mod suggest;
 pub mod variant_name;
+pub mod word;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
 pub use name_hash::NameHash;
@@ -21,6 +22,7 @@ pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;
 pub use statement::Stmt;
 pub use variant_name::{check_variant_name, VARIANT_NAMES};
+pub use word::{UnknownWord, Word};
 
 /// The conductor's own task row (seed 004 state table: `task-00`).
 pub const CONDUCTOR_TASK_ID: &str = "task-00";

@@ -23,6 +23,11 @@ pub static DOC: RuleDoc = RuleDoc {
     meaning: Meaning::ProtocolFlaw,
 };
 
+/// The rule as the checker runs it.
+pub fn checker(settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(AllowedTransitions::new(settings))
+}
+
 pub struct AllowedTransitions {
     settings: ProtocolSettings,
     /// Per task: who may make the implied transitions out of its current state.

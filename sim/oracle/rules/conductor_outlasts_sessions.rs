@@ -2,6 +2,7 @@
 
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -12,6 +13,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "each task row's owner, and whether that session is alive (not crashed, ended, or past its terminal write)",
     meaning: Meaning::ConductorPolicy,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(ConductorOutlastsSessions)
+}
 
 pub struct ConductorOutlastsSessions;
 

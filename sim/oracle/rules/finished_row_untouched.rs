@@ -3,6 +3,7 @@
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::RuleId;
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's state before the write; whether the writer had made its own terminal write (then nothing-after-terminal judges it)",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(FinishedRowUntouched)
+}
 
 pub struct FinishedRowUntouched;
 

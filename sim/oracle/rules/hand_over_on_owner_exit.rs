@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::{begins_hand_over, touched_row};
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's owner before the `exited` write, and whether that owner is alive (not crashed, not ended, no terminal write) when the hand-over begins",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(HandOverOnOwnerExit::default())
+}
 
 /// A replaced session's `exited` on its successor's row.
 struct ForeignExit {

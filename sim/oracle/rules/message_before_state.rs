@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::{is_terminal_write, touched_row};
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -16,6 +17,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the messages each session wrote since its last state change",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(MessageBeforeState::default())
+}
 
 #[derive(Default)]
 pub struct MessageBeforeState {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "who owned the task row when the message was read; which sessions of the task were alive after it was sent",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(MessagesSeenOnce::default())
+}
 
 #[derive(Default)]
 pub struct MessagesSeenOnce {
