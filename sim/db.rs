@@ -14,7 +14,7 @@ pub mod step_limit;
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
 use crate::sql_catalog::Catalog;
-use crate::vocab::Stmt;
+use crate::vocab::{Stmt, TaskState};
 use prepared::Prepared;
 
 /// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
@@ -40,6 +40,12 @@ impl SqlOutcome {
         }
     }
 
+    /// A task state column; `None` for a null or for text that is no state (a `--sql` file's
+    /// query may return anything there).
+    pub fn state(&self, row: usize, col: usize) -> Option<TaskState> {
+        TaskState::parse(self.text(row, col)?)
+    }
+
     pub fn int(&self, row: usize, col: usize) -> Option<i64> {
         match self.rows.get(row)?.get(col)? {
             Value::Integer(i) => Some(*i),
@@ -58,9 +64,9 @@ impl SqlOutcome {
 }
 
 /// A task row as the harness sees it around a write.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RowSnapshot {
-    pub state: String,
+    pub state: TaskState,
     pub session_id: String,
     pub retry_count: i64,
     /// Seconds since `last_heartbeat`, on the simulated clock (`None`: never beat).
@@ -91,6 +97,13 @@ enum Changed {
 /// The rows changed since the last write began: SQLite calls the hook once per row, so a
 /// multi-row INSERT or UPDATE is seen whole (issue 26), not only through `last_insert_rowid`.
 type ChangeLog = std::sync::Arc<std::sync::Mutex<Vec<Changed>>>;
+
+/// The task state in column `col` of the harness's own row read: the schema's CHECK
+/// constraint allows only the eleven, so other text is the harness's error.
+fn state_column(row: &rusqlite::Row, col: usize) -> rusqlite::Result<TaskState> {
+    let text: String = row.get(col)?;
+    text.parse().map_err(|e| rusqlite::Error::FromSqlConversionFailure(col, rusqlite::types::Type::Text, Box::new(e)))
+}
 
 /// Counters of what the run asked of SQLite.
 #[derive(Clone, Copy, Debug, Default)]
@@ -237,7 +250,12 @@ impl CommsDb {
         let mut rows = stmt.raw_query();
         match rows.next()? {
             Some(row) => Ok(Some((
-                RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)?, heartbeat_age_s: row.get(3)? },
+                RowSnapshot {
+                    state: state_column(row, 0)?,
+                    session_id: row.get(1)?,
+                    retry_count: row.get(2)?,
+                    heartbeat_age_s: row.get(3)?,
+                },
                 row.get(4)?,
             ))),
             None => Ok(None),
@@ -486,7 +504,7 @@ mod tests {
         assert!(observed.other_rows.is_empty(), "{:?}", observed.other_rows);
         let params: Params = vec![(":task_id", text("task-02")), (":state", text("fix_proposed"))];
         let (_, observed) = db.execute_observed(Stmt::SetTaskState, &params, "task-02").expect("updated");
-        assert_eq!(observed.after.expect("its own row").state, "fix_proposed");
+        assert_eq!(observed.after.expect("its own row").state, TaskState::FixProposed);
         assert_eq!(observed.other_rows, ["task-01", "task-03"]);
         assert!(observed.message.is_none() && observed.more_messages.is_empty());
     }

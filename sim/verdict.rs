@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use crate::engine::Ending;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::oracle::{Checker, Violation};
 use crate::scenario::Scenario;
-use crate::vocab::CONDUCTOR_TASK_ID;
+use crate::vocab::{TaskState, CONDUCTOR_TASK_ID};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
@@ -66,20 +66,23 @@ fn with_known(violations: &[Violation]) -> String {
 }
 
 /// Tasks of the scenario (not the conductor's, not fallback rows) in `state`.
-pub fn tasks_in_state(conn: &rusqlite::Connection, state: &str) -> Result<usize> {
+pub fn tasks_in_state(conn: &rusqlite::Connection, state: TaskState) -> Result<usize> {
     let n: i64 = conn.query_row(
         "SELECT count(*) FROM orchestration_tasks WHERE task_id != ?1 AND task_id NOT LIKE 'fallback-%' AND state = ?2",
-        rusqlite::params![CONDUCTOR_TASK_ID, state],
+        rusqlite::params![CONDUCTOR_TASK_ID, state.as_str()],
         |r| r.get(0),
     )?;
     Ok(n as usize)
 }
 
 /// Every task row but fallback rows (the conductor's included), with its state, by task id.
-pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, String)>> {
+pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, TaskState)>> {
     let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    // The schema's CHECK constraint admits only the eleven states: other text is the harness's error.
+    rows.into_iter()
+        .map(|(task, state)| state.parse().map(|state| (task, state)).map_err(|e| Error::harness(format!("comms.db: {e}"))))
+        .collect()
 }
 
 /// Liveness from the database: every task `complete`, the conductor in an exit state.
@@ -88,13 +91,13 @@ fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Ve
     let mut facts = Vec::new();
     for plan in &scenario.tasks {
         match rows.iter().find(|(id, _)| *id == plan.task_id) {
-            Some((_, state)) if state == "complete" => {}
+            Some((_, TaskState::Complete)) => {}
             Some((id, state)) => facts.push(format!("{id} ended in `{state}`, not `complete`")),
             None => facts.push(format!("{} has no row in orchestration_tasks", plan.task_id)),
         }
     }
     match rows.iter().find(|(id, _)| id == CONDUCTOR_TASK_ID) {
-        Some((_, state)) if state == "complete" || state == "exit_requested" => {}
+        Some((_, TaskState::Complete | TaskState::ExitRequested)) => {}
         Some((_, state)) => facts.push(format!("the conductor (task-00) ended in `{state}`, not an exit state")),
         None => facts.push("the conductor never registered task-00".to_string()),
     }

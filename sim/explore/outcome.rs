@@ -86,7 +86,7 @@ impl PointRow {
     }
 }
 
-pub fn end_states(rows: &[(String, String)]) -> String {
+pub fn end_states(rows: &[(String, crate::vocab::TaskState)]) -> String {
     rows.iter().map(|(task, state)| format!("{task}={state}")).collect::<Vec<_>>().join(" ")
 }
 

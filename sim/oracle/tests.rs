@@ -11,7 +11,7 @@ pub(super) struct Run {
 
 /// A task row as a snapshot: (state, owner session, retry_count, heartbeat age in s).
 pub(super) fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnapshot> {
-    Some(RowSnapshot { state: state.into(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
+    Some(RowSnapshot { state: state.parse().unwrap(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
 }
 
 impl Run {

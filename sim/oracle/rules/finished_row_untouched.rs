@@ -4,7 +4,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
 use crate::scenario::ProtocolSettings;
-use crate::vocab::RuleId;
+use crate::vocab::{RuleId, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::FinishedRowUntouched,
@@ -34,7 +34,7 @@ impl Rule for FinishedRowUntouched {
         }
         let Some((before, after)) = touched_row(f) else { return };
         let own_terminal_done = truth.sessions.get(f.session_id).is_some_and(|s| s.terminal_ms.is_some());
-        if before.state != "complete" || own_terminal_done {
+        if before.state != TaskState::Complete || own_terminal_done {
             return;
         }
         let completer = truth.completed_by.get(f.task_id).unwrap_or(&before.session_id);
