@@ -444,6 +444,21 @@ mod tests {
     /// `close_discarding` drops what it held. Either way no `-wal` file is left and the file
     /// opens as a database; only the first holds the run's writes.
     #[test]
+    fn a_state_column_reads_as_a_state_and_other_text_does_not() {
+        let outcome = SqlOutcome {
+            rows: vec![vec![Value::Text("working".into()), Value::Text("finished".into()), Value::Null]],
+            ..SqlOutcome::default()
+        };
+        assert_eq!(outcome.state(0, 0), Some(TaskState::Working));
+        assert_eq!(outcome.state(0, 1), None);
+        assert_eq!(outcome.state(0, 2), None);
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(conn.query_row("SELECT 'exit_requested'", [], |r| state_column(r, 0)).unwrap(), TaskState::ExitRequested);
+        let refused = conn.query_row("SELECT 'finished'", [], |r| state_column(r, 0)).unwrap_err().to_string();
+        assert!(refused.contains("unknown task state `finished`"), "{refused}");
+    }
+
+    #[test]
     fn closing_keeps_the_writes_and_closing_discarding_drops_them_leaving_a_sound_file() {
         let dir = tempfile::tempdir().expect("temp");
         let rows_after = |name: &str, discard: bool| -> Option<i64> {

@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use crate::vocab::TaskState;
+
 /// Where work continues: the next subagent to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Position {
@@ -491,10 +493,6 @@ impl Assessment {
     }
 }
 
-/// Claimable states of 000 Bootstrap 3 / 002 "Guard Clause Rules": the states a task is in
-/// once its previous session has handed it over.
-const HANDED_OVER: [&str; 3] = ["watching", "fix_proposed", "exit_requested"];
-
 /// Conductor answers to a musician's request (000 "Response Handling").
 const ANSWERS: [&str; 3] = ["approval", "rejection", "fix_proposal"];
 
@@ -620,7 +618,9 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     }
     // 003 Contradictory: "DB says `error` but temp shows checkpoint passed" — the row was not
     // handed over when this session claimed it (a claim guard that admits it, PROTOCOL.md 1).
-    if !prior.state.is_empty() && !HANDED_OVER.contains(&prior.state.as_str()) {
+    // Claimable states of 000 Bootstrap 3 / 002 "Guard Clause Rules": the states a task is in
+    // once its previous session has handed it over.
+    if !prior.state.is_empty() && !TaskState::parse(&prior.state).is_some_and(TaskState::is_claimable) {
         mismatches.push((
             Mismatch::Contradictory,
             format!("the task row was `{}` when this session claimed it: {} had not handed it over", prior.state, prior.describe()),

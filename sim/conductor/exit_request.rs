@@ -111,7 +111,7 @@ impl Conductor<'_> {
     async fn hand_over_silent(&mut self, task: &TaskView, asked: String) -> Result<(), SqlFailure> {
         let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
         let seconds_stale = row.real(0, 3).unwrap_or(0.0);
-        if row.text(0, 0) != Some("exit_requested") || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
+        if row.state(0, 0) != Some(TaskState::ExitRequested) || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
             return Ok(());
         }
         self.forget_exit_request(&task.task_id);

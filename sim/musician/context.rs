@@ -6,7 +6,7 @@ use crate::event::Fact;
 use crate::handoff::Position;
 use crate::messages;
 use crate::scenario::TaskPlan;
-use crate::vocab::Stmt;
+use crate::vocab::{Stmt, TaskState};
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
 
@@ -159,12 +159,12 @@ impl Musician {
         if self.takes_exit_request(&answer).await {
             return self.exit_on_request().await.map(Some);
         }
-        match answer.as_str() {
-            "review_approved" => {
+        match TaskState::parse(&answer) {
+            Some(TaskState::ReviewApproved) => {
                 self.scope = Scope::HandoffAfterCheckpoint;
                 self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
             }
-            "fix_proposed" if messages::is_adjusted_approach(&reply_text) => {
+            Some(TaskState::FixProposed) if messages::is_adjusted_approach(&reply_text) => {
                 // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
                 // approach as follows: [instructions]". The instructions change how the work
                 // is done, not how much of it: the scope stays as planned, no hand-off is
@@ -174,7 +174,7 @@ impl Musician {
                 self.status(&format!("conductor fix_proposed: adjusting approach — {first}")).await;
                 self.deviation("approach adjusted per conductor after a context warning [Low — instructed change of approach]").await;
             }
-            "fix_proposed" => {
+            Some(TaskState::FixProposed) => {
                 // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
                 // checkpoint"; the agents after those, up to the checkpoint, are skipped.
                 let granted = messages::parse_reduced_scope(&reply_text).unwrap_or(recommended as u64).min(remaining);

@@ -19,7 +19,7 @@ use crate::handoff::{self, MessageMeta, Mismatch, Position, PriorRow};
 use crate::messages;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{SessionMemory, SharedMemory};
-use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::vocab::{ActorName, SessionPlace, Stmt, TaskState};
 use crate::world::{FailureKind, SqlFailure};
 
 mod context;
@@ -363,7 +363,7 @@ impl Musician {
         let stale_only = self.scenario.settings.working_count_stale_only;
         let staleness_s = self.scenario.conductor.staleness_s as f64;
         let working: Vec<&str> = (0..rows.rows.len())
-            .filter(|&r| rows.text(r, 1) == Some("working"))
+            .filter(|&r| rows.state(r, 1) == Some(TaskState::Working))
             .filter(|&r| !stale_only || rows.real(r, 3).is_none_or(|age_s| age_s > staleness_s))
             .filter_map(|r| rows.text(r, 0))
             .collect();
