@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use crate::vocab::TaskState;
+use crate::vocab::{MessageKind, TaskState};
 
 /// Where work continues: the next subagent to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -494,7 +494,7 @@ impl Assessment {
 }
 
 /// Conductor answers to a musician's request (000 "Response Handling").
-const ANSWERS: [&str; 3] = ["approval", "rejection", "fix_proposal"];
+const ANSWERS: [MessageKind; 3] = [MessageKind::Approval, MessageKind::Rejection, MessageKind::FixProposal];
 
 /// The 003 assessment. The HANDOFF is current only if the session that held the task
 /// immediately before (the task row's `session_id` before the claim) wrote it; it is then
@@ -511,7 +511,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     let escalation_due = found.rule.met_by(&not_escalated);
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
-    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
+    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && !MessageKind::ClaimBlocked.is(&m.kind);
 
     // 003 "Resumption Decision Tree" 2: present (the previous session's clean exit), missing,
     // or stale (written by an earlier session: the previous one crashed or exited unexpectedly).
@@ -604,7 +604,8 @@ pub fn assess(found: &Found<'_>) -> Assessment {
         }
         // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
         // Protocol" 3-6): without it, comms do not confirm the exit the HANDOFF describes.
-        let confirmed = found.messages.iter().any(|m| m.from_session == h.session_id && m.kind == "handoff" && m.timestamp >= h.timestamp);
+        let confirmed =
+            found.messages.iter().any(|m| m.from_session == h.session_id && MessageKind::Handoff.is(&m.kind) && m.timestamp >= h.timestamp);
         if !confirmed {
             mismatches.push((
                 Mismatch::Suspicious,
@@ -630,7 +631,9 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
     // after this session started answers an earlier session's request (PROTOCOL.md 15).
     if let Some(m) = found.messages.iter().find(|m| {
-        m.from_session == crate::vocab::CONDUCTOR_TASK_ID && ANSWERS.contains(&m.kind.as_str()) && m.timestamp.as_str() > found.started_at
+        m.from_session == crate::vocab::CONDUCTOR_TASK_ID
+            && MessageKind::parse(&m.kind).is_some_and(|kind| ANSWERS.contains(&kind))
+            && m.timestamp.as_str() > found.started_at
     }) {
         mismatches.push((
             Mismatch::Contradictory,
@@ -761,7 +764,7 @@ fn pending_messages(found: &Found<'_>, handoff: Option<&ParsedHandoff>) -> Vec<i
     found
         .messages
         .iter()
-        .filter(|m| m.from_session == crate::vocab::CONDUCTOR_TASK_ID && m.kind != "instruction")
+        .filter(|m| m.from_session == crate::vocab::CONDUCTOR_TASK_ID && !MessageKind::Instruction.is(&m.kind))
         .filter(|m| match last_own {
             Some(id) => m.id > id,
             None => m.timestamp >= since,

@@ -9,7 +9,7 @@
 use super::{text, Conductor, TaskView};
 use crate::event::Fact;
 use crate::messages;
-use crate::vocab::{Stmt, TaskState};
+use crate::vocab::{MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 /// Why a scripted request asks, as its message says (a relaunched conductor knows it by it).
@@ -59,7 +59,7 @@ impl Conductor<'_> {
         request_id: Option<i64>,
     ) -> Result<(), SqlFailure> {
         self.pending.remove(task_id);
-        self.answer(task_id, "handoff", messages::exit_request(task_id, why), TaskState::ExitRequested, request_id).await?;
+        self.answer(task_id, MessageKind::Handoff, messages::exit_request(task_id, why), TaskState::ExitRequested, request_id).await?;
         self.ctx.note("exit_requested", format!("{task_id}: {why}; asked session {session_id}"));
         self.asked_to_exit.insert(task_id.to_string(), (session_id.to_string(), self.ctx.now_ms()));
         Ok(())

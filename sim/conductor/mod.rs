@@ -29,7 +29,7 @@ use crate::event::Fact;
 use crate::messages;
 use crate::musician::{self, Launch};
 use crate::scenario::{ContextReply, Scenario};
-use crate::vocab::{ActorName, Stmt, TaskState};
+use crate::vocab::{ActorName, MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
@@ -232,30 +232,31 @@ impl Conductor<'_> {
                 writers.entry(task_id.clone()).or_default().insert(found.text(row, 2).unwrap_or("").to_string());
             }
             let body = found.text(row, 4).unwrap_or("");
-            let pending = match found.text(row, 3).unwrap_or("") {
-                "review_request" => Some(self.next_review(&task_id, false)),
+            let kind = found.text(row, 3).unwrap_or("");
+            let pending = match MessageKind::parse(kind) {
+                Some(MessageKind::ReviewRequest) => Some(self.next_review(&task_id, false)),
                 // The final `completion` (004 "Mark Complete") follows approval: not a review.
-                "completion" if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
-                "context_warning" => {
+                Some(MessageKind::Completion) if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
+                Some(MessageKind::ContextWarning) => {
                     // A warning without a recommendation: as many agents as fit (REF-3).
                     let (recommended, which) = messages::parse_recommendation(body)
                         .unwrap_or_else(|| (messages::parse_agents_fit(body).unwrap_or(0).max(0) as u64, None));
                     Some(Pending::ContextWarning { recommended, which })
                 }
-                "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
-                "error" => Some(Pending::Error),
-                "claim_blocked" => {
+                Some(MessageKind::Error) if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
+                Some(MessageKind::Error) => Some(Pending::Error),
+                Some(MessageKind::ClaimBlocked) => {
                     self.note_claim_blocked(&task_id, found.int(row, 0).unwrap_or(0));
                     self.ctx.note("conductor_read", format!("claim_blocked from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
-                "handoff" => {
+                Some(MessageKind::Handoff) => {
                     self.note_final_handoff(&task_id, found.text(row, 2).unwrap_or(""));
                     self.ctx.note("conductor_read", format!("handoff from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
-                other => {
-                    self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
+                _ => {
+                    self.ctx.note("conductor_read", format!("{kind} from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
             };
@@ -509,7 +510,7 @@ impl Conductor<'_> {
             ContextReply::Approve => {
                 self.answer(
                     task_id,
-                    "approval",
+                    MessageKind::Approval,
                     "Proceed as planned to checkpoint, then stop and report back for clean handoff.".to_string(),
                     TaskState::ReviewApproved,
                     request_id,
@@ -517,14 +518,27 @@ impl Conductor<'_> {
                 .await
             }
             ContextReply::Fix => {
-                self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), TaskState::FixProposed, request_id).await
+                self.answer(
+                    task_id,
+                    MessageKind::FixProposal,
+                    messages::reduced_scope(recommended, which),
+                    TaskState::FixProposed,
+                    request_id,
+                )
+                .await
             }
             ContextReply::Adjust => {
-                self.answer(task_id, "fix_proposal", messages::adjusted_approach(), TaskState::FixProposed, request_id).await
+                self.answer(task_id, MessageKind::FixProposal, messages::adjusted_approach(), TaskState::FixProposed, request_id).await
             }
             ContextReply::Handoff => {
-                self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), TaskState::ReviewFailed, request_id)
-                    .await
+                self.answer(
+                    task_id,
+                    MessageKind::Rejection,
+                    "Do not proceed, prepare handoff now.".to_string(),
+                    TaskState::ReviewFailed,
+                    request_id,
+                )
+                .await
             }
             ContextReply::ExitRequest => {
                 self.request_exit(task_id, &task.session_id, "context warning: prepare handoff now", request_id).await
@@ -537,7 +551,7 @@ impl Conductor<'_> {
     async fn answer(
         &mut self,
         task_id: &str,
-        kind: &str,
+        kind: MessageKind,
         message: String,
         state: TaskState,
         request_id: Option<i64>,
@@ -546,7 +560,7 @@ impl Conductor<'_> {
     }
 
     /// A message with no state (a hand-over that leaves the row claimable as it is).
-    async fn send(&mut self, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
+    async fn send(&mut self, task_id: &str, kind: MessageKind, message: String) -> Result<(), SqlFailure> {
         send(self.ctx, task_id, kind, message).await
     }
 
@@ -622,8 +636,8 @@ impl Conductor<'_> {
         let launched = self.sessions.get(task_id).copied().unwrap_or(0);
         let message = messages::conductor_handoff(task_id, launched, why);
         match state {
-            Some(state) => self.answer(task_id, "handoff", message, state, None).await?,
-            None => self.send(task_id, "handoff", message).await?,
+            Some(state) => self.answer(task_id, MessageKind::Handoff, message, state, None).await?,
+            None => self.send(task_id, MessageKind::Handoff, message).await?,
         }
         self.awaiting_claim.insert(task_id.to_string());
         self.launch(task_id, false);
@@ -637,7 +651,7 @@ impl Conductor<'_> {
                 // instructions resume it (000 "Emergency Messages" says no more).
                 self.resumes_sent[index] = true;
                 let task_id = crate::scenario::task_id(emergency.task);
-                self.send(&task_id, "emergency", messages::emergency_resume(&task_id)).await?;
+                self.send(&task_id, MessageKind::Emergency, messages::emergency_resume(&task_id)).await?;
             }
             if self.emergencies_sent[index] || self.ctx.now_ms() < emergency.at_ms {
                 continue;
@@ -646,7 +660,7 @@ impl Conductor<'_> {
             let task_id = crate::scenario::task_id(emergency.task);
             let message = messages::emergency(&task_id, emergency.kind());
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
-            self.send(&task_id, "emergency", message).await?;
+            self.send(&task_id, MessageKind::Emergency, message).await?;
         }
         Ok(())
     }
@@ -710,15 +724,15 @@ impl Conductor<'_> {
 }
 
 /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
-async fn answer(ctx: &Ctx, task_id: &str, kind: &str, message: String, state: TaskState) -> Result<(), SqlFailure> {
+async fn answer(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String, state: TaskState) -> Result<(), SqlFailure> {
     send(ctx, task_id, kind, message).await?;
     ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", state_value(state))]).await?;
     Ok(())
 }
 
 /// One conductor message to a task (`send_conductor_message`).
-async fn send(ctx: &Ctx, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
-    let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
+async fn send(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String) -> Result<(), SqlFailure> {
+    let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind.as_str()))];
     ctx.sql(Stmt::SendConductorMessage, params).await.map(|_| ())
 }
 

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{text, Conductor, TaskView};
 use crate::messages;
-use crate::vocab::{Stmt, TaskState};
+use crate::vocab::{MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 /// `Written::last_answer`'s kind for an exit request (a `handoff` message that is no hand-over).
@@ -87,17 +87,18 @@ impl Conductor<'_> {
         let mut written = Written::default();
         for row in 0..found.rows.len() {
             let (id, task_id) = (found.int(row, 0).unwrap_or(0), found.text(row, 1).unwrap_or("").to_string());
-            match found.text(row, 2).unwrap_or("") {
-                "instruction" => {
+            let kind = found.text(row, 2).unwrap_or("");
+            match MessageKind::parse(kind) {
+                Some(MessageKind::Instruction) => {
                     written.instructed.insert(task_id);
                 }
-                "emergency" => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
-                "handoff" if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
+                Some(MessageKind::Emergency) => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
+                Some(MessageKind::Handoff) if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
                     written.exit_requests.push((task_id.clone(), found.text(row, 3).unwrap_or("").to_string()));
                     written.last_answer.insert(task_id, (id, EXIT_REQUEST.to_string()));
                 }
-                kind @ ("approval" | "rejection" | "fix_proposal" | "handoff") => {
-                    if kind == "handoff" {
+                Some(answer @ (MessageKind::Approval | MessageKind::Rejection | MessageKind::FixProposal | MessageKind::Handoff)) => {
+                    if answer == MessageKind::Handoff {
                         *written.handoffs.entry(task_id.clone()).or_insert(0) += 1;
                     }
                     written.last_answer.insert(task_id, (id, kind.to_string()));
@@ -172,7 +173,7 @@ impl Conductor<'_> {
         let worked_by = record.text(0, 2).map(str::to_string);
         let claimed = worked_by.as_deref().and_then(session_number).unwrap_or(0);
         let handed_over = written.handoffs.get(&row.task_id).copied().unwrap_or(0);
-        let handed_over_last = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| kind == "handoff");
+        let handed_over_last = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| MessageKind::Handoff.is(kind));
         if handed_over_last
             && claimed <= handed_over
             && !matches!(TaskState::parse(&row.state), Some(TaskState::FixProposed | TaskState::ExitRequested | TaskState::Complete))
@@ -272,10 +273,10 @@ impl Conductor<'_> {
 /// The state a conductor answer sets (docs/protocol.md C5); `None` for a hand-over, which is
 /// done again if the session is still stale.
 fn answered_state(kind: &str) -> Option<TaskState> {
-    match kind {
-        "approval" => Some(TaskState::ReviewApproved),
-        "rejection" => Some(TaskState::ReviewFailed),
-        "fix_proposal" => Some(TaskState::FixProposed),
+    match MessageKind::parse(kind)? {
+        MessageKind::Approval => Some(TaskState::ReviewApproved),
+        MessageKind::Rejection => Some(TaskState::ReviewFailed),
+        MessageKind::FixProposal => Some(TaskState::FixProposed),
         _ => None,
     }
 }

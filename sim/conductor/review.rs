@@ -17,7 +17,7 @@ use crate::event::Fact;
 use crate::executor::ActorId;
 use crate::messages;
 use crate::scenario::{ReviewAnswer, Scenario};
-use crate::vocab::TaskState;
+use crate::vocab::{MessageKind, TaskState};
 use crate::world::SqlFailure;
 
 /// One review request to answer: the task, whether it is the completion review, and which
@@ -195,10 +195,10 @@ async fn spend(ctx: &Ctx, review_ms: i64, heartbeat_ms: i64) -> Result<(), SqlFa
 async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -> Result<(), SqlFailure> {
     let task_id = job.task_id.as_str();
     let (kind, message) = match answer {
-        ReviewAnswer::ReviewApproved => ("approval", messages::approval(task_id, job.completion)),
-        ReviewAnswer::ReviewFailed => ("rejection", messages::rejection(task_id)),
+        ReviewAnswer::ReviewApproved => (MessageKind::Approval, messages::approval(task_id, job.completion)),
+        ReviewAnswer::ReviewFailed => (MessageKind::Rejection, messages::rejection(task_id)),
         ReviewAnswer::FixProposed => {
-            ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
+            (MessageKind::FixProposal, messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
         }
     };
     super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await

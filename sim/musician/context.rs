@@ -6,7 +6,7 @@ use crate::event::Fact;
 use crate::handoff::Position;
 use crate::messages;
 use crate::scenario::TaskPlan;
-use crate::vocab::{Stmt, TaskState};
+use crate::vocab::{Severity, Stmt, TaskState};
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
 
@@ -255,8 +255,9 @@ impl Musician {
             },
             (_, []) => total.to_string(),
             (_, lines) => {
-                let count = |w: &str| lines.iter().filter(|l| severity(l) == Some(w)).count();
-                let parts: Vec<String> = [("High", count("High")), ("Medium", count("Medium")), ("Low", count("Low"))]
+                let count = |w: Severity| lines.iter().filter(|l| severity(l) == Some(w)).count();
+                let parts: Vec<String> = [Severity::High, Severity::Medium, Severity::Low]
+                    .map(|w| (w, count(w)))
                     .iter()
                     .filter(|(_, n)| *n > 0)
                     .map(|(w, n)| format!("{n} {w}"))
@@ -402,8 +403,10 @@ pub(super) fn describe_positions(agents: &[Position]) -> String {
 }
 
 /// The severity word of a deviation line (000 REF-5: Low, Medium, High).
-pub(super) fn severity(line: &str) -> Option<&'static str> {
-    ["High", "Medium", "Low"].into_iter().find(|w| line.contains(&format!("[{w}")) || line.contains(&format!("({w}")))
+pub(super) fn severity(line: &str) -> Option<Severity> {
+    [Severity::High, Severity::Medium, Severity::Low]
+        .into_iter()
+        .find(|w| line.contains(&format!("[{w}")) || line.contains(&format!("({w}")))
 }
 
 /// A deviation line without its severity group: "checkpoint 2: review_failed (Smoothness 6/9)".

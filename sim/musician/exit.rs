@@ -3,7 +3,7 @@
 
 use crate::handoff::{self};
 use crate::messages;
-use crate::vocab::{Stmt, TaskState};
+use crate::vocab::{Severity, Stmt, TaskState};
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
 
@@ -275,8 +275,8 @@ impl Musician {
         let mut score = 1 + if self.self_correction.is_some() { 2 } else { 0 };
         for line in &self.deviations {
             score += match super::context::severity(line) {
-                Some("High") => 3,
-                Some("Medium") => 1,
+                Some(Severity::High) => 3,
+                Some(Severity::Medium) => 1,
                 _ => 0,
             };
             if line.contains(TaskState::ReviewFailed.as_str()) {

@@ -5,7 +5,7 @@ use crate::ctx::ActorMeta;
 use crate::event::Fact;
 use crate::messages;
 use crate::session::PauseOutcome;
-use crate::vocab::{Stmt, TaskState, WatcherKind};
+use crate::vocab::{Severity, Stmt, TaskState, WatcherKind};
 use crate::watcher;
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
@@ -127,7 +127,8 @@ impl Musician {
                     self.cost(&self.scenario.context.integration_pct.clone());
                     self.add_new_tests();
                     self.status(&format!("fixing: feedback on {what} applied")).await;
-                    let severity = if TaskState::parse(&answer) == Some(TaskState::ReviewFailed) { "Medium" } else { "Low" };
+                    let severity =
+                        if TaskState::parse(&answer) == Some(TaskState::ReviewFailed) { Severity::Medium } else { Severity::Low };
                     self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
                     // The watcher runs on through the re-verification; the pause stops it.
                 }

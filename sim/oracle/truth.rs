@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::RowSnapshot;
 use crate::event::Fact;
-use crate::vocab::{Stmt, TaskState};
+use crate::vocab::{MessageKind, Stmt, TaskState};
 
 use super::SqlFact;
 
@@ -281,14 +281,14 @@ pub fn is_terminal_write(f: &SqlFact) -> bool {
 /// Protocol" 6), sent while that row is `exit_requested`, is its last write.
 pub fn leaves_on_request(f: &SqlFact) -> bool {
     let (Some((_, _, kind)), Some(after)) = (f.message, f.after) else { return false };
-    !f.actor.is_conductor() && kind == "handoff" && after.state == TaskState::ExitRequested && after.session_id == f.session_id
+    !f.actor.is_conductor() && MessageKind::Handoff.is(kind) && after.state == TaskState::ExitRequested && after.session_id == f.session_id
 }
 
 /// A conductor write that begins handing a task over: its `handoff` message, or (with no
 /// message first) its move to `fix_proposed`. Staleness declarations are judged here.
 pub fn begins_hand_over(f: &SqlFact) -> bool {
     match (f.message, f.after) {
-        (Some((_, _, kind)), _) => kind == "handoff",
+        (Some((_, _, kind)), _) => MessageKind::Handoff.is(kind),
         (None, Some(after)) => after.state == TaskState::FixProposed,
         (None, None) => false,
     }

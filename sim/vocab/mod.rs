@@ -1,9 +1,10 @@
 //! The vocabulary: the words every layer of the simulator shares — actor names, task states,
-//! statement names, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
+//! message kinds and severities, statement names, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
 //! the simulator, so everything else can import it. Text becomes these types once, at the edge
 //! (a scenario file, a trace row, a SQL file); inside, only the types travel.
 
 pub mod actor;
+pub mod message;
 mod name_hash;
 pub mod outcome;
 pub mod profile;
@@ -15,6 +16,7 @@ pub mod variant_name;
 pub mod word;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
+pub use message::{MessageKind, Severity};
 pub use name_hash::NameHash;
 pub use outcome::{Ending, RunOutcome};
 pub use profile::{check_profile_name, find_profile, Profile, DEFAULT_PROFILE, PROFILES};

@@ -89,16 +89,7 @@ impl RuleId {
     }
 }
 
-impl Word for RuleId {
-    const WHAT: &'static str = "rule";
-    fn all() -> &'static [RuleId] {
-        &RuleId::ALL
-    }
-    fn text(self) -> &'static str {
-        self.as_str()
-    }
-}
-word_traits!(RuleId);
+word_traits!(RuleId, "rule");
 
 #[cfg(test)]
 mod tests {

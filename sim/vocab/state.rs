@@ -65,16 +65,7 @@ impl TaskState {
     }
 }
 
-impl Word for TaskState {
-    const WHAT: &'static str = "task state";
-    fn all() -> &'static [TaskState] {
-        &TaskState::ALL
-    }
-    fn text(self) -> &'static str {
-        self.as_str()
-    }
-}
-word_traits!(TaskState);
+word_traits!(TaskState, "task state");
 
 #[cfg(test)]
 mod tests {

@@ -46,9 +46,20 @@ impl fmt::Display for UnknownWord {
 
 impl std::error::Error for UnknownWord {}
 
-/// `Display`, `FromStr` and serde for a `Word`, all through its one text.
+/// `Word` for a type with `ALL` and `as_str`, and `Display`, `FromStr` and serde, all
+/// through its one text.
 macro_rules! word_traits {
-    ($t:ty) => {
+    ($t:ty, $what:literal) => {
+        impl $crate::vocab::Word for $t {
+            const WHAT: &'static str = $what;
+            fn all() -> &'static [$t] {
+                &<$t>::ALL
+            }
+            fn text(self) -> &'static str {
+                self.as_str()
+            }
+        }
+
         impl std::fmt::Display for $t {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str($crate::vocab::Word::text(*self))

@@ -7,7 +7,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::{is_terminal_write, touched_row};
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
 use crate::scenario::ProtocolSettings;
-use crate::vocab::{RuleId, Stmt, TaskState};
+use crate::vocab::{MessageKind, RuleId, Stmt, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessageBeforeState,
@@ -32,7 +32,7 @@ pub struct MessageBeforeState {
 }
 
 fn is_review_message(kind: &str) -> bool {
-    kind == "review_request" || kind == "completion"
+    MessageKind::ReviewRequest.is(kind) || MessageKind::Completion.is(kind)
 }
 
 impl Rule for MessageBeforeState {
@@ -80,7 +80,7 @@ impl MessageBeforeState {
     fn check_final_message(&self, f: &SqlFact, to: TaskState, since: &[String], findings: &mut Findings) {
         let what = match since.last() {
             None => "with no final message before it (000 \"Terminal Write Atomicity\")".to_string(),
-            Some(kind) if to == TaskState::Complete && !since.iter().any(|k| k == "completion") => format!(
+            Some(kind) if to == TaskState::Complete && !since.iter().any(|k| MessageKind::Completion.is(k)) => format!(
                 "after a `{kind}` message, with no completion report since its last state change (004 \"Mark Complete\": the `completion` message, then the state)"
             ),
             Some(_) => return,

@@ -6,7 +6,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::{Findings, Seen, Truth};
 use crate::scenario::ProtocolSettings;
-use crate::vocab::{RuleId, CONDUCTOR_TASK_ID};
+use crate::vocab::{MessageKind, RuleId, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessagesSeenOnce,
@@ -55,7 +55,7 @@ impl Rule for MessagesSeenOnce {
     fn finish(&mut self, _end_ms: i64, truth: &Truth, findings: &mut Findings) {
         for (id, m) in &truth.messages {
             // Conductor messages only: the ones a session of the task must see.
-            if !m.from_conductor || m.kind == "instruction" || m.task_id == CONDUCTOR_TASK_ID {
+            if !m.from_conductor || MessageKind::Instruction.is(&m.kind) || m.task_id == CONDUCTOR_TASK_ID {
                 continue;
             }
             let reads = self.reads.get(id);
