@@ -137,7 +137,7 @@ fn run_pair(options: &CompareOptions, loaded: &crate::scenario::Scenario, column
     let clean = verdict.violations.is_empty();
     let p50 = |name: &str| summary.measured.named().into_iter().find(|(n, _)| *n == name).and_then(|(_, s)| quantiles(s)).map(|q| q.0);
     let mut rule_counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-    verdict.violations.iter().for_each(|v| *rule_counts.entry(v.rule).or_default() += 1);
+    verdict.violations.iter().for_each(|v| *rule_counts.entry(v.rule.as_str()).or_default() += 1);
     let row = SeedRow {
         column: column.to_string(),
         seed,

@@ -14,7 +14,7 @@ pub mod step_limit;
 use crate::clock::{ClockVfs, SimClock};
 use crate::error::{Error, Result};
 use crate::sql_catalog::Catalog;
-use crate::vocab::Stmt;
+use crate::vocab::{Stmt, TaskState};
 use prepared::Prepared;
 
 /// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
@@ -40,6 +40,12 @@ impl SqlOutcome {
         }
     }
 
+    /// A task state column; `None` for a null or for text that is no state (a `--sql` file's
+    /// query may return anything there).
+    pub fn state(&self, row: usize, col: usize) -> Option<TaskState> {
+        TaskState::parse(self.text(row, col)?)
+    }
+
     pub fn int(&self, row: usize, col: usize) -> Option<i64> {
         match self.rows.get(row)?.get(col)? {
             Value::Integer(i) => Some(*i),
@@ -58,9 +64,9 @@ impl SqlOutcome {
 }
 
 /// A task row as the harness sees it around a write.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RowSnapshot {
-    pub state: String,
+    pub state: TaskState,
     pub session_id: String,
     pub retry_count: i64,
     /// Seconds since `last_heartbeat`, on the simulated clock (`None`: never beat).
@@ -91,6 +97,13 @@ enum Changed {
 /// The rows changed since the last write began: SQLite calls the hook once per row, so a
 /// multi-row INSERT or UPDATE is seen whole (issue 26), not only through `last_insert_rowid`.
 type ChangeLog = std::sync::Arc<std::sync::Mutex<Vec<Changed>>>;
+
+/// The task state in column `col` of the harness's own row read: the schema's CHECK
+/// constraint allows only the eleven, so other text is the harness's error.
+fn state_column(row: &rusqlite::Row, col: usize) -> rusqlite::Result<TaskState> {
+    let text: String = row.get(col)?;
+    text.parse().map_err(|e| rusqlite::Error::FromSqlConversionFailure(col, rusqlite::types::Type::Text, Box::new(e)))
+}
 
 /// Counters of what the run asked of SQLite.
 #[derive(Clone, Copy, Debug, Default)]
@@ -237,7 +250,12 @@ impl CommsDb {
         let mut rows = stmt.raw_query();
         match rows.next()? {
             Some(row) => Ok(Some((
-                RowSnapshot { state: row.get(0)?, session_id: row.get(1)?, retry_count: row.get(2)?, heartbeat_age_s: row.get(3)? },
+                RowSnapshot {
+                    state: state_column(row, 0)?,
+                    session_id: row.get(1)?,
+                    retry_count: row.get(2)?,
+                    heartbeat_age_s: row.get(3)?,
+                },
                 row.get(4)?,
             ))),
             None => Ok(None),
@@ -426,6 +444,21 @@ mod tests {
     /// `close_discarding` drops what it held. Either way no `-wal` file is left and the file
     /// opens as a database; only the first holds the run's writes.
     #[test]
+    fn a_state_column_reads_as_a_state_and_other_text_does_not() {
+        let outcome = SqlOutcome {
+            rows: vec![vec![Value::Text("working".into()), Value::Text("finished".into()), Value::Null]],
+            ..SqlOutcome::default()
+        };
+        assert_eq!(outcome.state(0, 0), Some(TaskState::Working));
+        assert_eq!(outcome.state(0, 1), None);
+        assert_eq!(outcome.state(0, 2), None);
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(conn.query_row("SELECT 'exit_requested'", [], |r| state_column(r, 0)).unwrap(), TaskState::ExitRequested);
+        let refused = conn.query_row("SELECT 'finished'", [], |r| state_column(r, 0)).unwrap_err().to_string();
+        assert!(refused.contains("unknown task state `finished`"), "{refused}");
+    }
+
+    #[test]
     fn closing_keeps_the_writes_and_closing_discarding_drops_them_leaving_a_sound_file() {
         let dir = tempfile::tempdir().expect("temp");
         let rows_after = |name: &str, discard: bool| -> Option<i64> {
@@ -486,7 +519,7 @@ mod tests {
         assert!(observed.other_rows.is_empty(), "{:?}", observed.other_rows);
         let params: Params = vec![(":task_id", text("task-02")), (":state", text("fix_proposed"))];
         let (_, observed) = db.execute_observed(Stmt::SetTaskState, &params, "task-02").expect("updated");
-        assert_eq!(observed.after.expect("its own row").state, "fix_proposed");
+        assert_eq!(observed.after.expect("its own row").state, TaskState::FixProposed);
         assert_eq!(observed.other_rows, ["task-01", "task-03"]);
         assert!(observed.message.is_none() && observed.more_messages.is_empty());
     }

@@ -5,6 +5,8 @@
 
 use std::fmt::Write;
 
+use crate::vocab::{MessageKind, TaskState};
+
 /// Where work continues: the next subagent to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Position {
@@ -491,12 +493,8 @@ impl Assessment {
     }
 }
 
-/// Claimable states of 000 Bootstrap 3 / 002 "Guard Clause Rules": the states a task is in
-/// once its previous session has handed it over.
-const HANDED_OVER: [&str; 3] = ["watching", "fix_proposed", "exit_requested"];
-
 /// Conductor answers to a musician's request (000 "Response Handling").
-const ANSWERS: [&str; 3] = ["approval", "rejection", "fix_proposal"];
+const ANSWERS: [MessageKind; 3] = [MessageKind::Approval, MessageKind::Rejection, MessageKind::FixProposal];
 
 /// The 003 assessment. The HANDOFF is current only if the session that held the task
 /// immediately before (the task row's `session_id` before the claim) wrote it; it is then
@@ -580,7 +578,7 @@ type Mismatches = Vec<(Mismatch, String, bool)>;
 fn staleness(found: &Found<'_>, parsed: Option<&ParsedHandoff>, mismatches: &mut Mismatches) -> Vec<String> {
     let prior = found.prior;
     let previous = prior.session_id.as_deref();
-    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && m.kind != "claim_blocked";
+    let is_musician = |m: &&MessageMeta| m.from_session != crate::vocab::CONDUCTOR_TASK_ID && !MessageKind::ClaimBlocked.is(&m.kind);
     let mut stale = Vec::new();
     if let Some(h) = parsed {
         let later: Vec<&MessageMeta> =
@@ -659,7 +657,8 @@ fn present_mismatches(
     }
     // A clean exit sends its `handoff` message after writing the HANDOFF (000 "Clean Exit
     // Protocol" 3-6): without it, comms do not confirm the exit the HANDOFF describes.
-    let confirmed = found.messages.iter().any(|m| m.from_session == h.session_id && m.kind == "handoff" && m.timestamp >= h.timestamp);
+    let confirmed =
+        found.messages.iter().any(|m| m.from_session == h.session_id && MessageKind::Handoff.is(&m.kind) && m.timestamp >= h.timestamp);
     if !confirmed {
         mismatches.push((
             Mismatch::Suspicious,
@@ -674,7 +673,9 @@ fn comms_mismatches(found: &Found<'_>, mismatches: &mut Mismatches) {
     let prior = found.prior;
     // 003 Contradictory: "DB says `error` but temp shows checkpoint passed" — the row was not
     // handed over when this session claimed it (a claim guard that admits it, docs/protocol.md D1).
-    if !prior.state.is_empty() && !HANDED_OVER.contains(&prior.state.as_str()) {
+    // Claimable states of 000 Bootstrap 3 / 002 "Guard Clause Rules": the states a task is in
+    // once its previous session has handed it over.
+    if !prior.state.is_empty() && !TaskState::parse(&prior.state).is_some_and(TaskState::is_claimable) {
         mismatches.push((
             Mismatch::Contradictory,
             format!("the task row was `{}` when this session claimed it: {} had not handed it over", prior.state, prior.describe()),
@@ -684,7 +685,9 @@ fn comms_mismatches(found: &Found<'_>, mismatches: &mut Mismatches) {
     // 003 Contradictory: "Conductor message timestamp > session start" — an answer written
     // after this session started answers an earlier session's request (docs/protocol.md D15).
     if let Some(m) = found.messages.iter().find(|m| {
-        m.from_session == crate::vocab::CONDUCTOR_TASK_ID && ANSWERS.contains(&m.kind.as_str()) && m.timestamp.as_str() > found.started_at
+        m.from_session == crate::vocab::CONDUCTOR_TASK_ID
+            && MessageKind::parse(&m.kind).is_some_and(|kind| ANSWERS.contains(&kind))
+            && m.timestamp.as_str() > found.started_at
     }) {
         mismatches.push((
             Mismatch::Contradictory,
@@ -784,7 +787,7 @@ fn pending_messages(found: &Found<'_>, handoff: Option<&ParsedHandoff>) -> Vec<i
     found
         .messages
         .iter()
-        .filter(|m| m.from_session == crate::vocab::CONDUCTOR_TASK_ID && m.kind != "instruction")
+        .filter(|m| m.from_session == crate::vocab::CONDUCTOR_TASK_ID && !MessageKind::Instruction.is(&m.kind))
         .filter(|m| match last_own {
             Some(id) => m.id > id,
             None => m.timestamp >= since,

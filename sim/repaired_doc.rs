@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::oracle::quantiles;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
 use crate::scenario::Scenario;
-use crate::vocab::check_profile_name;
+use crate::vocab::{check_profile_name, RuleId};
 
 /// One change of the profile and what the document says about it besides the measurements.
 pub struct Change {
@@ -211,7 +211,7 @@ fn run_seeds(path: &str, seeds: &[u64], variants: &[String], runs_dir: &Path, la
 /// (budgets are the derived budgets' matter, not a change's), else its first.
 fn first_violation<'a>(summary: &'a RunSummary, rule: &str) -> Option<&'a crate::oracle::Violation> {
     let v = &summary.verdict.violations;
-    v.iter().find(|v| v.rule == rule).or_else(|| v.iter().find(|v| v.rule != "budget")).or_else(|| v.first())
+    v.iter().find(|v| v.rule.as_str() == rule).or_else(|| v.iter().find(|v| v.rule != RuleId::Budget)).or_else(|| v.first())
 }
 
 fn changes_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result<()> {
@@ -238,7 +238,7 @@ fn changes_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result<(
 
 /// The rules a run violated (runs showing each), or `no violation`.
 fn rules_of(summary: &RunSummary) -> String {
-    let mut rules: Vec<&str> = summary.verdict.violations.iter().map(|v| v.rule).collect();
+    let mut rules: Vec<&str> = summary.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
     rules.sort_unstable();
     rules.dedup();
     if rules.is_empty() {
@@ -292,7 +292,7 @@ fn proof_section(md: &mut String, all: &[String], seeds: &[u64], sizes: &crate::
                 continue;
             }
             failed += 1;
-            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule).collect();
+            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
             rules.sort_unstable();
             rules.dedup();
             for rule in &rules {

@@ -182,7 +182,7 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let mut detail = Vec::new();
     for (path, run) in files.iter().zip(&runs) {
         if !run.verdict.passed() {
-            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule).collect();
+            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
             rules.sort_unstable();
             rules.dedup();
             detail.push(format!("{} seed {}: {}", path.display(), run.seed, rules.join(", ")));

@@ -59,7 +59,7 @@ pub struct RunSummary {
     /// What the run exercised: transitions by writer and fault context, writes of no row.
     pub coverage: Coverage,
     /// Every task row (the conductor's too, fallback rows aside) and its state at the end.
-    pub end_states: Vec<(String, String)>,
+    pub end_states: Vec<(String, crate::vocab::TaskState)>,
 }
 
 pub use crate::plan::{catalog_for, default_out_dir};
@@ -177,7 +177,7 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
     let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
     let mut measured = checker.measured().clone();
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
-    let tasks_complete = verdict::tasks_in_state(db.connection(), "complete")?;
+    let tasks_complete = verdict::tasks_in_state(db.connection(), crate::vocab::TaskState::Complete)?;
     measured.designer.cut_off = ending == crate::vocab::Ending::TimeLimit;
     measured.designer.tasks_complete = tasks_complete as u64;
     measured.designer.makespan_ms = makespan_ms;

@@ -259,7 +259,7 @@ fn float(what: &str, text: &str) -> Result<f64, String> {
 /// `state,session_id,retry_count,heartbeat_age_s` (the age exact, `-` when never beat).
 fn encode_row(out: &mut String, row: &RowSnapshot) {
     let RowSnapshot { state, session_id, retry_count, heartbeat_age_s } = row;
-    escape_into(out, state);
+    escape_into(out, state.as_str());
     out.push(',');
     escape_into(out, session_id);
     out.push(',');
@@ -278,7 +278,7 @@ fn decode_row(text: &str) -> Result<RowSnapshot, String> {
     };
     let heartbeat_age_s = if age == "-" { None } else { Some(float("heartbeat_age_s", age)?) };
     Ok(RowSnapshot {
-        state: unescape(state)?,
+        state: unescape(state)?.parse().map_err(|e| format!("task row `{text}`: {e}"))?,
         session_id: unescape(session_id)?,
         retry_count: number("retry_count", retry_count)?,
         heartbeat_age_s,

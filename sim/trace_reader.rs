@@ -443,7 +443,7 @@ mod tests {
 
     /// A snapshot of the task row.
     fn row(state: &str, session_id: &str, retry_count: i64) -> Option<RowSnapshot> {
-        Some(RowSnapshot { state: state.into(), session_id: session_id.into(), retry_count, heartbeat_age_s: Some(12.25) })
+        Some(RowSnapshot { state: state.parse().unwrap(), session_id: session_id.into(), retry_count, heartbeat_age_s: Some(12.25) })
     }
 
     fn sql(stmt: Stmt, result: SqlResult) -> SqlEvent {

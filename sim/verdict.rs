@@ -4,11 +4,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::oracle::{Checker, Violation};
 use crate::scenario::Scenario;
 use crate::vocab::Ending;
-use crate::vocab::CONDUCTOR_TASK_ID;
+use crate::vocab::{TaskState, CONDUCTOR_TASK_ID};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
@@ -37,19 +37,19 @@ impl Verdict {
 
     /// The distinct rules violated, sorted.
     pub fn rules(&self) -> Vec<&'static str> {
-        let set: BTreeSet<&'static str> = self.violations.iter().map(|v| v.rule).collect();
+        let set: BTreeSet<&'static str> = self.violations.iter().map(|v| v.rule.as_str()).collect();
         set.into_iter().collect()
     }
 
     /// The violation the run failed on: the first of the failing rule (`None` when it passed,
     /// or failed for an expected violation that did not occur).
     pub fn failing_violation(&self) -> Option<&Violation> {
-        self.violations.iter().find(|v| v.rule == self.failure)
+        self.violations.iter().find(|v| v.rule.as_str() == self.failure)
     }
 
     /// The first violation, if any: what a sweep's results.csv records.
     pub fn first_rule(&self) -> &str {
-        self.violations.first().map_or("", |v| v.rule)
+        self.violations.first().map_or("", |v| v.rule.as_str())
     }
 }
 
@@ -59,27 +59,30 @@ impl Verdict {
 fn with_known(violations: &[Violation]) -> String {
     let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for v in violations {
-        *counts.entry(v.rule).or_insert(0) += 1;
+        *counts.entry(v.rule.as_str()).or_insert(0) += 1;
     }
     let listed: Vec<String> = counts.iter().map(|(rule, n)| format!("{rule} ×{n}")).collect();
     format!("PASS with known: {}", listed.join(", "))
 }
 
 /// Tasks of the scenario (not the conductor's, not fallback rows) in `state`.
-pub fn tasks_in_state(conn: &rusqlite::Connection, state: &str) -> Result<usize> {
+pub fn tasks_in_state(conn: &rusqlite::Connection, state: TaskState) -> Result<usize> {
     let n: i64 = conn.query_row(
         "SELECT count(*) FROM orchestration_tasks WHERE task_id != ?1 AND task_id NOT LIKE 'fallback-%' AND state = ?2",
-        rusqlite::params![CONDUCTOR_TASK_ID, state],
+        rusqlite::params![CONDUCTOR_TASK_ID, state.as_str()],
         |r| r.get(0),
     )?;
     Ok(n as usize)
 }
 
 /// Every task row but fallback rows (the conductor's included), with its state, by task id.
-pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, String)>> {
+pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, TaskState)>> {
     let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    // The schema's CHECK constraint admits only the eleven states: other text is the harness's error.
+    rows.into_iter()
+        .map(|(task, state)| state.parse().map(|state| (task, state)).map_err(|e| Error::harness(format!("comms.db: {e}"))))
+        .collect()
 }
 
 /// Liveness from the database: every task `complete`, the conductor in an exit state.
@@ -88,13 +91,13 @@ fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Ve
     let mut facts = Vec::new();
     for plan in &scenario.tasks {
         match rows.iter().find(|(id, _)| *id == plan.task_id) {
-            Some((_, state)) if state == "complete" => {}
+            Some((_, TaskState::Complete)) => {}
             Some((id, state)) => facts.push(format!("{id} ended in `{state}`, not `complete`")),
             None => facts.push(format!("{} has no row in orchestration_tasks", plan.task_id)),
         }
     }
     match rows.iter().find(|(id, _)| id == CONDUCTOR_TASK_ID) {
-        Some((_, state)) if state == "complete" || state == "exit_requested" => {}
+        Some((_, TaskState::Complete | TaskState::ExitRequested)) => {}
         Some((_, state)) => facts.push(format!("the conductor (task-00) ended in `{state}`, not an exit state")),
         None => facts.push("the conductor never registered task-00".to_string()),
     }
@@ -116,12 +119,12 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
     let mut violations = checker.into_violations();
     violations.sort_by_key(|v| v.t_ms);
     let expected: BTreeSet<&str> = scenario.expect.violations.iter().map(String::as_str).collect();
-    let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule).collect();
+    let seen: BTreeSet<&str> = violations.iter().map(|v| v.rule.as_str()).collect();
     let allowed: BTreeSet<&str> = scenario.expect.allowed.iter().map(String::as_str).collect();
-    let unexpected = violations.iter().find(|v| !expected.contains(v.rule) && !allowed.contains(v.rule));
+    let unexpected = violations.iter().find(|v| !expected.contains(v.rule.as_str()) && !allowed.contains(v.rule.as_str()));
     let missing: Vec<&str> = expected.difference(&seen).copied().collect();
     let verdict = if let Some(first) = unexpected {
-        let rule = crate::oracle::RULES.iter().find(|r| r.name() == first.rule).map_or("", |r| r.says);
+        let rule = crate::oracle::RULES.iter().find(|r| r.id == first.rule).map_or("", |r| r.says);
         let mut explanation = vec![format!("rule: {rule}"), first.explanation.clone()];
         let others = violations.iter().filter(|v| !std::ptr::eq(*v, first)).count();
         if others > 0 {

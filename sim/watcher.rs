@@ -11,7 +11,7 @@ use rusqlite::types::Value;
 use crate::ctx::Ctx;
 use crate::scenario::Scenario;
 use crate::session::{PauseOutcome, SharedMemory, WatcherReport};
-use crate::vocab::Stmt;
+use crate::vocab::{Stmt, TaskState};
 use crate::world::{FailureKind, SqlFailure};
 
 /// A pause watcher that never sees an answer stops after this many polls, so every loop is
@@ -48,7 +48,10 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                 return Ok(());
             }
             let state = refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
-            if state == "exit_requested" && scenario.settings.exit_request_to_musician && !memory.borrow().exit_requested {
+            if TaskState::parse(&state) == Some(TaskState::ExitRequested)
+                && scenario.settings.exit_request_to_musician
+                && !memory.borrow().exit_requested
+            {
                 // docs/protocol.md D16: a state the conductor sets to stop the session (004
                 // "Background Monitoring Subagent Template": exit when the "State changes from
                 // 'working' (indicates conductor intervention)"). Other states do not end it.
@@ -87,7 +90,7 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
         for _poll in 0..PAUSE_POLLS_MAX {
             let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.clone()))]).await?;
             let state = row.text(0, 0).unwrap_or("").to_string();
-            if state != "needs_review" && state != "error" {
+            if !matches!(TaskState::parse(&state), Some(TaskState::NeedsReview | TaskState::Error)) {
                 ctx.note("watcher_exit", format!("state changed to {state}"));
                 memory.borrow_mut().pause_outcome = Some(PauseOutcome::Answered(state));
                 return Ok(());

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::vocab::RunOutcome;
 
 /// Every task row's state at the end: `task-00=complete task-01=watching`.
-pub fn end_states(rows: &[(String, String)]) -> String {
+pub fn end_states(rows: &[(String, crate::vocab::TaskState)]) -> String {
     rows.iter().map(|(task, state)| format!("{task}={state}")).collect::<Vec<_>>().join(" ")
 }
 
@@ -126,7 +126,7 @@ mod tests {
         let odd = DistinctFailure { first_violation: "expected violation(s) did not occur: x".into(), ..failures[0].clone() };
         assert_eq!(odd.file_stem(), "F1-expected-violation-s-did-not-occur-x");
         assert_eq!(
-            end_states(&[("task-00".into(), "complete".into()), ("task-01".into(), "watching".into())]),
+            end_states(&[("task-00".into(), crate::vocab::TaskState::Complete), ("task-01".into(), crate::vocab::TaskState::Watching)]),
             "task-00=complete task-01=watching"
         );
     }

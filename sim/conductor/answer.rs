@@ -14,7 +14,7 @@ use crate::ctx::Ctx;
 use crate::event::Fact;
 use crate::messages;
 use crate::scenario::{ErrorReply, Scenario};
-use crate::vocab::Stmt;
+use crate::vocab::{MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 /// Whether the row still waits for the answer to `from_session`'s request, in `awaited`
@@ -48,12 +48,12 @@ pub(super) async fn still_asking(
 /// "Mode Transitions", Timeout handling 3: "set state to `error`, send timeout message, and
 /// relaunch pause watcher for recovery"). The oracle accepts a review answer from either.
 pub(super) fn awaits_review(state: &str) -> bool {
-    matches!(state, "needs_review" | "error")
+    matches!(TaskState::parse(state), Some(TaskState::NeedsReview | TaskState::Error))
 }
 
 /// The state a context warning, an error report or an escalation leaves the row in.
 fn awaits_error_answer(state: &str) -> bool {
-    state == "error"
+    TaskState::parse(state) == Some(TaskState::Error)
 }
 
 impl Conductor<'_> {
@@ -96,7 +96,7 @@ impl Conductor<'_> {
             Pending::Escalation => {
                 // 003: "the conductor may issue a correction task".
                 let correction = messages::correction_task(task_id);
-                self.answer(task_id, "fix_proposal", correction, "fix_proposed", request_id).await
+                self.answer(task_id, MessageKind::FixProposal, correction, TaskState::FixProposed, request_id).await
             }
             Pending::Review { .. } => unreachable!("reviews are answered above"),
         }
@@ -114,7 +114,7 @@ impl Conductor<'_> {
             return self.request_exit(&task.task_id, &task.session_id, "error report: prepare handoff and exit", request_id).await;
         }
         let fix = messages::error_fix(&task.task_id, reply);
-        self.answer(&task.task_id, "fix_proposal", fix, "fix_proposed", request_id).await
+        self.answer(&task.task_id, MessageKind::FixProposal, fix, TaskState::FixProposed, request_id).await
     }
 }
 

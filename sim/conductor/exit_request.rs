@@ -9,7 +9,7 @@
 use super::{text, Conductor, TaskView};
 use crate::event::Fact;
 use crate::messages;
-use crate::vocab::Stmt;
+use crate::vocab::{MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 /// Why a scripted request asks, as its message says (a relaunched conductor knows it by it).
@@ -18,7 +18,7 @@ pub(super) const SCRIPTED: &str = "scripted exit request";
 /// The states in which a scripted request reaches a session at work: working, or paused for
 /// an answer (the pause watcher ends on any other state, 000 "Pause Watcher Prompt Template").
 pub(super) fn reaches_a_session(state: &str) -> bool {
-    matches!(state, "working" | "needs_review" | "error")
+    matches!(TaskState::parse(state), Some(TaskState::Working | TaskState::NeedsReview | TaskState::Error))
 }
 
 impl Conductor<'_> {
@@ -36,7 +36,7 @@ impl Conductor<'_> {
             if self.desk.borrow().is_under_review(&task_id) {
                 continue;
             }
-            if task.state == "complete" {
+            if task.is(TaskState::Complete) {
                 self.exit_requests_sent[index] = true;
                 self.ctx.note("exit_request_dropped", format!("{task_id} is complete: no session to ask"));
             } else if reaches_a_session(&task.state) {
@@ -59,7 +59,7 @@ impl Conductor<'_> {
         request_id: Option<i64>,
     ) -> Result<(), SqlFailure> {
         self.pending.remove(task_id);
-        self.answer(task_id, "handoff", messages::exit_request(task_id, why), "exit_requested", request_id).await?;
+        self.answer(task_id, MessageKind::Handoff, messages::exit_request(task_id, why), TaskState::ExitRequested, request_id).await?;
         self.ctx.note("exit_requested", format!("{task_id}: {why}; asked session {session_id}"));
         self.asked_to_exit.insert(task_id.to_string(), (session_id.to_string(), self.ctx.now_ms()));
         Ok(())
@@ -85,7 +85,7 @@ impl Conductor<'_> {
         if task.polled_at_ms <= asked_ms {
             return Ok(false);
         }
-        if task.state != "exit_requested" {
+        if !task.is(TaskState::ExitRequested) {
             self.forget_exit_request(&task.task_id);
             self.ctx.note("exit_request_over", format!("{}: `{}` after the request to {asked}", task.task_id, task.state));
             return Ok(false);
@@ -111,7 +111,7 @@ impl Conductor<'_> {
     async fn hand_over_silent(&mut self, task: &TaskView, asked: String) -> Result<(), SqlFailure> {
         let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
         let seconds_stale = row.real(0, 3).unwrap_or(0.0);
-        if row.text(0, 0) != Some("exit_requested") || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
+        if row.state(0, 0) != Some(TaskState::ExitRequested) || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
             return Ok(());
         }
         self.forget_exit_request(&task.task_id);

@@ -11,7 +11,7 @@ use rusqlite::types::Value;
 
 use crate::ctx::{ActorMeta, Ctx};
 use crate::scenario::Scenario;
-use crate::vocab::{ActorName, Stmt, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+use crate::vocab::{ActorName, Stmt, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// Who the launcher is: it reads as nobody's session.
 pub fn launcher_meta() -> ActorMeta {
@@ -58,5 +58,5 @@ pub async fn launcher(ctx: Ctx, scenario: Rc<Scenario>) {
 async fn ended_by_its_hook(ctx: &Ctx, session_id: &str) -> Option<bool> {
     let rows = ctx.sql(Stmt::StopHookState, vec![(":session_id", Value::Text(session_id.to_string()))]).await.ok()?;
     let state = rows.text(0, 1).unwrap_or("");
-    Some(matches!(state, "complete" | "exit_requested"))
+    Some(matches!(TaskState::parse(state), Some(TaskState::Complete | TaskState::ExitRequested)))
 }

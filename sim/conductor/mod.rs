@@ -29,7 +29,7 @@ use crate::event::Fact;
 use crate::messages;
 use crate::musician::{self, Launch};
 use crate::scenario::{ContextReply, Scenario};
-use crate::vocab::{ActorName, Stmt};
+use crate::vocab::{ActorName, MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 pub use crate::vocab::{CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
@@ -73,6 +73,13 @@ struct TaskView {
     has_heartbeat: bool,
     /// When the poll that read this row ran.
     polled_at_ms: i64,
+}
+
+impl TaskView {
+    /// The polled row is in `state` (its text, as the poll returned it, names that state).
+    fn is(&self, state: TaskState) -> bool {
+        self.state == state.as_str()
+    }
 }
 
 struct Conductor<'a> {
@@ -162,11 +169,11 @@ impl Conductor<'_> {
             ctx.sql(Stmt::ConductorHeartbeat, vec![]).await?;
             self.read_messages().await?;
             let tasks = self.poll_tasks().await?;
-            let unfinished = tasks.iter().filter(|t| t.state != "complete" && !self.given_up.contains(&t.task_id)).count();
+            let unfinished = tasks.iter().filter(|t| !t.is(TaskState::Complete) && !self.given_up.contains(&t.task_id)).count();
             if !tasks.is_empty() && unfinished == 0 {
                 self.wait_for_reviews().await;
-                let end = if self.given_up.is_empty() { "complete" } else { "exit_requested" };
-                ctx.sql(Stmt::ConductorSetState, vec![(":state", text(end))]).await?;
+                let end = if self.given_up.is_empty() { TaskState::Complete } else { TaskState::ExitRequested };
+                set_own_state(ctx, end).await?;
                 ctx.note(
                     "conductor_done",
                     format!("{} tasks complete, {} given up", tasks.len() - self.given_up.len(), self.given_up.len()),
@@ -229,30 +236,31 @@ impl Conductor<'_> {
                 writers.entry(task_id.clone()).or_default().insert(found.text(row, 2).unwrap_or("").to_string());
             }
             let body = found.text(row, 4).unwrap_or("");
-            let pending = match found.text(row, 3).unwrap_or("") {
-                "review_request" => Some(self.next_review(&task_id, false)),
+            let kind = found.text(row, 3).unwrap_or("");
+            let pending = match MessageKind::parse(kind) {
+                Some(MessageKind::ReviewRequest) => Some(self.next_review(&task_id, false)),
                 // The final `completion` (004 "Mark Complete") follows approval: not a review.
-                "completion" if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
-                "context_warning" => {
+                Some(MessageKind::Completion) if body.contains("Awaiting final review") => Some(self.next_review(&task_id, true)),
+                Some(MessageKind::ContextWarning) => {
                     // A warning without a recommendation: as many agents as fit (REF-3).
                     let (recommended, which) = messages::parse_recommendation(body)
                         .unwrap_or_else(|| (messages::parse_agents_fit(body).unwrap_or(0).max(0) as u64, None));
                     Some(Pending::ContextWarning { recommended, which })
                 }
-                "error" if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
-                "error" => Some(Pending::Error),
-                "claim_blocked" => {
+                Some(MessageKind::Error) if body.starts_with(messages::ESCALATION) => Some(Pending::Escalation),
+                Some(MessageKind::Error) => Some(Pending::Error),
+                Some(MessageKind::ClaimBlocked) => {
                     self.note_claim_blocked(&task_id, found.int(row, 0).unwrap_or(0));
                     self.ctx.note("conductor_read", format!("claim_blocked from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
-                "handoff" => {
+                Some(MessageKind::Handoff) => {
                     self.note_final_handoff(&task_id, found.text(row, 2).unwrap_or(""));
                     self.ctx.note("conductor_read", format!("handoff from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
-                other => {
-                    self.ctx.note("conductor_read", format!("{other} from {task_id}: {}", body.lines().next().unwrap_or("")));
+                _ => {
+                    self.ctx.note("conductor_read", format!("{kind} from {task_id}: {}", body.lines().next().unwrap_or("")));
                     None
                 }
             };
@@ -327,7 +335,7 @@ impl Conductor<'_> {
         if self.follow_exit_request(task).await? {
             return Ok(());
         }
-        if task.state == "error" && task.retry_count >= 5 && matches!(self.pending.get(&task.task_id), Some((Pending::Error, _))) {
+        if task.is(TaskState::Error) && task.retry_count >= 5 && matches!(self.pending.get(&task.task_id), Some((Pending::Error, _))) {
             // 004 "Terminal Failure (5th retry)": after its 5th error report the session writes
             // `exited` ("Session will terminate via hook exit criteria"); there is no fix to
             // propose, and the exit is given up when it comes (`relaunch_after_exit`).
@@ -343,7 +351,7 @@ impl Conductor<'_> {
         if self.intervene_on_claim_blocked(task).await? {
             return Ok(());
         }
-        if task.state == "exited" && !self.handled_sessions.contains(&task.session_id) {
+        if task.is(TaskState::Exited) && !self.handled_sessions.contains(&task.session_id) {
             self.handled_sessions.insert(task.session_id.clone());
             return self.relaunch_after_exit(task).await;
         }
@@ -354,7 +362,7 @@ impl Conductor<'_> {
         // A fix proposed to a session that then went silent is one too (docs: the conductor's
         // policy for a session lost while it waited for an answer); a task handed over waits
         // for its successor's claim instead (`relaunch_unclaimed`).
-        let lost_waiting = self.scenario.settings.relaunch_unclaimed && task.state == "fix_proposed";
+        let lost_waiting = self.scenario.settings.relaunch_unclaimed && task.is(TaskState::FixProposed);
         let watched = is_active(&task.state) || lost_waiting;
         let stale = watched && task.seconds_stale > self.scenario.conductor.staleness_s as f64;
         if stale && !self.handled_sessions.contains(&task.session_id) && !self.awaiting_claim.contains(&task.task_id) {
@@ -390,7 +398,8 @@ impl Conductor<'_> {
         let row = self.ctx.sql(Stmt::ReadTaskState, vec![(":task_id", text(&task.task_id))]).await?;
         let state = row.text(0, 0).unwrap_or("").to_string();
         let seconds_stale = row.real(0, 3).unwrap_or(0.0);
-        let watched = is_active(&state) || (state == "fix_proposed" && self.scenario.settings.relaunch_unclaimed);
+        let watched =
+            is_active(&state) || (TaskState::parse(&state) == Some(TaskState::FixProposed) && self.scenario.settings.relaunch_unclaimed);
         if !watched || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
             self.ctx.note(
                 "stale_recovered",
@@ -506,19 +515,35 @@ impl Conductor<'_> {
             ContextReply::Approve => {
                 self.answer(
                     task_id,
-                    "approval",
+                    MessageKind::Approval,
                     "Proceed as planned to checkpoint, then stop and report back for clean handoff.".to_string(),
-                    "review_approved",
+                    TaskState::ReviewApproved,
                     request_id,
                 )
                 .await
             }
             ContextReply::Fix => {
-                self.answer(task_id, "fix_proposal", messages::reduced_scope(recommended, which), "fix_proposed", request_id).await
+                self.answer(
+                    task_id,
+                    MessageKind::FixProposal,
+                    messages::reduced_scope(recommended, which),
+                    TaskState::FixProposed,
+                    request_id,
+                )
+                .await
             }
-            ContextReply::Adjust => self.answer(task_id, "fix_proposal", messages::adjusted_approach(), "fix_proposed", request_id).await,
+            ContextReply::Adjust => {
+                self.answer(task_id, MessageKind::FixProposal, messages::adjusted_approach(), TaskState::FixProposed, request_id).await
+            }
             ContextReply::Handoff => {
-                self.answer(task_id, "rejection", "Do not proceed, prepare handoff now.".to_string(), "review_failed", request_id).await
+                self.answer(
+                    task_id,
+                    MessageKind::Rejection,
+                    "Do not proceed, prepare handoff now.".to_string(),
+                    TaskState::ReviewFailed,
+                    request_id,
+                )
+                .await
             }
             ContextReply::ExitRequest => {
                 self.request_exit(task_id, &task.session_id, "context warning: prepare handoff now", request_id).await
@@ -528,12 +553,19 @@ impl Conductor<'_> {
 
     /// `request_id`: the request it answers, named in the message under `replies-cite-request`
     /// (docs/protocol.md D15); a hand-over answers none.
-    async fn answer(&mut self, task_id: &str, kind: &str, message: String, state: &str, request_id: Option<i64>) -> Result<(), SqlFailure> {
+    async fn answer(
+        &mut self,
+        task_id: &str,
+        kind: MessageKind,
+        message: String,
+        state: TaskState,
+        request_id: Option<i64>,
+    ) -> Result<(), SqlFailure> {
         answer(self.ctx, task_id, kind, cite(self.scenario, message, request_id), state).await
     }
 
     /// A message with no state (a hand-over that leaves the row claimable as it is).
-    async fn send(&mut self, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
+    async fn send(&mut self, task_id: &str, kind: MessageKind, message: String) -> Result<(), SqlFailure> {
         send(self.ctx, task_id, kind, message).await
     }
 
@@ -558,7 +590,7 @@ impl Conductor<'_> {
 
     /// 000 Bootstrap 5 "Session Handoff": a `handoff` message, `fix_proposed`, the next session.
     async fn hand_over(&mut self, task_id: &str, why: &str) -> Result<(), SqlFailure> {
-        self.hand_over_leaving(task_id, why, Some("fix_proposed")).await
+        self.hand_over_leaving(task_id, why, Some(TaskState::FixProposed)).await
     }
 
     /// The hand-over of a session that went silent (a stale heartbeat, a row it holds and no
@@ -578,7 +610,7 @@ impl Conductor<'_> {
             return Ok(true);
         }
         let stale_after = stale_after_s.map_or(Value::Null, Value::Real);
-        let params = vec![(":task_id", text(task_id)), (":state", text("fix_proposed")), (":stale_after_s", stale_after)];
+        let params = vec![(":task_id", text(task_id)), (":state", state_value(TaskState::FixProposed)), (":stale_after_s", stale_after)];
         let released = self.ctx.sql(Stmt::ReleaseTask, params).await?;
         if released.rows_affected == 0 {
             self.count_lost(task_id, -1);
@@ -622,7 +654,7 @@ impl Conductor<'_> {
 
     /// The hand-over with the state it sets: `None` leaves the row as it is, claimable already
     /// (`exit_requested`, docs/protocol.md D16, or released by `hand_over_silent_session`).
-    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<&str>) -> Result<(), SqlFailure> {
+    async fn hand_over_leaving(&mut self, task_id: &str, why: &str, state: Option<TaskState>) -> Result<(), SqlFailure> {
         if self.give_up_if_spent(task_id) {
             return Ok(());
         }
@@ -630,8 +662,8 @@ impl Conductor<'_> {
         let launched = self.sessions.get(task_id).copied().unwrap_or(0);
         let message = messages::conductor_handoff(task_id, launched, why);
         match state {
-            Some(state) => self.answer(task_id, "handoff", message, state, None).await?,
-            None => self.send(task_id, "handoff", message).await?,
+            Some(state) => self.answer(task_id, MessageKind::Handoff, message, state, None).await?,
+            None => self.send(task_id, MessageKind::Handoff, message).await?,
         }
         self.awaiting_claim.insert(task_id.to_string());
         self.launch(task_id, false);
@@ -645,7 +677,7 @@ impl Conductor<'_> {
                 // instructions resume it (000 "Emergency Messages" says no more).
                 self.resumes_sent[index] = true;
                 let task_id = crate::scenario::task_id(emergency.task);
-                self.send(&task_id, "emergency", messages::emergency_resume(&task_id)).await?;
+                self.send(&task_id, MessageKind::Emergency, messages::emergency_resume(&task_id)).await?;
             }
             if self.emergencies_sent[index] || self.ctx.now_ms() < emergency.at_ms {
                 continue;
@@ -654,7 +686,7 @@ impl Conductor<'_> {
             let task_id = crate::scenario::task_id(emergency.task);
             let message = messages::emergency(&task_id, emergency.kind());
             // 000 "Emergency Messages": one INSERT per task, watched by that task's watcher.
-            self.send(&task_id, "emergency", message).await?;
+            self.send(&task_id, MessageKind::Emergency, message).await?;
         }
         Ok(())
     }
@@ -664,7 +696,7 @@ impl Conductor<'_> {
     /// is finished (nobody would read them).
     fn resume_due(&self, emergency: &crate::scenario::Emergency, tasks: &[TaskView]) -> bool {
         let task_id = crate::scenario::task_id(emergency.task);
-        let finished = tasks.iter().any(|t| t.task_id == task_id && (t.state == "complete" || t.state == "exited"));
+        let finished = tasks.iter().any(|t| t.task_id == task_id && TaskState::parse(&t.state).is_some_and(TaskState::is_terminal));
         emergency.kind() == crate::scenario::EmergencyKind::Urgent
             && !self.scenario.settings.emergency_stop_escalates
             && !finished
@@ -677,7 +709,7 @@ impl Conductor<'_> {
         for iteration in 1..=ITERATIONS_MAX {
             let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", text(&self.ctx.meta().session_id))]).await?;
             let state = rows.text(0, 1).unwrap_or("").to_string();
-            if state == "complete" || state == "exit_requested" {
+            if matches!(TaskState::parse(&state), Some(TaskState::Complete | TaskState::ExitRequested)) {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: {state}, exit allowed"));
                 return Ok(());
             }
@@ -718,15 +750,15 @@ impl Conductor<'_> {
 }
 
 /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
-async fn answer(ctx: &Ctx, task_id: &str, kind: &str, message: String, state: &str) -> Result<(), SqlFailure> {
+async fn answer(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String, state: TaskState) -> Result<(), SqlFailure> {
     send(ctx, task_id, kind, message).await?;
-    ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", text(state))]).await?;
+    ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", state_value(state))]).await?;
     Ok(())
 }
 
 /// One conductor message to a task (`send_conductor_message`).
-async fn send(ctx: &Ctx, task_id: &str, kind: &str, message: String) -> Result<(), SqlFailure> {
-    let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind))];
+async fn send(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String) -> Result<(), SqlFailure> {
+    let params = vec![(":task_id", text(task_id)), (":message", Value::Text(message)), (":message_type", text(kind.as_str()))];
     ctx.sql(Stmt::SendConductorMessage, params).await.map(|_| ())
 }
 
@@ -740,24 +772,34 @@ fn cite(scenario: &Scenario, message: String, request_id: Option<i64>) -> String
 }
 
 /// `task-00`'s own state (004 "Conductor States"); the write refreshes its heartbeat too.
-async fn set_own_state(ctx: &Ctx, state: &str) -> Result<(), SqlFailure> {
-    ctx.sql(Stmt::ConductorSetState, vec![(":state", text(state))]).await.map(|_| ())
+async fn set_own_state(ctx: &Ctx, state: TaskState) -> Result<(), SqlFailure> {
+    ctx.sql(Stmt::ConductorSetState, vec![(":state", state_value(state))]).await.map(|_| ())
 }
 
 /// Whether a task in `state` gets the answer to `pending` now (the cases `handle` answers).
 fn answers(state: &str, pending: &Pending) -> bool {
     matches!(
-        (state, pending),
-        ("needs_review", Pending::Review { .. }) | ("error", Pending::ContextWarning { .. } | Pending::Error | Pending::Escalation)
+        (TaskState::parse(state), pending),
+        (Some(TaskState::NeedsReview), Pending::Review { .. })
+            | (Some(TaskState::Error), Pending::ContextWarning { .. } | Pending::Error | Pending::Escalation)
     )
 }
 
-/// 002 "Guard Clause Rules": the states a new session may claim from.
+/// 002 "Guard Clause Rules": the states a new session may claim from. The conductor's rows are
+/// the text its queries returned (a `--sql` file's may return any), read as states here.
 fn is_claimable(state: &str) -> bool {
-    matches!(state, "watching" | "fix_proposed" | "exit_requested")
+    TaskState::parse(state).is_some_and(TaskState::is_claimable)
 }
 
 /// The states in which a session is at work on the row, so a stale heartbeat means it is lost.
 fn is_active(state: &str) -> bool {
-    matches!(state, "working" | "needs_review" | "error" | "review_approved" | "review_failed")
+    matches!(
+        TaskState::parse(state),
+        Some(TaskState::Working | TaskState::NeedsReview | TaskState::Error | TaskState::ReviewApproved | TaskState::ReviewFailed)
+    )
+}
+
+/// `state` as the `:state` parameter binds it.
+fn state_value(state: TaskState) -> Value {
+    text(state.as_str())
 }

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{text, Conductor, TaskView};
 use crate::messages;
-use crate::vocab::Stmt;
+use crate::vocab::{MessageKind, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 /// `Written::last_answer`'s kind for an exit request (a `handoff` message that is no hand-over).
@@ -87,17 +87,18 @@ impl Conductor<'_> {
         let mut written = Written::default();
         for row in 0..found.rows.len() {
             let (id, task_id) = (found.int(row, 0).unwrap_or(0), found.text(row, 1).unwrap_or("").to_string());
-            match found.text(row, 2).unwrap_or("") {
-                "instruction" => {
+            let kind = found.text(row, 2).unwrap_or("");
+            match MessageKind::parse(kind) {
+                Some(MessageKind::Instruction) => {
                     written.instructed.insert(task_id);
                 }
-                "emergency" => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
-                "handoff" if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
+                Some(MessageKind::Emergency) => written.emergencies.push((task_id, found.text(row, 3).unwrap_or("").to_string())),
+                Some(MessageKind::Handoff) if found.text(row, 3).unwrap_or("").starts_with(messages::EXIT_REQUEST) => {
                     written.exit_requests.push((task_id.clone(), found.text(row, 3).unwrap_or("").to_string()));
                     written.last_answer.insert(task_id, (id, EXIT_REQUEST.to_string()));
                 }
-                kind @ ("approval" | "rejection" | "fix_proposal" | "handoff") => {
-                    if kind == "handoff" {
+                Some(answer @ (MessageKind::Approval | MessageKind::Rejection | MessageKind::FixProposal | MessageKind::Handoff)) => {
+                    if answer == MessageKind::Handoff {
                         *written.handoffs.entry(task_id.clone()).or_insert(0) += 1;
                     }
                     written.last_answer.insert(task_id, (id, kind.to_string()));
@@ -151,9 +152,13 @@ impl Conductor<'_> {
             }
             self.pending.remove(&task_id);
             let state = rows.iter().find(|r| r.task_id == task_id).map_or("", |r| r.state.as_str());
-            let Some(answered) = answered_state(kind).filter(|_| matches!(state, "needs_review" | "error")) else { continue };
+            let Some(answered) =
+                answered_state(kind).filter(|_| matches!(TaskState::parse(state), Some(TaskState::NeedsReview | TaskState::Error)))
+            else {
+                continue;
+            };
             self.ctx.note("answer_completed", format!("{task_id}: `{kind}` sent before the crash, still `{state}`: now `{answered}`"));
-            self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&task_id)), (":state", text(answered))]).await?;
+            self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&task_id)), (":state", super::state_value(answered))]).await?;
         }
         Ok(())
     }
@@ -168,12 +173,17 @@ impl Conductor<'_> {
         let worked_by = record.text(0, 2).map(str::to_string);
         let claimed = worked_by.as_deref().and_then(session_number).unwrap_or(0);
         let handed_over = written.handoffs.get(&row.task_id).copied().unwrap_or(0);
-        let handed_over_last = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| kind == "handoff");
-        if handed_over_last && claimed <= handed_over && !matches!(row.state.as_str(), "fix_proposed" | "exit_requested" | "complete") {
+        let handed_over_last = written.last_answer.get(&row.task_id).is_some_and(|(_, kind)| MessageKind::Handoff.is(kind));
+        if handed_over_last
+            && claimed <= handed_over
+            && !matches!(TaskState::parse(&row.state), Some(TaskState::FixProposed | TaskState::ExitRequested | TaskState::Complete))
+        {
             return self.finish_hand_over(row, handed_over).await;
         }
         self.sessions.insert(row.task_id.clone(), claimed.max(1 + handed_over));
-        let waiting = (row.state == "fix_proposed" && handed_over_last) || (row.state == "watching" && worked_by.is_none());
+        let state = TaskState::parse(&row.state);
+        let waiting =
+            (state == Some(TaskState::FixProposed) && handed_over_last) || (state == Some(TaskState::Watching) && worked_by.is_none());
         if waiting {
             self.awaiting_claim.insert(row.task_id.clone());
             self.launch_started.insert(row.task_id.clone(), self.ctx.now_ms());
@@ -194,7 +204,9 @@ impl Conductor<'_> {
             "answer_completed",
             format!("{}: `handoff` sent before the crash, still `{}`: now `fix_proposed`, and its next session", row.task_id, row.state),
         );
-        self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&row.task_id)), (":state", text("fix_proposed"))]).await?;
+        self.ctx
+            .sql(Stmt::SetTaskState, vec![(":task_id", text(&row.task_id)), (":state", super::state_value(TaskState::FixProposed))])
+            .await?;
         self.handled_sessions.insert(row.session_id.clone());
         self.sessions.insert(row.task_id.clone(), handed_over);
         self.awaiting_claim.insert(row.task_id.clone());
@@ -217,9 +229,14 @@ impl Conductor<'_> {
                     "answer_completed",
                     format!("{}: exit request sent before the crash, still `{}`: now `exit_requested`", row.task_id, row.state),
                 );
-                self.ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(&row.task_id)), (":state", text("exit_requested"))]).await?;
+                self.ctx
+                    .sql(
+                        Stmt::SetTaskState,
+                        vec![(":task_id", text(&row.task_id)), (":state", super::state_value(TaskState::ExitRequested))],
+                    )
+                    .await?;
             }
-            if half_written || row.state == "exit_requested" {
+            if half_written || TaskState::parse(&row.state) == Some(TaskState::ExitRequested) {
                 self.asked_to_exit.insert(row.task_id.clone(), (row.session_id.clone(), 0));
             }
         }
@@ -255,11 +272,11 @@ impl Conductor<'_> {
 
 /// The state a conductor answer sets (docs/protocol.md C5); `None` for a hand-over, which is
 /// done again if the session is still stale.
-fn answered_state(kind: &str) -> Option<&'static str> {
-    match kind {
-        "approval" => Some("review_approved"),
-        "rejection" => Some("review_failed"),
-        "fix_proposal" => Some("fix_proposed"),
+fn answered_state(kind: &str) -> Option<TaskState> {
+    match MessageKind::parse(kind)? {
+        MessageKind::Approval => Some(TaskState::ReviewApproved),
+        MessageKind::Rejection => Some(TaskState::ReviewFailed),
+        MessageKind::FixProposal => Some(TaskState::FixProposed),
         _ => None,
     }
 }
@@ -289,9 +306,9 @@ mod tests {
 
     #[test]
     fn only_answers_have_a_state_to_finish() {
-        assert_eq!(answered_state("approval"), Some("review_approved"));
-        assert_eq!(answered_state("rejection"), Some("review_failed"));
-        assert_eq!(answered_state("fix_proposal"), Some("fix_proposed"));
+        assert_eq!(answered_state("approval"), Some(TaskState::ReviewApproved));
+        assert_eq!(answered_state("rejection"), Some(TaskState::ReviewFailed));
+        assert_eq!(answered_state("fix_proposal"), Some(TaskState::FixProposed));
         assert_eq!(answered_state("handoff"), None);
     }
 }

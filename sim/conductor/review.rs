@@ -17,6 +17,7 @@ use crate::event::Fact;
 use crate::executor::ActorId;
 use crate::messages;
 use crate::scenario::{ReviewAnswer, Scenario};
+use crate::vocab::{MessageKind, TaskState};
 use crate::world::SqlFailure;
 
 /// One review request to answer: the task, whether it is the completion review, and which
@@ -96,13 +97,13 @@ pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), Sql
     if !job.still_asked(ctx, scenario).await? {
         return Ok(());
     }
-    super::set_own_state(ctx, "reviewing").await?;
+    super::set_own_state(ctx, TaskState::Reviewing).await?;
     let answer = study(ctx, scenario, job).await?;
     if job.still_asked(ctx, scenario).await? {
         ctx.observe(job.answering());
         send(ctx, scenario, job, answer).await?;
     }
-    super::set_own_state(ctx, "watching").await
+    super::set_own_state(ctx, TaskState::Watching).await
 }
 
 /// A review as an actor of its own. The oracles' ground truth of the request it answers is
@@ -126,7 +127,7 @@ pub async fn actor(ctx: Ctx, scenario: Rc<Scenario>, job: Job, desk: SharedDesk)
 
 async fn answer_as_actor(ctx: &Ctx, scenario: &Scenario, job: &Job, first: bool, desk: &SharedDesk) -> Result<(), SqlFailure> {
     if first {
-        super::set_own_state(ctx, "reviewing").await?;
+        super::set_own_state(ctx, TaskState::Reviewing).await?;
     }
     let answer = study(ctx, scenario, job).await?;
     if job.still_asked(ctx, scenario).await? {
@@ -134,7 +135,7 @@ async fn answer_as_actor(ctx: &Ctx, scenario: &Scenario, job: &Job, first: bool,
         send(ctx, scenario, job, answer).await?;
     }
     if desk.borrow_mut().end(&job.task_id) {
-        super::set_own_state(ctx, "watching").await?;
+        super::set_own_state(ctx, TaskState::Watching).await?;
     }
     Ok(())
 }
@@ -194,10 +195,10 @@ async fn spend(ctx: &Ctx, review_ms: i64, heartbeat_ms: i64) -> Result<(), SqlFa
 async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -> Result<(), SqlFailure> {
     let task_id = job.task_id.as_str();
     let (kind, message) = match answer {
-        ReviewAnswer::ReviewApproved => ("approval", messages::approval(task_id, job.completion)),
-        ReviewAnswer::ReviewFailed => ("rejection", messages::rejection(task_id)),
+        ReviewAnswer::ReviewApproved => (MessageKind::Approval, messages::approval(task_id, job.completion)),
+        ReviewAnswer::ReviewFailed => (MessageKind::Rejection, messages::rejection(task_id)),
         ReviewAnswer::FixProposed => {
-            ("fix_proposal", messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
+            (MessageKind::FixProposal, messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
         }
     };
     super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await

@@ -10,7 +10,7 @@ use super::item::{Context, Item, Writer};
 use super::Coverage;
 use crate::event::{Event, EventKind, Fact, SqlResult, Who};
 use crate::oracle::{sql_fact, touched_row, SqlFact};
-use crate::vocab::{self, task_number, ActorName, NameHash, SessionPlace, TaskState, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
+use crate::vocab::{self, task_number, ActorName, NameHash, SessionPlace, CONDUCTOR_SESSION_ID, CONDUCTOR_TASK_ID};
 
 /// What the observer knows of one session.
 #[derive(Clone, Debug)]
@@ -188,7 +188,7 @@ impl CoverageObserver {
             self.coverage.add(Item::ZeroRows(f.statement));
         }
         let Some((before, after)) = touched_row(f) else { return };
-        let (Some(from), Some(to)) = (TaskState::parse(&before.state), TaskState::parse(&after.state)) else { return };
+        let (from, to) = (before.state, after.state);
         if from == to || f.task_id == CONDUCTOR_TASK_ID {
             return;
         }

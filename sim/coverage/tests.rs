@@ -11,7 +11,7 @@ struct Run {
 }
 
 fn row(state: &str, owner: &str) -> Option<RowSnapshot> {
-    Some(RowSnapshot { state: state.into(), session_id: owner.into(), retry_count: 0, heartbeat_age_s: Some(0.0) })
+    Some(RowSnapshot { state: state.parse().unwrap(), session_id: owner.into(), retry_count: 0, heartbeat_age_s: Some(0.0) })
 }
 
 impl Run {

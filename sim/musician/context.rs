@@ -6,7 +6,7 @@ use crate::event::Fact;
 use crate::handoff::Position;
 use crate::messages;
 use crate::scenario::TaskPlan;
-use crate::vocab::Stmt;
+use crate::vocab::{Severity, Stmt, TaskState};
 use crate::world::SqlFailure;
 
 use super::*;
@@ -173,12 +173,12 @@ impl Musician {
         e: &CheckpointEstimate,
         recommended: usize,
     ) -> Result<(), SqlFailure> {
-        match answer {
-            "review_approved" => {
+        match TaskState::parse(answer) {
+            Some(TaskState::ReviewApproved) => {
                 self.scope = Scope::HandoffAfterCheckpoint;
                 self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
             }
-            "fix_proposed" if messages::is_adjusted_approach(reply_text) => {
+            Some(TaskState::FixProposed) if messages::is_adjusted_approach(reply_text) => {
                 // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
                 // approach as follows: [instructions]". The instructions change how the work
                 // is done, not how much of it: the scope stays as planned, no hand-off is
@@ -188,7 +188,7 @@ impl Musician {
                 self.status(&format!("conductor fix_proposed: adjusting approach — {first}")).await;
                 self.deviation("approach adjusted per conductor after a context warning [Low — instructed change of approach]").await;
             }
-            "fix_proposed" => {
+            Some(TaskState::FixProposed) => {
                 // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
                 // checkpoint"; the agents after those, up to the checkpoint, are skipped.
                 let granted = messages::parse_reduced_scope(reply_text).unwrap_or(recommended as u64).min(e.agents.len() as u64);
@@ -269,8 +269,9 @@ impl Musician {
             },
             (_, []) => total.to_string(),
             (_, lines) => {
-                let count = |w: &str| lines.iter().filter(|l| severity(l) == Some(w)).count();
-                let parts: Vec<String> = [("High", count("High")), ("Medium", count("Medium")), ("Low", count("Low"))]
+                let count = |w: Severity| lines.iter().filter(|l| severity(l) == Some(w)).count();
+                let parts: Vec<String> = [Severity::High, Severity::Medium, Severity::Low]
+                    .map(|w| (w, count(w)))
                     .iter()
                     .filter(|(_, n)| *n > 0)
                     .map(|(w, n)| format!("{n} {w}"))
@@ -416,8 +417,10 @@ pub(super) fn describe_positions(agents: &[Position]) -> String {
 }
 
 /// The severity word of a deviation line (000 REF-5: Low, Medium, High).
-pub(super) fn severity(line: &str) -> Option<&'static str> {
-    ["High", "Medium", "Low"].into_iter().find(|w| line.contains(&format!("[{w}")) || line.contains(&format!("({w}")))
+pub(super) fn severity(line: &str) -> Option<Severity> {
+    [Severity::High, Severity::Medium, Severity::Low]
+        .into_iter()
+        .find(|w| line.contains(&format!("[{w}")) || line.contains(&format!("({w}")))
 }
 
 /// A deviation line without its severity group: "checkpoint 2: review_failed (Smoothness 6/9)".

@@ -6,7 +6,7 @@
 
 use crate::handoff::{EscalationRule, ESCALATION_ANSWERED};
 use crate::messages;
-use crate::vocab::Stmt;
+use crate::vocab::{Stmt, TaskState};
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
 
@@ -83,10 +83,10 @@ impl Musician {
         if self.takes_exit_request(&answer).await {
             return self.exit_on_request().await.map(Some);
         }
-        match answer.as_str() {
-            "fix_proposed" | "review_approved" => {}
-            other => {
-                self.status(&format!("conductor {other} after escalation: prepare handoff")).await;
+        match TaskState::parse(&answer) {
+            Some(TaskState::FixProposed | TaskState::ReviewApproved) => {}
+            _ => {
+                self.status(&format!("conductor {answer} after escalation: prepare handoff")).await;
                 return self.clean_exit("escalated, conductor requested handoff").await.map(Some);
             }
         }
@@ -94,7 +94,7 @@ impl Musician {
         // after any answer (000 "Response Handling"); the correction is work.
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         self.start_background_watcher();
-        if answer == "fix_proposed" {
+        if TaskState::parse(&answer) == Some(TaskState::FixProposed) {
             self.status("conductor fix_proposed: correction task, applying it before resuming").await;
             let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
             // Work with the watcher beside it, relaunched if it exits (000 Key Principles 6a).

@@ -3,7 +3,7 @@
 
 use crate::handoff::{self};
 use crate::messages;
-use crate::vocab::Stmt;
+use crate::vocab::{Severity, Stmt, TaskState};
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
 
@@ -46,7 +46,7 @@ impl Musician {
     /// musician to prepare handoff and exit", "States the Conductor Sets") the session takes it
     /// as the request; under 004's (`exit-requested-conductor-only`) it is no answer it knows.
     pub(super) async fn takes_exit_request(&mut self, answer: &str) -> bool {
-        if answer != "exit_requested" || !self.scenario.settings.exit_request_to_musician {
+        if TaskState::parse(answer) != Some(TaskState::ExitRequested) || !self.scenario.settings.exit_request_to_musician {
             return false;
         }
         self.memory.borrow_mut().exit_requested = true;
@@ -210,7 +210,7 @@ impl Musician {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: no row names this session, exit allowed"));
                 return Ok(());
             }
-            if states.iter().any(|s| *s == "complete" || *s == "exited") {
+            if states.iter().any(|s| TaskState::parse(s).is_some_and(TaskState::is_terminal)) {
                 self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
                 return Ok(());
             }
@@ -271,11 +271,11 @@ impl Musician {
         let mut score = 1 + if self.self_correction.is_some() { 2 } else { 0 };
         for line in &self.deviations {
             score += match super::context::severity(line) {
-                Some("High") => 3,
-                Some("Medium") => 1,
+                Some(Severity::High) => 3,
+                Some(Severity::Medium) => 1,
                 _ => 0,
             };
-            if line.contains("review_failed") {
+            if line.contains(TaskState::ReviewFailed.as_str()) {
                 score += 4;
             }
         }

@@ -19,7 +19,7 @@ use crate::handoff::{self, MessageMeta, Mismatch, Position, PriorRow};
 use crate::messages;
 use crate::scenario::{Scenario, TaskPlan};
 use crate::session::{SessionMemory, SharedMemory};
-use crate::vocab::{ActorName, SessionPlace, Stmt};
+use crate::vocab::{ActorName, MessageKind, SessionPlace, Stmt, TaskState};
 use crate::world::{FailureKind, SqlFailure};
 
 mod context;
@@ -386,7 +386,7 @@ impl Musician {
         let stale_only = self.scenario.settings.working_count_stale_only;
         let staleness_s = self.scenario.conductor.staleness_s as f64;
         let working: Vec<&str> = (0..rows.rows.len())
-            .filter(|&r| rows.text(r, 1) == Some("working"))
+            .filter(|&r| rows.state(r, 1) == Some(TaskState::Working))
             .filter(|&r| !stale_only || rows.real(r, 3).is_none_or(|age_s| age_s > staleness_s))
             .filter_map(|r| rows.text(r, 0))
             .collect();
@@ -583,7 +583,9 @@ impl Musician {
 /// hide them from its successor. 0 when there is none: the instruction's id bounds the read.
 fn predecessor_cursor(rows: &crate::db::SqlOutcome, previous: Option<&str>, me: &str) -> i64 {
     let handed_over_at = (0..rows.rows.len())
-        .filter(|r| rows.text(*r, 1) == Some(crate::vocab::CONDUCTOR_TASK_ID) && rows.text(*r, 2) == Some("handoff"))
+        .filter(|r| {
+            rows.text(*r, 1) == Some(crate::vocab::CONDUCTOR_TASK_ID) && rows.text(*r, 2).is_some_and(|kind| MessageKind::Handoff.is(kind))
+        })
         .filter_map(|r| rows.int(r, 0))
         .max()
         .unwrap_or(i64::MAX);

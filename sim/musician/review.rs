@@ -5,7 +5,7 @@ use crate::ctx::ActorMeta;
 use crate::event::Fact;
 use crate::messages;
 use crate::session::PauseOutcome;
-use crate::vocab::{Stmt, WatcherKind};
+use crate::vocab::{Severity, Stmt, TaskState, WatcherKind};
 use crate::watcher;
 use crate::world::SqlFailure;
 use rusqlite::types::Value;
@@ -65,8 +65,8 @@ impl Musician {
             if self.takes_exit_request(&answer).await {
                 return self.exit_on_request().await.map(Some);
             }
-            match answer.as_str() {
-                "review_approved" => {
+            match TaskState::parse(&answer) {
+                Some(TaskState::ReviewApproved) => {
                     let step = review_step(review, self.launch.plan.steps);
                     self.cost(&self.scenario.context.message_pct.clone());
                     self.status(&format!("{what} approved (step {step})")).await;
@@ -88,7 +88,7 @@ impl Musician {
                     self.start_background_watcher();
                     return Ok(None);
                 }
-                "review_failed" | "fix_proposed" => {
+                Some(TaskState::ReviewFailed | TaskState::FixProposed) => {
                     // 000 "Response Handling": on `review_failed` and on `fix_proposed` alike,
                     // "Launch background watcher ... Apply ... Re-run verification tests ...
                     // Re-submit for review (back to `needs_review`)". So the state goes
@@ -108,13 +108,14 @@ impl Musician {
                     self.cost(&self.scenario.context.integration_pct.clone());
                     self.add_new_tests();
                     self.status(&format!("fixing: feedback on {what} applied")).await;
-                    let severity = if answer == "review_failed" { "Medium" } else { "Low" };
+                    let severity =
+                        if TaskState::parse(&answer) == Some(TaskState::ReviewFailed) { Severity::Medium } else { Severity::Low };
                     self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
                     // The watcher runs on through the re-verification; the pause stops it.
                 }
-                other => {
-                    self.status(&format!("unexpected state {other} while waiting for review: prepare handoff")).await;
-                    return self.clean_exit(&format!("conductor left the task in {other}")).await.map(Some);
+                _ => {
+                    self.status(&format!("unexpected state {answer} while waiting for review: prepare handoff")).await;
+                    return self.clean_exit(&format!("conductor left the task in {answer}")).await.map(Some);
                 }
             }
         }
@@ -152,7 +153,7 @@ impl Musician {
     /// "prepare handoff now" (docs/protocol.md D10: 002's table has no way out of
     /// `review_failed` but `needs_review`).
     async fn rework_ceiling_handoff(&mut self, answer: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
-        if answer == "fix_proposed" {
+        if TaskState::parse(answer) == Some(TaskState::FixProposed) {
             self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         }
         self.ceiling_handoff(&format!("the rework after {answer}"), predicted_pct).await
@@ -249,7 +250,7 @@ impl Musician {
         let read = self.consume_conductor_messages().await?;
         // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
         // addressed to whichever session holds the row, so it needs no citation (D15).
-        let exit_request = state == "exit_requested" && self.scenario.settings.exit_request_to_musician;
+        let exit_request = TaskState::parse(&state) == Some(TaskState::ExitRequested) && self.scenario.settings.exit_request_to_musician;
         if !self.scenario.settings.replies_cite_request || exit_request {
             return Ok(Waited::Answer(Answer { state, reply: read.last().cloned().unwrap_or_default() }));
         }

@@ -7,7 +7,7 @@ use crate::ctx::ActorMeta;
 use crate::handoff::Position;
 use crate::messages;
 use crate::session::WatcherReport;
-use crate::vocab::{Stmt, WatcherKind};
+use crate::vocab::{Stmt, TaskState, WatcherKind};
 use crate::watcher;
 use crate::world::SqlFailure;
 use rand::RngExt;
@@ -511,7 +511,7 @@ impl Musician {
         if self.takes_exit_request(&answer).await {
             return self.exit_on_request().await.map(ErrorAnswer::End);
         }
-        if answer != "fix_proposed" && answer != "review_approved" {
+        if !matches!(TaskState::parse(&answer), Some(TaskState::FixProposed | TaskState::ReviewApproved)) {
             self.status(&format!("conductor {answer} after error: prepare handoff")).await;
             return self.clean_exit("error escalated, conductor requested handoff").await.map(ErrorAnswer::End);
         }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use super::latency::Noticer;
 use super::truth::touched_row;
 use super::SqlFact;
-use crate::vocab::{Stmt, CONDUCTOR_TASK_ID};
+use crate::vocab::{Stmt, TaskState, CONDUCTOR_TASK_ID};
 
 /// The designer's figures of one run, each a sample in ms (the queue length a count).
 /// Serialized with the measurements into a sweep's pairs.jsonl.
@@ -116,7 +116,10 @@ pub struct DesignerMeter {
 impl DesignerMeter {
     /// The conductor's poll: the rows waiting for a review.
     pub fn on_poll(&mut self, figures: &mut DesignerFigures, polled: &[(String, String, f64)]) {
-        let queued = polled.iter().filter(|(task, state, _)| task != CONDUCTOR_TASK_ID && state == "needs_review").count();
+        let queued = polled
+            .iter()
+            .filter(|(task, state, _)| task != CONDUCTOR_TASK_ID && TaskState::parse(state) == Some(TaskState::NeedsReview))
+            .count();
         figures.review_queue_len.push(queued as i64);
     }
 
@@ -127,9 +130,10 @@ impl DesignerMeter {
             return;
         }
         let Some((before, after)) = touched_row(f) else { return };
-        let answered = matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed" | "complete");
+        let answered =
+            matches!(after.state, TaskState::ReviewApproved | TaskState::ReviewFailed | TaskState::FixProposed | TaskState::Complete);
         // A pause TIMEOUT's `error` still waits for the review (000 "Mode Transitions").
-        if matches!(before.state.as_str(), "needs_review" | "error") && answered {
+        if matches!(before.state, TaskState::NeedsReview | TaskState::Error) && answered {
             if let Some(asked) = self.review_asked_ms.remove(f.task_id) {
                 figures.review_wait_ms.push(f.t_ms - asked);
             }
@@ -140,9 +144,9 @@ impl DesignerMeter {
     /// crash this claim recovers from, if it is a successor's first claim after one.
     pub fn on_musician_write(&mut self, figures: &mut DesignerFigures, f: &SqlFact) -> Option<PendingRecovery> {
         let (before, after) = touched_row(f)?;
-        if after.state == "needs_review" && before.state != "needs_review" {
+        if after.state == TaskState::NeedsReview && before.state != TaskState::NeedsReview {
             self.review_asked_ms.entry(f.task_id.to_string()).or_insert(f.t_ms);
-        } else if !matches!(after.state.as_str(), "needs_review" | "error") {
+        } else if !matches!(after.state, TaskState::NeedsReview | TaskState::Error) {
             // The request withdrawn (the session went on, exited, or a successor claimed);
             // a pause TIMEOUT's `error` keeps waiting for the answer.
             self.review_asked_ms.remove(f.task_id);

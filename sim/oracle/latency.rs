@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::event::{ActorEnd, Event, EventKind, Fact};
-use crate::vocab::{ActorName, Stmt, WatcherKind, CONDUCTOR_TASK_ID};
+use crate::vocab::{ActorName, Stmt, TaskState, WatcherKind, CONDUCTOR_TASK_ID};
 
 use super::sql_fact;
 
@@ -400,8 +400,8 @@ impl Attribution {
         }
         // 004 "Conductor States": `reviewing` on task-00 while a review runs, `watching` after.
         if f.statement == Stmt::ConductorSetState && f.task_id == CONDUCTOR_TASK_ID {
-            match f.after.map(|row| row.state.as_str()) {
-                Some("reviewing") => {
+            match f.after.map(|row| row.state) {
+                Some(TaskState::Reviewing) => {
                     self.review_open.get_or_insert((f.t_ms, Vec::new()));
                 }
                 Some(_) => {

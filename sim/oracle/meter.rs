@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::event::Fact;
+use crate::vocab::TaskState;
 
 use super::designer::{DesignerFigures, DesignerMeter, PendingRecovery};
 use super::latency::{Attribution, Decomposition};
@@ -172,7 +173,8 @@ impl Meter {
         // of sessions and the conductor polls every few seconds (issue 17).
         let mut healthy_tasks: Option<Vec<(&str, &str)>> = None;
         for (task_id, state, seconds_stale) in polled {
-            if !matches!(state.as_str(), "working" | "needs_review" | "error") {
+            // Polled states are the poll's text as SQL returned it (a `--sql` file's may be any).
+            if !matches!(TaskState::parse(state), Some(TaskState::Working | TaskState::NeedsReview | TaskState::Error)) {
                 continue;
             }
             let healthy = healthy_tasks.get_or_insert_with(|| healthy_tasks_at(truth, t_ms));
@@ -193,7 +195,7 @@ impl Meter {
         if f.task_id == crate::vocab::CONDUCTOR_TASK_ID || before.state == after.state {
             return;
         }
-        if matches!(after.state.as_str(), "review_approved" | "review_failed" | "fix_proposed") {
+        if matches!(after.state, TaskState::ReviewApproved | TaskState::ReviewFailed | TaskState::FixProposed) {
             self.answered.insert(f.task_id.to_string(), (f.t_ms, before.session_id.clone()));
         }
     }
@@ -246,7 +248,7 @@ impl Meter {
         // The task's exit is its owner's: a replaced session writing `exited` over its
         // successor's row (no fencing, D11) ends nothing the successor's claim could follow.
         let own_row = before.session_id == f.session_id;
-        if own_row && is_terminal_write(f) && before.state != after.state && after.state == "exited" {
+        if own_row && is_terminal_write(f) && before.state != after.state && after.state == TaskState::Exited {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);
         }
     }

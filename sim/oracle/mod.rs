@@ -30,7 +30,7 @@ pub use truth::{touched_row, MessageTruth, StaleTruth, Truth};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Violation {
-    pub rule: &'static str,
+    pub rule: RuleId,
     pub t_ms: i64,
     pub explanation: String,
     /// The first report of its rule for its subject (a task, a message): summary.md and the
@@ -139,7 +139,7 @@ impl Findings {
         if first {
             subjects.insert(subject.to_string());
         }
-        self.violations.push(Violation { rule: rule.as_str(), t_ms, explanation: explain(), first, point: None });
+        self.violations.push(Violation { rule, t_ms, explanation: explain(), first, point: None });
     }
 }
 
@@ -174,8 +174,7 @@ impl Checker {
     fn name_choices(&mut self, from: usize, conductor_wrote: bool) {
         let Some(choices) = &self.choices else { return };
         for violation in &mut self.findings.violations[from..] {
-            let Some(rule) = RuleId::parse(violation.rule) else { continue };
-            if let Some(words) = choices.in_chain(rule, conductor_wrote, &violation.explanation) {
+            if let Some(words) = choices.in_chain(violation.rule, conductor_wrote, &violation.explanation) {
                 violation.explanation.push_str(&words);
             }
         }

@@ -11,7 +11,7 @@ pub(super) struct Run {
 
 /// A task row as a snapshot: (state, owner session, retry_count, heartbeat age in s).
 pub(super) fn row(state: &str, owner: &str, retry_count: i64, age_s: f64) -> Option<RowSnapshot> {
-    Some(RowSnapshot { state: state.into(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
+    Some(RowSnapshot { state: state.parse().unwrap(), session_id: owner.into(), retry_count, heartbeat_age_s: Some(age_s) })
 }
 
 impl Run {
@@ -149,7 +149,7 @@ impl Run {
     /// The one violation of `rule`, which must exist.
     pub(super) fn the(&mut self, rule: RuleId) -> Violation {
         let all = self.violations();
-        let mut found = all.iter().filter(|v| v.rule == rule.as_str());
+        let mut found = all.iter().filter(|v| v.rule == rule);
         let first = found.next().unwrap_or_else(|| panic!("no {rule} among {all:#?}")).clone();
         assert!(found.next().is_none(), "{rule} more than once: {all:#?}");
         first
@@ -157,7 +157,7 @@ impl Run {
 
     pub(super) fn none(&mut self, rule: RuleId) {
         let all = self.violations();
-        assert!(!all.iter().any(|v| v.rule == rule.as_str()), "unexpected {rule}: {all:#?}");
+        assert!(!all.iter().any(|v| v.rule == rule), "unexpected {rule}: {all:#?}");
     }
 }
 
@@ -758,7 +758,7 @@ fn budget_a_measurement_over_its_budget_and_one_at_it() {
         run.poll(30_000, &[("task-01", "working", 457.2)]);
         run.checker.finish(40_000, &budgets(max));
         let found = run.checker.violations().iter().any(|v| {
-            v.rule == "budget"
+            v.rule == RuleId::Budget
                 && v.explanation.contains("heartbeat_age_s reached 457")
                 && v.explanation.contains("the largest is within the heartbeat refresh threshold, its whole cause")
         });
@@ -809,7 +809,7 @@ fn every_violation_is_kept_and_the_first_of_its_rule_and_subject_is_marked() {
         findings.violate_with(rule, subject, t_ms, || format!("{rule} at {t_ms}"));
     }
     let reported: Vec<(&str, i64, &str, bool)> =
-        findings.violations.iter().map(|v| (v.rule, v.t_ms, v.explanation.as_str(), v.first)).collect();
+        findings.violations.iter().map(|v| (v.rule.as_str(), v.t_ms, v.explanation.as_str(), v.first)).collect();
     assert_eq!(
         reported,
         [

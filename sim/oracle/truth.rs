@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::db::RowSnapshot;
 use crate::event::Fact;
-use crate::vocab::Stmt;
+use crate::vocab::{MessageKind, Stmt, TaskState};
 
 use super::SqlFact;
 
@@ -235,7 +235,7 @@ impl Truth {
             return;
         }
         if let Some((before, after)) = touched_row(f) {
-            if after.state == "complete" && before.state != "complete" {
+            if after.state == TaskState::Complete && before.state != TaskState::Complete {
                 self.completed_by.insert(f.task_id.to_string(), f.session_id.to_string());
             }
         }
@@ -272,8 +272,7 @@ pub fn is_terminal_write(f: &SqlFact) -> bool {
     if f.rows_affected == 0 || f.statement.inserts_message() || f.statement == Stmt::InsertFallbackRow {
         return false;
     }
-    let to_terminal = matches!(after.state.as_str(), "complete" | "exited");
-    to_terminal && (before.state != after.state || matches!(f.statement, Stmt::MarkComplete | Stmt::MarkExited))
+    after.state.is_terminal() && (before.state != after.state || matches!(f.statement, Stmt::MarkComplete | Stmt::MarkExited))
 }
 
 /// docs/protocol.md D16, the default reading: a session asked to exit leaves the row it owns in
@@ -282,15 +281,15 @@ pub fn is_terminal_write(f: &SqlFact) -> bool {
 /// Protocol" 6), sent while that row is `exit_requested`, is its last write.
 pub fn leaves_on_request(f: &SqlFact) -> bool {
     let (Some((_, _, kind)), Some(after)) = (f.message, f.after) else { return false };
-    !f.actor.is_conductor() && kind == "handoff" && after.state == "exit_requested" && after.session_id == f.session_id
+    !f.actor.is_conductor() && MessageKind::Handoff.is(kind) && after.state == TaskState::ExitRequested && after.session_id == f.session_id
 }
 
 /// A conductor write that begins handing a task over: its `handoff` message, or (with no
 /// message first) its move to `fix_proposed`. Staleness declarations are judged here.
 pub fn begins_hand_over(f: &SqlFact) -> bool {
     match (f.message, f.after) {
-        (Some((_, _, kind)), _) => kind == "handoff",
-        (None, Some(after)) => after.state == "fix_proposed",
+        (Some((_, _, kind)), _) => MessageKind::Handoff.is(kind),
+        (None, Some(after)) => after.state == TaskState::FixProposed,
         (None, None) => false,
     }
 }

@@ -41,7 +41,7 @@ fn violations(md: &mut String, violations: &[Violation]) {
     }
     let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for v in violations {
-        let (firsts, all) = counts.entry(v.rule).or_default();
+        let (firsts, all) = counts.entry(v.rule.as_str()).or_default();
         *firsts += usize::from(v.first);
         *all += 1;
     }

@@ -8,6 +8,7 @@ use super::deserialize::{
     non_negative_i64, optional_non_negative_i64, optional_positive_i64, percent, positive_i64, positive_u64, probability,
 };
 use crate::dist::Dist;
+use crate::vocab::TaskState;
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -213,11 +214,11 @@ pub enum ReviewAnswer {
 }
 
 impl ReviewAnswer {
-    pub fn state(self) -> &'static str {
+    pub fn state(self) -> TaskState {
         match self {
-            ReviewAnswer::ReviewApproved => "review_approved",
-            ReviewAnswer::ReviewFailed => "review_failed",
-            ReviewAnswer::FixProposed => "fix_proposed",
+            ReviewAnswer::ReviewApproved => TaskState::ReviewApproved,
+            ReviewAnswer::ReviewFailed => TaskState::ReviewFailed,
+            ReviewAnswer::FixProposed => TaskState::FixProposed,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::plan::RunPlan;
 use crate::run::RunSummary;
 use crate::scenario::Scenario;
 use crate::sweep::Failure;
+use crate::vocab::RuleId;
 pub use signature::Signature;
 
 /// Every edit is one candidate run; the search stops after this many.
@@ -117,7 +118,7 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     let (events_before, faults_before) = (base.summary.events, faults_in(&original));
     let (mut table, mut best, scripting) = script_drawn_faults(&mut runner, &original, base, &signature);
     // Liveness is judged at the end of the run: shortening the run would change the rule.
-    let violation_ms = |s: &RunSummary| s.verdict.failing_violation().filter(|v| v.rule != "liveness").map(|v| v.t_ms);
+    let violation_ms = |s: &RunSummary| s.verdict.failing_violation().filter(|v| v.rule != RuleId::Liveness).map(|v| v.t_ms);
     'search: loop {
         for candidate in candidates::candidates(&table, violation_ms(&best)) {
             if runner.runs >= CANDIDATE_RUNS_MAX {

@@ -1,10 +1,11 @@
 //! The vocabulary: the words every layer of the simulator shares — actor names, task states,
-//! statement names, protocol points and faults, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
+//! message kinds and severities, statement names, protocol points and faults, rule ids, run outcomes, variant and profile names — as types. It imports nothing of
 //! the simulator, so everything else can import it. Text becomes these types once, at the edge
 //! (a scenario file, a trace row, a SQL file); inside, only the types travel.
 
 pub mod actor;
 pub mod fault;
+pub mod message;
 mod name_hash;
 pub mod outcome;
 pub mod point;
@@ -14,9 +15,11 @@ pub mod state;
 pub mod statement;
 pub mod suggest;
 pub mod variant_name;
+pub mod word;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
 pub use fault::{FaultKind, PointFault, Whose};
+pub use message::{MessageKind, Severity};
 pub use name_hash::NameHash;
 pub use outcome::{Ending, RunOutcome};
 pub use point::{Point, When};
@@ -25,6 +28,7 @@ pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;
 pub use statement::Stmt;
 pub use variant_name::{check_variant_name, VARIANT_NAMES};
+pub use word::{UnknownWord, Word};
 
 /// The conductor's own task row (seed 004 state table: `task-00`).
 pub const CONDUCTOR_TASK_ID: &str = "task-00";

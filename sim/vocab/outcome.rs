@@ -1,5 +1,7 @@
 //! How a run ends and what it means for the exit code (README.md "Exit codes").
 
+use super::word::{word_traits, Word};
+
 /// How the event loop ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ending {
@@ -36,6 +38,8 @@ pub enum RunOutcome {
 }
 
 impl RunOutcome {
+    pub const ALL: [RunOutcome; 3] = [RunOutcome::Pass, RunOutcome::Fail, RunOutcome::Error];
+
     pub fn as_str(self) -> &'static str {
         match self {
             RunOutcome::Pass => "pass",
@@ -45,7 +49,7 @@ impl RunOutcome {
     }
 
     pub fn parse(text: &str) -> Option<RunOutcome> {
-        [RunOutcome::Pass, RunOutcome::Fail, RunOutcome::Error].into_iter().find(|o| o.as_str() == text)
+        <RunOutcome as Word>::from_text(text)
     }
 
     /// 0 pass, 1 the protocol failed, 3 the harness failed.
@@ -63,6 +67,8 @@ impl RunOutcome {
     }
 }
 
+word_traits!(RunOutcome, "run outcome");
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +79,6 @@ mod tests {
         assert_eq!(RunOutcome::worst([RunOutcome::Pass, RunOutcome::Fail]).exit_code(), 1);
         assert_eq!(RunOutcome::worst([RunOutcome::Error, RunOutcome::Fail]).exit_code(), 3);
         assert_eq!(RunOutcome::parse("fail"), Some(RunOutcome::Fail));
+        crate::vocab::word::check::round_trips::<RunOutcome>("passed");
     }
 }

@@ -1,7 +1,7 @@
 //! Task states: the eleven values of `orchestration_tasks.state`'s CHECK constraint (seed 004
 //! "Database"), with their meaning in 002's state machine.
 
-use std::fmt;
+use super::word::{word_traits, Word};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TaskState {
@@ -51,7 +51,7 @@ impl TaskState {
     }
 
     pub fn parse(text: &str) -> Option<TaskState> {
-        TaskState::ALL.into_iter().find(|s| s.as_str() == text)
+        <TaskState as Word>::from_text(text)
     }
 
     /// 002 "Terminal States": a session's work on the row is over.
@@ -65,11 +65,7 @@ impl TaskState {
     }
 }
 
-impl fmt::Display for TaskState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+word_traits!(TaskState, "task state");
 
 #[cfg(test)]
 mod tests {
@@ -86,6 +82,8 @@ mod tests {
             assert_eq!(TaskState::parse(state.as_str()), Some(state));
         }
         assert_eq!(TaskState::parse("finished"), None);
+        crate::vocab::word::check::round_trips::<TaskState>("finished");
+        assert_eq!("workng".parse::<TaskState>().unwrap_err().to_string().rsplit("; ").next(), Some("did you mean `working`?"));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rehearsal::vocab::{ActorName, Stmt, TaskState};
+use rehearsal::vocab::{ActorName, RuleId, Stmt, TaskState};
 
 use crate::support::{messages, open_db, root, run_path, task_row, trace};
 
@@ -55,7 +55,7 @@ fn slow_review_the_conductor_never_answers_onto_an_exited_row() {
         .collect();
     assert!(!landed.is_empty(), "answer-on-poll: an approval on an exited row\n{}", old_summary.render());
     assert!(old_summary.verdict.rules().contains(&"allowed-transitions"));
-    let explained = old_summary.verdict.violations.iter().find(|v| v.rule == "allowed-transitions").unwrap();
+    let explained = old_summary.verdict.violations.iter().find(|v| v.rule == RuleId::AllowedTransitions).unwrap();
     assert!(explained.explanation.contains("conductor choices C37 (answers on its poll"), "{}", explained.explanation);
 }
 
@@ -101,7 +101,7 @@ fn guard_block_the_conductor_acts_on_claim_blocked() {
     // names the choice.
     let (old, ignored) = run("scenarios/examples/guard-block.toml", &["ignore-claim-blocked"]);
     assert_eq!(task_row(&out(&old), "task-01").0, "working");
-    let liveness = ignored.verdict.violations.iter().find(|v| v.rule == "liveness").expect("liveness");
+    let liveness = ignored.verdict.violations.iter().find(|v| v.rule == RuleId::Liveness).expect("liveness");
     assert!(liveness.explanation.contains("C39 (claim_blocked ignored)"), "{}", liveness.explanation);
 }
 

@@ -49,7 +49,7 @@ fn a_session_asked_to_exit_writes_exited_last_and_its_successor_claims_after_the
 fn claimed_from(row: &TraceRecord) -> String {
     let event = row.clone().into_event().unwrap_or_else(|e| panic!("{e:?}"));
     let EventKind::Sql(sql) = event.kind else { panic!("{row:?} is no SQL row") };
-    sql.before.expect("a claim snapshots the row before it").state
+    sql.before.expect("a claim snapshots the row before it").state.to_string()
 }
 
 /// The successful claims of a task, as (session, the state claimed from).

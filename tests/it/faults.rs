@@ -8,7 +8,7 @@ use rehearsal::dist::Dist;
 use rehearsal::run::{run_scenario, RunOptions, RunSummary};
 use rehearsal::scenario::Scenario;
 
-use rehearsal::vocab::{Stmt, TaskState};
+use rehearsal::vocab::{RuleId, Stmt, TaskState};
 
 use crate::support::{actor, root, session, trace};
 
@@ -31,7 +31,7 @@ fn run_with(name: &str, variants: &[&str], seed: Option<u64>) -> (tempfile::Temp
 
 fn first(summary: &RunSummary) -> (&str, &str) {
     let v = summary.verdict.violations.first().unwrap_or_else(|| panic!("no violation: {}", summary.render()));
-    (v.rule, v.explanation.as_str())
+    (v.rule.as_str(), v.explanation.as_str())
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn watcher_jitter_past_the_one_minute_buffer_gets_live_sessions_declared_stale()
     // late refresh; what remains is the heartbeat age it read past the 540 s threshold.
     let (_dir, shipped) = run_with("watcher-jitter", &[], None);
     assert!(!shipped.verdict.rules().contains(&"no-false-stale"), "{}", shipped.render());
-    let breach = shipped.verdict.violations.iter().find(|v| v.rule == "budget" && v.explanation.starts_with("heartbeat_age_s"));
+    let breach = shipped.verdict.violations.iter().find(|v| v.rule == RuleId::Budget && v.explanation.starts_with("heartbeat_age_s"));
     assert!(breach.is_some(), "{}", shipped.render());
     // The smallest jitter (5 s steps) at which a false alarm first happens, on 3 seeds:
     // refresh after 480 s at the first poll (15 s + jitter + statements) must land before the
@@ -194,7 +194,7 @@ fn the_variants_of_the_other_disagreements_change_what_the_run_does() {
             .verdict
             .violations
             .iter()
-            .any(|v| v.rule == "allowed-transitions" && v.explanation.contains("from `needs_review` to `error`")),
+            .any(|v| v.rule == RuleId::AllowedTransitions && v.explanation.contains("from `needs_review` to `error`")),
         "{}",
         summary.render()
     );

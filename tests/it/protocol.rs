@@ -1,7 +1,7 @@
 //! Protocol behaviours beyond the worked examples: emergency messages, the pause-watcher
 //! timeout against a slow conductor, and byte-determinism of every shipped scenario.
 
-use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
+use rehearsal::vocab::{ActorName, RuleId, Stmt, TaskState, WatcherKind};
 
 use crate::support::{
     by_watcher, find_line, messages, rehearsal, root, run_ok, session, session_sql, status_lines, stderr, task_row, trace,
@@ -180,7 +180,7 @@ fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_sh
         .verdict
         .violations
         .iter()
-        .find(|v| v.rule == "budget" && v.explanation.starts_with("heartbeat_age_s"))
+        .find(|v| v.rule == RuleId::Budget && v.explanation.starts_with("heartbeat_age_s"))
         .expect("the derived heartbeat budget breached");
     assert!(
         breach.explanation.starts_with("heartbeat_age_s reached") && breach.explanation.contains("under the 400 s staleness threshold"),

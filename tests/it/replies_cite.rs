@@ -11,7 +11,7 @@ use rehearsal::event::{EventKind, Fact};
 use rehearsal::run::{run_scenario, RunOptions, RunSummary};
 use rehearsal::scenario::Scenario;
 use rehearsal::trace_reader;
-use rehearsal::vocab::Stmt;
+use rehearsal::vocab::{RuleId, Stmt};
 
 use crate::support::{actor, messages, root, trace};
 
@@ -92,7 +92,7 @@ fn the_successor_completes_on_the_answer_to_the_zombies_request_under_the_seeds_
     assert_eq!(approvals.len(), 1, "{approvals:?}");
     assert!(approvals[0].0 > r2, "the approval came while S2 waited for its own ({approvals:?}, S2 asked in {r2})");
     assert!(!approvals[0].1.contains("In reply to"), "the seeds' answer names no request: {}", approvals[0].1);
-    let violation = summary.verdict.violations.iter().find(|v| v.rule == "answer-own-request").expect("answer-own-request");
+    let violation = summary.verdict.violations.iter().find(|v| v.rule == RuleId::AnswerOwnRequest).expect("answer-own-request");
     assert!(
         violation.explanation.contains("session S2") && violation.explanation.contains("which answered a request of session S1"),
         "{}",

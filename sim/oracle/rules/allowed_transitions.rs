@@ -23,6 +23,11 @@ pub static DOC: RuleDoc = RuleDoc {
     meaning: Meaning::ProtocolFlaw,
 };
 
+/// The rule as the checker runs it.
+pub fn checker(settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(AllowedTransitions::new(settings))
+}
+
 pub struct AllowedTransitions {
     settings: ProtocolSettings,
     /// Per task: who may make the implied transitions out of its current state.
@@ -72,25 +77,23 @@ pub const IMPLIED_D10: [(TaskState, TaskState); 3] = [
 ];
 
 /// 002 "Valid State Transitions", and (with `implied`) the transitions the text implies.
-pub fn musician_transition_allowed(from: &str, to: &str, implied: bool) -> bool {
-    let (Some(from), Some(to)) = (TaskState::parse(from), TaskState::parse(to)) else { return false };
+pub fn musician_transition_allowed(from: TaskState, to: TaskState, implied: bool) -> bool {
     TABLE_002.contains(&(from, to)) || (from, to) == CLAIM_FROM_EXIT_REQUESTED || (implied && IMPLIED_D10.contains(&(from, to)))
 }
 
-fn conductor_transition_allowed(from: &str, to: &str, settings: &ProtocolSettings) -> bool {
+fn conductor_transition_allowed(from: TaskState, to: TaskState, settings: &ProtocolSettings) -> bool {
     match to {
         // Review answers (002 "States the Conductor Sets") on a task that asked for one.
-        "review_approved" | "review_failed" => matches!(from, "needs_review" | "error"),
+        ReviewApproved | ReviewFailed => matches!(from, NeedsReview | Error),
         // A fix for a review or an error, or the handover of a stale or exited task
         // (000 Bootstrap 5 "Session Handoff"; exited only where relaunch is the reading).
-        "fix_proposed" => {
-            matches!(from, "needs_review" | "error" | "working" | "review_approved" | "review_failed")
-                || (from == "exited" && settings.relaunch_exited)
+        FixProposed => {
+            matches!(from, NeedsReview | Error | Working | ReviewApproved | ReviewFailed) || (from == Exited && settings.relaunch_exited)
         }
         // "Conductor requests musician to prepare handoff and exit" (000 and 002 "States the
         // Conductor Sets"); under 004's reading (docs/protocol.md D16) `exit_requested` is
         // only the conductor's own state (004 "Conductor States (task-00)"), never a task's.
-        "exit_requested" => settings.exit_request_to_musician && from != "complete" && from != "exited",
+        ExitRequested => settings.exit_request_to_musician && !from.is_terminal(),
         _ => false,
     }
 }
@@ -107,19 +110,19 @@ impl Rule for AllowedTransitions {
         }
         let Some((before, after)) = touched_row(f) else { return };
         if f.actor.is_conductor() {
-            self.conductor(f, &before.state, &after.state, findings);
+            self.conductor(f, before.state, after.state, findings);
         } else {
-            self.musician(f, &before.state, &after.state, findings);
-            self.implied_by_its_requester(f, &before.state, &after.state, truth, findings);
+            self.musician(f, before.state, after.state, findings);
+            self.implied_by_its_requester(f, before.state, after.state, truth, findings);
         }
-        self.requests.see(f, &before.state, &after.state);
+        self.requests.see(f, before.state, after.state);
     }
 }
 
 impl AllowedTransitions {
-    fn musician(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
+    fn musician(&self, f: &SqlFact, from: TaskState, to: TaskState, findings: &mut Findings) {
         let implied = self.settings.implied_transitions;
-        if f.statement == Stmt::ClaimTask && !musician_transition_allowed(from, "working", implied) {
+        if f.statement == Stmt::ClaimTask && !musician_transition_allowed(from, Working, implied) {
             findings.violate_with(DOC.id, &format!("{}:claim-from-{from}", f.task_id), f.t_ms, || {
                 format!(
                     "at t={} ms {} claimed {} while it was `{from}`: the claim guard let a session take a task that is not claimable (002 \"Guard Clause Rules\" allows only watching, fix_proposed, exit_requested)",
@@ -131,7 +134,7 @@ impl AllowedTransitions {
         // conductor asked to exit (000 and 002 "States the Conductor Sets"): the exit the
         // request asks for, which 002's table lacks (docs/protocol.md D16).
         let asked_exit =
-            from == "exit_requested" && to == "exited" && self.settings.exit_request_to_musician && !self.settings.exit_request_no_state;
+            from == ExitRequested && to == Exited && self.settings.exit_request_to_musician && !self.settings.exit_request_no_state;
         if from != to && !asked_exit && !musician_transition_allowed(from, to, implied) {
             findings.violate_with(DOC.id, &format!("{}:{from}->{to}", f.task_id), f.t_ms, || {
                 format!(
@@ -147,12 +150,11 @@ impl AllowedTransitions {
     /// clean exit after the conductor's answer to its request (`review_approved → complete`,
     /// `review_failed → exited`). Made by another session — a replaced one that woke, or an
     /// owner whose row a replaced one moved — the pair is the text's, the step is not.
-    fn implied_by_its_requester(&self, f: &SqlFact, from: &str, to: &str, truth: &Truth, findings: &mut Findings) {
-        let (Some(from_state), Some(to_state)) = (TaskState::parse(from), TaskState::parse(to)) else { return };
-        if !self.settings.implied_transitions || !IMPLIED_D10.contains(&(from_state, to_state)) {
+    fn implied_by_its_requester(&self, f: &SqlFact, from: TaskState, to: TaskState, truth: &Truth, findings: &mut Findings) {
+        if !self.settings.implied_transitions || !IMPLIED_D10.contains(&(from, to)) {
             return;
         }
-        let may = self.requests.may_leave(f.task_id, from_state);
+        let may = self.requests.may_leave(f.task_id, from);
         if may.is_some_and(|(session, _)| session == f.session_id) {
             return;
         }
@@ -173,16 +175,16 @@ impl AllowedTransitions {
         });
     }
 
-    fn conductor(&self, f: &SqlFact, from: &str, to: &str, findings: &mut Findings) {
+    fn conductor(&self, f: &SqlFact, from: TaskState, to: TaskState, findings: &mut Findings) {
         if f.task_id == CONDUCTOR_TASK_ID || from == to || conductor_transition_allowed(from, to, &self.settings) {
             return;
         }
-        let terminal = if from == "complete" || from == "exited" {
+        let terminal = if from.is_terminal() {
             " — a terminal state, which \"cannot transition back\" (002 \"Terminal States\")"
         } else {
             ""
         };
-        let conductor_only = if to == "exit_requested" && !self.settings.exit_request_to_musician {
+        let conductor_only = if to == ExitRequested && !self.settings.exit_request_to_musician {
             ": `exit_requested` is the conductor's own end state (004 \"Conductor States (task-00)\"), not a musician task's (docs/protocol.md D16)"
         } else {
             ""
@@ -206,8 +208,7 @@ struct Requests {
 }
 
 impl Requests {
-    fn see(&mut self, f: &SqlFact, from: &str, to: &str) {
-        let Some(to_state) = TaskState::parse(to) else { return };
+    fn see(&mut self, f: &SqlFact, from: TaskState, to_state: TaskState) {
         let requests = matches!(f.statement, Stmt::SetNeedsReview | Stmt::SetError | Stmt::SetContextWarning | Stmt::SetEscalation);
         if !f.actor.is_conductor() && requests && matches!(to_state, NeedsReview | Error) {
             // A request, even one written on a row a replaced session had put in that state
@@ -215,7 +216,7 @@ impl Requests {
             self.by_task.insert(f.task_id.to_string(), (to_state, f.session_id.to_string(), f.t_ms));
             return;
         }
-        if from == to {
+        if from == to_state {
             return;
         }
         match (f.actor.is_conductor(), to_state) {

@@ -6,6 +6,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -16,6 +17,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "which request each conductor answer replied to (the conductor's `Answering` fact, void if that conductor session crashed first: docs/protocol.md C35)",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(AnswerOwnRequest::default())
+}
 
 #[derive(Default)]
 pub struct AnswerOwnRequest {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "which session completed each task first",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(CompletedOnce::default())
+}
 
 #[derive(Default)]
 pub struct CompletedOnce {

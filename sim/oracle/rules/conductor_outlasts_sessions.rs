@@ -2,7 +2,8 @@
 
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::{Findings, Seen, Truth};
-use crate::vocab::{RuleId, Stmt};
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{RuleId, Stmt, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::ConductorOutlastsSessions,
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     meaning: Meaning::ConductorPolicy,
 };
 
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(ConductorOutlastsSessions)
+}
+
 pub struct ConductorOutlastsSessions;
 
 impl Rule for ConductorOutlastsSessions {
@@ -22,7 +28,7 @@ impl Rule for ConductorOutlastsSessions {
 
     fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings) {
         let Seen::Sql(f) = seen else { return };
-        let ending = f.after.is_some_and(|a| matches!(a.state.as_str(), "complete" | "exit_requested"));
+        let ending = f.after.is_some_and(|a| matches!(a.state, TaskState::Complete | TaskState::ExitRequested));
         if f.failure.is_some() || f.statement != Stmt::ConductorSetState || !ending {
             return;
         }

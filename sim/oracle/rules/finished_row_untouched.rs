@@ -3,7 +3,8 @@
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
-use crate::vocab::RuleId;
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{RuleId, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::FinishedRowUntouched,
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's state before the write; whether the writer had made its own terminal write (then nothing-after-terminal judges it)",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(FinishedRowUntouched)
+}
 
 pub struct FinishedRowUntouched;
 
@@ -28,7 +34,7 @@ impl Rule for FinishedRowUntouched {
         }
         let Some((before, after)) = touched_row(f) else { return };
         let own_terminal_done = truth.sessions.get(f.session_id).is_some_and(|s| s.terminal_ms.is_some());
-        if before.state != "complete" || own_terminal_done {
+        if before.state != TaskState::Complete || own_terminal_done {
             return;
         }
         let completer = truth.completed_by.get(f.task_id).unwrap_or(&before.session_id);

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::{begins_hand_over, touched_row};
 use crate::oracle::{Findings, Seen, Truth};
-use crate::vocab::{RuleId, Stmt};
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{RuleId, Stmt, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::HandOverOnOwnerExit,
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's owner before the `exited` write, and whether that owner is alive (not crashed, not ended, no terminal write) when the hand-over begins",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(HandOverOnOwnerExit::default())
+}
 
 /// A replaced session's `exited` on its successor's row.
 struct ForeignExit {
@@ -42,7 +48,7 @@ impl Rule for HandOverOnOwnerExit {
             return;
         }
         for (task, state, _) in f.polled {
-            if let Some(exit) = self.foreign.get_mut(task).filter(|e| e.seen_ms.is_none() && state == "exited") {
+            if let Some(exit) = self.foreign.get_mut(task).filter(|e| e.seen_ms.is_none() && TaskState::parse(state) == Some(TaskState::Exited)) {
                 exit.seen_ms = Some(f.t_ms);
             }
         }
@@ -73,7 +79,7 @@ impl Rule for HandOverOnOwnerExit {
         let Some((before, after)) = touched_row(f) else { return };
         if f.statement == Stmt::ClaimTask {
             self.foreign.remove(f.task_id);
-        } else if after.state == "exited" && before.state != "exited" {
+        } else if after.state == TaskState::Exited && before.state != TaskState::Exited {
             if before.session_id == f.session_id || before.session_id.is_empty() {
                 // The owner's own exit: the hand-over that follows is the seeds'.
                 self.foreign.remove(f.task_id);

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::{is_terminal_write, touched_row};
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
-use crate::vocab::{RuleId, Stmt};
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{MessageKind, RuleId, Stmt, TaskState};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessageBeforeState,
@@ -17,6 +18,11 @@ pub static DOC: RuleDoc = RuleDoc {
     meaning: Meaning::ProtocolFlaw,
 };
 
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(MessageBeforeState::default())
+}
+
 #[derive(Default)]
 pub struct MessageBeforeState {
     /// Per session: message types written since its last state change.
@@ -26,7 +32,7 @@ pub struct MessageBeforeState {
 }
 
 fn is_review_message(kind: &str) -> bool {
-    kind == "review_request" || kind == "completion"
+    MessageKind::ReviewRequest.is(kind) || MessageKind::Completion.is(kind)
 }
 
 impl Rule for MessageBeforeState {
@@ -61,20 +67,20 @@ impl MessageBeforeState {
             return;
         }
         let since = self.since_state.remove(f.session_id).unwrap_or_default();
-        if before.state != after.state && after.state == "needs_review" && !since.iter().any(|k| is_review_message(k)) {
+        if before.state != after.state && after.state == TaskState::NeedsReview && !since.iter().any(|k| is_review_message(k)) {
             self.unbacked_review.insert(f.task_id.to_string(), (f.session_id.to_string(), f.t_ms));
         }
         if is_terminal_write(f) && before.state != after.state {
-            self.check_final_message(f, &after.state, &since, findings);
+            self.check_final_message(f, after.state, &since, findings);
         }
     }
 
     /// 000 "Terminal Write Atomicity": a final message before every terminal write; for
     /// `complete` it is the completion report (004 "Mark Complete": `completion`, then the state).
-    fn check_final_message(&self, f: &SqlFact, to: &str, since: &[String], findings: &mut Findings) {
+    fn check_final_message(&self, f: &SqlFact, to: TaskState, since: &[String], findings: &mut Findings) {
         let what = match since.last() {
             None => "with no final message before it (000 \"Terminal Write Atomicity\")".to_string(),
-            Some(kind) if to == "complete" && !since.iter().any(|k| k == "completion") => format!(
+            Some(kind) if to == TaskState::Complete && !since.iter().any(|k| MessageKind::Completion.is(k)) => format!(
                 "after a `{kind}` message, with no completion report since its last state change (004 \"Mark Complete\": the `completion` message, then the state)"
             ),
             Some(_) => return,
@@ -89,7 +95,7 @@ impl MessageBeforeState {
 
     fn on_poll(&mut self, f: &SqlFact, truth: &Truth, findings: &mut Findings) {
         for (task_id, state, _) in f.polled {
-            if state != "needs_review" {
+            if TaskState::parse(state) != Some(TaskState::NeedsReview) {
                 continue;
             }
             let Some((sid, since)) = self.unbacked_review.get(task_id) else { continue };

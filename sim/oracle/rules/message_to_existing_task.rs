@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::RuleId;
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -14,6 +15,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the task rows seen created, written or polled so far",
     meaning: Meaning::SimulatorOrSqlBug,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(MessageToExistingTask::default())
+}
 
 #[derive(Default)]
 pub struct MessageToExistingTask {

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::{Findings, Seen, Truth};
-use crate::vocab::{RuleId, CONDUCTOR_TASK_ID};
+use crate::scenario::ProtocolSettings;
+use crate::vocab::{MessageKind, RuleId, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessagesSeenOnce,
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "who owned the task row when the message was read; which sessions of the task were alive after it was sent",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(MessagesSeenOnce::default())
+}
 
 #[derive(Default)]
 pub struct MessagesSeenOnce {
@@ -49,7 +55,7 @@ impl Rule for MessagesSeenOnce {
     fn finish(&mut self, _end_ms: i64, truth: &Truth, findings: &mut Findings) {
         for (id, m) in &truth.messages {
             // Conductor messages only: the ones a session of the task must see.
-            if !m.from_conductor || m.kind == "instruction" || m.task_id == CONDUCTOR_TASK_ID {
+            if !m.from_conductor || MessageKind::Instruction.is(&m.kind) || m.task_id == CONDUCTOR_TASK_ID {
                 continue;
             }
             let reads = self.reads.get(id);

@@ -1,30 +1,8 @@
 //! The rules, one unit each. A rule sees every event (`Seen`) with the truth as it stood
 //! before it, keeps what it needs, and reports violations with their explanation.
 
-pub mod allowed_transitions;
-pub mod answer_own_request;
-pub mod budget;
-pub mod completed_once;
-pub mod conductor_outlasts_sessions;
-pub mod finished_row_untouched;
-pub mod hand_over_on_owner_exit;
-pub mod liveness;
-pub mod message_before_state;
-pub mod message_to_existing_task;
-pub mod messages_seen_once;
-pub mod no_constraint_failure;
-pub mod no_false_stale;
-pub mod no_relaunch_while_claim_pending;
-pub mod nothing_after_terminal;
-pub mod one_live_session;
-pub mod owner_writes_only;
-pub mod request_answered_once;
-pub mod retry_count_at_most_5;
-pub mod retry_count_counts_errors;
-pub mod retry_count_never_decreases;
-pub mod silent_after_hand_over;
-
 use crate::scenario::ProtocolSettings;
+use crate::vocab::rule::rule_table;
 use crate::vocab::{RuleId, RuleKind};
 
 use super::{Findings, Seen, Truth};
@@ -74,57 +52,28 @@ pub trait Rule: Send {
     fn finish(&mut self, _end_ms: i64, _truth: &Truth, _findings: &mut Findings) {}
 }
 
-/// Every rule's documentation, in the order of `RuleId::ALL`.
-pub const RULES: &[&RuleDoc] = &[
-    &one_live_session::DOC,
-    &allowed_transitions::DOC,
-    &nothing_after_terminal::DOC,
-    &message_before_state::DOC,
-    &messages_seen_once::DOC,
-    &no_false_stale::DOC,
-    &retry_count_at_most_5::DOC,
-    &owner_writes_only::DOC,
-    &no_constraint_failure::DOC,
-    &liveness::DOC,
-    &budget::DOC,
-    &finished_row_untouched::DOC,
-    &completed_once::DOC,
-    &answer_own_request::DOC,
-    &conductor_outlasts_sessions::DOC,
-    &retry_count_counts_errors::DOC,
-    &message_to_existing_task::DOC,
-    &request_answered_once::DOC,
-    &retry_count_never_decreases::DOC,
-    &no_relaunch_while_claim_pending::DOC,
-    &hand_over_on_owner_exit::DOC,
-    &silent_after_hand_over::DOC,
-];
+/// Each rule's unit, its documentation and its checker, from `vocab::rule_table!`: the one
+/// list of rules.
+macro_rules! rule_units {
+    ($($id:ident: $name:literal, $kind:ident, $unit:ident $(, check $order:literal)?;)*) => {
+        $(pub mod $unit;)*
 
-/// The rules checked as the run goes (liveness and budgets are judged at its end).
-pub fn all(settings: &ProtocolSettings) -> Vec<Box<dyn Rule>> {
-    vec![
-        Box::new(no_constraint_failure::NoConstraintFailure),
-        Box::new(nothing_after_terminal::NothingAfterTerminal),
-        Box::new(owner_writes_only::OwnerWritesOnly),
-        Box::new(allowed_transitions::AllowedTransitions::new(settings)),
-        Box::new(one_live_session::OneLiveSession),
-        Box::new(message_before_state::MessageBeforeState::default()),
-        Box::new(retry_count_at_most_5::RetryCountAtMost5),
-        Box::new(messages_seen_once::MessagesSeenOnce::default()),
-        Box::new(no_false_stale::NoFalseStale::default()),
-        Box::new(finished_row_untouched::FinishedRowUntouched),
-        Box::new(completed_once::CompletedOnce::default()),
-        Box::new(answer_own_request::AnswerOwnRequest::default()),
-        Box::new(conductor_outlasts_sessions::ConductorOutlastsSessions),
-        Box::new(retry_count_counts_errors::RetryCountCountsErrors::default()),
-        Box::new(message_to_existing_task::MessageToExistingTask::default()),
-        Box::new(request_answered_once::RequestAnsweredOnce::default()),
-        Box::new(retry_count_never_decreases::RetryCountNeverDecreases),
-        Box::new(no_relaunch_while_claim_pending::NoRelaunchWhileClaimPending::default()),
-        Box::new(hand_over_on_owner_exit::HandOverOnOwnerExit::default()),
-        Box::new(silent_after_hand_over::SilentAfterHandOver::default()),
-    ]
+        /// Every rule's documentation, in the order of `RuleId::ALL`.
+        pub const RULES: &[&RuleDoc] = &[$(&$unit::DOC),*];
+
+        /// The rules checked as the run goes, in the table's check order (liveness and budgets
+        /// are judged at its end).
+        pub fn all(settings: &ProtocolSettings) -> Vec<Box<dyn Rule>> {
+            let mut ordered: Vec<(u32, Box<dyn Rule>)> = vec![$($(($order, $unit::checker(settings)),)?)*];
+            ordered.sort_by_key(|(order, _)| *order);
+            ordered.into_iter().map(|(_, rule)| rule).collect()
+        }
+
+        #[cfg(test)]
+        const CHECK_ORDERS: &[u32] = &[$($($order,)?)*];
+    };
 }
+rule_table!(rule_units);
 
 /// A launch the conductor decided, not a double launch's twin (`S2b`): `[[faults.double_launch]]`
 /// is a structural fault injected beside the conductor's own launch, which the claim guard is
@@ -144,5 +93,16 @@ mod tests {
         for doc in RULES {
             assert!(!doc.says.is_empty() && !doc.seed.is_empty() && !doc.consumes.is_empty() && !doc.truth.is_empty(), "{}", doc.name());
         }
+    }
+
+    #[test]
+    fn check_orders_are_distinct_and_name_every_checker() {
+        let mut orders = CHECK_ORDERS.to_vec();
+        orders.sort_unstable();
+        let expected: Vec<u32> = (0..orders.len() as u32).collect();
+        assert_eq!(orders, expected, "the table's check orders must be 0..n, each once");
+        let checked = all(&ProtocolSettings::default()).len();
+        assert_eq!(checked, CHECK_ORDERS.len());
+        assert_eq!(checked, RULES.len() - 2, "all but liveness and budget are checked as the run goes");
     }
 }

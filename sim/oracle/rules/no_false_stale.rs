@@ -6,6 +6,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::truth::begins_hand_over;
 use crate::oracle::{Findings, Seen, SqlFact, StaleTruth, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::RuleId;
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -16,6 +17,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "at the instant the hand-over begins: whether the session had crashed, was frozen by a hang, had lost its watcher to a fault, had finished, or was alive; the heartbeat's age in the database then",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(NoFalseStale::default())
+}
 
 #[derive(Default)]
 pub struct NoFalseStale {

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use super::{conductor_launch, Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -16,6 +17,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "each earlier session of the task: alive (not crashed, not ended, no terminal write), hung or not, and whether it has run its claim",
     meaning: Meaning::ConductorPolicy,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(NoRelaunchWhileClaimPending::default())
+}
 
 #[derive(Default)]
 pub struct NoRelaunchWhileClaimPending {

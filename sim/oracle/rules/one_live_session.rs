@@ -3,6 +3,7 @@
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, SqlFact, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "which sessions of the task are alive (not crashed, not ended, terminal write not made) and, at a claim, not frozen by a hang; who owns the row",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(OneLiveSession)
+}
 
 pub struct OneLiveSession;
 

@@ -3,6 +3,7 @@
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's session_id before the write; the sessions' histories",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(OwnerWritesOnly)
+}
 
 pub struct OwnerWritesOnly;
 

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::{Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::RuleId;
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -15,6 +16,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "which request the conductor's next message to a task answers (void if that conductor session crashed first: docs/protocol.md C35)",
     meaning: Meaning::SimulatorOrSqlBug,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(RequestAnsweredOnce::default())
+}
 
 #[derive(Default)]
 pub struct RequestAnsweredOnce {

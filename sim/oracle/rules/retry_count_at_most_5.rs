@@ -2,6 +2,7 @@
 
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::RuleId;
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -12,6 +13,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "none",
     meaning: Meaning::SimulatorOrSqlBug,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(RetryCountAtMost5)
+}
 
 pub struct RetryCountAtMost5;
 

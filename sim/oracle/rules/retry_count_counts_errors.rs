@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -16,6 +17,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the number of error reports on the task since its last claim",
     meaning: Meaning::SimulatorOrSqlBug,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(RetryCountCountsErrors::default())
+}
 
 #[derive(Default)]
 pub struct RetryCountCountsErrors {

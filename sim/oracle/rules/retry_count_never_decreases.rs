@@ -3,6 +3,7 @@
 use super::{Meaning, Rule, RuleDoc};
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -13,6 +14,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the row's retry_count before and after the write",
     meaning: Meaning::SimulatorOrSqlBug,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(RetryCountNeverDecreases)
+}
 
 pub struct RetryCountNeverDecreases;
 

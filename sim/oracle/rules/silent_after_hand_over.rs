@@ -7,6 +7,7 @@ use super::{conductor_launch, Meaning, Rule, RuleDoc};
 use crate::event::Fact;
 use crate::oracle::truth::touched_row;
 use crate::oracle::{Findings, Seen, Truth};
+use crate::scenario::ProtocolSettings;
 use crate::vocab::{RuleId, Stmt};
 
 pub static DOC: RuleDoc = RuleDoc {
@@ -17,6 +18,11 @@ pub static DOC: RuleDoc = RuleDoc {
     truth: "the session the row names when the successor is launched, and whether it is alive then (not crashed, not ended, no terminal write: after one, nothing-after-terminal judges it)",
     meaning: Meaning::ProtocolFlaw,
 };
+
+/// The rule as the checker runs it.
+pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
+    Box::new(SilentAfterHandOver::default())
+}
 
 /// The owner a launch replaced, until the successor claims.
 struct HandedOver {
