@@ -1,6 +1,6 @@
 //! Captures the build's identity at compile time as `REHEARSAL_BUILD_ID`, which a sweep writes
 //! into its folder's manifest.toml so `rehearsal merge` refuses shards of different builds
-//! (sim/manifest.rs). The identity is the crate version, a hash of every file that decides
+//! (sim/campaign/manifest.rs). The identity is the crate version, a hash of every file that decides
 //! what a run does (the sources under sim/, Cargo.toml, Cargo.lock — it pins the bundled
 //! SQLite — and this file) and the compiler's version: two checkouts of one commit built with
 //! one toolchain agree on different machines (a CI matrix building once per shard), with no

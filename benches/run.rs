@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use rehearsal::input::scenario::Scenario;
 use rehearsal::run::{catalog_for, execute, run_scenario, Execution, RunOptions, RunSummary};
-use rehearsal::scenario::Scenario;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +54,7 @@ fn engine_and_floor(c: &mut Criterion) {
     });
     let db = tmp.path().join("floor.db");
     group.bench_function("bare_rusqlite", |b| {
-        b.iter(|| black_box(rehearsal::overhead::replay_floor(&db, &catalog, &recorded, summary.seed).unwrap()))
+        b.iter(|| black_box(rehearsal::campaign::overhead::replay_floor(&db, &catalog, &recorded, summary.seed).unwrap()))
     });
     group.finish();
 }

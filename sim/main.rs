@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use rehearsal::base::error::Error;
 use rehearsal::commands::bench::BenchArgs;
 use rehearsal::commands::compare::CompareArgs;
 use rehearsal::commands::explore::ExploreCommand;
@@ -19,7 +20,6 @@ use rehearsal::commands::scenarios::{ListArgs, NewArgs};
 use rehearsal::commands::search::SearchArgs;
 use rehearsal::commands::sweep::{MergeArgs, SweepArgs};
 use rehearsal::commands::{self, Outcome};
-use rehearsal::error::Error;
 
 /// A run allocates and frees small strings and vectors per event (values read from SQLite,
 /// rows, messages): with glibc's allocator that was ~11 % of fleet-day's profile (issue 17).
@@ -77,7 +77,7 @@ enum Command {
     /// Measure the protocol's statements and a scenario's load on this machine's SQLite and
     /// compare with rehearsal's contention model (docs/calibration.md).
     #[command(subcommand)]
-    Calibrate(rehearsal::calibrate::CalibrateCommand),
+    Calibrate(rehearsal::campaign::calibrate::CalibrateCommand),
     /// Print a shell completion script, e.g. `rehearsal completions bash > /etc/bash_completion.d/rehearsal`.
     Completions(CompletionsArgs),
 }
@@ -141,7 +141,7 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
         Command::List(args) => commands::scenarios::list(args),
         Command::New(args) => commands::scenarios::new(args),
         Command::Completions(args) => completions(args),
-        Command::Calibrate(command) => rehearsal::calibrate::run(command).map(|()| Outcome::PASS),
+        Command::Calibrate(command) => rehearsal::campaign::calibrate::run(command).map(|()| Outcome::PASS),
     }
 }
 

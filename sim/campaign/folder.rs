@@ -1,9 +1,9 @@
 //! A campaign's output folder and scratch folder. The output folder is claimed (its lock
 //! held while the campaign runs, refused when it holds results unless `--force`, which
-//! clears what the command owns: sim/out_folder.rs); what every campaign writes there is
+//! clears what the command owns: sim/base/out_folder.rs); what every campaign writes there is
 //! owned without the command listing it: the `INCOMPLETE` marker, its journal, its scratch
 //! folder (made there when there is no tmpfs) and its sub-folders (`failures/`, …). The
-//! runs are made in the scratch folder and removed (sim/scratch.rs).
+//! runs are made in the scratch folder and removed (sim/base/scratch.rs).
 
 use std::path::{Path, PathBuf};
 
@@ -11,11 +11,11 @@ use serde::Serialize;
 
 use super::ledger::Ledger;
 use super::marker::{self, INCOMPLETE_MARKER};
-use crate::error::{Error, Result};
-use crate::out_folder::Owned;
-use crate::out_lock::OutLock;
-use crate::progress::Progress;
-use crate::scratch::Scratch;
+use crate::base::error::{Error, Result};
+use crate::base::out_folder::Owned;
+use crate::base::out_lock::OutLock;
+use crate::base::scratch::Scratch;
+use crate::campaign::progress::Progress;
 
 /// What a command asks of its folders.
 pub struct FolderSpec<'a> {
@@ -26,7 +26,7 @@ pub struct FolderSpec<'a> {
     pub owned: Owned,
     /// Sub-folders made (empty) in `out`: `failures`, `corpus`.
     pub folders: &'static [&'static str],
-    /// The journal of its finished runs, beside its CSV (sim/results_journal.rs).
+    /// The journal of its finished runs, beside its CSV (sim/base/results_journal.rs).
     pub journal: Option<&'static str>,
     pub force: bool,
     /// `--scratch DIR`, checked before the output folder is touched.
@@ -64,18 +64,18 @@ impl Campaign {
     /// given) and before what the command owns is cleared: sweep replays the saved failures
     /// of the sweep it replaces there.
     pub fn open_with(spec: &FolderSpec, before_clear: impl FnOnce(&Path)) -> Result<Campaign> {
-        crate::scratch::check_chosen(spec.scratch)?;
+        crate::base::scratch::check_chosen(spec.scratch)?;
         // The lock first: a folder in use is refused as such, naming its holder.
         let lock = OutLock::acquire(spec.out)?;
-        crate::out_folder::refuse_unless_forced(spec.out, spec.force)?;
-        crate::out_probe::ensure_writable(spec.out)?;
+        crate::base::out_folder::refuse_unless_forced(spec.out, spec.force)?;
+        crate::base::out_probe::ensure_writable(spec.out)?;
         before_clear(spec.out);
-        crate::out_folder::clear_owned(spec.out, &spec.owned())?;
+        crate::base::out_folder::clear_owned(spec.out, &spec.owned())?;
         for sub in spec.folders {
             let dir = spec.out.join(sub);
             std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
         }
-        let scratch = crate::scratch::scratch_folder(&format!("{}-", spec.name), spec.scratch, spec.out)?;
+        let scratch = crate::base::scratch::scratch_folder(&format!("{}-", spec.name), spec.scratch, spec.out)?;
         Ok(Campaign { out: spec.out.to_path_buf(), journal: spec.journal.map(|name| spec.out.join(name)), scratch, _lock: lock })
     }
 
@@ -118,7 +118,7 @@ impl Campaign {
         marker::settle(&self.out, missing, || {
             write()?;
             match &self.journal {
-                Some(journal) => crate::results_journal::remove(journal),
+                Some(journal) => crate::base::results_journal::remove(journal),
                 None => Ok(()),
             }
         })

@@ -1,6 +1,6 @@
 //! A campaign's runs on the worker pool, and the rows of those that finished, as they
 //! finish. Each row is appended to the campaign's journal before it is counted (a killed
-//! command keeps every run it finished: sim/results_journal.rs), the CSV is checkpointed
+//! command keeps every run it finished: sim/base/results_journal.rs), the CSV is checkpointed
 //! every `CHECKPOINT_EVERY` rows (whole, in job order) and the progress line moves. When
 //! the campaign ends its files are written whole and the journal goes (`Campaign::finish`);
 //! `read_rows` reads a folder a kill left: the CSV with the rows only the journal holds.
@@ -11,10 +11,10 @@ use std::sync::Mutex;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
-use crate::pool::{Caught, Hooks};
-use crate::progress::Progress;
-use crate::results_journal::Journal;
+use crate::base::error::Result;
+use crate::base::results_journal::Journal;
+use crate::campaign::pool::{Caught, Hooks};
+use crate::campaign::progress::Progress;
 
 /// Finished runs between two checkpoints of a campaign's CSV.
 pub const CHECKPOINT_EVERY: usize = 25;
@@ -39,7 +39,7 @@ where
         Ok(result) => done(index, result),
         Err(panic) => done(index, &panicked(&items[index], panic)),
     };
-    let results = crate::pool::map_with(jobs, items, work, Hooks { should_stop: stop, on_done });
+    let results = crate::campaign::pool::map_with(jobs, items, work, Hooks { should_stop: stop, on_done });
     results.into_iter().zip(items).map(|(caught, item)| caught.map(|c| c.unwrap_or_else(|panic| panicked(item, &panic)))).collect()
 }
 
@@ -117,8 +117,8 @@ fn in_job_order<Row: Clone>(finished: &[(usize, Row)]) -> Vec<Row> {
 /// journal's rows come in job order, then any row of the CSV the journal lacks (one whose
 /// append failed); without a journal, the CSV's rows.
 pub fn read_rows<Row: DeserializeOwned + PartialEq>(csv: &Path, journal: &Path) -> Result<Vec<Row>> {
-    let mut journaled: Vec<Entry<Row>> = crate::results_journal::read(journal)?;
-    let in_csv: Vec<Row> = if csv.exists() || journaled.is_empty() { crate::csv_rows::read_rows(csv)? } else { Vec::new() };
+    let mut journaled: Vec<Entry<Row>> = crate::base::results_journal::read(journal)?;
+    let in_csv: Vec<Row> = if csv.exists() || journaled.is_empty() { crate::base::csv_rows::read_rows(csv)? } else { Vec::new() };
     if journaled.is_empty() {
         return Ok(in_csv);
     }
@@ -167,7 +167,7 @@ mod tests {
         let checkpoints = Mutex::new(0);
         let checkpoint = |rows: &[Row]| {
             *checkpoints.lock().unwrap() += 1;
-            crate::csv_rows::write_rows(&csv, rows)
+            crate::base::csv_rows::write_rows(&csv, rows)
         };
         let ledger = Ledger::new(Some(&journal), 40, Progress::new(40, 0, "runs"), checkpoint).unwrap();
         // Finished out of order, as workers finish them.
@@ -176,12 +176,12 @@ mod tests {
             ledger.record(index, row(index));
         }
         assert_eq!((ledger.count(), *checkpoints.lock().unwrap()), (28, 1));
-        let checkpointed: Vec<Row> = crate::csv_rows::read_rows(&csv).unwrap();
+        let checkpointed: Vec<Row> = crate::base::csv_rows::read_rows(&csv).unwrap();
         assert_eq!(checkpointed, (3..28).map(row).collect::<Vec<_>>(), "the checkpoint: the first 25 finished, in job order");
         assert_eq!(read_rows::<Row>(&csv, &journal).unwrap(), (0..28).map(row).collect::<Vec<_>>());
         // Without its journal (the campaign ended), the CSV alone; a CSV row the journal
         // lacks is kept; no CSV yet, the journal alone.
-        crate::results_journal::remove(&journal).unwrap();
+        crate::base::results_journal::remove(&journal).unwrap();
         assert_eq!(read_rows::<Row>(&csv, &journal).unwrap(), checkpointed);
         let only = Journal::create(&journal).unwrap();
         only.append(&Entry { index: 1, row: &row(1) }).unwrap();

@@ -5,8 +5,8 @@
 
 use std::path::Path;
 
-use crate::atomic::write_atomically;
-use crate::error::Result;
+use crate::base::atomic::write_atomically;
+use crate::base::error::Result;
 
 pub const INCOMPLETE_MARKER: &str = "INCOMPLETE";
 
@@ -52,7 +52,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(std::fs::read_to_string(&marker).unwrap(), "3 of 9 runs finished: interrupted (Ctrl-C)\n");
-        let failed = settle(dir.path(), None, || Err(crate::error::Error::harness("disk full")));
+        let failed = settle(dir.path(), None, || Err(crate::base::error::Error::harness("disk full")));
         assert!(failed.is_err() && marker.exists(), "files that failed to be written leave the marker");
         settle(dir.path(), None, || {
             assert!(marker.exists(), "unmarked only after the files are written");

@@ -10,12 +10,36 @@
 //!   files are written, unmarked after);
 //! - `ledger.rs`: the worker pool over a campaign's jobs (a panic is its job's row), and the
 //!   rows of the finished runs as they finish: appended to the journal one by one (so a
-//!   killed command keeps every finished run: sim/results_journal.rs), checkpointed into the
+//!   killed command keeps every finished run: sim/base/results_journal.rs), checkpointed into the
 //!   CSV every few, counted on the progress line; and the reader of a CSV with its journal;
 //! - `failures.rs`: the grouping of failing rows into distinct failures (first violated rule
 //!   and end states), and the command's outcome;
 //! - `save.rs`: a distinct failure saved: its run folder run again, its trace checked
 //!   against the row's, its reports, and its replay file.
+
+pub mod baseline;
+pub mod bench;
+pub mod calibrate;
+pub mod compare;
+pub mod explore;
+pub mod failure_file;
+pub mod findings;
+pub mod judge;
+pub mod manifest;
+pub mod merge;
+pub mod overhead;
+pub mod pair_details;
+pub mod pool;
+pub mod progress;
+pub mod repaired_doc;
+pub mod repaired_proof;
+pub mod replay;
+pub mod schedules;
+pub mod search;
+pub mod seed_scripts;
+pub mod shrink;
+pub mod sweep;
+pub mod sweep_figures;
 
 mod failures;
 mod folder;

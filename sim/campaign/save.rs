@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::failures::DistinctFailure;
-use crate::atomic::write_atomically;
-use crate::error::{Error, Result};
+use crate::base::atomic::write_atomically;
+use crate::base::error::{Error, Result};
 use crate::run::RunSummary;
 
 /// Saves `failure` under `out/failures/`: `run` runs its first run again into the folder it is

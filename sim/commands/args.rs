@@ -6,10 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::Error;
-use crate::seed_set::SeedSet;
+use crate::base::error::Error;
+use crate::base::seed_set::SeedSet;
 
-/// Seeds, parsed from `--seeds` text as runs (never listed whole: `crate::seed_set`), and
+/// Seeds, parsed from `--seeds` text as runs (never listed whole: `crate::base::seed_set`), and
 /// the text they were written as.
 #[derive(Clone, Debug)]
 pub struct Seeds(pub SeedSet, pub String);
@@ -25,7 +25,7 @@ impl Seeds {
         if quiet {
             return;
         }
-        if let Some(line) = crate::compare::describe_seeds(&self.1, &self.0) {
+        if let Some(line) = crate::campaign::compare::describe_seeds(&self.1, &self.0) {
             eprintln!("rehearsal: {line}");
         }
     }
@@ -132,7 +132,7 @@ pub fn parse_seeds(text: &str) -> Result<Seeds, String> {
 }
 
 pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    crate::sweep::parse_shard(text).map_err(input_message)
+    crate::campaign::sweep::parse_shard(text).map_err(input_message)
 }
 
 pub fn parse_points(text: &str) -> Result<Seeds, String> {
@@ -144,12 +144,12 @@ pub fn parse_points(text: &str) -> Result<Seeds, String> {
 /// Every point of `--points`, listed: refused above `seed_set::MAX_RUNS` in all before any is.
 pub fn points_of(points: &[Seeds]) -> Result<Vec<u64>, Error> {
     let total: u128 = points.iter().map(|p| p.0.len()).sum();
-    crate::seed_set::check_runs(total, "--points", "")?;
+    crate::base::seed_set::check_runs(total, "--points", "")?;
     Ok(points.iter().flat_map(|p| p.list("--points").unwrap_or_default()).collect())
 }
 
-pub fn parse_session(text: &str) -> Result<crate::explore::Target, String> {
-    crate::explore::parse_session(text).map_err(input_message)
+pub fn parse_session(text: &str) -> Result<crate::campaign::explore::Target, String> {
+    crate::campaign::explore::parse_session(text).map_err(input_message)
 }
 
 pub fn parse_jobs(text: &str) -> Result<usize, String> {

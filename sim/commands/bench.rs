@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::{ForceArg, JobsArg, JsonArg, SeedRangeArg, SqlArg, VariantArgs};
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 use crate::vocab::RunOutcome;
 
 #[derive(Args)]
@@ -56,7 +56,7 @@ pub fn overhead(args: BenchArgs) -> Result<Outcome, Error> {
     if args.repeat == 0 {
         return Err(Error::input("--repeat must be at least 1"));
     }
-    let report = crate::overhead::overhead(
+    let report = crate::campaign::overhead::overhead(
         &args.scenario,
         args.seed,
         args.variants.protocol.as_deref(),
@@ -72,14 +72,14 @@ pub fn overhead(args: BenchArgs) -> Result<Outcome, Error> {
 /// of the command: only harness errors and Ctrl-C change the exit code.
 pub fn bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
-    let params = args.params.iter().map(|p| crate::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
+    let params = args.params.iter().map(|p| crate::campaign::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
     let heatmap = match args.heatmap.as_slice() {
         [] => None,
         [x, y] => Some((x.clone(), y.clone())),
         _ => return Err(Error::input("--heatmap takes two parameter names: X,Y")),
     };
     let stem = args.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
-    let options = crate::bench::BenchOptions {
+    let options = crate::campaign::bench::BenchOptions {
         seeds: args.seeds.seeds.list("--seeds")?,
         params,
         protocol: args.variants.protocol,
@@ -93,12 +93,12 @@ pub fn bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
         sql: args.sql.sql,
     };
     let started = std::time::Instant::now();
-    crate::interrupt::install();
-    let outcome = crate::bench::bench(&options)?;
+    crate::base::interrupt::install();
+    let outcome = crate::campaign::bench::bench(&options)?;
     if args.json.json {
-        println!("{}", crate::json_out::bench(&outcome, &options.out));
+        println!("{}", crate::commands::json_out::bench(&outcome, &options.out));
     } else {
-        print!("{}", crate::bench::render(&options, &outcome));
+        print!("{}", crate::campaign::bench::render(&options, &outcome));
         // Wall time goes to stdout only; the files hold simulated quantities.
         let seconds = started.elapsed().as_secs_f64();
         println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", outcome.runs.len() as f64 / seconds.max(1e-9), options.jobs);

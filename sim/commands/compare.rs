@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::args::{ForceArg, JobsArg, JsonArg, SeedRangeArg, SqlArg};
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -41,8 +41,8 @@ pub struct CompareArgs {
 
 pub fn compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
-    let out = args.out.unwrap_or_else(|| crate::compare::default_out(&args.scenario));
-    let options = crate::compare::CompareOptions {
+    let out = args.out.unwrap_or_else(|| crate::campaign::compare::default_out(&args.scenario));
+    let options = crate::campaign::compare::CompareOptions {
         scenario: &args.scenario,
         columns: &args.variants,
         seeds: &args.seeds.seeds.list("--seeds")?,
@@ -53,9 +53,9 @@ pub fn compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         keep_runs: args.keep_runs,
     };
-    let (table, sql) = crate::compare::compare(&options)?;
+    let (table, sql) = crate::campaign::compare::compare(&options)?;
     if args.json.json {
-        println!("{}", crate::json_out::compare(&table, &sql, &out));
+        println!("{}", crate::commands::json_out::compare(&table, &sql, &out));
     } else {
         print!("{table}\nprotocol SQL of each column:\n{sql}");
         println!("per run      {}", out.join("compare.csv").display());

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::args::{parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs};
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Subcommand)]
 pub enum ExploreCommand {
@@ -70,7 +70,7 @@ pub struct ExploreCrashesArgs {
     /// Only these sessions' points, comma-separated: task-01.S1,conductor,conductor.S2
     /// (default: every session's, the conductor's included).
     #[arg(long, value_delimiter = ',', value_parser = parse_session)]
-    pub sessions: Vec<crate::explore::Target>,
+    pub sessions: Vec<crate::campaign::explore::Target>,
     /// Only the points with these numbers (explore.csv's `point` column, fixed by the base
     /// run; --list-points lists them), comma-separated: N, A..B (B excluded) or A..=B.
     #[arg(long, value_delimiter = ',', value_parser = parse_points)]
@@ -108,7 +108,7 @@ pub struct ExploreCrashesArgs {
 
 /// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
 fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
-    let options = crate::explore::ExploreOptions {
+    let options = crate::campaign::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
         protocol: args.variants.protocol,
@@ -125,16 +125,16 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
         force: args.force.force,
     };
     if args.list_points {
-        print!("{}", crate::explore::list_points(&options)?);
+        print!("{}", crate::campaign::explore::list_points(&options)?);
         return Ok(Outcome::PASS);
     }
     let started = std::time::Instant::now();
-    crate::interrupt::install();
-    let exploration = crate::explore::explore_crashes(&options)?;
+    crate::base::interrupt::install();
+    let exploration = crate::campaign::explore::explore_crashes(&options)?;
     let result =
         if exploration.interrupted && !exploration.complete() { Outcome::Interrupted } else { Outcome::Runs(exploration.outcome()) };
     if args.json.json {
-        println!("{}", crate::json_out::explore(&exploration, &options.out));
+        println!("{}", crate::commands::json_out::explore(&exploration, &options.out));
         return Ok(result);
     }
     if !exploration.complete() {
@@ -142,7 +142,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
             "incomplete   {} of {} runs finished (interrupted); results kept, marked in {}",
             exploration.rows.len(),
             exploration.planned,
-            options.out.join(crate::explore::INCOMPLETE_MARKER).display()
+            options.out.join(crate::campaign::explore::INCOMPLETE_MARKER).display()
         );
     }
     print!("{}", exploration.render());
@@ -156,7 +156,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
 
 /// `explore schedules`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
 fn schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> {
-    let options = crate::schedules::SchedulesOptions {
+    let options = crate::campaign::schedules::SchedulesOptions {
         scenario: args.scenario,
         seed: args.seed,
         protocol: args.variants.protocol,
@@ -170,10 +170,10 @@ fn schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> 
         force: args.force.force,
     };
     let started = std::time::Instant::now();
-    crate::interrupt::install();
-    let enumeration = crate::schedules::explore_schedules(&options)?;
+    crate::base::interrupt::install();
+    let enumeration = crate::campaign::schedules::explore_schedules(&options)?;
     if enumeration.interrupted {
-        let marker = options.out.join(crate::schedules::INCOMPLETE_MARKER);
+        let marker = options.out.join(crate::campaign::schedules::INCOMPLETE_MARKER);
         println!("incomplete   interrupted; the finished runs are kept, marked in {}", marker.display());
     }
     print!("{}", enumeration.render());

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::SeedRangeArg;
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Args)]
 pub struct FindingsArgs {
@@ -17,18 +17,18 @@ pub struct FindingsArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Instead: run seed 000's scripts (scripts/seed-000/) at instants of every shipped
-    /// scenario and compare their answers with the simulator's (sim/seed_scripts.rs).
+    /// scenario and compare their answers with the simulator's (sim/campaign/seed_scripts.rs).
     #[arg(long)]
     pub seed_scripts: bool,
     /// Instead: docs/repaired-protocol.md, the `repaired` profile's changes, their cost, the
     /// proof over --seeds of each strict suite and the necessity of each change
-    /// (sim/repaired_doc.rs).
+    /// (sim/campaign/repaired_doc.rs).
     #[arg(long, conflicts_with = "seed_scripts")]
     pub repaired: bool,
     /// With --repaired: the seeds of ci-smoke the cost is measured on.
     #[arg(long, default_value = "1..=50", requires = "repaired")]
     pub cost_seeds: String,
-    /// With --repaired: the sizes of the proof's parts beyond the sweeps (sim/repaired_proof.rs).
+    /// With --repaired: the sizes of the proof's parts beyond the sweeps (sim/campaign/repaired_proof.rs).
     #[command(flatten)]
     pub proof: ProofSizeArgs,
     /// Every variant against this protocol profile instead of the seeds' protocol.
@@ -59,29 +59,29 @@ pub struct ProofSizeArgs {
 
 pub fn findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     let (out, md) = if args.seed_scripts {
-        let (_, md) = crate::seed_scripts::seed_scripts(Path::new("scenarios"), Path::new("scripts/seed-000"))?;
+        let (_, md) = crate::campaign::seed_scripts::seed_scripts(Path::new("scenarios"), Path::new("scripts/seed-000"))?;
         (args.out.unwrap_or_else(|| PathBuf::from("reports/SEED-SCRIPTS.md")), md)
     } else if args.repaired {
         args.seeds.seeds.announce(quiet);
-        let cost_seeds = crate::compare::parse_seeds(&args.cost_seeds)?;
-        let runs_dir = crate::findings::default_runs_dir().join("repaired");
+        let cost_seeds = crate::campaign::compare::parse_seeds(&args.cost_seeds)?;
+        let runs_dir = crate::campaign::findings::default_runs_dir().join("repaired");
         let p = args.proof;
-        let sizes = crate::repaired_proof::ProofSizes {
+        let sizes = crate::campaign::repaired_proof::ProofSizes {
             explore_points: p.explore_points,
             explore_ci_seed: p.explore_ci_seed,
             search_runs: p.search_runs,
             schedules_bound: p.schedules_bound,
             jobs: p.proof_jobs.max(1),
         };
-        let md = crate::repaired_doc::document(&args.seeds.seeds.list("--seeds")?, &cost_seeds, &sizes, &runs_dir)?;
-        (args.out.unwrap_or_else(crate::repaired_doc::default_out), md)
+        let md = crate::campaign::repaired_doc::document(&args.seeds.seeds.list("--seeds")?, &cost_seeds, &sizes, &runs_dir)?;
+        (args.out.unwrap_or_else(crate::campaign::repaired_doc::default_out), md)
     } else {
         args.seeds.seeds.announce(quiet);
-        let runs_dir = crate::findings::default_runs_dir();
-        let md = crate::findings::findings(&args.seeds.seeds.list("--seeds")?, &runs_dir, args.protocol.as_deref())?;
+        let runs_dir = crate::campaign::findings::default_runs_dir();
+        let md = crate::campaign::findings::findings(&args.seeds.seeds.list("--seeds")?, &runs_dir, args.protocol.as_deref())?;
         (args.out.unwrap_or_else(|| PathBuf::from("reports/FINDINGS.md")), md)
     };
-    crate::atomic::write_atomically(&out, md.as_bytes())?;
+    crate::base::atomic::write_atomically(&out, md.as_bytes())?;
     println!("written {}", out.display());
     Ok(Outcome::PASS)
 }

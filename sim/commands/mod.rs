@@ -2,6 +2,9 @@
 //! (clap did, with the shared argument groups of `args`), calls the library and says how it
 //! went as an `Outcome`. sim/main.rs dispatches to them and maps the outcome to the exit code.
 
+pub mod json_out;
+pub mod new_scenario;
+
 pub mod args;
 pub mod bench;
 pub mod compare;

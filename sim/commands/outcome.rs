@@ -19,7 +19,7 @@ impl Outcome {
     pub fn exit_code(self) -> i32 {
         match self {
             Outcome::Runs(outcome) => outcome.exit_code(),
-            Outcome::Interrupted => crate::interrupt::EXIT_INTERRUPTED,
+            Outcome::Interrupted => crate::base::interrupt::EXIT_INTERRUPTED,
         }
     }
 }

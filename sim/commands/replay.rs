@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 use crate::vocab::RunOutcome;
 
 #[derive(Args)]
@@ -22,8 +22,8 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(args: ReplayArgs) -> Result<Outcome, Error> {
-    let again = format!("rehearsal replay {}", crate::shell::quote_path(&args.failure));
-    let (text, outcome) = crate::replay::replay(&args.failure, args.until, args.out).map_err(|e| e.with_replay(&again))?;
+    let again = format!("rehearsal replay {}", crate::base::shell::quote_path(&args.failure));
+    let (text, outcome) = crate::campaign::replay::replay(&args.failure, args.until, args.out).map_err(|e| e.with_replay(&again))?;
     print!("{text}");
     Ok(Outcome::Runs(outcome))
 }
@@ -49,7 +49,7 @@ pub fn judge(args: JudgeArgs) -> Result<Outcome, Error> {
     let mut outcomes = Vec::new();
     let (mut bad_input, mut harness) = (0, 0);
     for dir in &args.runs {
-        match crate::judge::judge_run(dir, args.scenario.as_deref(), args.write) {
+        match crate::campaign::judge::judge_run(dir, args.scenario.as_deref(), args.write) {
             Ok(judged) => {
                 println!("{}", judged.line());
                 outcomes.push(judged.outcome());
@@ -83,7 +83,7 @@ pub struct ShrinkArgs {
 }
 
 pub fn shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
-    let report = crate::shrink::shrink(&args.failure, &args.out)?;
+    let report = crate::campaign::shrink::shrink(&args.failure, &args.out)?;
     println!("fails        {}", report.signature);
     println!("events       {} -> {}", report.events_before, report.events_after);
     println!("faults       {} -> {} ({})", report.faults_before, report.faults_after, report.scripting);
@@ -109,11 +109,11 @@ pub struct CheckArgs {
 pub fn check(args: CheckArgs) -> Result<Outcome, Error> {
     if args.scenarios.is_empty() {
         if let Some(sql) = &args.sql {
-            println!("{}", crate::replay::check_sql(sql)?);
+            println!("{}", crate::campaign::replay::check_sql(sql)?);
         }
     }
     for path in &args.scenarios {
-        println!("{}", crate::replay::check(path, args.sql.as_deref(), args.protocol.as_deref(), &[])?);
+        println!("{}", crate::campaign::replay::check(path, args.sql.as_deref(), args.protocol.as_deref(), &[])?);
     }
     Ok(Outcome::PASS)
 }

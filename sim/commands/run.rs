@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::args::{JsonArg, SqlArg, VariantArgs};
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -32,15 +32,15 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
-    let loaded = crate::scenario::Scenario::load(&args.scenario)?;
+    let loaded = crate::input::scenario::Scenario::load(&args.scenario)?;
     let scenario = loaded.with_sql(args.sql.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
     let plan = crate::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
-    // Held until the run's reports are written: one writer per folder (sim/out_lock.rs).
-    let _lock = crate::run_folder::claim(&plan.out_dir, args.force)?;
+    // Held until the run's reports are written: one writer per folder (sim/base/out_lock.rs).
+    let _lock = crate::world::run_folder::claim(&plan.out_dir, args.force)?;
     // A run that ends in an error (an event cap, a statement that never ends, a panic) says
     // how to reproduce it, as a failing one does.
     let replay = crate::run::replay_of(&plan);
-    let mut progress = (!quiet).then(crate::progress::RunProgress::new);
+    let mut progress = (!quiet).then(crate::campaign::progress::RunProgress::new);
     let mut show = |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
@@ -52,11 +52,11 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     crate::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
     let outcome = if summary.verdict.passed() { Outcome::PASS } else { Outcome::FAIL };
     if args.json.json {
-        println!("{}", crate::json_out::run(&summary));
+        println!("{}", crate::commands::json_out::run(&summary));
         return Ok(outcome);
     }
     // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
-    summary.replay = crate::shell::for_terminal(&summary.replay);
+    summary.replay = crate::base::shell::for_terminal(&summary.replay);
     print!("{}", summary.render());
     if outcome != Outcome::PASS {
         eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
@@ -71,7 +71,7 @@ pub fn variants() -> Result<Outcome, Error> {
         println!("{:<24} {}: {applies}", p.name, p.summary);
     }
     println!("\nvariants (`[protocol] variants`, `--variant`):");
-    for v in crate::variant::VARIANTS {
+    for v in crate::input::variant::VARIANTS {
         println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
     }
     Ok(Outcome::PASS)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Args)]
 pub struct ListArgs {
@@ -15,7 +15,7 @@ pub struct ListArgs {
 }
 
 pub fn list(args: ListArgs) -> Result<Outcome, Error> {
-    print!("{}", crate::scenario_list::render(&crate::scenario_list::list(&args.dir)?));
+    print!("{}", crate::input::scenario_list::render(&crate::input::scenario_list::list(&args.dir)?));
     Ok(Outcome::PASS)
 }
 
@@ -29,8 +29,8 @@ pub struct NewArgs {
 }
 
 pub fn new(args: NewArgs) -> Result<Outcome, Error> {
-    crate::new_scenario::write(&args.file, args.force)?;
+    crate::commands::new_scenario::write(&args.file, args.force)?;
     println!("written      {}", args.file.display());
-    println!("run it with  {} run {}", crate::shell::program(), crate::shell::quote_path(&args.file));
+    println!("run it with  {} run {}", crate::base::shell::program(), crate::base::shell::quote_path(&args.file));
     Ok(Outcome::PASS)
 }

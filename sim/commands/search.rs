@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::args::{ForceArg, JobsArg, ScratchArg, VariantArgs};
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 
 #[derive(Args)]
 pub struct SearchArgs {
@@ -36,7 +36,7 @@ pub struct SearchArgs {
 
 /// `search`: a violation the search found fails it (1), a run's harness error is 3, Ctrl-C 130.
 pub fn search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
-    let options = crate::search::SearchOptions {
+    let options = crate::campaign::search::SearchOptions {
         scenario: args.scenario,
         runs: args.runs,
         seed: args.seed,
@@ -50,10 +50,13 @@ pub fn search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
         force: args.force.force,
     };
     let started = std::time::Instant::now();
-    crate::interrupt::install();
-    let found = crate::search::search(&options)?;
+    crate::base::interrupt::install();
+    let found = crate::campaign::search::search(&options)?;
     if !found.complete() {
-        println!("incomplete   interrupted; results kept, marked in {}", options.out.join(crate::search::INCOMPLETE_MARKER).display());
+        println!(
+            "incomplete   interrupted; results kept, marked in {}",
+            options.out.join(crate::campaign::search::INCOMPLETE_MARKER).display()
+        );
     }
     print!("{}", found.render());
     println!("search.csv   {}", options.out.join("search.csv").display());

@@ -9,7 +9,7 @@ use super::args::{
     parse_seeds, parse_shard, BaselineArg, ForceArg, JobsArg, JsonArg, RequireCoverageArg, ScratchArg, Seeds, SqlArg, VariantArgs,
 };
 use super::Outcome;
-use crate::error::Error;
+use crate::base::error::Error;
 use crate::vocab::RunOutcome;
 
 #[derive(Args)]
@@ -59,7 +59,7 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         // A shard says how many pairs it runs itself (sweep::sweep): not the whole range.
         seeds.announce(quiet || args.shard.is_some());
     }
-    let options = crate::sweep::SweepOptions {
+    let options = crate::campaign::sweep::SweepOptions {
         scenarios: args.scenarios,
         seeds: args.seeds.map(|s| s.0).unwrap_or_default(),
         protocol: args.variants.protocol,
@@ -77,11 +77,11 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         baseline: args.baseline.baseline,
         bless: args.bless,
     };
-    crate::interrupt::install();
-    let outcome = crate::sweep::sweep(&options)?;
+    crate::base::interrupt::install();
+    let outcome = crate::campaign::sweep::sweep(&options)?;
     let result = if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) };
     if args.json.json {
-        println!("{}", crate::json_out::sweep(&outcome, &options.out));
+        println!("{}", crate::commands::json_out::sweep(&outcome, &options.out));
     } else {
         print_sweep(&outcome, &options);
     }
@@ -89,18 +89,18 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
 }
 
 /// A sweep's stdout lines: its counts, the baseline's verdict, where the files are.
-fn print_sweep(outcome: &crate::sweep::SweepOutcome, options: &crate::sweep::SweepOptions) {
+fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::campaign::sweep::SweepOptions) {
     if !outcome.complete() {
         println!(
             "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
             outcome.rows.len(),
             outcome.planned,
             if outcome.interrupted { " (interrupted)" } else { "" },
-            options.out.join(crate::sweep::INCOMPLETE_MARKER).display()
+            options.out.join(crate::campaign::sweep::INCOMPLETE_MARKER).display()
         );
     }
     let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
-    let (clean, known) = crate::sweep::passes(&outcome.rows);
+    let (clean, known) = crate::campaign::sweep::passes(&outcome.rows);
     println!("pairs        {}", outcome.rows.len());
     // A pass that broke a rule its scenario allows or expects is not counted as passed.
     println!("passed       {clean}");
@@ -110,7 +110,7 @@ fn print_sweep(outcome: &crate::sweep::SweepOutcome, options: &crate::sweep::Swe
     println!("failed       {}", count("fail"));
     println!("errors       {}", count("error"));
     if let Some(comparison) = &outcome.baseline {
-        print!("{}", crate::baseline::stdout_lines(comparison, &crate::sweep::outcomes(&outcome.rows)));
+        print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(&outcome.rows)));
     }
     if let (Some(n), Some(file)) = (outcome.blessed, &options.baseline) {
         println!("blessed      {n} pairs written to {}", file.display());
@@ -125,7 +125,7 @@ fn print_sweep(outcome: &crate::sweep::SweepOutcome, options: &crate::sweep::Swe
 }
 
 /// The stdout lines on a `--require-coverage` file.
-fn print_required(file: Option<&Path>, missing: &[crate::coverage::Item]) {
+fn print_required(file: Option<&Path>, missing: &[crate::judging::coverage::Item]) {
     let Some(file) = file else { return };
     match missing.len() {
         0 => println!("coverage     every item of {} reached", file.display()),
@@ -155,11 +155,11 @@ pub struct MergeArgs {
 }
 
 pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
-    let required = args.require.require_coverage.as_deref().map(crate::coverage::Required::load).transpose()?;
+    let required = args.require.require_coverage.as_deref().map(crate::judging::coverage::Required::load).transpose()?;
     let baseline = args.baseline.baseline.as_deref();
-    let merged = match crate::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
-        crate::merge::MergeOutcome::Written(merged) => merged,
-        crate::merge::MergeOutcome::Incomplete(problems) => {
+    let merged = match crate::campaign::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
+        crate::campaign::merge::MergeOutcome::Written(merged) => merged,
+        crate::campaign::merge::MergeOutcome::Incomplete(problems) => {
             for problem in &problems {
                 eprintln!("rehearsal: merge: {problem}");
             }
@@ -170,14 +170,14 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     let (rows, missing) = (&merged.rows, &merged.missing_coverage);
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
     if let Some(comparison) = &merged.baseline {
-        print!("{}", crate::baseline::stdout_lines(comparison, &crate::sweep::outcomes(rows)));
+        print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(rows)));
     }
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());
     print_required(args.require.require_coverage.as_deref(), missing);
     let worst = match &merged.baseline {
-        Some(comparison) => crate::baseline::worst_against(&crate::sweep::outcomes(rows), comparison),
-        None => crate::sweep::worst_of(rows),
+        Some(comparison) => crate::campaign::baseline::worst_against(&crate::campaign::sweep::outcomes(rows), comparison),
+        None => crate::campaign::sweep::worst_of(rows),
     };
     Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::oracle::latency::{Cause, Decomposition};
+use crate::judging::oracle::latency::{Cause, Decomposition};
 use crate::run::RunSummary;
 
 /// Rows of the breach table at most; latency.csv holds them all.
@@ -105,7 +105,7 @@ fn by_dominant(of: &[&Decomposition]) -> String {
     groups.sort_by_key(|(cause, totals)| (std::cmp::Reverse(totals.len()), *cause));
     let seconds = |ms: i64| format!("{:.1} s", ms as f64 / 1000.0);
     let group = |(cause, totals): &(Cause, Vec<i64>)| {
-        let (p50, _, max) = crate::oracle::quantiles(totals).expect("a group is never empty");
+        let (p50, _, max) = crate::judging::oracle::quantiles(totals).expect("a group is never empty");
         format!("{}: {} (p50 {}, max {})", cause.words(), totals.len(), seconds(p50), seconds(max))
     };
     groups.iter().map(group).collect::<Vec<_>>().join("; ")

@@ -24,10 +24,10 @@ mod timeline;
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::base::error::{Error, Result};
+use crate::input::scenario::Scenario;
 use crate::run::RunSummary;
-use crate::scenario::Scenario;
-use crate::trace_reader;
+use crate::trace::trace_reader;
 use model::{Focus, Model};
 
 pub use html::{esc, esc_into};
@@ -61,7 +61,7 @@ pub fn open_finished_db(path: &Path) -> Result<rusqlite::Connection> {
 
 /// The run's budget for each of `Measurements::named()`, in that order (set or derived).
 fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
-    let limits = crate::oracle::rules::budget::limits(scenario);
+    let limits = crate::judging::oracle::rules::budget::limits(scenario);
     let limit = |name: &str| limits.iter().find(|l| l.name == name).map(|l| l.limit);
     [limit("message_notice_ms"), limit("review_resume_ms"), limit("crash_detect_ms"), limit("heartbeat_age_s"), limit("exit_to_claim_ms")]
 }
@@ -82,13 +82,13 @@ pub fn report_model(dir: &Path, summary: &RunSummary) -> Result<Model> {
     Ok(model)
 }
 
-/// Writes `name` under `dir` whole or not at all (sim/atomic.rs).
+/// Writes `name` under `dir` whole or not at all (sim/base/atomic.rs).
 fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
     let path = dir.join(name);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    crate::atomic::write_atomically(&path, text.as_bytes())
+    crate::base::atomic::write_atomically(&path, text.as_bytes())
 }
 
 pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<()> {
@@ -110,9 +110,9 @@ pub(crate) fn test_record(
     statement: &str,
     state_after: Option<crate::vocab::TaskState>,
     detail: &str,
-) -> crate::trace_reader::TraceRecord {
+) -> crate::trace::trace_reader::TraceRecord {
     use crate::vocab::{ActorName, Stmt};
-    crate::trace_reader::TraceRecord {
+    crate::trace::trace_reader::TraceRecord {
         t_ms,
         actor: if actor == "engine" { None } else { Some(ActorName::parse(actor).expect("an actor name")) },
         session: String::new(),

@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 
 use super::series::{ContextTrajectories, HeartbeatAges};
-use crate::event::ActorEnd;
-use crate::trace_reader::TraceRecord;
+use crate::trace::trace_reader::TraceRecord;
 use crate::vocab::{ActorName, SessionPlace, Stmt, TaskState};
+use crate::world::event::ActorEnd;
 
 /// A mark drawn as it is, with its trace row as its hover text.
 #[derive(Clone, Debug, PartialEq)]

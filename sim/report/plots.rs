@@ -8,8 +8,8 @@ use super::model::Model;
 /// One named line (or set of bars) of a chart: its (x, y) points.
 pub use super::series::Series;
 use super::ticks::{label, nice_ticks};
+use crate::input::scenario::Scenario;
 use crate::run::RunSummary;
-use crate::scenario::Scenario;
 
 /// Every plot of a run: (path under the run folder, SVG text), in the order they are written.
 pub fn plots(model: &Model, summary: &RunSummary, scenario: &Scenario) -> Vec<(String, String)> {
@@ -152,7 +152,7 @@ fn chart(title: &str, x_label: &str, y_label: &str, series: &[Series], lines: &[
 mod tests {
     use super::*;
     use crate::report::series::{ContextTrajectories, HeartbeatAges};
-    use crate::trace_reader::TraceRecord;
+    use crate::trace::trace_reader::TraceRecord;
     use crate::vocab::{SessionPlace, TaskState};
 
     fn heartbeat_ages(records: &[TraceRecord]) -> Vec<Series> {

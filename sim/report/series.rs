@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::FileOp;
-use crate::trace_reader::TraceRecord;
+use crate::trace::trace_reader::TraceRecord;
 use crate::vocab::{ActorName, Stmt, CONDUCTOR_TASK_ID};
+use crate::world::event::FileOp;
 
 /// A named line: (simulated minutes, value) points.
 pub type Series = (String, Vec<(f64, f64)>);

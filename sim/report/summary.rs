@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::Result;
-use crate::oracle::{quantiles, Violation};
+use crate::base::error::Result;
+use crate::base::time_text::{duration, humanize_instants};
+use crate::input::scenario::Scenario;
+use crate::judging::oracle::{quantiles, Violation};
 use crate::run::RunSummary;
-use crate::scenario::Scenario;
-use crate::time_text::{duration, humanize_instants};
 
 pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<String> {
     let mut md = String::new();

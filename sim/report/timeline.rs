@@ -15,8 +15,8 @@ use std::fmt::Write as _;
 use super::html::{esc, esc_into};
 use super::model::{Mark, Model};
 use super::report_window;
+use crate::base::time_text::{duration, humanize_instants};
 use crate::run::RunSummary;
-use crate::time_text::{duration, humanize_instants};
 use crate::vocab::{SessionPlace, TaskState};
 
 /// Each state's colour, in the legend's order.
@@ -393,7 +393,7 @@ mod tests {
     use super::*;
 
     use crate::report::test_record as record;
-    use crate::trace_reader::TraceRecord;
+    use crate::trace::trace_reader::TraceRecord;
 
     fn place(task: u64, session: u32, twin: bool) -> SessionPlace {
         SessionPlace { task, session, twin }

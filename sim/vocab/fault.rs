@@ -2,7 +2,7 @@
 //! protocol point. A scenario's `[[faults.crash]]`, `[[faults.hang]]` and
 //! `[[faults.conductor_crash]]` entries with `at` become `PointFault`s when it is read; the
 //! fault plan fires them, and explore, search and shrink make them and write them back as
-//! those same entries (`crate::scenario::add_point_fault`). A new kind is a variant here.
+//! those same entries (`crate::input::scenario::add_point_fault`). A new kind is a variant here.
 
 use super::{ActorName, Point, SessionPlace};
 

@@ -1,6 +1,6 @@
 //! Protocol profiles: a whole protocol as one choice, `[protocol] profile = NAME` or
-//! `--protocol NAME`. A profile is an ordered list of variant names (sim/variant.rs) that
-//! `crate::variant::with_variants` applies before the scenario's own variants and the command
+//! `--protocol NAME`. A profile is an ordered list of variant names (sim/input/variant.rs) that
+//! `crate::input::variant::with_variants` applies before the scenario's own variants and the command
 //! line's; `seeds` applies none, so it is the seeds' protocol as the simulator reads it by
 //! default, byte for byte. This file is the one place a profile is defined (issue 28).
 

@@ -1,5 +1,5 @@
 //! Variant names: the words `[protocol] variants` and `--variant` accept. What each variant
-//! changes lives in sim/variant.rs (`VARIANTS`, in this order; a test there keeps the two
+//! changes lives in sim/input/variant.rs (`VARIANTS`, in this order; a test there keeps the two
 //! lists equal); these are only the names, so a scenario can be checked without it.
 
 /// Every protocol variant, in the order of the disagreements of docs/protocol.md (D1–D16),

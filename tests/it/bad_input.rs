@@ -244,7 +244,7 @@ fn a_full_disk_is_a_harness_error_naming_the_file_and_leaves_no_half_trace() {
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     // The first file to outgrow the limit is named: the trace, which grows as the run goes, or
-    // comms.db, written only at checkpoints now that its WAL is in memory (sim/wal_memory.rs).
+    // comms.db, written only at checkpoints now that its WAL is in memory (sim/base/wal_memory.rs).
     let names = |file: &str| err.contains(&format!("{}/{file}", out.display()));
     let full = err.contains("File too large") || err.contains("disk full") || err.contains("os error 27");
     assert!(full && (names("trace.csv.tmp") || names("comms.db")), "{err}");

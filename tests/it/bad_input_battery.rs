@@ -643,7 +643,7 @@ fn concurrent_writers_into_one_out_the_second_is_refused() {
     let out = tmp.path().join("s").display().to_string();
     let first =
         crate::support::spawn_rehearsal(&["-q", "sweep", "scenarios/quickstart.toml", "--seeds", "1..=50", "--jobs", "1", "--out", &out]);
-    // The first holds the folder once its lock file is there (sim/out_lock.rs).
+    // The first holds the folder once its lock file is there (sim/base/out_lock.rs).
     let lock = std::path::Path::new(&out).join(".rehearsal-lock");
     for _ in 0..600 {
         if lock.exists() {
@@ -664,7 +664,7 @@ fn concurrent_writers_into_one_out_the_second_is_refused() {
 /// errors', Ctrl-C's.
 #[test]
 fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
-    use rehearsal::error::Error;
+    use rehearsal::base::error::Error;
     use rehearsal::vocab::RunOutcome;
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let table = readme.split("## Exit codes").nth(1).expect("README.md has an `Exit codes` section");
@@ -681,7 +681,7 @@ fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
         Error::input("").exit_code(),
         Error::harness("").exit_code(),
         RunOutcome::Error.exit_code(),
-        rehearsal::interrupt::EXIT_INTERRUPTED,
+        rehearsal::base::interrupt::EXIT_INTERRUPTED,
     ];
     set.sort_unstable();
     set.dedup();

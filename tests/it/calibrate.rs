@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use rehearsal::dist::Dist;
+use rehearsal::base::dist::Dist;
 
 use crate::support::{rehearsal, stderr, stdout};
 

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use rehearsal::scenario::{Odds, Scenario};
+use rehearsal::input::scenario::{Odds, Scenario};
 
 use crate::support::{ctx_of, on_two_threads, rehearsal, root, shipped_scenarios, stderr, stdout};
 
@@ -34,7 +34,7 @@ fn no_status_line_crosses_the_context_ceiling_in_any_shipped_run_without_spikes(
         .into_iter()
         .filter_map(|path| {
             let loaded = Scenario::load(&root().join(&path)).unwrap();
-            let scenario = rehearsal::variant::with_variants(&loaded, &[]).unwrap();
+            let scenario = rehearsal::input::variant::with_variants(&loaded, &[]).unwrap();
             // Spikes are faults the musician cannot predict; runs without them must stay under.
             (scenario.faults.context_spike_probability == Odds::Fixed(0.0)).then_some((path, scenario.context.ceiling_pct))
         })

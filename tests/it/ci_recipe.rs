@@ -104,7 +104,7 @@ fn path_with(bin: &Path) -> String {
 fn small_suite(suite: &str, seeds: &str) -> String {
     let words: Vec<&str> = suite.split_whitespace().collect();
     let at = words.iter().position(|w| *w == "--seeds").expect("SUITE names its seeds");
-    rehearsal::compare::parse_seeds(words[at + 1]).expect("SUITE's seeds parse");
+    rehearsal::campaign::compare::parse_seeds(words[at + 1]).expect("SUITE's seeds parse");
     for scenario in words.iter().filter(|w| !w.starts_with("--") && **w != words[at + 1]) {
         assert!(root().join(scenario).is_file(), "SUITE's scenario {scenario} exists");
     }

@@ -1,9 +1,9 @@
 //! SQLite's own clock follows the simulated clock: `datetime('now')`, `julianday('now')`,
 //! `CURRENT_TIMESTAMP` defaults and `unixepoch()` (ARCHITECTURE.md, invariant "SQLite reads the simulated clock").
 
-use rehearsal::clock::{parse_utc, SimClock};
-use rehearsal::db::CommsDb;
-use rehearsal::sql_catalog::Catalog;
+use rehearsal::base::clock::{parse_utc, SimClock};
+use rehearsal::input::sql_catalog::Catalog;
+use rehearsal::world::db::CommsDb;
 
 #[test]
 fn every_sql_time_function_reads_the_simulated_clock() {

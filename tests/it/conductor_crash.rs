@@ -2,7 +2,7 @@
 //! `scenarios/faults/conductor-crash.toml` as its header documents it, and a crash in the middle
 //! of reviews that run as actors of their own.
 
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, Stmt};
 
 use crate::support::{messages, open_db, root, run_path, run_text, trace, two_step_scenario};

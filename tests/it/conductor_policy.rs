@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use rehearsal::event::{EventKind, Fact};
-use rehearsal::trace_reader;
+use rehearsal::trace::trace_reader;
 use rehearsal::vocab::{ActorName, Stmt};
+use rehearsal::world::event::{EventKind, Fact};
 
 use crate::support::{run_text, trace, two_step_scenario};
 

@@ -1,4 +1,4 @@
-//! Protocol coverage (sim/coverage/): a sweep counts every task-row transition by writer and
+//! Protocol coverage (sim/judging/coverage/): a sweep counts every task-row transition by writer and
 //! fault context, writes coverage.csv and a table in summary.md, and `--require-coverage`
 //! fails it when a listed item was never reached; shards' coverage merges.
 

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, Stmt, TaskState};
 
 use crate::support::{messages, rehearsal, root, status_lines, stderr, stdout, summary_field, task_row, trace};

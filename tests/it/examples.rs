@@ -6,7 +6,7 @@
 //! exactly. The seed's lines are quoted beside each assertion; where the seed contradicts
 //! itself the test says so and follows the result the seed states.
 
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
 
 use crate::support::{

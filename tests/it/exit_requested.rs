@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use rehearsal::event::EventKind;
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, Stmt, TaskState};
+use rehearsal::world::event::EventKind;
 
 use crate::support::{messages, root, run_into, session, status_lines, task_row, trace};
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rehearsal::explore::PointRow;
+use rehearsal::campaign::explore::PointRow;
 
 use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout};
 
@@ -26,7 +26,7 @@ fn explore(scenario: &str, args: &[&str], out: &Path) -> (i32, String, String) {
 }
 
 fn rows(out: &Path) -> Vec<PointRow> {
-    rehearsal::explore::read_csv(&out.join("explore.csv")).expect("explore.csv is whole")
+    rehearsal::campaign::explore::read_csv(&out.join("explore.csv")).expect("explore.csv is whole")
 }
 
 /// A point as `--list-points` lists it.
@@ -293,7 +293,7 @@ fn a_killed_exploration_keeps_every_run_it_finished() {
     // One worker: the runs finish in job order, so the kept ones are the first jobs.
     let mut child =
         spawn_rehearsal(&["explore", "crashes", "scenarios/quickstart.toml", "--jobs", "1", "--out", out_text, "--scratch", scratch_text]);
-    let journal = out.join(rehearsal::explore::JOURNAL);
+    let journal = out.join(rehearsal::campaign::explore::JOURNAL);
     let deadline = Instant::now() + Duration::from_secs(300);
     while std::fs::read_to_string(&journal).map_or(0, |text| text.lines().count()) < 3 {
         assert!(Instant::now() < deadline, "no 3 runs journaled within 300 s");

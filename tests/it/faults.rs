@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use rehearsal::dist::Dist;
+use rehearsal::base::dist::Dist;
+use rehearsal::input::scenario::Scenario;
 use rehearsal::run::{run_scenario, RunOptions, RunSummary};
-use rehearsal::scenario::Scenario;
 
 use rehearsal::vocab::{RuleId, Stmt, TaskState};
 

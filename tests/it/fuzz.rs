@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use rehearsal::error::Error;
-use rehearsal::scenario::Scenario;
+use rehearsal::base::error::Error;
+use rehearsal::input::scenario::Scenario;
 
 /// Values that break loaders: wrong types, out of range, huge, odd strings, SQL.
 const TOKENS: &[&str] = &[

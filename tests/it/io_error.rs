@@ -3,8 +3,8 @@
 //! and the session meets it as any failed statement: it ends there, its watchers with it, and
 //! the conductor hands the task over to a successor that finishes it.
 
+use rehearsal::input::scenario::Scenario;
 use rehearsal::run::{run_scenario, RunOptions};
-use rehearsal::scenario::Scenario;
 use rehearsal::vocab::{Stmt, TaskState};
 
 use crate::support::{root, session, trace};
@@ -41,12 +41,12 @@ fn an_io_error_on_a_state_write_ends_the_session_and_a_successor_finishes_the_ta
 #[test]
 fn explore_places_an_io_error_that_is_the_scenarios_own() {
     let out = tempfile::tempdir().unwrap();
-    let mut options = rehearsal::explore::ExploreOptions {
+    let mut options = rehearsal::campaign::explore::ExploreOptions {
         scenario: root().join("scenarios/faults/io-error-on-review-state.toml"),
         seed: None,
         protocol: None,
         variants: Vec::new(),
-        sessions: vec![rehearsal::explore::parse_session("task-01.S1").unwrap()],
+        sessions: vec![rehearsal::campaign::explore::parse_session("task-01.S1").unwrap()],
         points: Vec::new(),
         hangs: false,
         io_errors: true,
@@ -57,10 +57,10 @@ fn explore_places_an_io_error_that_is_the_scenarios_own() {
         progress_every: 0,
         force: false,
     };
-    let listed = rehearsal::explore::list_points(&options).unwrap();
+    let listed = rehearsal::campaign::explore::list_points(&options).unwrap();
     let point = listed.lines().find(|l| l.contains(",task-01.S1,set_needs_review,1,")).expect("S1 sets needs_review");
     options.points = vec![point.split(',').next().unwrap().parse().unwrap()];
-    let exploration = rehearsal::explore::explore_crashes(&options).unwrap();
+    let exploration = rehearsal::campaign::explore::explore_crashes(&options).unwrap();
     let placed: Vec<(&str, &str)> = exploration.rows.iter().map(|r| (r.fault.as_str(), r.when.as_str())).collect();
     assert_eq!(placed, [("crash", "before"), ("crash", "after"), ("io-error", "before"), ("io-error", "after")]);
     let golden = std::fs::read_to_string(root().join("tests/golden/hashes.tsv")).unwrap();

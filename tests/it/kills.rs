@@ -205,9 +205,9 @@ fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_fol
     kill(first);
     let marker = std::fs::read_to_string(out.join("INCOMPLETE")).expect("the marker stays");
     assert!(marker.contains("of 400 pairs finished"), "{marker}");
-    let rows = rehearsal::sweep::read_results(&out.join("results.csv")).expect("the finished pairs read whole");
-    let journaled: Vec<rehearsal::sweep::ResultRow> =
-        rehearsal::results_journal::read(&out.join(rehearsal::sweep::JOURNAL)).expect("the journal reads");
+    let rows = rehearsal::campaign::sweep::read_results(&out.join("results.csv")).expect("the finished pairs read whole");
+    let journaled: Vec<rehearsal::campaign::sweep::ResultRow> =
+        rehearsal::base::results_journal::read(&out.join(rehearsal::campaign::sweep::JOURNAL)).expect("the journal reads");
     assert!(!rows.is_empty() && rows.len() < 400 && rows.len() == journaled.len(), "{} rows, {} journaled", rows.len(), journaled.len());
     // Every failure kept on disk (its folder and replay file whole) is a pair in the results,
     // but those whose row the kill came before (at most one per job).
@@ -223,10 +223,10 @@ fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_fol
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
     assert_eq!(names(&scratch), Vec::<String>::new(), "no scratch folder is left");
     let left = names(&out);
-    for gone in [".rehearsal-lock", "INCOMPLETE", rehearsal::sweep::JOURNAL] {
+    for gone in [".rehearsal-lock", "INCOMPLETE", rehearsal::campaign::sweep::JOURNAL] {
         assert!(!left.contains(&gone.to_string()), "{gone} in {left:?}");
     }
-    assert_eq!(rehearsal::sweep::read_results(&out.join("results.csv")).unwrap().len(), 2);
+    assert_eq!(rehearsal::campaign::sweep::read_results(&out.join("results.csv")).unwrap().len(), 2);
 }
 
 /// The pid of a sweep that has ended (for the scratch folder of a process that is gone).

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use rehearsal::error::Error;
+use rehearsal::base::error::Error;
 use rehearsal::run::{run, RunOptions};
 
 use crate::support::root;
@@ -189,7 +189,7 @@ pub(crate) fn merge(base: &mut toml::Table, patch: toml::Table) {
 fn statements_of(path: &Path) -> Vec<String> {
     if path.extension().is_some_and(|e| e == "sql") {
         let text = std::fs::read_to_string(path).unwrap();
-        rehearsal::sql_catalog::parse(&text, &path.display().to_string())
+        rehearsal::input::sql_catalog::parse(&text, &path.display().to_string())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .into_iter()
             .map(|s| s.name)
@@ -236,7 +236,7 @@ fn write_scenario(scenario: &str, mutant: Option<&Path>, dir: &Path) -> PathBuf 
 /// `mutant` after them), written under `dir`.
 fn layered_sql(own: &Path, mutant: &Path, dir: &Path) -> PathBuf {
     let parse = |path: &Path| {
-        rehearsal::sql_catalog::parse(&std::fs::read_to_string(path).unwrap(), &path.display().to_string())
+        rehearsal::input::sql_catalog::parse(&std::fs::read_to_string(path).unwrap(), &path.display().to_string())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     };
     let (base, replacing) = (parse(own), parse(mutant));

@@ -32,8 +32,8 @@ fn wait_for_checkpoint(out: &Path) {
 }
 
 /// results.csv parses whole, and every row is a finished pair.
-fn finished_rows(out: &Path) -> Vec<rehearsal::sweep::ResultRow> {
-    let rows = rehearsal::sweep::read_results(&out.join("results.csv")).expect("results.csv is whole");
+fn finished_rows(out: &Path) -> Vec<rehearsal::campaign::sweep::ResultRow> {
+    let rows = rehearsal::campaign::sweep::read_results(&out.join("results.csv")).expect("results.csv is whole");
     for row in &rows {
         assert!(["pass", "fail", "error"].contains(&row.verdict.as_str()), "{row:?}");
         assert!(row.verdict == "error" || (row.trace_hash.len() == 64 && row.sim_time_ms > 0), "{row:?}");
@@ -61,7 +61,7 @@ fn a_sweep_killed_part_way_leaves_whole_results_that_merge_refuses_as_incomplete
     for entry in std::fs::read_dir(out.join("failures")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            rehearsal::sweep::Failure::load(&path).expect("a whole failure file");
+            rehearsal::campaign::sweep::Failure::load(&path).expect("a whole failure file");
         }
     }
     let o = rehearsal(&["merge", out.to_str().unwrap(), "--out", tmp.path().join("merged").to_str().unwrap()]);

@@ -89,7 +89,7 @@ fn a_sweep_with_sql_records_it_in_results_csv_and_its_replay_commands() {
     let out = tmp.path().join("sweep");
     let o = rehearsal(&["sweep", RESUMPTION, "--sql", CAS, "--out", out.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
-    let rows = rehearsal::sweep::read_results(&out.join("results.csv")).unwrap();
+    let rows = rehearsal::campaign::sweep::read_results(&out.join("results.csv")).unwrap();
     assert!(rows[0].sql.starts_with(&format!("scenarios/protocol.sql (built in) + {CAS}, sha256 ")), "{rows:?}");
     assert!(rows[0].replay.ends_with(&format!("--sql {CAS}")), "{rows:?}");
 }

@@ -137,9 +137,9 @@ fn a_timing_budget_breach_fails_the_run_and_names_the_measurement() {
     };
     let shipped = rehearsal::run::run(&options).unwrap();
     assert!(shipped.verdict.passed(), "{}", shipped.render());
-    let (_, _, age_max) = rehearsal::oracle::quantiles(&shipped.measured.heartbeat_age_s).expect("ages measured");
+    let (_, _, age_max) = rehearsal::judging::oracle::quantiles(&shipped.measured.heartbeat_age_s).expect("ages measured");
     assert!((480..540).contains(&age_max), "watchers refresh past 480 s, before 540 s: {age_max}");
-    let mut tight = rehearsal::scenario::Scenario::load(&path).unwrap();
+    let mut tight = rehearsal::input::scenario::Scenario::load(&path).unwrap();
     tight.budgets.heartbeat_age_s_max = Some(300);
     let summary = rehearsal::run::run_scenario(tight, &options).unwrap();
     assert_eq!(summary.verdict.headline(), "FAIL: budget");
@@ -167,7 +167,7 @@ fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_sh
     // 000 "Heartbeat Protocol": a live session's heartbeat stays under the 540 s threshold.
     let age = out.lines().find(|l| l.contains("heartbeat_age_s:")).expect("a heartbeat_age_s line");
     assert!(age.contains("budget 540, margin ") && !age.contains("BREACHED"), "{age}");
-    let mut slow = rehearsal::scenario::Scenario::load(&root().join("scenarios/examples/verification-checkpoint.toml")).unwrap();
+    let mut slow = rehearsal::input::scenario::Scenario::load(&root().join("scenarios/examples/verification-checkpoint.toml")).unwrap();
     slow.conductor.staleness_s = 400;
     let options = rehearsal::run::RunOptions {
         scenario_path: root().join("scenarios/examples/verification-checkpoint.toml"),
@@ -195,11 +195,11 @@ fn budgets_a_scenario_does_not_set_are_derived_from_the_protocols_numbers_and_sh
 /// ("Do not proceed, prepare handoff now"). The worked examples all take `fix_proposed`.
 #[test]
 fn the_other_context_replies_go_on_to_the_checkpoint_or_hand_off_at_once() {
-    use rehearsal::scenario::ContextReply;
+    use rehearsal::input::scenario::ContextReply;
     let path = root().join("scenarios/examples/context-tight-break-point.toml");
     let tmp = tempfile::tempdir().unwrap();
     let run = |reply: ContextReply, checkpoints: Vec<u64>, tag: &str| {
-        let mut scenario = rehearsal::scenario::Scenario::load(&path).unwrap();
+        let mut scenario = rehearsal::input::scenario::Scenario::load(&path).unwrap();
         scenario.conductor.context_reply = reply;
         scenario.tasks[0].checkpoints = checkpoints;
         let out = tmp.path().join(tag);
@@ -246,7 +246,7 @@ fn a_self_correction_is_escalated_at_once_or_with_the_next_review_request() {
     let first_warning = messages(&shipped).into_iter().find(|m| m.3 == "context_warning").unwrap().4;
     assert!(first_warning.starts_with("CONTEXT WARNING: 52% usage\n  Self-Correction:"), "no escalation at 52 %: {first_warning}");
     // Step 3 agent 1 instead: agent 2 is still ahead, so it escalates at once, at 34 %.
-    let mut scenario = rehearsal::scenario::Scenario::load(&path).unwrap();
+    let mut scenario = rehearsal::input::scenario::Scenario::load(&path).unwrap();
     scenario.subagents.script[0].agent = 1;
     let out = tmp.path().join("at-once");
     let options = rehearsal::run::RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };

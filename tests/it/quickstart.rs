@@ -1,7 +1,7 @@
 //! The shipped quickstart scenario runs the happy path to the end, and the database and the
 //! trace show it the way the seeds describe it.
 
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, Stmt, TaskState, WatcherKind};
 
 use crate::support::{by_watcher, open_db, run_ok, scenario, session, summary_field, trace};

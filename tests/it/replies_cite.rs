@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use rehearsal::event::{EventKind, Fact};
+use rehearsal::input::scenario::Scenario;
 use rehearsal::run::{run_scenario, RunOptions, RunSummary};
-use rehearsal::scenario::Scenario;
-use rehearsal::trace_reader;
+use rehearsal::trace::trace_reader;
 use rehearsal::vocab::{RuleId, Stmt};
+use rehearsal::world::event::{EventKind, Fact};
 
 use crate::support::{actor, messages, root, trace};
 
@@ -158,7 +158,12 @@ fn a_relaunched_conductor_still_closes_the_replaced_sessions_requests() {
     // it must know again that S1 was replaced (docs/protocol.md C35: every session that wrote
     // to a task and is not the one its row names), so S1's request stays closed.
     let mut crashed = scenario(false);
-    crashed.faults.conductor_crash.push(rehearsal::scenario::ConductorCrash { session: 1, at_ms: Some(1_300_000), at: None, nth: 1 });
+    crashed.faults.conductor_crash.push(rehearsal::input::scenario::ConductorCrash {
+        session: 1,
+        at_ms: Some(1_300_000),
+        at: None,
+        nth: 1,
+    });
     let (dir, _) = run(crashed, &[VARIANT]);
     let rows = trace(dir.path());
     let reclosed = rows.iter().any(|r| r.actor_text() == "conductor.S2" && r.event == "request_closed");

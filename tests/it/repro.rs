@@ -94,7 +94,7 @@ fn a_shrunk_failure_has_scripted_faults_and_fails_the_same_way_at_the_same_point
         variants: Vec::new(),
     })
     .unwrap();
-    let signature = rehearsal::shrink::Signature::of(&summary).unwrap();
+    let signature = rehearsal::campaign::shrink::Signature::of(&summary).unwrap();
     assert_eq!((signature.rule.as_str(), signature.point.as_str()), ("owner-writes-only", "set_needs_review by S1"));
 }
 

@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::Command;
 
-use rehearsal::search::SearchRow;
+use rehearsal::campaign::search::SearchRow;
 
 use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout, summary_field};
 
@@ -21,7 +21,7 @@ fn search(jobs: &str, out: &Path) -> (i32, String) {
 }
 
 fn rows(out: &Path) -> Vec<SearchRow> {
-    rehearsal::search::read_csv(&out.join("search.csv")).expect("search.csv is whole")
+    rehearsal::campaign::search::read_csv(&out.join("search.csv")).expect("search.csv is whole")
 }
 
 /// Every file under `dir`, by name, with its bytes.
@@ -148,7 +148,7 @@ fn a_killed_search_keeps_every_run_it_finished() {
     let args =
         ["search", RANDOM_FAULTS, "--runs", "2000", "--strict", "--seed", "5", "--jobs", "2", "--out", out_text, "--scratch", scratch_text];
     let mut child = spawn_rehearsal(&args);
-    let journal = out.join(rehearsal::search::JOURNAL);
+    let journal = out.join(rehearsal::campaign::search::JOURNAL);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
     while std::fs::read_to_string(&journal).map_or(0, |text| text.lines().count()) < 16 {
         assert!(std::time::Instant::now() < deadline, "no 16 runs journaled within 300 s");
@@ -157,10 +157,10 @@ fn a_killed_search_keeps_every_run_it_finished() {
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
     assert!(!out.join("search.csv").exists() && out.join("INCOMPLETE").exists());
-    let kept = rehearsal::search::read_csv(&out.join("search.csv")).expect("the journal reads");
+    let kept = rehearsal::campaign::search::read_csv(&out.join("search.csv")).expect("the journal reads");
     assert!(kept.len() >= 16 && kept.iter().all(|r| r.side == "search"), "{} rows", kept.len());
     // A search of whole batches at least as long makes the same first runs.
-    let runs = kept.len().div_ceil(rehearsal::search::BATCH) * rehearsal::search::BATCH;
+    let runs = kept.len().div_ceil(rehearsal::campaign::search::BATCH) * rehearsal::campaign::search::BATCH;
     let whole = tmp.path().join("whole");
     let o = rehearsal(&[
         "search",

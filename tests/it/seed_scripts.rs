@@ -112,20 +112,21 @@ fn the_seed_scripts_see_a_handoff_self_correction_and_a_stale_heartbeat() {
     // Ten minutes after the task completed, its heartbeat is past 540 s: ALARM.
     let completed_at: String =
         open_db(dir).query_row("SELECT completed_at FROM orchestration_tasks WHERE task_id = 'task-01'", [], |r| r.get(0)).unwrap();
-    let later = rehearsal::clock::format_utc_ms(rehearsal::clock::parse_utc(&completed_at).unwrap() + 600_000)[..19].to_string();
+    let later =
+        rehearsal::base::clock::format_utc_ms(rehearsal::base::clock::parse_utc(&completed_at).unwrap() + 600_000)[..19].to_string();
     let (code, out) = run_script("validate-musician-state.sh", dir, &["task-01"], Some(&later));
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("(600s ago) [ALARM]") && out.contains("=== RESULT: ISSUES FOUND (1) ==="), "{out}");
 }
 
 /// The harness of `rehearsal findings --seed-scripts` on one scenario.
-fn second_opinion(scenario: &str) -> Vec<rehearsal::seed_scripts::Check> {
-    rehearsal::seed_scripts::check_scenario(&root().join("scenarios").join(scenario), &root().join("scripts/seed-000")).unwrap()
+fn second_opinion(scenario: &str) -> Vec<rehearsal::campaign::seed_scripts::Check> {
+    rehearsal::campaign::seed_scripts::check_scenario(&root().join("scenarios").join(scenario), &root().join("scripts/seed-000")).unwrap()
 }
 
 #[test]
 fn the_second_opinion_finds_the_headroom_script_failing_where_no_agent_ever_returned() {
-    use rehearsal::seed_scripts::{Moment, Outcome};
+    use rehearsal::campaign::seed_scripts::{Moment, Outcome};
     let checks = second_opinion("examples/fifth-failure.toml");
     // Issue 27 item 6: `grep -c … || echo 0` yields "0\n0" and the arithmetic fails under
     // `set -u`; every agent of fifth-failure fails, none returns, so the end fails too.
@@ -134,13 +135,13 @@ fn the_second_opinion_finds_the_headroom_script_failing_where_no_agent_ever_retu
         matches!(&end.outcome, Outcome::Failed(err) if err.contains("syntax error") && err.contains("AGENTS_INFLIGHT: unbound variable")),
         "{end:?}"
     );
-    let md = rehearsal::seed_scripts::render(&checks, 1);
+    let md = rehearsal::campaign::seed_scripts::render(&checks, 1);
     assert!(md.contains("| check-context-headroom.sh | **fails** (end of run): "), "{md}");
 }
 
 #[test]
 fn the_second_opinion_agrees_with_the_simulator_on_quickstart_and_sees_context_thresholds_part() {
-    use rehearsal::seed_scripts::{Decision, Moment, Outcome};
+    use rehearsal::campaign::seed_scripts::{Decision, Moment, Outcome};
     let checks = second_opinion("quickstart.toml");
     let after_agents: Vec<_> = checks.iter().filter(|c| matches!(c.moment, Moment::AgentReturn(_))).collect();
     assert!(after_agents.len() >= 4, "{checks:?}");

@@ -118,7 +118,7 @@ fn sql_layers_over_the_scenario_s_own_and_every_file_in_force_is_named() {
             .unwrap()
     };
     assert_eq!(fallbacks("run"), 1, "guard-block's create_task kept under --sql: its claim is blocked");
-    let default_create = rehearsal::sql_catalog::parse(rehearsal::sql_catalog::DEFAULT_PROTOCOL_SQL, "protocol.sql")
+    let default_create = rehearsal::input::sql_catalog::parse(rehearsal::input::sql_catalog::DEFAULT_PROTOCOL_SQL, "protocol.sql")
         .unwrap()
         .into_iter()
         .find(|e| e.name == "create_task")

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use rehearsal::trace_reader::{self, TraceRecord};
+use rehearsal::trace::trace_reader::{self, TraceRecord};
 use rehearsal::vocab::{ActorName, SessionPlace, WatcherKind};
 
 /// The project root, so tests find `scenarios/` wherever cargo runs them from.
@@ -298,7 +298,7 @@ pub fn run_path(path: &Path, out: &Path, variants: &[&str]) -> rehearsal::run::R
         out_dir: Some(out.to_path_buf()),
         variants: variants.iter().map(|v| v.to_string()).collect(),
     };
-    rehearsal::run::run_scenario(rehearsal::scenario::Scenario::load(path).unwrap(), &options).unwrap()
+    rehearsal::run::run_scenario(rehearsal::input::scenario::Scenario::load(path).unwrap(), &options).unwrap()
 }
 
 /// A scenario of `tasks` tasks of two 1-agent steps with a checkpoint after the first: 4-minute

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 // `needs_review → error` (a pause TIMEOUT, 000 Mode Transitions), the musician's side of the
 // conductor's reply to a context warning (`review_failed` — "prepare handoff now", then the
 // clean exit's `exited`). The oracle and coverage read the same tables.
-use rehearsal::oracle::rules::allowed_transitions::{IMPLIED_D10 as IMPLIED, TABLE_002 as TABLE};
+use rehearsal::judging::oracle::rules::allowed_transitions::{IMPLIED_D10 as IMPLIED, TABLE_002 as TABLE};
 use rehearsal::vocab::TaskState::{self, *};
 
 use crate::support::{fault_free_scenarios, on_two_threads, run_into, trace};

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use rehearsal::trace_reader::TraceRecord;
+use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::{ActorName, SessionPlace, Stmt, TaskState};
 
 use crate::support::{fault_free_scenarios, on_two_threads, rehearsal, run_into, session, stdout, trace};

@@ -1,0 +1,264 @@
+//! `Ctx`: the only door from an actor to the world (ARCHITECTURE.md, invariant "one request per event").
+//!
+//! Every method that touches SQLite or time returns a future that hands one request to the
+//! engine and resolves when the engine has performed it. Spawning, killing and trace notes
+//! are queued for the engine to apply after the actor yields.
+
+use std::cell::{RefCell, RefMut};
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use rand_chacha::ChaCha8Rng;
+
+use crate::base::clock::SimClock;
+use crate::base::dist::Dist;
+use crate::base::rng;
+use crate::plan::faults::ActorFaults;
+use crate::vocab::{ActorName, Stmt};
+use crate::world::db::{Params, SqlOutcome};
+use crate::world::event::{Event, EventKind, EventLog, Fact, Who};
+use crate::world::executor::{ActorId, Await, Request, Response, Slot, Spawner};
+use crate::world::{ActorInfo, Effect, FailureKind, Reply, SqlFailure};
+
+/// Who an actor is: its name, its task and the session id it writes as.
+#[derive(Clone, Debug)]
+pub struct ActorMeta {
+    pub name: ActorName,
+    /// The task row this actor works on (`task-00` for the conductor).
+    pub task_id: String,
+    /// The session id it writes as (`CLAUDE_SESSION_ID`).
+    pub session_id: String,
+}
+
+/// What every `Ctx` of a run shares: the seed, the clock, the spawner, the event log and the
+/// faults that reach actors' decisions. Actors read it; the engine acts on it.
+pub struct Runtime {
+    pub seed: u64,
+    pub clock: SimClock,
+    pub epoch_unix_ms: i64,
+    pub spawner: Rc<Spawner<ActorInfo, Effect, Reply>>,
+    pub events: Rc<EventLog>,
+    pub actor_faults: ActorFaults,
+}
+
+impl Runtime {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_unix_ms() - self.epoch_unix_ms
+    }
+}
+
+type ActorSlot = Rc<RefCell<Slot<Effect, Reply>>>;
+
+pub struct Ctx {
+    id: ActorId,
+    meta: ActorMeta,
+    /// `meta.session_id`, shared by the world's actor record and every event this actor emits.
+    session: Arc<str>,
+    slot: ActorSlot,
+    runtime: Rc<Runtime>,
+    rng: RefCell<ChaCha8Rng>,
+}
+
+impl Ctx {
+    /// Queues a new actor for the engine; its random streams come from (seed, name).
+    pub fn queue_spawn<F, Fut>(runtime: &Rc<Runtime>, parent: Option<ActorId>, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        let name = meta.name.to_string();
+        let session: Arc<str> = Arc::from(meta.session_id.as_str());
+        let info = ActorInfo {
+            name: meta.name,
+            task_id: meta.task_id.clone(),
+            session_id: session.clone(),
+            latency_rng: rng::stream(runtime.seed, &format!("{name}#latency")),
+        };
+        let rng = RefCell::new(rng::stream(runtime.seed, &name));
+        let shared = runtime.clone();
+        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, session, slot, runtime: shared, rng }))
+    }
+
+    async fn request(&self, request: Request<Effect>) -> Response<Reply> {
+        Await::new(self.slot.clone(), request).await
+    }
+
+    async fn effect(&self, effect: Effect) -> Reply {
+        match self.request(Request::Effect(effect)).await {
+            Response::Effect(reply) => reply,
+            _ => unreachable!("an effect is answered with a reply"),
+        }
+    }
+
+    pub fn meta(&self) -> &ActorMeta {
+        &self.meta
+    }
+
+    /// Simulated milliseconds since the run's epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.runtime.now_ms()
+    }
+
+    /// Simulated UTC time, `YYYY-MM-DD HH:MM:SS`, as SQLite's `datetime('now')` shows it.
+    pub fn now_utc(&self) -> String {
+        crate::base::clock::format_utc_ms(self.runtime.clock.now_unix_ms())[..19].to_string()
+    }
+
+    /// This actor's own random stream, derived from (seed, actor name).
+    pub fn rng(&self) -> RefMut<'_, ChaCha8Rng> {
+        self.rng.borrow_mut()
+    }
+
+    pub fn draw(&self, dist: &Dist) -> i64 {
+        dist.sample(&mut *self.rng())
+    }
+
+    /// Runs one named protocol statement at the instant the engine schedules it.
+    /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; other
+    /// failures go back to the actor.
+    pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
+        const BUSY_RETRIES: u32 = 3;
+        // The world hands the parameters back with a busy failure: no copy is kept per attempt.
+        let mut params = params;
+        for attempt in 0..=BUSY_RETRIES {
+            match self.effect(Effect::Sql { stmt, params }).await {
+                Reply::Sql(result) => return result,
+                Reply::SqlBusy { failure, params: back } if attempt < BUSY_RETRIES => {
+                    debug_assert_eq!(failure.kind, FailureKind::Busy);
+                    self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
+                    self.sleep(1_000).await;
+                    params = back;
+                }
+                Reply::SqlBusy { failure, .. } => return Err(failure),
+                _ => unreachable!("a SQL request is answered with a SQL response"),
+            }
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.
+    pub async fn sleep(&self, ms: i64) {
+        assert!(ms >= 0, "sleep of {ms} ms");
+        let response = self.request(Request::Sleep { ms }).await;
+        assert!(matches!(response, Response::Woke));
+    }
+
+    /// Waits until `actor` has finished (or was killed).
+    pub async fn join(&self, actor: ActorId) {
+        self.join_any(vec![actor]).await;
+    }
+
+    /// Waits until the first of `actors` has finished (or was killed); returns which.
+    pub async fn join_any(&self, actors: Vec<ActorId>) -> ActorId {
+        assert!(!actors.is_empty());
+        match self.request(Request::JoinAny { actors, timeout_ms: None }).await {
+            Response::Joined(actor) => actor,
+            _ => unreachable!("a join is answered with a join"),
+        }
+    }
+
+    /// Waits until the first of `actors` has finished (or was killed), but at most `ms`:
+    /// `Some(which)`, or `None` when the time ran out first.
+    pub async fn join_any_for(&self, actors: Vec<ActorId>, ms: i64) -> Option<ActorId> {
+        assert!(!actors.is_empty() && ms >= 0);
+        match self.request(Request::JoinAny { actors, timeout_ms: Some(ms) }).await {
+            Response::Joined(actor) => Some(actor),
+            Response::Woke => None,
+            _ => unreachable!("a join is answered with a join or a timeout"),
+        }
+    }
+
+    /// Appends to a file below the run folder (temp/ files are append-only logs).
+    pub async fn append_file(&self, path: &str, text: &str) {
+        let reply = self.effect(Effect::AppendFile { path: path.to_string(), text: text.to_string() }).await;
+        assert!(matches!(reply, Reply::FileWritten));
+    }
+
+    /// Replaces a file below the run folder (the HANDOFF document).
+    pub async fn write_file(&self, path: &str, text: &str) {
+        let reply = self.effect(Effect::WriteFile { path: path.to_string(), text: text.to_string() }).await;
+        assert!(matches!(reply, Reply::FileWritten));
+    }
+
+    /// Reads a file below the run folder; `None` if it does not exist.
+    pub async fn read_file(&self, path: &str) -> Option<String> {
+        match self.effect(Effect::ReadFile { path: path.to_string() }).await {
+            Reply::File(content) => content,
+            _ => unreachable!("a read is answered with a file"),
+        }
+    }
+
+    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one.
+    pub fn spawn_child<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, make)
+    }
+
+    /// Launches an independent process (a musician session) after `delay_ms`: it outlives
+    /// the launcher.
+    pub fn launch<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
+    where
+        F: FnOnce(Ctx) -> Fut,
+        Fut: Future<Output = ()> + 'static,
+    {
+        Ctx::queue_spawn(&self.runtime, None, meta, delay_ms, make)
+    }
+
+    /// Stops another actor at once (TaskStop of a watcher): its future is dropped.
+    pub fn kill(&self, actor: ActorId) {
+        self.runtime.spawner.kill(actor);
+    }
+
+    fn emit(&self, kind: EventKind) {
+        self.runtime.events.push(Event { t_ms: self.now_ms(), who: Who::Actor(self.meta.name), session: self.session.clone(), kind });
+    }
+
+    /// Tells the oracles a fact that is not a database effect (a launch, a message handled,
+    /// a staleness decision). Facts never reach other actors.
+    pub fn observe(&self, fact: Fact) {
+        self.emit(EventKind::Truth(fact));
+    }
+
+    /// A trace row for a protocol decision that is not a database effect.
+    pub fn note(&self, what: &'static str, detail: impl Into<String>) {
+        self.emit(EventKind::Note { what: std::borrow::Cow::Borrowed(what), detail: detail.into() });
+    }
+
+    /// Fault: the extra context a subagent's result costs, if the plan's spike odds hit it
+    /// (drawn from this actor's own stream); noted in the trace as a fault.
+    pub fn context_spike_pct(&self) -> Option<i64> {
+        let spike = self.runtime.actor_faults.context_spike_pct(self.now_ms(), &mut self.rng())?;
+        self.note("fault_context_spike", format!("+{spike}% context"));
+        Some(spike)
+    }
+
+    /// Fault: the delay of the twin of task `task`'s first session, if it is double-launched.
+    pub fn twin_after_ms(&self, task: u64) -> Option<i64> {
+        self.runtime.actor_faults.twin_after_ms(task)
+    }
+
+    /// Fault: whether session `session` of task `task` starts without a session id.
+    pub fn session_id_missing(&self, task: u64, session: u32) -> bool {
+        self.runtime.actor_faults.session_id_missing(task, session)
+    }
+
+    /// A UUID-shaped id drawn from the stream named `name`: how a launched session gets its
+    /// `CLAUDE_SESSION_ID` reproducibly, before it starts (the SessionStart hook, seed 000).
+    pub fn derive_uuid(&self, name: &str) -> String {
+        use rand::Rng;
+        let mut stream = rng::stream(self.runtime.seed, &format!("{name}#uuid"));
+        let (a, b) = (stream.next_u64(), stream.next_u64());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0x0fff,
+            0x8000 | ((b >> 48) & 0x3fff),
+            b & 0xffff_ffff_ffff
+        )
+    }
+}

@@ -1,0 +1,9 @@
+//! The actors layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+
+pub mod conductor;
+pub mod ctx;
+pub mod handoff;
+pub mod messages;
+pub mod musician;
+pub mod session;
+pub mod watcher;

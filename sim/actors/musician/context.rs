@@ -1,0 +1,463 @@
+//! Context monitoring (seed 000 "Context Monitoring", REF-3): the evaluation at the
+//! threshold, the estimate to the next checkpoint, and what the session does about it; the
+//! 80 % ceiling, checked before the work.
+
+use crate::actors::handoff::Position;
+use crate::actors::messages;
+use crate::input::scenario::TaskPlan;
+use crate::vocab::{Severity, Stmt, TaskState};
+use crate::world::event::Fact;
+use crate::world::SqlFailure;
+
+use super::*;
+
+/// The way to the next checkpoint as the musician estimates it (000 "Context Monitoring &
+/// Break Point Logic", Example: Context-Tight Break Point, Step 2).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct CheckpointEstimate {
+    /// The agents before the checkpoint, in plan order.
+    pub agents: Vec<Position>,
+    /// How many of them are left in the current step (planned at the nominal cost).
+    pub this_step: usize,
+    /// REF-3: the average cost of this session's agents (self-correction excluded).
+    pub nominal_pct: i64,
+    /// The nominal cost, doubled after a self-correction ("~8% each instead of ~4%").
+    pub risk_pct: i64,
+    /// The checkpoint itself: its verification and the review request.
+    pub checkpoint_pct: i64,
+    /// Context at the checkpoint if every agent costs the nominal cost.
+    pub nominal: i64,
+    /// The worst case: the current step's agents nominal, later steps' agents at the risk.
+    pub worst: i64,
+}
+
+impl CheckpointEstimate {
+    /// The cost of the agents `agents[..k]`, current step nominal, later steps at risk.
+    fn cost_of_first(&self, k: usize) -> i64 {
+        (0..k).map(|i| if i < self.this_step { self.nominal_pct } else { self.risk_pct }).sum()
+    }
+}
+
+impl Musician {
+    /// 000 "Context Monitoring & Break Point Logic": the musician "tracks context with each
+    /// system message received" and evaluates, once at 50 % or more, the way to the next
+    /// checkpoint after every agent return: < 70 % proceed, 70-80 % ask ("I think I can reach
+    /// the checkpoint, but what do you think?"), > 80 % escalate ("must pause now"). Once the
+    /// conductor has answered a warning in this checkpoint segment, the musician asks again
+    /// only if the zone got worse (an "adjust approach" reply leaves the scope as it was).
+    pub(super) async fn evaluate_context(&mut self) -> Result<Option<End>, SqlFailure> {
+        let c = self.scenario.context.clone();
+        if self.context_pct >= 100 {
+            // Context exhaustion: the session stops dead, no HANDOFF, no final write.
+            self.ctx.note("context_exhausted", format!("{}%: hard stop", self.context_pct));
+            self.ctx
+                .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
+            return Ok(Some(End::HardStop));
+        }
+        // 000 "Deviations & Escalation Thresholds" (REF-6): after every agent the session
+        // takes stock of its deviations, then of its context.
+        if let Some(end) = self.check_deviations().await? {
+            return Ok(Some(end));
+        }
+        if self.context_pct >= c.ceiling_pct {
+            // 000 "Clean Exit Protocol": a clean exit at a hand-off point such as "context
+            // exhaustion". The ceiling is 000's 80 % by default ("without hitting the 80%
+            // context ceiling", CEILING=80 in check-context-headroom.sh; docs/protocol.md N13);
+            // 002's "75% triggers mandatory exit" is the variant `thresholds-002` (N14, D7).
+            self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
+            self.scope = Scope::HandoffNow;
+            return Ok(None);
+        }
+        if self.scope != Scope::Normal {
+            return Ok(None);
+        }
+        // 000 "Deviations & Escalation Thresholds": a self-correction is an escalation trigger
+        // ("Self-correction issues during execution"): the estimates are "off by ~6x" and the
+        // conductor "should plan for early handoff when flagged". With agents still ahead of
+        // the checkpoint the musician escalates at once, whatever its context (once per
+        // checkpoint segment); when the checkpoint is next, the escalation goes with its
+        // review request (`Report`).
+        let escalation =
+            self.pending_escalation().filter(|_| !self.positions_to_next_checkpoint().is_empty() && self.answered_zone.is_none());
+        if self.context_pct < c.evaluate_at_pct && escalation.is_none() {
+            return Ok(None);
+        }
+        if escalation.is_some() {
+            self.status("self-correction: escalating to the conductor (context estimates off by ~6x)").await;
+        } else {
+            self.status(&format!("CONTEXT EVALUATION triggered at {}%", self.context_pct)).await;
+        }
+        let e = self.estimate_to_checkpoint();
+        let estimates = if e.worst != e.nominal {
+            format!("{}% at next checkpoint (worst case {}%)", e.nominal, e.worst)
+        } else {
+            format!("{}% at next checkpoint", e.nominal)
+        };
+        // The worst case decides (000 Example: Context-Tight Break Point, Step 2-3: 71 % is
+        // "feasible but tight", the worst case's 83 % "exceeds 80% limit": it escalates).
+        let zone = Zone::of(e.worst, &c);
+        if escalation.is_none() {
+            if zone == Zone::Proceed {
+                self.status(&format!("context estimate {estimates}: proceed")).await;
+                return Ok(None);
+            }
+            if self.answered_zone.is_some_and(|answered| zone <= answered) {
+                self.status(&format!("context estimate {estimates}: {}, as the conductor already answered: proceed", zone.word())).await;
+                return Ok(None);
+            }
+        }
+        if let Some(end) = self.exit_if_requested().await? {
+            return Ok(Some(end));
+        }
+        // The ask zone thinks it can reach the checkpoint: it proposes every agent to it. The
+        // escalate zone (and a self-correction) proposes the agents that leave the checkpoint
+        // and the hand-off under the ceiling.
+        let asks = zone == Zone::Ask && escalation.is_none();
+        let recommended = if asks { e.agents.len() } else { self.recommended_agents(&e) };
+        let predicted = c.message_pct.upper();
+        if self.would_cross_ceiling(predicted) {
+            return self.ceiling_handoff("the context warning", predicted).await.map(Some);
+        }
+        let text = self.context_warning_text(&e, recommended, if asks { "ask" } else { "escalate" }, escalation.clone());
+        self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
+        // Message first, then the error state (000 Execution Queries 6; order as 004).
+        self.own_message(Stmt::SendContextWarning, text).await?;
+        self.owned_write(Stmt::SetContextWarning, vec![]).await?;
+        self.cost(&c.message_pct);
+        self.answered_zone = Some(if escalation.is_some() { Zone::Escalate } else { zone });
+        let (answer, reply_text) = match self.answer_or_end().await? {
+            Ok(answer) => (answer.state, answer.reply),
+            Err(end) => return Ok(Some(end)),
+        };
+        if self.takes_exit_request(&answer).await {
+            return self.exit_on_request().await.map(Some);
+        }
+        self.follow_context_answer(&answer, &reply_text, &e, recommended).await?;
+        Ok(None)
+    }
+
+    /// The context warning's text (000 "Context Monitoring & Break Point Logic"; 004's template).
+    fn context_warning_text(&self, e: &CheckpointEstimate, recommended: usize, zone: &str, escalation: Option<String>) -> String {
+        let c = &self.scenario.context;
+        // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
+        // example's (65 − 52) / 8 = 1.6 is "2").
+        let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
+        let recommendation = describe_positions(&e.agents[..recommended]);
+        let deviations = self.deviation_summary();
+        let warning = messages::ContextWarning {
+            context_pct: self.context_pct,
+            self_correction: self.self_correction.as_deref(),
+            agents_remaining: e.agents.len() as u64,
+            agent_cost_pct: e.nominal_pct,
+            risk_cost_pct: e.risk_pct,
+            agents_fit: fit,
+            budget_pct: c.budget_pct,
+            estimate_pct: e.nominal,
+            worst_pct: e.worst,
+            recommended: recommended as u64,
+            recommendation: &recommendation,
+            deviations: &deviations,
+            zone,
+            escalation,
+        };
+        messages::context_warning(&warning)
+    }
+
+    /// What the musician does with the conductor's answer to its context warning (000
+    /// "Context escalation response states"): go on (to the checkpoint, or with an adjusted
+    /// approach, or with a reduced scope) and write `working` again, or prepare the hand-off.
+    async fn follow_context_answer(
+        &mut self,
+        answer: &str,
+        reply_text: &str,
+        e: &CheckpointEstimate,
+        recommended: usize,
+    ) -> Result<(), SqlFailure> {
+        match TaskState::parse(answer) {
+            Some(TaskState::ReviewApproved) => {
+                self.scope = Scope::HandoffAfterCheckpoint;
+                self.status("conductor review_approved: proceed to checkpoint, then hand off").await;
+            }
+            Some(TaskState::FixProposed) if messages::is_adjusted_approach(reply_text) => {
+                // 000 "Context escalation response states" 2: `fix_proposed` — "Adjust
+                // approach as follows: [instructions]". The instructions change how the work
+                // is done, not how much of it: the scope stays as planned, no hand-off is
+                // scheduled, and the session goes on checking after every agent (asking again
+                // only if the zone gets worse).
+                let first = reply_text.lines().next().unwrap_or("").to_string();
+                self.status(&format!("conductor fix_proposed: adjusting approach — {first}")).await;
+                self.deviation("approach adjusted per conductor after a context warning [Low — instructed change of approach]").await;
+            }
+            Some(TaskState::FixProposed) => {
+                // 000 Example: Context-Tight Break Point, Step 5-6: "Total: 3 more agents +
+                // checkpoint"; the agents after those, up to the checkpoint, are skipped.
+                let granted = messages::parse_reduced_scope(reply_text).unwrap_or(recommended as u64).min(e.agents.len() as u64);
+                self.scope = Scope::Limited(granted);
+                let skipped = &e.agents[granted as usize..];
+                if skipped.is_empty() {
+                    self.status(&format!("conductor fix_proposed: reduced scope — {granted} more agents, then checkpoint and handoff"))
+                        .await;
+                } else {
+                    let skipped = describe_positions(skipped);
+                    self.status(&format!("conductor fix_proposed: reduced scope — skip {skipped}")).await;
+                    self.deviation(&format!("{skipped} skipped per conductor [Low — instructed scope reduction]")).await;
+                }
+            }
+            _ => {
+                // 000 "Context escalation response states": `review_failed` — "Do not
+                // proceed, prepare handoff now". The musician does no more work, so it writes
+                // no `working`: the clean exit that follows takes the row from
+                // `review_failed` to `exited` (docs/protocol.md D10: the conductor's
+                // reply to a context warning, a transition 002's table omits).
+                self.scope = Scope::HandoffNow;
+                self.status(&format!("conductor {answer}: prepare handoff now")).await;
+                return Ok(());
+            }
+        }
+        // 002 "Valid State Transitions": `review_approved → working` and `fix_proposed →
+        // working` (implicit; the musician resumes).
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        self.start_background_watcher();
+        Ok(())
+    }
+
+    /// 000 Example: Context-Tight Break Point, Step 2: the remaining agents to the next
+    /// checkpoint at the REF-3 average, the checkpoint's verification and request, and the
+    /// worst case with the later steps' agents at the self-correction risk.
+    pub(super) fn estimate_to_checkpoint(&self) -> CheckpointEstimate {
+        let c = &self.scenario.context;
+        let agents = self.positions_to_next_checkpoint();
+        let this_step = agents.iter().filter(|p| p.step == self.next.step).count();
+        let nominal_pct = self.average_agent_cost_pct();
+        let risk_pct = if self.self_correction.is_some() { 2 * nominal_pct } else { nominal_pct };
+        let checkpoint_pct = c.verification_pct.mean() + c.message_pct.mean();
+        let mut e = CheckpointEstimate { agents, this_step, nominal_pct, risk_pct, checkpoint_pct, nominal: 0, worst: 0 };
+        e.nominal = self.context_pct + e.agents.len() as i64 * nominal_pct + checkpoint_pct;
+        e.worst = self.context_pct + e.cost_of_first(e.agents.len()) + checkpoint_pct;
+        e
+    }
+
+    /// The agents to recommend before the checkpoint and the hand-off: as many, in plan
+    /// order, as can run at the worst case and still leave the checkpoint (verification,
+    /// request, approval) and the clean exit under the ceiling (000 Example: Context-Tight
+    /// Break Point, Step 3: "Complete step 4 agent 2 + step 5 agents 1-2, then handoff").
+    pub(super) fn recommended_agents(&self, e: &CheckpointEstimate) -> usize {
+        let after = e.checkpoint_pct + self.scenario.context.message_pct.mean() + self.exit_cost_pct();
+        (0..=e.agents.len())
+            .rev()
+            .find(|k| self.context_pct + e.cost_of_first(*k) + after <= self.scenario.context.ceiling_pct)
+            .unwrap_or(0)
+    }
+
+    /// The escalation a self-correction of this checkpoint segment triggers (after the last
+    /// approved checkpoint), until a checkpoint is approved.
+    pub(super) fn pending_escalation(&self) -> Option<String> {
+        let details = self.self_correction.as_deref()?;
+        let step: u64 = details.strip_prefix("step ")?.split(',').next()?.parse().ok()?;
+        (step > self.last_checkpoint_step.unwrap_or(0)).then(|| messages::self_correction_escalation(details))
+    }
+
+    /// "N" or "N (Severity — what)" or "N (a High, b Medium, c Low)" (000 "Review Request":
+    /// "Deviations: 1 (Medium — …)"; "Context Warning": "Deviations: 2 (1 Medium, 1 Low)").
+    pub(super) fn deviation_summary(&self) -> String {
+        let total = self.deviations_before.len() + self.deviations.len();
+        match (total, self.deviations.as_slice()) {
+            (0, _) => "0".to_string(),
+            (1, [only]) => match severity(only) {
+                Some(word) => format!("1 ({word} — {})", without_severity(only)),
+                None => "1".to_string(),
+            },
+            (_, []) => total.to_string(),
+            (_, lines) => {
+                let count = |w: Severity| lines.iter().filter(|l| severity(l) == Some(w)).count();
+                let parts: Vec<String> = [Severity::High, Severity::Medium, Severity::Low]
+                    .map(|w| (w, count(w)))
+                    .iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(w, n)| format!("{n} {w}"))
+                    .collect();
+                let earlier = if !self.deviations_before.is_empty() {
+                    format!(", {} from earlier sessions", self.deviations_before.len())
+                } else {
+                    String::new()
+                };
+                format!("{total} ({}{earlier})", parts.join(", "))
+            }
+        }
+    }
+
+    /// 000 Example: Mid-Session Resumption, Step 9: "Estimated remaining work: 1 agent + final
+    /// checkpoint (~8% context)": the agents from `from` to the end at the REF-3 average, and
+    /// each checkpoint still ahead (verification, request, approval).
+    pub(super) fn remaining_work_estimate(&self, from: Position) -> String {
+        let plan = &self.launch.plan;
+        let agents = positions(plan, from, plan.steps).len() as i64;
+        let checkpoints =
+            plan.checkpoints.iter().filter(|c| **c >= from.step && (**c > from.step || from.agent <= plan.agents_in(**c))).count();
+        let c = &self.scenario.context;
+        let review_pct = c.verification_pct.mean() + 2 * c.message_pct.mean();
+        let pct = agents * self.average_agent_cost_pct() + (checkpoints as i64 + 1) * review_pct;
+        let agents = if agents == 1 { "1 agent".to_string() } else { format!("{agents} agents") };
+        let checkpoints = match checkpoints {
+            0 => String::new(),
+            1 => " + 1 checkpoint".to_string(),
+            n => format!(" + {n} checkpoints"),
+        };
+        format!("{agents}{checkpoints} + final checkpoint (~{pct}% context)")
+    }
+
+    /// The agents from `self.next` up to the next checkpoint: the first scheduled one at or
+    /// after the current step, else the end of the plan (the final checkpoint).
+    pub(super) fn positions_to_next_checkpoint(&self) -> Vec<Position> {
+        let plan = &self.launch.plan;
+        let until_step = plan.checkpoints.iter().copied().find(|c| *c >= self.next.step).unwrap_or(plan.steps);
+        positions(plan, self.next, until_step)
+    }
+
+    /// Variant `ceiling-before-work` (docs/protocol.md C32), the simulator's earlier reading:
+    /// before every agent launch, review, rework, error report and escalation the musician
+    /// predicts the cost at worst, adds what a clean exit then still needs (000 "Clean Exit
+    /// Protocol" 3-6), and hands off below the ceiling, without asking, if it would cross it.
+    /// The seeds describe no such check: 000 evaluates after agents from 50 % and asks the
+    /// conductor, so by default this is never true and the ceiling is met after an agent.
+    pub(super) fn would_cross_ceiling(&self, predicted_pct: i64) -> bool {
+        self.scenario.settings.ceiling_before_work
+            && self.context_pct + predicted_pct + self.exit_cost_pct() > self.scenario.context.ceiling_pct
+    }
+
+    /// What a clean exit costs: the HANDOFF, the report and the final message (000 Example:
+    /// Clean Exit & Handoff, "Context progression": 69 % → 70 → 71 → 72).
+    pub(super) fn exit_cost_pct(&self) -> i64 {
+        3 * self.scenario.context.message_pct.upper()
+    }
+
+    /// One agent attempt at worst: launch, return and integration, twice that after a
+    /// self-correction (000 Example: Context-Tight Break Point: "~8% each instead of ~4%").
+    pub(super) fn agent_upper_pct(&self) -> i64 {
+        let c = &self.scenario.context;
+        let attempt = c.agent_launch_pct.upper() + c.agent_return_pct.upper() + c.integration_pct.upper();
+        if self.self_correction.is_some() {
+            2 * attempt
+        } else {
+            attempt
+        }
+    }
+
+    /// One review at worst: the verification, the request and reading the approval.
+    pub(super) fn review_upper_pct(&self) -> i64 {
+        let c = &self.scenario.context;
+        c.verification_pct.upper() + 2 * c.message_pct.upper()
+    }
+
+    /// The hand-off when `what` (costing at worst `predicted_pct`) would cross the ceiling.
+    pub(super) async fn ceiling_handoff(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        // A row left `review_approved` for the completion review resumes first: 002 has no
+        // `review_approved → exited`.
+        self.leave_approved_row().await?;
+        let ceiling = self.scenario.context.ceiling_pct;
+        self.status(&format!("context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling, handing off now"))
+            .await;
+        self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling)")).await
+    }
+
+    /// A review, unless its verification and messages would cross the ceiling: then the
+    /// session hands off and its successor verifies (003 "Post-Resumption Verification").
+    pub(super) async fn review_under_ceiling(&mut self, review: Review) -> Result<Option<End>, SqlFailure> {
+        let predicted = self.review_upper_pct();
+        if self.would_cross_ceiling(predicted) {
+            let what = match review {
+                Review::Checkpoint { index, .. } => format!("checkpoint {index}"),
+                Review::ContextWorry { step } => format!("the context checkpoint after step {step}"),
+                Review::Completion => "the final checkpoint".to_string(),
+            };
+            return self.ceiling_handoff(&what, predicted).await.map(Some);
+        }
+        self.review(review).await
+    }
+
+    /// REF-3: the average of this session's agents, or the model's mean before any returned.
+    pub(super) fn average_agent_cost_pct(&self) -> i64 {
+        if self.agents_done > 0 {
+            return (self.agent_cost_total_pct as f64 / self.agents_done as f64).round() as i64;
+        }
+        let c = &self.scenario.context;
+        c.agent_launch_pct.mean() + c.agent_return_pct.mean() + c.integration_pct.mean()
+    }
+}
+
+/// The agents from `from` through the end of step `until_step`, in plan order.
+pub(super) fn positions(plan: &TaskPlan, from: Position, until_step: u64) -> Vec<Position> {
+    let mut out = Vec::new();
+    for step in from.step..=until_step {
+        let first = if step == from.step { from.agent } else { 1 };
+        out.extend((first..=plan.agents_in(step)).map(|agent| Position { step, agent }));
+    }
+    out
+}
+
+/// "step 4 agent 2 + step 5 agents 1-2" (000 Example: Context-Tight Break Point, Step 3).
+pub(super) fn describe_positions(agents: &[Position]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < agents.len() {
+        let step = agents[i].step;
+        let mut j = i;
+        while j + 1 < agents.len() && agents[j + 1].step == step && agents[j + 1].agent == agents[j].agent + 1 {
+            j += 1;
+        }
+        let (first, last) = (agents[i].agent, agents[j].agent);
+        parts.push(if first == last { format!("step {step} agent {first}") } else { format!("step {step} agents {first}-{last}") });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "no agents".to_string()
+    } else {
+        parts.join(" + ")
+    }
+}
+
+/// The severity word of a deviation line (000 REF-5: Low, Medium, High).
+pub(super) fn severity(line: &str) -> Option<Severity> {
+    [Severity::High, Severity::Medium, Severity::Low]
+        .into_iter()
+        .find(|w| line.contains(&format!("[{w}")) || line.contains(&format!("({w}")))
+}
+
+/// A deviation line without its severity group: "checkpoint 2: review_failed (Smoothness 6/9)".
+fn without_severity(line: &str) -> &str {
+    let cut = ["[High", "[Medium", "[Low", "(High", "(Medium", "(Low"].iter().filter_map(|m| line.find(m)).min().unwrap_or(line.len());
+    line[..cut].trim_end()
+}
+
+/// The zone of 000 "Context Monitoring & Break Point Logic" an estimate at the next
+/// checkpoint falls in, mildest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Zone {
+    /// "<70% context to reach checkpoint → proceed as normal, no escalation".
+    Proceed,
+    /// "70-80% … ask for confirmation".
+    Ask,
+    /// ">80% … escalate to conductor (must pause now)". Past the ceiling too, when a reading
+    /// sets it under the escalation threshold (002's 75 %, `thresholds-002`).
+    Escalate,
+}
+
+impl Zone {
+    pub(super) fn of(worst_pct: i64, c: &crate::input::scenario::ContextSection) -> Zone {
+        if worst_pct < c.proceed_below_pct {
+            Zone::Proceed
+        } else if worst_pct <= c.escalate_above_pct.min(c.ceiling_pct) {
+            Zone::Ask
+        } else {
+            Zone::Escalate
+        }
+    }
+
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Zone::Proceed => "proceed",
+            Zone::Ask => "ask",
+            Zone::Escalate => "escalate",
+        }
+    }
+}

@@ -1,0 +1,284 @@
+//! The end of a session (seed 000 "Clean Exit Protocol", "Terminal Write Atomicity"): the
+//! completion, the clean exit with its HANDOFF, the stop hook and the session's report.
+
+use crate::actors::handoff::{self};
+use crate::actors::messages;
+use crate::vocab::{Severity, Stmt, TaskState};
+use crate::world::SqlFailure;
+use rusqlite::types::Value;
+
+use super::*;
+
+impl Musician {
+    /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
+    /// `complete` as the absolute last database write; then the stop hook. Under
+    /// `complete-from-approved` no `resume_working` first: 000's "On `review_approved`: …
+    /// LAST STEP: … SET state = 'complete'" read literally, `review_approved → complete`
+    /// (docs/protocol.md C20, D10).
+    pub(super) async fn finish_complete(&mut self) -> Result<(), SqlFailure> {
+        if !self.scenario.settings.complete_from_approved {
+            self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        }
+        let report_path = messages::report_path(&self.launch.plan.task_id);
+        self.ctx
+            .write_file(
+                &report_path,
+                &format!("# {} completion report\n\nAll deliverables created, tests passing.\n", self.launch.plan.task_id),
+            )
+            .await;
+        self.status(&format!("report written: {report_path}")).await;
+        let mut report = self.report();
+        report.key_outputs.insert(0, (report_path.clone(), "created"));
+        let message = messages::completion(&self.launch.plan.task_id, &report, true);
+        self.own_message(Stmt::SendCompletion, message).await?;
+        self.status("task complete").await;
+        self.stop_background_watcher();
+        self.owned_write(Stmt::MarkComplete, vec![(":report_path", Value::Text(report_path))]).await?;
+        self.stop_hook().await
+    }
+
+    /// Whether the conductor asked this session to exit (docs/protocol.md D16).
+    pub(super) fn exit_requested(&self) -> bool {
+        self.memory.borrow().exit_requested
+    }
+
+    /// A pause answered with `exit_requested`: under 000 and 002's reading ("Conductor requests
+    /// musician to prepare handoff and exit", "States the Conductor Sets") the session takes it
+    /// as the request; under 004's (`exit-requested-conductor-only`) it is no answer it knows.
+    pub(super) async fn takes_exit_request(&mut self, answer: &str) -> bool {
+        if TaskState::parse(answer) != Some(TaskState::ExitRequested) || !self.scenario.settings.exit_request_to_musician {
+            return false;
+        }
+        self.memory.borrow_mut().exit_requested = true;
+        self.status("conductor set exit_requested: preparing handoff now").await;
+        true
+    }
+
+    /// At a safe point before a write of its own state (an error report, an escalation, a
+    /// context warning): asked to exit, the session exits instead of writing over
+    /// `exit_requested` (docs/protocol.md D16, C33). `None`: not asked, go on.
+    pub(super) async fn exit_if_requested(&mut self) -> Result<Option<End>, SqlFailure> {
+        if !self.exit_requested() {
+            return Ok(None);
+        }
+        self.exit_on_request().await.map(Some)
+    }
+
+    /// The clean exit the conductor asked for, from the safe point the session has reached.
+    pub(super) async fn exit_on_request(&mut self) -> Result<End, SqlFailure> {
+        self.clean_exit("the conductor requested exit (exit_requested)").await
+    }
+
+    /// 000 "Clean Exit Protocol": stop watchers, HANDOFF, report, final status line, the
+    /// `handoff` message, then `exited` as the absolute last write. Each of the HANDOFF, the
+    /// report and the final message costs a message's context (000 Example: Clean Exit &
+    /// Handoff, "Context progression": 69 % → 70 → 71 → 72 "after state update").
+    /// Asked to exit (docs/protocol.md D16), the session writes no state: the final message is
+    /// its last write and the row stays `exit_requested` for the successor's claim.
+    pub(super) async fn clean_exit(&mut self, reason: &str) -> Result<End, SqlFailure> {
+        self.close_finished_step().await?;
+        self.write_handoff_with_or_without_watcher().await?;
+        let plan = self.launch.plan.clone();
+        self.cost(&self.scenario.context.message_pct.clone());
+        let timestamp = self.ctx.now_utc();
+        let worked_by = self.launch.worked_by();
+        let session_id = self.ctx.meta().session_id.clone();
+        // 003 "HANDOFF Document Structure": the Deviations section is the list from the temp/
+        // deviations file, which holds every session's: earlier sessions' and this one's.
+        let all_deviations: Vec<String> = self.deviations_before.iter().chain(&self.deviations).cloned().collect();
+        // "Context at exit": what the session will have used when it sets `exited`, the
+        // report and the final message included (the example's HANDOFF says 72 % while its
+        // status says "HANDOFF created [ctx: 70%]").
+        let at_exit_pct = self.context_pct + 2 * self.scenario.context.message_pct.mean();
+        let doc = handoff::render(&handoff::HandoffDoc {
+            task_id: &plan.task_id,
+            session_id: &session_id,
+            worked_by: &worked_by,
+            exit_reason: reason,
+            context_pct: at_exit_pct,
+            timestamp: &timestamp,
+            steps: plan.steps,
+            agents_per_step: plan.agents_in(self.next.step),
+            next: self.next,
+            deviations: &all_deviations,
+            self_correction: self.self_correction_flag(),
+            last_checkpoint_step: self.last_checkpoint_step,
+            proposals: &self.proposals,
+        });
+        self.ctx.write_file(&self.temp("HANDOFF"), &doc).await;
+        self.status(&format!("HANDOFF written: {}", self.temp("HANDOFF"))).await;
+        self.cost(&self.scenario.context.message_pct.clone());
+        let report_path = format!("docs/implementation/reports/{}-handoff-s{}.md", plan.task_id, self.launch.session_no);
+        self.ctx
+            .write_file(
+                &report_path,
+                &format!("# {} handoff report (S{})\n\nExit reason: {reason}\n", plan.task_id, self.launch.session_no),
+            )
+            .await;
+        self.status(&format!("report written: {report_path}")).await;
+        self.status("clean exit preparing").await;
+        let last_completed = if self.next.agent > 1 {
+            format!("{} (partial — agents 1-{})", self.next.step, self.next.agent - 1)
+        } else {
+            format!("{}", self.next.step.saturating_sub(1))
+        };
+        let rest = super::context::positions(&plan, self.next, plan.steps);
+        let remaining = if rest.is_empty() {
+            "final verification".to_string()
+        } else {
+            format!("{}, final verification", super::context::describe_positions(&rest))
+        };
+        let self_correction = self.self_correction.as_deref().map(|d| d.split(" —").next().unwrap_or(d).to_string());
+        let mut key_outputs = vec![(report_path.clone(), "created")];
+        key_outputs.extend(self.proposals.iter().map(|p| (p.clone(), "created")));
+        self.cost(&self.scenario.context.message_pct.clone());
+        let text = messages::exited(&messages::Exited {
+            task_id: &plan.task_id,
+            reason,
+            context_pct: self.context_pct,
+            self_correction: self_correction.as_deref(),
+            last_completed: &last_completed,
+            remaining: &remaining,
+            proposals: &self.proposals,
+            key_outputs: &key_outputs,
+        });
+        // Under heartbeat-until-exit the watcher has kept the heartbeat up to here.
+        self.stop_background_watcher();
+        self.own_message(Stmt::SendHandoff, text).await?;
+        // 000 "Clean Exit Protocol" 7 and Bootstrap 5 ("Old session exits → writes HANDOFF,
+        // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
+        // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).
+        if !(self.exit_requested() && self.scenario.settings.exit_request_no_state) {
+            self.owned_write(Stmt::MarkExited, vec![]).await?;
+        }
+        self.stop_hook().await?;
+        Ok(End::CleanExit)
+    }
+
+    /// A hand-off decided right after a step's last agent (the context check follows every
+    /// agent) finds the step done but not closed: it closes it first (000 "9. Begin
+    /// Execution": "Update heartbeat at each step boundary"), so the HANDOFF continues from the
+    /// next step. Without this it read "Step 4 agents 3-2" and "Continue from step 4 agent 3",
+    /// the status file said step 5, and the successor, seeing a mismatch, redid step 4
+    /// (scenarios/faults/context-exhaustion.toml). A checkpoint of the closed step is still
+    /// due: the successor reviews it before going on (`pending_checkpoint`).
+    async fn close_finished_step(&mut self) -> Result<(), SqlFailure> {
+        let step = self.next.step;
+        if step > self.launch.plan.steps || self.next.agent <= self.launch.plan.agents_in(step) {
+            return Ok(());
+        }
+        self.step_boundary(&format!("step {step} completed")).await?;
+        self.next = Position { step: step + 1, agent: 1 };
+        Ok(())
+    }
+
+    /// The time spent writing the HANDOFF and the report. 000 "Clean Exit Protocol" 1-2: every
+    /// subagent and watcher stopped first, so nothing refreshes the heartbeat meanwhile
+    /// (docs/protocol.md D14, C24). Under `heartbeat-until-exit` the background watcher runs
+    /// on, relaunched if it exits, until the final message (000 "Reference: Watcher Protocol
+    /// Detail": "A watcher must always be running while the task is active … until terminal
+    /// state").
+    async fn write_handoff_with_or_without_watcher(&mut self) -> Result<(), SqlFailure> {
+        if !self.scenario.settings.watcher_until_exit {
+            self.stop_background_watcher();
+            let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
+            self.ctx.sleep(write_ms).await;
+            self.status("clean exit: all subagents and watchers stopped").await;
+            return Ok(());
+        }
+        if self.background.is_none() {
+            self.start_background_watcher();
+        }
+        let write_ms = self.ctx.draw(&self.scenario.timing.handoff_ms);
+        self.work_for(write_ms).await?;
+        self.status("clean exit: all subagents stopped, the background watcher kept until the final write").await;
+        Ok(())
+    }
+
+    /// 004 "Hook System": the session may end only when its row is `complete` or `exited`;
+    /// otherwise the hook injects its fallback prompt and asks again, at most 500 times. A
+    /// session no row names has no hook.
+    pub(super) async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
+        const ITERATIONS_MAX: u32 = 500;
+        for iteration in 1..=ITERATIONS_MAX {
+            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
+            let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
+            // 004 "Hook System": the hook "activates automatically when a session's
+            // CLAUDE_SESSION_ID is found in orchestration_tasks.session_id"; once a successor's
+            // claim names another session (after an exit on request, D16), it lets this one go.
+            if states.is_empty() {
+                self.ctx.note("stop_hook", format!("iteration {iteration}: no row names this session, exit allowed"));
+                return Ok(());
+            }
+            if states.iter().any(|s| TaskState::parse(s).is_some_and(TaskState::is_terminal)) {
+                self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
+                return Ok(());
+            }
+            self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit blocked"));
+            self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
+        }
+        self.ctx.note("stop_hook_forced_exit", format!("{ITERATIONS_MAX} iterations"));
+        Ok(())
+    }
+
+    pub(super) fn report(&self) -> messages::Report<'static> {
+        let plan = &self.launch.plan;
+        let done_before_next = plan.agents_of_steps(1, self.next.step - 1) + (self.next.agent - 1);
+        let agents_total = plan.agents_of_steps(1, plan.steps);
+        messages::Report {
+            context_pct: self.context_pct,
+            self_correction: self.self_correction.clone(),
+            self_correction_minor: self.self_correction_minor.clone(),
+            deviations: self.deviations_before.len() + self.deviations.len(),
+            deviation_summary: self.deviation_summary(),
+            smoothness: self.smoothness(),
+            agents_remaining: agents_total.saturating_sub(done_before_next),
+            agent_cost_pct: self.average_agent_cost_pct(),
+            proposal: self.proposals.last().cloned(),
+            summary: "work of the plan's steps so far, integrated and tested",
+            files_modified: self.agents_done,
+            tests: self.tests_field(),
+            verification: self.verification.notes.clone(),
+            key_outputs: self.proposals.iter().map(|p| (p.clone(), "created")).collect(),
+            commits: self.commits(),
+            escalation: self.pending_escalation(),
+        }
+    }
+
+    /// The commits of the agents this session integrated since the last approved checkpoint
+    /// (004 "Request Review": "Commits: [SHA]"). The simulator writes no code: a commit is the
+    /// first 7 hex digits of a SHA-256 of the session, task and agent, stable per run.
+    pub(super) fn commits(&self) -> Vec<String> {
+        use sha2::{Digest, Sha256};
+        let after = self.last_checkpoint_step.unwrap_or(0);
+        self.attempts
+            .keys()
+            .filter(|p| **p < self.next && p.step > after)
+            .map(|p| {
+                let what = format!("{} {} step {} agent {}", self.ctx.meta().session_id, self.launch.plan.task_id, p.step, p.agent);
+                Sha256::digest(what.as_bytes()).iter().take(4).map(|b| format!("{b:02x}")).collect::<String>()[..7].to_string()
+            })
+            .collect()
+    }
+
+    /// The smoothness the musician reports, 1 (smooth) to 9 (rough), from what this session
+    /// went through. Fitted to the seed's three figures: 1/9 with no deviation and no
+    /// self-correction (000 "Completion Report"), 4/9 with a self-correction and one Medium
+    /// deviation (000 "Review Request"), 6/9 for a checkpoint the conductor rejected (000
+    /// Example: Conductor Pause & Feedback Cycle: "review_failed (Smoothness 6/9)"): 1, +2 for
+    /// a self-correction, +1 per Medium, +3 per High, +4 per rejected review.
+    pub(super) fn smoothness(&self) -> i64 {
+        let mut score = 1 + if self.self_correction.is_some() { 2 } else { 0 };
+        for line in &self.deviations {
+            score += match super::context::severity(line) {
+                Some(Severity::High) => 3,
+                Some(Severity::Medium) => 1,
+                _ => 0,
+            };
+            if line.contains(TaskState::ReviewFailed.as_str()) {
+                score += 4;
+            }
+        }
+        score.min(9)
+    }
+}

@@ -1,0 +1,361 @@
+//! Reviews in pause mode (seed 000 "Checkpoint Protocol", "Response Handling"): the
+//! request, the pause watcher, and reading the conductor's answer.
+
+use crate::actors::ctx::ActorMeta;
+use crate::actors::messages;
+use crate::actors::session::PauseOutcome;
+use crate::actors::watcher;
+use crate::vocab::{Severity, Stmt, TaskState, WatcherKind};
+use crate::world::event::Fact;
+use crate::world::SqlFailure;
+use rusqlite::types::Value;
+
+use super::*;
+
+/// The conductor's answer to a session's request: the state it set, and its message.
+pub(super) struct Answer {
+    pub state: String,
+    pub reply: String,
+}
+
+/// How a wait for the conductor ended.
+enum Waited {
+    Answer(Answer),
+    /// Two pause TIMEOUTs in one wait (000 "Mode Transitions").
+    Unresponsive,
+    /// `replies-cite-request`: the state changed, but no new message replies to a request of
+    /// this session (docs/protocol.md D15).
+    NoOwnReply,
+}
+
+impl Musician {
+    /// 000 "Review Request Flow": verify, message first then `needs_review` (004 "Request
+    /// Review"), pause until the conductor answers; on `review_failed` / `fix_proposed` apply
+    /// the feedback, re-verify and resubmit (000 "Response Handling"). `Some(end)` ends it.
+    pub(super) async fn review(&mut self, review: Review) -> Result<Option<End>, SqlFailure> {
+        let mut attempt = 0u64;
+        loop {
+            attempt += 1;
+            let what = match review {
+                Review::Checkpoint { index, .. } => format!("checkpoint {index}"),
+                Review::ContextWorry { step } => format!("context checkpoint after step {step}"),
+                Review::Completion => "final checkpoint".to_string(),
+            };
+            self.status(&format!("{what} reached")).await;
+            // 000 "Checkpoint workflow" 2: "Run verification tests", and 000 "Verification
+            // Decision Matrix": report only what passes. Findings only in the first
+            // verification of a review (docs/protocol.md C31).
+            if let Some(end) = self.verify_checkpoint(review_step(review, self.launch.plan.steps), attempt == 1).await? {
+                return Ok(Some(end));
+            }
+            // A safe point (docs/protocol.md D16): no request over a row the conductor set to
+            // `exit_requested`.
+            if self.exit_requested() {
+                return self.exit_on_request().await.map(Some);
+            }
+            self.send_review_request(review).await?;
+            self.cost(&self.scenario.context.message_pct.clone());
+            self.verification.row_approved = false;
+            let verb = if attempt == 1 { "submitted for review" } else { "resubmitted after feedback fixes" };
+            self.status(&format!("{what} {verb}")).await;
+            let answer = match self.answer_or_end().await? {
+                Ok(answer) => answer.state,
+                Err(end) => return Ok(Some(end)),
+            };
+            if self.takes_exit_request(&answer).await {
+                return self.exit_on_request().await.map(Some);
+            }
+            match TaskState::parse(&answer) {
+                Some(TaskState::ReviewApproved) => {
+                    let step = review_step(review, self.launch.plan.steps);
+                    self.cost(&self.scenario.context.message_pct.clone());
+                    self.status(&format!("{what} approved (step {step})")).await;
+                    self.last_checkpoint_step = Some(step);
+                    self.answered_zone = None;
+                    if review == Review::Completion {
+                        return Ok(None);
+                    }
+                    if self.completion_review_follows(review) {
+                        // 002 "Valid State Transitions": `review_approved → needs_review`
+                        // (completion review after final step): no work is left, so the
+                        // musician writes no `working` before its completion review.
+                        self.verification.row_approved = true;
+                        self.start_background_watcher();
+                        return Ok(None);
+                    }
+                    // 004 "After Approval (Resume Working)"; then a new background watcher.
+                    self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+                    self.start_background_watcher();
+                    return Ok(None);
+                }
+                Some(TaskState::ReviewFailed | TaskState::FixProposed) => {
+                    // 000 "Response Handling": on `review_failed` and on `fix_proposed` alike,
+                    // "Launch background watcher ... Apply ... Re-run verification tests ...
+                    // Re-submit for review (back to `needs_review`)". So the state goes
+                    // straight back to `needs_review` (002: `review_failed → needs_review`,
+                    // and for `fix_proposed` the direct re-submit `fix_proposed →
+                    // needs_review`, not `fix_proposed → working`), with no `working` between.
+                    self.status(&format!("{answer} — feedback to address")).await;
+                    // 000 "Context Monitoring": the ceiling is checked before the work: the
+                    // rework, its re-verification and the resubmission, at worst.
+                    let predicted = self.scenario.context.integration_pct.upper() + self.review_upper_pct();
+                    if self.would_cross_ceiling(predicted) {
+                        return self.rework_ceiling_handoff(&answer, predicted).await.map(Some);
+                    }
+                    self.start_background_watcher();
+                    let rework_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
+                    self.work_for(rework_ms).await?;
+                    self.cost(&self.scenario.context.integration_pct.clone());
+                    self.add_new_tests();
+                    self.status(&format!("fixing: feedback on {what} applied")).await;
+                    let severity =
+                        if TaskState::parse(&answer) == Some(TaskState::ReviewFailed) { Severity::Medium } else { Severity::Low };
+                    self.deviation(&format!("{what}: {answer} (Smoothness 6/9) [{severity}]")).await;
+                    // The watcher runs on through the re-verification; the pause stops it.
+                }
+                _ => {
+                    self.status(&format!("unexpected state {answer} while waiting for review: prepare handoff")).await;
+                    return self.clean_exit(&format!("conductor left the task in {answer}")).await.map(Some);
+                }
+            }
+        }
+    }
+
+    /// The review request (or completion) and `needs_review`, in the order of 004 "Request
+    /// Review" (message first) or, under `state-first`, of 000 Execution Queries 5.
+    async fn send_review_request(&mut self, review: Review) -> Result<(), SqlFailure> {
+        let report = self.report();
+        let (statement, message) = match review {
+            Review::Checkpoint { index, total, .. } => (Stmt::SendReviewRequest, messages::review_request(index, total, &report)),
+            Review::ContextWorry { step } => (
+                Stmt::SendReviewRequest,
+                messages::review_request(0, 0, &report)
+                    .replace("Checkpoint: 0 of 0", &format!("Checkpoint: context break after step {step}")),
+            ),
+            Review::Completion => (Stmt::SendCompletion, messages::completion(&self.launch.plan.task_id, &report, false)),
+        };
+        let request = vec![(":task_id", self.task()), (":session_id", self.session()), (":message", Value::Text(message))];
+        if self.scenario.settings.state_first {
+            // 000 Execution Queries 5 (docs/protocol.md D3): UPDATE, then INSERT.
+            self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+            self.owned_message(statement, request).await?;
+        } else {
+            // 004 "Request Review": message FIRST, then state change.
+            self.owned_message(statement, request).await?;
+            self.owned_write(Stmt::SetNeedsReview, vec![]).await?;
+        }
+        Ok(())
+    }
+
+    /// The hand-off when reworking after `answer` would cross the ceiling. After
+    /// `fix_proposed` the musician resumes first (002 `fix_proposed → working`); after
+    /// `review_failed` the clean exit writes `exited` from it, as after the context reply
+    /// "prepare handoff now" (docs/protocol.md D10: 002's table has no way out of
+    /// `review_failed` but `needs_review`).
+    async fn rework_ceiling_handoff(&mut self, answer: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        if TaskState::parse(answer) == Some(TaskState::FixProposed) {
+            self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        }
+        self.ceiling_handoff(&format!("the rework after {answer}"), predicted_pct).await
+    }
+
+    /// Whether an approved review leaves no work before the completion review: a scheduled
+    /// checkpoint after the plan's last step, with the scope unchanged (a reduced scope hands
+    /// off after its checkpoint instead).
+    fn completion_review_follows(&self, review: Review) -> bool {
+        matches!(review, Review::Checkpoint { step, .. } if step >= self.launch.plan.steps) && self.scope == Scope::Normal
+    }
+
+    /// The conductor's answer to the request just made, or how the session ends without one:
+    /// a clean exit after two pause TIMEOUTs, or under `replies-cite-request` a state change
+    /// with no reply to this session (docs/protocol.md D15).
+    pub(super) async fn answer_or_end(&mut self) -> Result<Result<Answer, End>, SqlFailure> {
+        Ok(match self.wait_for_conductor().await? {
+            Waited::Answer(answer) => Ok(answer),
+            Waited::Unresponsive => Err(self.clean_exit("conductor unresponsive (two pause timeouts)").await?),
+            Waited::NoOwnReply => Err(End::NoOwnReply),
+        })
+    }
+
+    /// 000 "Pause Watcher": stop the background watcher, block on a foreground watcher. On a
+    /// TIMEOUT, report it (`error`) and wait again; a second TIMEOUT → unresponsive (hand
+    /// off). When the state changes, the conductor's new messages are read with it (000
+    /// "Review Request Flow" 4: the new state and the latest message).
+    async fn wait_for_conductor(&mut self) -> Result<Waited, SqlFailure> {
+        self.stop_background_watcher();
+        // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
+        self.pause_timeouts = 0;
+        for _ in 0..2 {
+            self.memory.borrow_mut().pause_outcome = None;
+            let serial = self.watcher_serial_next();
+            let meta = ActorMeta { name: self.ctx.meta().name.watcher(WatcherKind::Pause, serial), ..self.ctx.meta().clone() };
+            let (scenario, memory) = (self.scenario.clone(), self.memory.clone());
+            let pause = self.ctx.spawn_child(meta, 0, move |ctx| watcher::pause(ctx, scenario, memory));
+            self.ctx.join(pause).await;
+            let outcome = self.memory.borrow_mut().pause_outcome.take();
+            match outcome {
+                Some(PauseOutcome::Answered(state)) => return self.read_answer(state).await,
+                Some(PauseOutcome::FencedOut) => return Err(self.fenced_by_watcher()),
+                Some(PauseOutcome::TimedOut) | None => {
+                    self.pause_timeouts += 1;
+                    if self.pause_timeouts >= 2 {
+                        self.status("second pause TIMEOUT: conductor unresponsive, handing off").await;
+                        return Ok(Waited::Unresponsive);
+                    }
+                    self.report_timeout().await?;
+                }
+            }
+        }
+        Ok(Waited::Unresponsive)
+    }
+
+    /// 000 "Mode Transitions", Timeout handling 3: "If conductor appears down: update temp/
+    /// status files, set state to `error`, send timeout message". By default (docs/protocol.md
+    /// C21) the timeout is an error report that counts against the five retries (`ERROR (Retry
+    /// N/5)`, `set_error`); under `timeout-not-counted` it sets `error` with its message and
+    /// leaves `retry_count` as it is (`set_escalation`), so a slow conductor uses up no retry.
+    async fn report_timeout(&mut self) -> Result<(), SqlFailure> {
+        let counted = self.scenario.settings.timeout_counts_retry;
+        self.status(if counted {
+            "pause TIMEOUT: conductor heartbeat stale, reporting"
+        } else {
+            "pause TIMEOUT: conductor heartbeat stale, reporting (no retry counted)"
+        })
+        .await;
+        let error = "pause watcher TIMEOUT: conductor unresponsive";
+        let (text, statement) = if counted {
+            self.errors_reported += 1;
+            let sc = self.self_correction_flag().is_some();
+            (messages::error_report(self.errors_reported, self.context_pct, sc, error, &self.launch.plan.task_id, false), Stmt::SetError)
+        } else {
+            (
+                format!(
+                    "TIMEOUT (not counted as a retry):\n  Context Usage: {}%\n  Error: {error}\n  Awaiting conductor",
+                    self.context_pct
+                ),
+                Stmt::SetEscalation,
+            )
+        };
+        self.own_message(Stmt::SendError, text).await?;
+        let last_error = Value::Text("conductor_timeout".to_string());
+        // A row write like any other: under fencing a replaced session learns here that it
+        // lost the task, and ends, instead of going on beside its successor.
+        self.owned_write(statement, vec![(":last_error", last_error)]).await
+    }
+
+    /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes
+    /// the state as its answer and the latest message as its text; under
+    /// `replies-cite-request` only a reply to one of its own requests answers it.
+    async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
+        let read = self.consume_conductor_messages().await?;
+        // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
+        // addressed to whichever session holds the row, so it needs no citation (D15).
+        let exit_request = TaskState::parse(&state) == Some(TaskState::ExitRequested) && self.scenario.settings.exit_request_to_musician;
+        if !self.scenario.settings.replies_cite_request || exit_request {
+            return Ok(Waited::Answer(Answer { state, reply: read.last().cloned().unwrap_or_default() }));
+        }
+        Ok(match self.own_reply(&read).await? {
+            Some(reply) => Waited::Answer(Answer { state, reply }),
+            None => {
+                self.no_own_reply(&state, &read);
+                Waited::NoOwnReply
+            }
+        })
+    }
+
+    /// Reads the conductor's new messages so the next watcher does not report them again
+    /// (000 "Message Deduplication"); returns their texts.
+    pub(super) async fn consume_conductor_messages(&mut self) -> Result<Vec<String>, SqlFailure> {
+        Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
+    }
+
+    /// The same, with each message's `timestamp`; each one counts as handled.
+    pub(super) async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
+        let found = self.read_conductor_messages().await?;
+        for (id, _, _) in &found {
+            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+        }
+        Ok(found.into_iter().map(|(_, text, at)| (text, at)).collect())
+    }
+
+    /// New conductor messages: by id (000 "Message Deduplication"), or under the
+    /// detect-by-timestamp variant the newest one if its timestamp is newer than the last
+    /// seen (004 "Check for Conductor Messages"), which misses same-second bursts.
+    pub(super) async fn read_conductor_messages(&mut self) -> Result<Vec<(i64, String, String)>, SqlFailure> {
+        if self.scenario.settings.detect_by_timestamp {
+            let found = self.ctx.sql(Stmt::ReadLatestConductorMessage, vec![(":task_id", self.task())]).await?;
+            let (Some(id), Some(text), Some(at)) = (found.int(0, 0), found.text(0, 1), found.text(0, 2)) else { return Ok(Vec::new()) };
+            let mut memory = self.memory.borrow_mut();
+            if at <= memory.last_processed_timestamp.as_str() {
+                return Ok(Vec::new());
+            }
+            memory.last_processed_timestamp = at.to_string();
+            memory.last_processed_message_id = memory.last_processed_message_id.max(id);
+            return Ok(vec![(id, text.to_string(), at.to_string())]);
+        }
+        let last = self.memory.borrow().last_processed_message_id;
+        if self.scenario.settings.durable_cursor {
+            return self.receive_conductor_messages(last).await;
+        }
+        let found = self
+            .ctx
+            .sql(Stmt::ReadNewConductorMessages, vec![(":task_id", self.task()), (":last_processed_message_id", Value::Integer(last))])
+            .await?;
+        if let Some(newest) = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).max() {
+            self.memory.borrow_mut().last_processed_message_id = newest;
+        }
+        Ok((0..found.rows.len())
+            .map(|r| (found.int(r, 0).unwrap_or(0), found.text(r, 1).unwrap_or("").to_string(), found.text(r, 2).unwrap_or("").to_string()))
+            .collect())
+    }
+}
+
+impl Musician {
+    /// Variant `durable-cursor` (issue 28): the new conductor messages after `last`, read by
+    /// the one statement that also writes this session's receipt for them (`send_receipt`), so
+    /// the cursor is durable the instant the messages are read: a successor starts after the
+    /// receipt instead of handling them again (000 "Message Deduplication" keeps it in memory).
+    async fn receive_conductor_messages(&mut self, last: i64) -> Result<Vec<(i64, String, String)>, SqlFailure> {
+        let receipt = format!("{RECEIPT_PREFIX} conductor messages after #{last}, read by {}", self.launch.worked_by());
+        let params = vec![
+            (":task_id", self.task()),
+            (":session_id", self.session()),
+            (":message", Value::Text(receipt)),
+            (":last_processed_message_id", Value::Integer(last)),
+        ];
+        let found = self.ctx.sql(Stmt::SendReceipt, params).await?;
+        if found.rows.is_empty() {
+            // Fenced (scenarios/variants/fencing.sql): no receipt, so the row names another
+            // session or none; the messages are the successor's to read, not this session's.
+            self.ctx.note("fenced_out", format!("`send_receipt` returned no row: {} is not this session's", self.launch.plan.task_id));
+            return Err(SqlFailure {
+                stmt: Stmt::SendReceipt,
+                kind: FailureKind::FencedOut,
+                message: "fenced out: the task row belongs to another session".to_string(),
+            });
+        }
+        let read = match serde_json::from_str::<Vec<(i64, String, String)>>(found.text(0, 0).unwrap_or("[]")) {
+            Ok(read) => read,
+            Err(e) => {
+                // A designer's `send_receipt` that returns something else: said, not hidden.
+                self.ctx.note("receipt_unreadable", format!("send_receipt returned no JSON array of [id, message, timestamp]: {e}"));
+                Vec::new()
+            }
+        };
+        if let Some(newest) = read.iter().map(|(id, _, _)| *id).max() {
+            self.memory.borrow_mut().last_processed_message_id = newest;
+        }
+        Ok(read)
+    }
+}
+
+/// How a receipt's text starts: the successor finds its predecessor's cursor by it.
+pub(super) const RECEIPT_PREFIX: &str = "RECEIPT:";
+
+/// The step a review covers: its checkpoint's, or the plan's last for the completion review.
+fn review_step(review: Review, steps: u64) -> u64 {
+    match review {
+        Review::Checkpoint { step, .. } | Review::ContextWorry { step } => step,
+        Review::Completion => steps,
+    }
+}

@@ -1,0 +1,522 @@
+//! `rehearsal calibrate load SCENARIO`: a real multi-process load of the scenario's shape
+//! against a real WAL `comms.db`, its lock waits and SQLITE_BUSY set beside what rehearsal's
+//! lock model predicts for the same load.
+//!
+//! The shape: the scenario is run without lock contention (`write_hold_ms` removed), which
+//! gives every statement the protocol executes, with its parameters and its simulated instant.
+//! Those statements are replayed on a fresh WAL database, each at its instant divided by the
+//! speedup K (the whole run in `--seconds`, by default), each in its own `sqlite3` process
+//! (sim/calibrate/cli.rs), by a pool of `--procs` workers (one process at a time each, as a
+//! session's tool runs one call at a time). SQLITE_BUSY is retried 3 times, 1 s / K apart, as
+//! the simulated tool layer does (sim/actors/ctx.rs).
+//!
+//! The prediction: compressing time by K is, for a lock, the same as holding it K times longer
+//! at the simulated rates (waits and BUSY depend only on hold and timeout against the gaps
+//! between writes). So rehearsal is given `write_hold_ms` fitted to the holds measured in the
+//! load, times K, and `busy_timeout_ms` = K × the load's `.timeout`, two ways:
+//! - its lock rule (sim/world/write_lock.rs, the world's own) on the load's arrivals: the same
+//!   writes at the same instants, each retried as the tool layer does: the model alone;
+//! - a run of the scenario with those settings: the model and the protocol's reaction to it
+//!   (a write that waits delays the session's next statements; a claim that stays BUSY loses
+//!   its session), which the open-loop load does not have.
+//!
+//! Wait times are divided by K to read as the load's real milliseconds.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::cli::{expand_all, fresh_wal_db, Ending, Shell};
+use super::fit;
+use super::recorded_run;
+use super::statements::quantiles;
+use crate::base::dist::Dist;
+use crate::base::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::world::write_lock::Grant;
+use crate::world::Contention;
+
+/// The most processes at once and the longest replay this command allows: it runs on the
+/// machine it measures, beside whatever else runs there.
+pub const PROCS_MAX: usize = 32;
+pub const SECONDS_MAX: u64 = 600;
+
+pub struct LoadOptions {
+    pub scenario: PathBuf,
+    pub seed: Option<u64>,
+    pub procs: Option<usize>,
+    pub seconds: u64,
+    pub speedup: Option<u32>,
+    pub busy_timeout_ms: Option<u64>,
+    /// Keep one connection open on the database while the load runs, as the sessions'
+    /// comms-link server does (004 Database): no `sqlite3` process is then the last to close,
+    /// so none checkpoints and removes the WAL on its way out.
+    pub keep_open: bool,
+    pub out: PathBuf,
+    pub force: bool,
+    pub sqlite3: PathBuf,
+}
+
+const OWNED: crate::base::out_folder::Owned = &["load.csv", "comparison.md", "load.db", "load.db-wal", "load.db-shm"];
+
+/// One process of the load, a row of load.csv.
+#[derive(Clone, Serialize)]
+struct LoadRow {
+    index: usize,
+    statement: &'static str,
+    writes: bool,
+    attempt: u32,
+    due_ms: f64,
+    late_ms: f64,
+    wall_ms: f64,
+    lock_wait_ms: Option<f64>,
+    hold_ms: Option<f64>,
+    ending: &'static str,
+}
+
+/// Lock figures of one side, in real ms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LockFigures {
+    pub writes: u64,
+    pub lock_waits: u64,
+    pub wait_ms_total: f64,
+    pub busy: u64,
+}
+
+pub struct LoadReport {
+    pub scenario: String,
+    pub seed: u64,
+    pub sqlite_version: String,
+    pub procs: usize,
+    pub speedup: u32,
+    pub keep_open: bool,
+    pub busy_timeout_ms: u64,
+    pub sim_busy_timeout_ms: i64,
+    pub statements: usize,
+    pub replayed: usize,
+    pub elapsed: Duration,
+    pub late_ms: Option<[f64; 3]>,
+    pub hold_ms: Option<[f64; 3]>,
+    pub read_busy: u64,
+    pub gave_up: u64,
+    pub failed: u64,
+    pub measured: LockFigures,
+    pub predicted: LockFigures,
+    pub on_arrivals: LockFigures,
+    pub on_arrivals_measured_holds: LockFigures,
+    pub predicted_hold: Dist,
+    /// At the simulated rates (speedup 1): the scenario as written, and with the measured holds.
+    pub as_written: Option<(Dist, Contention, u64)>,
+    pub with_measured_holds: (Dist, Contention, u64),
+    pub out: PathBuf,
+}
+
+pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
+    check_bounds(options)?;
+    crate::base::out_folder::claim(&options.out, OWNED, options.force)?;
+    let scenario = Scenario::load(&options.scenario)?;
+    let mut shape_scenario = scenario.clone();
+    shape_scenario.faults.write_hold_ms = None;
+    let shape = recorded_run(shape_scenario, &options.scenario, options.seed)?;
+    let seed = shape.summary.seed;
+    let recorded = &shape.recorded;
+    let first_ms = recorded.first().map_or(0, |r| r.at_unix_ms);
+    let span_ms = recorded.last().map_or(0, |r| r.at_unix_ms) - first_ms;
+    let speedup = options.speedup.unwrap_or_else(|| auto_speedup(span_ms, options.seconds));
+    let sim_busy_timeout_ms = scenario.faults.busy_timeout_ms.unwrap_or(5_000);
+    let busy_timeout_ms = options.busy_timeout_ms.unwrap_or_else(|| (sim_busy_timeout_ms as f64 / f64::from(speedup)).round() as u64);
+    let procs = options.procs.unwrap_or((shape.summary.tasks_total + 1).min(PROCS_MAX));
+    let shell = Shell { program: options.sqlite3.clone(), db: options.out.join("load.db"), busy_timeout_ms };
+    let sqlite_version = shell.version()?;
+    fresh_wal_db(&shell, &shell.db)?;
+    let sql = expand_all(&shape.catalog, recorded)?;
+    let due_ms: Vec<f64> = recorded.iter().map(|r| (r.at_unix_ms - first_ms) as f64 / f64::from(speedup)).collect();
+    let held = options.keep_open.then(|| open_and_read(&shell.db)).transpose()?;
+    let started = Instant::now();
+    let rows = replay(&shell, recorded, &sql, &due_ms, procs, speedup, Duration::from_secs(options.seconds))?;
+    let elapsed = started.elapsed();
+    drop(held);
+    crate::base::csv_rows::write_rows(&options.out.join("load.csv"), &rows)?;
+
+    let measured = measured_figures(&rows);
+    let holds: Vec<f64> = rows.iter().filter(|r| r.ending == "ok").filter_map(|r| r.hold_ms).collect();
+    let scaled: Vec<f64> = holds.iter().map(|h| h * f64::from(speedup)).collect();
+    let predicted_hold = fit::best(&scaled).map_or(Dist::Const(0), |f| f.dist);
+    let k = f64::from(speedup);
+    let sim_timeout = (busy_timeout_ms as f64 * k).round() as i64;
+    let (contention, writes) = predict(&scenario, options, seed, predicted_hold.clone(), sim_timeout)?;
+    let on_arrivals = lock_rule_on_arrivals(recorded, &rows, &mut |rng| predicted_hold.sample(rng), sim_timeout, seed, k);
+    // The same rule with the measured holds themselves, drawn at random: what is left between
+    // this column and the measurement is the rule, not the fit.
+    let on_arrivals_measured_holds = lock_rule_on_arrivals(recorded, &rows, &mut |rng| resample(&scaled, rng), sim_timeout, seed, k);
+    let predicted = LockFigures {
+        writes,
+        lock_waits: contention.lock_waits,
+        wait_ms_total: contention.lock_wait_ms_total as f64 / k,
+        busy: contention.busy_errors,
+    };
+    let as_written = match scenario.faults.write_hold_ms.clone() {
+        Some(hold) => {
+            let (c, w) = predict(&scenario, options, seed, hold.clone(), sim_busy_timeout_ms)?;
+            Some((hold, c, w))
+        }
+        None => None,
+    };
+    let real_hold = fit::best(&holds).map_or(Dist::Const(0), |f| f.dist);
+    let (c, w) = predict(&scenario, options, seed, real_hold.clone(), sim_busy_timeout_ms)?;
+    let replayed = rows.iter().map(|r| r.index).collect::<std::collections::BTreeSet<_>>().len();
+    let report = LoadReport {
+        scenario: shape.summary.scenario.clone(),
+        seed,
+        sqlite_version,
+        procs,
+        speedup,
+        keep_open: options.keep_open,
+        busy_timeout_ms,
+        sim_busy_timeout_ms,
+        statements: recorded.len(),
+        replayed,
+        elapsed,
+        late_ms: quantiles(&rows.iter().filter(|r| r.attempt == 1).map(|r| r.late_ms).collect::<Vec<_>>()),
+        hold_ms: quantiles(&holds),
+        read_busy: rows.iter().filter(|r| !r.writes && r.ending == "busy").count() as u64,
+        gave_up: rows.iter().filter(|r| r.attempt == 4 && r.ending == "busy").count() as u64,
+        failed: rows.iter().filter(|r| r.ending == "failed").count() as u64,
+        measured,
+        predicted,
+        on_arrivals,
+        on_arrivals_measured_holds,
+        predicted_hold,
+        as_written,
+        with_measured_holds: (real_hold, c, w),
+        out: options.out.clone(),
+    };
+    crate::base::atomic::write_atomically(&options.out.join("comparison.md"), report.markdown().as_bytes())?;
+    Ok(report)
+}
+
+/// A connection that has read the database, so it holds the WAL open until dropped.
+fn open_and_read(db: &std::path::Path) -> Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(db)?;
+    conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get::<_, i64>(0))?;
+    Ok(conn)
+}
+
+fn check_bounds(options: &LoadOptions) -> Result<()> {
+    if let Some(procs) = options.procs {
+        if !(1..=PROCS_MAX).contains(&procs) {
+            return Err(Error::input(format!("--procs must be between 1 and {PROCS_MAX}, got {procs}")));
+        }
+    }
+    if !(1..=SECONDS_MAX).contains(&options.seconds) {
+        return Err(Error::input(format!("--seconds must be between 1 and {SECONDS_MAX}, got {}", options.seconds)));
+    }
+    if options.speedup == Some(0) {
+        return Err(Error::input("--speedup must be at least 1"));
+    }
+    Ok(())
+}
+
+/// The smallest whole speedup that fits `span_ms` of simulated time into `seconds`.
+pub fn auto_speedup(span_ms: i64, seconds: u64) -> u32 {
+    let budget_ms = seconds.max(1) as i64 * 1000;
+    u32::try_from(((span_ms + budget_ms - 1) / budget_ms).max(1)).unwrap_or(u32::MAX)
+}
+
+/// Replays the statements with `procs` workers, each taking the next statement in order,
+/// waiting for its due instant, and running it (with the tool layer's retries). Statements
+/// due after `cap` are not started.
+fn replay(
+    shell: &Shell,
+    recorded: &[crate::world::db::Recorded],
+    sql: &[String],
+    due_ms: &[f64],
+    procs: usize,
+    speedup: u32,
+    cap: Duration,
+) -> Result<Vec<LoadRow>> {
+    const BUSY_RETRIES: u32 = 3;
+    let next = AtomicUsize::new(0);
+    let rows = Mutex::new(Vec::new());
+    let failure = Mutex::new(None);
+    let retry_gap = Duration::from_secs_f64(1.0 / f64::from(speedup));
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..procs {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= sql.len() || due_ms[i] > cap.as_secs_f64() * 1000.0 || failure.lock().expect("lock").is_some() {
+                    return;
+                }
+                let due = Duration::from_secs_f64(due_ms[i] / 1000.0);
+                if let Some(ahead) = due.checked_sub(started.elapsed()) {
+                    std::thread::sleep(ahead);
+                }
+                let late_ms = started.elapsed().as_secs_f64() * 1000.0 - due_ms[i];
+                let stmt = recorded[i].stmt;
+                for attempt in 1..=BUSY_RETRIES + 1 {
+                    let timed = match shell.time_statement(&sql[i], stmt.writes()) {
+                        Ok(timed) => timed,
+                        Err(e) => {
+                            *failure.lock().expect("lock") = Some(e);
+                            return;
+                        }
+                    };
+                    let busy = timed.ending == Ending::Busy;
+                    rows.lock().expect("lock").push(LoadRow {
+                        index: i,
+                        statement: stmt.name(),
+                        writes: stmt.writes(),
+                        attempt,
+                        due_ms: due_ms[i],
+                        late_ms,
+                        wall_ms: timed.wall_ms,
+                        lock_wait_ms: timed.lock_wait_ms,
+                        hold_ms: timed.hold_ms,
+                        ending: timed.ending.label(),
+                    });
+                    if !busy {
+                        break;
+                    }
+                    std::thread::sleep(retry_gap);
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().expect("lock") {
+        return Err(e);
+    }
+    let mut rows = rows.into_inner().expect("lock");
+    rows.sort_by_key(|r| (r.index, r.attempt));
+    Ok(rows)
+}
+
+/// A wait is a write attempt whose `BEGIN IMMEDIATE` took 1 ms or more (uncontended it reads
+/// 0: `.timer` prints whole ms); BUSY, any write attempt refused, as rehearsal counts them.
+fn measured_figures(rows: &[LoadRow]) -> LockFigures {
+    let writes = rows.iter().filter(|r| r.writes);
+    let mut figures = LockFigures::default();
+    for row in writes {
+        if row.attempt == 1 {
+            figures.writes += 1;
+        }
+        if row.ending == "busy" {
+            figures.busy += 1;
+        } else if let Some(wait) = row.lock_wait_ms.filter(|w| *w >= 1.0) {
+            figures.lock_waits += 1;
+            figures.wait_ms_total += wait;
+        }
+    }
+    figures
+}
+
+/// rehearsal's lock rule (sim/world/write_lock.rs) on the writes the load replayed, at their
+/// simulated instants, with `hold` drawn per write that takes the lock and SQLITE_BUSY retried
+/// 3 times 1 s later (sim/actors/ctx.rs); waits in real ms (divided by the speedup `k`).
+fn lock_rule_on_arrivals(
+    recorded: &[crate::world::db::Recorded],
+    rows: &[LoadRow],
+    draw_hold_ms: &mut dyn FnMut(&mut rand_chacha::ChaCha8Rng) -> i64,
+    busy_timeout_ms: i64,
+    seed: u64,
+    k: f64,
+) -> LockFigures {
+    use rand::SeedableRng;
+    use std::cmp::Reverse;
+    const BUSY_RETRIES: u32 = 3;
+    let first_ms = recorded.first().map_or(0, |r| r.at_unix_ms);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut lock = crate::world::write_lock::WriteLock::default();
+    // (instant, order of arrival, attempt): the world's queue orders same-instant events so too.
+    let mut queue: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> = rows
+        .iter()
+        .filter(|r| r.writes && r.attempt == 1)
+        .map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1)))
+        .collect();
+    let writes = queue.len() as u64;
+    while let Some(Reverse((now_ms, index, attempt))) = queue.pop() {
+        match lock.request(now_ms, busy_timeout_ms, || draw_hold_ms(&mut rng)) {
+            Grant::Taken => {}
+            Grant::WaitUntil(free_ms) => queue.push(Reverse((free_ms, index, attempt))),
+            Grant::Busy if attempt <= BUSY_RETRIES => queue.push(Reverse((now_ms + 1_000, index, attempt + 1))),
+            Grant::Busy => {}
+        }
+    }
+    let c = lock.contention;
+    LockFigures { writes, lock_waits: c.lock_waits, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: c.busy_errors }
+}
+
+/// One of `samples` at random, rounded to whole ms (0 without samples).
+fn resample(samples: &[f64], rng: &mut rand_chacha::ChaCha8Rng) -> i64 {
+    use rand::RngExt;
+    if samples.is_empty() {
+        return 0;
+    }
+    samples[rng.random_range(0..samples.len())].round() as i64
+}
+
+/// rehearsal's lock model on the scenario with `hold` and `busy_timeout_ms`: its contention
+/// and the writes it executed.
+fn predict(scenario: &Scenario, options: &LoadOptions, seed: u64, hold: Dist, busy_timeout_ms: i64) -> Result<(Contention, u64)> {
+    let mut with_hold = scenario.clone();
+    with_hold.faults.write_hold_ms = Some(hold);
+    with_hold.faults.busy_timeout_ms = Some(busy_timeout_ms);
+    let run = recorded_run(with_hold, &options.scenario, Some(seed))?;
+    let writes = run.recorded.iter().filter(|r| r.stmt.writes()).count() as u64;
+    Ok((run.summary.contention, writes))
+}
+
+fn pct(part: u64, whole: u64) -> String {
+    format!("{:.1} %", 100.0 * part as f64 / whole.max(1) as f64)
+}
+
+fn mean_wait(f: &LockFigures) -> String {
+    if f.lock_waits == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1} ms", f.wait_ms_total / f.lock_waits as f64)
+    }
+}
+
+fn show(q: Option<[f64; 3]>) -> String {
+    q.map_or("-".to_string(), |[p50, p95, max]| format!("p50 {p50:.1} ms, p95 {p95:.1} ms, max {max:.1} ms"))
+}
+
+impl LoadReport {
+    /// The predicted-vs-measured table (Markdown), the same on stdout and in comparison.md.
+    pub fn table(&self) -> String {
+        let sides = [&self.on_arrivals_measured_holds, &self.on_arrivals, &self.predicted, &self.measured];
+        let mut out = String::new();
+        out.push_str("| figure | lock rule, the load's writes, measured holds | lock rule, the load's writes, fitted holds | rehearsal run, fitted holds | measured (sqlite3 processes) |\n|---|---|---|---|---|\n");
+        let row = |label: &str, cell: &dyn Fn(&LockFigures) -> String| {
+            format!("| {label} | {} |\n", sides.iter().map(|f| cell(f)).collect::<Vec<_>>().join(" | "))
+        };
+        out.push_str(&row("writes", &|f| f.writes.to_string()));
+        out.push_str(&row("lock waits (share of writes)", &|f| format!("{} ({})", f.lock_waits, pct(f.lock_waits, f.writes))));
+        out.push_str(&row("mean lock wait (real ms)", &mean_wait));
+        out.push_str(&row("SQLITE_BUSY (share of writes)", &|f| format!("{} ({})", f.busy, pct(f.busy, f.writes))));
+        out
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("# Contention: {} seed {}, rehearsal against real SQLite\n\n", self.scenario, self.seed));
+        out.push_str("Written by `rehearsal calibrate load` (docs/calibration.md).\n\n");
+        out.push_str(&self.setup());
+        out.push('\n');
+        out.push_str(&self.table());
+        out.push('\n');
+        out.push_str(&self.at_simulated_rates());
+        out
+    }
+
+    fn setup(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!(
+            "- load: {} of {} statements of the run (without contention) replayed at {}x speed in {:.1} s by {} workers, one `{}` process per statement\n",
+            self.replayed,
+            self.statements,
+            self.speedup,
+            self.elapsed.as_secs_f64(),
+            self.procs,
+            self.sqlite_version
+        ));
+        let held = if self.keep_open {
+            "one connection held open meanwhile (as comms-link would)"
+        } else {
+            "no other connection open (each process may be the last to close)"
+        };
+        out.push_str(&format!("- {held}\n"));
+        out.push_str(&format!(
+            "- busy timeout: `.timeout {}` ms in the load; rehearsal {} ms (the scenario's {} ms)\n",
+            self.busy_timeout_ms,
+            self.busy_timeout_ms * u64::from(self.speedup),
+            self.sim_busy_timeout_ms
+        ));
+        out.push_str(&format!(
+            "- write hold measured: {}; rehearsal given `write_hold_ms = {}` (the fit, times {})\n",
+            show(self.hold_ms),
+            fit::toml_value(&self.predicted_hold),
+            self.speedup
+        ));
+        out.push_str(&format!("- how late the workers started statements: {}\n", show(self.late_ms)));
+        out.push_str(&format!(
+            "- besides: {} reads got SQLITE_BUSY (rehearsal's reads never do), {} writes gave up after 3 retries, {} statements failed otherwise\n",
+            self.read_busy, self.gave_up, self.failed
+        ));
+        out
+    }
+
+    fn at_simulated_rates(&self) -> String {
+        let mut out = String::from("At the simulated rates (speedup 1), rehearsal predicts:\n\n");
+        let line = |label: &str, hold: &Dist, c: &Contention, writes: u64| {
+            format!(
+                "- {label} `write_hold_ms = {}`: {} lock waits ({}), {} SQLITE_BUSY ({}) in {} writes\n",
+                fit::toml_value(hold),
+                c.lock_waits,
+                pct(c.lock_waits, writes),
+                c.busy_errors,
+                pct(c.busy_errors, writes),
+                writes
+            )
+        };
+        if let Some((hold, c, writes)) = &self.as_written {
+            out.push_str(&line("as the scenario is written,", hold, c, *writes));
+        }
+        let (hold, c, writes) = &self.with_measured_holds;
+        out.push_str(&line("with the holds measured here,", hold, c, *writes));
+        out
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = self.setup();
+        out.push('\n');
+        out.push_str(&self.table());
+        out.push('\n');
+        out.push_str(&self.at_simulated_rates());
+        out.push_str(&format!("\nwritten {} and {}\n", self.out.join("comparison.md").display(), self.out.join("load.csv").display()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(writes: bool, attempt: u32, wait: Option<f64>, ending: &'static str) -> LoadRow {
+        LoadRow {
+            index: 0,
+            statement: "x",
+            writes,
+            attempt,
+            due_ms: 0.0,
+            late_ms: 0.0,
+            wall_ms: 5.0,
+            lock_wait_ms: wait,
+            hold_ms: None,
+            ending,
+        }
+    }
+
+    #[test]
+    fn waits_of_a_millisecond_or_more_and_busy_attempts_are_counted_per_write() {
+        let rows = [
+            row(true, 1, Some(0.0), "ok"),
+            row(true, 1, Some(3.0), "ok"),
+            row(true, 1, Some(8.0), "busy"),
+            row(true, 2, Some(2.0), "ok"),
+            row(false, 1, None, "busy"),
+        ];
+        assert_eq!(measured_figures(&rows), LockFigures { writes: 3, lock_waits: 2, wait_ms_total: 5.0, busy: 1 });
+    }
+
+    #[test]
+    fn the_speedup_fits_the_run_into_the_seconds_given() {
+        assert_eq!(auto_speedup(7_222_426, 60), 121);
+        assert_eq!(auto_speedup(30_000, 60), 1);
+        assert_eq!(auto_speedup(60_001, 60), 2);
+    }
+}

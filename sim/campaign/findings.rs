@@ -1,0 +1,194 @@
+//! `rehearsal findings`: for each disagreement of docs/protocol.md, the seeds' default reading
+//! against the variant on a shipped scenario that exercises it, over the same seeds —
+//! written to reports/FINDINGS.md.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::base::error::Result;
+use crate::campaign::compare::{compare, CompareOptions};
+use crate::input::variant::VARIANTS;
+
+/// Seed 000's own scripts judge every shipped run in a file of their own (sim/campaign/seed_scripts.rs).
+const SEED_SCRIPTS_LINK: &str = "Seed 000's own scripts as a second opinion on every shipped run, and where they fail or disagree with the simulator: [SEED-SCRIPTS.md](SEED-SCRIPTS.md) (`rehearsal findings --seed-scripts`).";
+
+/// The shipped scenario that exercises each variant's disagreement.
+const DEMOS: &[(&str, &str)] = &[
+    ("guard-not-in", "scenarios/faults/claim-under-review.toml"),
+    ("worked-by-session-id", "scenarios/examples/bootstrap.toml"),
+    ("state-first", "scenarios/faults/crash-between-state-and-message.toml"),
+    ("instruction-any-type", "scenarios/quickstart.toml"),
+    ("polls-004", "scenarios/slow-review.toml"),
+    ("detect-by-timestamp", "scenarios/faults/same-second-burst.toml"),
+    ("thresholds-002", "scenarios/context-thresholds.toml"),
+    ("thresholds-headroom", "scenarios/context-thresholds.toml"),
+    ("resumption-status-type", "scenarios/examples/mid-session-resumption.toml"),
+    ("strict-terminal", "scenarios/examples/clean-exit-handoff.toml"),
+    ("table-transitions-only", "scenarios/slow-review.toml"),
+    ("fencing", "scenarios/faults/zombie.toml"),
+    ("escalate-over-two", "scenarios/deviation-escalation.toml"),
+    ("terminal-error-no-message", "scenarios/examples/fifth-failure.toml"),
+    ("heartbeat-until-exit", "scenarios/faults/slow-clean-exit.toml"),
+    ("replies-cite-request", "scenarios/faults/reply-to-zombie.toml"),
+    ("exit-requested-conductor-only", "scenarios/exit-requested.toml"),
+    ("act-on-poll", "scenarios/faults/random-faults.toml"),
+    ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
+    ("answer-on-poll", "scenarios/slow-review.toml"),
+    ("silent-reviews", "scenarios/slow-review-heartbeat.toml"),
+    ("ignore-claim-blocked", "scenarios/examples/guard-block.toml"),
+    ("first-conductor", "scenarios/faults/random-faults.toml"),
+    ("ceiling-before-work", "scenarios/context-thresholds.toml"),
+    ("timeout-not-counted", "scenarios/slow-review.toml"),
+    ("bootstrap-5min", "scenarios/quickstart.toml"),
+    ("handoff-stale-by-age", "scenarios/slow-review.toml"),
+    ("exit-request-no-state", "scenarios/exit-requested.toml"),
+    ("emergency-stop-escalates", "scenarios/emergency.toml"),
+    ("working-count-stale-only", "scenarios/faults/working-tasks-on-resumption.toml"),
+    ("complete-from-approved", "scenarios/quickstart.toml"),
+    ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
+    ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
+    ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
+    ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
+];
+
+/// What a section's table cannot say by itself: why two rows look alike, or what to read in
+/// them.
+const NOTES: &[(&str, &str)] = &[
+    (
+        "worked-by-session-id",
+        "The variant changes only the `worked_by` value: every database differs (the `comms.db` column), and no rule or timing reads `worked_by`, so the rest of the row is the default's. Nothing in the seeds reads the column back either; the difference is in what a human or a later tool finds in it.",
+    ),
+    (
+        "instruction-any-type",
+        "The runs are identical, database included: the simulated conductor writes each task's instruction right after the task row and before any other message to that task (C1), so \"the first conductor message\" is the instruction under both readings. The reading matters only to a conductor that messages a task before its instruction, which neither the seeds nor the simulator's conductor do.",
+    ),
+    (
+        "table-transitions-only",
+        "An oracle-only reading: the databases are the default's, and the difference is in the violation count. slow-review's pause-watcher TIMEOUT (`needs_review → error`, implied by 000 \"Mode Transitions\") is a violation only under 002's table alone; by default the conductor withholds its late answer to a task that had exited (docs/protocol.md C37), so no transition rule fires.",
+    ),
+    (
+        "act-on-poll",
+        "Measured over 1000 seeds (`rehearsal compare scenarios/faults/random-faults.toml --variants default,act-on-poll --seeds 1..=1000`, every run passing on the scenario's allowances; runs showing each rule): no-false-stale 0 by default against 22, answer-own-request 153 against 175, completed-once 169 against 189, allowed-transitions 275 against 292, liveness 246 against 246. (With the first conductor, before docs/protocol.md C37, the default had no-false-stale 1 against 24.) The re-read is one more statement, so every later draw shifts and the two runs of a seed part early: small gaps are noise. A session that wakes between the conductor's re-read and its hand-over is still handed over alive, the window of one statement that a guarded hand-over `UPDATE` would close (docs/protocol.md C4).",
+    ),
+    (
+        "first-conductor",
+        "The first conductor's databases equal those of the build before docs/protocol.md C37-C40 seed for seed. Its stray answers onto rows that changed hands show in allowed-transitions and conductor-outlasts-sessions; the charitable default withholds them, and the zombies it leaves waiting show in answer-own-request and one-live-session-per-task instead (docs/protocol.md C37 has the measurement over 1000 seeds).",
+    ),
+    (
+        "thresholds-002",
+        "Beyond the table, over seeds 1..=50 (the three readings' run folders of `rehearsal compare scenarios/context-thresholds.toml --variants default,thresholds-002,thresholds-headroom --seeds 1..=50`, counted in their comms.db and status files): context warnings per run 12.7 by default, 9.3 under 002, 11.8 under the headroom script's; of them in the ask zone (70-80 %) 2.6, 1.6 and 0; mean makespan 4.37 h, 5.07 h, 4.37 h; context at a hand-off 79.1 % (max 87), 78.1 % (max 82), 80.5 % (max 87). 002's reading evaluates only from 65 %: a session that passes a checkpoint at 64 % goes on into the next step unevaluated and meets the 75 % mandatory exit after an agent, minutes after its last heartbeat, so the clean exit (watchers stopped first, D14) is handed over alive (no-false-stale in 6 runs) and the task can be left unfinished (liveness in 3). 000's 50 % evaluates at every agent before that point and asks the conductor.",
+    ),
+    (
+        "ceiling-before-work",
+        "The simulator's earlier reading (docs/protocol.md C32): a worst-case prediction before every piece of work hands off below the ceiling without asking the conductor. Over seeds 1..=50 of the same runs: context at a hand-off 75.4 % (max 79) against the default's 79.1 % (max 87), 13.9 hand-offs per run against 12.7, 5.3 warnings per run in the ask zone against 2.6. The seeds describe no such check (000 evaluates after agents from 50 % and asks).",
+    ),
+];
+
+/// Variants whose difference shows only over more seeds than the rest use: a hand-over on a
+/// stale poll needs a hang that ends between the poll and the hand-over (6 runs in 300).
+const DEMO_SEEDS_MAX: &[(&str, u64)] = &[("act-on-poll", 300), ("first-conductor", 200)];
+
+/// FINDINGS.md: every variant against the default, on its demo scenario. With `protocol` (a
+/// profile, `--protocol`), both columns run under that profile instead of the seeds': a
+/// variant the profile applies, or one that contradicts it (refused, sim/input/variant.rs), gets a
+/// line saying so instead of a table, and the notes (measured on the seeds' protocol) are left out.
+pub fn findings(seeds: &[u64], runs_dir: &Path, protocol: Option<&str>) -> Result<String> {
+    let mut md = String::new();
+    let _ = writeln!(md, "# Findings: what each reading of the seeds leads to\n");
+    if let Some(name) = protocol {
+        crate::vocab::check_profile_name(name).map_err(|m| crate::base::error::Error::input(format!("--protocol: {m}")))?;
+        let _ = writeln!(md, "Under protocol profile `{name}` (`--protocol {name}`, docs/profiles.md): `default` is the profile itself.\n");
+    }
+    let _ = writeln!(
+        md,
+        "Generated by `cargo run --release -- findings --seeds {}..={}`; do not edit by hand. Each section runs the same seeds of one shipped scenario under the seeds' default reading and under the variant, with the oracles of sim/judging/oracle/. \"runs showing each rule\" counts runs in which that rule was violated (expected or not), with the violations in all in parentheses; \"comms.db unlike `default`\" counts seeds whose database differs byte for byte from the default's run of the same seed; a run passes when only its scenario's expected violations occur.\n",
+        seeds.first().copied().unwrap_or(0),
+        seeds.last().copied().unwrap_or(0)
+    );
+    let _ = writeln!(md, "{SEED_SCRIPTS_LINK}\n");
+    for variant in VARIANTS {
+        let scenario = DEMOS.iter().find(|(v, _)| *v == variant.name).map(|(_, s)| *s).expect("every variant has a demo scenario");
+        let wider: Option<Vec<u64>> = DEMO_SEEDS_MAX.iter().find(|(v, _)| *v == variant.name).map(|(_, max)| (1..=*max).collect());
+        let seeds = wider.as_deref().unwrap_or(seeds);
+        // The runs folder is findings' own, regenerated whole: an earlier run's is replaced.
+        let variants = ["default".to_string(), variant.name.to_string()];
+        let _ = writeln!(md, "## {}. `{}`\n", variant.disagreement, variant.name);
+        if let Some(skipped) = profile_skips(protocol, variant.name, scenario)? {
+            let _ = writeln!(md, "{}.\n\n{skipped}\n", variant.summary);
+            continue;
+        }
+        let out = runs_dir.join(variant.name);
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Its run folders are kept: the notes below count things in them.
+        let options = CompareOptions {
+            scenario: Path::new(scenario),
+            columns: &variants,
+            seeds,
+            out: &out,
+            force: true,
+            sql: None,
+            protocol,
+            jobs,
+            keep_runs: true,
+        };
+        let (table, _) = compare(&options)?;
+        let range = format!("seeds {}..={}", seeds.first().copied().unwrap_or(0), seeds.last().copied().unwrap_or(0));
+        let _ = writeln!(md, "{}.\n\nScenario: `{scenario}`, {range}.\n", variant.summary);
+        md.push_str(&table);
+        md.push('\n');
+        if let Some((_, note)) = NOTES.iter().find(|(v, _)| protocol.is_none() && *v == variant.name) {
+            let _ = writeln!(md, "{note}\n");
+        }
+    }
+    Ok(md)
+}
+
+/// Under a profile, why a variant gets no table: the profile applies it already, or refuses it
+/// as a contradiction (the refusal's own words).
+fn profile_skips(protocol: Option<&str>, variant: &str, scenario: &str) -> Result<Option<String>> {
+    let Some(name) = protocol else { return Ok(None) };
+    if crate::vocab::find_profile(name).is_some_and(|p| p.variants.contains(&variant)) {
+        return Ok(Some(format!("Applied by the profile `{name}`: its effect is the profile's, against `--protocol seeds`.")));
+    }
+    let loaded = crate::input::scenario::Scenario::load(Path::new(scenario))?.with_profile(protocol)?;
+    match crate::input::variant::with_variants(&loaded, &[variant.to_string()]) {
+        Ok(_) => Ok(None),
+        Err(crate::base::error::Error::Input(why)) => Ok(Some(format!("Not run: {why}."))),
+        Err(e) => Err(e),
+    }
+}
+
+pub fn default_runs_dir() -> PathBuf {
+    PathBuf::from("reports/findings-runs")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_has_a_shipped_demo_scenario() {
+        for variant in VARIANTS {
+            let (_, scenario) = DEMOS.iter().find(|(v, _)| *v == variant.name).unwrap_or_else(|| panic!("{} has no demo", variant.name));
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario);
+            assert!(path.is_file(), "{}: {} is not a shipped scenario", variant.name, path.display());
+        }
+    }
+
+    #[test]
+    fn every_note_names_a_variant() {
+        for (name, _) in NOTES {
+            assert!(VARIANTS.iter().any(|v| v.name == *name), "{name}");
+        }
+    }
+
+    #[test]
+    fn under_a_profile_its_own_variants_get_a_line_instead_of_a_table() {
+        let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/quickstart.toml");
+        let scenario = scenario.to_str().unwrap();
+        let applied = profile_skips(Some("repaired"), "fencing", scenario).unwrap().unwrap();
+        assert!(applied.starts_with("Applied by the profile `repaired`"), "{applied}");
+        assert_eq!(profile_skips(Some("repaired"), "strict-terminal", scenario).unwrap(), None);
+        assert_eq!(profile_skips(None, "fencing", scenario).unwrap(), None);
+    }
+}

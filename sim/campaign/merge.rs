@@ -1,0 +1,209 @@
+//! `rehearsal merge`: joins the folders of `rehearsal sweep --shard I/N` into the folder one
+//! unsharded sweep of the same suite writes, byte for byte (results.csv, summary.md,
+//! coverage.csv, manifest.toml; junit.xml and pairs.jsonl hold wall times), or refuses.
+//! Each shard's manifest.toml (sim/campaign/manifest.rs) says which suite, build and I/N it ran:
+//! shards of different sweeps are bad input (exit 2, naming what differs); a set that lacks
+//! a shard, gives one twice, or whose shards lack pairs is incomplete (exit 1, naming the
+//! shards and pairs). A refused merge writes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::base::error::{Error, Result};
+use crate::campaign::manifest::{Manifest, BUILD_ID};
+use crate::campaign::sweep::{self, PairOutcome, ResultRow, SweepOptions};
+use crate::judging::coverage::{Coverage, Item, Required};
+
+/// A pair as results.csv keys it: scenario as given, variant label, seed.
+type Key = (String, String, u64);
+
+/// A merged folder: every pair of the suite, exactly once.
+pub struct Merged {
+    pub rows: Vec<ResultRow>,
+    pub coverage: Coverage,
+    /// The `--require-coverage` items no shard reached.
+    pub missing_coverage: Vec<Item>,
+    /// The merged set judged against `--baseline` (sim/campaign/baseline.rs), as one sweep's would be.
+    pub baseline: Option<crate::campaign::baseline::Comparison>,
+}
+
+pub enum MergeOutcome {
+    Written(Merged),
+    /// Shards or pairs missing or given twice: one line each, naming them.
+    Incomplete(Vec<String>),
+}
+
+struct Shard {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline: Option<&Path>, force: bool) -> Result<MergeOutcome> {
+    let shards = dirs.iter().map(|dir| Ok(Shard { dir: dir.clone(), manifest: Manifest::read(dir)? })).collect::<Result<Vec<_>>>()?;
+    refuse_mixed(&shards)?;
+    refuse_out_among_inputs(&shards, out)?;
+    let (rows, problems) = check_complete(&shards)?;
+    if !problems.is_empty() {
+        return Ok(MergeOutcome::Incomplete(problems));
+    }
+    let first = &shards[0].manifest;
+    if first.build != BUILD_ID {
+        eprintln!("rehearsal: note: the shards were run by another build ({}) than this merge ({BUILD_ID})", first.build);
+    }
+    let (pairs, coverage) = outcomes(&shards, rows)?;
+    let _lock = crate::base::out_folder::claim(out, &sweep::folder_spec(out, force, None).owned(), force)?;
+    std::fs::create_dir_all(out.join("failures"))?;
+    for shard in &shards {
+        let failures = shard.dir.join("failures");
+        if failures.exists() {
+            sweep::copy_dir(&failures, &out.join("failures"))?;
+        }
+    }
+    let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
+    let total = pairs.len();
+    let merged_rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
+    let comparison = baseline.map(|file| crate::campaign::baseline::check(&sweep::outcomes(&merged_rows), file)).transpose()?;
+    let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "", comparison.as_ref())?;
+    // The manifest of the whole suite: what an unsharded sweep of it writes.
+    Manifest { shard: 1, shards: 1, pairs: total, ..first.clone() }.write(out)?;
+    Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison }))
+}
+
+/// Exit 2 unless every shard ran the same suite, with the same build, split in the same N.
+fn refuse_mixed(shards: &[Shard]) -> Result<()> {
+    let first = &shards[0];
+    for other in &shards[1..] {
+        let found = first.manifest.differences(&other.manifest);
+        if !found.is_empty() {
+            return Err(Error::input(format!(
+                "{} and {} are shards of different sweeps ({}); merge only the shards of one `rehearsal sweep --shard I/N` command run by one build",
+                first.dir.display(),
+                other.dir.display(),
+                found.join("; ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--out` is cleared before the merge writes it: it must not be a shard being read.
+fn refuse_out_among_inputs(shards: &[Shard], out: &Path) -> Result<()> {
+    let Ok(out_real) = std::fs::canonicalize(out) else { return Ok(()) };
+    match shards.iter().find(|s| std::fs::canonicalize(&s.dir).is_ok_and(|d| d == out_real)) {
+        Some(shard) => Err(Error::input(format!("--out {} is one of the shards being merged; choose another folder", shard.dir.display()))),
+        None => Ok(()),
+    }
+}
+
+/// Each shard's results.csv rows (one entry per shard folder), and what makes the set
+/// incomplete: a shard index missing or given twice, a shard marked INCOMPLETE, a pair
+/// missing from its shard or there twice. A row its shard should not hold is exit 2.
+fn check_complete(shards: &[Shard]) -> Result<(Vec<Vec<ResultRow>>, Vec<String>)> {
+    let n = shards[0].manifest.shards;
+    let mut problems = Vec::new();
+    let mut given: BTreeMap<usize, Vec<&Path>> = BTreeMap::new();
+    for shard in shards {
+        given.entry(shard.manifest.shard).or_default().push(&shard.dir);
+    }
+    for i in 1..=n {
+        let expected = expected_pairs(&shards[0].manifest, i)?;
+        match given.get(&i).map(Vec::as_slice) {
+            None | Some([]) => problems.push(format!("shard {i}/{n} is missing: its {} pair(s) {}", expected.len(), name_pairs(&expected))),
+            Some([_]) => {}
+            Some(dirs) => problems.push(format!(
+                "shard {i}/{n} is given {} times ({}): its {} pair(s) would count more than once",
+                dirs.len(),
+                dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+                expected.len()
+            )),
+        }
+    }
+    let mut all_rows = Vec::new();
+    for shard in shards {
+        let (i, dir) = (shard.manifest.shard, shard.dir.display());
+        if let Ok(why) = std::fs::read_to_string(shard.dir.join(sweep::INCOMPLETE_MARKER)) {
+            problems.push(format!("{dir} (shard {i}/{n}) is an incomplete sweep ({}); run it again before merging", why.trim()));
+        }
+        let rows = sweep::read_results(&shard.dir.join("results.csv"))?;
+        let expected: BTreeSet<Key> = expected_pairs(&shard.manifest, i)?.into_iter().collect();
+        let mut seen: BTreeSet<Key> = BTreeSet::new();
+        let mut twice = Vec::new();
+        for row in &rows {
+            if !seen.insert(row.key()) {
+                twice.push(row.key());
+            }
+        }
+        let stray: Vec<Key> = seen.difference(&expected).cloned().collect();
+        if !stray.is_empty() {
+            return Err(Error::input(format!(
+                "{dir}/results.csv holds {} pair(s) that shard {i}/{n} of its manifest's suite does not: {}",
+                stray.len(),
+                name_pairs(&stray)
+            )));
+        }
+        let missing: Vec<Key> = expected.difference(&seen).cloned().collect();
+        if !missing.is_empty() {
+            problems.push(format!(
+                "{dir} (shard {i}/{n}) lacks {} of its {} pair(s): {}",
+                missing.len(),
+                expected.len(),
+                name_pairs(&missing)
+            ));
+        }
+        if !twice.is_empty() {
+            problems.push(format!("{dir} (shard {i}/{n}) holds {} pair(s) more than once: {}", twice.len(), name_pairs(&twice)));
+        }
+        all_rows.push(rows);
+    }
+    Ok((all_rows, problems))
+}
+
+/// The pairs shard `i` of the manifest's suite runs, as `rehearsal sweep --shard` picks them.
+fn expected_pairs(manifest: &Manifest, i: usize) -> Result<Vec<Key>> {
+    let suite = &manifest.suite;
+    let options = SweepOptions {
+        scenarios: suite.scenarios.iter().map(|s| PathBuf::from(&s.path)).collect(),
+        seeds: suite.seed_set()?,
+        protocol: suite.protocol.clone(),
+        variants: suite.variants.clone(),
+        shard: Some((i, manifest.shards)),
+        ..SweepOptions::default()
+    };
+    let own_seeds: Vec<u64> = suite.scenarios.iter().map(|s| s.run_seed).collect();
+    let variant = sweep::variant_label(suite.protocol.as_deref(), &suite.variants);
+    Ok(sweep::pairs(&options, &own_seeds).into_iter().map(|(_, path, seed)| (path.display().to_string(), variant.clone(), seed)).collect())
+}
+
+/// The first few pairs, then how many more.
+fn name_pairs(keys: &[Key]) -> String {
+    const SHOWN: usize = 5;
+    let mut named: Vec<String> =
+        keys.iter().take(SHOWN).map(|(scenario, variant, seed)| format!("{scenario} seed {seed} ({variant})")).collect();
+    if keys.len() > SHOWN {
+        named.push(format!("and {} more", keys.len() - SHOWN));
+    }
+    named.join(", ")
+}
+
+/// Every pair as the sweep had it (its row with the rules, measurements and wall time its
+/// shard's pairs.jsonl kept), sorted, and the shards' coverage added up.
+fn outcomes(shards: &[Shard], rows: Vec<Vec<ResultRow>>) -> Result<(Vec<PairOutcome>, Coverage)> {
+    let mut pairs = Vec::new();
+    let mut coverage = Coverage::default();
+    for (shard, rows) in shards.iter().zip(rows) {
+        coverage.merge(&Coverage::read(&shard.dir.join("coverage.csv"))?);
+        let mut details: BTreeMap<Key, _> = crate::campaign::pair_details::read(&shard.dir)?.into_iter().map(|d| (d.key(), d)).collect();
+        for row in rows {
+            let detail = details.remove(&row.key()).ok_or_else(|| {
+                let (scenario, variant, seed) = row.key();
+                let path = shard.dir.join(crate::campaign::pair_details::PAIR_DETAILS_FILE);
+                Error::input(format!("{}: no line for {scenario} seed {seed} ({variant}), which results.csv holds", path.display()))
+            })?;
+            let wall = Duration::from_millis(detail.wall_ms);
+            pairs.push(PairOutcome { row, rules: detail.rules, measured: detail.measured, coverage: Coverage::default(), wall });
+        }
+    }
+    pairs.sort_by_key(|pair| pair.row.key());
+    Ok((pairs, coverage))
+}

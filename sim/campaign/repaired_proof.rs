@@ -1,0 +1,249 @@
+//! The parts of the repaired protocol's proof beyond the random-faults and ci-smoke sweeps
+//! (issue 28, 4): `explore crashes --hangs` on quickstart and on a ci-smoke seed, `search` on
+//! random-faults, `explore schedules` on the double-launch scenarios, and every shipped scenario
+//! with nothing expected; all under `--protocol repaired` with every rule on. Each part is run
+//! by `rehearsal findings --repaired` with the sizes of `ProofSizes` (options of that command),
+//! and its table row is what the run measured, sizes included.
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::base::error::Result;
+use crate::campaign::explore::{document, ExploreOptions};
+use crate::campaign::schedules::SchedulesOptions;
+use crate::campaign::search::SearchOptions;
+use crate::campaign::DistinctFailure;
+use crate::input::scenario::Scenario;
+use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
+
+/// The profile every part runs under.
+const PROFILE: &str = "repaired";
+
+/// The scenarios `explore crashes --hangs` runs on: the quickstart as shipped (no `[expect]`),
+/// and the strict copy of ci-smoke (`allowed = []`).
+const EXPLORE_QUICKSTART: &str = "scenarios/quickstart.toml";
+const EXPLORE_CI_SMOKE: &str = "scenarios/proof/proof-ci-smoke.toml";
+/// The strict copy of random-faults `search` runs on (`allowed = []`, so `--strict` is moot).
+const SEARCH_SCENARIO: &str = "scenarios/proof/proof-random-faults.toml";
+/// The double-launch scenarios (no `[expect]`: every rule on).
+const SCHEDULE_SCENARIOS: &[&str] = &["scenarios/schedules/double-launch.toml", "scenarios/schedules/double-launch-review.toml"];
+/// The folder of shipped scenarios every one of which is run with nothing expected.
+const SHIPPED: &str = "scenarios";
+
+/// How much of each part runs: options of `findings --repaired`, written into the document.
+#[derive(Clone, Debug)]
+pub struct ProofSizes {
+    /// `explore crashes --hangs` explores the first this many points of each run (`--points
+    /// 1..=N`; 0: every point), on quickstart and on the ci-smoke seed.
+    pub explore_points: u64,
+    /// The ci-smoke seed explored (0: that part is not run).
+    pub explore_ci_seed: u64,
+    /// `search --runs` on random-faults (0: not run).
+    pub search_runs: usize,
+    /// `explore schedules --bound` on the double-launch scenarios.
+    pub schedules_bound: usize,
+    pub jobs: usize,
+}
+
+/// One row of the proof table: the command as run, its size, what failed.
+struct Part {
+    command: String,
+    size: String,
+    failing: String,
+    detail: Vec<String>,
+}
+
+/// The proof parts' rows (`| part | size | failing | distinct failures |`) and, below, each
+/// failure with the file that replays it.
+pub fn section(md: &mut String, sizes: &ProofSizes, runs_dir: &Path) -> Result<()> {
+    let mut parts = Vec::new();
+    parts.push(explore_part(EXPLORE_QUICKSTART, None, sizes, runs_dir)?);
+    if sizes.explore_ci_seed > 0 {
+        parts.push(explore_part(EXPLORE_CI_SMOKE, Some(sizes.explore_ci_seed), sizes, runs_dir)?);
+    }
+    if sizes.search_runs > 0 {
+        parts.push(search_part(sizes, runs_dir)?);
+    }
+    for scenario in SCHEDULE_SCENARIOS {
+        parts.push(schedules_part(scenario, sizes, runs_dir)?);
+    }
+    parts.push(shipped_part(sizes, runs_dir)?);
+    let _ = writeln!(md, "Beyond the sweeps, with the sizes this command ran (options of `findings --repaired`; every command under `--protocol repaired`, every rule on):\n");
+    let _ = writeln!(md, "| command | size | failing | distinct failures (first violation: runs) |");
+    let _ = writeln!(md, "| --- | --- | --- | --- |");
+    for p in &parts {
+        let detail = if p.detail.is_empty() { "none".to_string() } else { p.detail.join("; ") };
+        let _ = writeln!(md, "| `{}` | {} | {} | {} |", p.command, p.size, p.failing, detail.replace('|', "\\|"));
+    }
+    md.push('\n');
+    Ok(())
+}
+
+fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
+    let stem = Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("explore");
+    let options = ExploreOptions {
+        scenario: PathBuf::from(scenario),
+        seed,
+        protocol: Some(PROFILE.to_string()),
+        variants: Vec::new(),
+        sessions: Vec::new(),
+        points: (1..=sizes.explore_points).collect(),
+        hangs: true,
+        io_errors: false,
+        keep_faults: false,
+        jobs: sizes.jobs,
+        out: runs_dir.join(format!("explore-{stem}")),
+        scratch: None,
+        progress_every: usize::MAX,
+        force: true,
+    };
+    let found = crate::campaign::explore::explore_crashes(&options)?;
+    let mut command = format!("explore crashes {scenario} --hangs --protocol {PROFILE}");
+    if let Some(seed) = seed {
+        let _ = write!(command, " --seed {seed}");
+    }
+    if sizes.explore_points > 0 {
+        let _ = write!(command, " --points 1..={}", sizes.explore_points);
+    }
+    let failing = found.rows.iter().filter(|r| r.outcome != "pass" && r.outcome != "unreached").count();
+    Ok(Part {
+        command,
+        size: format!("seed {}: {} of the run's {} points, {} runs", found.seed, found.points, found.points_in_run, found.rows.len()),
+        failing: format!("{failing} runs"),
+        detail: distinct(&found.failures),
+    })
+}
+
+fn distinct(failures: &[DistinctFailure]) -> Vec<String> {
+    failures.iter().map(|f| format!("{} {}: {}", f.id, f.first_violation, f.runs)).collect()
+}
+
+fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
+    let options = SearchOptions {
+        scenario: PathBuf::from(SEARCH_SCENARIO),
+        runs: sizes.search_runs,
+        seed: 1,
+        strict: true,
+        protocol: Some(PROFILE.to_string()),
+        variants: Vec::new(),
+        jobs: sizes.jobs,
+        out: runs_dir.join("search-random-faults"),
+        scratch: None,
+        progress: false,
+        force: true,
+    };
+    let found = crate::campaign::search::search(&options)?;
+    let rows = found.search.rows.iter().chain(&found.random.rows);
+    let failing = rows.clone().filter(|r| !r.violation.is_empty()).count();
+    let mut rules: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for row in rows.filter(|r| !r.violation.is_empty()) {
+        let rule = row.violation.split([' ', ':']).next().unwrap_or("").to_string();
+        *rules.entry(rule).or_default() += 1;
+    }
+    Ok(Part {
+        command: format!("search {SEARCH_SCENARIO} --runs {} --strict --protocol {PROFILE}", sizes.search_runs),
+        size: format!("{} search + {} random runs", found.search.rows.len(), found.random.rows.len()),
+        failing: format!("{failing} runs"),
+        detail: rules.iter().map(|(r, n)| format!("{r}: {n}")).collect(),
+    })
+}
+
+fn schedules_part(scenario: &str, sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
+    let stem = Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("schedules");
+    let options = SchedulesOptions {
+        scenario: PathBuf::from(scenario),
+        seed: None,
+        protocol: Some(PROFILE.to_string()),
+        variants: Vec::new(),
+        bound: sizes.schedules_bound,
+        depth: usize::MAX,
+        jobs: sizes.jobs,
+        out: runs_dir.join(format!("schedules-{stem}")),
+        scratch: None,
+        progress: false,
+        force: true,
+    };
+    let found = crate::campaign::schedules::explore_schedules(&options)?;
+    let failing = found.rows.iter().filter(|r| r.outcome != "pass").count();
+    Ok(Part {
+        command: format!("explore schedules {scenario} --bound {} --protocol {PROFILE}", sizes.schedules_bound),
+        size: format!("seed {}: {} decision points, {} schedules", found.seed, found.base_decisions, found.rows.len()),
+        failing: format!("{failing} runs"),
+        detail: distinct(&found.failures),
+    })
+}
+
+/// Every shipped scenario at its own seed, under the profile, with its `[expect]` table
+/// removed: nothing expected, nothing allowed, so any violation fails it (a scenario that
+/// demonstrates a flaw of the seeds' protocol must show none under the repaired one).
+fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
+    let files: Vec<PathBuf> = crate::input::scenario_list::list(Path::new(SHIPPED))?.into_iter().map(|l| l.path).collect();
+    let runs = run_each(&files, sizes.jobs, runs_dir)?;
+    let mut detail = Vec::new();
+    for (path, run) in files.iter().zip(&runs) {
+        if !run.verdict.passed() {
+            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
+            rules.sort_unstable();
+            rules.dedup();
+            detail.push(format!("{} seed {}: {}", path.display(), run.seed, rules.join(", ")));
+        }
+    }
+    Ok(Part {
+        command: format!("run SCENARIO --protocol {PROFILE}"),
+        size: format!("every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed", files.len()),
+        failing: format!("{} scenarios", detail.len()),
+        detail,
+    })
+}
+
+/// The scenario at `path` as it would run under the profile with nothing expected.
+pub fn nothing_expected(path: &Path) -> Result<Scenario> {
+    let text = crate::base::input_file::read_text(path, "scenario")?;
+    let (mut doc, _) = document::base(&text, path, true)?;
+    doc.remove("expect");
+    document::set_profile(&mut doc, Some(PROFILE))?;
+    let scenario = document::scenario(&doc, path)?;
+    debug_assert!(scenario.expect.violations.is_empty() && scenario.expect.allowed.is_empty());
+    Ok(scenario)
+}
+
+fn run_each(files: &[PathBuf], jobs: usize, runs_dir: &Path) -> Result<Vec<RunSummary>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new((0..files.len()).map(|_| None).collect::<Vec<Option<Result<RunSummary>>>>());
+    std::thread::scope(|s| {
+        for _ in 0..jobs.max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if i >= files.len() {
+                    return;
+                }
+                let out = runs_dir.join(format!("shipped-{i}"));
+                let result = nothing_expected(&files[i]).and_then(|scenario| {
+                    let options =
+                        RunOptions { scenario_path: files[i].clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
+                    execute(options.plan(&scenario)?, Execution { keep: Keep::Hash, ..Execution::default() })
+                        .map(|executed| executed.summary)
+                });
+                let _ = std::fs::remove_dir_all(&out);
+                results.lock().expect("no worker panics")[i] = Some(result);
+            });
+        }
+    });
+    results.into_inner().expect("no worker panics").into_iter().map(|r| r.expect("every file ran")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scenario_that_expects_a_flaw_runs_with_nothing_expected_under_the_profile() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let path = root.join("scenarios/faults/reply-to-zombie.toml");
+        let shipped = Scenario::load(&path).unwrap();
+        assert!(!shipped.expect.violations.is_empty(), "reply-to-zombie.toml expects its flaws");
+        let strict = nothing_expected(&path).unwrap();
+        assert!(strict.expect.violations.is_empty() && strict.expect.allowed.is_empty());
+        assert_eq!(strict.profile, PROFILE);
+    }
+}

@@ -1,0 +1,123 @@
+//! How the search makes a new input from a kept one: with its own seeded stream, one to three
+//! edits — a new run seed, a drawn probability fixed elsewhere in the scenario's range, a
+//! crash or hang added at a point the kept input's run reached, a scripted fault dropped, or
+//! moved to another `nth` or another statement of the same session. Points come from the
+//! parent's own run: with the same seed, the mutant reaches them too, up to where it diverges.
+
+use rand::RngExt;
+use rand_chacha::ChaCha8Rng;
+
+use super::input::Input;
+use crate::plan::faults::{PointOwner, PointSeen};
+use crate::vocab::{FaultKind, Point as At, PointFault, Stmt, When, Whose};
+
+/// A point of a task's session a run reached that a scripted fault can name (twins are not
+/// nameable; the search places no conductor crash).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Point {
+    pub task: u64,
+    pub session: u32,
+    pub statement: Stmt,
+    pub nth: u64,
+}
+
+impl Point {
+    pub fn of(seen: &PointSeen) -> Option<Point> {
+        match seen.owner {
+            PointOwner::Session(place) if !place.twin => {
+                Some(Point { task: place.task, session: place.session, statement: seen.statement, nth: seen.nth })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Seeds of fresh inputs: small enough to read, and to fit TOML's signed integers.
+pub const SEED_RANGE: std::ops::Range<u64> = 0..1_000_000_000;
+
+/// More scripted faults than this and the sessions rarely get far enough to reach new points
+/// (measured: 4 reached less than 6 and 10; 10 a little more than 6).
+const MAX_FAULTS: usize = 10;
+
+/// What the scenario lets the search change.
+pub struct Mutator {
+    /// `[faults]` odds drawn from a range: (key, min, max).
+    pub odds: Vec<(&'static str, f64, f64)>,
+    /// Hang lengths to place (explore's threshold and long classes, from the scenario's
+    /// heartbeat numbers).
+    pub hang_ms: Vec<i64>,
+}
+
+impl Mutator {
+    /// One to three edits of `parent`, whose run reached `points`.
+    pub fn mutate(&self, parent: &Input, points: &[Point], rng: &mut ChaCha8Rng) -> Input {
+        let mut child = parent.clone();
+        for _ in 0..rng.random_range(1..=3) {
+            self.edit(&mut child, points, rng);
+        }
+        child
+    }
+
+    fn edit(&self, input: &mut Input, points: &[Point], rng: &mut ChaCha8Rng) {
+        match rng.random_range(0..8) {
+            0 => input.seed = rng.random_range(SEED_RANGE),
+            1 if !self.odds.is_empty() => self.set_odds(input, rng),
+            2 | 3 if !points.is_empty() && input.faults.len() < MAX_FAULTS => input.faults.push(self.place(points, rng)),
+            4 if !input.faults.is_empty() => {
+                let at = rng.random_range(0..input.faults.len());
+                input.faults.remove(at);
+            }
+            5 if !input.faults.is_empty() => {
+                let at = rng.random_range(0..input.faults.len());
+                let fault = &mut input.faults[at];
+                fault.nth = if fault.nth > 1 && rng.random_bool(0.5) { fault.nth - 1 } else { fault.nth + 1 };
+            }
+            6 if !input.faults.is_empty() => move_statement(input, points, rng),
+            _ if !points.is_empty() && input.faults.len() < MAX_FAULTS => input.faults.push(self.place(points, rng)),
+            _ => input.seed = rng.random_range(SEED_RANGE),
+        }
+    }
+
+    /// A range's ends are where its faults are rarest and most frequent: half the time one
+    /// of them, else anywhere between. (Favouring the top end reached less: measured.)
+    fn set_odds(&self, input: &mut Input, rng: &mut ChaCha8Rng) {
+        let (key, min, max) = self.odds[rng.random_range(0..self.odds.len())];
+        let p = match rng.random_range(0..4) {
+            0 => min,
+            1 => max,
+            _ => rng.random_range(min..=max),
+        };
+        input.odds.insert(key, p);
+    }
+
+    /// A crash before or after, or a hang before, one of `points`: a statement first, then
+    /// one of its runs, so the few writes weigh as much as the hundreds of polls.
+    fn place(&self, points: &[Point], rng: &mut ChaCha8Rng) -> PointFault {
+        let mut statements: Vec<Stmt> = points.iter().map(|p| p.statement).collect();
+        statements.sort_unstable();
+        statements.dedup();
+        let statement = statements[rng.random_range(0..statements.len())];
+        let of_it: Vec<&Point> = points.iter().filter(|p| p.statement == statement).collect();
+        let point = *of_it[rng.random_range(0..of_it.len())];
+        let hang = !self.hang_ms.is_empty() && rng.random_bool(0.5);
+        // Drawn in this order (the hang's length, then before or after): the search's stream.
+        let kind = match hang {
+            true => FaultKind::Hang { ms: self.hang_ms[rng.random_range(0..self.hang_ms.len())] },
+            false => FaultKind::Crash,
+        };
+        let when = if !hang && rng.random_bool(0.5) { When::After } else { When::Before };
+        let whose = Whose::Session { task: point.task, session: point.session };
+        PointFault { whose, at: At { when, statement: point.statement }, nth: point.nth, kind }
+    }
+}
+
+/// A scripted fault moved to another statement its session ran (keeping its kind).
+fn move_statement(input: &mut Input, points: &[Point], rng: &mut ChaCha8Rng) {
+    let at = rng.random_range(0..input.faults.len());
+    let fault = &mut input.faults[at];
+    let same: Vec<&Point> = points.iter().filter(|p| fault.whose == Whose::Session { task: p.task, session: p.session }).collect();
+    if let Some(point) = (!same.is_empty()).then(|| same[rng.random_range(0..same.len())]) {
+        fault.at.statement = point.statement;
+        fault.nth = point.nth;
+    }
+}

@@ -1,0 +1,239 @@
+//! The `[faults]` section of a scenario: scripted faults at a time or a protocol point, and
+//! random ones whose odds may themselves be drawn from the seed. `crate::plan::faults::FaultPlan`
+//! resolves it for one run.
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+
+use super::deserialize::check_probability;
+use crate::base::dist::Dist;
+use crate::vocab::{FaultKind, Point, PointFault, Whose};
+
+/// A probability that is either fixed or drawn once per run from the seed (swarm testing:
+/// `{ min = 0.0, max = 0.02 }`), logged at the start of the run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Odds {
+    Fixed(f64),
+    Drawn { min: f64, max: f64 },
+}
+
+impl Odds {
+    /// The probability once drawn (the run resolves drawn odds before actors start).
+    pub fn fixed(&self) -> f64 {
+        match *self {
+            Odds::Fixed(p) => p,
+            Odds::Drawn { min, .. } => min,
+        }
+    }
+}
+
+impl Default for Odds {
+    fn default() -> Odds {
+        Odds::Fixed(0.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Odds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Odds, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Range {
+            min: f64,
+            max: f64,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Fixed(f64),
+            Range(Range),
+        }
+        let raw = Raw::deserialize(d).map_err(|_| de::Error::custom("expected a probability (0..1) or a table { min = …, max = … }"))?;
+        let check = |v: f64| -> std::result::Result<f64, D::Error> { check_probability(v).map_err(de::Error::custom) };
+        match raw {
+            Raw::Fixed(v) => Ok(Odds::Fixed(check(v)?)),
+            Raw::Range(r) if r.min <= r.max => Ok(Odds::Drawn { min: check(r.min)?, max: check(r.max)? }),
+            Raw::Range(r) => Err(de::Error::custom(format!("min must be <= max, got {} > {}", r.min, r.max))),
+        }
+    }
+}
+
+/// Faults (issue "faults, oracles and variants"): scripted at a time or a protocol point, or
+/// random with odds that may themselves be drawn from the seed.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultsSection {
+    /// Random faults stop at this simulated time; after it the run must recover (liveness).
+    pub until_ms: Option<i64>,
+    /// Lock contention in virtual time: each write holds SQLite's write lock this long.
+    pub write_hold_ms: Option<Dist>,
+    /// A write that would wait longer than this for the lock gets SQLITE_BUSY (virtual ms).
+    pub busy_timeout_ms: Option<i64>,
+    /// Odds that a musician session crashes before any one of its database writes.
+    pub crash_probability: Odds,
+    /// Odds that a session hangs (stops, then comes back as a zombie) before a write.
+    pub hang_probability: Odds,
+    pub hang_ms: Option<Dist>,
+    /// Extra time each watcher poll cycle takes (a slow model answering).
+    pub watcher_jitter_ms: Option<Dist>,
+    /// Odds that a subagent's result costs a context spike, and its size.
+    pub context_spike_probability: Odds,
+    pub context_spike_pct: Option<Dist>,
+    pub crash: Vec<ScriptedFault>,
+    pub hang: Vec<ScriptedFault>,
+    pub watcher_death: Vec<ScriptedFault>,
+    /// A session's statement fails with SQLITE_IOERR at a protocol point (`at` only).
+    pub io_error: Vec<ScriptedFault>,
+    /// A second session launched for a task's first session (a relaunch racing the original).
+    pub double_launch: Vec<DoubleLaunch>,
+    /// A session started without `CLAUDE_SESSION_ID` in its system prompt (000 "2. Session
+    /// Identity": the SessionStart hook failed).
+    pub missing_session_id: Vec<MissingSessionId>,
+    pub conductor_down: Vec<Window>,
+    /// The conductor's session dies; a new one starts `conductor.relaunch_after_ms` later.
+    pub conductor_crash: Vec<ConductorCrash>,
+}
+
+/// A fault for one session of one task: at a simulated time, or at a protocol point
+/// `before:STATEMENT` / `after:STATEMENT` (the `nth` time that session runs it, from 1).
+/// Written back (`add_point_fault`) with the keys it was read with.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedFault {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Point>,
+    #[serde(default = "one_u64")]
+    pub nth: u64,
+    /// For hangs: how long the session is frozen (`HANG_MS_DEFAULT` when not given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+}
+
+/// A scripted hang's length when its entry gives no `duration_ms` (15 minutes).
+pub const HANG_MS_DEFAULT: i64 = 900_000;
+
+fn one_u32() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+
+/// A crash of conductor session `session` (1 the first, 2 the one relaunched after the first
+/// crash, …) at a simulated time, or at a protocol point `before:STATEMENT` /
+/// `after:STATEMENT`, the `nth` time that session (its reviews included) runs it.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConductorCrash {
+    #[serde(default = "one_u32")]
+    pub session: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<Point>,
+    #[serde(default = "one_u64")]
+    pub nth: u64,
+}
+
+impl FaultsSection {
+    /// The scripted faults at a protocol point, typed: the crashes, the hangs, the I/O errors, then the
+    /// conductor's crashes, each list in file order (the plan tries them in this order).
+    pub fn point_faults(&self) -> Vec<PointFault> {
+        let session = |kind: fn(&ScriptedFault) -> FaultKind, list: &[ScriptedFault]| -> Vec<PointFault> {
+            let at_points = list.iter().filter_map(|f| f.at.map(|at| (f, at)));
+            at_points
+                .map(|(f, at)| PointFault { whose: Whose::Session { task: f.task, session: f.session }, at, nth: f.nth, kind: kind(f) })
+                .collect()
+        };
+        let mut out = session(|_| FaultKind::Crash, &self.crash);
+        out.extend(session(|f| FaultKind::Hang { ms: f.duration_ms.unwrap_or(HANG_MS_DEFAULT) }, &self.hang));
+        out.extend(session(|_| FaultKind::IoError, &self.io_error));
+        let conductor = self.conductor_crash.iter().filter_map(|c| c.at.map(|at| (c, at)));
+        out.extend(conductor.map(|(c, at)| PointFault {
+            whose: Whose::Conductor { session: c.session },
+            at,
+            nth: c.nth,
+            kind: FaultKind::Crash,
+        }));
+        out
+    }
+}
+
+/// `fault` appended to `doc`'s `[faults]` as the entry a scenario file would hold: under
+/// `[[faults.crash]]`, `[[faults.hang]]` or `[[faults.conductor_crash]]` (the kind's section),
+/// with `at` and `nth`. What explore, search and shrink place is written this one way.
+pub fn add_point_fault(doc: &mut toml::Table, fault: &PointFault) {
+    let entry = match fault.whose {
+        Whose::Session { task, session } => {
+            let duration_ms = match fault.kind {
+                FaultKind::Hang { ms } => Some(ms),
+                FaultKind::Crash | FaultKind::IoError => None,
+            };
+            toml::Value::try_from(ScriptedFault { task, session, at_ms: None, at: Some(fault.at), nth: fault.nth, duration_ms })
+        }
+        Whose::Conductor { session } => {
+            debug_assert!(fault.kind.strikes_conductor(), "validated: a conductor session takes crashes only");
+            toml::Value::try_from(ConductorCrash { session, at_ms: None, at: Some(fault.at), nth: fault.nth })
+        }
+    }
+    .expect("integers and a point serialize");
+    let faults = doc.entry("faults").or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(faults) = faults {
+        let list = faults.entry(fault.kind.section(fault.whose)).or_insert_with(|| toml::Value::Array(Vec::new()));
+        if let toml::Value::Array(list) = list {
+            list.push(entry);
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DoubleLaunch {
+    pub task: u64,
+    /// How long after the original the twin starts (0: the same instant).
+    #[serde(default)]
+    pub after_ms: i64,
+}
+
+/// Which session of which task starts without a session id.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MissingSessionId {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Window {
+    pub from_ms: i64,
+    pub to_ms: i64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn odds(text: &str) -> std::result::Result<Odds, String> {
+        #[derive(Deserialize)]
+        struct Probe {
+            odds: Odds,
+        }
+        toml::from_str::<Probe>(&format!("odds = {text}")).map(|p| p.odds).map_err(|e| e.message().to_string())
+    }
+
+    #[test]
+    fn odds_are_a_probability_or_a_range_drawn_from() {
+        assert_eq!(odds("0.25"), Ok(Odds::Fixed(0.25)));
+        assert_eq!(odds("{ min = 0.0, max = 0.02 }"), Ok(Odds::Drawn { min: 0.0, max: 0.02 }));
+        assert_eq!(odds("{ min = 0.1, max = 0.1 }"), Ok(Odds::Drawn { min: 0.1, max: 0.1 }));
+        assert_eq!(odds("1.5"), Err("a probability must be between 0 and 1, got 1.5".to_string()));
+        assert_eq!(odds("{ min = 0.2, max = 0.1 }"), Err("min must be <= max, got 0.2 > 0.1".to_string()));
+        assert_eq!(odds("\"often\""), Err("expected a probability (0..1) or a table { min = …, max = … }".to_string()));
+    }
+}

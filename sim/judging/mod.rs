@@ -1,0 +1,5 @@
+//! The judging layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+
+pub mod coverage;
+pub mod oracle;
+pub mod verdict;

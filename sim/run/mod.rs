@@ -1,0 +1,416 @@
+//! One run: scenario + seed → run folder with `comms.db` and `trace.csv`, and a verdict.
+
+pub mod engine;
+pub mod observer_thread;
+
+use std::path::{Path, PathBuf};
+
+use crate::actors::conductor;
+use crate::base::clock::SimClock;
+use crate::base::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::judging::coverage::{Coverage, CoverageObserver};
+use crate::judging::oracle::Checker;
+use crate::judging::verdict::{self, Verdict};
+use crate::plan::RunPlan;
+use crate::run::engine::{Engine, EngineConfig, Observers};
+use crate::trace::{RunEnd, RunStart, TraceSink};
+use crate::world::db::CommsDb;
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub scenario_path: PathBuf,
+    /// Overrides the scenario's `run.seed`.
+    pub seed: Option<u64>,
+    /// Defaults to `reports/runs/<scenario>-<seed>/`.
+    pub out_dir: Option<PathBuf>,
+    /// Protocol variants applied after the scenario's own (sim/input/variant.rs).
+    pub variants: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub scenario: String,
+    pub seed: u64,
+    pub out_dir: PathBuf,
+    pub verdict: Verdict,
+    pub tasks_total: usize,
+    pub tasks_complete: usize,
+    /// Simulated ms from the epoch to the last event.
+    pub makespan_ms: i64,
+    /// Whether every actor finished, or the time limit cut the run off (its figures are
+    /// then counted apart: docs/metrics.md).
+    pub ending: crate::vocab::Ending,
+    pub statements: u64,
+    /// Reads the oracles made around writes, apart from the protocol's statements.
+    pub observer_reads: u64,
+    pub events: u64,
+    pub trace_rows: u64,
+    pub trace_hash: String,
+    pub replay: String,
+    pub variants: Vec<String>,
+    /// The SQL that ran: its files and the hash of its statements.
+    pub sql: crate::input::sql_catalog::SqlIdentity,
+    /// The scenario as the run read it (its variants applied): what reports describe.
+    pub resolved: std::sync::Arc<Scenario>,
+    pub contention: crate::world::Contention,
+    pub measured: crate::judging::oracle::Measurements,
+    /// The timing budgets the run was judged against (set in the scenario, or derived).
+    pub budgets: Vec<crate::judging::oracle::rules::budget::BudgetLimit>,
+    /// Everything drawn from the seed for fault odds (swarm testing).
+    pub drawn: Vec<(String, String)>,
+    /// What the run exercised: transitions by writer and fault context, writes of no row.
+    pub coverage: Coverage,
+    /// Every task row (the conductor's too, fallback rows aside) and its state at the end.
+    pub end_states: Vec<(String, crate::vocab::TaskState)>,
+}
+
+pub use crate::plan::{catalog_for, default_out_dir};
+
+/// What a run leaves in its folder. Either way the summary is the same, trace hash included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// `trace.csv`, `comms.db`, `violations.csv` and the sessions' files.
+    #[default]
+    Everything,
+    /// Only the trace's hash: no `trace.csv` (its bytes are hashed, not written), no
+    /// `violations.csv`, no sessions' files, and `comms.db` closed without folding its WAL in
+    /// (the summary is read before). For a sweep's pair, whose folder is removed unless it
+    /// fails, and which is then run again with `Everything` (sim/campaign/sweep.rs).
+    Hash,
+}
+
+/// How `execute` carries out a plan; `Execution::default()` keeps everything, records
+/// nothing and reports no progress.
+#[derive(Default)]
+pub struct Execution<'a> {
+    /// What the run folder keeps.
+    pub keep: Keep,
+    /// Return every protocol statement executed, in order, with its bound parameters (for
+    /// `rehearsal bench --overhead` and `calibrate`).
+    pub record: bool,
+    /// Told (simulated ms so far, the run's `sim_time_max_ms`) each simulated minute: what
+    /// `rehearsal run` shows of a long run. It only observes.
+    pub progress: Option<&'a mut dyn FnMut(i64, i64)>,
+}
+
+/// A finished run: its summary, and the statements it executed when `Execution::record`.
+pub struct Executed {
+    pub summary: RunSummary,
+    pub recorded: Vec<crate::world::db::Recorded>,
+}
+
+impl RunOptions {
+    /// The plan of a run of `scenario` with these options: what `execute` carries out.
+    pub fn plan(&self, scenario: &Scenario) -> Result<RunPlan> {
+        RunPlan::resolve(scenario, self.seed, &self.variants, self.out_dir.clone())
+    }
+}
+
+/// Loads the scenario file, plans and executes the run with everything kept: shorthand for
+/// `execute(options.plan(&scenario)?, Execution::default())`.
+pub fn run(options: &RunOptions) -> Result<RunSummary> {
+    run_scenario(Scenario::load(&options.scenario_path)?, options)
+}
+
+/// `run` of a scenario already loaded (and possibly changed: a grid point, a variant column).
+pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSummary> {
+    Ok(execute(options.plan(&scenario)?, Execution::default())?.summary)
+}
+
+/// The one runner: carries out a resolved plan (the database, the engine with its observers,
+/// the verdict) as `how` says. A panic in the run is a harness error here
+/// (sim/base/panic_guard.rs), whoever asked for the run.
+pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
+    let Execution { keep, record, progress } = how;
+    let mut quiet = |_: i64, _: i64| {};
+    let progress: &mut dyn FnMut(i64, i64) = match progress {
+        Some(progress) => progress,
+        None => &mut quiet,
+    };
+    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, progress))
+}
+
+fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
+    // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
+    let replay = replay_of(&plan);
+    let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
+    let drawn = faults.drawn.clone();
+    let sql = catalog.identity();
+    let checker = checker_for(&scenario);
+    std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
+    let epoch = scenario.run.epoch_unix_ms;
+    let clock = SimClock::new(epoch);
+    // Under a temporary name until the run ends (sim/world/run_folder.rs): a killed run leaves no
+    // `comms.db`, never a half-checkpointed one.
+    let mut db = CommsDb::create(&out_dir.join(crate::world::run_folder::DB_TMP), clock.clone(), seed, catalog)?;
+    db.set_steps_max(scenario.run.sql_steps_max);
+    if record {
+        db.recorded = Some(Vec::new());
+    }
+    let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
+    let config = engine_config(&scenario, seed);
+    clear_temp(&out_dir)?;
+    let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
+    let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults)?;
+    if let Some(schedule) = schedule {
+        engine.set_schedule(schedule);
+    }
+    let for_conductor = scenario.clone();
+    if launcher {
+        // docs/protocol.md C34: someone restarts a conductor that dies.
+        engine.spawn(conductor::launcher_meta(), 0, move |ctx| conductor::launcher(ctx, for_conductor));
+    } else {
+        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
+    }
+    let ending = engine.run_with_progress(progress);
+    let schedule_problem = engine.schedule_problem();
+    let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
+    let finished = match keep {
+        Keep::Everything => engine.finish(),
+        Keep::Hash => engine.finish_unwritten(),
+    };
+    let (mut db, Observers { mut trace, checker, coverage }) = finished?;
+    let ending = ending?;
+    if let Some(problem) = schedule_problem {
+        return Err(Error::input(format!("{}: {problem}", scenario.path.display())));
+    }
+    trace.write_run_end(&RunEnd { ending, makespan_ms })?;
+    let recorded = db.recorded.take().unwrap_or_default();
+    let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
+    let mut measured = checker.measured().clone();
+    let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
+    let tasks_complete = verdict::tasks_in_state(db.connection(), crate::vocab::TaskState::Complete)?;
+    measured.designer.cut_off = ending == crate::vocab::Ending::TimeLimit;
+    measured.designer.tasks_complete = tasks_complete as u64;
+    measured.designer.makespan_ms = makespan_ms;
+    let end_states = verdict::task_states(db.connection())?;
+    if keep == Keep::Everything {
+        write_violations(&out_dir.join("violations.csv"), &verdict)?;
+        let latency = crate::judging::oracle::latency::latency_csv(&measured.decompositions).map_err(Error::harness)?;
+        crate::base::atomic::write_atomically(&out_dir.join("latency.csv"), &latency)?;
+    }
+    match keep {
+        Keep::Everything => db.close()?,
+        Keep::Hash => db.close_discarding()?,
+    }
+    let trace_rows = trace.rows_written();
+    let trace_hash = trace.finish()?;
+    if keep == Keep::Everything {
+        // Last: a `comms.db` says its run ended and its trace is whole.
+        crate::world::run_folder::publish_db(&out_dir)?;
+    }
+    // The actors are gone with the engine, so the plan's scenario is this run's alone again.
+    let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
+    let scenario = &resolved;
+    let summary = RunSummary {
+        budgets: crate::judging::oracle::rules::budget::limits(scenario),
+        resolved: resolved.clone(),
+        scenario: scenario.name.clone(),
+        seed,
+        replay,
+        variants: scenario.variant_names.clone(),
+        sql,
+        contention,
+        measured,
+        drawn,
+        coverage: coverage.into_coverage(),
+        end_states,
+        out_dir,
+        verdict,
+        tasks_total: scenario.tasks.len(),
+        tasks_complete,
+        makespan_ms,
+        ending,
+        statements,
+        observer_reads,
+        events,
+        trace_rows,
+        trace_hash,
+    };
+    Ok(Executed { summary, recorded })
+}
+
+/// The run's trace, its `run_start` row written: what `rehearsal judge` needs to judge the run
+/// again from its files.
+fn start_trace(scenario: &Scenario, seed: u64, cli_variants: Vec<String>, out_dir: &Path, keep: Keep) -> Result<TraceSink> {
+    let epoch = scenario.run.epoch_unix_ms;
+    let mut trace = match keep {
+        Keep::Everything => TraceSink::create(&out_dir.join("trace.csv"), epoch)?,
+        Keep::Hash => TraceSink::unwritten(epoch),
+    };
+    let variants = cli_variants;
+    // The scenario by its file name alone: the trace hash must not depend on the folder the
+    // command ran in, how the path was typed or where the checkout is. Not by its text's
+    // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
+    // a schedule of default choices) is the same run, byte for byte.
+    let name = crate::input::scenario::identity::file_name(&scenario.path);
+    let start = RunStart { scenario: name, seed, profile: scenario.profile.clone(), variants, epoch_unix_ms: epoch };
+    trace.write_run_start(&start)?;
+    Ok(trace)
+}
+
+fn engine_config(scenario: &Scenario, seed: u64) -> EngineConfig {
+    EngineConfig {
+        seed,
+        epoch_unix_ms: scenario.run.epoch_unix_ms,
+        statement_ms: scenario.timing.statement_ms.clone(),
+        sim_time_max_ms: scenario.run.sim_time_max_ms,
+        events_max: scenario.run.events_max,
+    }
+}
+
+/// A fresh temp/ for this run: the protocol's files must come from this run alone.
+fn clear_temp(out_dir: &Path) -> Result<()> {
+    let temp_dir = out_dir.join("temp");
+    if temp_dir.exists() {
+        std::fs::remove_dir_all(&temp_dir).map_err(|e| Error::harness(format!("cannot clear {}: {e}", temp_dir.display())))?;
+    }
+    Ok(())
+}
+
+/// The checker of a run of `scenario` (its variants applied): the run's and `rehearsal
+/// judge`'s, so both judge with the same settings.
+pub fn checker_for(scenario: &Scenario) -> Checker {
+    let thresholds = crate::judging::oracle::latency::Thresholds {
+        staleness_ms: scenario.conductor.staleness_s * 1000,
+        refresh_ms: scenario.timing.heartbeat_refresh_s * 1000,
+    };
+    Checker::new(scenario.settings.clone())
+        .with_conductor_choices(crate::judging::oracle::ConductorChoices::of(scenario))
+        .with_thresholds(thresholds)
+}
+
+/// The command that reproduces a run. It names the same folder with `--force`: the run is
+/// deterministic, so the replay writes the same bytes again. Paths are quoted for the shell.
+pub fn replay_command(
+    scenario: &Path,
+    seed: u64,
+    out_dir: &Path,
+    protocol: Option<&str>,
+    variants: &[String],
+    sql: Option<&Path>,
+) -> String {
+    let run = crate::base::shell::run_command(scenario, seed, protocol, variants, sql);
+    format!("{run} --out {} --force", crate::base::shell::quote_path(out_dir))
+}
+
+/// The command that reproduces the run `plan` will make (`replay_command`), known before it
+/// runs: what `rehearsal run` prints when the run ends in an error.
+pub fn replay_of(plan: &RunPlan) -> String {
+    replay_command(
+        &plan.scenario.path,
+        plan.seed,
+        &plan.out_dir,
+        plan.scenario.profile_override.as_deref(),
+        &plan.cli_variants,
+        plan.scenario.sql_override.as_deref(),
+    )
+}
+
+pub use crate::world::run_folder::refuse_existing_run;
+
+impl RunSummary {
+    /// The lines `rehearsal run` prints on stdout.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("scenario     {}\n", self.scenario));
+        out.push_str(&format!("seed         {}\n", self.seed));
+        if self.resolved.profile != crate::vocab::DEFAULT_PROFILE {
+            out.push_str(&format!("protocol     {}\n", self.resolved.profile));
+        }
+        if !self.variants.is_empty() {
+            out.push_str(&format!("variants     {}\n", self.variants.join(", ")));
+        }
+        for (name, value) in &self.drawn {
+            out.push_str(&format!("drawn        {name} = {value}\n"));
+        }
+        out.push_str(&format!("tasks        {}/{} complete\n", self.tasks_complete, self.tasks_total));
+        out.push_str(&format!("makespan     {} (simulated, {} ms)\n", human_ms(self.makespan_ms), self.makespan_ms));
+        out.push_str(&format!("statements   {} (+{} oracle reads)\n", self.statements, self.observer_reads));
+        out.push_str(&format!("events       {} ({} trace rows)\n", self.events, self.trace_rows));
+        let c = self.contention;
+        if c.lock_waits > 0 || c.busy_errors > 0 {
+            out.push_str(&format!(
+                "contention   {} lock waits ({} ms in all), {} SQLITE_BUSY\n",
+                c.lock_waits, c.lock_wait_ms_total, c.busy_errors
+            ));
+        }
+        out.push_str(&format!("sql          {}\n", self.sql));
+        out.push_str(&format!("output       {}\n", self.out_dir.display()));
+        out.push_str(&format!("verdict      {}\n", self.verdict.headline()));
+        for line in self.verdict.explanation() {
+            out.push_str(&format!("             {}\n", crate::base::time_text::humanize_instants(&line)));
+        }
+        for (name, sample) in self.measured.named() {
+            if let Some((p50, p95, max)) = crate::judging::oracle::quantiles(sample) {
+                let budget = self.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| {
+                    let margin = b.limit - max;
+                    format!("; budget {}, margin {margin}{}", b.limit, if margin < 0 { " BREACHED" } else { "" })
+                });
+                out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={}){budget}\n", sample.len()));
+            }
+        }
+        out.push_str(&self.measured.designer.render());
+        if !self.verdict.violations.is_empty() {
+            out.push_str(&format!("violations   {} ({})\n", self.verdict.violations.len(), self.verdict.rules().join(", ")));
+        }
+        out.push_str(&format!("trace hash   {}\n", self.trace_hash));
+        out.push_str(&format!("replay       {}\n", self.replay));
+        out
+    }
+}
+
+/// The bytes of `violations.csv`: every violation with its time and explanation.
+pub fn violations_csv(verdict: &Verdict) -> Result<Vec<u8>> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(["t_ms", "rule", "explanation"]).map_err(|e| Error::harness(e.to_string()))?;
+    for v in &verdict.violations {
+        writer.write_record([v.t_ms.to_string(), v.rule.to_string(), v.explanation.clone()]).map_err(|e| Error::harness(e.to_string()))?;
+    }
+    writer.into_inner().map_err(|e| Error::harness(format!("violations.csv: {e}")))
+}
+
+/// Writes `violations.csv` (the run's, or `rehearsal judge --write`'s) to a temporary name and
+/// renames it, so the file is whole or absent.
+pub fn write_violations(path: &Path, verdict: &Verdict) -> Result<()> {
+    crate::base::atomic::write_atomically(path, &violations_csv(verdict)?)
+}
+
+pub fn human_ms(ms: i64) -> String {
+    let s = ms / 1000;
+    format!("{}h{:02}m{:02}s", s / 3600, s / 60 % 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep keeps only the hash of a passing pair's trace: it must be the hash of the
+    /// bytes `trace.csv` holds when the same run writes it.
+    #[test]
+    fn a_run_that_only_hashes_its_trace_gives_the_written_trace_s_hash_and_writes_no_file_but_its_unfinished_db() {
+        let dir = tempfile::tempdir().expect("temp");
+        let options = |name: &str| RunOptions {
+            scenario_path: PathBuf::from("scenarios/bench/ci-smoke.toml"),
+            seed: Some(3),
+            out_dir: Some(dir.path().join(name)),
+            variants: Vec::new(),
+        };
+        let scenario = Scenario::load(Path::new("scenarios/bench/ci-smoke.toml")).expect("ci-smoke loads");
+        let keeping = |keep| Execution { keep, ..Execution::default() };
+        let full = execute(options("full").plan(&scenario).unwrap(), keeping(Keep::Everything)).expect("full run").summary;
+        let hashed = execute(options("hashed").plan(&scenario).unwrap(), keeping(Keep::Hash)).expect("hashed run").summary;
+        let written = std::fs::read(dir.path().join("full/trace.csv")).expect("the full run's trace");
+        use sha2::{Digest, Sha256};
+        let of_file: String = Sha256::digest(&written).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(full.trace_hash, of_file);
+        assert_eq!(hashed.trace_hash, full.trace_hash);
+        assert_eq!((hashed.trace_rows, hashed.statements, hashed.makespan_ms), (full.trace_rows, full.statements, full.makespan_ms));
+        assert!(dir.path().join("full/violations.csv").exists());
+        assert!(dir.path().join("full/temp").is_dir(), "ci-smoke's sessions write files");
+        for file in ["comms.db", "trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
+            assert!(!dir.path().join("hashed").join(file).exists(), "{file}");
+        }
+    }
+}

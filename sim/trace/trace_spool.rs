@@ -1,0 +1,133 @@
+//! The trace's file written on a thread of its own. Hashing and writing `trace.csv` was
+//! ~8 % of a fleet-day run on the simulation's thread (SHA-256 and `write()` of 64 MB, issue
+//! 17); a second thread takes each 64 KiB chunk as it fills, hashes it, writes it, and hands
+//! the emptied buffer back. The bytes and their order are the same (one channel, one reader),
+//! so the file and its hash are what `Hashed` on the caller's thread gives (a test below).
+//! The channel is bounded: a slow disk holds the simulation back instead of the run's whole
+//! trace piling up in memory.
+
+use std::fs::File;
+use std::io;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use crate::base::trace_rows::{Chunks, Hashed};
+
+/// Chunks in flight at most (64 KiB each): what the simulation may run ahead of the disk.
+const CHUNKS_IN_FLIGHT: usize = 16;
+
+/// A file written, and its bytes hashed, on a thread of its own.
+pub struct Spool {
+    to_writer: Option<SyncSender<Vec<u8>>>,
+    /// Buffers the writer has emptied, to be filled again.
+    emptied: Receiver<Vec<u8>>,
+    writer: Option<JoinHandle<io::Result<String>>>,
+}
+
+impl Spool {
+    /// Starts the thread that writes `file`.
+    pub fn start(file: File) -> io::Result<Spool> {
+        let (to_writer, chunks) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+        let (give_back, emptied) = channel();
+        let writer = std::thread::Builder::new().name("trace-writer".to_string()).spawn(move || {
+            let mut hashed = Hashed::new(file);
+            for mut chunk in chunks {
+                hashed.take(&mut chunk);
+                // The simulation may have finished and stopped taking buffers back.
+                let _ = give_back.send(chunk);
+            }
+            let (file, hash) = hashed.finish_with_sink()?;
+            file.sync_all()?;
+            Ok(hash)
+        })?;
+        Ok(Spool { to_writer: Some(to_writer), emptied, writer: Some(writer) })
+    }
+
+    /// Ends the channel and waits for the writer.
+    fn stop(&mut self) -> io::Result<String> {
+        drop(self.to_writer.take());
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(io::Error::other("the trace writer thread panicked")),
+            None => Err(io::Error::other("the trace writer was already stopped")),
+        }
+    }
+}
+
+impl Chunks for Spool {
+    fn take(&mut self, pending: &mut Vec<u8>) {
+        let empty = self.emptied.try_recv().unwrap_or_else(|_| Vec::with_capacity(pending.capacity()));
+        let full = std::mem::replace(pending, empty);
+        if let Some(to_writer) = &self.to_writer {
+            // Only a writer that panicked has hung up; `finish` reports it.
+            let _ = to_writer.send(full);
+        }
+    }
+
+    fn finish(mut self) -> io::Result<String> {
+        self.stop()
+    }
+}
+
+impl Drop for Spool {
+    /// A run that ends early (an error, a panic) still lets the writer finish and exit.
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            let _ = self.stop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::trace_rows::CHUNK_BYTES;
+
+    fn chunks_of(seed: u8) -> Vec<Vec<u8>> {
+        // Sizes around and past a chunk, so buffers of every capacity are recycled.
+        (0..40)
+            .map(|i| (0..(i * 7919 + 13) % (2 * CHUNK_BYTES)).map(|b| (b as u8).wrapping_mul(seed).wrapping_add(i as u8)).collect())
+            .collect()
+    }
+
+    #[test]
+    fn the_spooled_file_and_hash_are_those_written_on_the_callers_thread() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("spooled");
+        let mut spool = Spool::start(File::create(&path).expect("created")).expect("started");
+        let mut inline = Hashed::new(Vec::new());
+        for chunk in chunks_of(31) {
+            let mut a = chunk.clone();
+            spool.take(&mut a);
+            assert!(a.is_empty(), "take leaves the buffer empty");
+            let mut b = chunk;
+            inline.take(&mut b);
+        }
+        let spooled_hash = spool.finish().expect("written");
+        let (bytes, inline_hash) = inline.finish_with_sink().expect("in memory");
+        assert_eq!(spooled_hash, inline_hash);
+        assert_eq!(std::fs::read(&path).expect("read back"), bytes);
+    }
+
+    #[test]
+    fn a_write_error_is_reported_at_finish() {
+        // /dev/full (Linux, where the tests run) takes the open and refuses every write.
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+        let mut spool = Spool::start(full).expect("started");
+        let mut chunk = vec![1_u8; 100];
+        spool.take(&mut chunk);
+        let err = spool.finish().expect_err("no space");
+        assert_eq!(err.raw_os_error(), Some(28), "ENOSPC: {err}");
+    }
+
+    #[test]
+    fn a_spool_dropped_unfinished_stops_its_writer() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("dropped");
+        let mut spool = Spool::start(File::create(&path).expect("created")).expect("started");
+        let mut chunk = vec![7_u8; 1000];
+        spool.take(&mut chunk);
+        drop(spool);
+        assert_eq!(std::fs::read(&path).expect("read back"), vec![7_u8; 1000], "what was taken is written");
+    }
+}

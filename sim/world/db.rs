@@ -1,0 +1,548 @@
+//! The run's `comms.db`: a real SQLite file with seed 004's exact schema, opened through the
+//! clock VFS, executing the catalog's named statements with bound parameters.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::types::Value;
+use rusqlite::{ffi, Connection, OpenFlags};
+
+pub mod prepared;
+pub mod random;
+pub mod schema_guard;
+pub mod step_limit;
+
+use crate::base::clock::{ClockVfs, SimClock};
+use crate::base::error::{Error, Result};
+use crate::input::sql_catalog::Catalog;
+use crate::vocab::{Stmt, TaskState};
+use prepared::Prepared;
+
+/// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
+pub const SCHEMA_SQL: &str = include_str!("../../scenarios/schema.sql");
+
+/// Named parameter values for one statement, in the engine's fixed order.
+pub type Params = Vec<(&'static str, Value)>;
+
+/// What a statement returned: rows for a query, the change count for a write.
+#[derive(Clone, Debug, Default)]
+pub struct SqlOutcome {
+    pub rows_affected: usize,
+    pub rows: Vec<Vec<Value>>,
+    /// True when the statement only reads.
+    pub readonly: bool,
+}
+
+impl SqlOutcome {
+    pub fn text(&self, row: usize, col: usize) -> Option<&str> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Text(t) => Some(t.as_str()),
+            _ => None,
+        }
+    }
+
+    /// A task state column; `None` for a null or for text that is no state (a `--sql` file's
+    /// query may return anything there).
+    pub fn state(&self, row: usize, col: usize) -> Option<TaskState> {
+        TaskState::parse(self.text(row, col)?)
+    }
+
+    pub fn int(&self, row: usize, col: usize) -> Option<i64> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Integer(i) => Some(*i),
+            Value::Real(r) => Some(*r as i64),
+            _ => None,
+        }
+    }
+
+    pub fn real(&self, row: usize, col: usize) -> Option<f64> {
+        match self.rows.get(row)?.get(col)? {
+            Value::Integer(i) => Some(*i as f64),
+            Value::Real(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
+
+/// A task row as the harness sees it around a write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSnapshot {
+    pub state: TaskState,
+    pub session_id: String,
+    pub retry_count: i64,
+    /// Seconds since `last_heartbeat`, on the simulated clock (`None`: never beat).
+    pub heartbeat_age_s: Option<f64>,
+}
+
+/// What the harness saw around one write: the task row before and after, and for a message
+/// insert its (id, task_id, message_type).
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    pub before: Option<RowSnapshot>,
+    pub after: Option<RowSnapshot>,
+    /// The first message the write inserted.
+    pub message: Option<(i64, String, String)>,
+    /// Every further message it inserted, in order (an `INSERT … SELECT` of several rows).
+    pub more_messages: Vec<(i64, String, String)>,
+    /// Other task rows it inserted or updated (not its own `:task_id`'s), by task id.
+    pub other_rows: Vec<String>,
+}
+
+/// A row the write changed, as SQLite's update hook names it (deletes are not kept).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Changed {
+    Task(i64),
+    Message(i64),
+}
+
+/// The rows changed since the last write began: SQLite calls the hook once per row, so a
+/// multi-row INSERT or UPDATE is seen whole (issue 26), not only through `last_insert_rowid`.
+type ChangeLog = std::sync::Arc<std::sync::Mutex<Vec<Changed>>>;
+
+/// The task state in column `col` of the harness's own row read: the schema's CHECK
+/// constraint allows only the eleven, so other text is the harness's error.
+fn state_column(row: &rusqlite::Row, col: usize) -> rusqlite::Result<TaskState> {
+    let text: String = row.get(col)?;
+    text.parse().map_err(|e| rusqlite::Error::FromSqlConversionFailure(col, rusqlite::types::Type::Text, Box::new(e)))
+}
+
+/// Counters of what the run asked of SQLite.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DbStats {
+    /// Protocol statements executed on behalf of actors.
+    pub statements: u64,
+    /// Reads the harness itself made to observe the database (trace "state after").
+    pub observer_reads: u64,
+}
+
+/// One protocol statement as executed: its catalog name, bound parameters and simulated
+/// instant, for `rehearsal bench --overhead` to replay through bare prepared statements on the
+/// same clock (sim/campaign/overhead.rs).
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub stmt: Stmt,
+    pub params: Params,
+    /// What `datetime('now')` read when it ran: the floor must read the same, or its time
+    /// comparisons (staleness, ages) would match other rows and do other work.
+    pub at_unix_ms: i64,
+}
+
+pub struct CommsDb {
+    // Field order matters: the connection must close before its VFS is unregistered.
+    prepared: Prepared,
+    pub stats: DbStats,
+    /// `Some` while recording: every protocol statement executed, in order.
+    pub recorded: Option<Vec<Recorded>>,
+    path: PathBuf,
+    changes: ChangeLog,
+    /// The budget of each protocol statement in SQLite steps (`run.sql_steps_max`).
+    steps: step_limit::StepLimit,
+    /// Each statement's catalog entry, `name (file:line)`, by `Stmt` index: what an error names.
+    entries: Vec<String>,
+    _vfs: ClockVfs,
+}
+
+impl CommsDb {
+    /// Creates a fresh `comms.db` at `path` (removing an old one and its WAL), applies the
+    /// schema and prepares every statement of `catalog`.
+    pub fn create(path: &Path, clock: SimClock, sqlite_seed: u64, catalog: Catalog) -> Result<CommsDb> {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let file = PathBuf::from(format!("{}{suffix}", path.display()));
+            match std::fs::remove_file(&file) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::harness(format!("cannot remove {}: {e}", file.display()))),
+            }
+        }
+        let vfs = ClockVfs::register(clock).map_err(Error::harness)?;
+        seed_sqlite_prng(sqlite_seed);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags_and_vfs(path, flags, vfs.name())
+            .map_err(|e| Error::harness(format!("cannot create {}: {e}", path.display())))?;
+        // The simulator is the only process that touches the file while a run lasts (sessions
+        // are actors; lock contention is modelled in virtual time), so it holds the lock for
+        // the whole run. Set before the first WAL access, this keeps the WAL index in heap
+        // memory: no shared-memory file and no fcntl lock calls per transaction, which were
+        // most of a statement's cost (issue 7). The bytes written are the same.
+        conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get::<_, String>(0))?;
+        set_query_planner_stability(&conn)?;
+        // WAL: the protocol's own mode (seed 004 "Database": "WAL isolation").
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+        if mode != "wal" {
+            return Err(Error::harness(format!("{} refused WAL mode (got {mode})", path.display())));
+        }
+        // NORMAL is what WAL users run with; it is per connection, so it is set here.
+        // One connection serves every simulated session, so its page cache may hold the whole
+        // file (up to 64 MiB, taken only as pages are read): with SQLite's default 2 MiB, a
+        // day's fleet (2.2 MB) re-read evicted pages from the OS at every turn. A speed
+        // setting only: results and bytes are the same (golden hashes unchanged); the floor
+        // (sim/campaign/overhead.rs) uses it too.
+        conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;")?;
+        // Lock waits are modelled in virtual time; a real wait would stall the whole
+        // simulation thread (docs/protocol.md C13, docs/calibration.md).
+        conn.busy_timeout(std::time::Duration::ZERO)?;
+        conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
+        // The protocol's `random()` draws from this run's stream, not the process's PRNG.
+        random::register(&conn, sqlite_seed)?;
+        let changes = watch_changes(&mut conn)?;
+        let steps = step_limit::StepLimit::install(&mut conn)?;
+        let entries = Stmt::ALL.iter().map(|s| format!("`{s}` ({})", catalog.get(s.name()).origin)).collect();
+        // Each statement is prepared once, checked and kept by handle.
+        let mut prepared = Prepared::new(conn, &catalog)?;
+        check_write_flags(&mut prepared, &catalog)?;
+        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), changes, steps, entries, _vfs: vfs })
+    }
+
+    /// Each protocol statement may run at most `max` SQLite steps (`run.sql_steps_max`).
+    pub fn set_steps_max(&mut self, max: u64) {
+        self.steps.set_max(max);
+    }
+
+    /// When `e` is a statement stopped by `run.sql_steps_max`, what to report: the statement
+    /// named by its catalog entry.
+    pub fn steps_spent(&self, stmt: Stmt, e: &rusqlite::Error) -> Option<String> {
+        self.steps.spent_by(e).then(|| self.steps.message(&self.entries[prepared::index(stmt)]))
+    }
+
+    /// Executes one named protocol statement with the parameters the engine supplies.
+    /// Parameters the statement does not use are skipped (a variant may drop one).
+    pub fn execute(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        self.steps.arm();
+        let outcome = self.execute_armed(stmt, params);
+        self.steps.refill();
+        outcome
+    }
+
+    /// `execute`, within the budget `arm` gave.
+    fn execute_armed(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        let slot = self.prepared.slot(stmt);
+        slot.bind(params)?;
+        self.stats.statements += 1;
+        if let Some(recorded) = &mut self.recorded {
+            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms: self._vfs.clock().now_unix_ms() });
+        }
+        let (readonly, column_count) = (slot.readonly, slot.column_count);
+        if column_count == 0 {
+            let rows_affected = slot.statement.raw_execute()?;
+            return Ok(SqlOutcome { rows_affected, rows: Vec::new(), readonly });
+        }
+        let mut rows_out = Vec::new();
+        let mut rows = slot.statement.raw_query();
+        while let Some(row) = rows.next()? {
+            let mut values = Vec::with_capacity(column_count);
+            for col in 0..column_count {
+                values.push(row.get::<_, Value>(col)?);
+            }
+            rows_out.push(values);
+        }
+        Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
+    }
+
+    /// The harness's own look at a task row (not a protocol statement).
+    pub fn snapshot(&mut self, task_id: &str) -> rusqlite::Result<Option<RowSnapshot>> {
+        Ok(self.snapshot_with_rowid(task_id)?.map(|(row, _)| row))
+    }
+
+    /// `snapshot`, with the row's rowid.
+    fn snapshot_with_rowid(&mut self, task_id: &str) -> rusqlite::Result<Option<(RowSnapshot, i64)>> {
+        self.stats.observer_reads += 1;
+        let stmt = self.prepared.snapshot();
+        stmt.raw_bind_parameter(1, task_id)?;
+        let mut rows = stmt.raw_query();
+        match rows.next()? {
+            Some(row) => Ok(Some((
+                RowSnapshot {
+                    state: state_column(row, 0)?,
+                    session_id: row.get(1)?,
+                    retry_count: row.get(2)?,
+                    heartbeat_age_s: row.get(3)?,
+                },
+                row.get(4)?,
+            ))),
+            None => Ok(None),
+        }
+    }
+
+    /// Executes a statement; for a write, also snapshots `task_id`'s row before and after,
+    /// reads back every message it inserted, and names every other task row it changed.
+    pub fn execute_observed(&mut self, stmt: Stmt, params: &Params, task_id: &str) -> rusqlite::Result<(SqlOutcome, Observed)> {
+        if !stmt.writes() {
+            return Ok((self.execute(stmt, params)?, Observed::default()));
+        }
+        let before = self.snapshot_with_rowid(task_id)?;
+        self.changes.lock().expect("the hook never panics").clear();
+        let outcome = self.execute(stmt, params)?;
+        let changed = std::mem::take(&mut *self.changes.lock().expect("the hook never panics"));
+        let after = self.snapshot_with_rowid(task_id)?;
+        let own_rowid = after.as_ref().or(before.as_ref()).map(|(_, rowid)| *rowid);
+        let mut observed = Observed { before: before.map(|(row, _)| row), after: after.map(|(row, _)| row), ..Observed::default() };
+        for change in changed {
+            match change {
+                Changed::Message(id) => {
+                    self.stats.observer_reads += 1;
+                    let Some(message) = read_message(self.prepared.message(), id).ok().flatten() else { continue };
+                    match observed.message {
+                        None => observed.message = Some(message),
+                        Some(_) => observed.more_messages.push(message),
+                    }
+                }
+                Changed::Task(rowid) if Some(rowid) != own_rowid => {
+                    self.stats.observer_reads += 1;
+                    let task: Option<String> = self.prepared.conn().query_row(TASK_OF_ROWID_SQL, [rowid], |r| r.get(0)).ok();
+                    if let Some(task) = task.filter(|t| !observed.other_rows.contains(t)) {
+                        observed.other_rows.push(task);
+                    }
+                }
+                Changed::Task(_) => {}
+            }
+        }
+        Ok((outcome, observed))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn connection(&self) -> &Connection {
+        self.prepared.conn()
+    }
+
+    /// Checkpoints the WAL into the main file and closes, so `comms.db` alone holds the run.
+    /// A close that fails leaves the connection open, and so its VFS registered (`ClockVfs`'s
+    /// drop sees the open log).
+    pub fn close(self) -> Result<()> {
+        let CommsDb { prepared, _vfs, path, .. } = self;
+        let conn = prepared.into_connection();
+        // The WAL is in memory (sim/base/wal_memory.rs): this is where the run's last writes reach
+        // the file, so a full disk shows here, and the error names the file.
+        let checkpoint = conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        checkpoint.map_err(|e| Error::harness(format!("writing {}: {e}", path.display())))?;
+        conn.close().map_err(|(_, e)| Error::harness(format!("closing {}: {e}", path.display())))?;
+        drop(_vfs);
+        Ok(())
+    }
+
+    /// Closes without checkpointing: the WAL, which lives in memory (sim/base/wal_memory.rs), is
+    /// dropped, and `comms.db` keeps only what earlier checkpoints wrote into it. For a run
+    /// whose folder is removed (`run::Keep::Hash`): folding the WAL into a file about to be
+    /// deleted was ~3 % of a sweep's pair.
+    pub fn close_discarding(self) -> Result<()> {
+        let CommsDb { prepared, _vfs, .. } = self;
+        let conn = prepared.into_connection();
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
+        drop(_vfs);
+        Ok(())
+    }
+}
+
+/// The task id of a row another task's statement changed (rare: a multi-row UPDATE).
+const TASK_OF_ROWID_SQL: &str = "SELECT task_id FROM orchestration_tasks WHERE rowid = ?1";
+
+/// Registers the update hook that logs every task and message row a statement inserts or
+/// updates; the write's observation reads the log (`execute_observed`).
+fn watch_changes(conn: &mut Connection) -> Result<ChangeLog> {
+    let changes = ChangeLog::default();
+    let log = changes.clone();
+    conn.update_hook(Some(move |action: rusqlite::hooks::Action, _db: &str, table: &str, rowid: i64| {
+        if action == rusqlite::hooks::Action::SQLITE_DELETE {
+            return;
+        }
+        let change = match table {
+            "orchestration_tasks" => Changed::Task(rowid),
+            "orchestration_messages" => Changed::Message(rowid),
+            _ => return,
+        };
+        if let Ok(mut log) = log.lock() {
+            log.push(change);
+        }
+    }))?;
+    Ok(changes)
+}
+
+/// A message row by id, as `query_row` read it (any error, like no row, is no message).
+fn read_message(stmt: &mut rusqlite::Statement<'_>, rowid: i64) -> rusqlite::Result<Option<(i64, String, String)>> {
+    stmt.raw_bind_parameter(1, rowid)?;
+    let mut rows = stmt.raw_query();
+    let Some(row) = rows.next()? else { return Ok(None) };
+    Ok(Some((row.get(0)?, row.get(1)?, row.get(2)?)))
+}
+
+/// Every statement must keep the vocabulary's write flag (`Stmt::writes`): the oracles snapshot
+/// the row around writes only, so an override that turned a write into a read, or the other way
+/// round, would silently change what is observed. Checked on the prepared form, before the run.
+fn check_write_flags(prepared: &mut Prepared, catalog: &Catalog) -> Result<()> {
+    for stmt in Stmt::ALL {
+        let statement = catalog.get(stmt.name());
+        let writes = !prepared.slot(stmt).readonly;
+        if writes != stmt.writes() {
+            let (is, should) = if writes { ("writes", "only read") } else { ("only reads", "write") };
+            return Err(Error::input(format!("statement `{stmt}` ({}) {is}, but `{stmt}` must {should}", statement.origin)));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `comms.db` that another process holds a lock on (a conductor or sqlite3 shell
+/// still attached to an old run): replacing it would pull the file from under them.
+pub fn ensure_not_locked(path: &Path) -> Result<()> {
+    let Ok(conn) = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE) else { return Ok(()) };
+    conn.busy_timeout(std::time::Duration::ZERO)?;
+    match conn.execute_batch("BEGIN EXCLUSIVE; ROLLBACK;") {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)) => {
+            Err(Error::input(format!(
+                "{} is locked by another process ({e}); close whatever has it open, or choose another --out",
+                path.display()
+            )))
+        }
+        // Not a database at all (a truncated file, say): nobody is using it; `--force` replaces it.
+        Err(_) => Ok(()),
+    }
+}
+
+/// The query planner stability guarantee: plans do not depend on bound values. Without it,
+/// this build (STAT4) marks a statement with a range on a bound parameter (`id > :last`) as
+/// expiring on every rebind, and every execution starts from cleared bindings
+/// (`prepared::Slot::bind`), so such a statement was parsed again every time it ran. Plans are the same either
+/// way (no ANALYZE statistics exist); used by the run and by the floor it is compared to.
+pub fn set_query_planner_stability(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+    Ok(())
+}
+
+/// Seeds SQLite's PRNG (WAL salts, temp names) so database bytes are reproducible
+/// (ARCHITECTURE.md, invariant "byte-identical `trace.csv`"). The PRNG is process-wide; the final `comms.db` does not depend
+/// on it because the WAL is checkpointed and removed on close.
+fn seed_sqlite_prng(seed: u64) {
+    // SAFETY: SQLITE_TESTCTRL_PRNG_SEED takes (int seed, sqlite3 *db); a NULL db means "use
+    // the seed as given".
+    unsafe {
+        ffi::sqlite3_test_control(ffi::SQLITE_TESTCTRL_PRNG_SEED, (seed as u32) as std::ffi::c_int, std::ptr::null_mut::<ffi::sqlite3>());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    /// `catalog` with `text` (one `-- name:` entry or more) in place of its entries.
+    fn created_with(text: &str) -> Result<CommsDb> {
+        let dir = tempfile::tempdir().expect("temp");
+        let mut catalog = Catalog::default_protocol();
+        catalog.override_with(text, "test.sql")?;
+        CommsDb::create(&dir.path().join("comms.db"), SimClock::new(0), 1, catalog)
+    }
+
+    fn input_error(text: &str) -> String {
+        let err = created_with(text).err().expect("refused");
+        assert_eq!(err.exit_code(), 2, "{err}");
+        err.to_string()
+    }
+
+    /// The WAL lives in memory (sim/base/wal_memory.rs): `close` folds it into `comms.db`, while
+    /// `close_discarding` drops what it held. Either way no `-wal` file is left and the file
+    /// opens as a database; only the first holds the run's writes.
+    #[test]
+    fn a_state_column_reads_as_a_state_and_other_text_does_not() {
+        let outcome = SqlOutcome {
+            rows: vec![vec![Value::Text("working".into()), Value::Text("finished".into()), Value::Null]],
+            ..SqlOutcome::default()
+        };
+        assert_eq!(outcome.state(0, 0), Some(TaskState::Working));
+        assert_eq!(outcome.state(0, 1), None);
+        assert_eq!(outcome.state(0, 2), None);
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(conn.query_row("SELECT 'exit_requested'", [], |r| state_column(r, 0)).unwrap(), TaskState::ExitRequested);
+        let refused = conn.query_row("SELECT 'finished'", [], |r| state_column(r, 0)).unwrap_err().to_string();
+        assert!(refused.contains("unknown task state `finished`"), "{refused}");
+    }
+
+    #[test]
+    fn closing_keeps_the_writes_and_closing_discarding_drops_them_leaving_a_sound_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let rows_after = |name: &str, discard: bool| -> Option<i64> {
+            let path = dir.path().join(name);
+            let mut db = CommsDb::create(&path, SimClock::new(0), 1, Catalog::default_protocol()).expect("created");
+            let params: Params = vec![(":session_id", Value::Text("S1".into()))];
+            assert_eq!(db.execute(Stmt::ConductorRegister, &params).expect("runs").rows_affected, 1);
+            if discard { db.close_discarding() } else { db.close() }.expect("closed");
+            assert!(!PathBuf::from(format!("{}-wal", path.display())).exists(), "the WAL never reaches the disk");
+            let conn = Connection::open(&path).expect("reopened");
+            conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).ok()
+        };
+        assert_eq!(rows_after("kept.db", false), Some(1));
+        assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
+    }
+
+    /// Issue 30: a close that fails (here: a statement left unfinalized) is an error, and the
+    /// connection it leaves open keeps its VFS: SQLite can still find it, nothing is freed
+    /// under the connection.
+    #[test]
+    fn a_failed_close_is_an_error_and_keeps_the_vfs_registered() {
+        let db = created_with("").expect("created");
+        let name = CString::new(db._vfs.name()).expect("a name");
+        // SAFETY: the raw handle is used only on this thread, while the connection lives.
+        let handle = unsafe { db.connection().handle() };
+        let mut stmt: *mut ffi::sqlite3_stmt = std::ptr::null_mut();
+        // SAFETY: the connection's own handle, on its thread; the statement is finalized below.
+        let rc = unsafe { ffi::sqlite3_prepare_v2(handle, c"SELECT 1".as_ptr(), -1, &mut stmt, std::ptr::null_mut()) };
+        assert_eq!(rc, ffi::SQLITE_OK);
+        let err = db.close().expect_err("an unfinalized statement keeps the connection open");
+        assert!(err.to_string().contains("closing"), "{err}");
+        // SAFETY: looking a VFS up by name; then the test's own statement and connection.
+        unsafe {
+            assert!(!ffi::sqlite3_vfs_find(name.as_ptr()).is_null(), "the VFS is still registered");
+            assert_eq!(ffi::sqlite3_finalize(stmt), ffi::SQLITE_OK);
+            assert_eq!(ffi::sqlite3_close(handle), ffi::SQLITE_OK, "the connection was still open, and now closes");
+        }
+    }
+
+    /// Issue 26: a statement that inserts two messages and one that updates every task row
+    /// are observed whole — every message read back, every other task row named.
+    #[test]
+    fn a_write_names_every_message_it_inserted_and_every_other_task_row_it_changed() {
+        let twice = "-- name: send_conductor_message\nINSERT INTO orchestration_messages (task_id, from_session, message, message_type)\nSELECT :task_id, 'task-00', :message, :message_type FROM (SELECT 1 UNION ALL SELECT 2);\n";
+        let every_row = "-- name: set_task_state\nUPDATE orchestration_tasks SET state = :state, last_heartbeat = datetime('now');\n";
+        let mut db = created_with(&format!("{twice}{every_row}")).expect("created");
+        let text = |t: &str| Value::Text(t.to_string());
+        for task in ["task-01", "task-02", "task-03"] {
+            let params: Params = vec![(":task_id", text(task)), (":instruction_path", text("docs/x.md"))];
+            db.execute_observed(Stmt::CreateTask, &params, task).expect("created");
+        }
+        let params: Params = vec![(":task_id", text("task-02")), (":message", text("ok")), (":message_type", text("approval"))];
+        let (outcome, observed) = db.execute_observed(Stmt::SendConductorMessage, &params, "task-02").expect("inserted");
+        assert_eq!(outcome.rows_affected, 2);
+        let approval = |id: i64| (id, "task-02".to_string(), "approval".to_string());
+        assert_eq!(observed.message, Some(approval(1)));
+        assert_eq!(observed.more_messages, [approval(2)]);
+        assert!(observed.other_rows.is_empty(), "{:?}", observed.other_rows);
+        let params: Params = vec![(":task_id", text("task-02")), (":state", text("fix_proposed"))];
+        let (_, observed) = db.execute_observed(Stmt::SetTaskState, &params, "task-02").expect("updated");
+        assert_eq!(observed.after.expect("its own row").state, TaskState::FixProposed);
+        assert_eq!(observed.other_rows, ["task-01", "task-03"]);
+        assert!(observed.message.is_none() && observed.more_messages.is_empty());
+    }
+
+    #[test]
+    fn the_default_protocol_prepares_and_runs() {
+        let mut db = created_with("").expect("created");
+        let params: Params = vec![(":task_id", Value::Text("task-01".into()))];
+        assert!(db.execute(Stmt::ReadTaskState, &params).expect("runs").rows.is_empty());
+    }
+
+    /// Statements are prepared once, in the order of their names, and the first problem is
+    /// the one named: as when every statement was prepared apart for each check.
+    #[test]
+    fn a_bad_statement_is_named_by_the_first_check_it_fails_in_the_order_of_names() {
+        let no_sql = "-- name: heartbeat\nUPDATE nowhere SET x = 1;\n";
+        assert!(input_error(no_sql).contains("statement `heartbeat` (test.sql:1) does not prepare: no such table: nowhere"));
+        let unsupplied = "-- name: heartbeat\nUPDATE orchestration_tasks SET state = :state WHERE task_id = :tsk;\n";
+        assert!(input_error(unsupplied).contains("statement `heartbeat` (test.sql:1) uses parameter :state"));
+        // `conductor_register` sorts before `heartbeat`: its failure is the one named.
+        let both = format!("{unsupplied}-- name: conductor_register\nSELECT * FROM nowhere;\n");
+        assert!(input_error(&both).contains("statement `conductor_register` (test.sql:3) does not prepare"));
+        let read = "-- name: heartbeat\nSELECT :task_id, :session_id;\n";
+        assert!(input_error(read).contains("statement `heartbeat` (test.sql:1) only reads, but `heartbeat` must write"));
+    }
+}

@@ -1,0 +1,182 @@
+//! The folder of one run (`rehearsal run`): what the run owns there, how its database
+//! reaches its name, and what a rerun clears.
+//!
+//! `comms.db` is made as `comms.db.tmp` and renamed into place when the run ends, after its
+//! last checkpoint and after `trace.csv` (itself `trace.csv.tmp` until then): a run killed at
+//! any moment, even inside a checkpoint, leaves no `comms.db` of its own, so the name holds
+//! a complete database or nothing (issue 30: a kill inside a checkpoint left a malformed
+//! one). `rehearsal run` holds the folder's lock (sim/base/out_lock.rs) and then clears the stale
+//! temporaries of a killed run, or with `--force` everything an earlier run wrote.
+
+use std::path::Path;
+
+use crate::base::error::{Error, Result};
+use crate::base::out_lock::OutLock;
+
+/// The database's name while the run writes it.
+pub const DB_TMP: &str = "comms.db.tmp";
+
+/// What a run writes into its folder: its files, its reports, the sessions' files (the
+/// protocol's `temp/` and the documents it writes under `docs/`). Paths may name a folder
+/// inside another; removing them leaves the rest of that folder (a `docs/` of the user's).
+pub const OWNED: &[&str] = &[
+    "comms.db",
+    DB_TMP,
+    "trace.csv",
+    "trace.csv.tmp",
+    "violations.csv",
+    "latency.csv",
+    "timeline.html",
+    "summary.md",
+    "plots",
+    "temp",
+    "docs/implementation",
+    "docs/plans/implementation",
+];
+
+/// `rehearsal run` keeps what is in its output folder: a folder that already holds a run
+/// (comms.db or trace.csv) is refused unless `force`, and a comms.db another process has
+/// open and locked is refused even then, before anything is written.
+pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
+    if out_dir.exists() && !out_dir.is_dir() {
+        return Err(Error::input(format!("output folder {} is a file, not a folder", out_dir.display())));
+    }
+    let db = out_dir.join("comms.db");
+    // Only the finished files count: a killed run's `comms.db.tmp` and `trace.csv.tmp` are
+    // no run, and are cleared (sim/world/run_folder.rs).
+    let held: Vec<&str> = ["comms.db", "trace.csv"].into_iter().filter(|name| out_dir.join(name).exists()).collect();
+    if !held.is_empty() && !force {
+        return Err(Error::input(format!(
+            "{} already holds a run ({}); pass --force to replace it, or choose another --out",
+            out_dir.display(),
+            held.join(", ")
+        )));
+    }
+    if db.exists() {
+        crate::world::db::ensure_not_locked(&db)?;
+    }
+    crate::base::out_probe::ensure_writable(out_dir)
+}
+
+/// Renames the finished database into place (replacing an earlier run's).
+pub fn publish_db(out_dir: &Path) -> Result<()> {
+    let (from, to) = (out_dir.join(DB_TMP), out_dir.join("comms.db"));
+    std::fs::rename(&from, &to).map_err(|e| Error::harness(format!("cannot rename {} to {}: {e}", from.display(), to.display())))
+}
+
+/// Holds `out_dir` for one run: refused while another command holds it or (without `force`)
+/// while it holds a finished run; then everything a run owns there is removed (an earlier
+/// run's with `force`, else what a killed run left: its temporaries, sessions' files,
+/// reports), `comms.db` and `trace.csv` first, so a kill while clearing leaves no run.
+pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
+    // The lock first: a folder in use is refused as such, naming its holder.
+    let lock = OutLock::acquire(out_dir)?;
+    refuse_existing_run(out_dir, force)?;
+    for name in OWNED.iter().map(|s| s.to_string()).chain(temporaries(out_dir)) {
+        remove(&out_dir.join(&name))?;
+    }
+    remove_empty(&out_dir.join("docs/plans"));
+    remove_empty(&out_dir.join("docs"));
+    Ok(lock)
+}
+
+/// The temporaries a killed whole-file write of one of the run's files left in `out_dir`
+/// (`.violations.csv.XXXXXX.tmp`, sim/base/atomic.rs).
+fn temporaries(out_dir: &Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let Ok(entries) = std::fs::read_dir(out_dir) else { return names };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let inner = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp"));
+        if inner.is_some_and(|inner| OWNED.iter().any(|owned| inner.starts_with(&format!("{owned}.")))) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn remove(path: &Path) -> Result<()> {
+    let removed = if path.is_dir() { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) };
+    match removed {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::harness(format!("cannot remove {}: {e}", path.display()))),
+        _ => Ok(()),
+    }
+}
+
+/// Removes `path` if it is an empty folder.
+fn remove_empty(path: &Path) {
+    let _ = std::fs::remove_dir(path);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names = Vec::new();
+        for entry in walkdir(dir) {
+            names.push(entry.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        }
+        names.sort();
+        names
+    }
+
+    fn walkdir(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.extend(walkdir(&path));
+            }
+            out.push(path);
+        }
+        out
+    }
+
+    fn put(dir: &Path, files: &[&str]) {
+        for file in files {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+    }
+
+    #[test]
+    fn what_a_killed_run_left_is_cleared_without_force() {
+        let dir = tempfile::tempdir().unwrap();
+        let left = ["comms.db.tmp", "trace.csv.tmp", ".violations.csv.Ab12Cd.tmp", "temp/s1.md", "docs/implementation/reports/r.md"];
+        put(dir.path(), &left);
+        put(dir.path(), &[".notes.txt.Ab12Cd.tmp", "notes.txt"]);
+        let lock = claim(dir.path(), false).expect("no finished run there");
+        assert_eq!(names(dir.path()), [".notes.txt.Ab12Cd.tmp", ".rehearsal-lock", "notes.txt"]);
+        drop(lock);
+    }
+
+    #[test]
+    fn force_clears_every_file_of_an_earlier_run_and_leaves_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = [
+            "comms.db",
+            "trace.csv",
+            "violations.csv",
+            "latency.csv",
+            "timeline.html",
+            "summary.md",
+            "plots/context.svg",
+            "temp/s1.md",
+            "docs/implementation/reports/task-01-completion.md",
+            "docs/plans/implementation/task-01.md",
+        ];
+        put(dir.path(), &run);
+        put(dir.path(), &["notes.txt", "docs/mine.md"]);
+        let refused = claim(dir.path(), false).expect_err("a finished run");
+        assert_eq!(refused.exit_code(), 2);
+        let lock = claim(dir.path(), true).expect("forced");
+        assert_eq!(names(dir.path()), [".rehearsal-lock", "docs", "docs/mine.md", "notes.txt"]);
+        drop(lock);
+        put(dir.path(), &run[8..]);
+        std::fs::remove_file(dir.path().join("docs/mine.md")).unwrap();
+        drop(claim(dir.path(), true).expect("forced"));
+        assert_eq!(names(dir.path()), ["notes.txt"], "folders left empty by the run's files go too");
+    }
+}
