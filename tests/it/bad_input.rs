@@ -144,7 +144,7 @@ fn every_class_of_bad_scenario_names_file_line_column_and_key() {
         (
             "protocol point with SQL in it",
             "[tasks]\ncount = 2\n[[faults.crash]]\ntask = 1\nat = \"before:claim_task'; DROP TABLE orchestration_tasks; --\"\n",
-            &["FILE:5:1: key `faults.crash.at`", "is not before:STATEMENT or after:STATEMENT"],
+            &["FILE:5:6: key `faults.crash.at`", "is not before:STATEMENT or after:STATEMENT"],
         ),
         (
             "watcher death at a protocol point",
