@@ -652,6 +652,14 @@ mod tests {
         let rows = read(&path).unwrap();
         assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=rows.len() as u64).collect::<Vec<_>>());
         assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 9);
+        // Lent one reused row at a time, the reports see the same rows, and a window only its own.
+        let mut lent = Vec::new();
+        for_each_in_window(&path, i64::MIN, i64::MAX, |r| lent.push(r.clone())).unwrap();
+        assert_eq!(lent, rows);
+        let (from_ms, to_ms) = (rows[3].t_ms, rows[rows.len() - 2].t_ms);
+        let mut windowed = Vec::new();
+        for_each_in_window(&path, from_ms, to_ms, |r| windowed.push(r.clone())).unwrap();
+        assert_eq!(windowed, rows.iter().filter(|r| r.t_ms >= from_ms && r.t_ms < to_ms).cloned().collect::<Vec<_>>());
         // No run start either way round: the default profile (not written), no variants, and a quiescent end.
         let plain = RunStart { profile: crate::vocab::DEFAULT_PROFILE.into(), variants: Vec::new(), ..start };
         let mut sink = TraceSink::create(&path, 0).unwrap();
