@@ -75,7 +75,7 @@ pub fn report_model(dir: &Path, summary: &RunSummary) -> Result<Model> {
     let (from, to) = report_window(summary).unwrap_or((i64::MIN, i64::MAX));
     let focus = summary.verdict.violations.first().map(|v| Focus { t_ms: v.t_ms, explanation: &v.explanation });
     let mut model = Model::new(focus);
-    trace_reader::for_each_in_window(&path, from, to, |record| model.add(&record)).map_err(|e| match e {
+    trace_reader::for_each_in_window(&path, from, to, |record| model.add(record)).map_err(|e| match e {
         Error::Input(message) => Error::harness(message),
         other => other,
     })?;
