@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use super::args::{parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs};
 use super::Outcome;
 use crate::base::error::Error;
+use crate::vocab::FaultName;
 
 #[derive(Subcommand)]
 pub enum ExploreCommand {
@@ -75,12 +76,15 @@ pub struct ExploreCrashesArgs {
     /// run; --list-points lists them), comma-separated: N, A..B (B excluded) or A..=B.
     #[arg(long, value_delimiter = ',', value_parser = parse_points)]
     pub points: Vec<Seeds>,
-    /// Also a hang of each length class (short, threshold, long) before and after each point
-    /// of a musician session (the conductor's get crashes only).
+    /// The fault kinds placed before and after each point, comma-separated: crash, hang (one
+    /// of each length class: short, threshold, long), io_error (SQLITE_IOERR,
+    /// `[[faults.io_error]]`). The conductor's points get crashes only.
+    #[arg(long, value_delimiter = ',', default_values_t = [FaultName::Crash])]
+    pub faults: Vec<FaultName>,
+    /// Also hangs: `--faults` with `hang` added.
     #[arg(long)]
     pub hangs: bool,
-    /// Also an I/O error (SQLITE_IOERR, `[[faults.io_error]]`) before and after each point of
-    /// a musician session.
+    /// Also I/O errors: `--faults` with `io_error` added.
     #[arg(long)]
     pub io_errors: bool,
     /// Print the base run's points (those --sessions and --points choose) as CSV and stop:
@@ -108,6 +112,7 @@ pub struct ExploreCrashesArgs {
 
 /// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
 fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
+    let faults = fault_kinds(&args);
     let options = crate::campaign::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
@@ -115,8 +120,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
         variants: args.variants.variants,
         sessions: args.sessions,
         points: points_of(&args.points)?,
-        hangs: args.hangs,
-        io_errors: args.io_errors,
+        faults,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_default(),
@@ -152,6 +156,16 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.0} runs/s with {} jobs", exploration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
     Ok(result)
+}
+
+/// `--faults` with what `--hangs` and `--io-errors` add (the flags it replaced, kept as
+/// aliases), each kind once.
+fn fault_kinds(args: &ExploreCrashesArgs) -> Vec<FaultName> {
+    let added = [(args.hangs, FaultName::Hang), (args.io_errors, FaultName::IoError)];
+    let mut kinds: Vec<FaultName> = args.faults.iter().copied().chain(added.into_iter().filter(|(on, _)| *on).map(|(_, k)| k)).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
 }
 
 /// `explore schedules`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
