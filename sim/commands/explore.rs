@@ -198,3 +198,31 @@ fn schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> 
     println!("wall         {seconds:.1} s, {:.1} runs/s with {} jobs", enumeration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
     Ok(if enumeration.interrupted { Outcome::Interrupted } else { Outcome::Runs(enumeration.outcome()) })
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Crashes {
+        #[command(flatten)]
+        args: ExploreCrashesArgs,
+    }
+
+    fn kinds(line: &[&str]) -> Vec<FaultName> {
+        let parsed = Crashes::try_parse_from([&["crashes", "s.toml", "--out", "o"], line].concat()).unwrap();
+        fault_kinds(&parsed.args)
+    }
+
+    #[test]
+    fn faults_default_to_crashes_and_the_old_flags_add_their_kinds() {
+        use FaultName::{Crash, Hang, IoError};
+        assert_eq!(kinds(&[]), [Crash]);
+        assert_eq!(kinds(&["--hangs", "--io-errors"]), [Crash, Hang, IoError]);
+        assert_eq!(kinds(&["--faults", "io_error,crash,hang"]), kinds(&["--hangs", "--io-errors"]), "in one order");
+        assert_eq!(kinds(&["--faults", "io_error", "--hangs"]), [Hang, IoError], "no crash unless listed");
+        assert!(Crashes::try_parse_from(["crashes", "s.toml", "--out", "o", "--faults", "disk"]).is_err());
+    }
+}

@@ -230,6 +230,19 @@ mod tests {
     }
 
     #[test]
+    fn only_the_kinds_asked_for_are_placed_and_a_conductor_takes_none_it_cannot() {
+        let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
+        let chosen = select(&points(&log), &[], &[]).unwrap();
+        let placed = |kinds: &[FaultName]| -> Vec<(usize, String)> {
+            jobs(&chosen, kinds, &[HangClass::Long]).iter().map(|j| (j.number, j.fault.name())).collect()
+        };
+        let io = |n: usize| (n, "io-error".to_string());
+        assert_eq!(placed(&[FaultName::IoError]), [io(1), io(1)], "before and after, not at the conductor's point");
+        let hang = (1, "hang-long".to_string());
+        assert_eq!(placed(&[FaultName::IoError, FaultName::Hang]), [hang.clone(), hang, io(1), io(1)], "in FaultName::ALL order");
+    }
+
+    #[test]
     fn sessions_and_conductor_sessions_are_named_as_actors() {
         assert_eq!(parse_session("task-03.S2").unwrap(), Target::Session { task: 3, session: 2 });
         assert_eq!(parse_session("conductor").unwrap(), Target::Conductor { session: 1 });

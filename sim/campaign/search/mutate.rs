@@ -137,3 +137,33 @@ fn move_statement(input: &mut Input, points: &[Point], rng: &mut ChaCha8Rng) {
         fault.nth = point.nth;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn mutator(kinds: &[FaultName]) -> Mutator {
+        Mutator { odds: Vec::new(), hang_ms: vec![700], kinds: kinds.to_vec() }
+    }
+
+    #[test]
+    fn a_crash_or_a_hang_is_the_coin_the_search_drew_before_and_other_kinds_come_when_asked() {
+        let point = Point { task: 1, session: 1, statement: Stmt::ClaimTask, nth: 1 };
+        for seed in 0..20 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut before = rng.clone();
+            before.random_range(0..1);
+            before.random_range(0..1);
+            let hang = before.random_bool(0.5);
+            let placed = mutator(&FaultName::SEARCHED).place(&[point], &mut rng);
+            assert_eq!(placed.kind.name(), if hang { FaultName::Hang } else { FaultName::Crash }, "seed {seed}");
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let kinds: Vec<FaultName> = (0..60).map(|_| mutator(&FaultName::ALL).place(&[point], &mut rng).kind.name()).collect();
+        assert!(FaultName::ALL.iter().all(|k| kinds.contains(k)), "{kinds:?}");
+        let only: Vec<FaultKind> = (0..20).map(|_| mutator(&[FaultName::IoError]).place(&[point], &mut rng).kind).collect();
+        assert!(only.iter().all(|k| *k == FaultKind::IoError), "{only:?}");
+    }
+}
