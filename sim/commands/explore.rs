@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::args::{parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs};
+use super::args::{
+    fault_name, parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs,
+};
 use super::Outcome;
 use crate::base::error::Error;
 use crate::vocab::FaultName;
@@ -76,10 +78,10 @@ pub struct ExploreCrashesArgs {
     /// run; --list-points lists them), comma-separated: N, A..B (B excluded) or A..=B.
     #[arg(long, value_delimiter = ',', value_parser = parse_points)]
     pub points: Vec<Seeds>,
-    /// The fault kinds placed before and after each point, comma-separated: crash, hang (one
-    /// of each length class: short, threshold, long), io_error (SQLITE_IOERR,
-    /// `[[faults.io_error]]`). The conductor's points get crashes only.
-    #[arg(long, value_delimiter = ',', default_values_t = [FaultName::Crash])]
+    /// The fault kinds placed before and after each point, comma-separated (a hang once per
+    /// length class: short, threshold, long; `io_error` is SQLITE_IOERR on the statement). The
+    /// conductor's points get crashes only.
+    #[arg(long, value_delimiter = ',', value_parser = fault_name(), default_values_t = [FaultName::Crash])]
     pub faults: Vec<FaultName>,
     /// Also hangs: `--faults` with `hang` added.
     #[arg(long)]

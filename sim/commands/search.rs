@@ -26,9 +26,9 @@ pub struct SearchArgs {
     pub jobs: JobsArg,
     #[command(flatten)]
     pub variants: VariantArgs,
-    /// The fault kinds the search places at points its runs reached, comma-separated: crash,
-    /// hang, io_error (SQLITE_IOERR, `[[faults.io_error]]`; opt-in).
-    #[arg(long, value_delimiter = ',', default_values_t = FaultName::SEARCHED)]
+    /// The fault kinds the search places at points its runs reached, comma-separated (any
+    /// other than crash and hang is opt-in).
+    #[arg(long, value_delimiter = ',', value_parser = super::args::fault_name(), default_values_t = FaultName::SEARCHED)]
     pub faults: Vec<FaultName>,
     /// Output folder: search.csv, summary.md, corpus/, failures/.
     #[arg(long)]
