@@ -15,6 +15,7 @@ use crate::campaign::search::SearchOptions;
 use crate::campaign::DistinctFailure;
 use crate::input::scenario::Scenario;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
+use crate::vocab::FaultName;
 
 /// The profile every part runs under.
 const PROFILE: &str = "repaired";
@@ -88,8 +89,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         variants: Vec::new(),
         sessions: Vec::new(),
         points: (1..=sizes.explore_points).collect(),
-        hangs: true,
-        io_errors: false,
+        faults: vec![FaultName::Crash, FaultName::Hang],
         keep_faults: false,
         jobs: sizes.jobs,
         out: runs_dir.join(format!("explore-{stem}")),
@@ -127,6 +127,7 @@ fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         protocol: Some(PROFILE.to_string()),
         variants: Vec::new(),
         jobs: sizes.jobs,
+        faults: FaultName::SEARCHED.to_vec(),
         out: runs_dir.join("search-random-faults"),
         scratch: None,
         progress: false,

@@ -148,6 +148,15 @@ pub fn points_of(points: &[Seeds]) -> Result<Vec<u64>, Error> {
     Ok(points.iter().flat_map(|p| p.list("--points").unwrap_or_default()).collect())
 }
 
+/// A `--faults` entry: one of the vocabulary's fault kinds, which `--help` lists as the
+/// possible values (so a new kind needs no edit here).
+pub fn fault_name() -> impl clap::builder::TypedValueParser<Value = crate::vocab::FaultName> {
+    use crate::vocab::{FaultName, Word as _};
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(FaultName::ALL.map(FaultName::as_str))
+        .map(|text| FaultName::from_text(&text).expect("one of the possible values"))
+}
+
 pub fn parse_session(text: &str) -> Result<crate::campaign::explore::Target, String> {
     crate::campaign::explore::parse_session(text).map_err(input_message)
 }

@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::args::{parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs};
+use super::args::{
+    fault_name, parse_depth, parse_points, parse_session, points_of, ForceArg, JobsArg, JsonArg, ScratchArg, Seeds, VariantArgs,
+};
 use super::Outcome;
 use crate::base::error::Error;
+use crate::vocab::FaultName;
 
 #[derive(Subcommand)]
 pub enum ExploreCommand {
@@ -75,12 +78,15 @@ pub struct ExploreCrashesArgs {
     /// run; --list-points lists them), comma-separated: N, A..B (B excluded) or A..=B.
     #[arg(long, value_delimiter = ',', value_parser = parse_points)]
     pub points: Vec<Seeds>,
-    /// Also a hang of each length class (short, threshold, long) before and after each point
-    /// of a musician session (the conductor's get crashes only).
+    /// The fault kinds placed before and after each point, comma-separated (a hang once per
+    /// length class: short, threshold, long; `io_error` is SQLITE_IOERR on the statement). The
+    /// conductor's points get crashes only.
+    #[arg(long, value_delimiter = ',', value_parser = fault_name(), default_values_t = [FaultName::Crash])]
+    pub faults: Vec<FaultName>,
+    /// Also hangs: `--faults` with `hang` added.
     #[arg(long)]
     pub hangs: bool,
-    /// Also an I/O error (SQLITE_IOERR, `[[faults.io_error]]`) before and after each point of
-    /// a musician session.
+    /// Also I/O errors: `--faults` with `io_error` added.
     #[arg(long)]
     pub io_errors: bool,
     /// Print the base run's points (those --sessions and --points choose) as CSV and stop:
@@ -108,6 +114,7 @@ pub struct ExploreCrashesArgs {
 
 /// `explore crashes`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
 fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
+    let faults = fault_kinds(&args);
     let options = crate::campaign::explore::ExploreOptions {
         scenario: args.scenario,
         seed: args.seed,
@@ -115,8 +122,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
         variants: args.variants.variants,
         sessions: args.sessions,
         points: points_of(&args.points)?,
-        hangs: args.hangs,
-        io_errors: args.io_errors,
+        faults,
         keep_faults: args.keep_faults,
         jobs: args.jobs.get(),
         out: args.out.unwrap_or_default(),
@@ -154,6 +160,16 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
     Ok(result)
 }
 
+/// `--faults` with what `--hangs` and `--io-errors` add (the flags it replaced, kept as
+/// aliases), each kind once.
+fn fault_kinds(args: &ExploreCrashesArgs) -> Vec<FaultName> {
+    let added = [(args.hangs, FaultName::Hang), (args.io_errors, FaultName::IoError)];
+    let mut kinds: Vec<FaultName> = args.faults.iter().copied().chain(added.into_iter().filter(|(on, _)| *on).map(|(_, k)| k)).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    kinds
+}
+
 /// `explore schedules`: distinct failures fail it (1), a run's harness error is 3, Ctrl-C 130.
 fn schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> {
     let options = crate::campaign::schedules::SchedulesOptions {
@@ -183,4 +199,32 @@ fn schedules(args: ExploreSchedulesArgs, quiet: bool) -> Result<Outcome, Error> 
     let seconds = started.elapsed().as_secs_f64();
     println!("wall         {seconds:.1} s, {:.1} runs/s with {} jobs", enumeration.rows.len() as f64 / seconds.max(1e-9), options.jobs);
     Ok(if enumeration.interrupted { Outcome::Interrupted } else { Outcome::Runs(enumeration.outcome()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Crashes {
+        #[command(flatten)]
+        args: ExploreCrashesArgs,
+    }
+
+    fn kinds(line: &[&str]) -> Vec<FaultName> {
+        let parsed = Crashes::try_parse_from([&["crashes", "s.toml", "--out", "o"], line].concat()).unwrap();
+        fault_kinds(&parsed.args)
+    }
+
+    #[test]
+    fn faults_default_to_crashes_and_the_old_flags_add_their_kinds() {
+        use FaultName::{Crash, Hang, IoError};
+        assert_eq!(kinds(&[]), [Crash]);
+        assert_eq!(kinds(&["--hangs", "--io-errors"]), [Crash, Hang, IoError]);
+        assert_eq!(kinds(&["--faults", "io_error,crash,hang"]), kinds(&["--hangs", "--io-errors"]), "in one order");
+        assert_eq!(kinds(&["--faults", "io_error", "--hangs"]), [Hang, IoError], "no crash unless listed");
+        assert!(Crashes::try_parse_from(["crashes", "s.toml", "--out", "o", "--faults", "disk"]).is_err());
+    }
 }

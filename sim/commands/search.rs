@@ -7,6 +7,7 @@ use clap::Args;
 use super::args::{ForceArg, JobsArg, ScratchArg, VariantArgs};
 use super::Outcome;
 use crate::base::error::Error;
+use crate::vocab::FaultName;
 
 #[derive(Args)]
 pub struct SearchArgs {
@@ -25,6 +26,10 @@ pub struct SearchArgs {
     pub jobs: JobsArg,
     #[command(flatten)]
     pub variants: VariantArgs,
+    /// The fault kinds the search places at points its runs reached, comma-separated (any
+    /// other than crash and hang is opt-in).
+    #[arg(long, value_delimiter = ',', value_parser = super::args::fault_name(), default_values_t = FaultName::SEARCHED)]
+    pub faults: Vec<FaultName>,
     /// Output folder: search.csv, summary.md, corpus/, failures/.
     #[arg(long)]
     pub out: PathBuf,
@@ -43,6 +48,7 @@ pub fn search(args: SearchArgs, quiet: bool) -> Result<Outcome, Error> {
         strict: args.strict,
         protocol: args.variants.protocol,
         variants: args.variants.variants,
+        faults: args.faults,
         jobs: args.jobs.get(),
         out: args.out,
         scratch: args.scratch.scratch,

@@ -18,7 +18,7 @@ pub mod variant_name;
 pub mod word;
 
 pub use actor::{ActorName, SessionPlace, WatcherKind};
-pub use fault::{FaultKind, PointFault, Whose};
+pub use fault::{FaultKind, FaultName, PointFault, Whose};
 pub use message::{MessageKind, Severity};
 pub use name_hash::NameHash;
 pub use outcome::{Ending, RunOutcome};

@@ -5,7 +5,7 @@
 
 use rehearsal::input::scenario::Scenario;
 use rehearsal::run::{run_scenario, RunOptions};
-use rehearsal::vocab::{Stmt, TaskState};
+use rehearsal::vocab::{FaultKind, FaultName, Stmt, TaskState};
 
 use crate::support::{root, session, trace};
 
@@ -48,8 +48,7 @@ fn explore_places_an_io_error_that_is_the_scenarios_own() {
         variants: Vec::new(),
         sessions: vec![rehearsal::campaign::explore::parse_session("task-01.S1").unwrap()],
         points: Vec::new(),
-        hangs: false,
-        io_errors: true,
+        faults: vec![FaultName::Crash, FaultName::IoError],
         keep_faults: false,
         jobs: 2,
         out: out.path().to_path_buf(),
@@ -66,4 +65,45 @@ fn explore_places_an_io_error_that_is_the_scenarios_own() {
     let golden = std::fs::read_to_string(root().join("tests/golden/hashes.tsv")).unwrap();
     let shipped = golden.lines().find(|l| l.starts_with("scenarios/faults/io-error-on-review-state.toml\t")).expect("a golden row");
     assert_eq!(shipped.split('\t').nth(2), Some(exploration.rows[2].trace_hash.as_str()), "the scenario's own run");
+}
+
+fn search_options(faults: Vec<FaultName>, out: &std::path::Path) -> rehearsal::campaign::search::SearchOptions {
+    rehearsal::campaign::search::SearchOptions {
+        scenario: root().join("scenarios/quickstart.toml"),
+        runs: 32,
+        seed: 1,
+        strict: false,
+        protocol: None,
+        variants: Vec::new(),
+        faults,
+        jobs: 2,
+        out: out.to_path_buf(),
+        scratch: None,
+        progress: false,
+        force: false,
+    }
+}
+
+/// `search --faults io_error` places I/O errors (and nothing else), and they are judged: a
+/// kept input's replay file holds `[[faults.io_error]]`, and running it fails the statement
+/// there. Without `io_error` in `--faults` the search places none.
+#[test]
+fn search_places_io_errors_only_when_asked_and_they_strike() {
+    let out = tempfile::tempdir().unwrap();
+    let found = rehearsal::campaign::search::search(&search_options(vec![FaultName::IoError], out.path())).unwrap();
+    let placed: Vec<FaultKind> = found.search.inputs.iter().flat_map(|i| i.faults.iter().map(|f| f.kind)).collect();
+    assert!(!placed.is_empty() && placed.iter().all(|k| *k == FaultKind::IoError), "{placed:?}");
+    assert!(found.search.rows.iter().all(|r| !r.violation.starts_with("harness:")), "every run judged");
+    let corpus = std::fs::read_dir(out.path().join("corpus")).unwrap().map(|e| e.unwrap().path());
+    let with_io_error = corpus.filter(|p| std::fs::read_to_string(p).unwrap().contains("[[faults.io_error]]")).collect::<Vec<_>>();
+    let struck = with_io_error.iter().any(|path| {
+        let tmp = tempfile::tempdir().unwrap();
+        let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(tmp.path().to_path_buf()), variants: Vec::new() };
+        run_scenario(Scenario::load(path).unwrap(), &options).unwrap();
+        trace(tmp.path()).iter().any(|r| r.detail.starts_with("disk I/O error"))
+    });
+    assert!(struck, "a kept input's I/O error fails its statement ({} corpus files with one)", with_io_error.len());
+    let default = tempfile::tempdir().unwrap();
+    let found = rehearsal::campaign::search::search(&search_options(FaultName::SEARCHED.to_vec(), default.path())).unwrap();
+    assert!(found.search.inputs.iter().flat_map(|i| &i.faults).all(|f| f.kind != FaultKind::IoError));
 }

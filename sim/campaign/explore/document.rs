@@ -9,10 +9,10 @@ use toml::{Table, Value};
 
 use crate::base::error::{Error, Result};
 use crate::input::scenario::Scenario;
-use crate::vocab::PointFault;
+use crate::vocab::{FaultName, PointFault};
 
-/// The scenario's document, with its scripted `[[faults.crash]]`, `[[faults.hang]]` and
-/// `[[faults.conductor_crash]]` set aside unless `keep`: explore places one fault of its own
+/// The scenario's document, with its scripted point faults (`[[faults.crash]]`,
+/// `[[faults.hang]]`, `[[faults.io_error]]`, `[[faults.conductor_crash]]`) set aside unless `keep`: explore places one fault of its own
 /// at every point, and a scripted one would stop the session (or freeze it) before the points
 /// after it. Returns the document and how many it set aside.
 pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
@@ -21,12 +21,10 @@ pub fn base(text: &str, path: &Path, keep: bool) -> Result<(Table, usize)> {
         return Ok((doc, 0));
     }
     let Some(Value::Table(faults)) = doc.get_mut("faults") else { return Ok((doc, 0)) };
-    let set_aside = SET_ASIDE.iter().filter_map(|key| faults.remove(*key)).filter_map(|v| v.as_array().map(Vec::len)).sum();
+    // Every point-fault kind's arrays (`FaultName::point_sections`), at `at` or at `at_ms`.
+    let set_aside = FaultName::point_sections().filter_map(|key| faults.remove(key)).filter_map(|v| v.as_array().map(Vec::len)).sum();
     Ok((doc, set_aside))
 }
-
-/// The scripted faults of `[faults]` explore sets aside (unless `--keep-faults`).
-const SET_ASIDE: [&str; 4] = ["crash", "hang", "conductor_crash", "io_error"];
 
 /// The base document with `fault` added (`crate::input::scenario::add_point_fault`): a
 /// `[[faults.crash]]` or `[[faults.hang]]` of a task's session, a `[[faults.conductor_crash]]`

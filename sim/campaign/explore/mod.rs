@@ -58,7 +58,7 @@ use crate::input::scenario::Scenario;
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
 use crate::run::RunSummary;
-use crate::vocab::RunOutcome;
+use crate::vocab::{FaultName, RunOutcome};
 
 #[derive(Clone, Debug)]
 pub struct ExploreOptions {
@@ -73,10 +73,9 @@ pub struct ExploreOptions {
     pub sessions: Vec<Target>,
     /// Explore only the points with these numbers (explore.csv's `point`; all when empty).
     pub points: Vec<u64>,
-    /// Also a hang of each length class before each point.
-    pub hangs: bool,
-    /// Also an I/O error before and after each musician session's point.
-    pub io_errors: bool,
+    /// The kinds placed before and after each point (`--faults`; a hang once per length
+    /// class, and a conductor's point only the kinds that strike a conductor).
+    pub faults: Vec<FaultName>,
     /// Keep the scenario's own scripted crashes and hangs.
     pub keep_faults: bool,
     pub jobs: usize,
@@ -164,8 +163,8 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let (base, seen) = run_base(&base_scenario, options, scratch)?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
-    let classes: Vec<HangClass> = if options.hangs { HangClass::ALL.to_vec() } else { Vec::new() };
-    let jobs: Vec<(usize, Job)> = points::jobs(&points, &classes, options.io_errors).into_iter().enumerate().collect();
+    let classes: Vec<HangClass> = if options.faults.contains(&FaultName::Hang) { HangClass::ALL.to_vec() } else { Vec::new() };
+    let jobs: Vec<(usize, Job)> = points::jobs(&points, &options.faults, &classes).into_iter().enumerate().collect();
     let conductor_points = points.iter().filter(|(_, p)| p.target.is_conductor()).count();
     let launcher_hash = match conductor_points {
         0 => None,
@@ -193,7 +192,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         points: points.len(),
         conductor_points,
         points_in_run: all_points.len(),
-        faults_placed: faults_placed(&classes, options.io_errors),
+        faults_placed: faults_placed(&options.faults, &classes),
         planned: jobs.len(),
         rows,
         failures: Vec::new(),
@@ -240,16 +239,24 @@ fn collect(
     (rows, ran, coverage)
 }
 
-fn faults_placed(classes: &[HangClass], io_errors: bool) -> String {
-    let mut what = "crash before and after each point".to_string();
-    if !classes.is_empty() {
-        let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
-        what.push_str(&format!(", hangs ({}) before and after a musician session's", names.join(", ")));
-    }
-    if io_errors {
-        what.push_str(", an I/O error before and after a musician session's");
-    }
-    what
+/// summary.md's line on what was placed: `crash before and after each point, hangs (short,
+/// threshold, long) before and after a musician session's, …`, kinds in `FaultName::ALL` order.
+fn faults_placed(kinds: &[FaultName], classes: &[HangClass]) -> String {
+    let placed = FaultName::ALL.into_iter().filter(|n| kinds.contains(n));
+    let what: Vec<String> = placed
+        .enumerate()
+        .map(|(i, name)| {
+            let whose = match (i, name.strikes_conductor()) {
+                (_, true) => "each point",
+                (0, false) => "each musician session's point",
+                _ => "a musician session's",
+            };
+            let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
+            let classes = if name == FaultName::Hang { format!(" ({})", names.join(", ")) } else { String::new() };
+            format!("{}{classes} before and after {whose}", name.phrase())
+        })
+        .collect();
+    what.join(", ")
 }
 
 /// The base run, its fault plan recording every point it reaches.

@@ -16,7 +16,7 @@ use super::hang_class::HangClass;
 use crate::base::error::{Error, Result};
 use crate::plan::faults::PointSeen;
 pub use crate::vocab::When;
-use crate::vocab::{ActorName, FaultKind, PointFault, SessionPlace, Stmt};
+use crate::vocab::{ActorName, FaultKind, FaultName, PointFault, SessionPlace, Stmt};
 
 /// Whose point: a task's session (its musician and watchers), or a conductor session (1 the
 /// run's first, 2 the one a launcher starts after its crash, …) with its reviews: the
@@ -38,26 +38,25 @@ pub struct Point {
 /// length from the scenario when the run is made: `Job::point_fault`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
-    Crash(When),
+    /// A kind with no parameter (`FaultName::plain`): a crash, an I/O error.
+    Plain(FaultKind, When),
     /// A task's session only (see the module's note on the conductor).
     Hang(When, HangClass),
-    /// SQLITE_IOERR on the statement; a task's session only.
-    IoError(When),
 }
 
 impl Fault {
     pub fn when(self) -> When {
         match self {
-            Fault::Crash(when) | Fault::Hang(when, _) | Fault::IoError(when) => when,
+            Fault::Plain(_, when) | Fault::Hang(when, _) => when,
         }
     }
 
-    /// `crash`, `hang-short`, …: explore.csv's `fault` column.
+    /// `crash`, `hang-short`, `io-error`, …: explore.csv's `fault` column (the kind's name
+    /// with dashes).
     pub fn name(self) -> String {
         match self {
-            Fault::Crash(_) => "crash".to_string(),
+            Fault::Plain(kind, _) => kind.name().as_str().replace('_', "-"),
             Fault::Hang(_, class) => format!("hang-{}", class.name()),
-            Fault::IoError(_) => "io-error".to_string(),
         }
     }
 }
@@ -75,9 +74,8 @@ impl Job {
     /// The scripted fault this run adds to the scenario; `hang_ms`: its hang class's length.
     pub fn point_fault(&self, hang_ms: impl Fn(HangClass) -> i64) -> PointFault {
         let kind = match self.fault {
-            Fault::Crash(_) => FaultKind::Crash,
+            Fault::Plain(kind, _) => kind,
             Fault::Hang(_, class) => FaultKind::Hang { ms: hang_ms(class) },
-            Fault::IoError(_) => FaultKind::IoError,
         };
         let at = crate::vocab::Point { when: self.fault.when(), statement: self.point.statement };
         PointFault { whose: self.point.target, at, nth: self.point.nth, kind }
@@ -137,19 +135,25 @@ pub fn select(points: &[Point], sessions: &[Target], numbers: &[u64]) -> Result<
     Ok(points.iter().enumerate().map(|(i, p)| (i + 1, *p)).filter(|(number, p)| chosen(*number, p)).collect())
 }
 
-/// Every run of the exploration, point by point: a crash before and after it, then (with
-/// `hangs`, at a task's session's point) a hang of each class before it and after it.
-pub fn jobs(points: &[(usize, Point)], hangs: &[HangClass], io_errors: bool) -> Vec<Job> {
+/// Every run of the exploration, point by point: each kind of `kinds` in `FaultName::ALL`
+/// order (a crash, then a hang of each class of `hangs`, then an I/O error), before and after
+/// it; a conductor's point gets only the kinds that strike a conductor.
+pub fn jobs(points: &[(usize, Point)], kinds: &[FaultName], hangs: &[HangClass]) -> Vec<Job> {
     let mut out = Vec::new();
     for (number, point) in points {
-        let hangs = if point.target.is_conductor() { &[][..] } else { hangs };
-        let hang_faults = hangs.iter().flat_map(|c| [Fault::Hang(When::Before, *c), Fault::Hang(When::After, *c)]);
-        let io = io_errors && !point.target.is_conductor();
-        let io_faults = When::ALL.into_iter().map(Fault::IoError).filter(|_| io);
-        let faults = [Fault::Crash(When::Before), Fault::Crash(When::After)].into_iter().chain(hang_faults).chain(io_faults);
+        let placed = FaultName::ALL.into_iter().filter(|n| kinds.contains(n) && (n.strikes_conductor() || !point.target.is_conductor()));
+        let faults = placed.flat_map(|name| at_point(name, hangs));
         out.extend(faults.map(|fault| Job { number: *number, point: *point, fault }));
     }
     out
+}
+
+/// The faults of one kind at a point: before and after it (each hang class's in turn).
+fn at_point(name: FaultName, hangs: &[HangClass]) -> Vec<Fault> {
+    match name.plain() {
+        Some(kind) => When::ALL.into_iter().map(|when| Fault::Plain(kind, when)).collect(),
+        None => hangs.iter().flat_map(|c| When::ALL.map(|when| Fault::Hang(when, *c))).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -205,7 +209,7 @@ mod tests {
     #[test]
     fn a_sessions_point_gets_crashes_and_hangs_before_and_after_and_the_conductors_crashes_only() {
         let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
-        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &[HangClass::Short, HangClass::Long], true);
+        let jobs = jobs(&select(&points(&log), &[], &[]).unwrap(), &FaultName::ALL, &[HangClass::Short, HangClass::Long]);
         let placed: Vec<(usize, String, When)> = jobs.iter().map(|j| (j.number, j.fault.name(), j.fault.when())).collect();
         let at = |n: usize, fault: &str, when: When| (n, fault.to_string(), when);
         assert_eq!(
@@ -223,6 +227,19 @@ mod tests {
                 at(2, "crash", When::After),
             ]
         );
+    }
+
+    #[test]
+    fn only_the_kinds_asked_for_are_placed_and_a_conductor_takes_none_it_cannot() {
+        let log = [seen(1, 1, false, Stmt::ClaimTask, 1, 0), conductor(1, Stmt::PollTasks, 1, 1)];
+        let chosen = select(&points(&log), &[], &[]).unwrap();
+        let placed = |kinds: &[FaultName]| -> Vec<(usize, String)> {
+            jobs(&chosen, kinds, &[HangClass::Long]).iter().map(|j| (j.number, j.fault.name())).collect()
+        };
+        let io = |n: usize| (n, "io-error".to_string());
+        assert_eq!(placed(&[FaultName::IoError]), [io(1), io(1)], "before and after, not at the conductor's point");
+        let hang = (1, "hang-long".to_string());
+        assert_eq!(placed(&[FaultName::IoError, FaultName::Hang]), [hang.clone(), hang, io(1), io(1)], "in FaultName::ALL order");
     }
 
     #[test]

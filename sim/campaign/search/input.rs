@@ -15,9 +15,10 @@ use crate::vocab::{FaultKind, PointFault, Whose};
 /// statement only, as when its figures in docs/commands.md were measured; `after:` works too.)
 fn describe(fault: &PointFault) -> String {
     let kind = match fault.kind {
-        FaultKind::Crash => "crash".to_string(),
         FaultKind::Hang { ms } => format!("hang{}s", ms / 1000),
+        // search.csv has written an I/O error so since it had one; any other kind by its name.
         FaultKind::IoError => "ioerr".to_string(),
+        kind => kind.name().to_string(),
     };
     let whose = match fault.whose {
         Whose::Session { task, session } => format!("task-{task:02}.S{session}"),
@@ -59,5 +60,22 @@ impl Input {
             crate::input::scenario::add_point_fault(&mut doc, fault);
         }
         doc
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::{Point, Stmt};
+
+    #[test]
+    fn search_csv_names_each_kind_as_it_always_has() {
+        let fault = |kind| PointFault { whose: Whose::Session { task: 1, session: 2 }, at: Point::before(Stmt::ClaimTask), nth: 3, kind };
+        let named: Vec<String> =
+            [FaultKind::Crash, FaultKind::Hang { ms: 540_000 }, FaultKind::IoError].map(fault).iter().map(describe).collect();
+        assert_eq!(
+            named,
+            ["crash@task-01.S2:before:claim_task#3", "hang540s@task-01.S2:before:claim_task#3", "ioerr@task-01.S2:before:claim_task#3"]
+        );
     }
 }

@@ -37,7 +37,7 @@ use crate::base::error::{Error, Result};
 use crate::campaign::explore::{document, HangClass};
 use crate::campaign::{Campaign, Ledger};
 use crate::input::scenario::{Odds, Scenario};
-use crate::vocab::RunOutcome;
+use crate::vocab::{FaultName, RunOutcome};
 
 /// Inputs made and run together. Fixed, so the corpus each batch is made from does not
 /// depend on `--jobs`; small enough that a find is mutated soon after it is made.
@@ -62,6 +62,9 @@ pub struct SearchOptions {
     /// replay files' documents as `[protocol] profile`).
     pub protocol: Option<String>,
     pub variants: Vec<String>,
+    /// The kinds of scripted faults the search places (`--faults`; default
+    /// `FaultName::SEARCHED`).
+    pub faults: Vec<FaultName>,
     pub jobs: usize,
     pub out: PathBuf,
     /// Where runs are made and removed (default: `/dev/shm` where it exists, else `out`).
@@ -120,7 +123,7 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
                                                                          // Explore's hang classes but the short one, which the protocol absorbs by design: as
                                                                          // many short hangs reached fewer new items (measured on random-faults.toml).
     let hang_ms = [HangClass::Threshold, HangClass::Long].iter().map(|c| c.duration_ms(&scenario)).collect();
-    let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms };
+    let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms, kinds: placeable(&options.faults)? };
     let campaign = Campaign::open(&report::folder_spec(options))?;
     let runner = Runner { options, base, scratch: campaign.scratch() };
     let runs = options.runs;
@@ -140,6 +143,16 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
     };
     report::write_outputs(&campaign, &runner, &found)?;
     Ok(found)
+}
+
+/// `--faults` in `FaultName::ALL` order (the order the search draws among them), each once;
+/// at least one.
+fn placeable(kinds: &[FaultName]) -> Result<Vec<FaultName>> {
+    let placed: Vec<FaultName> = FaultName::ALL.into_iter().filter(|k| kinds.contains(k)).collect();
+    if placed.is_empty() {
+        return Err(Error::input("--faults: name at least one fault kind to place (crash, hang, io_error)"));
+    }
+    Ok(placed)
 }
 
 /// The scenario file's document; under `--strict`, with `[expect] allowed` emptied.

@@ -1,6 +1,6 @@
 //! How the search makes a new input from a kept one: with its own seeded stream, one to three
 //! edits — a new run seed, a drawn probability fixed elsewhere in the scenario's range, a
-//! crash or hang added at a point the kept input's run reached, a scripted fault dropped, or
+//! fault of a `--faults` kind (crash and hang by default) added at a point the kept input's run reached, a scripted fault dropped, or
 //! moved to another `nth` or another statement of the same session. Points come from the
 //! parent's own run: with the same seed, the mutant reaches them too, up to where it diverges.
 
@@ -9,7 +9,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::input::Input;
 use crate::plan::faults::{PointOwner, PointSeen};
-use crate::vocab::{FaultKind, Point as At, PointFault, Stmt, When, Whose};
+use crate::vocab::{FaultKind, FaultName, Point as At, PointFault, Stmt, When, Whose};
 
 /// A point of a task's session a run reached that a scripted fault can name (twins are not
 /// nameable; the search places no conductor crash).
@@ -46,6 +46,8 @@ pub struct Mutator {
     /// Hang lengths to place (explore's threshold and long classes, from the scenario's
     /// heartbeat numbers).
     pub hang_ms: Vec<i64>,
+    /// The kinds of fault to place (`--faults`), in `FaultName::ALL` order, at least one.
+    pub kinds: Vec<FaultName>,
 }
 
 impl Mutator {
@@ -90,8 +92,9 @@ impl Mutator {
         input.odds.insert(key, p);
     }
 
-    /// A crash before or after, or a hang before, one of `points`: a statement first, then
-    /// one of its runs, so the few writes weigh as much as the hundreds of polls.
+    /// A fault of one of `kinds` at one of `points` (before or after it; a hang before it): a
+    /// statement first, then one of its runs, so the few writes weigh as much as the hundreds
+    /// of polls.
     fn place(&self, points: &[Point], rng: &mut ChaCha8Rng) -> PointFault {
         let mut statements: Vec<Stmt> = points.iter().map(|p| p.statement).collect();
         statements.sort_unstable();
@@ -99,15 +102,28 @@ impl Mutator {
         let statement = statements[rng.random_range(0..statements.len())];
         let of_it: Vec<&Point> = points.iter().filter(|p| p.statement == statement).collect();
         let point = *of_it[rng.random_range(0..of_it.len())];
-        let hang = !self.hang_ms.is_empty() && rng.random_bool(0.5);
-        // Drawn in this order (the hang's length, then before or after): the search's stream.
-        let kind = match hang {
-            true => FaultKind::Hang { ms: self.hang_ms[rng.random_range(0..self.hang_ms.len())] },
-            false => FaultKind::Crash,
+        // Drawn in this order (the kind, a hang's length, then before or after): the search's stream.
+        let name = self.draw_kind(rng);
+        let kind = match name.plain() {
+            Some(kind) => kind,
+            None => FaultKind::Hang { ms: self.hang_ms[rng.random_range(0..self.hang_ms.len())] },
         };
-        let when = if !hang && rng.random_bool(0.5) { When::After } else { When::Before };
+        let when = if name != FaultName::Hang && rng.random_bool(0.5) { When::After } else { When::Before };
         let whose = Whose::Session { task: point.task, session: point.session };
         PointFault { whose, at: At { when, statement: point.statement }, nth: point.nth, kind }
+    }
+
+    /// One of the kinds that can be placed (a hang needs a length): of two, by a fair coin on
+    /// whether it is the second — the draw the search made between a crash and a hang before
+    /// it placed other kinds, so its default stream and outputs are what they were.
+    fn draw_kind(&self, rng: &mut ChaCha8Rng) -> FaultName {
+        let kinds: Vec<FaultName> = self.kinds.iter().copied().filter(|k| *k != FaultName::Hang || !self.hang_ms.is_empty()).collect();
+        match kinds.len() {
+            0 => FaultName::Crash,
+            1 => kinds[0],
+            2 => kinds[usize::from(rng.random_bool(0.5))],
+            n => kinds[rng.random_range(0..n)],
+        }
     }
 }
 
@@ -119,5 +135,35 @@ fn move_statement(input: &mut Input, points: &[Point], rng: &mut ChaCha8Rng) {
     if let Some(point) = (!same.is_empty()).then(|| same[rng.random_range(0..same.len())]) {
         fault.at.statement = point.statement;
         fault.nth = point.nth;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn mutator(kinds: &[FaultName]) -> Mutator {
+        Mutator { odds: Vec::new(), hang_ms: vec![700], kinds: kinds.to_vec() }
+    }
+
+    #[test]
+    fn a_crash_or_a_hang_is_the_coin_the_search_drew_before_and_other_kinds_come_when_asked() {
+        let point = Point { task: 1, session: 1, statement: Stmt::ClaimTask, nth: 1 };
+        for seed in 0..20 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut before = rng.clone();
+            before.random_range(0..1);
+            before.random_range(0..1);
+            let hang = before.random_bool(0.5);
+            let placed = mutator(&FaultName::SEARCHED).place(&[point], &mut rng);
+            assert_eq!(placed.kind.name(), if hang { FaultName::Hang } else { FaultName::Crash }, "seed {seed}");
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let kinds: Vec<FaultName> = (0..60).map(|_| mutator(&FaultName::ALL).place(&[point], &mut rng).kind.name()).collect();
+        assert!(FaultName::ALL.iter().all(|k| kinds.contains(k)), "{kinds:?}");
+        let only: Vec<FaultKind> = (0..20).map(|_| mutator(&[FaultName::IoError]).place(&[point], &mut rng).kind).collect();
+        assert!(only.iter().all(|k| *k == FaultKind::IoError), "{only:?}");
     }
 }

@@ -3,6 +3,8 @@
 
 use toml::{Table, Value};
 
+use crate::vocab::FaultName;
+
 /// Candidate edits of the document, most reducing first.
 pub fn candidates(table: &Table, violation_ms: Option<i64>) -> Vec<Table> {
     let mut out = Vec::new();
@@ -10,19 +12,11 @@ pub fn candidates(table: &Table, violation_ms: Option<i64>) -> Vec<Table> {
         let mut copy = table.clone();
         edit(&mut copy).then_some(copy)
     };
-    for (section, key) in [
-        ("faults", "crash"),
-        ("faults", "hang"),
-        ("faults", "watcher_death"),
-        ("faults", "double_launch"),
-        ("faults", "missing_session_id"),
-        ("faults", "conductor_down"),
-        ("faults", "conductor_crash"),
-        ("conductor", "emergencies"),
-        ("conductor", "answers"),
-        ("subagents", "script"),
-        ("tasks", "custom"),
-    ] {
+    // A task's session's point faults (every kind's array), the other scripted faults, the
+    // conductor's point faults, then the conductor's script, the subagents', the tasks'.
+    let session_faults = FaultName::session_sections().chain(super::OTHER_SCRIPTED_FAULTS).chain(FaultName::conductor_sections());
+    let scripts = [("conductor", "emergencies"), ("conductor", "answers"), ("subagents", "script"), ("tasks", "custom")];
+    for (section, key) in session_faults.map(|key| ("faults", key)).chain(scripts) {
         let len = table.get(section).and_then(|s| s.get(key)).and_then(Value::as_array).map_or(0, Vec::len);
         for index in (0..len).rev() {
             out.extend(with(&|t: &mut Table| {

@@ -21,7 +21,7 @@ use crate::input::scenario::Scenario;
 use crate::plan::faults::Fired;
 use crate::plan::RunPlan;
 use crate::run::RunSummary;
-use crate::vocab::RuleId;
+use crate::vocab::{FaultName, RuleId};
 pub use signature::Signature;
 
 /// Every edit is one candidate run; the search stops after this many.
@@ -44,11 +44,16 @@ pub struct ShrinkReport {
     pub text: String,
 }
 
+/// The `[faults]` arrays of scripted faults that are not point faults (those are
+/// `FaultName::point_sections`).
+const OTHER_SCRIPTED_FAULTS: [&str; 4] = ["watcher_death", "double_launch", "missing_session_id", "conductor_down"];
+
+/// Scripted faults (each entry of every array) and random ones (each odds key) of `table`.
 fn faults_in(table: &Table) -> usize {
     let Some(Value::Table(faults)) = table.get("faults") else { return 0 };
-    let listed: usize = ["crash", "hang", "watcher_death", "double_launch", "missing_session_id", "conductor_down", "conductor_crash"]
-        .iter()
-        .filter_map(|k| faults.get(*k))
+    let listed: usize = FaultName::point_sections()
+        .chain(OTHER_SCRIPTED_FAULTS)
+        .filter_map(|k| faults.get(k))
         .filter_map(Value::as_array)
         .map(Vec::len)
         .sum();

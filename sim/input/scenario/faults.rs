@@ -169,9 +169,10 @@ impl FaultsSection {
 pub fn add_point_fault(doc: &mut toml::Table, fault: &PointFault) {
     let entry = match fault.whose {
         Whose::Session { task, session } => {
+            // Only a hang has a parameter to write.
             let duration_ms = match fault.kind {
                 FaultKind::Hang { ms } => Some(ms),
-                FaultKind::Crash | FaultKind::IoError => None,
+                _ => None,
             };
             toml::Value::try_from(ScriptedFault { task, session, at_ms: None, at: Some(fault.at), nth: fault.nth, duration_ms })
         }
