@@ -308,6 +308,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_grade_tells_known_violations_apart_and_reads_back_only_its_own_words() {
+        assert_eq!(Grade::of(RunOutcome::Pass, true), Grade::Pass);
+        assert_eq!(Grade::of(RunOutcome::Pass, false), Grade::Known);
+        assert_eq!(Grade::of(RunOutcome::Fail, false), Grade::Fail);
+        crate::vocab::word::check::round_trips::<Grade>("error");
+    }
+
+    #[test]
     fn seed_ranges_parse_or_are_refused() {
         assert_eq!(parse_seeds("7").unwrap(), vec![7]);
         assert_eq!(parse_seeds("1..4").unwrap(), vec![1, 2, 3]);

@@ -195,7 +195,8 @@ pub fn write_junit(
                 status
             }
             (kind, _) => {
-                let mut status = TestCaseStatus::non_success(if kind == RunOutcome::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error });
+                let mut status =
+                    TestCaseStatus::non_success(if kind == RunOutcome::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error });
                 let seconds = row.sim_time_ms as f64 / 1000.0;
                 let message = match judgement {
                     Some(Judgement::Regression(why)) => format!("regression: {why}"),
@@ -754,7 +755,8 @@ impl SweepOutcome {
         if failed + errors == 0 {
             return None;
         }
-        let first = self.rows.iter().find(|r| r.verdict != RunOutcome::Pass).map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
+        let first =
+            self.rows.iter().find(|r| r.verdict != RunOutcome::Pass).map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
         Some(format!(
             "failures     {failed} failed, {errors} error(s) of {} pairs (first: {first}); replay files and run folders in {}, listed in {}",
             self.rows.len(),
@@ -947,6 +949,33 @@ mod tests {
         journal.append(&journal_row(4)).unwrap();
         assert_eq!(seeds(), [1, 2, 4, 5]);
         assert_eq!(read_results(&csv).unwrap()[2], journal_row(4));
+    }
+
+    /// A results.csv (or journal) whose verdict is none of pass, fail, error is refused, with
+    /// the file, the line and the value named: merge, baseline and replay read it.
+    #[test]
+    fn an_unknown_verdict_is_refused_naming_the_file_line_and_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        write_results(&csv, &[journal_row(1), journal_row(2)]).unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let (head, tail) = text.split_once(",1,fail,").unwrap();
+        std::fs::write(&csv, format!("{head},1,passed,{tail}")).unwrap();
+        let error = read_results(&csv).unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(error, Error::Input(_)), "bad input, exit 2: {error:?}");
+        for part in [format!("{}:2: ", csv.display()), "unknown run outcome `passed`".into(), "pass, fail, error".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
+
+        std::fs::remove_file(&csv).unwrap();
+        let journal = dir.path().join(JOURNAL);
+        let line = serde_json::to_string(&journal_row(3)).unwrap().replace("\"fail\"", "\"maybe\"");
+        std::fs::write(&journal, format!("{}\n{line}\n", serde_json::to_string(&journal_row(2)).unwrap())).unwrap();
+        let message = read_results(&csv).unwrap_err().to_string();
+        for part in [journal.display().to_string(), ":2:".to_string(), "`maybe`".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
     }
 
     #[test]

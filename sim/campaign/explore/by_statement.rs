@@ -112,8 +112,8 @@ pub fn markdown(md: &mut String, rows: &[PointRow], failures: &[DistinctFailure]
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::outcome::PointOutcome;
+    use super::*;
     use crate::vocab::RunOutcome;
 
     fn row(session: &str, when: &str, statement: &str, nth: u64, failure: &str) -> PointRow {

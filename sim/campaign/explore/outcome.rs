@@ -130,3 +130,17 @@ impl FailureRow for PointRow {
         self.failure = id;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explore_outcome_is_a_run_outcome_or_unreached_and_nothing_else() {
+        crate::vocab::word::check::round_trips::<PointOutcome>("unreachable");
+        assert_eq!("unreached".parse(), Ok(PointOutcome::Unreached));
+        assert_eq!("fail".parse(), Ok(PointOutcome::Ran(RunOutcome::Fail)));
+        let fired: Vec<&str> = PointOutcome::ALL.iter().filter(|o| o.fired()).map(|o| o.as_str()).collect();
+        assert_eq!(fired, ["pass", "fail"], "an unreached fault or a harness error did not fire a judged run");
+    }
+}

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::outcome::{PointOutcome, PointRow};
-use crate::vocab::RunOutcome;
 use super::Exploration;
 use crate::base::error::Result;
+use crate::vocab::RunOutcome;
 
 pub fn write_csv(path: &Path, rows: &[PointRow]) -> Result<()> {
     crate::base::csv_rows::write_rows(path, rows)
@@ -63,7 +63,12 @@ impl Exploration {
         let _ = writeln!(out, "runs         {} of {} ({})", self.rows.len(), self.planned, self.faults_placed);
         let _ = writeln!(out, "passed       {}", self.count(PointOutcome::Ran(RunOutcome::Pass)));
         let _ = writeln!(out, "unreached    {} (the fault never fired: the run is the base run)", self.count(PointOutcome::Unreached));
-        let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count(PointOutcome::Ran(RunOutcome::Fail)), self.failures.len());
+        let _ = writeln!(
+            out,
+            "failed       {} in {} distinct failure(s)",
+            self.count(PointOutcome::Ran(RunOutcome::Fail)),
+            self.failures.len()
+        );
         let _ = writeln!(out, "errors       {}", self.count(PointOutcome::Ran(RunOutcome::Error)));
         for f in &self.failures {
             let (first, stem) = (self.rows[f.first_row].placed(), f.file_stem());
