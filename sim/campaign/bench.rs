@@ -366,26 +366,53 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
 /// `known` if a run broke a rule its scenario allows or expects, and `pass` only when every
 /// run finished with no violation. A point whose runs mostly fail never reads as passing,
 /// whatever its other runs did, and neither does one whose runs never finished (issue 25).
-pub fn status(runs: &[&RunStat]) -> &'static str {
+pub fn status(runs: &[&RunStat]) -> PointStatus {
     let failed = runs.iter().filter(|r| r.verdict != RunOutcome::Pass).count();
     if failed * 2 > runs.len() {
-        "fail"
+        PointStatus::Fail
     } else if failed > 0 {
-        "partial"
+        PointStatus::Partial
     } else if runs.iter().any(|r| r.tasks_unfinished > 0) {
-        "unfinished"
+        PointStatus::Unfinished
     } else if runs.iter().any(|r| !r.violated.is_empty()) {
-        "known"
+        PointStatus::Known
     } else {
-        "pass"
+        PointStatus::Pass
     }
 }
 
+/// A grid point's verdict over its runs (`status`): bench.csv's `status` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointStatus {
+    Fail,
+    Partial,
+    Unfinished,
+    Known,
+    Pass,
+}
+
+impl PointStatus {
+    pub const ALL: [PointStatus; 5] =
+        [PointStatus::Fail, PointStatus::Partial, PointStatus::Unfinished, PointStatus::Known, PointStatus::Pass];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Fail => "fail",
+            PointStatus::Partial => "partial",
+            PointStatus::Unfinished => "unfinished",
+            PointStatus::Known => "known",
+            PointStatus::Pass => "pass",
+        }
+    }
+}
+
+crate::vocab::word::word_traits!(PointStatus, "grid point status");
+
 /// How stdout shows a status: `known` is a pass with known violations, never a bare PASS.
-fn status_words(status: &str) -> String {
+fn status_words(status: PointStatus) -> String {
     match status {
-        "known" => "PASS with known violations".to_string(),
-        other => other.to_uppercase(),
+        PointStatus::Known => "PASS with known violations".to_string(),
+        other => other.as_str().to_uppercase(),
     }
 }
 
@@ -661,8 +688,11 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
         );
     }
     let failed = outcome.runs.iter().filter(|r| r.verdict != RunOutcome::Pass).count();
-    let failing_points =
-        outcome.points.iter().filter(|p| status(&outcome.runs.iter().filter(|r| r.point == p.index).collect::<Vec<_>>()) == "fail").count();
+    let failing_points = outcome
+        .points
+        .iter()
+        .filter(|p| status(&outcome.runs.iter().filter(|r| r.point == p.index).collect::<Vec<_>>()) == PointStatus::Fail)
+        .count();
     let with_violations = outcome.runs.iter().filter(|r| !r.violated.is_empty()).count();
     let _ = writeln!(
         out,
@@ -694,5 +724,31 @@ fn seconds(ms: &str) -> String {
     match ms.parse::<f64>() {
         Ok(ms) => format!("{:.1} s", ms / 1000.0),
         Err(_) => ms.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_reads_as_passing_only_when_every_run_passed_clean() {
+        let run = |verdict, unfinished, violated: &[&'static str]| RunStat {
+            verdict,
+            tasks_unfinished: unfinished,
+            violated: violated.to_vec(),
+            ..RunStat::default()
+        };
+        let pass = run(RunOutcome::Pass, 0, &[]);
+        let known = run(RunOutcome::Pass, 0, &["liveness"]);
+        let error = RunStat::default();
+        assert_eq!(error.verdict, RunOutcome::Error, "a run not judged yet is no pass");
+        assert_eq!(status(&[&pass, &error, &error]), PointStatus::Fail);
+        assert_eq!(status(&[&pass, &pass, &error]), PointStatus::Partial);
+        assert_eq!(status(&[&pass, &run(RunOutcome::Pass, 1, &[])]), PointStatus::Unfinished);
+        assert_eq!(status(&[&pass, &known]), PointStatus::Known);
+        assert_eq!(status(&[&pass, &pass]), PointStatus::Pass);
+        assert_eq!(status_words(PointStatus::Known), "PASS with known violations");
+        crate::vocab::word::check::round_trips::<PointStatus>("passed");
     }
 }
