@@ -449,9 +449,9 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let mut row: Vec<(String, String)> = [
         ("runs", runs.len().to_string()),
         ("status", status(runs).to_string()),
-        ("pass", count(RunOutcome::Pass).to_string()),
-        ("fail", count(RunOutcome::Fail).to_string()),
-        ("error", count(RunOutcome::Error).to_string()),
+        (RunOutcome::Pass.as_str(), count(RunOutcome::Pass).to_string()),
+        (RunOutcome::Fail.as_str(), count(RunOutcome::Fail).to_string()),
+        (RunOutcome::Error.as_str(), count(RunOutcome::Error).to_string()),
         ("runs_with_violations", ok.iter().filter(|r| !r.violated.is_empty()).count().to_string()),
         ("unfinished_runs", ok.iter().filter(|r| r.tasks_unfinished > 0).count().to_string()),
         ("false_stale_alarms", ok.iter().map(|r| r.false_stale_alarms).sum::<u64>().to_string()),

@@ -35,7 +35,7 @@ pub fn run(summary: &RunSummary) -> Value {
         "seed": summary.seed,
         "variants": summary.variants,
         "sql": sql(summary),
-        "verdict": if summary.verdict.passed() { "pass" } else { "fail" },
+        "verdict": if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail },
         "headline": summary.verdict.headline,
         "violations": violations,
         "timings": timings,
