@@ -22,5 +22,14 @@ pub fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> Result<()> {
 pub fn read_rows<T: DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
     crate::base::input_file::ensure_regular(path, "CSV file")?;
     let mut reader = csv::Reader::from_path(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
-    reader.deserialize().map(|r| r.map_err(|e| Error::input(format!("{}: {e}", path.display())))).collect()
+    reader.deserialize().map(|r| r.map_err(|e| located(path, &e))).collect()
+}
+
+/// `results.csv:2: unknown run outcome `passed` (…)`: the file and line of a row that is not
+/// one, and what is wrong with it, without csv's record and byte counts.
+fn located(path: &Path, e: &csv::Error) -> Error {
+    match (e.kind(), e.position()) {
+        (csv::ErrorKind::Deserialize { err, .. }, Some(at)) => Error::input(format!("{}:{}: {err}", path.display(), at.line())),
+        _ => Error::input(format!("{}: {e}", path.display())),
+    }
 }

@@ -38,8 +38,7 @@ pub struct Outcome<'a> {
     pub scenario: &'a str,
     pub variant: &'a str,
     pub seed: u64,
-    /// pass | fail | error
-    pub verdict: &'a str,
+    pub verdict: RunOutcome,
     /// Every violated rule, sorted, joined by `RULE_SEPARATOR`.
     pub rules: &'a str,
     pub first_violation: &'a str,
@@ -125,7 +124,7 @@ impl Baseline {
     pub fn of_rows(rows: &[Outcome], folder: &Path) -> Result<Baseline> {
         let mut entries = BTreeMap::new();
         for row in rows {
-            if row.verdict == "error" {
+            if row.verdict == RunOutcome::Error {
                 return Err(Error::harness(format!(
                     "not blessed: {} seed {} ended in a harness error ({}); a baseline records verdicts only",
                     row.scenario, row.seed, row.first_violation
@@ -135,7 +134,7 @@ impl Baseline {
             if key.0.contains(char::is_whitespace) || key.1.contains(char::is_whitespace) {
                 return Err(Error::input(format!("{}: a baseline cannot name a path with white space", row.scenario)));
             }
-            entries.insert(key, Entry { passed: row.verdict == "pass", rules: split_rules(row.rules) });
+            entries.insert(key, Entry { passed: row.verdict == RunOutcome::Pass, rules: split_rules(row.rules) });
         }
         Ok(Baseline { entries })
     }
@@ -252,9 +251,9 @@ pub fn compare(rows: &[Outcome], keys: &[Key], baseline: &Baseline, file: &Path)
 fn judge(row: &Outcome, entry: Option<&Entry>) -> Judgement {
     let rules = split_rules(row.rules);
     match (row.verdict, entry) {
-        ("error", _) => Judgement::Error,
-        ("pass", Some(entry)) if !entry.passed => Judgement::NowPasses(format!("now passes (baseline: {})", entry.describe())),
-        ("pass", _) => Judgement::Pass,
+        (RunOutcome::Error, _) => Judgement::Error,
+        (RunOutcome::Pass, Some(entry)) if !entry.passed => Judgement::NowPasses(format!("now passes (baseline: {})", entry.describe())),
+        (RunOutcome::Pass, _) => Judgement::Pass,
         (_, None) => Judgement::Regression(format!("fails with {} and is not in the baseline", rules_or_why(row, &rules))),
         (_, Some(entry)) if entry.passed => Judgement::Regression(format!("fails with {} (baseline: pass)", rules_or_why(row, &rules))),
         (_, Some(entry)) => {
@@ -363,7 +362,7 @@ pub fn for_sweep(file: Option<&Path>, bless: bool, partial: bool) -> Result<Opti
 /// The outcome of rows judged against a baseline: a harness error over a regression over
 /// anything else (known failures and improvements pass).
 pub fn worst_against(rows: &[Outcome], comparison: &Comparison) -> RunOutcome {
-    if rows.iter().any(|r| r.verdict == "error") {
+    if rows.iter().any(|r| r.verdict == RunOutcome::Error) {
         RunOutcome::Error
     } else if comparison.regressions().next().is_some() {
         RunOutcome::Fail
@@ -452,7 +451,7 @@ mod tests {
             scenario: keep(scenario),
             variant: "default",
             seed,
-            verdict: keep(verdict),
+            verdict: verdict.parse().unwrap(),
             rules: keep(rules),
             first_violation: keep(rules.split(',').next().unwrap_or("")),
         }

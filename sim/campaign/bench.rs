@@ -20,7 +20,7 @@ use crate::input::scenario::Scenario;
 use crate::judging::oracle::quantiles;
 use crate::report::grid_charts::{self, Metric};
 use crate::run::{run_scenario, RunOptions, RunSummary};
-use crate::vocab::RuleId;
+use crate::vocab::{RuleId, RunOutcome};
 
 /// One `--param`: one dotted scenario key and its values (`NAME=V1,V2,…`), or several keys
 /// swept together, a tuple of values per step (`A,B=A1,B1;A2,B2;…`: paired parameters move
@@ -183,8 +183,8 @@ pub struct Point {
 pub struct RunStat {
     pub point: usize,
     pub seed: u64,
-    /// pass | fail | error
-    pub verdict: String,
+    /// `Error` until the run is judged (the default).
+    pub verdict: RunOutcome,
     pub replay: String,
     pub makespan_ms: i64,
     /// Tasks not `complete` at the end (given up, or stuck: `liveness`).
@@ -320,7 +320,7 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
     let mut stat = RunStat {
         point: point.index,
         seed,
-        verdict: "error".to_string(),
+        verdict: RunOutcome::Error,
         // The point's file names the scenario's own SQL; `--sql` layers over it.
         replay: crate::base::shell::run_command(&point.path, seed, options.protocol.as_deref(), &options.variants, options.sql.as_deref()),
         ..RunStat::default()
@@ -345,7 +345,7 @@ fn run_one(point: &Point, seed: u64, options: &BenchOptions, scratch: &Path) -> 
 }
 
 fn fill(stat: &mut RunStat, s: &RunSummary) {
-    stat.verdict = if s.verdict.passed() { "pass" } else { "fail" }.to_string();
+    stat.verdict = if s.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail };
     stat.makespan_ms = s.makespan_ms;
     stat.tasks_unfinished = s.tasks_total - s.tasks_complete;
     stat.statements = s.statements;
@@ -366,26 +366,53 @@ fn fill(stat: &mut RunStat, s: &RunSummary) {
 /// `known` if a run broke a rule its scenario allows or expects, and `pass` only when every
 /// run finished with no violation. A point whose runs mostly fail never reads as passing,
 /// whatever its other runs did, and neither does one whose runs never finished (issue 25).
-pub fn status(runs: &[&RunStat]) -> &'static str {
-    let failed = runs.iter().filter(|r| r.verdict != "pass").count();
+pub fn status(runs: &[&RunStat]) -> PointStatus {
+    let failed = runs.iter().filter(|r| r.verdict != RunOutcome::Pass).count();
     if failed * 2 > runs.len() {
-        "fail"
+        PointStatus::Fail
     } else if failed > 0 {
-        "partial"
+        PointStatus::Partial
     } else if runs.iter().any(|r| r.tasks_unfinished > 0) {
-        "unfinished"
+        PointStatus::Unfinished
     } else if runs.iter().any(|r| !r.violated.is_empty()) {
-        "known"
+        PointStatus::Known
     } else {
-        "pass"
+        PointStatus::Pass
     }
 }
 
+/// A grid point's verdict over its runs (`status`): bench.csv's `status` column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointStatus {
+    Fail,
+    Partial,
+    Unfinished,
+    Known,
+    Pass,
+}
+
+impl PointStatus {
+    pub const ALL: [PointStatus; 5] =
+        [PointStatus::Fail, PointStatus::Partial, PointStatus::Unfinished, PointStatus::Known, PointStatus::Pass];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Fail => "fail",
+            PointStatus::Partial => "partial",
+            PointStatus::Unfinished => "unfinished",
+            PointStatus::Known => "known",
+            PointStatus::Pass => "pass",
+        }
+    }
+}
+
+crate::vocab::word::word_traits!(PointStatus, "grid point status");
+
 /// How stdout shows a status: `known` is a pass with known violations, never a bare PASS.
-fn status_words(status: &str) -> String {
+fn status_words(status: PointStatus) -> String {
     match status {
-        "known" => "PASS with known violations".to_string(),
-        other => other.to_uppercase(),
+        PointStatus::Known => "PASS with known violations".to_string(),
+        other => other.as_str().to_uppercase(),
     }
 }
 
@@ -397,8 +424,8 @@ fn rule_column(rule: RuleId) -> String {
 /// The metric columns of one row, over any set of runs (a grid point, or a heatmap cell):
 /// the verdicts, the measurements, and for every rule of the oracle the runs violating it.
 pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
-    let count = |v: &str| runs.iter().filter(|r| r.verdict == v).count();
-    let ok: Vec<&&RunStat> = runs.iter().filter(|r| r.verdict != "error").collect();
+    let count = |v: RunOutcome| runs.iter().filter(|r| r.verdict == v).count();
+    let ok: Vec<&&RunStat> = runs.iter().filter(|r| r.verdict != RunOutcome::Error).collect();
     // Latencies and makespans of finished runs only: the time limit truncates a cut-off
     // run's (issue 31); `cut_off_runs` counts those apart.
     let finished: Vec<&&RunStat> = ok.iter().copied().filter(|r| !r.figures.cut_off).collect();
@@ -422,9 +449,9 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let mut row: Vec<(String, String)> = [
         ("runs", runs.len().to_string()),
         ("status", status(runs).to_string()),
-        ("pass", count("pass").to_string()),
-        ("fail", count("fail").to_string()),
-        ("error", count("error").to_string()),
+        (RunOutcome::Pass.as_str(), count(RunOutcome::Pass).to_string()),
+        (RunOutcome::Fail.as_str(), count(RunOutcome::Fail).to_string()),
+        (RunOutcome::Error.as_str(), count(RunOutcome::Error).to_string()),
         ("runs_with_violations", ok.iter().filter(|r| !r.violated.is_empty()).count().to_string()),
         ("unfinished_runs", ok.iter().filter(|r| r.tasks_unfinished > 0).count().to_string()),
         ("false_stale_alarms", ok.iter().map(|r| r.false_stale_alarms).sum::<u64>().to_string()),
@@ -491,7 +518,7 @@ pub fn bench(options: &BenchOptions) -> Result<BenchOutcome> {
     let done = std::sync::atomic::AtomicUsize::new(0);
     let panicked = |(point, seed): &(&Point, u64), panic: &str| {
         eprintln!("rehearsal: grid point {} seed {seed} panicked: {panic}", point.index);
-        RunStat { point: point.index, seed: *seed, verdict: "error".into(), ..RunStat::default() }
+        RunStat { point: point.index, seed: *seed, verdict: RunOutcome::Error, ..RunStat::default() }
     };
     let run = |(point, seed): &(&Point, u64)| run_one(point, *seed, options, campaign.scratch());
     let count = |_: usize, _: &RunStat| progress.done(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1);
@@ -562,7 +589,7 @@ fn bench_csv(options: &BenchOptions, points: &[Point], runs: &[RunStat]) -> Resu
         let mut record: Vec<String> = vec![format!("p{:03}", point.index)];
         record.extend(options.params.iter().zip(&point.choice).flat_map(|(p, &i)| p.labels[i].iter().cloned()));
         record.extend(aggregate(&mine).into_iter().map(|(_, v)| v));
-        record.push(mine.iter().find(|r| r.verdict != "pass").map(|r| r.replay.clone()).unwrap_or_default());
+        record.push(mine.iter().find(|r| r.verdict != RunOutcome::Pass).map(|r| r.replay.clone()).unwrap_or_default());
         writer.write_record(&record).map_err(|e| Error::harness(format!("bench.csv: {e}")))?;
     }
     let bytes = writer.into_inner().map_err(|e| Error::harness(format!("bench.csv: {e}")))?;
@@ -602,7 +629,7 @@ fn heatmap_svg(
             (0..xs.len())
                 .map(|col| {
                     let cell = |r: &&RunStat| points[r.point].choice[xi] == col && points[r.point].choice[yi] == row;
-                    runs.iter().filter(cell).filter(|r| r.verdict != "error" && r.figures.cut_off).count()
+                    runs.iter().filter(cell).filter(|r| r.verdict != RunOutcome::Error && r.figures.cut_off).count()
                 })
                 .collect()
         })
@@ -638,7 +665,7 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             point.index,
             values.join(" "),
             status_words(status(&mine)),
-            mine.len() - mine.iter().filter(|r| r.verdict == "pass").count(),
+            mine.len() - mine.iter().filter(|r| r.verdict == RunOutcome::Pass).count(),
             get("runs"),
             get("unfinished_runs"),
             get("runs"),
@@ -660,9 +687,12 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             outcome.planned
         );
     }
-    let failed = outcome.runs.iter().filter(|r| r.verdict != "pass").count();
-    let failing_points =
-        outcome.points.iter().filter(|p| status(&outcome.runs.iter().filter(|r| r.point == p.index).collect::<Vec<_>>()) == "fail").count();
+    let failed = outcome.runs.iter().filter(|r| r.verdict != RunOutcome::Pass).count();
+    let failing_points = outcome
+        .points
+        .iter()
+        .filter(|p| status(&outcome.runs.iter().filter(|r| r.point == p.index).collect::<Vec<_>>()) == PointStatus::Fail)
+        .count();
     let with_violations = outcome.runs.iter().filter(|r| !r.violated.is_empty()).count();
     let _ = writeln!(
         out,
@@ -670,7 +700,7 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
         outcome.runs.len(),
         failing_points
     );
-    let errors = outcome.runs.iter().filter(|r| r.verdict == "error").count();
+    let errors = outcome.runs.iter().filter(|r| r.verdict == RunOutcome::Error).count();
     if errors > 0 {
         let _ = writeln!(out, "errors       {errors} runs ended in a harness error (see stderr)");
     }
@@ -694,5 +724,31 @@ fn seconds(ms: &str) -> String {
     match ms.parse::<f64>() {
         Ok(ms) => format!("{:.1} s", ms / 1000.0),
         Err(_) => ms.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_reads_as_passing_only_when_every_run_passed_clean() {
+        let run = |verdict, unfinished, violated: &[&'static str]| RunStat {
+            verdict,
+            tasks_unfinished: unfinished,
+            violated: violated.to_vec(),
+            ..RunStat::default()
+        };
+        let pass = run(RunOutcome::Pass, 0, &[]);
+        let known = run(RunOutcome::Pass, 0, &["liveness"]);
+        let error = RunStat::default();
+        assert_eq!(error.verdict, RunOutcome::Error, "a run not judged yet is no pass");
+        assert_eq!(status(&[&pass, &error, &error]), PointStatus::Fail);
+        assert_eq!(status(&[&pass, &pass, &error]), PointStatus::Partial);
+        assert_eq!(status(&[&pass, &run(RunOutcome::Pass, 1, &[])]), PointStatus::Unfinished);
+        assert_eq!(status(&[&pass, &known]), PointStatus::Known);
+        assert_eq!(status(&[&pass, &pass]), PointStatus::Pass);
+        assert_eq!(status_words(PointStatus::Known), "PASS with known violations");
+        crate::vocab::word::check::round_trips::<PointStatus>("passed");
     }
 }

@@ -11,6 +11,41 @@ use std::path::{Path, PathBuf};
 use crate::base::error::{Error, Result};
 use crate::judging::oracle::quantiles;
 use crate::run::{run_scenario, RunOptions};
+use crate::vocab::RunOutcome;
+
+/// A compared run's verdict with its known violations told apart: compare runs the scenario
+/// itself, so a harness error stops the comparison and is no row's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grade {
+    /// Passed with no violation.
+    Pass,
+    /// Passed with violations the scenario allows or expects.
+    Known,
+    Fail,
+}
+
+impl Grade {
+    pub const ALL: [Grade; 3] = [Grade::Pass, Grade::Known, Grade::Fail];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grade::Pass => "pass",
+            Grade::Known => "known",
+            Grade::Fail => "fail",
+        }
+    }
+
+    /// The grade of a judged run: its outcome (never `Error`), and whether it broke a rule.
+    fn of(outcome: RunOutcome, clean: bool) -> Grade {
+        match (outcome, clean) {
+            (RunOutcome::Pass, true) => Grade::Pass,
+            (RunOutcome::Pass, false) => Grade::Known,
+            _ => Grade::Fail,
+        }
+    }
+}
+
+crate::vocab::word::word_traits!(Grade, "compare verdict");
 
 /// Parses `A..B` (B excluded), `A..=B` or a single seed, in decimal.
 pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
@@ -98,7 +133,7 @@ pub struct SeedRow {
     pub column: String,
     pub seed: u64,
     /// `pass`, `known` (passed with violations the scenario allows or expects) or `fail`.
-    pub verdict: String,
+    pub verdict: Grade,
     /// The verdict's failure: the first unexpected rule, or the expected ones missing.
     pub failure: String,
     /// Rules violated, sorted, `;` between.
@@ -141,14 +176,7 @@ fn run_pair(options: &CompareOptions, loaded: &crate::input::scenario::Scenario,
     let row = SeedRow {
         column: column.to_string(),
         seed,
-        verdict: (if !verdict.passed() {
-            "fail"
-        } else if clean {
-            "pass"
-        } else {
-            "known"
-        })
-        .to_string(),
+        verdict: Grade::of(if verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail }, clean),
         failure: verdict.failure.clone(),
         rules: verdict.rules().join(";"),
         violations: verdict.violations.len(),
@@ -220,8 +248,8 @@ fn column_row<'a>(runs: impl Iterator<Item = &'a Run>) -> Row {
     for run in runs {
         row.sql = run.sql.clone();
         row.runs += 1;
-        row.passed += usize::from(run.row.verdict == "pass");
-        row.known += usize::from(run.row.verdict == "known");
+        row.passed += usize::from(run.row.verdict == Grade::Pass);
+        row.known += usize::from(run.row.verdict == Grade::Known);
         row.db_differs += usize::from(run.row.db_differs);
         for (rule, count) in &run.rule_counts {
             let entry = row.rules.entry(rule).or_insert((0, 0));
@@ -278,6 +306,14 @@ pub fn default_out(scenario: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grade_tells_known_violations_apart_and_reads_back_only_its_own_words() {
+        assert_eq!(Grade::of(RunOutcome::Pass, true), Grade::Pass);
+        assert_eq!(Grade::of(RunOutcome::Pass, false), Grade::Known);
+        assert_eq!(Grade::of(RunOutcome::Fail, false), Grade::Fail);
+        crate::vocab::word::check::round_trips::<Grade>("error");
+    }
 
     #[test]
     fn seed_ranges_parse_or_are_refused() {

@@ -35,8 +35,8 @@ impl DistinctFailure {
 
 /// A row of runs that failures are grouped over: explore.csv's and schedules.csv's.
 pub trait FailureRow {
-    /// `pass`, `fail`, `error`, `unreached`: only `fail` rows are grouped.
-    fn outcome(&self) -> &str;
+    /// Whether the run failed (the protocol, not the harness): only those rows are grouped.
+    fn failed(&self) -> bool;
     fn first_violation(&self) -> &str;
     fn end_states(&self) -> &str;
     fn set_failure(&mut self, id: String);
@@ -47,7 +47,7 @@ pub trait FailureRow {
 pub fn group<R: FailureRow>(rows: &mut [R]) -> Vec<DistinctFailure> {
     let mut index: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut failures: Vec<DistinctFailure> = Vec::new();
-    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.outcome() == "fail") {
+    for (at, row) in rows.iter_mut().enumerate().filter(|(_, r)| r.failed()) {
         let key = (row.first_violation().to_string(), row.end_states().to_string());
         let n = *index.entry(key).or_insert_with(|| {
             failures.push(DistinctFailure {
@@ -82,15 +82,15 @@ mod tests {
     use super::*;
 
     struct Row {
-        outcome: &'static str,
+        failed: bool,
         rule: &'static str,
         states: &'static str,
         failure: String,
     }
 
     impl FailureRow for Row {
-        fn outcome(&self) -> &str {
-            self.outcome
+        fn failed(&self) -> bool {
+            self.failed
         }
         fn first_violation(&self) -> &str {
             self.rule
@@ -104,7 +104,7 @@ mod tests {
     }
 
     fn row(outcome: &'static str, rule: &'static str, states: &'static str) -> Row {
-        Row { outcome, rule, states, failure: String::new() }
+        Row { failed: outcome == "fail", rule, states, failure: String::new() }
     }
 
     #[test]

@@ -9,13 +9,14 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use crate::base::error::Result;
-use crate::campaign::explore::{document, ExploreOptions};
+use crate::campaign::explore::{document, ExploreOptions, PointOutcome};
 use crate::campaign::schedules::SchedulesOptions;
 use crate::campaign::search::SearchOptions;
 use crate::campaign::DistinctFailure;
 use crate::input::scenario::Scenario;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
 use crate::vocab::FaultName;
+use crate::vocab::RunOutcome;
 
 /// The profile every part runs under.
 const PROFILE: &str = "repaired";
@@ -105,7 +106,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
     if sizes.explore_points > 0 {
         let _ = write!(command, " --points 1..={}", sizes.explore_points);
     }
-    let failing = found.rows.iter().filter(|r| r.outcome != "pass" && r.outcome != "unreached").count();
+    let failing = found.rows.iter().filter(|r| !matches!(r.outcome, PointOutcome::Ran(RunOutcome::Pass) | PointOutcome::Unreached)).count();
     Ok(Part {
         command,
         size: format!("seed {}: {} of the run's {} points, {} runs", found.seed, found.points, found.points_in_run, found.rows.len()),
@@ -165,7 +166,7 @@ fn schedules_part(scenario: &str, sizes: &ProofSizes, runs_dir: &Path) -> Result
         force: true,
     };
     let found = crate::campaign::schedules::explore_schedules(&options)?;
-    let failing = found.rows.iter().filter(|r| r.outcome != "pass").count();
+    let failing = found.rows.iter().filter(|r| r.outcome != RunOutcome::Pass).count();
     Ok(Part {
         command: format!("explore schedules {scenario} --bound {} --protocol {PROFILE}", sizes.schedules_bound),
         size: format!("seed {}: {} decision points, {} schedules", found.seed, found.base_decisions, found.rows.len()),

@@ -82,8 +82,8 @@ pub struct ResultRow {
     pub scenario: String,
     pub variant: String,
     pub seed: u64,
-    /// pass | fail | error
-    pub verdict: String,
+    /// pass | fail | error: read back, any other text is refused naming the file and line.
+    pub verdict: RunOutcome,
     pub first_violation: String,
     /// Every rule the run violated (allowed and expected ones included), sorted, joined by
     /// `,`: what a baseline compares (sim/campaign/baseline.rs).
@@ -105,7 +105,7 @@ impl ResultRow {
             scenario: &self.scenario,
             variant: &self.variant,
             seed: self.seed,
-            verdict: &self.verdict,
+            verdict: self.verdict,
             rules: &self.rules,
             first_violation: &self.first_violation,
         }
@@ -184,8 +184,8 @@ pub fn write_junit(
     let mut suite = TestSuite::new("rehearsal sweep");
     for (index, row) in rows.iter().enumerate() {
         let judgement = baseline.and_then(|b| b.of(index));
-        let status = match (row.verdict.as_str(), judgement) {
-            ("pass", _) => TestCaseStatus::success(),
+        let status = match (row.verdict, judgement) {
+            (RunOutcome::Pass, _) => TestCaseStatus::success(),
             (_, Some(Judgement::Known { .. })) => {
                 let mut status = TestCaseStatus::skipped();
                 status.set_message(format!("known failure (baseline): {}", row.rules)).set_description(format!(
@@ -195,7 +195,8 @@ pub fn write_junit(
                 status
             }
             (kind, _) => {
-                let mut status = TestCaseStatus::non_success(if kind == "fail" { NonSuccessKind::Failure } else { NonSuccessKind::Error });
+                let mut status =
+                    TestCaseStatus::non_success(if kind == RunOutcome::Fail { NonSuccessKind::Failure } else { NonSuccessKind::Error });
                 let seconds = row.sim_time_ms as f64 / 1000.0;
                 let message = match judgement {
                     Some(Judgement::Regression(why)) => format!("regression: {why}"),
@@ -211,7 +212,7 @@ pub fn write_junit(
         let mut case = TestCase::new(case_name(row), status);
         case.set_classname(row.scenario.as_str());
         case.set_time(times.get(&row.key()).copied().unwrap_or_default());
-        if row.verdict == "pass" && !row.rules.is_empty() {
+        if row.verdict == RunOutcome::Pass && !row.rules.is_empty() {
             // A pass with violations its scenario allows or expects says so (issue 25).
             case.set_system_out(format!("PASS with known: {}", row.rules));
         }
@@ -234,7 +235,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         scenario: scenario_path.display().to_string(),
         variant: variant_label(options.protocol.as_deref(), &options.variants),
         seed,
-        verdict: "error".to_string(),
+        verdict: RunOutcome::Error,
         first_violation: String::new(),
         rules: String::new(),
         sim_time_ms: 0,
@@ -264,7 +265,7 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
         return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
     }
     let (first, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Hash);
-    if first.verdict == "pass" {
+    if first.verdict == RunOutcome::Pass {
         return (first, summary);
     }
     // A fresh folder, as the first run had: the full run's files are its own alone.
@@ -319,7 +320,7 @@ fn run_pair_keeping(
     }));
     match outcome {
         Ok(Ok(summary)) => {
-            row.verdict = if summary.verdict.passed() { "pass" } else { "fail" }.to_string();
+            row.verdict = if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail };
             row.first_violation =
                 if summary.verdict.passed() { summary.verdict.first_rule().to_string() } else { summary.verdict.failure.clone() };
             row.rules = summary.verdict.rules().join(&crate::campaign::baseline::RULE_SEPARATOR.to_string());
@@ -442,7 +443,7 @@ impl KnownPasses {
 pub fn passes(rows: &[ResultRow]) -> (usize, KnownPasses) {
     let mut known = KnownPasses::default();
     let mut clean = 0;
-    for row in rows.iter().filter(|r| r.verdict == "pass") {
+    for row in rows.iter().filter(|r| r.verdict == RunOutcome::Pass) {
         let rules = crate::campaign::baseline::split_rules(&row.rules);
         if rules.is_empty() {
             clean += 1;
@@ -463,7 +464,7 @@ pub fn outcomes(rows: &[ResultRow]) -> Vec<crate::campaign::baseline::Outcome<'_
 
 /// The worst outcome of some rows (an error over a failure over a pass).
 pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
-    RunOutcome::worst(rows.iter().filter_map(|r| RunOutcome::parse(&r.verdict)))
+    RunOutcome::worst(rows.iter().map(|r| r.verdict))
 }
 
 /// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:
@@ -543,7 +544,7 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         // Against a baseline, only a regression (or an error) stops a --fail-fast sweep.
         let stops = match (&baseline, &options.baseline) {
             (Some(baseline), Some(file)) => baseline.stops(&row.outcome(), file),
-            _ => row.verdict != "pass",
+            _ => row.verdict != RunOutcome::Pass,
         };
         if options.fail_fast && stops {
             stop.store(true, Ordering::Relaxed);
@@ -589,7 +590,7 @@ fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &Sweep
     let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
-    if row.verdict != "pass" {
+    if row.verdict != RunOutcome::Pass {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
         let kept = failure_folder(&options.out, &stem, options.protocol.as_deref(), &options.variants, seed);
         if let Some(summary) = &summary {
@@ -749,12 +750,13 @@ impl SweepOutcome {
     /// The one stdout line on the pairs that did not pass (instead of a line each), pointing
     /// at where they are kept; `None` when every pair passed.
     pub fn failures_line(&self, out: &Path) -> Option<String> {
-        let failed = self.rows.iter().filter(|r| r.verdict == "fail").count();
-        let errors = self.rows.iter().filter(|r| r.verdict == "error").count();
+        let failed = self.rows.iter().filter(|r| r.verdict == RunOutcome::Fail).count();
+        let errors = self.rows.iter().filter(|r| r.verdict == RunOutcome::Error).count();
         if failed + errors == 0 {
             return None;
         }
-        let first = self.rows.iter().find(|r| r.verdict != "pass").map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
+        let first =
+            self.rows.iter().find(|r| r.verdict != RunOutcome::Pass).map(|r| format!("{} seed {}", r.scenario, r.seed)).unwrap_or_default();
         Some(format!(
             "failures     {failed} failed, {errors} error(s) of {} pairs (first: {first}); replay files and run folders in {}, listed in {}",
             self.rows.len(),
@@ -773,8 +775,8 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
     // is counted apart, as such (issue 25).
     let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | pass with known violations | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for ((scenario, variant), group) in &groups {
-        let count = |v: &str| group.iter().filter(|p| p.row.verdict == v).count();
-        let known = group.iter().filter(|p| p.row.verdict == "pass" && !p.rules.is_empty()).count();
+        let count = |v: RunOutcome| group.iter().filter(|p| p.row.verdict == v).count();
+        let known = group.iter().filter(|p| p.row.verdict == RunOutcome::Pass && !p.rules.is_empty()).count();
         let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
         for pair in group {
             for rule in &pair.rules {
@@ -790,13 +792,13 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             md,
             "| {scenario} | {variant} | {} | {} | {known} | {} | {} | {rules} |",
             group.len(),
-            count("pass") - known,
-            count("fail"),
-            count("error")
+            count(RunOutcome::Pass) - known,
+            count(RunOutcome::Fail),
+            count(RunOutcome::Error)
         );
     }
     md.push_str(&latency_tables(&groups));
-    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != "pass").collect();
+    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != RunOutcome::Pass).collect();
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");
         for row in failed {
@@ -920,7 +922,7 @@ mod tests {
             scenario: "scenarios/bench/ci-smoke.toml".into(),
             variant: "default".into(),
             seed,
-            verdict: "fail".into(),
+            verdict: RunOutcome::Fail,
             first_violation: "liveness: a line\nwith a newline".into(),
             rules: "liveness".into(),
             sim_time_ms: 12,
@@ -947,6 +949,33 @@ mod tests {
         journal.append(&journal_row(4)).unwrap();
         assert_eq!(seeds(), [1, 2, 4, 5]);
         assert_eq!(read_results(&csv).unwrap()[2], journal_row(4));
+    }
+
+    /// A results.csv (or journal) whose verdict is none of pass, fail, error is refused, with
+    /// the file, the line and the value named: merge, baseline and replay read it.
+    #[test]
+    fn an_unknown_verdict_is_refused_naming_the_file_line_and_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        write_results(&csv, &[journal_row(1), journal_row(2)]).unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let (head, tail) = text.split_once(",1,fail,").unwrap();
+        std::fs::write(&csv, format!("{head},1,passed,{tail}")).unwrap();
+        let error = read_results(&csv).unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(error, Error::Input(_)), "bad input, exit 2: {error:?}");
+        for part in [format!("{}:2: ", csv.display()), "unknown run outcome `passed`".into(), "pass, fail, error".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
+
+        std::fs::remove_file(&csv).unwrap();
+        let journal = dir.path().join(JOURNAL);
+        let line = serde_json::to_string(&journal_row(3)).unwrap().replace("\"fail\"", "\"maybe\"");
+        std::fs::write(&journal, format!("{}\n{line}\n", serde_json::to_string(&journal_row(2)).unwrap())).unwrap();
+        let message = read_results(&csv).unwrap_err().to_string();
+        for part in [journal.display().to_string(), ":2:".to_string(), "`maybe`".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
     }
 
     #[test]

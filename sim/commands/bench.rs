@@ -105,7 +105,7 @@ pub fn bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     }
     Ok(if outcome.runs.len() < outcome.planned {
         Outcome::Interrupted
-    } else if outcome.runs.iter().any(|r| r.verdict == "error") {
+    } else if outcome.runs.iter().any(|r| r.verdict == RunOutcome::Error) {
         Outcome::Runs(RunOutcome::Error)
     } else {
         Outcome::PASS

@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::run::RunSummary;
+use crate::vocab::RunOutcome;
 
 fn path(p: &Path) -> Value {
     Value::String(p.display().to_string())
@@ -34,7 +35,7 @@ pub fn run(summary: &RunSummary) -> Value {
         "seed": summary.seed,
         "variants": summary.variants,
         "sql": sql(summary),
-        "verdict": if summary.verdict.passed() { "pass" } else { "fail" },
+        "verdict": if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail },
         "headline": summary.verdict.headline,
         "violations": violations,
         "timings": timings,
@@ -52,7 +53,7 @@ pub fn run(summary: &RunSummary) -> Value {
 
 /// A sweep: its counts, its files and every row of results.csv.
 pub fn sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path) -> Value {
-    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+    let count = |v: RunOutcome| outcome.rows.iter().filter(|r| r.verdict == v).count();
     json!({
         "command": "sweep",
         "verdict": outcome.outcome().as_str(),
@@ -63,8 +64,8 @@ pub fn sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path) -> Valu
         // expects is `passed_with_known` (issue 25).
         "passed": crate::campaign::sweep::passes(&outcome.rows).0,
         "passed_with_known": crate::campaign::sweep::passes(&outcome.rows).1.runs,
-        "failed": count("fail"),
-        "errors": count("error"),
+        "failed": count(RunOutcome::Fail),
+        "errors": count(RunOutcome::Error),
         "regressions": outcome.baseline.as_ref().map(|b| b.regressions().count()),
         "results_csv": path(&out.join("results.csv")),
         "junit_xml": path(&out.join("junit.xml")),
@@ -77,19 +78,19 @@ pub fn sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path) -> Valu
 
 /// A grid: its runs by verdict and its files.
 pub fn bench(outcome: &crate::campaign::bench::BenchOutcome, out: &Path) -> Value {
-    let count = |v: &str| outcome.runs.iter().filter(|r| r.verdict == v).count();
+    let count = |v: RunOutcome| outcome.runs.iter().filter(|r| r.verdict == v).count();
     json!({
         "command": "bench",
         "points": outcome.points.len(),
         "runs": outcome.runs.len(),
         "planned": outcome.planned,
-        "passed": count("pass"),
-        "failed": count("fail"),
-        "errors": count("error"),
+        "passed": count(RunOutcome::Pass),
+        "failed": count(RunOutcome::Fail),
+        "errors": count(RunOutcome::Error),
         "bench_csv": path(&outcome.csv),
         "heatmaps": outcome.heatmaps.iter().map(|p| path(p)).collect::<Vec<_>>(),
         "points_dir": path(&out.join("points")),
-        "first_failures": outcome.runs.iter().filter(|r| r.verdict != "pass").take(10).map(|r| json!({ "point": r.point, "seed": r.seed, "verdict": r.verdict, "replay": r.replay })).collect::<Vec<_>>(),
+        "first_failures": outcome.runs.iter().filter(|r| r.verdict != RunOutcome::Pass).take(10).map(|r| json!({ "point": r.point, "seed": r.seed, "verdict": r.verdict, "replay": r.replay })).collect::<Vec<_>>(),
     })
 }
 

@@ -99,7 +99,7 @@ fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::
             options.out.join(crate::campaign::sweep::INCOMPLETE_MARKER).display()
         );
     }
-    let count = |v: &str| outcome.rows.iter().filter(|r| r.verdict == v).count();
+    let count = |v: RunOutcome| outcome.rows.iter().filter(|r| r.verdict == v).count();
     let (clean, known) = crate::campaign::sweep::passes(&outcome.rows);
     println!("pairs        {}", outcome.rows.len());
     // A pass that broke a rule its scenario allows or expects is not counted as passed.
@@ -107,8 +107,8 @@ fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::
     if known.runs > 0 {
         println!("known        {} passed with violations their scenarios allow or expect{}", known.runs, known.rules_text());
     }
-    println!("failed       {}", count("fail"));
-    println!("errors       {}", count("error"));
+    println!("failed       {}", count(RunOutcome::Fail));
+    println!("errors       {}", count(RunOutcome::Error));
     if let Some(comparison) = &outcome.baseline {
         print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(&outcome.rows)));
     }

@@ -67,6 +67,14 @@ impl RunOutcome {
     }
 }
 
+/// A run nobody has judged yet counts as a harness error, never as a pass: a bench run
+/// starts so and becomes a pass or a failure only when its verdict comes.
+impl Default for RunOutcome {
+    fn default() -> Self {
+        RunOutcome::Error
+    }
+}
+
 word_traits!(RunOutcome, "run outcome");
 
 #[cfg(test)]

@@ -68,19 +68,19 @@ macro_rules! word_traits {
 
         impl std::str::FromStr for $t {
             type Err = $crate::vocab::UnknownWord;
-            fn from_str(text: &str) -> Result<Self, Self::Err> {
+            fn from_str(text: &str) -> std::result::Result<Self, Self::Err> {
                 <$t as $crate::vocab::Word>::read(text)
             }
         }
 
         impl serde::Serialize for $t {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
                 serializer.serialize_str($crate::vocab::Word::text(*self))
             }
         }
 
         impl<'de> serde::Deserialize<'de> for $t {
-            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
                 let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
                 <$t as $crate::vocab::Word>::read(&text).map_err(serde::de::Error::custom)
             }

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rehearsal::campaign::explore::PointRow;
+use rehearsal::campaign::explore::{PointOutcome, PointRow};
+use rehearsal::vocab::RunOutcome;
 
 use crate::support::{rehearsal, spawn_rehearsal, stderr, stdout};
 
@@ -159,7 +160,8 @@ fn a_crash_before_the_claim_is_a_stuck_task_without_the_conductors_relaunch() {
         .collect();
     assert_eq!(table(&rows(&dir)), expected);
     // Each crash leaves its own task waiting, claimed by nobody: two distinct failures.
-    let ends: Vec<String> = rows(&dir).into_iter().filter(|r| r.outcome == "fail").map(|r| r.end_states).collect();
+    let ends: Vec<String> =
+        rows(&dir).into_iter().filter(|r| r.outcome == PointOutcome::Ran(RunOutcome::Fail)).map(|r| r.end_states).collect();
     let stuck = |task: u64| {
         let state = |t: u64| if t == task { "watching" } else { "complete" };
         format!("task-00=watching task-01={} task-02={}", state(1), state(2))
@@ -205,7 +207,7 @@ fn the_output_does_not_depend_on_jobs_and_hangs_of_each_class_are_placed_before_
     let expected: Vec<String> = ["crash before".to_string(), "crash after".to_string()].into_iter().chain(each_class).collect();
     assert_eq!(placed(false), expected);
     assert_eq!(placed(true), ["crash before", "crash after"]);
-    assert!(rows.iter().filter(|r| r.fault.starts_with("hang")).all(|r| r.outcome != "unreached"), "every hang fired");
+    assert!(rows.iter().filter(|r| r.fault.starts_with("hang")).all(|r| r.outcome != PointOutcome::Unreached), "every hang fired");
     assert!(
         out.contains("(crash before and after each point, hangs (short, threshold, long) before and after a musician session's)"),
         "{out}"
@@ -232,11 +234,15 @@ fn the_conductors_points_get_crashes_whose_replay_files_relaunch_it() {
     assert!(out.contains("launcher     trace "), "{out}");
     let rows = rows(&dir);
     assert_eq!(table(&rows).len(), 2);
-    assert!(rows.iter().all(|r| r.session == "conductor" && r.fault == "crash" && r.outcome != "unreached"), "{:?}", table(&rows));
+    assert!(
+        rows.iter().all(|r| r.session == "conductor" && r.fault == "crash" && r.outcome != PointOutcome::Unreached),
+        "{:?}",
+        table(&rows)
+    );
     // Without its session's relaunch (the seeds' conductor), a conductor that dies once the
     // task row is written leaves it unclaimed: its successor never launches it.
     assert_eq!(rows[1].first_violation, "liveness", "{:?}", table(&rows));
-    for failure in rows.iter().filter(|r| r.outcome == "fail").map(|r| r.failure.clone()) {
+    for failure in rows.iter().filter(|r| r.outcome == PointOutcome::Ran(RunOutcome::Fail)).map(|r| r.failure.clone()) {
         let stem = std::fs::read_dir(dir.join("failures"))
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
@@ -272,7 +278,10 @@ fn ctrl_c_keeps_the_finished_runs_marked_incomplete() {
     assert_eq!(o.status.code(), Some(130), "{stdout}\n{stderr}");
     let finished = rows(&out);
     assert!(finished.len() >= 25 && finished.len() < planned, "{} runs", finished.len());
-    assert!(finished.iter().all(|r| r.outcome != "error" && r.trace_hash.len() == 64), "every kept row is a finished run");
+    assert!(
+        finished.iter().all(|r| r.outcome != PointOutcome::Ran(RunOutcome::Error) && r.trace_hash.len() == 64),
+        "every kept row is a finished run"
+    );
     assert!(stdout.contains(&format!("incomplete   {} of {planned} runs finished (interrupted)", finished.len())), "{stdout}");
     let marker = std::fs::read_to_string(out.join("INCOMPLETE")).unwrap();
     assert!(marker.contains(&format!("{} of {planned} runs finished: interrupted (Ctrl-C)", finished.len())), "{marker}");
@@ -378,7 +387,7 @@ fn a_conductor_crash_that_never_fires_is_unreached_and_its_run_is_the_launchers_
     let rows = rows(tmp.path());
     assert_eq!(rows.len(), 2);
     assert_eq!((rows[0].when.as_str(), rows[1].when.as_str(), rows[1].outcome.as_str()), ("before", "after", "unreached"));
-    assert_ne!(rows[0].outcome, "unreached", "a crash before the statement fires");
+    assert_ne!(rows[0].outcome, PointOutcome::Unreached, "a crash before the statement fires");
     let launcher = out.lines().find_map(|l| l.strip_prefix("launcher     trace ")).expect("the launcher's base run");
     assert!(launcher.starts_with(&rows[1].trace_hash), "the unreached run is the base run the launcher starts: {launcher}");
     let base = out.lines().find_map(|l| l.strip_prefix("base run     PASS (trace ")).expect("the base run's line");

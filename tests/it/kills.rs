@@ -214,7 +214,7 @@ fn a_killed_sweep_keeps_every_finished_pair_and_whole_failures_and_holds_its_fol
     let kept = whole_failure_folders(&out);
     let unlisted: Vec<&u64> = kept.iter().filter(|seed| !rows.iter().any(|r| r.seed == **seed)).collect();
     assert!(!kept.is_empty() && unlisted.len() <= 2, "kept {kept:?}, not in the results {unlisted:?}");
-    for row in rows.iter().filter(|r| r.verdict == "fail") {
+    for row in rows.iter().filter(|r| r.verdict == rehearsal::vocab::RunOutcome::Fail) {
         assert!(kept.contains(&row.seed), "a failing pair's folder is kept: seed {}", row.seed);
     }
     assert!(names(&scratch).iter().any(|n| n.starts_with(&format!("sweep-pid{pid}-"))), "SIGKILL left its scratch folder");

@@ -36,7 +36,7 @@ fn finished_rows(out: &Path) -> Vec<rehearsal::campaign::sweep::ResultRow> {
     let rows = rehearsal::campaign::sweep::read_results(&out.join("results.csv")).expect("results.csv is whole");
     for row in &rows {
         assert!(["pass", "fail", "error"].contains(&row.verdict.as_str()), "{row:?}");
-        assert!(row.verdict == "error" || (row.trace_hash.len() == 64 && row.sim_time_ms > 0), "{row:?}");
+        assert!(row.verdict == rehearsal::vocab::RunOutcome::Error || (row.trace_hash.len() == 64 && row.sim_time_ms > 0), "{row:?}");
         assert!(row.replay.contains(&format!("--seed {}", row.seed)), "{row:?}");
     }
     rows

@@ -25,7 +25,7 @@ fn explore(scenario: &str, args: &[&str], out: &Path) -> (i32, String, String) {
 /// (run, choices, outcome, failure, first violation) of every row of schedules.csv.
 fn rows(out: &Path) -> Vec<(usize, String, String, String, String)> {
     let rows: Vec<rehearsal::campaign::schedules::ScheduleRow> = rehearsal::base::csv_rows::read_rows(&out.join("schedules.csv")).unwrap();
-    rows.into_iter().map(|r| (r.run, r.choices, r.outcome, r.failure, r.first_violation)).collect()
+    rows.into_iter().map(|r| (r.run, r.choices, r.outcome.to_string(), r.failure, r.first_violation)).collect()
 }
 
 /// The shipped scenario with `extra` appended, written to `dir` (a mutant, a schedule).

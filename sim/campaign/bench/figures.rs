@@ -126,7 +126,7 @@ mod tests {
         sums[Cause::PollWait.index()] = 40_000;
         causes.insert("recovery_ms", (sums, 2));
         let figures = RunFigures { cut_off, tasks_complete: tasks, makespan_ms: hours * 3_600_000, designer, causes };
-        RunStat { verdict: "pass".into(), figures, ..RunStat::default() }
+        RunStat { verdict: crate::vocab::RunOutcome::Pass, figures, ..RunStat::default() }
     }
 
     fn get<'a>(row: &'a [(String, String)], name: &str) -> &'a str {

@@ -12,6 +12,7 @@ use crate::base::error::{Error, Result};
 use crate::judging::oracle::latency::Cause;
 use crate::report::line_chart::{line_chart, Line, LineChart, LinePoint};
 use crate::report::stacked_bars::{stacked_bars, Stack, StackedBars};
+use crate::vocab::RunOutcome;
 
 /// A line chart's metric: its file stem, title, sentence and unit; the bench.csv columns of
 /// its value and p95 (or none), and of its value over cut-off runs (or none); the divisor
@@ -194,7 +195,7 @@ fn lines_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], x: usiz
     let counts: Vec<(usize, usize)> = (0..xs.len())
         .map(|col| {
             let mine = runs_of(points, runs, |p| p.choice[x] == col);
-            let ok: Vec<&RunStat> = mine.into_iter().filter(|r| r.verdict != "error").collect();
+            let ok: Vec<&RunStat> = mine.into_iter().filter(|r| r.verdict != RunOutcome::Error).collect();
             (ok.len(), split_cut_off(&ok).1.len())
         })
         .collect();
@@ -234,7 +235,7 @@ fn causes_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], measur
     let stacks: Vec<Stack> = points
         .iter()
         .map(|point| {
-            let mine: Vec<&RunStat> = runs.iter().filter(|r| r.point == point.index && r.verdict != "error").collect();
+            let mine: Vec<&RunStat> = runs.iter().filter(|r| r.point == point.index && r.verdict != RunOutcome::Error).collect();
             let (mean_ms, n) = mean_causes_ms(&mine, measurement);
             Stack {
                 label: point_label(options, point),
@@ -260,7 +261,7 @@ fn causes_csv(options: &BenchOptions, points: &[Point], runs: &[RunStat]) -> Res
     header.extend(Cause::ALL.iter().map(|c| format!("{}_ms", c.as_str())));
     writer.write_record(&header).map_err(bad)?;
     for point in points {
-        let mine: Vec<&RunStat> = runs.iter().filter(|r| r.point == point.index && r.verdict != "error").collect();
+        let mine: Vec<&RunStat> = runs.iter().filter(|r| r.point == point.index && r.verdict != RunOutcome::Error).collect();
         for measurement in CAUSE_MEASUREMENTS {
             let (mean_ms, n) = mean_causes_ms(&mine, measurement);
             let mut record: Vec<String> = vec![format!("p{:03}", point.index)];

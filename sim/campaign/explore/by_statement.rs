@@ -112,7 +112,9 @@ pub fn markdown(md: &mut String, rows: &[PointRow], failures: &[DistinctFailure]
 
 #[cfg(test)]
 mod tests {
+    use super::super::outcome::PointOutcome;
     use super::*;
+    use crate::vocab::RunOutcome;
 
     fn row(session: &str, when: &str, statement: &str, nth: u64, failure: &str) -> PointRow {
         PointRow {
@@ -122,7 +124,7 @@ mod tests {
             statement: statement.into(),
             nth,
             fault: "crash".into(),
-            outcome: if failure.is_empty() { "pass" } else { "fail" }.into(),
+            outcome: PointOutcome::Ran(if failure.is_empty() { RunOutcome::Pass } else { RunOutcome::Fail }),
             failure: failure.into(),
             first_violation: "liveness".into(),
             end_states: String::new(),

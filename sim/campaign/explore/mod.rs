@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::campaign::INCOMPLETE_MARKER;
 pub use hang_class::HangClass;
-pub use outcome::PointRow;
+pub use outcome::{PointOutcome, PointRow};
 pub use points::{parse_session, Target};
 pub use report::{read_csv, JOURNAL};
 
@@ -123,7 +123,7 @@ impl Exploration {
 
     /// A harness error in any run (3), else a distinct failure (1), else a pass.
     pub fn outcome(&self) -> RunOutcome {
-        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == "error"), !self.failures.is_empty())
+        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == PointOutcome::Ran(RunOutcome::Error)), !self.failures.is_empty())
     }
 }
 

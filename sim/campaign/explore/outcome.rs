@@ -6,6 +6,38 @@ use serde::{Deserialize, Serialize};
 use super::points::Job;
 use crate::campaign::{end_states, FailureRow};
 use crate::run::RunSummary;
+use crate::vocab::RunOutcome;
+
+/// What a run with one placed fault came to: a run's outcome, or `unreached` when the fault
+/// never fired (the run is the base run, byte for byte), which no lone run can be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PointOutcome {
+    Ran(RunOutcome),
+    Unreached,
+}
+
+impl PointOutcome {
+    pub const ALL: [PointOutcome; 4] = [
+        PointOutcome::Ran(RunOutcome::Pass),
+        PointOutcome::Unreached,
+        PointOutcome::Ran(RunOutcome::Fail),
+        PointOutcome::Ran(RunOutcome::Error),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointOutcome::Ran(outcome) => outcome.as_str(),
+            PointOutcome::Unreached => "unreached",
+        }
+    }
+
+    /// Whether the fault fired and the run was judged (passed or failed).
+    pub fn fired(self) -> bool {
+        matches!(self, PointOutcome::Ran(RunOutcome::Pass | RunOutcome::Fail))
+    }
+}
+
+crate::vocab::word::word_traits!(PointOutcome, "explore outcome");
 
 /// One row of explore.csv.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,7 +54,7 @@ pub struct PointRow {
     pub fault: String,
     /// `pass` | `fail` | `unreached` (the fault never fired: the run is the base run, byte
     /// for byte) | `error` (a harness error or panic).
-    pub outcome: String,
+    pub outcome: PointOutcome,
     /// The distinct failure it belongs to (`F1`, …), for `fail`.
     pub failure: String,
     /// The verdict's failure (the first unexpected rule), or the harness error.
@@ -46,7 +78,7 @@ impl PointRow {
             statement: job.point.statement.to_string(),
             nth: job.point.nth,
             fault: job.fault.name(),
-            outcome: "error".to_string(),
+            outcome: PointOutcome::Ran(RunOutcome::Error),
             failure: String::new(),
             first_violation: String::new(),
             end_states: String::new(),
@@ -59,12 +91,12 @@ impl PointRow {
     /// The row of a finished run; `base_hash` tells a fault that never fired.
     pub fn finished(job: &Job, summary: &RunSummary, base_hash: &str) -> PointRow {
         let outcome = match (summary.trace_hash == base_hash, summary.verdict.passed()) {
-            (true, _) => "unreached",
-            (false, true) => "pass",
-            (false, false) => "fail",
+            (true, _) => PointOutcome::Unreached,
+            (false, true) => PointOutcome::Ran(RunOutcome::Pass),
+            (false, false) => PointOutcome::Ran(RunOutcome::Fail),
         };
         PointRow {
-            outcome: outcome.to_string(),
+            outcome,
             first_violation: summary.verdict.failure.clone(),
             end_states: end_states(&summary.end_states),
             statements: summary.statements,
@@ -85,8 +117,8 @@ impl PointRow {
 }
 
 impl FailureRow for PointRow {
-    fn outcome(&self) -> &str {
-        &self.outcome
+    fn failed(&self) -> bool {
+        self.outcome == PointOutcome::Ran(RunOutcome::Fail)
     }
     fn first_violation(&self) -> &str {
         &self.first_violation
@@ -96,5 +128,19 @@ impl FailureRow for PointRow {
     }
     fn set_failure(&mut self, id: String) {
         self.failure = id;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_explore_outcome_is_a_run_outcome_or_unreached_and_nothing_else() {
+        crate::vocab::word::check::round_trips::<PointOutcome>("unreachable");
+        assert_eq!("unreached".parse(), Ok(PointOutcome::Unreached));
+        assert_eq!("fail".parse(), Ok(PointOutcome::Ran(RunOutcome::Fail)));
+        let fired: Vec<&str> = PointOutcome::ALL.iter().filter(|o| o.fired()).map(|o| o.as_str()).collect();
+        assert_eq!(fired, ["pass", "fail"], "an unreached fault or a harness error did not fire a judged run");
     }
 }

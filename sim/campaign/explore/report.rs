@@ -6,9 +6,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::outcome::PointRow;
+use super::outcome::{PointOutcome, PointRow};
 use super::Exploration;
 use crate::base::error::Result;
+use crate::vocab::RunOutcome;
 
 pub fn write_csv(path: &Path, rows: &[PointRow]) -> Result<()> {
     crate::base::csv_rows::write_rows(path, rows)
@@ -24,14 +25,14 @@ pub fn read_csv(path: &Path) -> Result<Vec<PointRow>> {
 }
 
 impl Exploration {
-    fn count(&self, outcome: &str) -> usize {
+    fn count(&self, outcome: PointOutcome) -> usize {
         self.rows.iter().filter(|r| r.outcome == outcome).count()
     }
 
     /// Statements the fired runs ran, and those of them before their point (what starting
     /// each from a snapshot of the base run at its point would have skipped).
     pub fn prefix_statements(&self) -> (u64, u64) {
-        let fired = self.rows.iter().filter(|r| r.outcome == "pass" || r.outcome == "fail");
+        let fired = self.rows.iter().filter(|r| r.outcome.fired());
         fired.fold((0, 0), |(prefix, all), r| (prefix + r.prefix_statements.min(r.statements), all + r.statements))
     }
 
@@ -60,10 +61,15 @@ impl Exploration {
             let _ = writeln!(out, "launcher     trace {hash}: the base run started by the launcher a conductor crash brings");
         }
         let _ = writeln!(out, "runs         {} of {} ({})", self.rows.len(), self.planned, self.faults_placed);
-        let _ = writeln!(out, "passed       {}", self.count("pass"));
-        let _ = writeln!(out, "unreached    {} (the fault never fired: the run is the base run)", self.count("unreached"));
-        let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count("fail"), self.failures.len());
-        let _ = writeln!(out, "errors       {}", self.count("error"));
+        let _ = writeln!(out, "passed       {}", self.count(PointOutcome::Ran(RunOutcome::Pass)));
+        let _ = writeln!(out, "unreached    {} (the fault never fired: the run is the base run)", self.count(PointOutcome::Unreached));
+        let _ = writeln!(
+            out,
+            "failed       {} in {} distinct failure(s)",
+            self.count(PointOutcome::Ran(RunOutcome::Fail)),
+            self.failures.len()
+        );
+        let _ = writeln!(out, "errors       {}", self.count(PointOutcome::Ran(RunOutcome::Error)));
         for f in &self.failures {
             let (first, stem) = (self.rows[f.first_row].placed(), f.file_stem());
             let _ = writeln!(
@@ -73,7 +79,7 @@ impl Exploration {
             );
             let _ = writeln!(out, "     at {}", super::by_statement::line(&self.rows, f));
         }
-        for row in self.rows.iter().filter(|r| r.outcome == "error").take(5) {
+        for row in self.rows.iter().filter(|r| r.outcome == PointOutcome::Ran(RunOutcome::Error)).take(5) {
             let _ = writeln!(out, "error at point {} ({}): {}", row.point, row.placed(), row.first_violation);
         }
         let (prefix, all) = self.prefix_statements();

@@ -78,7 +78,7 @@ pub struct Enumeration {
 impl Enumeration {
     /// A harness error in any run (3), else a distinct failure (1), else a pass.
     pub fn outcome(&self) -> RunOutcome {
-        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == "error"), !self.failures.is_empty())
+        crate::campaign::outcome(self.rows.iter().any(|r| r.outcome == RunOutcome::Error), !self.failures.is_empty())
     }
 }
 

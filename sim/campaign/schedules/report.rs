@@ -13,6 +13,7 @@ use crate::base::atomic::write_atomically;
 use crate::base::error::Result;
 use crate::campaign::{end_states, Campaign};
 use crate::run::RunSummary;
+use crate::vocab::RunOutcome;
 
 /// The journal of an enumeration's finished runs, beside schedules.csv (sim/campaign).
 pub const JOURNAL: &str = "schedules.journal.jsonl";
@@ -29,7 +30,7 @@ pub struct ScheduleRow {
     /// Decision points the run met.
     pub decisions: usize,
     /// `pass` | `fail` | `error` (a harness error or panic).
-    pub outcome: String,
+    pub outcome: RunOutcome,
     /// The distinct failure it belongs to (`F1`, …), for `fail`.
     pub failure: String,
     pub first_violation: String,
@@ -46,7 +47,7 @@ impl ScheduleRow {
             choices: spell(choices),
             non_default: crate::plan::schedule::non_default(choices),
             decisions: 0,
-            outcome: "error".to_string(),
+            outcome: RunOutcome::Error,
             failure: String::new(),
             first_violation: why,
             end_states: String::new(),
@@ -58,7 +59,7 @@ impl ScheduleRow {
     pub fn finished(run: usize, choices: &[u32], decisions: usize, summary: &RunSummary) -> ScheduleRow {
         ScheduleRow {
             decisions,
-            outcome: if summary.verdict.passed() { "pass" } else { "fail" }.to_string(),
+            outcome: if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail },
             first_violation: summary.verdict.failure.clone(),
             end_states: end_states(&summary.end_states),
             statements: summary.statements,
@@ -74,8 +75,8 @@ impl ScheduleRow {
 
 /// schedules.csv's rows are grouped as explore.csv's are (`campaign::group`).
 impl crate::campaign::FailureRow for ScheduleRow {
-    fn outcome(&self) -> &str {
-        &self.outcome
+    fn failed(&self) -> bool {
+        self.outcome == RunOutcome::Fail
     }
     fn first_violation(&self) -> &str {
         &self.first_violation
@@ -113,7 +114,7 @@ pub fn read_csv(out: &Path) -> Result<Vec<ScheduleRow>> {
 }
 
 impl Enumeration {
-    fn count(&self, outcome: &str) -> usize {
+    fn count(&self, outcome: RunOutcome) -> usize {
         self.rows.iter().filter(|r| r.outcome == outcome).count()
     }
 
@@ -133,9 +134,9 @@ impl Enumeration {
             let _ = writeln!(out, "level {level}      {runs} schedule(s)");
         }
         let _ = writeln!(out, "runs         {}{}", self.rows.len(), if self.interrupted { " (interrupted)" } else { "" });
-        let _ = writeln!(out, "passed       {}", self.count("pass"));
-        let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count("fail"), self.failures.len());
-        let _ = writeln!(out, "errors       {}", self.count("error"));
+        let _ = writeln!(out, "passed       {}", self.count(RunOutcome::Pass));
+        let _ = writeln!(out, "failed       {} in {} distinct failure(s)", self.count(RunOutcome::Fail), self.failures.len());
+        let _ = writeln!(out, "errors       {}", self.count(RunOutcome::Error));
         for f in &self.failures {
             let row = &self.rows[f.first_row];
             let _ = writeln!(
@@ -150,7 +151,7 @@ impl Enumeration {
                 f.file_stem()
             );
         }
-        for row in self.rows.iter().filter(|r| r.outcome == "error").take(5) {
+        for row in self.rows.iter().filter(|r| r.outcome == RunOutcome::Error).take(5) {
             let _ = writeln!(out, "error in run {} (choices [{}]): {}", row.run, row.choices, row.first_violation);
         }
         out

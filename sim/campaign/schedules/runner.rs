@@ -65,7 +65,7 @@ impl Explorer<'_> {
         let next = ran
             .iter()
             .zip(level)
-            .filter(|(r, _)| r.row.outcome != "error")
+            .filter(|(r, _)| r.row.outcome != crate::vocab::RunOutcome::Error)
             .flat_map(|(r, choices)| children(choices, &r.decisions, self.options.depth))
             .collect();
         (ran, next)
