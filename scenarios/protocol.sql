@@ -2,7 +2,7 @@
 -- `-- name: NAME`; parameters are bound by name (`:task_id`), never formatted in.
 -- Where the seeds disagree, this file follows seed 000 (the musician design document) and
 -- the variants of docs/protocol.md §3 (D1–D16) override single entries.
--- The engine knows which parameters it supplies to each name (sim/sql_catalog.rs); a
+-- The engine knows which parameters it supplies to each name (sim/input/sql_catalog.rs); a
 -- statement that needs any other parameter is rejected before the run starts.
 
 ------------------------------------------------------------------------------------------

@@ -201,7 +201,7 @@ pub struct RunStat {
     /// violation no failure, but a benchmark still counts it).
     pub violated: Vec<&'static str>,
     /// Throughput, the designer's figures and latency causes; whether the time limit cut the
-    /// run off (sim/bench/figures.rs).
+    /// run off (sim/campaign/bench/figures.rs).
     pub figures: figures::RunFigures,
 }
 

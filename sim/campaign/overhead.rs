@@ -154,7 +154,7 @@ pub fn replay_floor(path: &Path, catalog: &Catalog, recorded: &[Recorded], seed:
     // The run's page cache (sim/world/db.rs), so neither side re-reads pages from the OS.
     conn.execute_batch("PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;")?;
     conn.execute_batch(SCHEMA_SQL)?;
-    // The run's `random()` (sim/db/random.rs), so SQL that draws does the run's work.
+    // The run's `random()` (sim/world/db/random.rs), so SQL that draws does the run's work.
     crate::world::db::random::register(&conn, seed)?;
     let mut slots = prepare_all(&conn, catalog)?;
     for statement in recorded {

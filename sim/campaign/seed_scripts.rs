@@ -44,7 +44,7 @@ pub enum Decision {
     Escalate,
     HandOff,
     /// No evaluation because the session already warned this session and its scope is
-    /// reduced or a hand-off is scheduled (sim/musician/context.rs: `scope != Normal`).
+    /// reduced or a hand-off is scheduled (sim/actors/musician/context.rs: `scope != Normal`).
     AlreadyWarned,
 }
 

@@ -38,7 +38,7 @@ pub struct SweepOptions {
     pub out: PathBuf,
     /// Print a progress line every this many pairs (stderr).
     pub progress_every: usize,
-    /// `--require-coverage`: what the pairs together must reach (sim/coverage/required.rs).
+    /// `--require-coverage`: what the pairs together must reach (sim/judging/coverage/required.rs).
     pub require_coverage: Option<PathBuf>,
     /// Replace what an earlier command left in `out` (refused without it: sim/base/out_folder.rs).
     pub force: bool,

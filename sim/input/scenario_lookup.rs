@@ -1,5 +1,5 @@
 //! Finding the scenario a trace names. The trace holds only its file name (so its hash does
-//! not depend on where the run was made: sim/scenario/identity.rs), so `rehearsal judge`
+//! not depend on where the run was made: sim/input/scenario/identity.rs), so `rehearsal judge`
 //! looks for a file of that name where a run's scenario usually is: in the current folder and
 //! its `scenarios/` tree, then in each folder above the run folder and its `scenarios/` tree
 //! (a run folder under `reports/runs/` of a checkout finds the checkout's scenarios). Files

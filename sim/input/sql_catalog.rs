@@ -142,7 +142,7 @@ impl Catalog {
     /// Checks names, then hands each statement with its `Stmt` to `prepare`, in the order of
     /// the names; the first problem is returned, naming the statement. `prepare` prepares it
     /// on a connection that already holds the schema and checks it (`Statement::prepared`),
-    /// and may keep the handle: the run prepares each statement once (sim/db/prepared.rs).
+    /// and may keep the handle: the run prepares each statement once (sim/world/db/prepared.rs).
     pub fn validate_each(&self, mut prepare: impl FnMut(Stmt, &Statement) -> Result<()>) -> Result<()> {
         for (name, _) in required() {
             if !self.statements.contains_key(name) {

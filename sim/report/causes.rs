@@ -1,5 +1,5 @@
 //! Where a run's latency went, for summary.md and timeline.html: each measurement's causes
-//! (sim/oracle/latency.rs) summed over the run, and every budget breach with its own.
+//! (sim/judging/oracle/latency.rs) summed over the run, and every budget breach with its own.
 
 use std::fmt::Write as _;
 

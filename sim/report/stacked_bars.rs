@@ -1,5 +1,5 @@
 //! Where latency goes (issue 31): one stacked bar per grid point, the mean of a measurement
-//! split into its causes as the latency attribution measured them (sim/oracle/latency.rs:
+//! split into its causes as the latency attribution measured them (sim/judging/oracle/latency.rs:
 //! threshold wait, poll phase, jitter, conductor busy in reviews, launch delay, successor
 //! bootstrap, …). The parts of a bar sum to the mean measured value, so the tallest part is
 //! the knob that moves it.

@@ -208,7 +208,7 @@ fn session_lifetimes(svg: &mut String, model: &Model, lanes: &Lanes, scale: &Sca
 }
 
 /// Each measurement above its budget: a red bar over its window along the top of its task's
-/// lane, its causes on hover (sim/oracle/latency.rs).
+/// lane, its causes on hover (sim/judging/oracle/latency.rs).
 fn budget_breaches(svg: &mut String, summary: &RunSummary, lanes: &Lanes, scale: &Scale) {
     for (d, limit) in super::causes::breaches(summary) {
         let Some(lane) = lanes.tasks.get(&d.task_id) else { continue };

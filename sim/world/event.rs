@@ -173,7 +173,7 @@ pub enum Fact {
     },
     /// A watcher's poll sleep of `sleep_ms` took `jitter_ms` longer (the watcher-jitter fault):
     /// from `t + sleep_ms` to `t + sleep_ms + jitter_ms` the watcher (the event's actor) waited
-    /// for the fault, not for its poll. Latency attribution (sim/oracle/latency.rs) reads it.
+    /// for the fault, not for its poll. Latency attribution (sim/judging/oracle/latency.rs) reads it.
     SleepJittered {
         session_id: String,
         sleep_ms: i64,

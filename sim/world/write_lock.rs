@@ -1,6 +1,6 @@
 //! SQLite's write lock in virtual time (`[faults] write_hold_ms`, `busy_timeout_ms`): the one
 //! rule the world applies to every write (sim/world/mod.rs) and `rehearsal calibrate load` applies
-//! to a real load's arrivals (sim/calibrate/load.rs), so the prediction it compares with
+//! to a real load's arrivals (sim/campaign/calibrate/load.rs), so the prediction it compares with
 //! SQLite is the simulator's own rule, not a copy of it.
 
 /// Lock contention in virtual time, for summaries and benchmarks.

@@ -6,7 +6,7 @@
 //! gives every statement the protocol executes, with its parameters and its simulated instant.
 //! Those statements are replayed on a fresh WAL database, each at its instant divided by the
 //! speedup K (the whole run in `--seconds`, by default), each in its own `sqlite3` process
-//! (sim/calibrate/cli.rs), by a pool of `--procs` workers (one process at a time each, as a
+//! (sim/campaign/calibrate/cli.rs), by a pool of `--procs` workers (one process at a time each, as a
 //! session's tool runs one call at a time). SQLITE_BUSY is retried 3 times, 1 s / K apart, as
 //! the simulated tool layer does (sim/actors/ctx.rs).
 //!

@@ -125,7 +125,7 @@ impl Exploration {
 
 const CONDUCTOR_NOTE: &str = "**The conductor's points** (`conductor`, `conductor.S2`, …; a review's statements count with its conductor session) get a crash before and after each (`[[faults.conductor_crash]]`), which brings the launcher that starts the next conductor session (docs/protocol.md C34). They get no hang with `--hangs`: the conductor's one hang, `[[faults.conductor_down]]`, is a window of simulated time, and a window opened at the instant of a point is not a hang at the point (other actors' events of that instant may come before or after it).";
 
-const PREFIX_NOTE: &str = "**Prefix sharing** is not done: every run starts from the scenario's beginning. The `prefix` line counts the statements the runs ran before their fault's point — identical, statement for statement, to the base run's — which a run resumed from a snapshot of the base run at its point would have skipped (see `sim/explore/mod.rs` for why there is no such snapshot).";
+const PREFIX_NOTE: &str = "**Prefix sharing** is not done: every run starts from the scenario's beginning. The `prefix` line counts the statements the runs ran before their fault's point — identical, statement for statement, to the base run's — which a run resumed from a snapshot of the base run at its point would have skipped (see `sim/campaign/explore/mod.rs` for why there is no such snapshot).";
 
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {

@@ -18,7 +18,7 @@
 //! incomplete.
 //!
 //! Re-execution from the start is the only way: an actor's state is its suspended future,
-//! which can be neither cloned nor saved (sim/explore/mod.rs says more).
+//! which can be neither cloned nor saved (sim/campaign/explore/mod.rs says more).
 
 mod report;
 mod runner;

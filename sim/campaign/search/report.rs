@@ -26,7 +26,7 @@ pub struct SearchRow {
     pub run: usize,
     /// `fresh` (a new seed), `mutant-of-N` (a mutant of the side's run N), `random`.
     pub origin: String,
-    /// The input (sim/search/input.rs `summary`).
+    /// The input (sim/campaign/search/input.rs `summary`).
     pub input: String,
     /// Coverage items this run reached first on its side.
     pub new_coverage: usize,

@@ -56,7 +56,7 @@ pub struct RunSection {
     #[serde(deserialize_with = "positive_u64")]
     pub events_max: u64,
     /// SQLite steps one protocol statement may take before it is stopped as never ending
-    /// (sim/db/step_limit.rs).
+    /// (sim/world/db/step_limit.rs).
     #[serde(deserialize_with = "positive_u64")]
     pub sql_steps_max: u64,
 }

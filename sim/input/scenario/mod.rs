@@ -95,7 +95,7 @@ pub struct ProtocolSettings {
     /// #10: the oracle also accepts the transitions the text implies but the table omits.
     pub implied_transitions: bool,
     /// #12: escalate deviations on > 2 (000 text, 003) instead of REF-6 (2+ Medium or 1+
-    /// High); read by the musician (sim/musician/escalation.rs) and its resumption assessment.
+    /// High); read by the musician (sim/actors/musician/escalation.rs) and its resumption assessment.
     pub escalate_over_two: bool,
     /// The conductor hands a stale task over on its last poll instead of re-reading the row
     /// first (002 "Guard Clause Rules" implies the re-read; variant `act-on-poll`).

@@ -31,7 +31,7 @@ impl Writer {
     }
 }
 
-/// The fault context a transition happened in (sim/coverage/observer.rs decides them).
+/// The fault context a transition happened in (sim/judging/coverage/observer.rs decides them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Context {
     /// Another session of the task had crashed before it.

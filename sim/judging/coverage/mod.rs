@@ -1,5 +1,5 @@
 //! Protocol coverage: what runs exercised — every task-row transition by writer, in each
-//! fault context, and every write that changed no row (sim/coverage/item.rs says what each
+//! fault context, and every write that changed no row (sim/judging/coverage/item.rs says what each
 //! item means and how it is written). Each run counts its own (`CoverageObserver`, an observer
 //! of the event stream); sweeps, merges and explorations add runs' counts up and write
 //! `coverage.csv`; `--require-coverage FILE` (`Required`) names what must have been reached.

@@ -1,5 +1,5 @@
 //! A `--require-coverage` file: what a sweep (or a merge of shards) must have reached. One
-//! item a line in coverage.csv's text form (sim/coverage/item.rs), e.g.
+//! item a line in coverage.csv's text form (sim/judging/coverage/item.rs), e.g.
 //!
 //! ```text
 //! # 002's table, by the musician

@@ -27,7 +27,7 @@ fn counts(coverage: &Coverage, writer: Writer, from: TaskState, to: TaskState) -
 /// The markdown section, headed `## Protocol coverage`.
 pub fn markdown(coverage: &Coverage) -> String {
     let mut md = String::from("## Protocol coverage\n\n");
-    md.push_str("002's musician transitions (`sim/oracle/rules/allowed_transitions.rs`): writes that made each, in any context and in each fault context (`sim/coverage/item.rs`).\n\n");
+    md.push_str("002's musician transitions (`sim/judging/oracle/rules/allowed_transitions.rs`): writes that made each, in any context and in each fault context (`sim/judging/coverage/item.rs`).\n\n");
     md.push_str(&header("transition"));
     let mut never = Vec::new();
     for (from, to) in TABLE_002 {

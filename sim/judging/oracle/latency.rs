@@ -1,4 +1,4 @@
-//! Latency attribution: every timing measurement (sim/oracle/meter.rs) split into its causes,
+//! Latency attribution: every timing measurement (sim/judging/oracle/meter.rs) split into its causes,
 //! measured from the run's events. A measurement's window (a message sent to its reading, a
 //! crash to its declaration, …) is cut at the instants the events give — a hang's start and
 //! end, an injected jitter, a conductor review, a poll, a launch, a replaced session's write —

@@ -24,11 +24,11 @@ pub struct Measurements {
     pub stale_declared: u64,
     /// Hand-overs of a live, running session (the `no-false-stale` rule's cases).
     pub false_stale_alarms: u64,
-    /// What a designer asks beyond the budgets (sim/oracle/designer.rs): first claim, review
+    /// What a designer asks beyond the budgets (sim/judging/oracle/designer.rs): first claim, review
     /// queue and wait, notice by watcher, recovery. Older pairs.jsonl files lack it.
     #[serde(default)]
     pub designer: DesignerFigures,
-    /// Every measurement above with its causes (sim/oracle/latency.rs), in the order taken;
+    /// Every measurement above with its causes (sim/judging/oracle/latency.rs), in the order taken;
     /// heartbeat ages only above the refresh threshold (below it the threshold is all).
     /// Not in a sweep's pairs.jsonl: a sweep keeps the figures only (`figures_only`).
     #[serde(skip)]

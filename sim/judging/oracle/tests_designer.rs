@@ -1,4 +1,4 @@
-//! The designer's figures under test (sim/oracle/designer.rs): time to first claim, the review
+//! The designer's figures under test (sim/judging/oracle/designer.rs): time to first claim, the review
 //! queue and wait, notice by watcher, recovery and its causes, on synthetic streams (the DSL
 //! is `tests.rs`'s).
 

@@ -13,7 +13,7 @@ use rusqlite::Connection;
 /// Steps between two calls of the handler: its cost is a call per this many steps.
 const STEPS_PER_CALL: u64 = 1000;
 
-/// The scenario's default `run.sql_steps_max` (the input layer owns it: sim/scenario/file.rs).
+/// The scenario's default `run.sql_steps_max` (the input layer owns it: sim/input/scenario/file.rs).
 pub use crate::input::scenario::DEFAULT_STEPS_MAX;
 
 /// The budget of the statement running now, shared with the connection's handler.

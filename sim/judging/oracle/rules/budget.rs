@@ -154,7 +154,7 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
 }
 
 /// A measurement above its budget fails the run. The explanation names the largest
-/// measurement's causes (sim/oracle/latency.rs): the budget says what the protocol's numbers
+/// measurement's causes (sim/judging/oracle/latency.rs): the budget says what the protocol's numbers
 /// allow, the causes say where the time went.
 pub fn check(limits: &[BudgetLimit], measured: &Measurements, end_ms: i64, findings: &mut Findings) {
     for (name, sample) in measured.named() {
