@@ -4,7 +4,6 @@
 //! result alone. After Ctrl-C (`interrupt`) or when the caller's `should_stop` says so, no
 //! item starts; the items under way finish, and those never started are `None`.
 
-use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -20,25 +19,6 @@ pub struct Hooks<Stop, Done> {
     /// Called once for every finished item, on the worker that ran it, with the item's index
     /// and result, before that worker takes another item: progress, checkpoints, fail-fast.
     pub on_done: Done,
-}
-
-/// The message of a caught panic (`panic!` with a string or a format), or "" for any other
-/// payload.
-pub fn panic_message(payload: &(dyn Any + Send)) -> String {
-    crate::base::panic_guard::panic_message(payload)
-}
-
-/// Runs `work` on every item with `jobs` threads; `progress` is called after each item with
-/// the number finished so far.
-pub fn map<T: Sync, R: Send>(
-    jobs: usize,
-    items: &[T],
-    work: impl Fn(&T) -> R + Sync,
-    progress: impl Fn(usize) + Sync,
-) -> Vec<Option<Caught<R>>> {
-    let done = AtomicUsize::new(0);
-    let on_done = |_: usize, _: &Caught<R>| progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-    map_with(jobs, items, work, Hooks { should_stop: || false, on_done })
 }
 
 /// Runs `work` on every item with `jobs` threads (at least one, at most one per item) and
@@ -65,7 +45,8 @@ where
                 }
                 let index = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(index) else { return };
-                let result = catch_unwind(AssertUnwindSafe(|| work(item))).map_err(|panic| panic_message(&*panic));
+                let result =
+                    catch_unwind(AssertUnwindSafe(|| work(item))).map_err(|panic| crate::base::panic_guard::panic_message(&*panic));
                 (hooks.on_done)(index, &result);
                 slots.lock().expect("no item panics while holding the lock")[index] = Some(result);
             });
@@ -79,6 +60,11 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicBool;
 
+    /// The pool with no hooks: never stops early, tells nobody.
+    fn map<T: Sync, R: Send>(jobs: usize, items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<Option<Caught<R>>> {
+        map_with(jobs, items, work, Hooks { should_stop: || false, on_done: |_: usize, _: &Caught<R>| {} })
+    }
+
     /// Items take uneven times, so threads finish them out of order.
     fn slow_square(x: &u64) -> u64 {
         std::thread::sleep(std::time::Duration::from_micros((x * 37) % 11 * 100));
@@ -90,15 +76,15 @@ mod tests {
         let items: Vec<u64> = (0..40).collect();
         let expected: Vec<Option<Caught<u64>>> = items.iter().map(|x| Some(Ok(x * x))).collect();
         for jobs in [1, 2, 3, 8, 100] {
-            assert_eq!(map(jobs, &items, slow_square, |_| {}), expected, "jobs {jobs}");
+            assert_eq!(map(jobs, &items, slow_square), expected, "jobs {jobs}");
         }
-        assert!(map(4, &[] as &[u64], slow_square, |_| {}).is_empty());
+        assert!(map(4, &[] as &[u64], slow_square).is_empty());
     }
 
     #[test]
     fn a_panic_in_one_item_is_its_result_alone() {
         let items: Vec<u64> = (0..12).collect();
-        let results = map(3, &items, |&x| if x == 5 { panic!("item {x} broke") } else { x + 1 }, |_| {});
+        let results = map(3, &items, |&x| if x == 5 { panic!("item {x} broke") } else { x + 1 });
         for (x, result) in items.iter().zip(&results) {
             match x {
                 5 => assert_eq!(result, &Some(Err("item 5 broke".to_string()))),

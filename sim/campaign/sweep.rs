@@ -335,7 +335,7 @@ fn run_pair_keeping(
             (row, None)
         }
         Err(panic) => {
-            row.first_violation = format!("panic: {}", crate::campaign::pool::panic_message(&*panic));
+            row.first_violation = format!("panic: {}", crate::base::panic_guard::panic_message(&*panic));
             (row, None)
         }
     }
