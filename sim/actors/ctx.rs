@@ -40,6 +40,9 @@ pub struct Runtime {
     pub spawner: Rc<Spawner<ActorInfo, Effect, Reply>>,
     pub events: Rc<EventLog>,
     pub actor_faults: ActorFaults,
+    /// Variant `retry-failed-reads` (issue 28): `sql` tries a read that failed with
+    /// SQLITE_IOERR again instead of handing the failure to the actor (docs/protocol.md C43).
+    pub retry_failed_reads: bool,
 }
 
 impl Runtime {
@@ -115,16 +118,27 @@ impl Ctx {
     }
 
     /// Runs one named protocol statement at the instant the engine schedules it.
-    /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; other
-    /// failures go back to the actor.
+    /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; under the
+    /// variant `retry-failed-reads` so is a read that failed with SQLITE_IOERR. Other
+    /// failures go back to the actor (docs/protocol.md C13, C43).
     pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
-        const BUSY_RETRIES: u32 = 3;
+        const RETRIES: u32 = 3;
         // The world hands the parameters back with a busy failure: no copy is kept per attempt.
+        // A failed read's are not handed back, so a read that may be retried keeps a copy.
+        let retry_reads = self.runtime.retry_failed_reads && !stmt.writes();
         let mut params = params;
-        for attempt in 0..=BUSY_RETRIES {
+        for attempt in 0..=RETRIES {
+            let kept = retry_reads.then(|| params.clone());
             match self.effect(Effect::Sql { stmt, params }).await {
+                Reply::Sql(Err(failure)) if failure.kind == FailureKind::IoError && attempt < RETRIES && kept.is_some() => {
+                    // A read changed nothing: trying it again is safe, whatever the disk did
+                    // (000 "Pause Watcher" 4: "Wait 10 seconds, repeat from step 1").
+                    self.note("io_retry", format!("`{stmt}` attempt {}: {}", attempt + 1, failure.message));
+                    self.sleep(1_000).await;
+                    params = kept.expect("kept for a read");
+                }
                 Reply::Sql(result) => return result,
-                Reply::SqlBusy { failure, params: back } if attempt < BUSY_RETRIES => {
+                Reply::SqlBusy { failure, params: back } if attempt < RETRIES => {
                     debug_assert_eq!(failure.kind, FailureKind::Busy);
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;

@@ -101,6 +101,15 @@ pub const CHANGES: &[Change] = &[
         diff: "Behaviour: a session the conductor replaces because it went silent (a stale heartbeat, a claim overdue, a held row a claim was blocked on) does not count against C8's cap; only sessions that ended by a write of their own (an exit) do. A fault-free task needs one session; the cap guards against a task whose sessions keep handing off without finishing, and a fault phase with crashes and hangs drawn per write can use up any fixed count of lost sessions (proof-random-faults seed 307: task-04's five sessions crashed, hung, crashed, crashed before the claim and crashed before the claim, all inside the fault phase, and the task was given up)",
         necessity_run: None,
     },
+    Change {
+        variant: "retry-failed-reads",
+        demo_seed: 0,
+        demo: "scenarios/faults/io-error-on-pause-poll.toml",
+        rule: "allowed-transitions",
+        seed_text: "000 \"Pause Watcher (During Conductor Wait)\" 4: \"Wait 10 seconds, repeat from step 1.\" The seeds say nothing of a statement that fails; docs/protocol.md C43 ends the actor on any failure, so a pause watcher whose poll failed ends without an answer and its session reads that as 3's \"Exit with TIMEOUT indicator\"",
+        diff: "Behaviour: a read (a statement that writes nothing) that fails with SQLITE_IOERR is tried again a second later, up to 3 times, as SQLITE_BUSY is (C13), instead of ending the actor; a failed write still ends the session (C43), since it may or may not have run. Found by `explore crashes scenarios/quickstart.toml --faults io_error --protocol repaired`: 212 of 4,636 runs failed (`read_task_state` of a pause watcher: an `error` written over the conductor's approval, `allowed-transitions`, or the next resume ~8 min late, `budget`)",
+        necessity_run: None,
+    },
 ];
 
 /// The strict suites of the proof (`[expect] allowed = []`), copies of random-faults and ci-smoke.
@@ -136,8 +145,9 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("watcher jitter 0-20 s per poll", "random-faults, ci-smoke"),
     ("context spikes of 5-25 % with odds 0-5 % per agent", "random-faults, ci-smoke"),
     ("a crash of a musician session or of the conductor before and after each statement of one run", "explore crashes (quickstart, a ci-smoke seed)"),
-    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session", "explore crashes --hangs (quickstart, a ci-smoke seed)"),
-    ("crash and hang placements and fault odds mutated towards new coverage", "search (random-faults)"),
+    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session", "explore crashes --faults crash,hang,io_error (quickstart, a ci-smoke seed)"),
+    ("a disk error (SQLITE_IOERR) on each statement of a musician session, before it runs (nothing written) and after it ran (its answer lost)", "explore crashes --faults crash,hang,io_error (quickstart, a ci-smoke seed)"),
+    ("crash, hang and I/O error placements and fault odds mutated towards new coverage", "search --faults crash,hang,io_error (random-faults)"),
     ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
     ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
     ("a silence before the claim longer than 30 min (one hang, or hangs back to back before the claim)", "outside the model: assumption A1"),

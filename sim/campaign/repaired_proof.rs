@@ -90,7 +90,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         variants: Vec::new(),
         sessions: Vec::new(),
         points: (1..=sizes.explore_points).collect(),
-        faults: vec![FaultName::Crash, FaultName::Hang],
+        faults: FaultName::ALL.to_vec(),
         keep_faults: false,
         jobs: sizes.jobs,
         out: runs_dir.join(format!("explore-{stem}")),
@@ -99,7 +99,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         force: true,
     };
     let found = crate::campaign::explore::explore_crashes(&options)?;
-    let mut command = format!("explore crashes {scenario} --hangs --protocol {PROFILE}");
+    let mut command = format!("explore crashes {scenario} --faults {} --protocol {PROFILE}", fault_list(&FaultName::ALL));
     if let Some(seed) = seed {
         let _ = write!(command, " --seed {seed}");
     }
@@ -115,6 +115,11 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
     })
 }
 
+/// `crash,hang,io_error`: the `--faults` value that places `faults`.
+fn fault_list(faults: &[FaultName]) -> String {
+    faults.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(",")
+}
+
 fn distinct(failures: &[DistinctFailure]) -> Vec<String> {
     failures.iter().map(|f| format!("{} {}: {}", f.id, f.first_violation, f.runs)).collect()
 }
@@ -128,7 +133,7 @@ fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         protocol: Some(PROFILE.to_string()),
         variants: Vec::new(),
         jobs: sizes.jobs,
-        faults: FaultName::SEARCHED.to_vec(),
+        faults: FaultName::ALL.to_vec(),
         out: runs_dir.join("search-random-faults"),
         scratch: None,
         progress: false,
@@ -143,7 +148,11 @@ fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         *rules.entry(rule).or_default() += 1;
     }
     Ok(Part {
-        command: format!("search {SEARCH_SCENARIO} --runs {} --strict --protocol {PROFILE}", sizes.search_runs),
+        command: format!(
+            "search {SEARCH_SCENARIO} --runs {} --strict --faults {} --protocol {PROFILE}",
+            sizes.search_runs,
+            fault_list(&FaultName::ALL)
+        ),
         size: format!("{} search + {} random runs", found.search.rows.len(), found.random.rows.len()),
         failing: format!("{failing} runs"),
         detail: rules.iter().map(|(r, n)| format!("{r}: {n}")).collect(),

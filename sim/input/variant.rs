@@ -310,6 +310,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.uncap_lost_sessions = true,
     },
+    Variant {
+        name: "retry-failed-reads",
+        disagreement: 0,
+        summary: "a read that fails with a disk error (SQLITE_IOERR) is tried again a second later, up to 3 times, as SQLITE_BUSY is (docs/protocol.md C13), instead of ending the actor (C43): a pause watcher whose poll failed otherwise ends as if the conductor had timed out, and its session reports an `error` over an approval",
+        sql: None,
+        apply: |s| s.settings.retry_failed_reads = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

@@ -37,6 +37,9 @@ pub struct EngineConfig {
     pub statement_ms: Dist,
     pub sim_time_max_ms: i64,
     pub events_max: u64,
+    /// Variant `retry-failed-reads` (issue 28): a read that fails with SQLITE_IOERR is tried
+    /// again (`Ctx::sql`).
+    pub retry_failed_reads: bool,
 }
 
 /// The consumers of the event stream.
@@ -137,6 +140,7 @@ impl Engine {
             spawner: exec.spawner(),
             events: events.clone(),
             actor_faults: faults.actor_faults.clone(),
+            retry_failed_reads: config.retry_failed_reads,
         });
         let world = World::new(db, faults, events, config.epoch_unix_ms, config.statement_ms.clone());
         Ok(Engine { config, runtime, exec, world, consumers: Consumers::new(observers)?, files_root, pending: Vec::new() })
@@ -349,6 +353,7 @@ mod tests {
             statement_ms: Dist::Const(100),
             sim_time_max_ms: 3_600_000,
             events_max: 10_000,
+            retry_failed_reads: false,
         };
         Engine::new(config, clock, db, observers, dir.to_path_buf(), FaultPlan::new(1, &faults)).unwrap()
     }

@@ -257,6 +257,7 @@ fn engine_config(scenario: &Scenario, seed: u64) -> EngineConfig {
         statement_ms: scenario.timing.statement_ms.clone(),
         sim_time_max_ms: scenario.run.sim_time_max_ms,
         events_max: scenario.run.events_max,
+        retry_failed_reads: scenario.settings.retry_failed_reads,
     }
 }
 

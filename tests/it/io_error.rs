@@ -107,3 +107,40 @@ fn search_places_io_errors_only_when_asked_and_they_strike() {
     let found = rehearsal::campaign::search::search(&search_options(FaultName::SEARCHED.to_vec(), default.path())).unwrap();
     assert!(found.search.inputs.iter().flat_map(|i| &i.faults).all(|f| f.kind != FaultKind::IoError));
 }
+
+fn run_pause_poll(variants: &[&str], out: &std::path::Path) -> rehearsal::run::RunSummary {
+    let path = root().join("scenarios/faults/io-error-on-pause-poll.toml");
+    let variants = variants.iter().map(|v| v.to_string()).collect();
+    let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.to_path_buf()), variants };
+    run_scenario(Scenario::load(&path).unwrap(), &options).unwrap()
+}
+
+/// C43 ends a pause watcher whose poll failed, and its session reads that as 000's TIMEOUT: an
+/// `error` over the conductor's approval. Under `retry-failed-reads` the watcher polls again a
+/// second later (000 "Pause Watcher" 4: "Wait 10 seconds, repeat from step 1") and the session
+/// resumes on the approval.
+#[test]
+fn a_failed_pause_poll_is_read_as_a_timeout_unless_reads_are_retried() {
+    let seeds = tempfile::tempdir().unwrap();
+    let summary = run_pause_poll(&[], seeds.path());
+    assert!(summary.verdict.passed(), "the seeds' flaw is the scenario's expected one: {}", summary.render());
+    let s1 = session("task-04.S1");
+    let rows = trace(seeds.path());
+    assert!(rows.iter().any(|r| r.event == "watcher_sql_failure" && r.detail.contains("disk I/O error")), "the watcher ends");
+    assert!(rows.iter().any(|r| r.stmt == Some(Stmt::SetError) && r.place() == Some(s1)), "an error over the approval");
+    assert!(!rows.iter().any(|r| r.event == "io_retry"));
+
+    let retried = tempfile::tempdir().unwrap();
+    let summary = run_pause_poll(&["retry-failed-reads"], retried.path());
+    let violations = std::fs::read_to_string(retried.path().join("violations.csv")).unwrap();
+    assert_eq!(violations.lines().count(), 1, "no violation, only the header: {violations}");
+    assert!(!summary.verdict.passed(), "the expected flaws are gone: {}", summary.render());
+    let rows = trace(retried.path());
+    let failed = rows.iter().find(|r| r.detail.starts_with("disk I/O error")).expect("the fault strikes");
+    let retry = rows.iter().find(|r| r.event == "io_retry").expect("a retry note");
+    assert!(retry.seq > failed.seq && retry.detail.contains("read_task_state"), "{retry:?}");
+    let next = rows.iter().find(|r| r.seq > retry.seq && r.stmt == Some(Stmt::ReadTaskState) && r.actor == failed.actor);
+    assert!(next.is_some_and(|r| r.t_ms >= failed.t_ms + 1_000 && r.rows != "error"), "the same watcher reads again a second later");
+    assert!(!rows.iter().any(|r| r.event == "watcher_sql_failure"));
+    assert!(!rows.iter().any(|r| r.stmt == Some(Stmt::SetError) && r.place() == Some(s1)), "no error over the approval");
+}

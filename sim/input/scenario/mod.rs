@@ -163,6 +163,10 @@ pub struct ProtocolSettings {
     /// `conductor.sessions_per_task_max` sessions; only sessions that ended by a write of
     /// their own do. Faults then cannot exhaust the cap during the fault phase.
     pub uncap_lost_sessions: bool,
+    /// Issue 28, variant `retry-failed-reads`: a read (a statement that writes nothing) that
+    /// fails with SQLITE_IOERR is tried again, a second apart, as SQLITE_BUSY is (C13), instead
+    /// of ending the actor (C43): a read changed nothing, so trying it again is always safe.
+    pub retry_failed_reads: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -190,6 +194,7 @@ impl Default for ProtocolSettings {
             release_stale: false,
             confirm_unclaimed: false,
             uncap_lost_sessions: false,
+            retry_failed_reads: false,
         }
     }
 }
