@@ -44,6 +44,12 @@ pub struct Failure {
     pub explanation: String,
 }
 
+/// A TOML text with a scenario's `[run]` or `[tasks]` table and no failure's `rule`.
+fn looks_like_scenario(text: &str) -> bool {
+    let Ok(table) = text.parse::<toml::Table>() else { return false };
+    (table.contains_key("run") || table.contains_key("tasks")) && !table.contains_key("rule")
+}
+
 /// Where a failure's files are on this machine.
 #[derive(Clone, Debug)]
 pub struct Located {
@@ -54,7 +60,15 @@ pub struct Located {
 impl Failure {
     pub fn load(path: &Path) -> Result<Failure> {
         let text = crate::base::input_file::read_text(path, "failure file")?;
-        toml::from_str(&text).map_err(|e| Error::input(format!("{}: not a failure file: {}", path.display(), e.message())))
+        toml::from_str(&text).map_err(|e| match looks_like_scenario(&text) {
+            // explore, schedules and search save each failure as a scenario of its own.
+            true => Error::input(format!(
+                "{}: a scenario, not a sweep's failure file: run it with `rehearsal run {}`",
+                path.display(),
+                path.display()
+            )),
+            false => Error::input(format!("{}: not a failure file: {}", path.display(), e.message())),
+        })
     }
 
     /// The failure of a pair run with `scenario` (and `sql`) as the sweep was given them, from

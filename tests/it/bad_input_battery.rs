@@ -548,7 +548,20 @@ fn output_folders_and_sweep_inputs() {
             code: 2,
             expect: &["{T}/f.toml: not UTF-8 text"],
         },
-        Case { name: "replay of a scenario", make: &[], args: &["replay", TINY], code: 2, expect: &["tiny.toml: not a failure file"] },
+        Case {
+            name: "replay of a scenario",
+            make: &[],
+            args: &["replay", TINY],
+            code: 2,
+            expect: &["tiny.toml: a scenario, not a sweep's failure file: run it with `rehearsal run tests/bad_input/tiny.toml`"],
+        },
+        Case {
+            name: "replay of a TOML that is neither",
+            make: &[Make::Text("f.toml", "rule = 3\n")],
+            args: &["replay", "{T}/f.toml"],
+            code: 2,
+            expect: &["{T}/f.toml: not a failure file"],
+        },
     ]);
 }
 

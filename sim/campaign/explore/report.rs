@@ -74,7 +74,7 @@ impl Exploration {
             let (first, stem) = (self.rows[f.first_row].placed(), f.file_stem());
             let _ = writeln!(
                 out,
-                "{:<4} {} — {} run(s); ends {}; first: {first}; replay failures/{stem}.toml",
+                "{:<4} {} — {} run(s); ends {}; first: {first}; run failures/{stem}.toml",
                 f.id, f.first_violation, f.runs, f.end_states
             );
             let _ = writeln!(out, "     at {}", super::by_statement::line(&self.rows, f));

@@ -141,7 +141,7 @@ impl Enumeration {
             let row = &self.rows[f.first_row];
             let _ = writeln!(
                 out,
-                "{:<4} {} — {} run(s); ends {}; shortest: choices [{}] (run {}); replay failures/{}.toml",
+                "{:<4} {} — {} run(s); ends {}; shortest: choices [{}] (run {}); run failures/{}.toml",
                 f.id,
                 f.first_violation,
                 f.runs,
