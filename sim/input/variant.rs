@@ -282,7 +282,7 @@ pub const VARIANTS: &[Variant] = &[
     Variant {
         name: "durable-cursor",
         disagreement: 0,
-        summary: "every read of new conductor messages is one atomic receipt message (`send_receipt`); a successor resumes after its predecessor's last receipt instead of handling again what it read (000 keeps last_processed_message_id in memory)",
+        summary: "every read of new conductor messages is one atomic receipt message (`send_receipt`); a successor resumes after its predecessor's last receipt instead of handling again what it read (000 keeps last_processed_message_id in memory); a message counts as handled at the commit of the receipt that returned it",
         sql: Some(("scenarios/variants/durable-cursor.sql", include_str!("../../scenarios/variants/durable-cursor.sql"))),
         apply: |s| s.settings.durable_cursor = true,
     },

@@ -10,6 +10,7 @@
 pub mod db;
 pub mod event;
 pub mod executor;
+pub mod receipt;
 pub mod run_folder;
 pub mod write_lock;
 
@@ -289,8 +290,24 @@ impl World {
             None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
         };
         self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
+        self.acknowledge_receipt(now_ms, name, &session_id, stmt, &reply);
         let (after, held) = (after, After { name, stmt, params, reply });
         self.after_statement(exec, actor, &session_id, after, held)
+    }
+
+    /// `durable-cursor` (issue 28, sim/world/receipt.rs): the messages a committed receipt
+    /// returned are handled by its session at this instant, before any fault after the
+    /// statement strikes, so the session's durable acknowledgement and the oracle's record of
+    /// it are one event. A receipt that returns no readable array is the musician's to report.
+    fn acknowledge_receipt(&self, now_ms: i64, name: ActorName, session_id: &Arc<str>, stmt: Stmt, reply: &SqlReply) {
+        let Ok(outcome) = reply else { return };
+        if stmt != Stmt::SendReceipt {
+            return;
+        }
+        for (message_id, _, _) in receipt::received(outcome).unwrap_or_default() {
+            let fact = Fact::MessageHandled { session_id: session_id.to_string(), message_id };
+            self.emit(now_ms, Who::Actor(name), session_id.clone(), EventKind::Truth(fact));
+        }
     }
 
     /// What a fault placed after a statement does once the statement has run (and its row is

@@ -47,6 +47,7 @@ mod profile;
 mod protocol;
 mod quickstart;
 mod readme;
+mod receipt_ack;
 mod repaired;
 mod repaired_assumptions;
 mod replay_paths;

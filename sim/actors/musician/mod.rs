@@ -470,8 +470,12 @@ impl Musician {
         if self.scenario.settings.durable_cursor {
             assessment.pending_messages = read.iter().map(|(id, _, _)| *id).collect();
         }
-        for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
-            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+        // Read by a receipt, every pending message was observed handled at its commit, by the
+        // world (sim/world/receipt.rs): observing it here again would count it twice.
+        if !self.reads_by_receipt() {
+            for (id, _, _) in read.iter().filter(|(id, _, _)| assessment.pending_messages.contains(id)) {
+                self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+            }
         }
         // 000 "Mid-Session Resumption Protocol" 5 (after its step 3, the conductor's messages):
         // "If >2 tasks with deviations (temp vs. comms mismatch) OR >2 tasks in `working` state

@@ -269,11 +269,14 @@ impl Musician {
         Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
     }
 
-    /// The same, with each message's `timestamp`; each one counts as handled.
+    /// The same, with each message's `timestamp`; each one counts as handled: here, after the
+    /// read, or under `durable-cursor` by the world at the receipt's commit (sim/world/receipt.rs).
     pub(super) async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
         let found = self.read_conductor_messages().await?;
-        for (id, _, _) in &found {
-            self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+        if !self.reads_by_receipt() {
+            for (id, _, _) in &found {
+                self.ctx.observe(Fact::MessageHandled { session_id: self.ctx.meta().session_id.clone(), message_id: *id });
+            }
         }
         Ok(found.into_iter().map(|(_, text, at)| (text, at)).collect())
     }
@@ -294,7 +297,7 @@ impl Musician {
             return Ok(vec![(id, text.to_string(), at.to_string())]);
         }
         let last = self.memory.borrow().last_processed_message_id;
-        if self.scenario.settings.durable_cursor {
+        if self.reads_by_receipt() {
             return self.receive_conductor_messages(last).await;
         }
         let found = self
@@ -311,6 +314,13 @@ impl Musician {
 }
 
 impl Musician {
+    /// Whether new conductor messages are read by `send_receipt` (variant `durable-cursor`,
+    /// unless `detect-by-timestamp` reads the newest one instead): then the world, not this
+    /// code, observes them handled, at the receipt's commit (sim/world/receipt.rs).
+    pub(super) fn reads_by_receipt(&self) -> bool {
+        self.scenario.settings.durable_cursor && !self.scenario.settings.detect_by_timestamp
+    }
+
     /// Variant `durable-cursor` (issue 28): the new conductor messages after `last`, read by
     /// the one statement that also writes this session's receipt for them (`send_receipt`), so
     /// the cursor is durable the instant the messages are read: a successor starts after the
@@ -334,7 +344,7 @@ impl Musician {
                 message: "fenced out: the task row belongs to another session".to_string(),
             });
         }
-        let read = match serde_json::from_str::<Vec<(i64, String, String)>>(found.text(0, 0).unwrap_or("[]")) {
+        let read = match crate::world::receipt::received(&found) {
             Ok(read) => read,
             Err(e) => {
                 // A designer's `send_receipt` that returns something else: said, not hidden.

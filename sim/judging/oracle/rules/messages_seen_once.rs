@@ -12,7 +12,7 @@ pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessagesSeenOnce,
     says: "every conductor message is seen exactly once by a session of its task (000 Message Deduplication)",
     seed: "000 \"Message Deduplication\": new messages by id, each handled once",
-    consumes: "conductor message inserts; sessions' `MessageHandled` facts; the run's end",
+    consumes: "conductor message inserts; sessions' `MessageHandled` facts (observed by the session after its read; under `durable-cursor` by the world at the commit of the `send_receipt` that returned the message, the session's durable acknowledgement: docs/profiles.md); the run's end",
     truth: "who owned the task row when the message was read; which sessions of the task were alive after it was sent",
     meaning: Meaning::ProtocolFlaw,
 };
