@@ -105,6 +105,7 @@ fn exit(result: Result<Outcome, Error>, seed: Option<u64>) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    rehearsal::base::keep_memory::keep_freed_memory();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

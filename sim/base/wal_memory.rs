@@ -120,7 +120,7 @@ impl MemoryWals {
         // SAFETY: `file` has room and alignment for a MemoryFile (the caller's contract); it
         // is uninitialised, so it is written without reading or dropping what was there.
         unsafe {
-            memory.write(MemoryFile { base: ffi::sqlite3_file { pMethods: &METHODS }, bytes: Vec::new(), wals: self });
+            memory.write(MemoryFile { base: ffi::sqlite3_file { pMethods: &METHODS }, bytes: spare_bytes(), wals: self });
         }
         // `memory` is non-null: it is `file`, which SQLite allocated.
         let open = NonNull::new(memory);
@@ -249,10 +249,42 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     // outlives its files (see `MemoryFile::wals`).
     unsafe {
         let MemoryFile { wals, bytes, .. } = memory.read();
-        drop(bytes);
+        keep_spare(bytes);
         (*wals).closed(memory);
     }
     ffi::SQLITE_OK
+}
+
+thread_local! {
+    /// The buffer of the last log closed on this thread, emptied, for the next log opened on
+    /// it. A sweep's worker makes one run after another, each growing its log from nothing to
+    /// a few MiB (SQLite's auto-checkpoint), with a copy of the whole at every doubling;
+    /// reusing the buffer leaves only the first run to grow it. Only its capacity is reused:
+    /// a log opens empty (`len` 0), so no byte of an earlier run can be read.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// A spare buffer kept for reuse is at most this large, so a run of a thousand musicians does
+/// not leave its log's memory held for the rest of the process.
+const SPARE_BYTES_MAX: usize = 64 << 20;
+
+/// An empty buffer for a log being opened: the thread's spare, or a new one.
+fn spare_bytes() -> Vec<u8> {
+    let mut bytes = SPARE.with(std::cell::Cell::take);
+    bytes.clear();
+    bytes
+}
+
+/// Keeps `bytes`, emptied, as the thread's spare when it is the larger (and not too large).
+fn keep_spare(mut bytes: Vec<u8>) {
+    if bytes.capacity() > SPARE_BYTES_MAX {
+        return;
+    }
+    bytes.clear();
+    SPARE.with(|spare| {
+        let kept = spare.take();
+        spare.set(if kept.capacity() >= bytes.capacity() { kept } else { bytes });
+    });
 }
 
 /// The largest log this file holds: SQLite asks for nothing near it (a WAL grows by pages
@@ -501,6 +533,25 @@ mod tests {
         let rc = unsafe { read(file.file(), std::ptr::null_mut(), 0, 100) };
         assert_eq!(rc, ffi::SQLITE_OK);
         file.close();
+    }
+
+    /// Issue 32: a log opened after another closed on the same thread reuses its buffer's
+    /// capacity (a sweep's runs do not grow a log from nothing each), never its bytes.
+    #[test]
+    fn a_log_reuses_the_last_closed_ones_buffer_but_opens_empty() {
+        let wals = test_wals();
+        let mut first = TestFile::open(&wals, c"/nowhere/first.db-wal");
+        first.write(0, &[7; 4096]);
+        first.close();
+        let mut second = TestFile::open(&wals, c"/nowhere/second.db-wal");
+        // SAFETY: an open memory file; only its buffer's capacity is read.
+        let capacity = unsafe { memory(second.file()).bytes.capacity() };
+        assert!(capacity >= 4096, "the closed log's buffer was not reused (capacity {capacity})");
+        assert_eq!(second.size(), 0);
+        assert_eq!(second.read(0, 4), (ffi::SQLITE_IOERR_SHORT_READ, vec![0; 4]));
+        second.truncate(8);
+        assert_eq!(second.read(0, 8), (ffi::SQLITE_OK, vec![0; 8]), "an extension reads as zeros, not the last log's bytes");
+        second.close();
     }
 
     #[test]
