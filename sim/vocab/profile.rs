@@ -22,7 +22,6 @@ pub const PROFILES: &[Profile] = &[
         summary: "the seeds' protocol with the changes that make every rule hold under every fault rehearsal injects (issue 28)",
         variants: &[
             "fencing",
-            "replies-cite-request",
             "heartbeat-until-exit",
             "durable-cursor",
             "patient-relaunch",

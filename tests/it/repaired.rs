@@ -64,15 +64,7 @@ fn without_the_durable_cursor_a_successor_handles_its_predecessors_approval_agai
     // The profile's other changes without durable-cursor: the approval is handled twice.
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in [
-        "fencing",
-        "replies-cite-request",
-        "heartbeat-until-exit",
-        "patient-relaunch",
-        "release-stale",
-        "uncap-lost-sessions",
-        "retry-failed-reads",
-    ] {
+    for v in profile_without("durable-cursor") {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
@@ -91,20 +83,19 @@ fn without_patience_the_conductor_relaunches_while_a_hung_first_session_may_stil
     assert!(text.contains("expected violation(s) did not occur: no-relaunch-while-claim-pending"), "{text}");
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in [
-        "fencing",
-        "replies-cite-request",
-        "heartbeat-until-exit",
-        "durable-cursor",
-        "release-stale",
-        "uncap-lost-sessions",
-        "retry-failed-reads",
-    ] {
+    for v in profile_without("patient-relaunch") {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("PASS with known: no-relaunch-while-claim-pending ×1"), "{text}");
+}
+
+/// The `repaired` profile's variants but `change`: "the profile without that change".
+fn profile_without(change: &str) -> Vec<&'static str> {
+    let profile = rehearsal::vocab::check_profile_name("repaired").unwrap();
+    assert!(profile.variants.contains(&change), "{change} is in the profile");
+    profile.variants.iter().copied().filter(|v| *v != change).collect()
 }
 
 /// A strict proof suite's seed under the profile, or under `args` in its place; the text printed.
@@ -125,7 +116,7 @@ fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
     let mut without = vec![];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "patient-relaunch", "release-stale"] {
+    for v in profile_without("uncap-lost-sessions") {
         without.extend(["--variant", v]);
     }
     let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("without"), &without);
