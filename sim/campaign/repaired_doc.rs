@@ -80,11 +80,11 @@ pub const CHANGES: &[Change] = &[
     },
     Change {
         variant: "uncap-lost-sessions",
-        demo_seed: 307,
+        demo_seed: 39,
         demo: "scenarios/proof/proof-random-faults.toml",
         rule: "liveness",
         seed_text: "none: the cap of five sessions per task is the simulator's conductor's (docs/protocol.md C8); the seeds' only limit is 004 \"Terminal Failure (5th retry)\", five error reports, which this change leaves alone",
-        diff: "Behaviour: a session the conductor replaces because it went silent (a stale heartbeat, a claim overdue, a held row a claim was blocked on) does not count against C8's cap; only sessions that ended by a write of their own (an exit) do. A fault-free task needs one session; the cap guards against a task whose sessions keep handing off without finishing, and a fault phase with crashes and hangs drawn per write can use up any fixed count of lost sessions (proof-random-faults seed 307: task-04's five sessions crashed, hung, crashed, crashed before the claim and crashed before the claim, all inside the fault phase, and the task was given up)",
+        diff: "Behaviour: a session the conductor replaces because it went silent (a stale heartbeat, a claim overdue, a held row a claim was blocked on) does not count against C8's cap; only sessions that ended by a write of their own (an exit) do. A fault-free task needs one session; the cap guards against a task whose sessions keep handing off without finishing, and a fault phase with crashes and hangs drawn per write can use up any fixed count of lost sessions (proof-random-faults seed 39: task-06's S1 crashed, S2's watcher crashed, S3 crashed, S4 hung 23 minutes and S5 crashed, all inside the fault phase, and the task was given up; seed 307 showed it before `replies-cite-request` left the profile)",
         necessity_run: None,
     },
     Change {

@@ -109,30 +109,32 @@ fn proof_run(suite: &str, seed: &str, out: &std::path::Path, args: &[&str]) -> (
 #[test]
 fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 307: task-04's five sessions crash, hang, crash, and crash twice before
-    // the claim, all inside the fault phase; with every one counted against C8's cap the task
-    // is given up (liveness). The profile counts only sessions that ended by their own write.
-    let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("repaired"), &[]);
+    // random-faults 39: task-06's S1 crashes, S2's watcher crashes, S3 crashes, S4 hangs 23
+    // minutes and S5 crashes, all inside the fault phase; with every one counted against C8's
+    // cap the task is given up (liveness). The profile counts only sessions that ended by their
+    // own write.
+    let (code, text) = proof_run("proof-random-faults.toml", "39", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
     let mut without = vec![];
     for v in profile_without("uncap-lost-sessions") {
         without.extend(["--variant", v]);
     }
-    let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("without"), &without);
+    let (code, text) = proof_run("proof-random-faults.toml", "39", &dir.path().join("without"), &without);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("verdict      FAIL: liveness"), "{text}");
-    assert!(text.contains("task-04 ended in `fix_proposed`, not `complete`"), "{text}");
+    assert!(text.contains("task-06 ended in `working`, not `complete`"), "{text}");
 }
 
 #[test]
 fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 2948: task-03's session wakes from a hang and writes a receipt 1.2 s
-    // before the conductor's release; its heartbeat is still stale. The release without the
-    // message condition (scenarios/protocol.sql `release_task` as it was) hands a live session
-    // over.
-    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("repaired"), &[]);
+    // random-faults 2643: task-06's S1 wakes from a 7-minute hang and sends its review request
+    // at the instant of the conductor's release; its heartbeat is still stale (570 s). The
+    // release without the message condition (scenarios/protocol.sql `release_task` as it was)
+    // hands a live session over. (Seed 2948 showed it before replies-cite-request left the
+    // profile.)
+    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     let old = dir.path().join("release-by-heartbeat.sql");
     std::fs::write(
@@ -141,7 +143,7 @@ fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
     )
     .unwrap();
     let args = ["--protocol", "repaired", "--sql", old.to_str().unwrap()];
-    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("by-heartbeat"), &args);
+    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("by-heartbeat"), &args);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("verdict      FAIL: no-false-stale"), "{text}");
 }
