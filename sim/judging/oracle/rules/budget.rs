@@ -85,6 +85,15 @@ impl Bounds {
     }
 }
 
+/// How old a live session's heartbeat can be when the conductor reads it: the refresh
+/// threshold, one background watcher poll with its jitter, and the 2 statements of the refresh
+/// (000 "Heartbeat Protocol", "Background Watcher"). Above `conductor.staleness_s` the
+/// configuration itself leaves no margin.
+pub fn heartbeat_reach_ms(scenario: &Scenario) -> i64 {
+    let (t, n) = (&scenario.timing, Bounds::of(scenario));
+    t.heartbeat_refresh_s * 1000 + t.background_poll_ms + n.jitter_ms + 2 * n.statement_ms
+}
+
 /// Every budget of a run: the scenario's `[budgets]` where it sets one, otherwise derived from
 /// the whole configuration (`Bounds`): the protocol's own numbers (the scenario's timing,
 /// which defaults to the seeds'), the conductor's poll and review policy, injected jitter and
@@ -156,7 +165,7 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
             format!(
                 "000 \"Heartbeat Protocol\": a live session's heartbeat, as the conductor reads it, stays under the {} s staleness threshold (older, the conductor would hand a live session over); the configuration lets it reach {} s: the {} s refresh threshold, one watcher poll ({} ms) with its jitter (up to {} ms) and 2 statements",
                 c.staleness_s,
-                (t.heartbeat_refresh_s * 1000 + t.background_poll_ms + n.jitter_ms + statements(2)) / 1000,
+                heartbeat_reach_ms(scenario) / 1000,
                 t.heartbeat_refresh_s,
                 t.background_poll_ms,
                 n.jitter_ms
