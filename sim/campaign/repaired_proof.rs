@@ -195,8 +195,8 @@ fn schedules_part(scenario: &str, sizes: &ProofSizes, runs_dir: &Path) -> Result
 /// Every shipped scenario at its own seed, under the profile, with its `[expect]` table
 /// removed: nothing expected, nothing allowed, so any violation fails it (a scenario that
 /// demonstrates a flaw of the seeds' protocol must show none under the repaired one). A
-/// scenario whose own `[protocol]` makes another protocol is judged under the profile alone,
-/// and one outside the proof is run and shown but not counted (`shipped_scope`); the notes
+/// scenario whose own `[protocol]` makes another protocol is judged under the profile alone
+/// (and a shrunk one without the time limit shrink cut), and one outside the proof is run and shown but not counted (`shipped_scope`); the notes
 /// below the table list both, each with its reasons and its verdict as written.
 fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let files: Vec<PathBuf> = crate::input::scenario_list::list(Path::new(SHIPPED))?.into_iter().map(|l| l.path).collect();
@@ -208,16 +208,15 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         let doc = nothing_expected_doc(path)?;
         let scenario = document::scenario(&doc, path)?;
         let scope = shipped_scope::scope(&doc, &scenario, profile)?;
-        if let Scope::OwnProtocol(_) = scope {
-            judged.push((path.clone(), document::scenario(&shipped_scope::profile_alone(&doc, profile), path)?));
-        } else {
-            judged.push((path.clone(), scenario.clone()));
+        match &scope {
+            Scope::Adjusted { doc, .. } => judged.push((path.clone(), document::scenario(doc, path)?)),
+            _ => judged.push((path.clone(), scenario.clone())),
         }
         written.push((path.clone(), scenario));
         scopes.push(scope);
     }
     let mut all = judged.clone();
-    let own_or_outside: Vec<usize> = (0..files.len()).filter(|i| scopes[*i] != Scope::Profile).collect();
+    let own_or_outside: Vec<usize> = (0..files.len()).filter(|i| scopes[*i] != Scope::AsWritten).collect();
     all.extend(own_or_outside.iter().map(|i| written[*i].clone()));
     let runs = run_each(&all, sizes.jobs, runs_dir)?;
     let (judged_runs, written_runs) = runs.split_at(files.len());
@@ -232,11 +231,11 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     for (i, as_written) in own_or_outside.iter().zip(written_runs) {
         notes.push(scope_note(&files[*i], &scopes[*i], as_written, &judged_runs[*i]));
     }
-    let (own, outside) = (count(&scopes, |s| matches!(s, Scope::OwnProtocol(_))), count(&scopes, |s| matches!(s, Scope::Outside(_))));
+    let (adjusted, outside) = (count(&scopes, |s| matches!(s, Scope::Adjusted { .. })), count(&scopes, |s| matches!(s, Scope::Outside(_))));
     Ok(Part {
         command: format!("run SCENARIO --protocol {PROFILE}"),
         size: format!(
-            "every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed; {own} of them under the profile alone (their own [protocol] removed), {outside} outside the proof (run, not counted): listed below",
+            "every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed; {adjusted} of them without their own [protocol] changes or shrink-cut time limit, {outside} outside the proof (run, not counted): listed below",
             files.len()
         ),
         failing: format!("{} scenarios", detail.len()),
@@ -263,8 +262,8 @@ fn rules(run: &RunSummary) -> String {
 fn scope_note(path: &Path, scope: &Scope, as_written: &RunSummary, judged: &RunSummary) -> String {
     let seed = as_written.seed;
     match scope {
-        Scope::OwnProtocol(why) => format!(
-            "- `{}` seed {seed}, **judged under the profile alone** ({}); as written: {}; under the profile alone: {}",
+        Scope::Adjusted { why, .. } => format!(
+            "- `{}` seed {seed}, **judged with these removed** ({}); as written: {}; judged: {}",
             path.display(),
             why.join("; "),
             rules(as_written),
@@ -273,7 +272,7 @@ fn scope_note(path: &Path, scope: &Scope, as_written: &RunSummary, judged: &RunS
         Scope::Outside(why) => {
             format!("- `{}` seed {seed}, **outside the proof** ({}); as written: {}", path.display(), why.join("; "), rules(as_written))
         }
-        Scope::Profile => unreachable!("only scenarios not judged as written are listed"),
+        Scope::AsWritten => unreachable!("only scenarios not judged as written are listed"),
     }
 }
 

@@ -16,13 +16,13 @@ use crate::plan::catalog_for;
 use crate::vocab::Profile;
 
 /// How the proof's row takes one shipped scenario.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Scope {
     /// It runs the profile: judged as written (its `[expect]` removed).
-    Profile,
-    /// Its own `[protocol]` changes make another protocol: judged under the profile alone
-    /// (`profile_alone`); each reason names one change.
-    OwnProtocol(Vec<String>),
+    AsWritten,
+    /// Judged as `doc`: without its own `[protocol]` changes, which make another protocol,
+    /// and without a time limit `rehearsal shrink` cut; each reason names one change.
+    Adjusted { doc: Table, why: Vec<String> },
     /// Outside what the proof covers: its result is shown, not counted; each reason says why.
     Outside(Vec<String>),
 }
@@ -36,9 +36,33 @@ pub fn scope(doc: &Table, scenario: &Scenario, profile: &Profile) -> Result<Scop
     if !outside.is_empty() {
         return Ok(Scope::Outside(outside));
     }
-    let own = own_protocol(scenario, &alone, profile)?;
-    Ok(if own.is_empty() { Scope::Profile } else { Scope::OwnProtocol(own) })
+    let mut why = own_protocol(scenario, &alone, profile)?;
+    let mut judged = if why.is_empty() { doc.clone() } else { profile_alone(doc, profile) };
+    why.extend(lift_shrink_cut(&mut judged, scenario)?);
+    Ok(if why.is_empty() { Scope::AsWritten } else { Scope::Adjusted { doc: judged, why } })
 }
+
+/// `rehearsal shrink` cuts a shrunk scenario's run one minute after its first violation
+/// (sim/campaign/shrink/candidates.rs) to keep only the failure's events: a limit of the
+/// failing run, not of the protocol, that ends the run before a protocol without that flaw can
+/// finish (liveness). Such a file (its header says it was shrunk) is judged with the default
+/// limit instead.
+fn lift_shrink_cut(doc: &mut Table, scenario: &Scenario) -> Result<Option<String>> {
+    let text = crate::base::input_file::read_text(&scenario.path, "scenario")?;
+    if !text.starts_with(SHRUNK_HEADER) {
+        return Ok(None);
+    }
+    let Some(Value::Table(run)) = doc.get_mut("run") else { return Ok(None) };
+    let Some(limit_ms) = run.remove("sim_time_max_ms").and_then(|v| v.as_integer()) else { return Ok(None) };
+    let default_ms = crate::input::scenario::RunSection::default().sim_time_max_ms;
+    Ok(Some(format!(
+        "`[run] sim_time_max_ms = {limit_ms}` is where `rehearsal shrink` cut the run (a minute after its first violation), not a limit of the protocol: judged with the default {} h",
+        default_ms / 3_600_000
+    )))
+}
+
+/// The first words `rehearsal shrink` writes at the head of a shrunk scenario.
+const SHRUNK_HEADER: &str = "# Shrunk by `rehearsal shrink`";
 
 /// `doc` without its own protocol: `[protocol] sql` and every `[protocol] variants` name the
 /// profile does not apply.
@@ -152,14 +176,20 @@ mod tests {
     }
 
     #[test]
-    fn a_scenario_that_names_a_flawed_reading_or_its_own_sql_runs_under_the_profile_alone() {
-        let Scope::OwnProtocol(why) = scope_of("scenarios/regression/guard-not-in-claim-under-review.toml") else { panic!() };
+    fn a_flawed_reading_its_own_sql_or_a_shrink_cut_time_limit_is_removed_before_judging() {
+        let Scope::Adjusted { doc, why } = scope_of("scenarios/regression/guard-not-in-claim-under-review.toml") else { panic!() };
         assert!(why[0].contains("`guard-not-in`"), "{why:?}");
-        let Scope::OwnProtocol(why) = scope_of("scenarios/examples/missing-instruction.toml") else { panic!() };
+        // Shrunk: its time limit is lifted too.
+        assert!(why[1].contains("`[run] sim_time_max_ms = 2486072` is where `rehearsal shrink` cut the run"), "{why:?}");
+        assert!(!doc["run"].as_table().unwrap().contains_key("sim_time_max_ms"));
+        assert_eq!(doc["protocol"]["variants"].as_array().map(Vec::len), Some(0), "{doc:?}");
+        let Scope::Adjusted { why, .. } = scope_of("scenarios/examples/missing-instruction.toml") else { panic!() };
         assert!(why[0].contains("`missing-instruction.sql`") && why[0].contains("`send_instruction`"), "{why:?}");
         // Its SQL is the profile's own fencing: the same protocol, run as written.
-        assert_eq!(scope_of("scenarios/faults/late-exit-fenced.toml"), Scope::Profile);
-        assert_eq!(scope_of("scenarios/quickstart.toml"), Scope::Profile);
+        assert_eq!(scope_of("scenarios/faults/late-exit-fenced.toml"), Scope::AsWritten);
+        assert_eq!(scope_of("scenarios/quickstart.toml"), Scope::AsWritten);
+        let Scope::Adjusted { why, .. } = scope_of("scenarios/regression/zombie-owner-writes.toml") else { panic!() };
+        assert_eq!(why.len(), 1, "only its time limit: {why:?}");
     }
 
     #[test]
@@ -171,6 +201,6 @@ mod tests {
         let Scope::Outside(why) = scope_of("scenarios/faults/watcher-jitter.toml") else { panic!() };
         assert!(why[0].contains("reach 591 s, past the 540 s"), "{why:?}");
         // The proof's own jitter (0-20 s) stays within the margin.
-        assert_eq!(scope_of("scenarios/proof/proof-ci-smoke.toml"), Scope::Profile);
+        assert_eq!(scope_of("scenarios/proof/proof-ci-smoke.toml"), Scope::AsWritten);
     }
 }
