@@ -37,6 +37,7 @@ pub mod replay;
 pub mod schedules;
 pub mod search;
 pub mod seed_scripts;
+pub mod shipped_scope;
 pub mod shrink;
 pub mod sweep;
 pub mod sweep_figures;

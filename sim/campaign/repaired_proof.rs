@@ -12,6 +12,7 @@ use crate::base::error::Result;
 use crate::campaign::explore::{document, ExploreOptions, PointOutcome};
 use crate::campaign::schedules::SchedulesOptions;
 use crate::campaign::search::SearchOptions;
+use crate::campaign::shipped_scope::{self, Scope};
 use crate::campaign::DistinctFailure;
 use crate::input::scenario::Scenario;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
@@ -53,6 +54,8 @@ struct Part {
     size: String,
     failing: String,
     detail: Vec<String>,
+    /// Lines printed below the table (the shipped scenarios not judged as written).
+    notes: Vec<String>,
 }
 
 /// The proof parts' rows (`| part | size | failing | distinct failures |`) and, below, each
@@ -78,6 +81,17 @@ pub fn section(md: &mut String, sizes: &ProofSizes, runs_dir: &Path) -> Result<(
         let _ = writeln!(md, "| `{}` | {} | {} | {} |", p.command, p.size, p.failing, detail.replace('|', "\\|"));
     }
     md.push('\n');
+    for p in parts.iter().filter(|p| !p.notes.is_empty()) {
+        let _ = writeln!(
+            md,
+            "Not judged as written by `{}` (each reason computed from the scenario, sim/campaign/shipped_scope.rs):\n",
+            p.command
+        );
+        for note in &p.notes {
+            let _ = writeln!(md, "{note}");
+        }
+        md.push('\n');
+    }
     Ok(())
 }
 
@@ -112,6 +126,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         size: format!("seed {}: {} of the run's {} points, {} runs", found.seed, found.points, found.points_in_run, found.rows.len()),
         failing: format!("{failing} runs"),
         detail: distinct(&found.failures),
+        notes: Vec::new(),
     })
 }
 
@@ -156,6 +171,7 @@ fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         size: format!("{} search + {} random runs", found.search.rows.len(), found.random.rows.len()),
         failing: format!("{failing} runs"),
         detail: rules.iter().map(|(r, n)| format!("{r}: {n}")).collect(),
+        notes: Vec::new(),
     })
 }
 
@@ -181,60 +197,128 @@ fn schedules_part(scenario: &str, sizes: &ProofSizes, runs_dir: &Path) -> Result
         size: format!("seed {}: {} decision points, {} schedules", found.seed, found.base_decisions, found.rows.len()),
         failing: format!("{failing} runs"),
         detail: distinct(&found.failures),
+        notes: Vec::new(),
     })
 }
 
 /// Every shipped scenario at its own seed, under the profile, with its `[expect]` table
 /// removed: nothing expected, nothing allowed, so any violation fails it (a scenario that
-/// demonstrates a flaw of the seeds' protocol must show none under the repaired one).
+/// demonstrates a flaw of the seeds' protocol must show none under the repaired one). A
+/// scenario whose own `[protocol]` makes another protocol is judged under the profile alone
+/// (and a shrunk one without the time limit shrink cut), and one outside the proof is run and shown but not counted (`shipped_scope`); the notes
+/// below the table list both, each with its reasons and its verdict as written.
 fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let files: Vec<PathBuf> = crate::input::scenario_list::list(Path::new(SHIPPED))?.into_iter().map(|l| l.path).collect();
-    let runs = run_each(&files, sizes.jobs, runs_dir)?;
+    let profile = crate::vocab::find_profile(PROFILE).expect("the profile exists");
+    let mut judged = Vec::new();
+    let mut written = Vec::new();
+    let mut scopes = Vec::new();
+    for path in &files {
+        let doc = nothing_expected_doc(path)?;
+        let scenario = document::scenario(&doc, path)?;
+        let scope = shipped_scope::scope(&doc, &scenario, profile)?;
+        match &scope {
+            Scope::Adjusted { doc, .. } => judged.push((path.clone(), document::scenario(doc, path)?)),
+            _ => judged.push((path.clone(), scenario.clone())),
+        }
+        written.push((path.clone(), scenario));
+        scopes.push(scope);
+    }
+    let mut all = judged.clone();
+    let own_or_outside: Vec<usize> = (0..files.len()).filter(|i| scopes[*i] != Scope::AsWritten).collect();
+    all.extend(own_or_outside.iter().map(|i| written[*i].clone()));
+    let runs = run_each(&all, sizes.jobs, runs_dir)?;
+    let (judged_runs, written_runs) = runs.split_at(files.len());
     let mut detail = Vec::new();
-    for (path, run) in files.iter().zip(&runs) {
-        if !run.verdict.passed() {
-            let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
-            rules.sort_unstable();
-            rules.dedup();
-            detail.push(format!("{} seed {}: {}", path.display(), run.seed, rules.join(", ")));
+    let mut notes = Vec::new();
+    for (i, (path, run)) in files.iter().zip(judged_runs).enumerate() {
+        let outside = matches!(scopes[i], Scope::Outside(_));
+        if !run.verdict.passed() && !outside {
+            detail.push(format!("{} seed {}: {}", path.display(), run.seed, rules(run)));
         }
     }
+    for (i, as_written) in own_or_outside.iter().zip(written_runs) {
+        notes.push(scope_note(&files[*i], &scopes[*i], as_written, &judged_runs[*i]));
+    }
+    let (adjusted, outside) = (count(&scopes, |s| matches!(s, Scope::Adjusted { .. })), count(&scopes, |s| matches!(s, Scope::Outside(_))));
     Ok(Part {
         command: format!("run SCENARIO --protocol {PROFILE}"),
-        size: format!("every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed", files.len()),
+        size: format!(
+            "every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed; {adjusted} of them without their own [protocol] changes or shrink-cut time limit, {outside} outside the proof (run, not counted): listed below",
+            files.len()
+        ),
         failing: format!("{} scenarios", detail.len()),
         detail,
+        notes,
     })
 }
 
-/// The scenario at `path` as it would run under the profile with nothing expected.
-pub fn nothing_expected(path: &Path) -> Result<Scenario> {
+fn count(scopes: &[Scope], which: impl Fn(&Scope) -> bool) -> usize {
+    scopes.iter().filter(|s| which(s)).count()
+}
+
+fn rules(run: &RunSummary) -> String {
+    if run.verdict.passed() {
+        return "pass".to_string();
+    }
+    let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
+    rules.sort_unstable();
+    rules.dedup();
+    rules.join(", ")
+}
+
+/// One listed scenario: why it is not judged as written, and what each run showed.
+fn scope_note(path: &Path, scope: &Scope, as_written: &RunSummary, judged: &RunSummary) -> String {
+    let seed = as_written.seed;
+    match scope {
+        Scope::Adjusted { why, .. } => format!(
+            "- `{}` seed {seed}, **judged with these removed** ({}); as written: {}; judged: {}",
+            path.display(),
+            why.join("; "),
+            rules(as_written),
+            rules(judged)
+        ),
+        Scope::Outside(why) => {
+            format!("- `{}` seed {seed}, **outside the proof** ({}); as written: {}", path.display(), why.join("; "), rules(as_written))
+        }
+        Scope::AsWritten => unreachable!("only scenarios not judged as written are listed"),
+    }
+}
+
+/// The document of the scenario at `path` as it would run under the profile with nothing
+/// expected.
+pub fn nothing_expected_doc(path: &Path) -> Result<toml::Table> {
     let text = crate::base::input_file::read_text(path, "scenario")?;
     let (mut doc, _) = document::base(&text, path, true)?;
     doc.remove("expect");
     document::set_profile(&mut doc, Some(PROFILE))?;
-    let scenario = document::scenario(&doc, path)?;
+    Ok(doc)
+}
+
+/// The scenario at `path` as it would run under the profile with nothing expected.
+pub fn nothing_expected(path: &Path) -> Result<Scenario> {
+    let scenario = document::scenario(&nothing_expected_doc(path)?, path)?;
     debug_assert!(scenario.expect.violations.is_empty() && scenario.expect.allowed.is_empty());
     Ok(scenario)
 }
 
-fn run_each(files: &[PathBuf], jobs: usize, runs_dir: &Path) -> Result<Vec<RunSummary>> {
+fn run_each(scenarios: &[(PathBuf, Scenario)], jobs: usize, runs_dir: &Path) -> Result<Vec<RunSummary>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results = std::sync::Mutex::new((0..files.len()).map(|_| None).collect::<Vec<Option<Result<RunSummary>>>>());
+    let results = std::sync::Mutex::new((0..scenarios.len()).map(|_| None).collect::<Vec<Option<Result<RunSummary>>>>());
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if i >= files.len() {
+                if i >= scenarios.len() {
                     return;
                 }
+                let (path, scenario) = &scenarios[i];
                 let out = runs_dir.join(format!("shipped-{i}"));
-                let result = nothing_expected(&files[i]).and_then(|scenario| {
-                    let options =
-                        RunOptions { scenario_path: files[i].clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
-                    execute(options.plan(&scenario)?, Execution { keep: Keep::Hash, ..Execution::default() })
-                        .map(|executed| executed.summary)
-                });
+                let options = RunOptions { scenario_path: path.clone(), seed: None, out_dir: Some(out.clone()), variants: Vec::new() };
+                let result = options
+                    .plan(scenario)
+                    .and_then(|plan| execute(plan, Execution { keep: Keep::Hash, ..Execution::default() }))
+                    .map(|executed| executed.summary);
                 let _ = std::fs::remove_dir_all(&out);
                 results.lock().expect("no worker panics")[i] = Some(result);
             });

@@ -17,7 +17,11 @@ fn a_relaunched_conductor_rebuilds_its_view_from_the_database_and_every_task_com
     let summary = run_path(&root().join("scenarios/faults/conductor-crash.toml"), tmp.path(), &[]);
     let dir = tmp.path();
     assert!(summary.verdict.passed(), "{}", summary.render());
-    assert_eq!(summary.verdict.rules(), ["budget"], "only the stranded answer's notice: {}", summary.render());
+    // The stranded answer's notice (~315 s) is within the derived budget, which counts each
+    // scripted crash's relaunch wait and recovery (issue 28, item 2): no rule fires.
+    assert!(summary.verdict.violations.is_empty(), "{}", summary.render());
+    let notices = &summary.measured.message_notice_ms;
+    assert!(notices.iter().any(|ms| *ms > 300_000), "the stranded approval waited for the relaunch: {notices:?}");
     assert_eq!(summary.tasks_complete, 4);
     let rows = trace(dir);
     // Two crashes, two relaunches, five minutes after each.

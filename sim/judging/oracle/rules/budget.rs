@@ -45,7 +45,26 @@ pub struct Bounds {
     /// statements (heartbeat, messages, tasks) and up to 4 per task it handles (re-read,
     /// message, state, launch), and the review wait.
     pub cycle_ms: i64,
+    /// How long the scenario's scripted conductor faults leave no conductor running, all of
+    /// them together (one measurement can span several): each `[[faults.conductor_down]]`
+    /// window, and for each `[[faults.conductor_crash]]` the relaunch wait
+    /// (`conductor.relaunch_after_ms`, C34) and the relaunched session's recovery (C35,
+    /// sim/actors/conductor/recover.rs: `RECOVERY_STATEMENTS`) before it writes anything a
+    /// musician waits for.
+    pub conductor_absent_ms: i64,
+    /// The scripted conductor crashes: each loses the cycle its session was in (what it had
+    /// polled and not yet handled is polled again by its successor).
+    pub conductor_crashes: i64,
 }
+
+/// The statements a relaunched conductor runs before its first cycle (docs/protocol.md C35,
+/// `Conductor::resume`): its own row, the takeover, everything it wrote, the rows and every
+/// musician message (5); per task at most a missing row and its instruction, a half-written
+/// exit request's state, a half-written answer's state, the task record and a half-written
+/// hand-over's state (6). An answer whose message the crash left without its state is
+/// finished among these, so a musician waiting in its pause sees that state after them.
+const RECOVERY_STATEMENTS_FIXED: i64 = 5;
+const RECOVERY_STATEMENTS_PER_TASK: i64 = 6;
 
 impl Bounds {
     pub fn of(scenario: &Scenario) -> Bounds {
@@ -58,8 +77,21 @@ impl Bounds {
         let review_wait_ms =
             if c.poll_during_reviews { 0 } else { (tasks + c.reviews_in_flight as i64 - 1) / c.reviews_in_flight as i64 * review_ms };
         let cycle_ms = c.poll_ms + statement_ms * (3 + 4 * tasks) + review_wait_ms;
-        Bounds { statement_ms, jitter_ms, review_ms, review_wait_ms, cycle_ms }
+        let down_ms: i64 = f.conductor_down.iter().map(|w| (w.to_ms - w.from_ms).max(0)).sum();
+        let conductor_crashes = f.conductor_crash.len() as i64;
+        let recovery_ms = statement_ms * (RECOVERY_STATEMENTS_FIXED + RECOVERY_STATEMENTS_PER_TASK * tasks);
+        let conductor_absent_ms = down_ms + conductor_crashes * (c.relaunch_after_ms + recovery_ms);
+        Bounds { statement_ms, jitter_ms, review_ms, review_wait_ms, cycle_ms, conductor_absent_ms, conductor_crashes }
     }
+}
+
+/// How old a live session's heartbeat can be when the conductor reads it: the refresh
+/// threshold, one background watcher poll with its jitter, and the 2 statements of the refresh
+/// (000 "Heartbeat Protocol", "Background Watcher"). Above `conductor.staleness_s` the
+/// configuration itself leaves no margin.
+pub fn heartbeat_reach_ms(scenario: &Scenario) -> i64 {
+    let (t, n) = (&scenario.timing, Bounds::of(scenario));
+    t.heartbeat_refresh_s * 1000 + t.background_poll_ms + n.jitter_ms + 2 * n.statement_ms
 }
 
 /// Every budget of a run: the scenario's `[budgets]` where it sets one, otherwise derived from
@@ -89,13 +121,18 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         3 + 4 * scenario.tasks.len(),
         n.statement_ms
     );
+    // A conductor answer's message and its state can be split by the conductor's absence;
+    // crash detection and a successor's launch wait for a conductor that runs, and lose the
+    // cycle a crash cut short.
+    let (notice_absent_ms, notice_absent) = absence(&n, false);
+    let (handling_absent_ms, handling_absent) = absence(&n, true);
     let derived = [
         (
             "message_notice_ms",
             b.message_notice_ms_max,
-            watcher_poll_ms + n.jitter_ms + statements(4),
+            watcher_poll_ms + n.jitter_ms + statements(4) + notice_absent_ms,
             format!(
-                "000 \"Background Watcher\" and \"Pause Watcher\": a conductor message is noticed within one watcher poll ({watcher_poll_ms} ms) lengthened by the injected watcher jitter (up to {} ms), plus 4 statements (up to {} ms each)",
+                "000 \"Background Watcher\" and \"Pause Watcher\": a conductor message is noticed within one watcher poll ({watcher_poll_ms} ms) lengthened by the injected watcher jitter (up to {} ms), plus 4 statements (up to {} ms each){notice_absent}",
                 n.jitter_ms, n.statement_ms
             ),
         ),
@@ -115,9 +152,9 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         (
             "crash_detect_ms",
             b.crash_detect_ms_max,
-            c.staleness_s * 1000 + n.review_ms + 3 * n.cycle_ms,
+            c.staleness_s * 1000 + n.review_ms + 3 * n.cycle_ms + handling_absent_ms,
             format!(
-                "000 \"Heartbeat Protocol\": a heartbeat older than {} s is stale. A session lost with a request pending has its heartbeat set again by the conductor's answer (004 \"Heartbeat Rule\"), read within one cycle and reviewed (up to {} ms); the stale row is then seen by the next poll and handled in the cycle after it: {} s + {} ms + 3 × {cycle}",
+                "000 \"Heartbeat Protocol\": a heartbeat older than {} s is stale. A session lost with a request pending has its heartbeat set again by the conductor's answer (004 \"Heartbeat Rule\"), read within one cycle and reviewed (up to {} ms); the stale row is then seen by the next poll and handled in the cycle after it: {} s + {} ms + 3 × {cycle}{handling_absent}",
                 c.staleness_s, n.review_ms, c.staleness_s, n.review_ms
             ),
         ),
@@ -128,7 +165,7 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
             format!(
                 "000 \"Heartbeat Protocol\": a live session's heartbeat, as the conductor reads it, stays under the {} s staleness threshold (older, the conductor would hand a live session over); the configuration lets it reach {} s: the {} s refresh threshold, one watcher poll ({} ms) with its jitter (up to {} ms) and 2 statements",
                 c.staleness_s,
-                (t.heartbeat_refresh_s * 1000 + t.background_poll_ms + n.jitter_ms + statements(2)) / 1000,
+                heartbeat_reach_ms(scenario) / 1000,
                 t.heartbeat_refresh_s,
                 t.background_poll_ms,
                 n.jitter_ms
@@ -137,9 +174,9 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         (
             "exit_to_claim_ms",
             b.exit_to_claim_ms_max,
-            2 * n.cycle_ms + t.launch_delay_ms.upper() + statements(8),
+            2 * n.cycle_ms + t.launch_delay_ms.upper() + statements(8) + handling_absent_ms,
             format!(
-                "000 Bootstrap 5 \"Session Handoff\": the conductor sees the exit at its next poll and handles it in that cycle (2 × {cycle}), launches the successor (up to {} ms), which claims within 8 statements",
+                "000 Bootstrap 5 \"Session Handoff\": the conductor sees the exit at its next poll and handles it in that cycle (2 × {cycle}), launches the successor (up to {} ms), which claims within 8 statements{handling_absent}",
                 t.launch_delay_ms.upper()
             ),
         ),
@@ -151,6 +188,27 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
             None => BudgetLimit { name, limit: derived_limit, source: why },
         })
         .collect()
+}
+
+/// The time the scenario's scripted conductor faults add to a measurement that waits for the
+/// conductor, with its derivation (empty without such faults, so that the budgets of every
+/// other run read as before). `lost_cycles`: the measurement also waits for a cycle, which a
+/// crash cuts short (its successor polls again, C35).
+fn absence(n: &Bounds, lost_cycles: bool) -> (i64, String) {
+    if n.conductor_absent_ms == 0 {
+        return (0, String::new());
+    }
+    let lost = if lost_cycles && n.conductor_crashes > 0 {
+        format!(" and the cycle each crash cuts short ({} × {} ms)", n.conductor_crashes, n.cycle_ms)
+    } else {
+        String::new()
+    };
+    let ms = n.conductor_absent_ms + if lost_cycles { n.conductor_crashes * n.cycle_ms } else { 0 };
+    let why = format!(
+        "; plus {ms} ms while the scenario's scripted conductor faults leave no conductor running (docs/protocol.md C34, C35: its `conductor_down` windows, each crash's `relaunch_after_ms` and the relaunched session's recovery statements: {} ms in all){lost}",
+        n.conductor_absent_ms
+    );
+    (ms, why)
 }
 
 /// A measurement above its budget fails the run. The explanation names the largest
@@ -235,5 +293,32 @@ mod tests {
         assert_eq!(limit(jitter, "heartbeat_age_s"), 540);
         // A budget the scenario sets is kept as it is.
         assert_eq!(limit("[tasks]\ncount = 3\n[budgets]\ncrash_detect_ms_max = 700000\n", "crash_detect_ms"), 700_000);
+    }
+
+    /// Scripted conductor faults (docs/protocol.md C34, C35): a measurement that waits for
+    /// the conductor waits out its outages and each relaunch with its recovery; crash
+    /// detection and exit-to-claim also lose the cycle a crash cut short. What does not wait
+    /// for the conductor (the heartbeat age, a resume after the answer's state) is unchanged.
+    #[test]
+    fn a_scripted_conductor_fault_adds_its_absence_to_what_waits_for_the_conductor() {
+        let polling = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n";
+        let down = format!("{polling}[[faults.conductor_down]]\nfrom_ms = 600000\nto_ms = 4800000\n");
+        assert_eq!(limit(&down, "exit_to_claim_ms"), limit(polling, "exit_to_claim_ms") + 4_200_000);
+        assert_eq!(limit(&down, "crash_detect_ms"), limit(polling, "crash_detect_ms") + 4_200_000);
+        assert_eq!(limit(&down, "message_notice_ms"), limit(polling, "message_notice_ms") + 4_200_000);
+        // One crash: the 300 000 ms relaunch wait and 5 + 6 × 3 recovery statements of 3000 ms.
+        let crash = format!("{polling}relaunch_after_ms = 300000\n[[faults.conductor_crash]]\nat = \"after:send_conductor_message\"\n");
+        let absent = 300_000 + 23 * 3000;
+        assert_eq!(Bounds::of(&scenario(&crash)).conductor_absent_ms, absent);
+        assert_eq!(limit(&crash, "message_notice_ms"), limit(polling, "message_notice_ms") + absent);
+        assert_eq!(limit(&crash, "exit_to_claim_ms"), limit(polling, "exit_to_claim_ms") + absent + 75_000);
+        assert_eq!(limit(&crash, "crash_detect_ms"), limit(polling, "crash_detect_ms") + absent + 75_000);
+        for name in ["heartbeat_age_s", "review_resume_ms"] {
+            assert_eq!(limit(&crash, name), limit(polling, name), "{name}");
+            assert_eq!(limit(&down, name), limit(polling, name), "{name}");
+        }
+        // Without conductor faults a budget's derivation reads as before.
+        assert!(!limits(&scenario(polling)).iter().any(|l| l.source.contains("no conductor running")));
+        assert!(limits(&scenario(&crash)).iter().find(|l| l.name == "exit_to_claim_ms").unwrap().source.contains("relaunch_after_ms"));
     }
 }
