@@ -484,7 +484,7 @@ mod tests {
         let profile = crate::vocab::check_profile_name("repaired").unwrap().variants;
         let expected: Vec<&str> = profile.iter().copied().chain(["strict-terminal", "polls-004"]).collect();
         assert_eq!(names(&s), expected);
-        assert!(s.settings.replies_cite_request && s.settings.watcher_until_exit && !s.settings.relaunch_exited);
+        assert!(s.settings.durable_cursor && s.settings.watcher_until_exit && !s.settings.relaunch_exited);
         let sql = profile.iter().filter(|v| find(v).is_some_and(|v| v.sql.is_some())).count();
         assert_eq!(s.variant_sql.len(), sql, "fencing's SQL once, though the file names it too");
         let seeds = with_variants(&scenario("\"strict-terminal\""), &[]).unwrap();
