@@ -17,6 +17,7 @@
 //! - `save.rs`: a distinct failure saved: its run folder run again, its trace checked
 //!   against the row's, its reports, and its replay file.
 
+pub mod assumption;
 pub mod baseline;
 pub mod bench;
 pub mod calibrate;

@@ -54,8 +54,10 @@ struct Part {
     size: String,
     failing: String,
     detail: Vec<String>,
-    /// Lines printed below the table (the shipped scenarios not judged as written).
+    /// Lines printed below the table (the shipped scenarios not judged as written, the replay
+    /// runs of distinct failures), under `notes_head`.
     notes: Vec<String>,
+    notes_head: String,
 }
 
 /// The proof parts' rows (`| part | size | failing | distinct failures |`) and, below, each
@@ -82,11 +84,7 @@ pub fn section(md: &mut String, sizes: &ProofSizes, runs_dir: &Path) -> Result<(
     }
     md.push('\n');
     for p in parts.iter().filter(|p| !p.notes.is_empty()) {
-        let _ = writeln!(
-            md,
-            "Not judged as written by `{}` (each reason computed from the scenario, sim/campaign/shipped_scope.rs):\n",
-            p.command
-        );
+        let _ = writeln!(md, "{}\n", p.notes_head);
         for note in &p.notes {
             let _ = writeln!(md, "{note}");
         }
@@ -122,12 +120,51 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
     }
     let failing = found.rows.iter().filter(|r| !matches!(r.outcome, PointOutcome::Ran(RunOutcome::Pass) | PointOutcome::Unreached)).count();
     Ok(Part {
+        notes_head: replay_head(&command),
         command,
         size: format!("seed {}: {} of the run's {} points, {} runs", found.seed, found.points, found.points_in_run, found.rows.len()),
         failing: format!("{failing} runs"),
         detail: distinct(&found.failures),
-        notes: Vec::new(),
+        notes: replay_notes(&options.out, runs_dir)?,
     })
+}
+
+/// One line per replay file a campaign saved under `out/failures/` (one per distinct
+/// failure): its first violation when run again, and whether that run is the case of one of
+/// the proof's assumptions (sim/campaign/assumption.rs). Only the replay run is checked, not
+/// every run of its distinct failure.
+fn replay_notes(out: &Path, runs_dir: &Path) -> Result<Vec<String>> {
+    let Ok(entries) = std::fs::read_dir(out.join("failures")) else { return Ok(Vec::new()) };
+    let mut files: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+    files.sort();
+    let mut notes = Vec::new();
+    for file in files {
+        let scenario = crate::input::scenario::Scenario::load(&file)?;
+        let patience_ms = scenario.claim_overdue_s() * 1000;
+        let folder = runs_dir.join("assumption-check");
+        let options =
+            crate::run::RunOptions { scenario_path: file.clone(), seed: None, out_dir: Some(folder.clone()), variants: Vec::new() };
+        let summary = crate::run::execute(options.plan(&scenario)?, crate::run::Execution::default())?.summary;
+        let events = crate::trace::trace_reader::events(&folder.join("trace.csv"))?.events;
+        let _ = std::fs::remove_dir_all(&folder);
+        let first = summary.verdict.violations.iter().filter(|v| v.first).min_by_key(|v| v.t_ms);
+        let case = first.and_then(|v| crate::campaign::assumption::assumption_of(&events, v, patience_ms));
+        let rule = first.map_or("none".to_string(), |v| v.rule.to_string());
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        notes.push(format!(
+            "- `{}`: its replay run first breaks {rule}: {}",
+            name,
+            case.map_or("no assumption's case, a failure of the proof".to_string(), |a| format!(
+                "assumption {a}'s case (checked from its events)"
+            ))
+        ));
+    }
+    Ok(notes)
+}
+
+fn replay_head(command: &str) -> String {
+    format!("Each distinct failure of `{command}` run again from its replay file (the proof's assumptions are checked on that run, sim/campaign/assumption.rs):")
 }
 
 /// `crash,hang,io_error`: the `--faults` value that places `faults`.
@@ -162,16 +199,18 @@ fn search_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         let rule = row.violation.split([' ', ':']).next().unwrap_or("").to_string();
         *rules.entry(rule).or_default() += 1;
     }
+    let command = format!(
+        "search {SEARCH_SCENARIO} --runs {} --strict --faults {} --protocol {PROFILE}",
+        sizes.search_runs,
+        fault_list(&FaultName::ALL)
+    );
     Ok(Part {
-        command: format!(
-            "search {SEARCH_SCENARIO} --runs {} --strict --faults {} --protocol {PROFILE}",
-            sizes.search_runs,
-            fault_list(&FaultName::ALL)
-        ),
+        notes_head: replay_head(&command),
+        command,
         size: format!("{} search + {} random runs", found.search.rows.len(), found.random.rows.len()),
         failing: format!("{failing} runs"),
         detail: rules.iter().map(|(r, n)| format!("{r}: {n}")).collect(),
-        notes: Vec::new(),
+        notes: replay_notes(&options.out, runs_dir)?,
     })
 }
 
@@ -198,6 +237,7 @@ fn schedules_part(scenario: &str, sizes: &ProofSizes, runs_dir: &Path) -> Result
         failing: format!("{failing} runs"),
         detail: distinct(&found.failures),
         notes: Vec::new(),
+        notes_head: String::new(),
     })
 }
 
@@ -250,6 +290,9 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         failing: format!("{} scenarios", detail.len()),
         detail,
         notes,
+        notes_head: format!(
+            "Not judged as written by `run SCENARIO --protocol {PROFILE}` (each reason computed from the scenario, sim/campaign/shipped_scope.rs):"
+        ),
     })
 }
 
