@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
 
+use crate::actors::lease::{self, Lease};
 use crate::base::clock::SimClock;
 use crate::base::dist::Dist;
 use crate::base::rng;
@@ -58,6 +59,8 @@ pub struct Ctx {
     slot: ActorSlot,
     runtime: Rc<Runtime>,
     rng: RefCell<ChaCha8Rng>,
+    /// Variant `lease-self-check`: the lease of the session this actor belongs to.
+    lease: RefCell<Option<Rc<Lease>>>,
 }
 
 impl Ctx {
@@ -77,11 +80,47 @@ impl Ctx {
         };
         let rng = RefCell::new(rng::stream(runtime.seed, &name));
         let shared = runtime.clone();
-        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, session, slot, runtime: shared, rng }))
+        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| {
+            make(Ctx { id, meta, session, slot, runtime: shared, rng, lease: RefCell::new(None) })
+        })
     }
 
+    /// Every await of an actor passes here. Under `lease-self-check` the session's lease is
+    /// checked before the request goes out and again when its answer comes back (the first
+    /// instant after a hang included), so an actor acts only inside its session's lease.
     async fn request(&self, request: Request<Effect>) -> Response<Reply> {
-        Await::new(self.slot.clone(), request).await
+        self.keep_lease().await;
+        let response = Await::new(self.slot.clone(), request).await;
+        self.keep_lease().await;
+        response
+    }
+
+    /// This actor's id (a session's `Lease::root`).
+    pub fn id(&self) -> ActorId {
+        self.id
+    }
+
+    /// Variant `lease-self-check`: this actor acts for the session holding `lease`.
+    pub fn hold_lease(&self, lease: Rc<Lease>) {
+        *self.lease.borrow_mut() = Some(lease);
+    }
+
+    /// The lease this actor acts under, if any (a watcher's or subagent's is its session's).
+    pub fn lease(&self) -> Option<Rc<Lease>> {
+        self.lease.borrow().clone()
+    }
+
+    /// Ends the whole session at once, writing nothing, when its lease has expired: a note
+    /// says why, the truth that the session ended at this instant, and the session's main
+    /// actor stops with its watchers and subagents (`Lease::root`). This future never
+    /// resolves; the executor drops it with the actor when the poll is over.
+    async fn keep_lease(&self) {
+        let Some(lease) = self.lease() else { return };
+        let Some(why) = lease.expired(self.now_ms()) else { return };
+        self.note("lease_expired", why);
+        self.observe(Fact::Ended { session_id: self.meta.session_id.clone() });
+        self.runtime.spawner.kill(lease.root);
+        std::future::pending::<()>().await;
     }
 
     async fn effect(&self, effect: Effect) -> Reply {
@@ -121,9 +160,13 @@ impl Ctx {
         const BUSY_RETRIES: u32 = 3;
         // The world hands the parameters back with a busy failure: no copy is kept per attempt.
         let mut params = params;
+        let issued_ms = self.now_ms();
         for attempt in 0..=BUSY_RETRIES {
             match self.effect(Effect::Sql { stmt, params }).await {
-                Reply::Sql(result) => return result,
+                Reply::Sql(result) => {
+                    self.renew_lease(stmt, issued_ms, &result);
+                    return result;
+                }
                 Reply::SqlBusy { failure, params: back } if attempt < BUSY_RETRIES => {
                     debug_assert_eq!(failure.kind, FailureKind::Busy);
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
@@ -135,6 +178,15 @@ impl Ctx {
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// `lease-self-check`: a heartbeat write that changed its row renews the lease from the
+    /// instant it was issued (the write ran at or after it).
+    fn renew_lease(&self, stmt: Stmt, issued_ms: i64, result: &Result<SqlOutcome, SqlFailure>) {
+        let Some(lease) = self.lease() else { return };
+        if lease::refreshes_heartbeat(stmt) && result.as_ref().is_ok_and(|outcome| outcome.rows_affected > 0) {
+            lease.renew(issued_ms);
+        }
     }
 
     /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.
@@ -189,13 +241,20 @@ impl Ctx {
         }
     }
 
-    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one.
+    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one,
+    /// and acts under this one's lease (`lease-self-check`): it is the same session.
     pub fn spawn_child<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
     where
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + 'static,
     {
-        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, make)
+        let lease = self.lease();
+        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, move |ctx| {
+            if let Some(lease) = lease {
+                ctx.hold_lease(lease);
+            }
+            make(ctx)
+        })
     }
 
     /// Launches an independent process (a musician session) after `delay_ms`: it outlives

@@ -49,6 +49,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
     ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
     ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
+    ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -101,6 +101,15 @@ pub const CHANGES: &[Change] = &[
         diff: "Behaviour: a session the conductor replaces because it went silent (a stale heartbeat, a claim overdue, a held row a claim was blocked on) does not count against C8's cap; only sessions that ended by a write of their own (an exit) do. A fault-free task needs one session; the cap guards against a task whose sessions keep handing off without finishing, and a fault phase with crashes and hangs drawn per write can use up any fixed count of lost sessions (proof-random-faults seed 307: task-04's five sessions crashed, hung, crashed, crashed before the claim and crashed before the claim, all inside the fault phase, and the task was given up)",
         necessity_run: None,
     },
+    Change {
+        variant: "lease-self-check",
+        demo_seed: 0,
+        demo: "scenarios/proof/hang-at-staleness.toml",
+        rule: "no-false-stale",
+        seed_text: "000 \"Heartbeat Protocol\", staleness detection (conductor side): \"9-minute threshold for concern\", \"1-minute buffer between watcher refresh (8 min) and conductor alarm (9 min)\", \"Stale heartbeat + `working` state → session likely crashed\" — only the conductor measures the heartbeat's age; nothing tells a musician that its own heartbeat may be stale, so a session that wakes from a hang acts on as if it still held its task",
+        diff: "Behaviour: a session holds its task on a lease of its own clock, `conductor.staleness_s` less one statement round trip (`timing.statement_ms`'s upper bound: a write issued just inside the lease lands that much later, and `release_task` re-checks the age in comms.db when it runs, so the conductor's poll interval gives no slack) and 1 s (`datetime('now')` stores the heartbeat truncated to the second): 536 s by default, against a healthy session's heartbeat that its watchers keep under the refresh threshold plus one poll and its jitter (the derived `heartbeat_age_s` budget). It counts from the instant the session issued its latest heartbeat write that changed its row (004 \"Heartbeat Rule\": every state change sets `last_heartbeat`; the write ran at or after that instant, so the session's age is never younger than comms.db's). Every actor of the session (the session, its watchers, its subagents) checks it before each request and when each returns, the first instant after a hang included; past it the session ends itself at once, writing nothing (a `lease_expired` note, and the oracle's truth has it ended at that instant). A write already sent when a hang struck still lands when the hang ends (no check can stand between a check and its send): fencing and release-stale end such a session at that write, as before. Cost: a session woken from a hang between the lease and the conductor's hand-over is lost a little early (its successor takes the task over as after a crash); no healthy session reaches the lease (sim/actors/lease.rs)",
+        necessity_run: None,
+    },
 ];
 
 /// The strict suites of the proof (`[expect] allowed = []`), copies of random-faults and ci-smoke.
@@ -122,11 +131,6 @@ const ASSUMPTIONS: &[Assumption] = &[
         scenario: "scenarios/proof/assumption-hang-past-patience.toml",
         says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class), but a session that wakes may hang again before the same write, and two hangs back to back before the claim can pass 30 minutes (proof-random-faults seeds 1204 and 3357: 18 + 16 and 21 + 20 minutes; proof-ci-smoke seed 3811: 12 + 23 minutes; the only pairs of 10,000 seeds of each suite that fail). A longer wait does not help the proof: the successor's claim then comes later than the derived `exit_to_claim_ms` budget allows when a session launched after an exit is lost before its claim (60 minutes failed it on random-faults seeds 367 and 885), and three hangs back to back pass any wait.",
     },
-    Assumption {
-        id: "A2",
-        scenario: "scenarios/proof/assumption-hang-at-staleness.toml",
-        says: "A session whose heartbeat is older than the staleness threshold may be handed over, even if it has just woken from a hang. A hang of at least `conductor.staleness_s` leaves the heartbeat genuinely stale (000 \"Heartbeat Protocol\": \"Stale heartbeat + `working` state → session likely crashed\"); a session that wakes has run no statement yet, so neither the conductor's poll nor release_task's re-check can see it woke. Fencing and release-stale end it at its next row write, but until then it is alive beside its successor (`no-false-stale`, `one-live-session-per-task`).",
-    },
 ];
 
 /// The faults the proof's scenarios inject, and which of the suites run them.
@@ -136,12 +140,11 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("watcher jitter 0-20 s per poll", "random-faults, ci-smoke"),
     ("context spikes of 5-25 % with odds 0-5 % per agent", "random-faults, ci-smoke"),
     ("a crash of a musician session or of the conductor before and after each statement of one run", "explore crashes (quickstart, a ci-smoke seed)"),
-    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session", "explore crashes --hangs (quickstart, a ci-smoke seed)"),
+    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session, ending at any instant around the conductor's hand-over", "explore crashes --hangs (quickstart, a ci-smoke seed)"),
     ("crash and hang placements and fault odds mutated towards new coverage", "search (random-faults)"),
     ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
     ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
     ("a silence before the claim longer than 30 min (one hang, or hangs back to back before the claim)", "outside the model: assumption A1"),
-    ("a hang of at least the staleness threshold that ends moments before the conductor's hand-over", "outside the model: assumption A2"),
 ];
 
 /// Builds the document, running every figure: `seeds` of each proof suite, `cost_seeds` of the

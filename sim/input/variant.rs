@@ -310,6 +310,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.uncap_lost_sessions = true,
     },
+    Variant {
+        name: "lease-self-check",
+        disagreement: 0,
+        summary: "a session holds its task on a lease of its own clock, the staleness threshold less one statement round trip and a second (sim/actors/lease.rs): every actor of the session checks it before each request and when each returns, and a session whose last heartbeat write is older ends itself without writing, instead of acting on after a hang the conductor may have handed it over in",
+        sql: None,
+        apply: |s| s.settings.lease_self_check = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

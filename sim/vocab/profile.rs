@@ -28,6 +28,7 @@ pub const PROFILES: &[Profile] = &[
             "patient-relaunch",
             "release-stale",
             "uncap-lost-sessions",
+            "lease-self-check",
         ],
     },
 ];

@@ -64,7 +64,15 @@ fn without_the_durable_cursor_a_successor_handles_its_predecessors_approval_agai
     // The profile's other changes without durable-cursor: the approval is handled twice.
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "patient-relaunch", "release-stale", "uncap-lost-sessions"] {
+    for v in [
+        "fencing",
+        "replies-cite-request",
+        "heartbeat-until-exit",
+        "patient-relaunch",
+        "release-stale",
+        "uncap-lost-sessions",
+        "lease-self-check",
+    ] {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
@@ -83,7 +91,15 @@ fn without_patience_the_conductor_relaunches_while_a_hung_first_session_may_stil
     assert!(text.contains("expected violation(s) did not occur: no-relaunch-while-claim-pending"), "{text}");
     let out = dir.path().join("without");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "release-stale", "uncap-lost-sessions"] {
+    for v in [
+        "fencing",
+        "replies-cite-request",
+        "heartbeat-until-exit",
+        "durable-cursor",
+        "release-stale",
+        "uncap-lost-sessions",
+        "lease-self-check",
+    ] {
         args.extend(["--variant", v]);
     }
     let (code, text) = run(&args);
@@ -109,7 +125,15 @@ fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
     let mut without = vec![];
-    for v in ["fencing", "replies-cite-request", "heartbeat-until-exit", "durable-cursor", "patient-relaunch", "release-stale"] {
+    for v in [
+        "fencing",
+        "replies-cite-request",
+        "heartbeat-until-exit",
+        "durable-cursor",
+        "patient-relaunch",
+        "release-stale",
+        "lease-self-check",
+    ] {
         without.extend(["--variant", v]);
     }
     let (code, text) = proof_run("proof-random-faults.toml", "307", &dir.path().join("without"), &without);

@@ -163,6 +163,10 @@ pub struct ProtocolSettings {
     /// `conductor.sessions_per_task_max` sessions; only sessions that ended by a write of
     /// their own do. Faults then cannot exhaust the cap during the fault phase.
     pub uncap_lost_sessions: bool,
+    /// Issue 28, variant `lease-self-check` (sim/actors/lease.rs): a session ends itself,
+    /// writing nothing, once its own last heartbeat is older than its lease, shorter than
+    /// `conductor.staleness_s`: a session that wakes from a hang past it may have been handed over.
+    pub lease_self_check: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -190,6 +194,7 @@ impl Default for ProtocolSettings {
             release_stale: false,
             confirm_unclaimed: false,
             uncap_lost_sessions: false,
+            lease_self_check: false,
         }
     }
 }
