@@ -59,18 +59,8 @@ fn a_session_woken_past_its_lease_ends_itself_without_a_write_before_the_hand_ov
 #[test]
 fn without_the_lease_the_woken_session_is_handed_over_alive() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec![];
-    for v in [
-        "fencing",
-        "replies-cite-request",
-        "heartbeat-until-exit",
-        "durable-cursor",
-        "patient-relaunch",
-        "release-stale",
-        "uncap-lost-sessions",
-    ] {
-        args.extend(["--variant", v]);
-    }
+    let without = repaired_without("lease-self-check");
+    let args: Vec<&str> = without.iter().map(String::as_str).collect();
     let (code, text, trace) = run_demo(dir.path(), "without", 540_000, &args);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("verdict      FAIL: no-false-stale"), "{text}");
@@ -93,8 +83,30 @@ fn a_hang_shorter_than_the_lease_leaves_the_session_working() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
     assert!(!trace.contains("lease_expired"), "a session inside its lease goes on");
+    // Past the 480 s refresh threshold on its own clock, it writes a heartbeat first.
+    let refresh = trace.lines().find(|l| l.contains(",lease_refresh,")).expect("a heartbeat first");
+    assert!(refresh.starts_with(&format!("{},", HANG_FROM_MS + 480_000)) && refresh.contains("heartbeat 482.3 s old"), "{refresh}");
     let rows = session_rows(&trace, HANG_FROM_MS + 480_000);
     assert!(rows.iter().any(|(_, actor, e)| actor == "task-04.S1" && e == "sql"), "it writes after it wakes");
     let completed = trace.lines().any(|l| l.contains(&format!("task-04.S1,{SESSION},sql,mark_complete,1,")));
     assert!(completed, "the first session completes its task");
+}
+
+#[test]
+fn proof_seeds_a_lease_once_failed_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    // proof-ci-smoke 17: paused for a review, the session's own heartbeat count passed the
+    // lease while the conductor's answer kept comms.db's young (no refresh by the session's
+    // clock then). proof-ci-smoke 38: a receipt sent just before a 9-minute hang ran when it
+    // ended, moved the cursor past an approval, and the session ended itself (no `:lease_until`
+    // on the receipt then): messages-seen-once.
+    for (suite, seed) in [("proof-ci-smoke.toml", "17"), ("proof-ci-smoke.toml", "38")] {
+        let path = root().join("scenarios/proof").join(suite);
+        let out = dir.path().join(format!("{suite}-{seed}"));
+        let o = rehearsal(&["run", path.to_str().unwrap(), "--seed", seed, "--protocol", "repaired", "--out", out.to_str().unwrap()]);
+        let text = format!("{}{}", stdout(&o), stderr(&o));
+        assert!(text.contains("verdict      PASS\n"), "{suite} seed {seed}: {text}");
+        let trace = std::fs::read_to_string(out.join("trace.csv")).unwrap();
+        assert!(trace.contains(",lease_refresh,"), "{suite} seed {seed}: the lease is in force");
+    }
 }
