@@ -40,7 +40,10 @@ pub const CHANGES: &[Change] = &[
         rule: "owner-writes-only",
         seed_text: "004 \"Heartbeat Rule\" and every musician UPDATE of 004/000 (`WHERE task_id = ?`): \"UPDATE orchestration_tasks SET state = 'needs_review', last_heartbeat = datetime('now') WHERE task_id = 'task-03'\" — no statement checks the writer's session (docs/protocol.md D11)",
         diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so does every message the musician sends after its claim (`send_review_request`, `send_completion`, `send_error`, `send_context_warning`, `send_handoff`, `send_resumption`: an INSERT … SELECT that adds nothing for a session the row does not name, so a woken replaced session stops at its first write instead of at the row write after it; proof-random-faults seed 3034 showed a final `send_completion` that added no row and a session that went on) and the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
-        necessity_run: None,
+        // Under lease-self-check zombie.toml's woken session ends at its wake, before it writes
+        // on its successor's row; a 300-seed sweep of both proof suites without fencing found
+        // ci-smoke 2 (owner-writes-only: a write sent before a hang lands when it ends).
+        necessity_run: Some(("scenarios/proof/proof-ci-smoke.toml", 2)),
     },
     Change {
         variant: "replies-cite-request",
@@ -90,7 +93,10 @@ pub const CHANGES: &[Change] = &[
         rule: "silent-after-hand-over",
         seed_text: "000 Bootstrap 5 \"Session Handoff\" and 002 \"Guard Clause Rules\": the conductor hands a stale task over by its state alone; the row keeps naming the replaced session until the successor's claim overwrites `session_id` (docs/protocol.md D11)",
         diff: "SQL and behaviour: `release_task` (scenarios/protocol.sql, run only by this variant): the hand-over of a session that went silent (stale heartbeat, or a row it holds when a claim is blocked) sets the state and `session_id = NULL` in one UPDATE, before the handoff message and, for a stale heartbeat, only while the heartbeat is still older than `conductor.staleness_s` (a session that woke and beat since the conductor's read keeps its task: no-false-stale), and only while the session has written no message within that window either (a woken session writes first what it hung before, often a message: proof-random-faults seed 2948), so under fencing the replaced session's first row write after it wakes changes nothing and ends it; a hand-over after a clean exit keeps `session_id`, which the successor needs to judge the HANDOFF (003)",
-        necessity_run: None,
+        // Seed 157 passes without this change once lease-self-check is in the profile (the
+        // woken session ends at its wake); a 300-seed sweep of both proof suites without it
+        // found ci-smoke 76 (silent-after-hand-over).
+        necessity_run: Some(("scenarios/proof/proof-ci-smoke.toml", 76)),
     },
     Change {
         variant: "uncap-lost-sessions",
