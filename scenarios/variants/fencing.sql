@@ -56,10 +56,15 @@ WHERE task_id = :task_id AND session_id = :session_id;
 -- write, so it is fenced like the row writes: a session the conductor replaced (or released,
 -- variant `release-stale`) inserts no receipt and reads nothing, instead of consuming the
 -- messages sent to its successor (a handoff, an approval) and moving the cursor past them.
--- No row returned is the fenced-out answer.
+-- No row returned is the fenced-out answer. Under `lease-self-check` the receipt also carries
+-- the end of the session's lease (`:lease_until`, NULL without the variant): a receipt that
+-- runs past it (a session frozen just before it, that wakes past its lease) moves no cursor, so
+-- the messages stay for the successor instead of being read by a session that must end at once
+-- (sim/actors/lease.rs).
 INSERT INTO orchestration_messages (task_id, from_session, message, message_type)
 SELECT :task_id, :session_id, :message, 'resumption'
 WHERE EXISTS (SELECT 1 FROM orchestration_tasks WHERE task_id = :task_id AND session_id = :session_id)
+  AND (:lease_until IS NULL OR julianday('now') < julianday(:lease_until))
 RETURNING (
     SELECT json_group_array(json_array(m.id, m.message, m.timestamp))
     FROM (SELECT id, message, timestamp

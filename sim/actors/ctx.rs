@@ -10,7 +10,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use rand_chacha::ChaCha8Rng;
+use rusqlite::types::Value;
 
+use crate::actors::lease::{self, Lease};
 use crate::base::clock::SimClock;
 use crate::base::dist::Dist;
 use crate::base::rng;
@@ -61,6 +63,8 @@ pub struct Ctx {
     slot: ActorSlot,
     runtime: Rc<Runtime>,
     rng: RefCell<ChaCha8Rng>,
+    /// Variant `lease-self-check`: the lease of the session this actor belongs to.
+    lease: RefCell<Option<Rc<Lease>>>,
 }
 
 impl Ctx {
@@ -80,11 +84,89 @@ impl Ctx {
         };
         let rng = RefCell::new(rng::stream(runtime.seed, &name));
         let shared = runtime.clone();
-        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| make(Ctx { id, meta, session, slot, runtime: shared, rng }))
+        runtime.spawner.spawn(parent, info, delay_ms, move |id, slot| {
+            make(Ctx { id, meta, session, slot, runtime: shared, rng, lease: RefCell::new(None) })
+        })
     }
 
+    /// Every await of an actor passes here. Under `lease-self-check` the session's lease is
+    /// checked before the request goes out and again when its answer comes back (the first
+    /// instant after a hang included), so an actor acts only inside its session's lease.
     async fn request(&self, request: Request<Effect>) -> Response<Reply> {
-        Await::new(self.slot.clone(), request).await
+        // A statement's answer is checked in `sql`, once its write has renewed or released
+        // the lease.
+        let statement = matches!(request, Request::Effect(Effect::Sql { .. }));
+        self.keep_lease().await;
+        let response = Await::new(self.slot.clone(), request).await;
+        if !statement {
+            self.keep_lease().await;
+        }
+        response
+    }
+
+    /// This actor's id (a session's `Lease::root`).
+    pub fn id(&self) -> ActorId {
+        self.id
+    }
+
+    /// Variant `lease-self-check`: this actor acts for the session holding `lease`.
+    pub fn hold_lease(&self, lease: Rc<Lease>) {
+        *self.lease.borrow_mut() = Some(lease);
+    }
+
+    /// The lease this actor acts under, if any (a watcher's or subagent's is its session's).
+    pub fn lease(&self) -> Option<Rc<Lease>> {
+        self.lease.borrow().clone()
+    }
+
+    /// `lease-self-check`: when the session's lease ends, as comms.db writes its time
+    /// (`datetime('now')` with milliseconds), for a write the store must refuse past it; NULL
+    /// without a lease.
+    pub fn lease_until(&self) -> Value {
+        match self.lease().and_then(|lease| lease.until_ms()) {
+            Some(until_ms) => Value::Text(crate::base::clock::format_utc_ms(self.runtime.epoch_unix_ms + until_ms)),
+            None => Value::Null,
+        }
+    }
+
+    /// Keeps the session inside its lease (sim/actors/lease.rs): a heartbeat first when one is
+    /// due by the session's own clock, and when the lease has expired the whole session ends
+    /// at once, writing nothing.
+    async fn keep_lease(&self) {
+        let Some(lease) = self.lease() else { return };
+        match lease.check(self.now_ms()) {
+            lease::Check::Held => {}
+            lease::Check::RefreshDue { age_ms } => self.refresh_lease(&lease, age_ms).await,
+            lease::Check::Expired(why) => self.end_session(&lease, "lease_expired", why).await,
+        }
+    }
+
+    /// A heartbeat before the request, which renews the lease (`renew_lease`). Under fencing
+    /// one that changes no row says another session holds the task: the session ends. A
+    /// refused one (BUSY, an I/O error) leaves the lease as it was, for the next check.
+    async fn refresh_lease(&self, lease: &Rc<Lease>, age_ms: i64) {
+        self.note("lease_refresh", format!("heartbeat {:.1} s old by the session's clock: a heartbeat first", age_ms as f64 / 1000.0));
+        lease.set_refreshing(true);
+        let params = vec![(":task_id", Value::Text(self.meta.task_id.clone())), (":session_id", Value::Text(self.meta.session_id.clone()))];
+        // Boxed: the heartbeat's own request passes `keep_lease` again (which the refreshing
+        // mark lets through).
+        let outcome = Box::pin(self.sql(Stmt::Heartbeat, params)).await;
+        lease.set_refreshing(false);
+        if outcome.is_ok_and(|o| o.rows_affected == 0) {
+            let why = format!("the lease's heartbeat changed no row: another session owns {}", self.meta.task_id);
+            self.end_session(lease, "fenced_out", why).await;
+        }
+    }
+
+    /// Ends the whole session at once, writing nothing: a note says why, the truth that the
+    /// session ended at this instant, and the session's main actor stops with its watchers
+    /// and subagents (`Lease::root`). This future never resolves; the executor drops it with
+    /// the actor when the poll is over.
+    async fn end_session(&self, lease: &Lease, what: &'static str, why: String) {
+        self.note(what, why);
+        self.observe(Fact::Ended { session_id: self.meta.session_id.clone() });
+        self.runtime.spawner.kill(lease.root);
+        std::future::pending::<()>().await;
     }
 
     async fn effect(&self, effect: Effect) -> Reply {
@@ -127,6 +209,7 @@ impl Ctx {
         // A failed read's are not handed back, so a read that may be retried keeps a copy.
         let retry_reads = self.runtime.retry_failed_reads && !stmt.writes();
         let mut params = params;
+        let issued_ms = self.now_ms();
         for attempt in 0..=RETRIES {
             let kept = retry_reads.then(|| params.clone());
             match self.effect(Effect::Sql { stmt, params }).await {
@@ -137,18 +220,39 @@ impl Ctx {
                     self.sleep(1_000).await;
                     params = kept.expect("kept for a read");
                 }
-                Reply::Sql(result) => return result,
+                Reply::Sql(result) => {
+                    self.renew_lease(stmt, issued_ms, &result);
+                    self.keep_lease().await;
+                    return result;
+                }
                 Reply::SqlBusy { failure, params: back } if attempt < RETRIES => {
                     debug_assert_eq!(failure.kind, FailureKind::Busy);
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;
                     params = back;
                 }
-                Reply::SqlBusy { failure, .. } => return Err(failure),
+                Reply::SqlBusy { failure, .. } => {
+                    self.keep_lease().await;
+                    return Err(failure);
+                }
                 _ => unreachable!("a SQL request is answered with a SQL response"),
             }
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// `lease-self-check`: a heartbeat write that changed its row renews the lease from the
+    /// instant it was issued (the write ran at or after it).
+    fn renew_lease(&self, stmt: Stmt, issued_ms: i64, result: &Result<SqlOutcome, SqlFailure>) {
+        let Some(lease) = self.lease() else { return };
+        if !result.as_ref().is_ok_and(|outcome| outcome.rows_affected > 0) {
+            return;
+        }
+        if lease::ends_hold(stmt) {
+            lease.release();
+        } else if lease::refreshes_heartbeat(stmt) {
+            lease.renew(issued_ms);
+        }
     }
 
     /// Simulated work or waiting: nothing in the world changes for this actor meanwhile.
@@ -203,13 +307,20 @@ impl Ctx {
         }
     }
 
-    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one.
+    /// Starts a child actor (a watcher, a subagent) after `delay_ms`. It dies with this one,
+    /// and acts under this one's lease (`lease-self-check`): it is the same session.
     pub fn spawn_child<F, Fut>(&self, meta: ActorMeta, delay_ms: i64, make: F) -> ActorId
     where
         F: FnOnce(Ctx) -> Fut,
         Fut: Future<Output = ()> + 'static,
     {
-        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, make)
+        let lease = self.lease();
+        Ctx::queue_spawn(&self.runtime, Some(self.id), meta, delay_ms, move |ctx| {
+            if let Some(lease) = lease {
+                ctx.hold_lease(lease);
+            }
+            make(ctx)
+        })
     }
 
     /// Launches an independent process (a musician session) after `delay_ms`: it outlives

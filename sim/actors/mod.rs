@@ -3,6 +3,7 @@
 pub mod conductor;
 pub mod ctx;
 pub mod handoff;
+pub mod lease;
 pub mod messages;
 pub mod musician;
 pub mod session;

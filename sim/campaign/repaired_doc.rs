@@ -40,7 +40,10 @@ pub const CHANGES: &[Change] = &[
         rule: "owner-writes-only",
         seed_text: "004 \"Heartbeat Rule\" and every musician UPDATE of 004/000 (`WHERE task_id = ?`): \"UPDATE orchestration_tasks SET state = 'needs_review', last_heartbeat = datetime('now') WHERE task_id = 'task-03'\" — no statement checks the writer's session (docs/protocol.md D11)",
         diff: "SQL: `scenarios/variants/fencing.sql`: every musician UPDATE of its row adds `AND session_id = :session_id`, and so does every message the musician sends after its claim (`send_review_request`, `send_completion`, `send_error`, `send_context_warning`, `send_handoff`, `send_resumption`: an INSERT … SELECT that adds nothing for a session the row does not name, so a woken replaced session stops at its first write instead of at the row write after it; proof-random-faults seed 3034 showed a final `send_completion` that added no row and a session that went on) and the durable cursor's receipt (`send_receipt` inserts and returns nothing for a session the row does not name, so a replaced session cannot read its successor's handoff or approval and move the cursor past them); a write that changes no row (a receipt that returns none, a pause timeout's `set_error` included) ends the session (fenced out)",
-        necessity_run: None,
+        // Under lease-self-check zombie.toml's woken session ends at its wake, before it writes
+        // on its successor's row; a 300-seed sweep of both proof suites without fencing found
+        // ci-smoke 2 (owner-writes-only: a write sent before a hang lands when it ends).
+        necessity_run: Some(("scenarios/proof/proof-ci-smoke.toml", 2)),
     },
     Change {
         variant: "heartbeat-until-exit",
@@ -76,7 +79,10 @@ pub const CHANGES: &[Change] = &[
         rule: "silent-after-hand-over",
         seed_text: "000 Bootstrap 5 \"Session Handoff\" and 002 \"Guard Clause Rules\": the conductor hands a stale task over by its state alone; the row keeps naming the replaced session until the successor's claim overwrites `session_id` (docs/protocol.md D11)",
         diff: "SQL and behaviour: `release_task` (scenarios/protocol.sql, run only by this variant): the hand-over of a session that went silent (stale heartbeat, or a row it holds when a claim is blocked) sets the state and `session_id = NULL` in one UPDATE, before the handoff message and, for a stale heartbeat, only while the heartbeat is still older than `conductor.staleness_s` (a session that woke and beat since the conductor's read keeps its task: no-false-stale), and only while the session has written no message within that window either (a woken session writes first what it hung before, often a message: proof-random-faults seed 2948), so under fencing the replaced session's first row write after it wakes changes nothing and ends it; a hand-over after a clean exit keeps `session_id`, which the successor needs to judge the HANDOFF (003)",
-        necessity_run: None,
+        // Seed 157 passes without this change once lease-self-check is in the profile (the
+        // woken session ends at its wake); a 300-seed sweep of both proof suites without it
+        // found ci-smoke 76 (silent-after-hand-over).
+        necessity_run: Some(("scenarios/proof/proof-ci-smoke.toml", 76)),
     },
     Change {
         variant: "uncap-lost-sessions",
@@ -94,6 +100,15 @@ pub const CHANGES: &[Change] = &[
         rule: "allowed-transitions",
         seed_text: "000 \"Pause Watcher (During Conductor Wait)\" 4: \"Wait 10 seconds, repeat from step 1.\" The seeds say nothing of a statement that fails; docs/protocol.md C43 ends the actor on any failure, so a pause watcher whose poll failed ends without an answer and its session reads that as 3's \"Exit with TIMEOUT indicator\"",
         diff: "Behaviour: a read (a statement that writes nothing) that fails with SQLITE_IOERR is tried again a second later, up to 3 times, as SQLITE_BUSY is (C13), instead of ending the actor; a failed write still ends the session (C43), since it may or may not have run. Found by `explore crashes scenarios/quickstart.toml --faults io_error --protocol repaired`: 212 of 4,636 runs failed (`read_task_state` of a pause watcher: an `error` written over the conductor's approval, `allowed-transitions`, or the next resume ~8 min late, `budget`)",
+        necessity_run: None,
+    },
+    Change {
+        variant: "lease-self-check",
+        demo_seed: 0,
+        demo: "scenarios/proof/hang-at-staleness.toml",
+        rule: "no-false-stale",
+        seed_text: "000 \"Heartbeat Protocol\", staleness detection (conductor side): \"9-minute threshold for concern\", \"1-minute buffer between watcher refresh (8 min) and conductor alarm (9 min)\", \"Stale heartbeat + `working` state → session likely crashed\" — only the conductor measures the heartbeat's age; nothing tells a musician that its own heartbeat may be stale, so a session that wakes from a hang acts on as if it still held its task",
+        diff: "Behaviour: a session holds its task on a lease of its own clock, `conductor.staleness_s` less one statement round trip (`timing.statement_ms`'s upper bound: a write issued just inside the lease lands that much later, and `release_task` re-checks the age in comms.db when it runs, so the conductor's poll interval gives no slack) and 1 s (`datetime('now')` stores the heartbeat truncated to the second): 536 s by default, against a healthy session's heartbeat that its watchers keep under the refresh threshold plus one poll and its jitter (the derived `heartbeat_age_s` budget). It counts from the instant the session issued its latest heartbeat write that changed its row (004 \"Heartbeat Rule\": every state change sets `last_heartbeat`; the write ran at or after that instant, so the session's age is never younger than comms.db's). Every actor of the session (the session, its watchers, its subagents) checks it before each request and when each returns (a statement's answer once its write has renewed the lease, or released it: the terminal write ends the lease), the first instant after a hang included; past it the session ends itself at once, writing nothing (a `lease_expired` note, and the oracle's truth has it ended at that instant). Past `timing.heartbeat_refresh_s` on its own clock the session writes a heartbeat before it goes on (`lease_refresh`): the watchers refresh by the age comms.db shows, which the conductor's answer to a review makes younger than the session's own count, and without it a paused session reached its lease alive and well (proof-ci-smoke seed 17). SQL: `send_receipt` (scenarios/variants/fencing.sql) carries the lease's end, `:lease_until`, and inserts nothing past it: a receipt sent just before a hang runs when the hang ends, and would move the durable cursor past messages the session, ending itself, never acts on (33 of proof seeds 1..=500 of both suites failed `messages-seen-once` so). A write already sent when a hang struck still lands when the hang ends (no check stands between a check and its send): fencing and release-stale end such a session at that write, as before. Cost: a session woken from a hang past the lease is lost even when the conductor had not handed it over yet (its successor takes the task over as after a crash), and a lease refresh adds a heartbeat where the conductor's write had kept comms.db's heartbeat young",
         necessity_run: None,
     },
 ];
@@ -138,11 +153,6 @@ const ASSUMPTIONS: &[Assumption] = &[
         scenario: "scenarios/proof/assumption-hang-past-patience.toml",
         says: "A launched session that has not claimed its task 30 minutes after its launch is dead. Nothing in the seeds tells the conductor that a session died (a hung session and a dead one write nothing alike), so a conductor must either wait for ever (a crash before the claim then leaves the task undone: liveness) or relaunch after some wait, and a hang before the claim longer than that wait then has two sessions racing for one task. The proof's faults hang at most 25 minutes (ci-smoke, random-faults) or 18 minutes (`explore crashes --hangs`'s long class), but a session that wakes may hang again before the same write, and two hangs back to back before the claim can pass 30 minutes (proof-random-faults seeds 1204 and 3357: 18 + 16 and 21 + 20 minutes; proof-ci-smoke seed 3811: 12 + 23 minutes; the only pairs of 10,000 seeds of each suite that fail). A longer wait does not help the proof: the successor's claim then comes later than the derived `exit_to_claim_ms` budget allows when a session launched after an exit is lost before its claim (60 minutes failed it on random-faults seeds 367 and 885), and three hangs back to back pass any wait.",
     },
-    Assumption {
-        id: "A2",
-        scenario: "scenarios/proof/assumption-hang-at-staleness.toml",
-        says: "A session whose heartbeat is older than the staleness threshold may be handed over, even if it has just woken from a hang. A hang of at least `conductor.staleness_s` leaves the heartbeat genuinely stale (000 \"Heartbeat Protocol\": \"Stale heartbeat + `working` state → session likely crashed\"); a session that wakes has run no statement yet, so neither the conductor's poll nor release_task's re-check can see it woke. Fencing and release-stale end it at its next row write, but until then it is alive beside its successor (`no-false-stale`, `one-live-session-per-task`).",
-    },
 ];
 
 /// The faults the proof's scenarios inject, and which of the suites run them.
@@ -152,13 +162,12 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("watcher jitter 0-20 s per poll", "random-faults, ci-smoke"),
     ("context spikes of 5-25 % with odds 0-5 % per agent", "random-faults, ci-smoke"),
     ("a crash of a musician session or of the conductor before and after each statement of one run", "explore crashes (quickstart, a ci-smoke seed)"),
-    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session", "explore crashes --faults crash,hang,io_error (quickstart, a ci-smoke seed)"),
+    ("a hang of 30 s, 9 min (the staleness threshold) or 18 min before and after each statement of a musician session, ending at any instant around the conductor's hand-over", "explore crashes --faults crash,hang,io_error (quickstart, a ci-smoke seed)"),
     ("a disk error (SQLITE_IOERR) on each statement of a musician session, before it runs (nothing written) and after it ran (its answer lost)", "explore crashes --faults crash,hang,io_error (quickstart, a ci-smoke seed)"),
     ("crash, hang and I/O error placements and fault odds mutated towards new coverage", "search --faults crash,hang,io_error (random-faults)"),
     ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
     ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
     ("a silence before the claim longer than 30 min (one hang, or hangs back to back before the claim)", "outside the model: assumption A1"),
-    ("a hang of at least the staleness threshold that ends moments before the conductor's hand-over", "outside the model: assumption A2"),
 ];
 
 /// Builds the document, running every figure: `seeds` of each proof suite, `cost_seeds` of the

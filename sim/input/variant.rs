@@ -317,6 +317,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.retry_failed_reads = true,
     },
+    Variant {
+        name: "lease-self-check",
+        disagreement: 0,
+        summary: "a session holds its task on a lease of its own clock, the staleness threshold less one statement round trip and a second (sim/actors/lease.rs): every actor of the session checks it before each request and when each returns, writes a heartbeat first past the refresh threshold, and ends the session without writing past the lease, instead of acting on after a hang the conductor may have handed it over in; the durable cursor's receipt carries the lease's end and comms.db refuses it past that instant",
+        sql: None,
+        apply: |s| s.settings.lease_self_check = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

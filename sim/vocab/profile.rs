@@ -28,6 +28,7 @@ pub const PROFILES: &[Profile] = &[
             "release-stale",
             "uncap-lost-sessions",
             "retry-failed-reads",
+            "lease-self-check",
         ],
     },
 ];

@@ -175,7 +175,7 @@ impl Stmt {
             Stmt::ConductorResume => &[":session_id"],
             Stmt::ReadConductorMessages => &[],
             Stmt::ReadSiblingStates => &[":task_id"],
-            Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id"],
+            Stmt::SendReceipt => &[":task_id", ":session_id", ":message", ":last_processed_message_id", ":lease_until"],
             Stmt::ReleaseTask => &[":task_id", ":state", ":stale_after_s"],
         }
     }

@@ -63,10 +63,9 @@ fn without_the_durable_cursor_a_successor_handles_its_predecessors_approval_agai
     assert!(text.contains("expected violation(s) did not occur: messages-seen-once"), "{text}");
     // The profile's other changes without durable-cursor: the approval is handled twice.
     let out = dir.path().join("without");
+    let without = repaired_without("durable-cursor");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in profile_without("durable-cursor") {
-        args.extend(["--variant", v]);
-    }
+    args.extend(without.iter().map(String::as_str));
     let (code, text) = run(&args);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("PASS with known: messages-seen-once ×1"), "{text}");
@@ -82,20 +81,12 @@ fn without_patience_the_conductor_relaunches_while_a_hung_first_session_may_stil
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("expected violation(s) did not occur: no-relaunch-while-claim-pending"), "{text}");
     let out = dir.path().join("without");
+    let without = repaired_without("patient-relaunch");
     let mut args = vec!["run", demo, "--out", out.to_str().unwrap()];
-    for v in profile_without("patient-relaunch") {
-        args.extend(["--variant", v]);
-    }
+    args.extend(without.iter().map(String::as_str));
     let (code, text) = run(&args);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("PASS with known: no-relaunch-while-claim-pending ×1"), "{text}");
-}
-
-/// The `repaired` profile's variants but `change`: "the profile without that change".
-fn profile_without(change: &str) -> Vec<&'static str> {
-    let profile = rehearsal::vocab::check_profile_name("repaired").unwrap();
-    assert!(profile.variants.contains(&change), "{change} is in the profile");
-    profile.variants.iter().copied().filter(|v| *v != change).collect()
 }
 
 /// A strict proof suite's seed under the profile, or under `args` in its place; the text printed.
@@ -109,32 +100,29 @@ fn proof_run(suite: &str, seed: &str, out: &std::path::Path, args: &[&str]) -> (
 #[test]
 fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 39: task-06's S1 crashes, S2's watcher crashes, S3 crashes, S4 hangs 23
-    // minutes and S5 crashes, all inside the fault phase; with every one counted against C8's
-    // cap the task is given up (liveness). The profile counts only sessions that ended by their
-    // own write.
-    let (code, text) = proof_run("proof-random-faults.toml", "39", &dir.path().join("repaired"), &[]);
+    // random-faults 1 (307 before lease-self-check joined the profile: task-04's five sessions
+    // crashed, hung, crashed, and crashed twice before the claim): with every session lost to a
+    // fault counted against C8's cap, task-05 is given up (liveness). The profile counts only
+    // sessions that ended by their own write.
+    let (code, text) = proof_run("proof-random-faults.toml", "1", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
-    let mut without = vec![];
-    for v in profile_without("uncap-lost-sessions") {
-        without.extend(["--variant", v]);
-    }
-    let (code, text) = proof_run("proof-random-faults.toml", "39", &dir.path().join("without"), &without);
+    let without = repaired_without("uncap-lost-sessions");
+    let without: Vec<&str> = without.iter().map(String::as_str).collect();
+    let (code, text) = proof_run("proof-random-faults.toml", "1", &dir.path().join("without"), &without);
     assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("verdict      FAIL: liveness"), "{text}");
-    assert!(text.contains("task-06 ended in `working`, not `complete`"), "{text}");
+    assert!(text.contains("violations   2 (conductor-outlasts-sessions, liveness)"), "{text}");
 }
 
 #[test]
 fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 2643: task-06's S1 wakes from a 7-minute hang and sends its review request
-    // at the instant of the conductor's release; its heartbeat is still stale (570 s). The
-    // release without the message condition (scenarios/protocol.sql `release_task` as it was)
-    // hands a live session over. (Seed 2948 showed it before replies-cite-request left the
-    // profile.)
-    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("repaired"), &[]);
+    // random-faults 2948: task-03's session wakes from a hang and writes a receipt 1.2 s
+    // before the conductor's release; its heartbeat is still stale. The release without the
+    // message condition (scenarios/protocol.sql `release_task` as it was) hands a live session
+    // over. Without `lease-self-check` (which ends that session at its wake, its lease long
+    // gone), as the message condition was added.
+    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     let old = dir.path().join("release-by-heartbeat.sql");
     std::fs::write(
@@ -142,8 +130,10 @@ fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
         "-- name: release_task\nUPDATE orchestration_tasks SET state = :state, session_id = NULL, last_heartbeat = datetime('now')\nWHERE task_id = :task_id AND (:stale_after_s IS NULL OR COALESCE((julianday('now') - julianday(last_heartbeat)) * 86400, 1e18) > :stale_after_s);\n",
     )
     .unwrap();
-    let args = ["--protocol", "repaired", "--sql", old.to_str().unwrap()];
-    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("by-heartbeat"), &args);
+    let without = repaired_without("lease-self-check");
+    let mut args = vec!["--sql", old.to_str().unwrap()];
+    args.extend(without.iter().map(String::as_str));
+    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("by-heartbeat"), &args);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("verdict      FAIL: no-false-stale"), "{text}");
 }

@@ -310,3 +310,10 @@ pub fn two_step_scenario(seed: u64, tasks: u64, conductor: &str, rest: &str) -> 
          [conductor]\n{conductor}\n\n[tasks]\ncount = {tasks}\nsteps = 2\nsubagents_per_step = 1\ncheckpoints = [1]\n\n{rest}\n"
     )
 }
+
+/// `--variant` arguments for the `repaired` profile without `removed` (run under the seeds'
+/// protocol, the default): what a change's necessity is shown against.
+pub fn repaired_without(removed: &str) -> Vec<String> {
+    let profile = rehearsal::vocab::find_profile("repaired").expect("the repaired profile");
+    profile.variants.iter().filter(|v| **v != removed).flat_map(|v| ["--variant".to_string(), v.to_string()]).collect()
+}

@@ -162,6 +162,10 @@ struct Musician {
 }
 
 pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
+    if scenario.settings.lease_self_check {
+        // Issue 28 (what was assumption A2): the session and every actor it starts check its lease.
+        ctx.hold_lease(Rc::new(crate::actors::lease::Lease::new(&scenario, ctx.id())));
+    }
     let mut musician = Musician {
         ctx,
         scenario,

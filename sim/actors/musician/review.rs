@@ -332,6 +332,7 @@ impl Musician {
             (":session_id", self.session()),
             (":message", Value::Text(receipt)),
             (":last_processed_message_id", Value::Integer(last)),
+            (":lease_until", self.ctx.lease_until()),
         ];
         let found = self.ctx.sql(Stmt::SendReceipt, params).await?;
         if found.rows.is_empty() {

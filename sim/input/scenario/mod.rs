@@ -167,6 +167,10 @@ pub struct ProtocolSettings {
     /// fails with SQLITE_IOERR is tried again, a second apart, as SQLITE_BUSY is (C13), instead
     /// of ending the actor (C43): a read changed nothing, so trying it again is always safe.
     pub retry_failed_reads: bool,
+    /// Issue 28, variant `lease-self-check` (sim/actors/lease.rs): a session ends itself,
+    /// writing nothing, once its own last heartbeat is older than its lease, shorter than
+    /// `conductor.staleness_s`: a session that wakes from a hang past it may have been handed over.
+    pub lease_self_check: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -195,6 +199,7 @@ impl Default for ProtocolSettings {
             confirm_unclaimed: false,
             uncap_lost_sessions: false,
             retry_failed_reads: false,
+            lease_self_check: false,
         }
     }
 }
