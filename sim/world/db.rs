@@ -214,6 +214,7 @@ impl CommsDb {
 
     /// `execute`, within the budget `arm` gave.
     fn execute_armed(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        let total_before = self.prepared.conn().total_changes();
         let slot = self.prepared.slot(stmt);
         slot.bind(params)?;
         self.stats.statements += 1;
@@ -234,7 +235,26 @@ impl CommsDb {
             }
             rows_out.push(values);
         }
-        Ok(SqlOutcome { rows_affected: 0, rows: rows_out, readonly })
+        drop(rows);
+        let rows_affected = if readonly { 0 } else { self.changes_since(total_before) };
+        Ok(SqlOutcome { rows_affected, rows: rows_out, readonly })
+    }
+
+    /// What a write that returns rows (`INSERT … RETURNING`: `send_receipt`) changed, once its
+    /// rows are stepped through (SQLite counts them when the statement completes): the change
+    /// count, as `raw_execute` reports a write without rows. Only if the connection changed any
+    /// row since `total_before`: `changes()` keeps the count of the last completed INSERT,
+    /// UPDATE or DELETE, so a writing statement of another kind would otherwise report that
+    /// one's. A fenced-out receipt inserts nothing and counts 0, which coverage's `zero-rows`
+    /// item and the trace's row count then show.
+    fn changes_since(&self, total_before: u64) -> usize {
+        let conn = self.prepared.conn();
+        let changed = conn.total_changes() != total_before;
+        if changed {
+            conn.changes() as usize
+        } else {
+            0
+        }
     }
 
     /// The harness's own look at a task row (not a protocol statement).
@@ -496,6 +516,35 @@ mod tests {
             assert_eq!(ffi::sqlite3_finalize(stmt), ffi::SQLITE_OK);
             assert_eq!(ffi::sqlite3_close(handle), ffi::SQLITE_OK, "the connection was still open, and now closes");
         }
+    }
+
+    /// A write that returns rows counts the rows it changed (issue 28: `send_receipt`, an
+    /// INSERT … RETURNING, under `durable-cursor`): an inserted receipt is 1 and a fenced-out
+    /// one 0, so the trace and coverage's `zero-rows send_receipt` tell them apart; a read
+    /// after it still counts none.
+    #[test]
+    fn a_write_returning_rows_counts_the_rows_it_changed() {
+        let mut db = created_with(include_str!("../../scenarios/variants/fencing.sql")).expect("created");
+        let text = |t: &str| Value::Text(t.to_string());
+        let task: Params = vec![(":task_id", text("task-01")), (":instruction_path", text("docs/x.md"))];
+        db.execute(Stmt::CreateTask, &task).expect("created");
+        let claim: Params = vec![(":task_id", text("task-01")), (":session_id", text("s-1")), (":worked_by", text("S1"))];
+        assert_eq!(db.execute(Stmt::ClaimTask, &claim).expect("claimed").rows_affected, 1);
+        let receipt = |session: &str| -> Params {
+            vec![
+                (":task_id", text("task-01")),
+                (":session_id", text(session)),
+                (":message", text("RECEIPT: conductor messages after #0")),
+                (":last_processed_message_id", Value::Integer(0)),
+            ]
+        };
+        let own = db.execute(Stmt::SendReceipt, &receipt("s-1")).expect("inserted");
+        assert_eq!((own.rows.len(), own.rows_affected, own.readonly), (1, 1, false));
+        let fenced = db.execute(Stmt::SendReceipt, &receipt("s-0")).expect("ran");
+        assert_eq!((fenced.rows.len(), fenced.rows_affected), (0, 0));
+        db.execute(Stmt::SendReceipt, &receipt("s-1")).expect("inserted");
+        let read = db.execute(Stmt::PollTasks, &Vec::new()).expect("read");
+        assert_eq!((read.rows.len(), read.rows_affected), (1, 0));
     }
 
     /// Issue 26: a statement that inserts two messages and one that updates every task row

@@ -36,7 +36,7 @@ use self::runner::{Ran, Runner};
 use crate::base::error::{Error, Result};
 use crate::campaign::explore::{document, HangClass};
 use crate::campaign::{Campaign, Ledger};
-use crate::input::scenario::{Odds, Scenario};
+use crate::input::scenario::{session_cap, Odds, Scenario};
 use crate::vocab::{FaultName, RunOutcome};
 
 /// Inputs made and run together. Fixed, so the corpus each batch is made from does not
@@ -123,7 +123,8 @@ pub fn search(options: &SearchOptions) -> Result<Search> {
                                                                          // Explore's hang classes but the short one, which the protocol absorbs by design: as
                                                                          // many short hangs reached fewer new items (measured on random-faults.toml).
     let hang_ms = [HangClass::Threshold, HangClass::Long].iter().map(|c| c.duration_ms(&scenario)).collect();
-    let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms, kinds: placeable(&options.faults)? };
+    let sessions_max = session_cap(Some(&scenario.profile), &scenario.variant_names, scenario.conductor.sessions_per_task_max);
+    let mutator = Mutator { odds: drawn_odds(&scenario), hang_ms, kinds: placeable(&options.faults)?, sessions_max };
     let campaign = Campaign::open(&report::folder_spec(options))?;
     let runner = Runner { options, base, scratch: campaign.scratch() };
     let runs = options.runs;

@@ -48,14 +48,21 @@ pub struct Mutator {
     pub hang_ms: Vec<i64>,
     /// The kinds of fault to place (`--faults`), in `FaultName::ALL` order, at least one.
     pub kinds: Vec<FaultName>,
+    /// The highest session the scenario document may name (`crate::input::scenario::session_cap`),
+    /// if it has one. A run can reach a session past it only under a `--variant
+    /// uncap-lost-sessions` the document does not name, and a fault placed there would make the
+    /// mutant a file refused as bad input, a harness error of the search's own making.
+    pub sessions_max: Option<u64>,
 }
 
 impl Mutator {
     /// One to three edits of `parent`, whose run reached `points`.
     pub fn mutate(&self, parent: &Input, points: &[Point], rng: &mut ChaCha8Rng) -> Input {
+        let nameable: Vec<Point> =
+            points.iter().copied().filter(|p| self.sessions_max.is_none_or(|max| u64::from(p.session) <= max)).collect();
         let mut child = parent.clone();
         for _ in 0..rng.random_range(1..=3) {
-            self.edit(&mut child, points, rng);
+            self.edit(&mut child, &nameable, rng);
         }
         child
     }
@@ -145,7 +152,7 @@ mod tests {
     use super::*;
 
     fn mutator(kinds: &[FaultName]) -> Mutator {
-        Mutator { odds: Vec::new(), hang_ms: vec![700], kinds: kinds.to_vec() }
+        Mutator { odds: Vec::new(), hang_ms: vec![700], kinds: kinds.to_vec(), sessions_max: None }
     }
 
     #[test]
@@ -165,5 +172,26 @@ mod tests {
         assert!(FaultName::ALL.iter().all(|k| kinds.contains(k)), "{kinds:?}");
         let only: Vec<FaultKind> = (0..20).map(|_| mutator(&[FaultName::IoError]).place(&[point], &mut rng).kind).collect();
         assert!(only.iter().all(|k| *k == FaultKind::IoError), "{only:?}");
+    }
+
+    /// A run under a `--variant uncap-lost-sessions` its document does not name reaches S6; the
+    /// document may name S1..S5 only, so a fault placed at S6 would be a refused mutant.
+    #[test]
+    fn no_fault_is_placed_at_a_session_the_document_may_not_name() {
+        let reached = |session| Point { task: 1, session, statement: Stmt::ClaimTask, nth: 1 };
+        let points = [reached(5), reached(6)];
+        let capped = Mutator { sessions_max: Some(5), ..mutator(&[FaultName::Crash]) };
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut sessions = Vec::new();
+        for _ in 0..50 {
+            let child = capped.mutate(&Input::seeded(1), &points, &mut rng);
+            sessions.extend(child.faults.iter().map(|f| f.whose));
+        }
+        assert!(sessions.contains(&Whose::Session { task: 1, session: 5 }), "{sessions:?}");
+        assert!(!sessions.contains(&Whose::Session { task: 1, session: 6 }), "{sessions:?}");
+        let uncapped = mutator(&[FaultName::Crash]);
+        let placed: Vec<Whose> =
+            (0..50).flat_map(|_| uncapped.mutate(&Input::seeded(1), &points, &mut rng).faults).map(|f| f.whose).collect();
+        assert!(placed.contains(&Whose::Session { task: 1, session: 6 }), "{placed:?}");
     }
 }

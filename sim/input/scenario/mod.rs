@@ -17,6 +17,8 @@ mod magnitude;
 pub use magnitude::MAX_MAGNITUDE;
 mod plan;
 mod schedule;
+mod session_cap;
+pub use session_cap::session_cap;
 mod validate;
 mod verification;
 

@@ -22,13 +22,15 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     emergencies(&raw.conductor, count)?;
     exit_requests(&raw.conductor, count)?;
     subagent_scripts(&raw.subagents, plans, count)?;
-    verification_scripts(&raw.verification, plans, count, raw.conductor.sessions_per_task_max)?;
+    let sessions_max =
+        super::session_cap::session_cap(raw.protocol.profile.as_deref(), &raw.protocol.variants, raw.conductor.sessions_per_task_max);
+    verification_scripts(&raw.verification, plans, count, sessions_max)?;
     context_thresholds(&raw.context)?;
     review_odds(&raw.conductor)?;
     error_reply_odds(&raw.conductor)?;
     heartbeat_refresh(&raw.timing, &raw.conductor)?;
     watcher_deaths(&raw.faults)?;
-    scripted_faults(&raw.faults, count, raw.conductor.sessions_per_task_max)?;
+    scripted_faults(&raw.faults, count, sessions_max)?;
     double_launches(&raw.faults, count)?;
     missing_session_ids(&raw.faults, count)?;
     conductor_crashes(&raw.faults)?;
@@ -124,18 +126,22 @@ fn subagent_scripts(subagents: &SubagentsSection, plans: &[TaskPlan], count: u64
     Ok(())
 }
 
-/// `[[verification.script]]` names a step of its task's plan and a session that can exist.
-fn verification_scripts(verification: &VerificationSection, plans: &[TaskPlan], count: u64, sessions_max: u64) -> Checked {
+/// `[[verification.script]]` names a step of its task's plan and a session that can exist
+/// (below `sessions_max`, when the protocol has one: `session_cap.rs`).
+fn verification_scripts(verification: &VerificationSection, plans: &[TaskPlan], count: u64, sessions_max: Option<u64>) -> Checked {
     for (index, script) in verification.script.iter().enumerate() {
         plan_with_step(("verification.script", index), script.task, script.step, plans, count)?;
-        if u64::from(script.session) > sessions_max {
-            let message =
-                format!("session S{} never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)", script.session);
+        if let Some(max) = sessions_max.filter(|max| u64::from(script.session) > *max) {
+            let message = format!("session S{} never exists: sessions are S1..S{max} {}", script.session, CAPPED);
             return Err(Problem::in_entry("verification.script", index, "session", message));
         }
     }
     Ok(())
 }
+
+/// Why a session past the cap never exists, and the protocol under which it can.
+const CAPPED: &str =
+    "(conductor.sessions_per_task_max; a protocol with variant `uncap-lost-sessions`, such as profile `repaired`, can have more)";
 
 /// The context thresholds are ordered: evaluate, then proceed, then escalate.
 fn context_thresholds(c: &ContextSection) -> Checked {
@@ -237,7 +243,7 @@ fn watcher_deaths(faults: &FaultsSection) -> Checked {
 
 /// `[[faults.crash]]`, `[[faults.hang]]` and `[[faults.watcher_death]]` hit a session that can
 /// exist, at one time or protocol point.
-fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: u64) -> Checked {
+fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: Option<u64>) -> Checked {
     let scripted = [
         ("faults.crash", &faults.crash),
         ("faults.hang", &faults.hang),
@@ -252,15 +258,19 @@ fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: u64) -> Che
     Ok(())
 }
 
-fn scripted_fault(section: &'static str, index: usize, fault: &ScriptedFault, count: u64, sessions_max: u64) -> Checked {
+fn scripted_fault(section: &'static str, index: usize, fault: &ScriptedFault, count: u64, sessions_max: Option<u64>) -> Checked {
     let entry = index + 1;
     if !names_a_task(fault.task, count) {
         let message = format!("entry {entry} of [[{section}]] names task {}, which does not exist: tasks.count is {count}", fault.task);
         return Err(Problem::in_entry(section, index, "task", message));
     }
-    if fault.session == 0 || u64::from(fault.session) > sessions_max {
+    if fault.session == 0 {
+        let message = format!("entry {entry} of [[{section}]] names session S0 of task {}: sessions are numbered from S1", fault.task);
+        return Err(Problem::in_entry(section, index, "session", message));
+    }
+    if let Some(max) = sessions_max.filter(|max| u64::from(fault.session) > *max) {
         let message = format!(
-            "entry {entry} of [[{section}]] names session S{} of task {}, which never exists: sessions are S1..S{sessions_max} (conductor.sessions_per_task_max)",
+            "entry {entry} of [[{section}]] names session S{} of task {}, which never exists: sessions are S1..S{max} {CAPPED}",
             fault.session, fault.task
         );
         return Err(Problem::in_entry(section, index, "session", message));
@@ -494,6 +504,19 @@ mod tests {
         assert_eq!(refusal("[[faults.crash]]\ntask = 1\nat_ms = 1\nat = \"after:heartbeat\"\n").2, "at");
         assert_eq!(refusal("[[faults.crash]]\ntask = 1\n").2, "at");
         accepted("[[faults.crash]]\ntask = 2\nsession = 5\nat = \"after:claim_task\"\nnth = 2\n");
+        assert_eq!(refusal("[[faults.hang]]\ntask = 1\nsession = 0\nat_ms = 1\n").2, "session");
+    }
+
+    /// Under `uncap-lost-sessions` a task can have sessions past the cap (proof-random-faults
+    /// under `repaired`: a search reached S6 of task 1, and its mutant naming it was refused).
+    #[test]
+    fn a_protocol_that_uncaps_lost_sessions_lets_entries_name_sessions_past_the_cap() {
+        let fault = "[[faults.io_error]]\ntask = 1\nsession = 6\nat = \"before:send_resumption\"\n";
+        let script = "[[verification.script]]\ntask = 1\nstep = 1\nsession = 7\nfinding = \"flaky\"\n";
+        assert!(refusal(fault).3.starts_with("entry 1 of [[faults.io_error]] names session S6 of task 1, which never exists"));
+        assert_eq!(refusal(&format!("[protocol]\nprofile = \"seeds\"\n{script}")).0, "verification.script");
+        accepted(&format!("[protocol]\nprofile = \"repaired\"\n{fault}{script}"));
+        accepted(&format!("[protocol]\nvariants = [\"uncap-lost-sessions\"]\n{fault}{script}"));
     }
 
     /// A point is read as one (`vocab::Point`): an unknown statement is refused with the
