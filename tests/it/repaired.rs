@@ -100,29 +100,32 @@ fn proof_run(suite: &str, seed: &str, out: &std::path::Path, args: &[&str]) -> (
 #[test]
 fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 1 (307 before lease-self-check joined the profile: task-04's five sessions
-    // crashed, hung, crashed, and crashed twice before the claim): with every session lost to a
-    // fault counted against C8's cap, task-05 is given up (liveness). The profile counts only
-    // sessions that ended by their own write.
-    let (code, text) = proof_run("proof-random-faults.toml", "1", &dir.path().join("repaired"), &[]);
+    // random-faults 44: task-06's S1 crashes, S2's and S3's watchers crash, S4's watcher hangs
+    // 9.7 minutes and S5 crashes, all inside the fault phase: with every session lost to a
+    // fault counted against C8's cap, task-06 is given up (liveness). The profile counts only
+    // sessions that ended by their own write. (Seeds 307, 39 and 1 showed it before the
+    // profile's lease-self-check and replies-cite-request changes moved the fault draws.)
+    let (code, text) = proof_run("proof-random-faults.toml", "44", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n"), "{text}");
     let without = repaired_without("uncap-lost-sessions");
     let without: Vec<&str> = without.iter().map(String::as_str).collect();
-    let (code, text) = proof_run("proof-random-faults.toml", "1", &dir.path().join("without"), &without);
+    let (code, text) = proof_run("proof-random-faults.toml", "44", &dir.path().join("without"), &without);
     assert_eq!(code, Some(1), "{text}");
-    assert!(text.contains("violations   2 (conductor-outlasts-sessions, liveness)"), "{text}");
+    assert!(text.contains("verdict      FAIL: liveness"), "{text}");
+    assert!(text.contains("task-06 ended in `review_approved`, not `complete`"), "{text}");
 }
 
 #[test]
 fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
     let dir = tempfile::tempdir().unwrap();
-    // random-faults 2948: task-03's session wakes from a hang and writes a receipt 1.2 s
-    // before the conductor's release; its heartbeat is still stale. The release without the
-    // message condition (scenarios/protocol.sql `release_task` as it was) hands a live session
-    // over. Without `lease-self-check` (which ends that session at its wake, its lease long
-    // gone), as the message condition was added.
-    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("repaired"), &[]);
+    // random-faults 2643: task-06's S1 wakes from a 7-minute hang and sends its review request
+    // at the instant of the conductor's release; its heartbeat is still stale (570 s). The
+    // release without the message condition (scenarios/protocol.sql `release_task` as it was)
+    // hands a live session over. Without `lease-self-check` (which ends that session at its
+    // wake, its lease gone), as the message condition was added. (Seed 2948 showed it before
+    // replies-cite-request left the profile.)
+    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("repaired"), &[]);
     assert_eq!(code, Some(0), "{text}");
     let old = dir.path().join("release-by-heartbeat.sql");
     std::fs::write(
@@ -133,7 +136,7 @@ fn release_stale_takes_a_fresh_message_for_a_sign_of_life() {
     let without = repaired_without("lease-self-check");
     let mut args = vec!["--sql", old.to_str().unwrap()];
     args.extend(without.iter().map(String::as_str));
-    let (code, text) = proof_run("proof-random-faults.toml", "2948", &dir.path().join("by-heartbeat"), &args);
+    let (code, text) = proof_run("proof-random-faults.toml", "2643", &dir.path().join("by-heartbeat"), &args);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("verdict      FAIL: no-false-stale"), "{text}");
 }
