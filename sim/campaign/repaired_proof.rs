@@ -22,9 +22,10 @@ use crate::vocab::RunOutcome;
 /// The profile every part runs under.
 const PROFILE: &str = "repaired";
 
-/// The scenarios `explore crashes --hangs` runs on: the quickstart as shipped (no `[expect]`),
-/// and the strict copy of ci-smoke (`allowed = []`).
-const EXPLORE_QUICKSTART: &str = "scenarios/quickstart.toml";
+/// The scenarios `explore crashes` runs on: the quickstart without its own `[budgets]` (so the
+/// derived budgets judge it, conductor crashes included), and the strict copy of ci-smoke
+/// (`allowed = []`).
+const EXPLORE_QUICKSTART: &str = "scenarios/proof/proof-quickstart.toml";
 const EXPLORE_CI_SMOKE: &str = "scenarios/proof/proof-ci-smoke.toml";
 /// The strict copy of random-faults `search` runs on (`allowed = []`, so `--strict` is moot).
 const SEARCH_SCENARIO: &str = "scenarios/proof/proof-random-faults.toml";

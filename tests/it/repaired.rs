@@ -159,3 +159,14 @@ fn a_woken_replaced_session_stops_at_its_first_fenced_message_or_watcher_heartbe
         assert!(text.contains("verdict      PASS\n"), "seed {seed}: {text}");
     }
 }
+
+/// The proof explores a copy of the quickstart whose one difference is its missing
+/// `[budgets]` (the derived budgets judge it): every other key equals the shipped one's.
+#[test]
+fn the_proofs_quickstart_is_the_quickstart_without_its_own_budgets() {
+    let read = |p: &str| -> toml::Table { toml::from_str(&std::fs::read_to_string(root().join(p)).unwrap()).unwrap() };
+    let mut shipped = read("scenarios/quickstart.toml");
+    let proof = read("scenarios/proof/proof-quickstart.toml");
+    assert!(shipped.remove("budgets").is_some(), "the shipped quickstart sets budgets of its own");
+    assert_eq!(proof, shipped);
+}
