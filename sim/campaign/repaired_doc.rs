@@ -335,7 +335,12 @@ fn proof_section(
                 *by_rule.entry(rule).or_default() += 1;
             }
             if rules.iter().any(|r| *r != "budget") {
-                failing.push(format!("`{suite}` seed {}: {}", run.seed, rules.join(", ")));
+                let scenario = Scenario::load(Path::new(suite))?;
+                let folder = runs_dir.join("assumption-check");
+                let (_, case) =
+                    crate::campaign::repaired_proof::assumption_case(&scenario, Path::new(suite), Some(run.seed), all, &folder)?;
+                let case = crate::campaign::repaired_proof::case_text(case);
+                failing.push(format!("`{suite}` seed {}: {}: {case}", run.seed, rules.join(", ")));
             } else {
                 budget_only += 1;
             }

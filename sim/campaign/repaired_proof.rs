@@ -142,30 +142,46 @@ fn replay_notes(out: &Path, runs_dir: &Path) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     for file in files {
         let scenario = crate::input::scenario::Scenario::load(&file)?;
-        let patience_ms = scenario.claim_overdue_s() * 1000;
-        let folder = runs_dir.join("assumption-check");
-        let options =
-            crate::run::RunOptions { scenario_path: file.clone(), seed: None, out_dir: Some(folder.clone()), variants: Vec::new() };
-        let summary = crate::run::execute(options.plan(&scenario)?, crate::run::Execution::default())?.summary;
-        let events = crate::trace::trace_reader::events(&folder.join("trace.csv"))?.events;
-        let _ = std::fs::remove_dir_all(&folder);
-        let first = summary.verdict.violations.iter().filter(|v| v.first).min_by_key(|v| v.t_ms);
-        let case = first.and_then(|v| crate::campaign::assumption::assumption_of(&events, v, patience_ms));
-        let rule = first.map_or("none".to_string(), |v| v.rule.to_string());
+        let (rule, case) = assumption_case(&scenario, &file, None, &[], &runs_dir.join("assumption-check"))?;
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        notes.push(format!(
-            "- `{}`: its replay run first breaks {rule}: {}",
-            name,
-            case.map_or("no assumption's case, a failure of the proof".to_string(), |a| format!(
-                "assumption {a}'s case (checked from its events)"
-            ))
-        ));
+        notes.push(format!("- `{name}`: its replay run first breaks {rule}: {}", case_text(case)));
     }
     Ok(notes)
 }
 
 fn replay_head(command: &str) -> String {
     format!("Each distinct failure of `{command}` run again from its replay file (the proof's assumptions are checked on that run, sim/campaign/assumption.rs):")
+}
+
+/// Runs `scenario` (loaded from `path`) at `seed` under `variants` into `folder` (removed
+/// after) and returns its first violated rule and the assumption whose case it is, if any. A1
+/// is judged against its own 30 minutes (`PATIENT_CLAIM_OVERDUE_S`), not the run's setting: a
+/// conductor that relaunches sooner breaks the rule outside the assumption.
+pub fn assumption_case(
+    scenario: &crate::input::scenario::Scenario,
+    path: &Path,
+    seed: Option<u64>,
+    variants: &[String],
+    folder: &Path,
+) -> Result<(String, Option<&'static str>)> {
+    let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
+    let options = crate::run::RunOptions {
+        scenario_path: path.to_path_buf(),
+        seed,
+        out_dir: Some(folder.to_path_buf()),
+        variants: variants.to_vec(),
+    };
+    let summary = crate::run::execute(options.plan(scenario)?, crate::run::Execution::default())?.summary;
+    let events = crate::trace::trace_reader::events(&folder.join("trace.csv"))?.events;
+    let _ = std::fs::remove_dir_all(folder);
+    let first = summary.verdict.violations.iter().filter(|v| v.first).min_by_key(|v| v.t_ms);
+    let case = first.and_then(|v| crate::campaign::assumption::assumption_of(&events, v, patience_ms));
+    Ok((first.map_or("none".to_string(), |v| v.rule.to_string()), case))
+}
+
+/// How the document says whether a failure is an assumption's case.
+pub(crate) fn case_text(case: Option<&str>) -> String {
+    case.map_or("no assumption's case, a failure of the proof".to_string(), |a| format!("assumption {a}'s case (checked from its events)"))
 }
 
 /// `crash,hang,io_error`: the `--faults` value that places `faults`.

@@ -170,3 +170,23 @@ fn the_proofs_quickstart_is_the_quickstart_without_its_own_budgets() {
     assert!(shipped.remove("budgets").is_some(), "the shipped quickstart sets budgets of its own");
     assert_eq!(proof, shipped);
 }
+
+/// The proof's A1 check counts a relaunch as A1's case only after A1's own 30 minutes: under
+/// the profile the long hang before the claim is A1's case; with the conductor's patience of
+/// the seeds (one staleness window, the profile without patient-relaunch) the same rule broken
+/// is a failure of the proof.
+#[test]
+fn the_a1_check_takes_a_relaunch_after_thirty_minutes_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |file: &str, variants: Vec<String>| {
+        let path = root().join("scenarios").join(file);
+        let scenario = rehearsal::input::scenario::Scenario::load(&path).unwrap();
+        rehearsal::campaign::repaired_proof::assumption_case(&scenario, &path, None, &variants, &dir.path().join("run")).unwrap()
+    };
+    let profile: Vec<String> = rehearsal::vocab::find_profile("repaired").unwrap().variants.iter().map(|v| v.to_string()).collect();
+    let (rule, case) = check("proof/assumption-hang-past-patience.toml", profile.clone());
+    assert_eq!((rule.as_str(), case), ("no-relaunch-while-claim-pending", Some("A1")));
+    let impatient: Vec<String> = profile.into_iter().filter(|v| v != "patient-relaunch").collect();
+    let (rule, case) = check("faults/long-hang-before-claim.toml", impatient);
+    assert_eq!((rule.as_str(), case), ("no-relaunch-while-claim-pending", None), "relaunched after 9 minutes");
+}
