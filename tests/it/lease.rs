@@ -27,15 +27,13 @@ fn run_demo(dir: &std::path::Path, name: &str, hang_ms: i64, args: &[&str]) -> (
     (o.status.code(), format!("{}{}", stdout(&o), stderr(&o)), trace)
 }
 
-/// (t_ms, actor, event) of every trace row of the session's actors after `from_ms`.
-fn session_rows(trace: &str, from_ms: i64) -> Vec<(i64, String, String)> {
-    trace
-        .lines()
-        .skip(1)
-        .map(|line| line.split(',').collect::<Vec<_>>())
-        .filter(|f| f[3] == SESSION && f[2] != "engine")
-        .map(|f| (f[0].parse::<i64>().unwrap(), f[2].to_string(), f[4].to_string()))
-        .filter(|(t, _, _)| *t > from_ms)
+/// (t_ms, actor, event) of every trace row of the session's actors after `from_ms`, read by
+/// rehearsal's own trace reader from the run folder `out`.
+fn session_rows(out: &std::path::Path, from_ms: i64) -> Vec<(i64, String, String)> {
+    trace(out)
+        .into_iter()
+        .filter(|r| r.session == SESSION && r.actor.is_some() && r.t_ms > from_ms)
+        .map(|r| (r.t_ms, r.actor_text(), r.event))
         .collect()
 }
 
@@ -47,7 +45,7 @@ fn a_session_woken_past_its_lease_ends_itself_without_a_write_before_the_hand_ov
     assert!(text.contains("verdict      PASS\n"), "nothing expected, every rule holds: {text}");
     // From the hang on, the session's only rows are its end at the instant it woke: no
     // statement, no file, and the truth says it ended there (not crashed, not alive).
-    let rows = session_rows(&trace, HANG_FROM_MS);
+    let rows = session_rows(&dir.path().join("lease"), HANG_FROM_MS);
     let events: Vec<&str> = rows.iter().map(|(_, _, e)| e.as_str()).collect();
     assert_eq!(events, ["lease_expired", "truth", "killed"], "{rows:?}");
     assert!(rows.iter().all(|(t, actor, _)| *t == WAKE_MS && actor == "task-04.S1"), "{rows:?}");
@@ -86,7 +84,7 @@ fn a_hang_shorter_than_the_lease_leaves_the_session_working() {
     // Past the 480 s refresh threshold on its own clock, it writes a heartbeat first.
     let refresh = trace.lines().find(|l| l.contains(",lease_refresh,")).expect("a heartbeat first");
     assert!(refresh.starts_with(&format!("{},", HANG_FROM_MS + 480_000)) && refresh.contains("heartbeat 482.3 s old"), "{refresh}");
-    let rows = session_rows(&trace, HANG_FROM_MS + 480_000);
+    let rows = session_rows(&dir.path().join("near-miss"), HANG_FROM_MS + 480_000);
     assert!(rows.iter().any(|(_, actor, e)| actor == "task-04.S1" && e == "sql"), "it writes after it wakes");
     let completed = trace.lines().any(|l| l.contains(&format!("task-04.S1,{SESSION},sql,mark_complete,1,")));
     assert!(completed, "the first session completes its task");
