@@ -51,6 +51,7 @@ const DEMOS: &[(&str, &str)] = &[
     ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
     ("retry-failed-reads", "scenarios/faults/io-error-on-pause-poll.toml"),
     ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
+    ("checked-transitions", "scenarios/faults/answer-during-timeout.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -324,6 +324,13 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.lease_self_check = true,
     },
+    Variant {
+        name: "checked-transitions",
+        disagreement: 0,
+        summary: "the musician's `set_error`, `set_escalation`, `set_context_warning` and `mark_exited` also check the row's state (the states 002 lets the musician leave by them, with D10's implied ones), so a conductor answer that lands between a pause TIMEOUT's read and its `error`, or during a clean exit's HANDOFF, is not overwritten: a write that changes no row while the row still names the session finds the answer and acts on it (a TIMEOUT writes its state before its message, as 000 \"Mode Transitions\" Timeout handling 3 orders them)",
+        sql: Some(("scenarios/variants/checked-transitions.sql", include_str!("../../scenarios/variants/checked-transitions.sql"))),
+        apply: |s| s.settings.checked_transitions = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung
@@ -392,18 +399,30 @@ fn contradiction(scenario: &Scenario, profile: &Profile, name: &str) -> Option<S
         if format!("{again:?}") != now {
             return Some(format!("it undoes a setting of `{}` ({})", earlier.name, earlier.summary));
         }
-        if let Some(statement) = statements(earlier).into_iter().find(|s| statements(later).contains(s)) {
+        let replaced = statements(later);
+        let undone = statements(earlier).into_iter().find(|(name, sql)| replaced.iter().any(|(n, s)| n == name && !refines(s, sql)));
+        if let Some((statement, _)) = undone {
             return Some(format!("it replaces statement `{statement}`, which `{}` replaces too ({})", earlier.name, earlier.summary));
         }
     }
     None
 }
 
-/// The names of the statements a variant's SQL replaces.
-fn statements(variant: &Variant) -> Vec<String> {
+/// The statements a variant's SQL replaces: name and SQL (comments stripped).
+fn statements(variant: &Variant) -> Vec<(String, String)> {
     let Some((origin, text)) = variant.sql else { return Vec::new() };
     let parsed = crate::input::sql_catalog::parse(text, origin).expect("a variant's SQL parses (a test checks it)");
-    parsed.into_iter().map(|s| s.name).collect()
+    parsed.into_iter().map(|s| (s.name, s.sql)).collect()
+}
+
+/// Whether statement `later` keeps all of `earlier` and only narrows it: the same SQL (spacing
+/// aside) with `AND` conditions added at its end, as `checked-transitions` adds a state check
+/// to fencing's `session_id` check. Anything else that replaces an earlier variant's statement
+/// may undo it.
+fn refines(later: &str, earlier: &str) -> bool {
+    let words = |sql: &str| sql.trim().trim_end_matches(';').split_whitespace().collect::<Vec<_>>().join(" ");
+    let (later, earlier) = (words(later), words(earlier));
+    later.strip_prefix(&earlier).is_some_and(|rest| rest.starts_with(" AND "))
 }
 
 /// Applies the named variant to a scenario whose `variant_names` are applied; a name it
@@ -523,6 +542,17 @@ mod tests {
         // A variant that touches nothing of the profile's, or that is one of its own, applies.
         assert!(after_test_profile("strict-terminal").is_ok());
         assert!(after_test_profile("thresholds-002").is_ok());
+    }
+
+    #[test]
+    fn a_statement_that_only_adds_conditions_refines_the_earlier_one_and_nothing_else_does() {
+        let fenced = "UPDATE t SET state = 'error'\nWHERE task_id = :task_id AND session_id = :session_id;";
+        assert!(refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_id\n  AND state IN ('working');", fenced));
+        // Near misses: the same statement, a dropped condition, an added one that is not `AND`.
+        assert!(!refines(fenced, fenced));
+        assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND state IN ('working');", fenced));
+        assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_id OR 1;", fenced));
+        assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_idx;", fenced));
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const PROFILES: &[Profile] = &[
             "uncap-lost-sessions",
             "retry-failed-reads",
             "lease-self-check",
+            "checked-transitions",
         ],
     },
 ];

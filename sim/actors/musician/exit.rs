@@ -144,15 +144,39 @@ impl Musician {
         });
         // Under heartbeat-until-exit the watcher has kept the heartbeat up to here.
         self.stop_background_watcher();
-        self.own_message(Stmt::SendHandoff, text).await?;
+        self.own_message(Stmt::SendHandoff, text.clone()).await?;
         // 000 "Clean Exit Protocol" 7 and Bootstrap 5 ("Old session exits → writes HANDOFF,
         // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
         // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).
         if !(self.exit_requested() && self.scenario.settings.exit_request_no_state) {
-            self.owned_write(Stmt::MarkExited, vec![]).await?;
+            self.mark_exited(text).await?;
         }
         self.stop_hook().await?;
         Ok(End::CleanExit)
+    }
+
+    /// `exited`. Under `checked-transitions` the write also checks the row's state: a conductor
+    /// answer that landed while the HANDOFF was being written (a fix proposed, a review
+    /// approved, after two pause TIMEOUTs) is left by 002's own path out of it, `working`, and
+    /// then `exited` (002 `fix_proposed → working`, `review_approved → working`,
+    /// `working → exited`), with the final message again between the two (000 "Terminal Write
+    /// Atomicity": the final message, then the terminal state). The answer's message stays
+    /// unread for the successor, which finds it after this session's last receipt (variant
+    /// `durable-cursor`).
+    async fn mark_exited(&mut self, final_message: String) -> Result<(), SqlFailure> {
+        let Checked::Answered(state) = self.checked_write(Stmt::MarkExited, vec![]).await? else { return Ok(()) };
+        if !matches!(TaskState::parse(&state), Some(TaskState::FixProposed | TaskState::ReviewApproved)) {
+            // No state the conductor sets leads anywhere else: say so, and stop as fenced out.
+            self.ctx.note("exit_refused", format!("`mark_exited` from `{state}`: 002 has no way out to `exited`"));
+            return Err(SqlFailure {
+                stmt: Stmt::MarkExited,
+                kind: FailureKind::FencedOut,
+                message: format!("the row is `{state}`, which the session cannot leave for `exited`"),
+            });
+        }
+        self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+        self.own_message(Stmt::SendHandoff, final_message).await?;
+        self.owned_write(Stmt::MarkExited, vec![]).await
     }
 
     /// A hand-off decided right after a step's last agent (the context check follows every

@@ -34,6 +34,13 @@ mod work;
 /// How the RESUMPTION and the escalation name C42's trigger.
 const WORKING_TASKS_REASON: &str = "more than 2 other tasks in `working`";
 
+/// How a checked row write ended (`Musician::checked_write`).
+enum Checked {
+    Written,
+    /// The row still names the session but the conductor had moved it to this state first.
+    Answered(String),
+}
+
 /// Everything a session is launched with: its launch prompt, in effect.
 #[derive(Clone, Debug)]
 pub struct Launch {
@@ -240,6 +247,30 @@ impl Musician {
             });
         }
         Ok(())
+    }
+
+    /// A row write under variant `checked-transitions` (scenarios/variants/checked-transitions.sql),
+    /// which also checks the row's state: no row changed while the row still names this session
+    /// means the conductor moved it first (an answer), and the session gets that state to act
+    /// on; a row another session holds is fenced out, as at `owned_write`. Without the variant
+    /// it is `owned_write`.
+    async fn checked_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<Checked, SqlFailure> {
+        if !self.scenario.settings.checked_transitions {
+            return self.owned_write(name, extra).await.map(|()| Checked::Written);
+        }
+        let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
+        params.extend(extra);
+        if self.ctx.sql(name, params).await?.rows_affected > 0 {
+            return Ok(Checked::Written);
+        }
+        let row = self.ctx.sql(Stmt::ReadTaskRecord, vec![(":task_id", self.task())]).await?;
+        let state = row.text(0, 0).unwrap_or("").to_string();
+        if row.text(0, 1) == Some(self.ctx.meta().session_id.as_str()) {
+            self.ctx.note("answer_first", format!("`{name}` changed no row: the conductor moved {} to `{state}` first", self.launch.plan.task_id));
+            return Ok(Checked::Answered(state));
+        }
+        self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
+        Err(SqlFailure { stmt: name, kind: FailureKind::FencedOut, message: "fenced out: the task row belongs to another session".to_string() })
     }
 
     /// A message about the session's own task. The seeds' INSERT always adds its row; under

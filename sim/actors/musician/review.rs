@@ -202,7 +202,9 @@ impl Musician {
                         self.status("second pause TIMEOUT: conductor unresponsive, handing off").await;
                         return Ok(Waited::Unresponsive);
                     }
-                    self.report_timeout().await?;
+                    if let Some(state) = self.report_timeout().await? {
+                        return self.read_answer(state).await;
+                    }
                 }
             }
         }
@@ -214,7 +216,11 @@ impl Musician {
     /// C21) the timeout is an error report that counts against the five retries (`ERROR (Retry
     /// N/5)`, `set_error`); under `timeout-not-counted` it sets `error` with its message and
     /// leaves `retry_count` as it is (`set_escalation`), so a slow conductor uses up no retry.
-    async fn report_timeout(&mut self) -> Result<(), SqlFailure> {
+    /// By default the message goes first, as 004 orders every message/state pair; under
+    /// `checked-transitions` the state goes first, in the order of the Timeout handling text, and
+    /// only if the row still waits: an answer that landed since the watcher's last read is
+    /// returned, to be acted on, and no TIMEOUT is reported.
+    async fn report_timeout(&mut self) -> Result<Option<String>, SqlFailure> {
         let counted = self.scenario.settings.timeout_counts_retry;
         self.status(if counted {
             "pause TIMEOUT: conductor heartbeat stale, reporting"
@@ -222,25 +228,36 @@ impl Musician {
             "pause TIMEOUT: conductor heartbeat stale, reporting (no retry counted)"
         })
         .await;
-        let error = "pause watcher TIMEOUT: conductor unresponsive";
-        let (text, statement) = if counted {
-            self.errors_reported += 1;
-            let sc = self.self_correction_flag().is_some();
-            (messages::error_report(self.errors_reported, self.context_pct, sc, error, &self.launch.plan.task_id, false), Stmt::SetError)
-        } else {
-            (
-                format!(
-                    "TIMEOUT (not counted as a retry):\n  Context Usage: {}%\n  Error: {error}\n  Awaiting conductor",
-                    self.context_pct
-                ),
-                Stmt::SetEscalation,
-            )
-        };
+        let statement = if counted { Stmt::SetError } else { Stmt::SetEscalation };
+        let last_error = || vec![(":last_error", Value::Text("conductor_timeout".to_string()))];
+        if self.scenario.settings.checked_transitions {
+            if let Checked::Answered(state) = self.checked_write(statement, last_error()).await? {
+                return Ok(Some(state));
+            }
+            let text = self.timeout_text(counted);
+            self.own_message(Stmt::SendError, text).await?;
+            return Ok(None);
+        }
+        let text = self.timeout_text(counted);
         self.own_message(Stmt::SendError, text).await?;
-        let last_error = Value::Text("conductor_timeout".to_string());
         // A row write like any other: under fencing a replaced session learns here that it
         // lost the task, and ends, instead of going on beside its successor.
-        self.owned_write(statement, vec![(":last_error", last_error)]).await
+        self.owned_write(statement, last_error()).await?;
+        Ok(None)
+    }
+
+    /// The TIMEOUT's message: an error report (`ERROR (Retry N/5)`) when it counts a retry.
+    fn timeout_text(&mut self, counted: bool) -> String {
+        let error = "pause watcher TIMEOUT: conductor unresponsive";
+        if !counted {
+            return format!(
+                "TIMEOUT (not counted as a retry):\n  Context Usage: {}%\n  Error: {error}\n  Awaiting conductor",
+                self.context_pct
+            );
+        }
+        self.errors_reported += 1;
+        let sc = self.self_correction_flag().is_some();
+        messages::error_report(self.errors_reported, self.context_pct, sc, error, &self.launch.plan.task_id, false)
     }
 
     /// The pause ended on `state`: read the conductor's new messages. The seeds' musician takes

@@ -173,6 +173,11 @@ pub struct ProtocolSettings {
     /// writing nothing, once its own last heartbeat is older than its lease, shorter than
     /// `conductor.staleness_s`: a session that wakes from a hang past it may have been handed over.
     pub lease_self_check: bool,
+    /// Issue 28, variant `checked-transitions` (scenarios/variants/checked-transitions.sql): the
+    /// musician's `set_error`, `set_escalation`, `set_context_warning` and `mark_exited` also
+    /// check the row's state, so a conductor answer that lands between a pause TIMEOUT (or a
+    /// clean exit's start) and the write is not overwritten; the session acts on it instead.
+    pub checked_transitions: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -202,6 +207,7 @@ impl Default for ProtocolSettings {
             uncap_lost_sessions: false,
             retry_failed_reads: false,
             lease_self_check: false,
+            checked_transitions: false,
         }
     }
 }
