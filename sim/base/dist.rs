@@ -51,6 +51,16 @@ impl Dist {
         }
     }
 
+    /// A value no draw is below, for lower bounds derived from it: the constant, a uniform's
+    /// minimum; 0 for a normal or an exponential (draws are clamped at zero).
+    pub fn lower(&self) -> i64 {
+        match *self {
+            Dist::Const(v) => v.max(0),
+            Dist::Uniform { min, .. } => min.max(0),
+            Dist::Normal { .. } | Dist::Exponential { .. } => 0,
+        }
+    }
+
     /// The mean of the distribution (before clamping at zero), rounded to an integer, for
     /// summaries and estimates.
     pub fn mean(&self) -> i64 {

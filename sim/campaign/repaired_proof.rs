@@ -16,7 +16,7 @@ use crate::campaign::shipped_scope::{self, Scope};
 use crate::campaign::DistinctFailure;
 use crate::input::scenario::Scenario;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
-use crate::vocab::FaultName;
+use crate::vocab::{Ending, FaultName};
 use crate::vocab::RunOutcome;
 
 /// The profile every part runs under.
@@ -284,10 +284,10 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let mut all = judged.clone();
     let own_or_outside: Vec<usize> = (0..files.len()).filter(|i| scopes[*i] != Scope::AsWritten).collect();
     all.extend(own_or_outside.iter().map(|i| written[*i].clone()));
-    let runs = run_each(&all, sizes.jobs, runs_dir)?;
+    let mut runs = run_each(&all, sizes.jobs, runs_dir)?;
+    let mut notes = run_on_past_cuts(&judged, &scopes, &mut runs[..files.len()], sizes.jobs, runs_dir)?;
     let (judged_runs, written_runs) = runs.split_at(files.len());
     let mut detail = Vec::new();
-    let mut notes = Vec::new();
     for (i, (path, run)) in files.iter().zip(judged_runs).enumerate() {
         let outside = matches!(scopes[i], Scope::Outside(_));
         if !run.verdict.passed() && !outside {
@@ -298,19 +298,71 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         notes.push(scope_note(&files[*i], &scopes[*i], as_written, &judged_runs[*i]));
     }
     let (adjusted, outside) = (count(&scopes, |s| matches!(s, Scope::Adjusted { .. })), count(&scopes, |s| matches!(s, Scope::Outside(_))));
+    let run_on = notes.len() - own_or_outside.len();
     Ok(Part {
         command: format!("run SCENARIO --protocol {PROFILE}"),
         size: format!(
-            "every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed; {adjusted} of them without their own [protocol] changes or shrink-cut time limit, {outside} outside the proof (run, not counted): listed below",
+            "every scenario under {SHIPPED}/ ({}), each at its own seed, its [expect] table removed; {adjusted} of them without their own [protocol] changes or shrink-cut time limit, {run_on} run on past a time limit that cut their work, {outside} outside the proof (run, not counted): listed below",
             files.len()
         ),
         failing: format!("{} scenarios", detail.len()),
         detail,
         notes,
         notes_head: format!(
-            "Not judged as written by `run SCENARIO --protocol {PROFILE}` (each reason computed from the scenario, sim/campaign/shipped_scope.rs):"
+            "Not judged as written by `run SCENARIO --protocol {PROFILE}` (each reason computed from the scenario, sim/campaign/shipped_scope.rs, or from its run: a time limit that cut its work, `run_on_past_cuts`):"
         ),
     })
+}
+
+/// How much longer a run cut by its time limit is run on: three times its limit.
+const RUN_ON_FACTOR: i64 = 3;
+
+/// A judged run that failed where its time limit cut it, with work in flight
+/// (scenarios/bench/fleet-day.toml: plans longer than its day, by design), is run again with
+/// three times the limit and judged there instead. The same seed runs the same events up to the
+/// first limit (the limit decides nothing before it), so a violation found before the cut is
+/// found again; only what the cut left undecided (`liveness`, a message no session had read
+/// yet) gets the time to be decided. A run still cut fails as it is. Each one is a note.
+fn run_on_past_cuts(
+    judged: &[(PathBuf, Scenario)],
+    scopes: &[Scope],
+    runs: &mut [RunSummary],
+    jobs: usize,
+    runs_dir: &Path,
+) -> Result<Vec<String>> {
+    let cut: Vec<usize> = (0..runs.len())
+        .filter(|i| !matches!(scopes[*i], Scope::Outside(_)) && !runs[*i].verdict.passed() && runs[*i].ending == Ending::TimeLimit)
+        .collect();
+    let longer: Vec<(PathBuf, Scenario)> = cut
+        .iter()
+        .map(|i| {
+            let (path, scenario) = &judged[*i];
+            let mut scenario = scenario.clone();
+            scenario.run.sim_time_max_ms *= RUN_ON_FACTOR;
+            scenario.run.events_max = scenario.run.events_max.saturating_mul(RUN_ON_FACTOR as u64);
+            (path.clone(), scenario)
+        })
+        .collect();
+    let on = run_each(&longer, jobs, &runs_dir.join("run-on"))?;
+    let mut notes = Vec::new();
+    for (i, run) in cut.into_iter().zip(on) {
+        let limit_h = judged[i].1.run.sim_time_max_ms as f64 / 3_600_000.0;
+        notes.push(format!(
+            "- `{}` seed {}, **cut by its time limit with work in flight** ({limit_h:.0} h, {} of {} tasks complete), so judged run on to {:.0} h: at {limit_h:.0} h: {}; run on: {} ({} of {} tasks complete, makespan {:.1} h)",
+            judged[i].0.display(),
+            run.seed,
+            runs[i].tasks_complete,
+            runs[i].tasks_total,
+            limit_h * RUN_ON_FACTOR as f64,
+            rules(&runs[i]),
+            rules(&run),
+            run.tasks_complete,
+            run.tasks_total,
+            run.makespan_ms as f64 / 3_600_000.0
+        ));
+        runs[i] = run;
+    }
+    Ok(notes)
 }
 
 fn count(scopes: &[Scope], which: impl Fn(&Scope) -> bool) -> usize {

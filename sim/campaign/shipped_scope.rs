@@ -32,6 +32,7 @@ pub fn scope(doc: &Table, scenario: &Scenario, profile: &Profile) -> Result<Scop
     let alone = crate::campaign::explore::document::scenario(&profile_alone(doc, profile), &scenario.path)?;
     let mut outside = installed_variants(&alone, profile)?;
     outside.extend(unfinishable_work(scenario));
+    outside.extend(reviews_past_limit(scenario));
     outside.extend(jitter_past_margin(scenario));
     if !outside.is_empty() {
         return Ok(Scope::Outside(outside));
@@ -143,6 +144,28 @@ fn unfinishable_work(scenario: &Scenario) -> Option<String> {
     })
 }
 
+/// Reviews that alone need more of the conductor's time than the run has: every scheduled
+/// checkpoint and every completion is one review at least (000 "Review Request Flow"), each
+/// takes at least `conductor.review_ms`'s lowest draw, and the conductor runs at most
+/// `conductor.reviews_in_flight` at once. Past `[run] sim_time_max_ms` no protocol with the
+/// seeds' one conductor finishes the work in time (scenarios/bench/fleet-1000.toml).
+fn reviews_past_limit(scenario: &Scenario) -> Option<String> {
+    let reviews: u64 = scenario.tasks.iter().map(|t| t.checkpoints.iter().filter(|c| **c <= t.steps).count() as u64 + 1).sum();
+    let conductor = &scenario.conductor;
+    let need_ms = reviews as i64 * conductor.review_ms.lower() / conductor.reviews_in_flight.max(1) as i64;
+    let limit_ms = scenario.run.sim_time_max_ms;
+    (need_ms > limit_ms).then(|| {
+        format!(
+            "its {reviews} reviews (every scheduled checkpoint and completion of its {} tasks) need at least {:.1} h of the conductor's time ({} s each at least, {} at once), more than its {:.1} h time limit: no protocol with one conductor reviewing every request finishes its work in time",
+            scenario.tasks.len(),
+            need_ms as f64 / 3_600_000.0,
+            conductor.review_ms.lower() / 1000,
+            conductor.reviews_in_flight,
+            limit_ms as f64 / 3_600_000.0
+        )
+    })
+}
+
 /// Watcher jitter past the seeds' timing margin: the refresh threshold, one watcher poll with
 /// its jitter and two statements exceed the staleness threshold, so the conductor reads a live
 /// session's heartbeat past it under any protocol with the seeds' thresholds (000 "Heartbeat
@@ -165,7 +188,7 @@ fn quoted(names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::campaign::repaired_proof::nothing_expected_doc;
+    use crate::campaign::repaired_proof::{nothing_expected, nothing_expected_doc};
     use std::path::Path;
 
     fn scope_of(file: &str) -> Scope {
@@ -202,5 +225,10 @@ mod tests {
         assert!(why[0].contains("reach 591 s, past the 540 s"), "{why:?}");
         // The proof's own jitter (0-20 s) stays within the margin.
         assert_eq!(scope_of("scenarios/proof/proof-ci-smoke.toml"), Scope::AsWritten);
+        let Scope::Outside(why) = scope_of("scenarios/bench/fleet-1000.toml") else { panic!() };
+        assert!(why[0].starts_with("its 5000 reviews (every scheduled checkpoint and completion of its 1000 tasks) need at least 27.8 h"), "{why:?}");
+        // A near miss: fleet-day's 32 tasks need 0.9 h of reviews in its 24 h.
+        let fleet_day = nothing_expected(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench/fleet-day.toml")).unwrap();
+        assert!(reviews_past_limit(&fleet_day).is_none());
     }
 }
