@@ -8,8 +8,9 @@
 -- statement below keeps fencing's `session_id` check (scenarios/variants/fencing.sql) and adds
 -- the states 002 (with the transitions the text implies, docs/protocol.md D10) lets the
 -- musician leave by it. A write that changes no row while the row still names the session
--- means the conductor answered first: the session reads the row and acts on the answer
--- (sim/actors/musician/review.rs, exit.rs).
+-- means the conductor answered first (a hand-over clears `session_id` under `release-stale`):
+-- the session reads the row and acts on the answer (sim/actors/musician/mod.rs
+-- `checked_write`, review.rs, exit.rs).
 
 -- name: set_error
 -- 002: working → error; D10: needs_review → error (a pause TIMEOUT); error → error (a second
@@ -31,16 +32,19 @@ WHERE task_id = :task_id AND session_id = :session_id
   AND state IN ('working', 'needs_review', 'error');
 
 -- name: set_context_warning
--- 000 Execution Queries 6: from the work (working), or a warning repeated while waiting.
+-- 000 Execution Queries 6: from the work (002: working → error); error → error is no
+-- transition (a row an earlier report left in `error`).
 UPDATE orchestration_tasks
 SET state = 'error', last_heartbeat = datetime('now'),
     last_error = 'context_exhaustion_warning'
 WHERE task_id = :task_id AND session_id = :session_id
-  AND state IN ('working', 'needs_review', 'error');
+  AND state IN ('working', 'error');
 
 -- name: mark_exited
 -- 002: working → exited, error → exited; D10: review_failed → exited ("prepare handoff now");
--- D16: exit_requested → exited (a session the conductor asked to exit).
+-- D16: exit_requested → exited (a session the conductor asked to exit; under
+-- `exit-requested-conductor-only` no task row is ever `exit_requested`, so that state never
+-- matches there).
 UPDATE orchestration_tasks
 SET state = 'exited', last_heartbeat = datetime('now')
 WHERE task_id = :task_id AND session_id = :session_id

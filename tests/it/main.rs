@@ -13,6 +13,7 @@ mod calibrate;
 mod ceiling;
 mod charitable_conductor;
 mod ci_gate;
+mod checked_transitions;
 mod ci_recipe;
 mod cli;
 mod cli_extras;

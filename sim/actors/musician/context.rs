@@ -122,7 +122,9 @@ impl Musician {
         self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.own_message(Stmt::SendContextWarning, text).await?;
-        self.owned_write(Stmt::SetContextWarning, vec![]).await?;
+        if let Some(end) = self.report_state(Stmt::SetContextWarning, vec![]).await? {
+            return Ok(Some(end));
+        }
         self.cost(&c.message_pct);
         self.answered_zone = Some(if escalation.is_some() { Zone::Escalate } else { zone });
         let (answer, reply_text) = match self.answer_or_end().await? {

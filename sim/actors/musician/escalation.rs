@@ -74,7 +74,9 @@ impl Musician {
         self.status(&format!("ESCALATION to conductor: {what}")).await;
         let text = messages::escalation(&self.launch.plan.task_id, what, details, self.context_pct, self.self_correction_flag().is_some());
         self.own_message(Stmt::SendError, text).await?;
-        self.owned_write(Stmt::SetEscalation, vec![(":last_error", Value::Text(last_error.to_string()))]).await?;
+        if let Some(end) = self.report_state(Stmt::SetEscalation, vec![(":last_error", Value::Text(last_error.to_string()))]).await? {
+            return Ok(Some(end));
+        }
         self.cost(&self.scenario.context.message_pct.clone());
         let answer = match self.answer_or_end().await? {
             Ok(answer) => answer.state,

@@ -149,7 +149,7 @@ impl Musician {
         // sets state to `exited`"), asked to exit or not; under `exit-request-no-state` a
         // session asked to exit leaves the row `exit_requested` (docs/protocol.md D16).
         if !(self.exit_requested() && self.scenario.settings.exit_request_no_state) {
-            self.mark_exited(text).await?;
+            self.mark_exited(Some(text)).await?;
         }
         self.stop_hook().await?;
         Ok(End::CleanExit)
@@ -159,23 +159,24 @@ impl Musician {
     /// answer that landed while the HANDOFF was being written (a fix proposed, a review
     /// approved, after two pause TIMEOUTs) is left by 002's own path out of it, `working`, and
     /// then `exited` (002 `fix_proposed → working`, `review_approved → working`,
-    /// `working → exited`), with the final message again between the two (000 "Terminal Write
-    /// Atomicity": the final message, then the terminal state). The answer's message stays
-    /// unread for the successor, which finds it after this session's last receipt (variant
-    /// `durable-cursor`).
-    async fn mark_exited(&mut self, final_message: String) -> Result<(), SqlFailure> {
+    /// `working → exited`), with the final message (if the exit sends one) again between the
+    /// two (000 "Terminal Write Atomicity": the final message, then the terminal state). The
+    /// session leaves as it decided: the answer's message is either already read by its
+    /// background watcher (kept through the HANDOFF under `heartbeat-until-exit`), and goes with
+    /// it, or left for the successor, which finds it after this session's last receipt
+    /// (`durable-cursor`).
+    pub(super) async fn mark_exited(&mut self, final_message: Option<String>) -> Result<(), SqlFailure> {
         let Checked::Answered(state) = self.checked_write(Stmt::MarkExited, vec![]).await? else { return Ok(()) };
         if !matches!(TaskState::parse(&state), Some(TaskState::FixProposed | TaskState::ReviewApproved)) {
-            // No state the conductor sets leads anywhere else: say so, and stop as fenced out.
+            // 002 has no way from this state to `exited` for the musician: stop, writing nothing
+            // more; the row, still the session's, goes stale and is handed over.
             self.ctx.note("exit_refused", format!("`mark_exited` from `{state}`: 002 has no way out to `exited`"));
-            return Err(SqlFailure {
-                stmt: Stmt::MarkExited,
-                kind: FailureKind::FencedOut,
-                message: format!("the row is `{state}`, which the session cannot leave for `exited`"),
-            });
+            return Err(super::fenced(Stmt::MarkExited, format!("the row is `{state}`, which the session cannot leave for `exited`")));
         }
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
-        self.own_message(Stmt::SendHandoff, final_message).await?;
+        if let Some(text) = final_message {
+            self.own_message(Stmt::SendHandoff, text).await?;
+        }
         self.owned_write(Stmt::MarkExited, vec![]).await
     }
 

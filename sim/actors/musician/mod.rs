@@ -34,6 +34,12 @@ mod work;
 /// How the RESUMPTION and the escalation name C42's trigger.
 const WORKING_TASKS_REASON: &str = "more than 2 other tasks in `working`";
 
+/// A write that stops the session: the row is not its to write (fencing), or not in a state it
+/// may leave by that write (`checked-transitions`).
+fn fenced(stmt: Stmt, message: String) -> SqlFailure {
+    SqlFailure { stmt, kind: FailureKind::FencedOut, message }
+}
+
 /// How a checked row write ended (`Musician::checked_write`).
 enum Checked {
     Written,
@@ -253,7 +259,9 @@ impl Musician {
     /// which also checks the row's state: no row changed while the row still names this session
     /// means the conductor moved it first (an answer), and the session gets that state to act
     /// on; a row another session holds is fenced out, as at `owned_write`. Without the variant
-    /// it is `owned_write`.
+    /// it is `owned_write`. Telling an answer from a hand-over needs `release-stale` (a hand-over
+    /// clears `session_id`); without it a hand-over's `fix_proposed` still names the session, so
+    /// the session takes no state for an answer and stops, writing nothing, as fenced out.
     async fn checked_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<Checked, SqlFailure> {
         if !self.scenario.settings.checked_transitions {
             return self.owned_write(name, extra).await.map(|()| Checked::Written);
@@ -265,12 +273,31 @@ impl Musician {
         }
         let row = self.ctx.sql(Stmt::ReadTaskRecord, vec![(":task_id", self.task())]).await?;
         let state = row.text(0, 0).unwrap_or("").to_string();
-        if row.text(0, 1) == Some(self.ctx.meta().session_id.as_str()) {
-            self.ctx.note("answer_first", format!("`{name}` changed no row: the conductor moved {} to `{state}` first", self.launch.plan.task_id));
-            return Ok(Checked::Answered(state));
+        let task = &self.launch.plan.task_id;
+        if row.text(0, 1) != Some(self.ctx.meta().session_id.as_str()) {
+            self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {task}"));
+            return Err(fenced(name, "fenced out: the task row belongs to another session".to_string()));
         }
-        self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
-        Err(SqlFailure { stmt: name, kind: FailureKind::FencedOut, message: "fenced out: the task row belongs to another session".to_string() })
+        if !self.scenario.settings.release_stale {
+            self.ctx.note("state_moved", format!("`{name}` changed no row: {task} is `{state}`, an answer or a hand-over (no `release-stale`)"));
+            return Err(fenced(name, format!("the row is `{state}`: an answer or a hand-over, not told apart without release-stale")));
+        }
+        self.ctx.note("answer_first", format!("`{name}` changed no row: the conductor moved {task} to `{state}` first"));
+        Ok(Checked::Answered(state))
+    }
+
+    /// A report's state write (`set_error`, `set_escalation`, `set_context_warning`), checked
+    /// under `checked-transitions`: `Some` is how the session ended because the conductor had
+    /// moved the row first. Asked to exit meanwhile, it exits as asked (docs/protocol.md D16);
+    /// any other state answers no report it made, and it hands off from there (`clean_exit`
+    /// leaves by 002's path).
+    async fn report_state(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<Option<End>, SqlFailure> {
+        let Checked::Answered(state) = self.checked_write(name, extra).await? else { return Ok(None) };
+        if self.takes_exit_request(&state).await {
+            return self.exit_on_request().await.map(Some);
+        }
+        let reason = format!("the conductor moved the task to {state} before the report's `{name}`");
+        self.clean_exit(&reason).await.map(Some)
     }
 
     /// A message about the session's own task. The seeds' INSERT always adds its row; under

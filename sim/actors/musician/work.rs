@@ -485,12 +485,15 @@ impl Musician {
             terminal,
         );
         self.own_message(Stmt::SendError, text).await?;
-        self.owned_write(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await?;
+        if let Some(end) = self.report_state(Stmt::SetError, vec![(":last_error", Value::Text(error.to_string()))]).await? {
+            return Ok(ErrorAnswer::End(end));
+        }
         self.cost(&self.scenario.context.message_pct.clone());
         self.status(&format!("ERROR reported (retry {retry}/5): {error}")).await;
         if terminal {
             self.stop_background_watcher();
             self.status("5th failure: terminal exit").await;
+            let mut final_message = None;
             if self.scenario.settings.terminal_error_message {
                 // 000 "Terminal Write Atomicity": "(1) write message to orchestration_messages
                 // first, (2) then update task state" — a final `handoff` message, as 000
@@ -498,9 +501,10 @@ impl Musician {
                 // alone: the `terminal-error-no-message` variant, docs/protocol.md D13.)
                 let text =
                     messages::retries_exhausted(&self.launch.plan.task_id, self.context_pct, self.self_correction_flag().is_some(), error);
-                self.own_message(Stmt::SendHandoff, text).await?;
+                self.own_message(Stmt::SendHandoff, text.clone()).await?;
+                final_message = Some(text);
             }
-            self.owned_write(Stmt::MarkExited, vec![]).await?;
+            self.mark_exited(final_message).await?;
             self.stop_hook().await?;
             return Ok(ErrorAnswer::End(End::RetriesExhausted));
         }
