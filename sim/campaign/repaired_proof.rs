@@ -16,8 +16,8 @@ use crate::campaign::shipped_scope::{self, Scope};
 use crate::campaign::DistinctFailure;
 use crate::input::scenario::Scenario;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
-use crate::vocab::{Ending, FaultName};
 use crate::vocab::RunOutcome;
+use crate::vocab::{Ending, FaultName};
 
 /// The profile every part runs under.
 const PROFILE: &str = "repaired";

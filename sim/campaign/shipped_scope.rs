@@ -226,7 +226,10 @@ mod tests {
         // The proof's own jitter (0-20 s) stays within the margin.
         assert_eq!(scope_of("scenarios/proof/proof-ci-smoke.toml"), Scope::AsWritten);
         let Scope::Outside(why) = scope_of("scenarios/bench/fleet-1000.toml") else { panic!() };
-        assert!(why[0].starts_with("its 5000 reviews (every scheduled checkpoint and completion of its 1000 tasks) need at least 27.8 h"), "{why:?}");
+        assert!(
+            why[0].starts_with("its 5000 reviews (every scheduled checkpoint and completion of its 1000 tasks) need at least 27.8 h"),
+            "{why:?}"
+        );
         // A near miss: fleet-day's 32 tasks need 0.9 h of reviews in its 24 h.
         let fleet_day = nothing_expected(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench/fleet-day.toml")).unwrap();
         assert!(reviews_past_limit(&fleet_day).is_none());

@@ -547,7 +547,10 @@ mod tests {
     #[test]
     fn a_statement_that_only_adds_conditions_refines_the_earlier_one_and_nothing_else_does() {
         let fenced = "UPDATE t SET state = 'error'\nWHERE task_id = :task_id AND session_id = :session_id;";
-        assert!(refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_id\n  AND state IN ('working');", fenced));
+        assert!(refines(
+            "UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_id\n  AND state IN ('working');",
+            fenced
+        ));
         // Near misses: the same statement, a dropped condition, an added one that is not `AND`.
         assert!(!refines(fenced, fenced));
         assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND state IN ('working');", fenced));

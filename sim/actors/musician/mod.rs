@@ -279,7 +279,10 @@ impl Musician {
             return Err(fenced(name, "fenced out: the task row belongs to another session".to_string()));
         }
         if !self.scenario.settings.release_stale {
-            self.ctx.note("state_moved", format!("`{name}` changed no row: {task} is `{state}`, an answer or a hand-over (no `release-stale`)"));
+            self.ctx.note(
+                "state_moved",
+                format!("`{name}` changed no row: {task} is `{state}`, an answer or a hand-over (no `release-stale`)"),
+            );
             return Err(fenced(name, format!("the row is `{state}`: an answer or a hand-over, not told apart without release-stale")));
         }
         self.ctx.note("answer_first", format!("`{name}` changed no row: the conductor moved {task} to `{state}` first"));
