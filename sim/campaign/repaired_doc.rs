@@ -102,8 +102,8 @@ pub const CHANGES: &[Change] = &[
         demo: "scenarios/faults/io-error-on-pause-poll.toml",
         rule: "allowed-transitions",
         seed_text: "000 \"Pause Watcher (During Conductor Wait)\" 4: \"Wait 10 seconds, repeat from step 1.\" The seeds say nothing of a statement that fails; docs/protocol.md C43 ends the actor on any failure, so a pause watcher whose poll failed ends without an answer and its session reads that as 3's \"Exit with TIMEOUT indicator\"",
-        diff: "Behaviour: a read (a statement that writes nothing) that fails with SQLITE_IOERR is tried again a second later, up to 3 times, as SQLITE_BUSY is (C13), instead of ending the actor; a failed write still ends the session (C43), since it may or may not have run. Found by `explore crashes scenarios/quickstart.toml --faults io_error --protocol repaired`: 212 of 4,636 runs failed (`read_task_state` of a pause watcher: an `error` written over the conductor's approval, `allowed-transitions`, or the next resume ~8 min late, `budget`)",
-        necessity_run: None,
+        diff: "Behaviour: a read (a statement that writes nothing) that fails with SQLITE_IOERR is tried again a second later, up to 3 times, as SQLITE_BUSY is (C13), instead of ending the actor; a failed write still ends the session (C43), since it may or may not have run. Found by `explore crashes scenarios/quickstart.toml --faults io_error --protocol repaired`: 212 of 4,636 runs failed (`read_task_state` of a pause watcher: an `error` written over the conductor's approval, `allowed-transitions`, or the next resume ~8 min late, `budget`). Since `checked-transitions` the demo's TIMEOUT finds the approval first and resumes on it, so its necessity run is scenarios/proof/io-errors-on-successor-reads.toml (found by `search --faults crash,hang,io_error` without this change): three successive sessions of a task lose their first read, and each lost launch costs the conductor's 30-minute patience (`budget`, exit_to_claim_ms)",
+        necessity_run: Some(("scenarios/proof/io-errors-on-successor-reads.toml", 883_902_758)),
     },
     Change {
         variant: "lease-self-check",

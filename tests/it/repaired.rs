@@ -190,3 +190,20 @@ fn the_a1_check_takes_a_relaunch_after_thirty_minutes_only() {
     let (rule, case) = check("faults/long-hang-before-claim.toml", impatient);
     assert_eq!((rule.as_str(), case), ("no-relaunch-while-claim-pending", None), "relaunched after 9 minutes");
 }
+
+#[test]
+fn without_retry_failed_reads_three_lost_first_reads_delay_the_claim_past_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // scenarios/proof/io-errors-on-successor-reads.toml (search-found): task-05's S2, S3 and S4
+    // each lose their first `read_task_record` to SQLITE_IOERR. Under the profile each read is
+    // tried again and every rule holds; without the change each session ends there (C43) and
+    // the conductor's 30-minute patience per lost launch puts the claim past exit_to_claim_ms.
+    let (code, text) = proof_run("io-errors-on-successor-reads.toml", "883902758", &dir.path().join("repaired"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n"), "{text}");
+    let without = repaired_without("retry-failed-reads");
+    let without: Vec<&str> = without.iter().map(String::as_str).collect();
+    let (code, text) = proof_run("io-errors-on-successor-reads.toml", "883902758", &dir.path().join("without"), &without);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5509388"), "{text}");
+}
