@@ -453,4 +453,30 @@ mod tests {
         assert!(strict.expect.violations.is_empty() && strict.expect.allowed.is_empty());
         assert_eq!(strict.profile, PROFILE);
     }
+
+    /// The quickstart under the profile with its limit at half its makespan: cut with work in
+    /// flight (liveness), run on to three times the limit it finishes and passes, and the note
+    /// says both; a run that passed, or one outside the proof, is left as it is.
+    #[test]
+    fn a_run_its_time_limit_cut_is_judged_run_on_to_three_times_the_limit() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/proof/proof-quickstart.toml");
+        let whole = nothing_expected(&path).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let full = run_each(&[(path.clone(), whole.clone())], 1, dir.path()).unwrap().remove(0);
+        assert!(full.verdict.passed() && full.ending == Ending::Quiescent, "{}", full.render());
+        let mut cut = whole.clone();
+        cut.run.sim_time_max_ms = full.makespan_ms / 2;
+        let judged = vec![(path.clone(), cut.clone()), (path.clone(), cut), (path.clone(), whole)];
+        let mut runs = run_each(&judged, 1, dir.path()).unwrap();
+        assert_eq!(runs[0].ending, Ending::TimeLimit);
+        assert!(!runs[0].verdict.passed());
+        let scopes = [Scope::AsWritten, Scope::Outside(vec!["a reason".to_string()]), Scope::AsWritten];
+        let notes = run_on_past_cuts(&judged, &scopes, &mut runs, 1, dir.path()).unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("**cut by its time limit with work in flight**"), "{}", notes[0]);
+        assert!(notes[0].contains(": liveness; run on: pass (4 of 4 tasks complete"), "{}", notes[0]);
+        assert!(runs[0].verdict.passed() && runs[0].ending == Ending::Quiescent, "the judged run is the longer one");
+        assert!(!runs[1].verdict.passed(), "outside the proof: not run on");
+        assert_eq!(runs[2].trace_hash, full.trace_hash, "a run that passed stays");
+    }
 }

@@ -233,5 +233,18 @@ mod tests {
         // A near miss: fleet-day's 32 tasks need 0.9 h of reviews in its 24 h.
         let fleet_day = nothing_expected(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench/fleet-day.toml")).unwrap();
         assert!(reviews_past_limit(&fleet_day).is_none());
+        // Reviews in flight share the demand: fleet-1000's 27.8 h on two at once fit in 24 h,
+        // on one at a time within 20 h they do not.
+        let fleet = nothing_expected(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bench/fleet-1000.toml")).unwrap();
+        let mut two = fleet.clone();
+        two.conductor.reviews_in_flight = 2;
+        assert!(reviews_past_limit(&two).is_none());
+        let mut shorter = two;
+        shorter.run.sim_time_max_ms = 12 * 3_600_000;
+        let why = reviews_past_limit(&shorter).expect("13.9 h of reviews in 12 h");
+        assert!(
+            why.contains("need at least 13.9 h of the conductor's time (20 s each at least, 2 at once), more than its 12.0 h"),
+            "{why}"
+        );
     }
 }
