@@ -475,6 +475,9 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("**cut by its time limit with work in flight**"), "{}", notes[0]);
         assert!(notes[0].contains(": liveness; run on: pass (4 of 4 tasks complete"), "{}", notes[0]);
+        let limit_h = judged[0].1.run.sim_time_max_ms as f64 / 3_600_000.0;
+        let hours = format!("({limit_h:.0} h, 0 of 4 tasks complete), so judged run on to {:.0} h", limit_h * 3.0);
+        assert!(notes[0].contains(&hours), "{hours} in {}", notes[0]);
         assert!(runs[0].verdict.passed() && runs[0].ending == Ending::Quiescent, "the judged run is the longer one");
         assert!(!runs[1].verdict.passed(), "outside the proof: not run on");
         assert_eq!(runs[2].trace_hash, full.trace_hash, "a run that passed stays");

@@ -239,6 +239,12 @@ mod tests {
         let mut two = fleet.clone();
         two.conductor.reviews_in_flight = 2;
         assert!(reviews_past_limit(&two).is_none());
+        // Exactly as long as the limit still fits: 5000 × 20 s / 2 = 50,000 s.
+        let mut exact = two.clone();
+        exact.run.sim_time_max_ms = 50_000_000;
+        assert!(reviews_past_limit(&exact).is_none());
+        exact.run.sim_time_max_ms -= 1;
+        assert!(reviews_past_limit(&exact).is_some());
         let mut shorter = two;
         shorter.run.sim_time_max_ms = 12 * 3_600_000;
         let why = reviews_past_limit(&shorter).expect("13.9 h of reviews in 12 h");
