@@ -247,7 +247,7 @@ def write_plots(rows, out):
             memory = svg_plot(
                 f"Peak memory against {curve}", "fleet-day, bench --overhead: peak resident set (wait4 ru_maxrss)",
                 x_label, "peak MiB (run and floor in one process)", xs,
-                [("rehearsal bench --overhead", run[1], [float(r["peak_mib"]) for r in points])], log_x, note)
+                [("bench --overhead", run[1], [float(r["peak_mib"]) for r in points])], log_x, note)
             plots.append((f"memory-vs-{curve}.svg", memory))
         for name, text in plots:
             write_svg(os.path.join(out, name), text)
