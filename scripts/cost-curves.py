@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Cost curves of the simulator (issue 17): statements per second and wall time against
-musicians and against simulated hours, each beside its SQLite floor.
+"""Cost curves of the simulator (issues 17 and 32): statements per second, wall time and peak
+memory against musicians and against simulated hours, each beside its SQLite floor, and a
+sweep's wall time and peak memory against its number of seeds.
 
 Usage: scripts/cost-curves.py [--bin PATH] [--out DIR] [--repeat K]
   --bin     the rehearsal binary (default: target/release/rehearsal; build it with
@@ -11,7 +12,10 @@ Usage: scripts/cost-curves.py [--bin PATH] [--out DIR] [--repeat K]
 
 Every point is `rehearsal bench POINT.toml --overhead`: fleet-day (scenarios/bench/fleet-day.toml)
 with its task count and simulated length changed, run and timed against the bare replay of its
-own statements. Large fleets get shorter days so the whole thing takes a few minutes; the
+own statements; its peak memory is the process's maximum resident set (`wait4`'s ru_maxrss),
+which covers the run and its floor. The seeds curve is `rehearsal sweep
+scenarios/bench/ci-smoke.toml --seeds 1..=N --jobs 2` for growing N, with its wall time and peak
+memory the same way: linear time and flat memory are what a sweep of 10,000 seeds needs. Large fleets get shorter days so the whole thing takes a few minutes; the
 pictures say so. Figures are wall-clock and depend on the machine and its load: the curves'
 shapes, and the gap between the simulator and its floor, are what they show."""
 import argparse
@@ -29,6 +33,9 @@ BASE = "scenarios/bench/fleet-day.toml"
 BY_MUSICIANS = [(1, 24), (4, 24), (16, 24), (64, 24), (256, 6), (1000, 2)]
 # 32 musicians (fleet-day's fleet) for longer and longer days.
 BY_HOURS = [(32, 1), (32, 3), (32, 6), (32, 12), (32, 24)]
+# ci-smoke sweeps of 1..=N seeds on 2 jobs.
+BY_SEEDS = [125, 250, 500, 1000, 2000]
+SWEEP = "scenarios/bench/ci-smoke.toml"
 
 
 def point_scenario(base_text, musicians, hours):
@@ -41,16 +48,35 @@ def point_scenario(base_text, musicians, hours):
     return text.replace('allowed = ["owner-writes-only"', 'allowed = ["no-false-stale", "owner-writes-only"')
 
 
+def run_child(argv):
+    """Runs `argv`; (its stdout, wall seconds, peak resident memory in MiB from wait4)."""
+    import time
+    start = time.monotonic()
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall_s = time.monotonic() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1):
+        sys.exit(f"cost-curves: {' '.join(argv)} exited {child.returncode}")
+    return out, wall_s, usage.ru_maxrss / 1024.0
+
+
 def measure(binary, scenario_path, repeat):
-    """(statements, run seconds, floor seconds) from `bench --overhead`'s lines."""
-    out = subprocess.run(
-        [binary, "bench", scenario_path, "--overhead", "--repeat", str(repeat)],
-        check=True, capture_output=True, text=True,
-    ).stdout
+    """(statements, run seconds, floor seconds, peak MiB) from `bench --overhead`'s lines."""
+    out, _, peak_mib = run_child([binary, "bench", scenario_path, "--overhead", "--repeat", str(repeat)])
     statements = int(re.search(r"workload\s+(\d+) statements", out).group(1))
     run_ms = float(re.search(r"run\s+([\d.]+) ms", out).group(1))
     floor_ms = float(re.search(r"floor\s+([\d.]+) ms", out).group(1))
-    return statements, run_ms / 1000.0, floor_ms / 1000.0
+    return statements, run_ms / 1000.0, floor_ms / 1000.0, peak_mib
+
+
+def measure_sweep(binary, seeds, scratch):
+    """(wall seconds, peak MiB) of a 2-job sweep of ci-smoke over seeds 1..=`seeds`."""
+    out_dir = os.path.join(scratch, f"sweep-{seeds}")
+    _, wall_s, peak_mib = run_child([binary, "sweep", SWEEP, "--seeds", f"1..={seeds}", "--jobs", "2",
+                                     "--out", out_dir, "-q", "--force"])
+    return wall_s, peak_mib
 
 
 def nice_ticks(top, count=5):
@@ -131,6 +157,10 @@ def main():
                          run_statements_per_s=int(r["run_statements_per_s"]),
                          floor_statements_per_s=int(r["floor_statements_per_s"])) for r in csv.DictReader(f)]
         write_plots(rows, args.out)
+        seeds_csv = os.path.join(args.out, "seeds-curve.csv")
+        if os.path.exists(seeds_csv):
+            with open(seeds_csv) as f:
+                write_seed_plots(list(csv.DictReader(f)), args.out)
         return
     if not os.path.exists(args.bin):
         sys.exit(f"cost-curves: no binary at {args.bin} (cargo build --release, or --bin)")
@@ -143,22 +173,54 @@ def main():
                 path = os.path.join(scratch, f"fleet-{musicians}x{hours}h.toml")
                 with open(path, "w") as f:
                     f.write(point_scenario(base_text, musicians, hours))
-                statements, run_s, floor_s = measure(args.bin, path, args.repeat)
+                statements, run_s, floor_s, peak_mib = measure(args.bin, path, args.repeat)
                 rows.append({
                     "curve": curve, "musicians": musicians, "simulated_hours": hours, "statements": statements,
                     "run_s": f"{run_s:.4f}", "floor_s": f"{floor_s:.4f}",
                     "run_statements_per_s": round(statements / run_s), "floor_statements_per_s": round(statements / floor_s),
-                    "run_over_floor": f"{run_s / floor_s:.2f}",
+                    "run_over_floor": f"{run_s / floor_s:.2f}", "peak_mib": f"{peak_mib:.1f}",
                 })
                 print(f"{curve:9} {musicians:5} musicians {hours:3} h: {statements:8} statements, "
-                      f"run {run_s:7.3f} s, floor {floor_s:7.3f} s", file=sys.stderr)
-    csv_path = os.path.join(args.out, "cost-curves.csv")
-    with open(csv_path + ".tmp", "w", newline="") as f:
+                      f"run {run_s:7.3f} s, floor {floor_s:7.3f} s, peak {peak_mib:7.1f} MiB", file=sys.stderr)
+        seed_rows = []
+        for seeds in BY_SEEDS:
+            wall_s, peak_mib = measure_sweep(args.bin, seeds, scratch)
+            seed_rows.append({"seeds": seeds, "jobs": 2, "wall_s": f"{wall_s:.3f}",
+                              "ms_per_seed": f"{wall_s * 1000 / seeds:.2f}", "peak_mib": f"{peak_mib:.1f}"})
+            print(f"sweep {seeds:6} seeds: {wall_s:8.2f} s, {wall_s * 1000 / seeds:6.2f} ms a seed, peak {peak_mib:7.1f} MiB",
+                  file=sys.stderr)
+    write_csv(os.path.join(args.out, "cost-curves.csv"), rows)
+    write_csv(os.path.join(args.out, "seeds-curve.csv"), seed_rows)
+    write_plots(rows, args.out)
+    write_seed_plots(seed_rows, args.out)
+
+
+def write_csv(path, rows):
+    """`rows` as CSV at `path`, written whole or not at all."""
+    with open(path + ".tmp", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    os.replace(csv_path + ".tmp", csv_path)
-    write_plots(rows, args.out)
+    os.replace(path + ".tmp", path)
+
+
+def write_svg(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def write_seed_plots(rows, out):
+    xs = [int(r["seeds"]) for r in rows]
+    note = ["scenarios/bench/ci-smoke.toml,", "sweep --jobs 2,", "seeds 1..=N"]
+    wall = svg_plot("Sweep wall time against seeds", "ci-smoke, 2 jobs: wall clock, moves with the machine's load",
+                    "seeds", "wall seconds per sweep", xs,
+                    [("rehearsal sweep", "#1f5fbf", [float(r["wall_s"]) for r in rows])], False, note)
+    memory = svg_plot("Sweep peak memory against seeds", "ci-smoke, 2 jobs: peak resident set (wait4 ru_maxrss)",
+                      "seeds", "peak MiB", xs,
+                      [("rehearsal sweep", "#1f5fbf", [float(r["peak_mib"]) for r in rows])], False, note)
+    write_svg(os.path.join(out, "wall-vs-seeds.svg"), wall)
+    write_svg(os.path.join(out, "memory-vs-seeds.svg"), memory)
 
 
 def write_plots(rows, out):
@@ -180,11 +242,15 @@ def write_plots(rows, out):
             x_label, "wall seconds per run", xs,
             [(run[0], run[1], [float(r["run_s"]) for r in points]),
              (floor[0], floor[1], [float(r["floor_s"]) for r in points])], log_x, note)
-        for name, text in ((f"statements-per-second-vs-{curve}.svg", rate), (f"wall-vs-{curve}.svg", wall)):
-            path = os.path.join(out, name)
-            with open(path + ".tmp", "w") as f:
-                f.write(text)
-            os.replace(path + ".tmp", path)
+        plots = [(f"statements-per-second-vs-{curve}.svg", rate), (f"wall-vs-{curve}.svg", wall)]
+        if all("peak_mib" in r for r in points):
+            memory = svg_plot(
+                f"Peak memory against {curve}", "fleet-day, bench --overhead: peak resident set (wait4 ru_maxrss)",
+                x_label, "peak MiB (run and floor in one process)", xs,
+                [("bench --overhead", run[1], [float(r["peak_mib"]) for r in points])], log_x, note)
+            plots.append((f"memory-vs-{curve}.svg", memory))
+        for name, text in plots:
+            write_svg(os.path.join(out, name), text)
 
 
 if __name__ == "__main__":
