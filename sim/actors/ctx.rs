@@ -205,33 +205,31 @@ impl Ctx {
     /// failures go back to the actor (docs/protocol.md C13, C43).
     pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
         const RETRIES: u32 = 3;
-        // The world hands the parameters back with a busy failure: no copy is kept per attempt.
-        // A failed read's are not handed back, so a read that may be retried keeps a copy.
+        // The world hands the parameters back with a failure that may be retried: no copy is
+        // kept per attempt.
         let retry_reads = self.runtime.retry_failed_reads && !stmt.writes();
         let mut params = params;
         let issued_ms = self.now_ms();
         for attempt in 0..=RETRIES {
-            let kept = retry_reads.then(|| params.clone());
             match self.effect(Effect::Sql { stmt, params }).await {
-                Reply::Sql(Err(failure)) if failure.kind == FailureKind::IoError && attempt < RETRIES && kept.is_some() => {
-                    // A read changed nothing: trying it again is safe, whatever the disk did
-                    // (000 "Pause Watcher" 4: "Wait 10 seconds, repeat from step 1").
-                    self.note("io_retry", format!("`{stmt}` attempt {}: {}", attempt + 1, failure.message));
-                    self.sleep(1_000).await;
-                    params = kept.expect("kept for a read");
-                }
                 Reply::Sql(result) => {
                     self.renew_lease(stmt, issued_ms, &result);
                     self.keep_lease().await;
                     return result;
                 }
-                Reply::SqlBusy { failure, params: back } if attempt < RETRIES => {
-                    debug_assert_eq!(failure.kind, FailureKind::Busy);
+                Reply::SqlRefused { failure, params: back } if attempt < RETRIES && failure.kind == FailureKind::Busy => {
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
                     self.sleep(1_000).await;
                     params = back;
                 }
-                Reply::SqlBusy { failure, .. } => {
+                Reply::SqlRefused { failure, params: back } if attempt < RETRIES && failure.kind == FailureKind::IoError && retry_reads => {
+                    // A read changed nothing: trying it again is safe, whatever the disk did
+                    // (000 "Pause Watcher" 4: "Wait 10 seconds, repeat from step 1").
+                    self.note("io_retry", format!("`{stmt}` attempt {}: {}", attempt + 1, failure.message));
+                    self.sleep(1_000).await;
+                    params = back;
+                }
+                Reply::SqlRefused { failure, .. } => {
                     self.keep_lease().await;
                     return Err(failure);
                 }

@@ -146,11 +146,7 @@ async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
         .await?;
     if outcome.rows_affected == 0 {
         // Fenced out (docs/protocol.md D11): the task belongs to another session.
-        return Err(SqlFailure {
-            stmt: Stmt::Heartbeat,
-            kind: FailureKind::FencedOut,
-            message: "fenced out: the task row belongs to another session".to_string(),
-        });
+        return Err(SqlFailure::fenced_out(Stmt::Heartbeat));
     }
     Ok(())
 }

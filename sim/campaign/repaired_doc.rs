@@ -32,6 +32,27 @@ pub struct Change {
     pub necessity_run: Option<(&'static str, u64)>,
 }
 
+impl Change {
+    /// The seed its demo shows the flaw at: the demo's own `run.seed` unless `demo_seed` names
+    /// another.
+    fn demo_seed_in(&self, demo: &Scenario) -> u64 {
+        if self.demo_seed == 0 {
+            demo.run.seed
+        } else {
+            self.demo_seed
+        }
+    }
+
+    /// The run that shows the profile needs it: `necessity_run`, or else its demo at the
+    /// demo's seed. The scenario's path, the scenario and the seed.
+    fn necessity(&self) -> Result<(&'static str, Scenario, u64)> {
+        let path = self.necessity_run.map_or(self.demo, |(path, _)| path);
+        let scenario = Scenario::load(Path::new(path))?;
+        let seed = self.necessity_run.map_or_else(|| self.demo_seed_in(&scenario), |(_, seed)| seed);
+        Ok((path, scenario, seed))
+    }
+}
+
 pub const CHANGES: &[Change] = &[
     Change {
         variant: "fencing",
@@ -259,7 +280,7 @@ fn changes_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result<(
         let c = change(variant)?;
         let summary = crate::input::variant::find(variant).map(|v| v.summary).unwrap_or("");
         let scenario = Scenario::load(Path::new(c.demo))?;
-        let seed = if c.demo_seed == 0 { scenario.run.seed } else { c.demo_seed };
+        let seed = c.demo_seed_in(&scenario);
         let seeds_run = run_one(&scenario, seed, &[], &runs_dir.join(format!("demo-{variant}-seeds")))?;
         let repaired_run = run_one(&scenario, seed, all, &runs_dir.join(format!("demo-{variant}-repaired")))?;
         let _ = writeln!(md, "### `{variant}`\n\n{summary}.\n");
@@ -401,10 +422,7 @@ fn necessity_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result
     for variant in all {
         let c = change(variant)?;
         let without: Vec<String> = all.iter().filter(|v| *v != variant).cloned().collect();
-        let path = c.necessity_run.map_or(c.demo, |(path, _)| path);
-        let scenario = Scenario::load(Path::new(path))?;
-        let own = if c.demo_seed == 0 { scenario.run.seed } else { c.demo_seed };
-        let seed = c.necessity_run.map_or(own, |(_, seed)| seed);
+        let (path, scenario, seed) = c.necessity()?;
         let run = run_one(&scenario, seed, &without, &runs_dir.join(format!("necessity-{variant}")))?;
         let (rule, why) = match first_violation(&run, c.rule) {
             Some(v) => (v.rule.to_string(), v.explanation.replace('|', "\\|")),
@@ -427,16 +445,15 @@ fn left_out_section(md: &mut String, all: &[String], runs_dir: &Path) -> Result<
     let _ = writeln!(md, "| change | its demo | under the seeds' protocol | under the profile (without it) | why it is not needed |");
     let _ = writeln!(md, "| --- | --- | --- | --- | --- |");
     for (c, why) in LEFT_OUT {
-        let scenario = Scenario::load(Path::new(c.demo))?;
-        let seed = c.necessity_run.map_or(if c.demo_seed == 0 { scenario.run.seed } else { c.demo_seed }, |(_, seed)| seed);
-        let seeds = run_one(&scenario, scenario.run.seed, &[], &runs_dir.join(format!("left-out-{}-seeds", c.variant)))?;
+        let demo = Scenario::load(Path::new(c.demo))?;
+        let demo_seed = c.demo_seed_in(&demo);
+        let seeds = run_one(&demo, demo_seed, &[], &runs_dir.join(format!("left-out-{}-seeds", c.variant)))?;
         let shown = first_violation(&seeds, c.rule).map_or("none".to_string(), |v| v.rule.to_string());
-        let path = c.necessity_run.map_or(c.demo, |(path, _)| path);
-        let profile = run_one(&Scenario::load(Path::new(path))?, seed, all, &runs_dir.join(format!("left-out-{}", c.variant)))?;
+        let (path, scenario, seed) = c.necessity()?;
+        let profile = run_one(&scenario, seed, all, &runs_dir.join(format!("left-out-{}", c.variant)))?;
         let under = first_violation(&profile, c.rule)
             .map_or("no violation".to_string(), |v| format!("{}: {}", v.rule, v.explanation.replace('|', "\\|")));
-        let _ =
-            writeln!(md, "| `{}` | `{}` seed {} | {shown} | `{path}` seed {seed}: {under} | {why} |", c.variant, c.demo, scenario.run.seed);
+        let _ = writeln!(md, "| `{}` | `{}` seed {demo_seed} | {shown} | `{path}` seed {seed}: {under} | {why} |", c.variant, c.demo);
     }
     md.push('\n');
     Ok(())

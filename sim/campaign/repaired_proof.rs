@@ -281,9 +281,11 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
         written.push((path.clone(), scenario));
         scopes.push(scope);
     }
+    // A scenario judged as adjusted also runs as written, for its note; one outside the proof
+    // is judged as written, so its one run serves both.
     let mut all = judged.clone();
-    let own_or_outside: Vec<usize> = (0..files.len()).filter(|i| scopes[*i] != Scope::AsWritten).collect();
-    all.extend(own_or_outside.iter().map(|i| written[*i].clone()));
+    let adjusted_at: Vec<usize> = (0..files.len()).filter(|i| matches!(scopes[*i], Scope::Adjusted { .. })).collect();
+    all.extend(adjusted_at.iter().map(|i| written[*i].clone()));
     let mut runs = run_each(&all, sizes.jobs, runs_dir)?;
     let mut notes = run_on_past_cuts(&judged, &scopes, &mut runs[..files.len()], sizes.jobs, runs_dir)?;
     let (judged_runs, written_runs) = runs.split_at(files.len());
@@ -294,11 +296,16 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
             detail.push(format!("{} seed {}: {}", path.display(), run.seed, rules(run)));
         }
     }
-    for (i, as_written) in own_or_outside.iter().zip(written_runs) {
-        notes.push(scope_note(&files[*i], &scopes[*i], as_written, &judged_runs[*i]));
+    let run_on = notes.len();
+    let mut as_written = adjusted_at.iter().zip(written_runs);
+    for (i, scope) in scopes.iter().enumerate().filter(|(_, s)| **s != Scope::AsWritten) {
+        let written_run = match scope {
+            Scope::Adjusted { .. } => as_written.next().map(|(_, run)| run).expect("one as-written run per adjusted scenario"),
+            _ => &judged_runs[i],
+        };
+        notes.push(scope_note(&files[i], scope, written_run, &judged_runs[i]));
     }
-    let (adjusted, outside) = (count(&scopes, |s| matches!(s, Scope::Adjusted { .. })), count(&scopes, |s| matches!(s, Scope::Outside(_))));
-    let run_on = notes.len() - own_or_outside.len();
+    let (adjusted, outside) = (adjusted_at.len(), count(&scopes, |s| matches!(s, Scope::Outside(_))));
     Ok(Part {
         command: format!("run SCENARIO --protocol {PROFILE}"),
         size: format!(

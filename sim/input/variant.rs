@@ -417,12 +417,15 @@ fn statements(variant: &Variant) -> Vec<(String, String)> {
 
 /// Whether statement `later` keeps all of `earlier` and only narrows it: the same SQL (spacing
 /// aside) with `AND` conditions added at its end, as `checked-transitions` adds a state check
-/// to fencing's `session_id` check. Anything else that replaces an earlier variant's statement
-/// may undo it.
+/// to fencing's `session_id` check. An `OR` among the added words could widen the whole `WHERE`
+/// again (`… AND x OR 1`), so it is not a narrowing. Anything else that replaces an earlier
+/// variant's statement may undo it.
 fn refines(later: &str, earlier: &str) -> bool {
     let words = |sql: &str| sql.trim().trim_end_matches(';').split_whitespace().collect::<Vec<_>>().join(" ");
     let (later, earlier) = (words(later), words(earlier));
-    later.strip_prefix(&earlier).is_some_and(|rest| rest.starts_with(" AND "))
+    later.strip_prefix(&earlier).is_some_and(|rest| {
+        rest.starts_with(" AND ") && !rest.split(|c: char| !c.is_alphanumeric() && c != '_').any(|w| w.eq_ignore_ascii_case("OR"))
+    })
 }
 
 /// Applies the named variant to a scenario whose `variant_names` are applied; a name it
@@ -556,6 +559,9 @@ mod tests {
         assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND state IN ('working');", fenced));
         assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_id OR 1;", fenced));
         assert!(!refines("UPDATE t SET state = 'error' WHERE task_id = :task_id AND session_id = :session_idx;", fenced));
+        // An `OR` after an added condition widens the `WHERE` again; a word containing it does not.
+        assert!(!refines(&fenced.replace(';', " AND state IN ('working') or 1;"), fenced));
+        assert!(refines(&fenced.replace(';', " AND state IN ('working', 'error_or_not');"), fenced));
     }
 
     #[test]

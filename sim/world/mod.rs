@@ -90,11 +90,25 @@ pub struct SqlFailure {
     pub message: String,
 }
 
+impl SqlFailure {
+    /// A session's own guard found the row (or the message's row) named another session
+    /// (docs/protocol.md D11): the session has lost the task.
+    pub fn fenced_out(stmt: Stmt) -> SqlFailure {
+        SqlFailure::refused(stmt, "fenced out: the task row belongs to another session".to_string())
+    }
+
+    /// A session's own guard refused its write for `why`: it stops as at a fenced write.
+    pub fn refused(stmt: Stmt, why: String) -> SqlFailure {
+        SqlFailure { stmt, kind: FailureKind::FencedOut, message: why }
+    }
+}
+
 pub enum Reply {
     Sql(std::result::Result<SqlOutcome, SqlFailure>),
-    /// SQLITE_BUSY, with the statement's parameters handed back for the retry, so the actor
-    /// does not keep a copy of every statement's parameters in case one is busy.
-    SqlBusy {
+    /// A failure the actor may try again (SQLITE_BUSY; SQLITE_IOERR, for a read under
+    /// `retry-failed-reads`), with the statement's parameters handed back for the retry, so
+    /// the actor does not keep a copy of every statement's parameters in case one fails.
+    SqlRefused {
         failure: SqlFailure,
         params: Params,
     },
@@ -233,7 +247,7 @@ impl World {
                 let own_task = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
                 let (result, params_text) = (SqlResult::SqliteError(IO_ERROR_MESSAGE.to_string()), describe_params(stmt, &params));
                 self.emit_sql(now_ms, name, session_id, stmt, own_task, result, Default::default(), params_text);
-                return Ok(Some(Reply::Sql(Err(io_failure(stmt)))));
+                return Ok(Some(Reply::SqlRefused { failure: io_failure(stmt), params }));
             }
         }
         if stmt.writes() {
@@ -258,7 +272,7 @@ impl World {
                     );
                     // The parameters go back with the failure: the actor's retry binds them again.
                     let failure = SqlFailure { stmt, kind: FailureKind::Busy, message };
-                    return Ok(Some(Reply::SqlBusy { failure, params }));
+                    return Ok(Some(Reply::SqlRefused { failure, params }));
                 }
             }
         }
@@ -336,7 +350,7 @@ impl World {
                 Ok(None)
             }
             // The statement ran (the trace shows what it did); its answer is lost.
-            Some(FaultKind::IoError) => Ok(Some(Reply::Sql(Err(io_failure(stmt))))),
+            Some(FaultKind::IoError) => Ok(Some(Reply::SqlRefused { failure: io_failure(stmt), params })),
             None => Ok(Some(Reply::Sql(reply))),
         }
     }
@@ -715,7 +729,7 @@ mod tests {
         fn sql(&mut self, actor: ActorId, stmt: Stmt, params: Params) -> Option<std::result::Result<SqlOutcome, SqlFailure>> {
             match self.world.perform(&mut self.exec, actor, Effect::Sql { stmt, params }).unwrap() {
                 Some(Reply::Sql(result)) => Some(result),
-                Some(Reply::SqlBusy { failure, .. }) => Some(Err(failure)),
+                Some(Reply::SqlRefused { failure, .. }) => Some(Err(failure)),
                 None => None,
                 _ => panic!("a SQL effect is answered with SQL"),
             }
@@ -894,7 +908,7 @@ mod tests {
         create_task(&mut b, conductor);
         let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];
         let effect = Effect::Sql { stmt: Stmt::SetTaskState, params: params.clone() };
-        let Some(Reply::SqlBusy { failure, params: back }) = b.world.perform(&mut b.exec, conductor, effect).unwrap() else {
+        let Some(Reply::SqlRefused { failure, params: back }) = b.world.perform(&mut b.exec, conductor, effect).unwrap() else {
             panic!("busy expected")
         };
         assert_eq!((failure.kind, back), (FailureKind::Busy, params));

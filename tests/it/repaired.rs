@@ -97,6 +97,19 @@ fn proof_run(suite: &str, seed: &str, out: &std::path::Path, args: &[&str]) -> (
     run(&all)
 }
 
+/// A proof-suite seed the profile passes and the profile without `removed` fails (its exit
+/// code 1); the failing run's printed text.
+fn necessary(dir: &std::path::Path, suite: &str, seed: &str, removed: &str) -> String {
+    let (code, text) = proof_run(suite, seed, &dir.join("repaired"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n"), "{text}");
+    let without = repaired_without(removed);
+    let without: Vec<&str> = without.iter().map(String::as_str).collect();
+    let (code, text) = proof_run(suite, seed, &dir.join("without"), &without);
+    assert_eq!(code, Some(1), "{text}");
+    text
+}
+
 #[test]
 fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,13 +118,7 @@ fn without_uncap_lost_sessions_faults_use_up_a_tasks_five_sessions() {
     // fault counted against C8's cap, task-06 is given up (liveness). The profile counts only
     // sessions that ended by their own write. (Seeds 307, 39 and 1 showed it before the
     // profile's lease-self-check and replies-cite-request changes moved the fault draws.)
-    let (code, text) = proof_run("proof-random-faults.toml", "44", &dir.path().join("repaired"), &[]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("verdict      PASS\n"), "{text}");
-    let without = repaired_without("uncap-lost-sessions");
-    let without: Vec<&str> = without.iter().map(String::as_str).collect();
-    let (code, text) = proof_run("proof-random-faults.toml", "44", &dir.path().join("without"), &without);
-    assert_eq!(code, Some(1), "{text}");
+    let text = necessary(dir.path(), "proof-random-faults.toml", "44", "uncap-lost-sessions");
     assert!(text.contains("verdict      FAIL: liveness"), "{text}");
     assert!(text.contains("task-06 ended in `review_approved`, not `complete`"), "{text}");
 }
@@ -198,12 +205,6 @@ fn without_retry_failed_reads_three_lost_first_reads_delay_the_claim_past_its_bu
     // each lose their first `read_task_record` to SQLITE_IOERR. Under the profile each read is
     // tried again and every rule holds; without the change each session ends there (C43) and
     // the conductor's 30-minute patience per lost launch puts the claim past exit_to_claim_ms.
-    let (code, text) = proof_run("io-errors-on-successor-reads.toml", "883902758", &dir.path().join("repaired"), &[]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("verdict      PASS\n"), "{text}");
-    let without = repaired_without("retry-failed-reads");
-    let without: Vec<&str> = without.iter().map(String::as_str).collect();
-    let (code, text) = proof_run("io-errors-on-successor-reads.toml", "883902758", &dir.path().join("without"), &without);
-    assert_eq!(code, Some(1), "{text}");
+    let text = necessary(dir.path(), "io-errors-on-successor-reads.toml", "883902758", "retry-failed-reads");
     assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5509388"), "{text}");
 }

@@ -171,7 +171,10 @@ impl Musician {
             // 002 has no way from this state to `exited` for the musician: stop, writing nothing
             // more; the row, still the session's, goes stale and is handed over.
             self.ctx.note("exit_refused", format!("`mark_exited` from `{state}`: 002 has no way out to `exited`"));
-            return Err(super::fenced(Stmt::MarkExited, format!("the row is `{state}`, which the session cannot leave for `exited`")));
+            return Err(SqlFailure::refused(
+                Stmt::MarkExited,
+                format!("the row is `{state}`, which the session cannot leave for `exited`"),
+            ));
         }
         self.owned_write(Stmt::ResumeWorking, vec![]).await?;
         if let Some(text) = final_message {

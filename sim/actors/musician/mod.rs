@@ -20,7 +20,7 @@ use crate::input::scenario::{Scenario, TaskPlan};
 use crate::vocab::{ActorName, MessageKind, SessionPlace, Stmt, TaskState};
 use crate::world::event::Fact;
 use crate::world::executor::ActorId;
-use crate::world::{FailureKind, SqlFailure};
+use crate::world::SqlFailure;
 
 mod context;
 mod escalation;
@@ -33,12 +33,6 @@ mod work;
 
 /// How the RESUMPTION and the escalation name C42's trigger.
 const WORKING_TASKS_REASON: &str = "more than 2 other tasks in `working`";
-
-/// A write that stops the session: the row is not its to write (fencing), or not in a state it
-/// may leave by that write (`checked-transitions`).
-fn fenced(stmt: Stmt, message: String) -> SqlFailure {
-    SqlFailure { stmt, kind: FailureKind::FencedOut, message }
-}
 
 /// How a checked row write ended (`Musician::checked_write`).
 enum Checked {
@@ -245,14 +239,16 @@ impl Musician {
         params.extend(extra);
         let outcome = self.ctx.sql(name, params).await?;
         if outcome.rows_affected == 0 {
-            self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
-            return Err(SqlFailure {
-                stmt: name,
-                kind: FailureKind::FencedOut,
-                message: "fenced out: the task row belongs to another session".to_string(),
-            });
+            return Err(self.fenced_out(name));
         }
         Ok(())
+    }
+
+    /// `name` changed no row because another session holds the task: said, and the failure
+    /// that ends the session.
+    fn fenced_out(&self, name: Stmt) -> SqlFailure {
+        self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {}", self.launch.plan.task_id));
+        SqlFailure::fenced_out(name)
     }
 
     /// A row write under variant `checked-transitions` (scenarios/variants/checked-transitions.sql),
@@ -275,15 +271,17 @@ impl Musician {
         let state = row.text(0, 0).unwrap_or("").to_string();
         let task = &self.launch.plan.task_id;
         if row.text(0, 1) != Some(self.ctx.meta().session_id.as_str()) {
-            self.ctx.note("fenced_out", format!("`{name}` changed no row: another session owns {task}"));
-            return Err(fenced(name, "fenced out: the task row belongs to another session".to_string()));
+            return Err(self.fenced_out(name));
         }
         if !self.scenario.settings.release_stale {
             self.ctx.note(
                 "state_moved",
                 format!("`{name}` changed no row: {task} is `{state}`, an answer or a hand-over (no `release-stale`)"),
             );
-            return Err(fenced(name, format!("the row is `{state}`: an answer or a hand-over, not told apart without release-stale")));
+            return Err(SqlFailure::refused(
+                name,
+                format!("the row is `{state}`: an answer or a hand-over, not told apart without release-stale"),
+            ));
         }
         self.ctx.note("answer_first", format!("`{name}` changed no row: the conductor moved {task} to `{state}` first"));
         Ok(Checked::Answered(state))
@@ -309,11 +307,7 @@ impl Musician {
     async fn owned_message(&mut self, name: Stmt, params: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
         if self.ctx.sql(name, params).await?.rows_affected == 0 {
             self.ctx.note("fenced_out", format!("`{name}` added no message: another session owns {}", self.launch.plan.task_id));
-            return Err(SqlFailure {
-                stmt: name,
-                kind: FailureKind::FencedOut,
-                message: "fenced out: the task row belongs to another session".to_string(),
-            });
+            return Err(SqlFailure::fenced_out(name));
         }
         Ok(())
     }
@@ -322,11 +316,7 @@ impl Musician {
     /// 4811 and 2620): the session stops as at a fenced write of its own.
     fn fenced_by_watcher(&self) -> SqlFailure {
         self.ctx.note("fenced_out", format!("the watcher's heartbeat changed no row: another session owns {}", self.launch.plan.task_id));
-        SqlFailure {
-            stmt: Stmt::Heartbeat,
-            kind: FailureKind::FencedOut,
-            message: "fenced out: the task row belongs to another session".to_string(),
-        }
+        SqlFailure::fenced_out(Stmt::Heartbeat)
     }
 
     /// A message of the session's own after its claim (an error report, a context warning,

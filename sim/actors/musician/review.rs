@@ -356,11 +356,7 @@ impl Musician {
             // Fenced (scenarios/variants/fencing.sql): no receipt, so the row names another
             // session or none; the messages are the successor's to read, not this session's.
             self.ctx.note("fenced_out", format!("`send_receipt` returned no row: {} is not this session's", self.launch.plan.task_id));
-            return Err(SqlFailure {
-                stmt: Stmt::SendReceipt,
-                kind: FailureKind::FencedOut,
-                message: "fenced out: the task row belongs to another session".to_string(),
-            });
+            return Err(SqlFailure::fenced_out(Stmt::SendReceipt));
         }
         let read = match crate::world::receipt::received(&found) {
             Ok(read) => read,
