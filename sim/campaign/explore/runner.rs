@@ -14,7 +14,7 @@ use crate::base::error::Result;
 use crate::campaign::{Campaign, DistinctFailure};
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
-use crate::run::RunSummary;
+use crate::run::{Execution, Keep, RunSummary};
 
 /// What every run of one exploration shares.
 pub(super) struct Explorer<'a> {
@@ -51,17 +51,22 @@ impl Explorer<'_> {
         document::with_fault(&self.base_doc, &job.point_fault(hang_ms))
     }
 
-    /// Runs `job` into `dir` (the scenario named by its original path, as the base run).
-    fn run(&self, job: &Job, dir: &Path) -> Result<RunSummary> {
+    /// Runs `job` into `dir` (the scenario named by its original path, as the base run),
+    /// keeping there what `keep` says.
+    fn run(&self, job: &Job, dir: &Path, keep: Keep) -> Result<RunSummary> {
         let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
         let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
-        Ok(crate::run::execute(plan, Default::default())?.summary)
+        Ok(crate::run::execute(plan, Execution { keep, ..Execution::default() })?.summary)
     }
 
-    /// One run in its own scratch folder, removed after; a harness error is its row's.
+    /// One run in its own scratch folder, removed after; a harness error is its row's. Its
+    /// row needs only the run's summary (trace hash, verdict, end states, statements), so
+    /// the run writes no files (`Keep::Hash`, as a sweep's first run of a pair): a distinct
+    /// failure's first run is run again in full by `save_failure` (runs are deterministic,
+    /// and `save_failure` checks the trace hash).
     fn run_job(&self, index: usize, job: &Job) -> (PointRow, Coverage) {
         let dir = self.scratch.join(format!("run-{index}"));
-        let result = self.run(job, &dir);
+        let result = self.run(job, &dir, Keep::Hash);
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(summary) => (PointRow::finished(job, &summary, self.reference_hash(job)), summary.coverage),
@@ -88,7 +93,7 @@ impl Explorer<'_> {
             let (seed, variants) = (self.seed, &self.options.variants);
             document::replay_file(&self.document(job), &header, seed, variants, &self.options.scenario, &out.join("failures"))
         };
-        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir), replay)
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir, Keep::Everything), replay)
     }
 }
 

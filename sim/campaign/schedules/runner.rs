@@ -15,7 +15,7 @@ use crate::campaign::explore::document;
 use crate::campaign::{Campaign, DistinctFailure, FolderSpec, Ledger};
 use crate::plan::schedule::Decision;
 use crate::plan::RunPlan;
-use crate::run::RunSummary;
+use crate::run::{Execution, Keep, RunSummary};
 
 /// What every run of one enumeration shares.
 pub(super) struct Explorer<'a> {
@@ -38,7 +38,7 @@ impl Explorer<'_> {
     /// The default order (run 1), recording its decision points.
     pub fn run_base(&self) -> Result<Ran> {
         let dir = self.scratch.join("run-1");
-        let result = self.run(&[], &dir);
+        let result = self.run(&[], &dir, Keep::Hash);
         let _ = std::fs::remove_dir_all(&dir);
         let (summary, decisions, window_ms) = result?;
         Ok(Ran { row: ScheduleRow::finished(1, &[], decisions.len(), &summary), decisions, window_ms })
@@ -83,13 +83,15 @@ impl Explorer<'_> {
         doc
     }
 
-    /// Runs a schedule into `dir`, recording its decision points.
-    fn run(&self, choices: &[u32], dir: &Path) -> Result<(RunSummary, Vec<Decision>, i64)> {
+    /// Runs a schedule into `dir`, recording its decision points. A row needs only the run's
+    /// summary, so the enumeration's runs keep only the trace's hash (`Keep::Hash`, as a
+    /// sweep's first run of a pair); a distinct failure's run is run again in full.
+    fn run(&self, choices: &[u32], dir: &Path, keep: Keep) -> Result<(RunSummary, Vec<Decision>, i64)> {
         let scenario = document::scenario(&self.document(choices), &self.options.scenario)?;
         let mut plan = RunPlan::resolve(&scenario, self.options.seed, &self.options.variants, Some(dir.to_path_buf()))?;
         let log = plan.record_decisions();
         let window_ms = plan.schedule.as_ref().map_or(0, crate::plan::schedule::Schedule::window_ms);
-        let summary = crate::run::execute(plan, Default::default())?.summary;
+        let summary = crate::run::execute(plan, Execution { keep, ..Execution::default() })?.summary;
         let decisions = log.take();
         Ok((summary, decisions, window_ms))
     }
@@ -97,7 +99,7 @@ impl Explorer<'_> {
     /// One run in its own scratch folder, removed after; a harness error is its row's.
     fn run_job(&self, run: usize, choices: &[u32]) -> Ran {
         let dir = self.scratch.join(format!("run-{run}"));
-        let result = self.run(choices, &dir);
+        let result = self.run(choices, &dir, Keep::Hash);
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok((summary, decisions, window_ms)) => {
@@ -118,7 +120,7 @@ impl Explorer<'_> {
             let (seed, variants) = (enumeration.seed, &self.options.variants);
             document::replay_file(&self.document(&choices), &header, seed, variants, &self.options.scenario, &out.join("failures"))
         };
-        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| Ok(self.run(&choices, dir)?.0), replay)
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| Ok(self.run(&choices, dir, Keep::Everything)?.0), replay)
     }
 }
 

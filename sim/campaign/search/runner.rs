@@ -14,6 +14,7 @@ use crate::base::error::Result;
 use crate::campaign::explore::document;
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
+use crate::run::{Execution, Keep};
 
 /// What a run came to, as the search folds it in.
 #[derive(Clone, Debug, Default)]
@@ -61,7 +62,9 @@ impl Runner<'_> {
         let scenario = document::scenario(&self.document(input), &self.options.scenario)?;
         let mut plan = RunPlan::resolve(&scenario, Some(input.seed), &self.options.variants, Some(dir.to_path_buf()))?;
         let log = record.then(|| plan.faults.record_points());
-        let summary = crate::run::execute(plan, Default::default())?.summary;
+        // A row needs only the run's summary: no files (`Keep::Hash`, as a sweep's first run
+        // of a pair); a failure's replay is written from its document and run again in full.
+        let summary = crate::run::execute(plan, Execution { keep: Keep::Hash, ..Execution::default() })?.summary;
         let mut points: Vec<Point> = log.map(|log| log.take().iter().filter_map(Point::of).collect()).unwrap_or_default();
         points.sort_unstable();
         points.dedup();

@@ -91,7 +91,9 @@ impl Runner<'_> {
             RunPlan::resolve(&scenario, Some(self.failure.seed), &self.failure.variants, Some(self.scratch.to_path_buf())).ok()?;
         let log = plan.faults.record_fired();
         let odds = plan.faults.odds();
-        let summary = crate::run::execute(plan, Default::default()).ok()?.summary;
+        // A candidate is judged by its summary alone: no files (`Keep::Hash`).
+        let how = crate::run::Execution { keep: crate::run::Keep::Hash, ..Default::default() };
+        let summary = crate::run::execute(plan, how).ok()?.summary;
         Some(Attempt { summary, fired: log.take(), odds })
     }
 }
