@@ -39,6 +39,13 @@ impl SimClock {
         self.unix_ms.load(Ordering::Relaxed)
     }
 
+    /// Sets the clock to a new run's epoch: a connection kept for the next run
+    /// (sim/world/db_pool.rs) keeps its VFS, and so the clock the VFS reads.
+    pub fn restart(&self, epoch_unix_ms: i64) {
+        assert!(epoch_unix_ms >= 0, "epoch before 1970 is not supported");
+        self.unix_ms.store(epoch_unix_ms, Ordering::Relaxed);
+    }
+
     /// Moves the clock forward. Time never goes backwards in a simulation.
     pub fn advance_to(&self, unix_ms: i64) {
         let before = self.now_unix_ms();

@@ -270,7 +270,8 @@ const SPARE_BYTES_MAX: usize = 64 << 20;
 
 /// An empty buffer for a log being opened: the thread's spare, or a new one.
 fn spare_bytes() -> Vec<u8> {
-    let mut bytes = SPARE.with(std::cell::Cell::take);
+    // A log opened while the thread ends (its locals being destroyed) starts from nothing.
+    let mut bytes = SPARE.try_with(std::cell::Cell::take).unwrap_or_default();
     bytes.clear();
     bytes
 }
@@ -281,7 +282,9 @@ fn keep_spare(mut bytes: Vec<u8>) {
         return;
     }
     bytes.clear();
-    SPARE.with(|spare| {
+    // A log closed as its thread ends (a connection kept between runs, sim/world/db_pool.rs,
+    // dropped with the thread's other locals, this one perhaps already gone) is just freed.
+    let _ = SPARE.try_with(|spare| {
         let kept = spare.take();
         spare.set(if kept.capacity() >= bytes.capacity() { kept } else { bytes });
     });

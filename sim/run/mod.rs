@@ -9,6 +9,7 @@ use crate::actors::conductor;
 use crate::base::clock::SimClock;
 use crate::base::error::{Error, Result};
 use crate::input::scenario::Scenario;
+use crate::input::sql_catalog::Catalog;
 use crate::judging::coverage::{Coverage, CoverageObserver};
 use crate::judging::oracle::Checker;
 use crate::judging::verdict::{self, Verdict};
@@ -140,10 +141,8 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
     let checker = checker_for(&scenario);
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
-    let clock = SimClock::new(epoch);
-    // Under a temporary name until the run ends (sim/world/run_folder.rs): a killed run leaves no
-    // `comms.db`, never a half-checkpointed one.
-    let mut db = CommsDb::create(&out_dir.join(crate::world::run_folder::DB_TMP), clock.clone(), seed, catalog)?;
+    let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
+    let clock = db.clock().clone();
     db.set_steps_max(scenario.run.sql_steps_max);
     if record {
         db.recorded = Some(Vec::new());
@@ -192,7 +191,7 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
     }
     match keep {
         Keep::Everything => db.close()?,
-        Keep::Hash => db.close_discarding()?,
+        Keep::Hash => crate::world::db_pool::keep(db)?,
     }
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
@@ -229,6 +228,20 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
         trace_hash,
     };
     Ok(Executed { summary, recorded })
+}
+
+/// The run's database: a new `comms.db` in `out_dir`, under a temporary name until the run
+/// ends (sim/world/run_folder.rs: a killed run leaves no `comms.db`, never a half-checkpointed
+/// one); for a run that keeps only its hash, this thread's kept connection emptied
+/// (sim/world/db_pool.rs) when it has this catalog.
+fn open_db(out_dir: &Path, epoch_unix_ms: i64, seed: u64, catalog: Catalog, sql_sha256: &str, keep: Keep) -> Result<CommsDb> {
+    if keep == Keep::Hash {
+        if let Some(mut db) = crate::world::db_pool::take(&catalog, sql_sha256) {
+            db.restart(epoch_unix_ms, seed)?;
+            return Ok(db);
+        }
+    }
+    CommsDb::create(&out_dir.join(crate::world::run_folder::DB_TMP), SimClock::new(epoch_unix_ms), seed, catalog)
 }
 
 /// The run's trace, its `run_start` row written: what `rehearsal judge` needs to judge the run
@@ -413,5 +426,32 @@ mod tests {
         for file in ["comms.db", "trace.csv", "trace.csv.tmp", "violations.csv", "temp"] {
             assert!(!dir.path().join("hashed").join(file).exists(), "{file}");
         }
+    }
+
+    /// Hash-only runs on one thread share its kept connection (sim/world/db_pool.rs): each
+    /// must give what it gives on a new file, whatever ran on the connection before.
+    #[test]
+    fn hash_only_runs_after_others_on_a_kept_connection_give_a_new_file_s_results() {
+        let dir = tempfile::tempdir().expect("temp");
+        let run = |path: &str, seed: u64, name: &str, keep: Keep| {
+            let options = RunOptions {
+                scenario_path: PathBuf::from(path),
+                seed: Some(seed),
+                out_dir: Some(dir.path().join(name)),
+                variants: Vec::new(),
+            };
+            let plan = options.plan(&Scenario::load(Path::new(path)).expect("loads")).unwrap();
+            let summary = execute(plan, Execution { keep, ..Execution::default() }).expect("runs").summary;
+            (summary.trace_hash, summary.verdict.passed(), summary.end_states, summary.statements, summary.observer_reads)
+        };
+        let (smoke, faults) = ("scenarios/bench/ci-smoke.toml", "scenarios/faults/random-faults.toml");
+        let new_file = [run(smoke, 3, "full-a", Keep::Everything), run(faults, 5, "full-b", Keep::Everything)];
+        assert!(!crate::world::db_pool::kept_here(), "a run that keeps its files keeps no connection");
+        let first = run(smoke, 3, "a1", Keep::Hash);
+        assert!(crate::world::db_pool::kept_here(), "a hash-only run keeps its connection");
+        let after = [run(faults, 5, "b", Keep::Hash), run(smoke, 3, "a2", Keep::Hash)];
+        assert_eq!(first, new_file[0]);
+        assert_eq!(after[0], new_file[1], "another scenario, the same catalog, on the kept connection");
+        assert_eq!(after[1], new_file[0], "the first run again, after another");
     }
 }

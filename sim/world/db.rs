@@ -138,6 +138,11 @@ pub struct CommsDb {
     steps: step_limit::StepLimit,
     /// Each statement's catalog entry, `name (file:line)`, by `Stmt` index: what an error names.
     entries: Vec<String>,
+    /// The SHA-256 of the catalog's statements (`Catalog::identity`): with `entries`, which
+    /// catalog the connection's statements were prepared from (`fits`).
+    sql_sha256: String,
+    /// The stream behind `random()`, reseeded for each run of a kept connection.
+    random: random::Stream,
     _vfs: ClockVfs,
 }
 
@@ -182,14 +187,49 @@ impl CommsDb {
         conn.busy_timeout(std::time::Duration::ZERO)?;
         conn.execute_batch(SCHEMA_SQL).map_err(|e| Error::harness(format!("schema: {e}")))?;
         // The protocol's `random()` draws from this run's stream, not the process's PRNG.
-        random::register(&conn, sqlite_seed)?;
+        let random = random::register(&conn, sqlite_seed)?;
         let changes = watch_changes(&mut conn)?;
         let steps = step_limit::StepLimit::install(&mut conn)?;
-        let entries = Stmt::ALL.iter().map(|s| format!("`{s}` ({})", catalog.get(s.name()).origin)).collect();
+        let entries = entries_of(&catalog);
+        let sql_sha256 = catalog.identity().sha256;
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;
-        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path: path.to_path_buf(), changes, steps, entries, _vfs: vfs })
+        let path = path.to_path_buf();
+        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path, changes, steps, entries, sql_sha256, random, _vfs: vfs })
+    }
+
+    /// Whether this connection's statements are `catalog`'s (the same SQL, named from the
+    /// same files and lines): a kept connection serves only a run of the same catalog.
+    pub fn fits(&self, catalog: &Catalog, sql_sha256: &str) -> bool {
+        self.sql_sha256 == sql_sha256 && self.entries == entries_of(catalog)
+    }
+
+    /// Makes this connection what `create` gives a new run with this catalog: empty tables,
+    /// the clock at `epoch_unix_ms`, `random()` and SQLite's PRNG seeded with `sqlite_seed`,
+    /// nothing recorded or counted. What differs from a new file is physical only (pages
+    /// freed and reused, the WAL's frames and salts), which no statement reads: rowids restart
+    /// at 1 in an emptied table (no AUTOINCREMENT in seed 004's schema), and plans do not
+    /// depend on the data (no ANALYZE statistics; `set_query_planner_stability`). Statements
+    /// stay prepared: that, with the schema and pragmas, is what keeping saves
+    /// (sim/world/db_pool.rs).
+    pub fn restart(&mut self, epoch_unix_ms: i64, sqlite_seed: u64) -> Result<()> {
+        self._vfs.clock().restart(epoch_unix_ms);
+        seed_sqlite_prng(sqlite_seed);
+        self.random.reseed(sqlite_seed);
+        self.steps.lift();
+        self.prepared.conn().execute_batch(EMPTY_TABLES_SQL).map_err(|e| Error::harness(format!("emptying a kept comms.db: {e}")))?;
+        self.steps.set_max(step_limit::DEFAULT_STEPS_MAX);
+        self.steps.refill();
+        self.changes.lock().expect("the hook never panics").clear();
+        self.stats = DbStats::default();
+        self.recorded = None;
+        Ok(())
+    }
+
+    /// The clock this connection's SQL reads (`datetime('now')`): the run's clock.
+    pub fn clock(&self) -> &SimClock {
+        self._vfs.clock()
     }
 
     /// Each protocol statement may run at most `max` SQLite steps (`run.sql_steps_max`).
@@ -341,18 +381,20 @@ impl CommsDb {
         Ok(())
     }
 
-    /// Closes without checkpointing: the WAL, which lives in memory (sim/base/wal_memory.rs), is
-    /// dropped, and `comms.db` keeps only what earlier checkpoints wrote into it. For a run
-    /// whose folder is removed (`run::Keep::Hash`): folding the WAL into a file about to be
-    /// deleted was ~3 % of a sweep's pair.
-    pub fn close_discarding(self) -> Result<()> {
-        let CommsDb { prepared, _vfs, .. } = self;
-        let conn = prepared.into_connection();
-        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-        conn.close().map_err(|(_, e)| Error::harness(format!("closing comms.db: {e}")))?;
-        drop(_vfs);
+    /// When this connection closes, its WAL is discarded, not folded into the file: for a
+    /// connection kept between hash-only runs (sim/world/db_pool.rs), whose file is deleted.
+    pub fn discard_on_close(&self) -> Result<()> {
+        self.prepared.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         Ok(())
     }
+}
+
+/// Empties every table of seed 004's schema (scenarios/schema.sql), for `CommsDb::restart`.
+const EMPTY_TABLES_SQL: &str = "DELETE FROM orchestration_messages; DELETE FROM orchestration_tasks;";
+
+/// Each statement's catalog entry, `name (file:line)`, by `Stmt` index.
+fn entries_of(catalog: &Catalog) -> Vec<String> {
+    Stmt::ALL.iter().map(|s| format!("`{s}` ({})", catalog.get(s.name()).origin)).collect()
 }
 
 /// The task id of a row another task's statement changed (rare: a multi-row UPDATE).
@@ -461,7 +503,7 @@ mod tests {
     }
 
     /// The WAL lives in memory (sim/base/wal_memory.rs): `close` folds it into `comms.db`, while
-    /// `close_discarding` drops what it held. Either way no `-wal` file is left and the file
+    /// a connection set to `discard_on_close` drops what it held when it is dropped. Either way no `-wal` file is left and the file
     /// opens as a database; only the first holds the run's writes.
     #[test]
     fn a_state_column_reads_as_a_state_and_other_text_does_not() {
@@ -479,20 +521,55 @@ mod tests {
     }
 
     #[test]
-    fn closing_keeps_the_writes_and_closing_discarding_drops_them_leaving_a_sound_file() {
+    fn closing_keeps_the_writes_and_dropping_after_discard_on_close_drops_them_leaving_a_sound_file() {
         let dir = tempfile::tempdir().expect("temp");
         let rows_after = |name: &str, discard: bool| -> Option<i64> {
             let path = dir.path().join(name);
             let mut db = CommsDb::create(&path, SimClock::new(0), 1, Catalog::default_protocol()).expect("created");
             let params: Params = vec![(":session_id", Value::Text("S1".into()))];
             assert_eq!(db.execute(Stmt::ConductorRegister, &params).expect("runs").rows_affected, 1);
-            if discard { db.close_discarding() } else { db.close() }.expect("closed");
+            if discard {
+                db.discard_on_close().expect("set");
+                drop(db);
+            } else {
+                db.close().expect("closed");
+            }
             assert!(!PathBuf::from(format!("{}-wal", path.display())).exists(), "the WAL never reaches the disk");
             let conn = Connection::open(&path).expect("reopened");
             conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).ok()
         };
         assert_eq!(rows_after("kept.db", false), Some(1));
         assert_eq!(rows_after("discarded.db", true), None, "the schema itself was only in the WAL");
+    }
+
+    /// A kept connection restarted reads as a new one: empty tables whose rowids start at 1,
+    /// the new epoch on the clock SQL reads, `random()` drawn from the new seed's stream.
+    #[test]
+    fn a_restarted_connection_reads_as_a_new_one() {
+        let dir = tempfile::tempdir().expect("temp");
+        let register: Params = vec![(":session_id", Value::Text("S1".into()))];
+        let reads = |db: &mut CommsDb| -> (i64, i64, String, i64) {
+            assert_eq!(db.execute(Stmt::ConductorRegister, &register).expect("runs").rows_affected, 1);
+            let conn = db.connection();
+            let tasks: i64 = conn.query_row("SELECT count(*) FROM orchestration_tasks", [], |r| r.get(0)).unwrap();
+            let rowid: i64 = conn.query_row("SELECT max(rowid) FROM orchestration_tasks", [], |r| r.get(0)).unwrap();
+            let now: String = conn.query_row("SELECT datetime('now')", [], |r| r.get(0)).unwrap();
+            let random: i64 = conn.query_row("SELECT random()", [], |r| r.get(0)).unwrap();
+            let messages: i64 = conn.query_row("SELECT count(*) FROM orchestration_messages", [], |r| r.get(0)).unwrap();
+            (tasks + messages, rowid, now, random)
+        };
+        let mut fresh = CommsDb::create(&dir.path().join("fresh.db"), SimClock::new(86_400_000), 7, Catalog::default_protocol()).unwrap();
+        let expected = reads(&mut fresh);
+        let mut kept = CommsDb::create(&dir.path().join("kept.db"), SimClock::new(0), 1, Catalog::default_protocol()).unwrap();
+        kept.clock().advance_to(5_000_000);
+        reads(&mut kept);
+        let more = "INSERT INTO orchestration_tasks (task_id, state) VALUES ('task-01', 'working'), ('task-02', 'working');
+                    INSERT INTO orchestration_messages (task_id, from_session, message) VALUES ('task-01', 'S2', 'hello');";
+        kept.connection().execute_batch(more).unwrap();
+        kept.restart(86_400_000, 7).expect("restarted");
+        assert_eq!((kept.stats.statements, kept.clock().now_unix_ms()), (0, 86_400_000));
+        assert_eq!(reads(&mut kept), expected);
+        assert_eq!(expected.0, 1, "one row after the first statement");
     }
 
     /// Issue 30: a close that fails (here: a statement left unfinalized) is an error, and the

@@ -8,6 +8,7 @@
 //! statement holds its result until the hang is over: the session's next step waits for it.
 
 pub mod db;
+pub mod db_pool;
 pub mod event;
 pub mod executor;
 pub mod receipt;

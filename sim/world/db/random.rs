@@ -25,10 +25,23 @@ const STREAM: &str = "sqlite:random()";
 /// as SQLite refuses it, rather than allocated.
 const BLOB_MAX_BYTES: i64 = 1_000_000_000;
 
+/// The stream behind a connection's `random()` and `randomblob(N)`.
+pub struct Stream(Arc<Mutex<ChaCha8Rng>>);
+
+impl Stream {
+    /// Draws from the stream of `seed` from now on, as a connection registered with `seed`
+    /// does: for a connection kept for the next run (sim/world/db_pool.rs). Registering the
+    /// functions again would expire every prepared statement (SQLite re-prepares them all).
+    pub fn reseed(&self, seed: u64) {
+        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = crate::base::rng::stream(seed, STREAM);
+    }
+}
+
 /// Overrides `random()` and `randomblob(N)` on `conn` with draws from the stream of `seed`.
 /// Neither is marked deterministic, so SQLite calls them once per row, as its own.
-pub fn register(conn: &Connection, seed: u64) -> rusqlite::Result<()> {
+pub fn register(conn: &Connection, seed: u64) -> rusqlite::Result<Stream> {
     let stream = Arc::new(Mutex::new(crate::base::rng::stream(seed, STREAM)));
+    let handle = Stream(stream.clone());
     let flags = FunctionFlags::SQLITE_UTF8;
     let for_random = stream.clone();
     conn.create_scalar_function("random", 0, flags, move |_| Ok(draw(&for_random, |rng| rng.next_u64() as i64)))?;
@@ -39,7 +52,8 @@ pub fn register(conn: &Connection, seed: u64) -> rusqlite::Result<()> {
             rng.fill_bytes(&mut blob);
             blob
         }))
-    })
+    })?;
+    Ok(handle)
 }
 
 fn draw<T>(stream: &Mutex<ChaCha8Rng>, with: impl FnOnce(&mut ChaCha8Rng) -> T) -> T {
