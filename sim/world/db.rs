@@ -217,7 +217,8 @@ impl CommsDb {
         self._vfs.clock().restart(epoch_unix_ms);
         seed_sqlite_prng(sqlite_seed);
         self.random.reseed(sqlite_seed);
-        self.steps.lift();
+        // A DELETE without WHERE on a table with no trigger is SQLite's truncate: a handful of
+        // steps, far below any run's budget (`run.sql_steps_max`, which `arm` sets again).
         self.prepared.conn().execute_batch(EMPTY_TABLES_SQL).map_err(|e| Error::harness(format!("emptying a kept comms.db: {e}")))?;
         self.steps.set_max(step_limit::DEFAULT_STEPS_MAX);
         self.steps.refill();

@@ -61,12 +61,6 @@ impl StepLimit {
         self.left.store(self.max, Ordering::Relaxed);
     }
 
-    /// No budget for the harness's own statements between runs (emptying a kept connection's
-    /// tables, sim/world/db_pool.rs): the next `arm` sets the run's again.
-    pub fn lift(&self) {
-        self.left.store(u64::MAX, Ordering::Relaxed);
-    }
-
     /// Whether `e` is this limit's interruption (SQLITE_INTERRUPT from the handler).
     pub fn spent_by(&self, e: &rusqlite::Error) -> bool {
         e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted) && self.stopped.load(Ordering::Relaxed)
