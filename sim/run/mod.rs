@@ -45,6 +45,9 @@ pub struct RunSummary {
     pub statements: u64,
     /// Reads the oracles made around writes, apart from the protocol's statements.
     pub observer_reads: u64,
+    /// Of `statements`, the reads answered from a base run's rows (`Execution::replay_reads`):
+    /// counted, never written to an output (every output is the same without them).
+    pub reads_replayed: u64,
     pub events: u64,
     pub trace_rows: u64,
     pub trace_hash: String,
@@ -75,9 +78,10 @@ pub enum Keep {
     #[default]
     Everything,
     /// Only the trace's hash: no `trace.csv` (its bytes are hashed, not written), no
-    /// `violations.csv`, no sessions' files, and `comms.db` closed without folding its WAL in
-    /// (the summary is read before). For a sweep's pair, whose folder is removed unless it
-    /// fails, and which is then run again with `Everything` (sim/campaign/sweep.rs).
+    /// `violations.csv`, no sessions' files, and no `comms.db`: the connection, whose summary
+    /// is read first, is kept for the thread's next such run (sim/world/db_pool.rs). For runs
+    /// whose folders are removed: a sweep's pair (a failing one is run again with
+    /// `Everything`, sim/campaign/sweep.rs), explore's, schedules', search's and shrink's runs.
     Hash,
 }
 
@@ -93,12 +97,20 @@ pub struct Execution<'a> {
     /// Told (simulated ms so far, the run's `sim_time_max_ms`) each simulated minute: what
     /// `rehearsal run` shows of a long run. It only observes.
     pub progress: Option<&'a mut dyn FnMut(i64, i64)>,
+    /// Record every statement with its rows, for runs that follow this one
+    /// (`Executed::base_run`, sim/world/read_replay.rs).
+    pub record_base: bool,
+    /// Answer reads from this base run's rows while the run is that run, statement for
+    /// statement (`explore crashes`, sim/world/read_replay.rs).
+    pub replay_reads: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
 }
 
 /// A finished run: its summary, and the statements it executed when `Execution::record`.
 pub struct Executed {
     pub summary: RunSummary,
     pub recorded: Vec<crate::world::db::Recorded>,
+    /// Every statement with its rows, when `Execution::record_base`.
+    pub base_run: Option<crate::world::read_replay::BaseRun>,
 }
 
 impl RunOptions {
@@ -123,16 +135,24 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
 /// the verdict) as `how` says. A panic in the run is a harness error here
 /// (sim/base/panic_guard.rs), whoever asked for the run.
 pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
-    let Execution { keep, record, progress } = how;
+    let Execution { keep, record, progress, record_base, replay_reads } = how;
     let mut quiet = |_: i64, _: i64| {};
     let progress: &mut dyn FnMut(i64, i64) = match progress {
         Some(progress) => progress,
         None => &mut quiet,
     };
-    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, progress))
+    let reads = Reads { record_base, replay: replay_reads };
+    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, reads, progress))
 }
 
-fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
+/// What a run does with its reads: record them for later runs, or answer them from an
+/// earlier run's (`Execution::record_base`, `Execution::replay_reads`).
+struct Reads {
+    record_base: bool,
+    replay: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
+}
+
+fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, reads: Reads, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
@@ -146,6 +166,12 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
     db.set_steps_max(scenario.run.sql_steps_max);
     if record {
         db.recorded = Some(Vec::new());
+    }
+    if reads.record_base {
+        db.record_base();
+    }
+    if let Some(base) = reads.replay {
+        db.set_replay(base);
     }
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);
@@ -176,7 +202,8 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
     }
     trace.write_run_end(&RunEnd { ending, makespan_ms })?;
     let recorded = db.recorded.take().unwrap_or_default();
-    let (statements, observer_reads) = (db.stats.statements, db.stats.observer_reads);
+    let base_run = db.take_base();
+    let (statements, observer_reads, reads_replayed) = (db.stats.statements, db.stats.observer_reads, db.stats.reads_replayed);
     let mut measured = checker.measured().clone();
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(db.connection(), crate::vocab::TaskState::Complete)?;
@@ -223,11 +250,12 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
         ending,
         statements,
         observer_reads,
+        reads_replayed,
         events,
         trace_rows,
         trace_hash,
     };
-    Ok(Executed { summary, recorded })
+    Ok(Executed { summary, recorded, base_run })
 }
 
 /// The run's database: a new `comms.db` in `out_dir`, under a temporary name until the run
@@ -237,8 +265,10 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, progress: &mut dyn
 fn open_db(out_dir: &Path, epoch_unix_ms: i64, seed: u64, catalog: Catalog, sql_sha256: &str, keep: Keep) -> Result<CommsDb> {
     if keep == Keep::Hash {
         if let Some(mut db) = crate::world::db_pool::take(&catalog, sql_sha256) {
-            db.restart(epoch_unix_ms, seed)?;
-            return Ok(db);
+            // One that cannot be emptied is dropped: a new file does what it would have.
+            if db.restart(epoch_unix_ms, seed).is_ok() {
+                return Ok(db);
+            }
         }
     }
     CommsDb::create(&out_dir.join(crate::world::run_folder::DB_TMP), SimClock::new(epoch_unix_ms), seed, catalog)
@@ -449,9 +479,61 @@ mod tests {
         assert!(!crate::world::db_pool::kept_here(), "a run that keeps its files keeps no connection");
         let first = run(smoke, 3, "a1", Keep::Hash);
         assert!(crate::world::db_pool::kept_here(), "a hash-only run keeps its connection");
+        assert!(dir.path().join("a1").join(crate::world::run_folder::DB_TMP).exists(), "the first made a file");
         let after = [run(faults, 5, "b", Keep::Hash), run(smoke, 3, "a2", Keep::Hash)];
+        for name in ["b", "a2"] {
+            assert!(!dir.path().join(name).join(crate::world::run_folder::DB_TMP).exists(), "{name} ran on the kept connection");
+        }
         assert_eq!(first, new_file[0]);
         assert_eq!(after[0], new_file[1], "another scenario, the same catalog, on the kept connection");
         assert_eq!(after[1], new_file[0], "the first run again, after another");
+    }
+
+    /// A run that stops in an error leaves no connection behind for the next.
+    #[test]
+    fn a_hash_only_run_that_errs_keeps_no_connection() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = Path::new("scenarios/quickstart.toml");
+        let mut scenario = Scenario::load(path).expect("loads");
+        scenario.run.sql_steps_max = 1;
+        let options =
+            RunOptions { scenario_path: path.to_path_buf(), seed: Some(1), out_dir: Some(dir.path().join("r")), variants: Vec::new() };
+        let erred = execute(options.plan(&scenario).unwrap(), Execution { keep: Keep::Hash, ..Execution::default() });
+        assert!(erred.is_err(), "a statement past one step stops the run");
+        assert!(!crate::world::db_pool::kept_here());
+    }
+
+    /// `explore crashes`' runs answer reads from the base run's rows while they are the base
+    /// run (sim/world/read_replay.rs): a run with a fault added must give what it gives alone.
+    #[test]
+    fn a_run_answering_reads_from_its_base_run_gives_what_it_gives_alone() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = Path::new("scenarios/quickstart.toml");
+        let text = std::fs::read_to_string(path).expect("quickstart");
+        let crash = "\n[[faults.crash]]\ntask = 1\nsession = 1\nat = \"before:set_needs_review\"\n";
+        let crashed = Scenario::parse(&format!("{text}{crash}"), path).expect("parses");
+        let options = |name: &str| RunOptions {
+            scenario_path: path.to_path_buf(),
+            seed: Some(1),
+            out_dir: Some(dir.path().join(name)),
+            variants: Vec::new(),
+        };
+        let hash_only = |replay_reads| Execution { keep: Keep::Hash, replay_reads, ..Execution::default() };
+        let base =
+            execute(options("base").plan(&Scenario::load(path).unwrap()).unwrap(), Execution { record_base: true, ..Execution::default() })
+                .unwrap();
+        let base_run = std::sync::Arc::new(base.base_run.expect("recorded"));
+        let alone = execute(options("alone").plan(&crashed).unwrap(), hash_only(None)).unwrap().summary;
+        let shared = execute(options("shared").plan(&crashed).unwrap(), hash_only(Some(base_run))).unwrap().summary;
+        let of = |s: &RunSummary| (s.trace_hash.clone(), s.verdict.passed(), s.end_states.clone(), s.statements, s.observer_reads);
+        assert_ne!(alone.trace_hash, base.summary.trace_hash, "the crash fired");
+        assert_eq!(of(&shared), of(&alone));
+        assert_eq!(alone.reads_replayed, 0);
+        assert!(
+            shared.reads_replayed > 100 && shared.reads_replayed < shared.statements,
+            "{} of {}",
+            shared.reads_replayed,
+            shared.statements
+        );
     }
 }

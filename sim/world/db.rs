@@ -11,6 +11,7 @@ pub mod random;
 pub mod schema_guard;
 pub mod step_limit;
 
+use super::read_replay::{BaseRun, ReadReplay};
 use crate::base::clock::{ClockVfs, SimClock};
 use crate::base::error::{Error, Result};
 use crate::input::sql_catalog::Catalog;
@@ -112,6 +113,8 @@ pub struct DbStats {
     pub statements: u64,
     /// Reads the harness itself made to observe the database (trace "state after").
     pub observer_reads: u64,
+    /// Of `statements`, the reads answered from a base run's rows (sim/world/read_replay.rs).
+    pub reads_replayed: u64,
 }
 
 /// One protocol statement as executed: its catalog name, bound parameters and simulated
@@ -143,6 +146,17 @@ pub struct CommsDb {
     sql_sha256: String,
     /// The stream behind `random()`, reseeded for each run of a kept connection.
     random: random::Stream,
+    /// Whether a statement of the catalog names `random`: its reads may not be replayed.
+    draws_random: bool,
+    /// Whether a statement of the catalog reads the connection's own state (`changes()`,
+    /// `total_changes()`, `last_insert_rowid()`, a `PRAGMA`) or ends a transaction's
+    /// autocommit (`BEGIN`, `SAVEPOINT`): what a kept connection does not reset, so such a
+    /// catalog's connection is never kept (`keepable`). The shipped SQL has none.
+    reads_connection_state: bool,
+    /// `Some` while recording every statement for runs that follow this one (`record_base`).
+    base: Option<BaseRun>,
+    /// `Some` while answering reads from a base run's (`set_replay`).
+    replay: Option<ReadReplay>,
     _vfs: ClockVfs,
 }
 
@@ -192,11 +206,32 @@ impl CommsDb {
         let steps = step_limit::StepLimit::install(&mut conn)?;
         let entries = entries_of(&catalog);
         let sql_sha256 = catalog.identity().sha256;
+        let code: Vec<String> = Stmt::ALL.iter().map(|s| sql_code(&catalog.get(s.name()).sql)).collect();
+        let names_any = |words: &[&str]| code.iter().any(|sql| words.iter().any(|w| sql.contains(w)));
+        let draws_random = names_any(&["random"]);
+        let reads_connection_state = names_any(CONNECTION_STATE_WORDS);
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;
         let path = path.to_path_buf();
-        Ok(CommsDb { prepared, stats: DbStats::default(), recorded: None, path, changes, steps, entries, sql_sha256, random, _vfs: vfs })
+        let (stats, recorded, base, replay) = (DbStats::default(), None, None, None);
+        let (random_words, state_words) = (draws_random, reads_connection_state);
+        Ok(CommsDb {
+            prepared,
+            stats,
+            recorded,
+            path,
+            changes,
+            steps,
+            entries,
+            sql_sha256,
+            random,
+            draws_random: random_words,
+            reads_connection_state: state_words,
+            base,
+            replay,
+            _vfs: vfs,
+        })
     }
 
     /// Whether this connection's statements are `catalog`'s (the same SQL, named from the
@@ -225,7 +260,34 @@ impl CommsDb {
         self.changes.lock().expect("the hook never panics").clear();
         self.stats = DbStats::default();
         self.recorded = None;
+        self.base = None;
+        self.replay = None;
         Ok(())
+    }
+
+    /// Records every statement from now on, for runs that follow this one (`take_base`).
+    pub fn record_base(&mut self) {
+        self.base = Some(BaseRun::default());
+    }
+
+    /// The statements recorded since `record_base`.
+    pub fn take_base(&mut self) -> Option<BaseRun> {
+        self.base.take()
+    }
+
+    /// Answers reads from `base`'s rows while this run matches it (sim/world/read_replay.rs);
+    /// not when the catalog's SQL draws from `random()`.
+    pub fn set_replay(&mut self, base: std::sync::Arc<BaseRun>) {
+        if !self.draws_random {
+            self.replay = Some(ReadReplay::new(base));
+        }
+    }
+
+    /// Whether this connection, its run finished, can stand for a new file in the next run
+    /// (sim/world/db_pool.rs): its catalog reads none of the connection's own state, and no
+    /// transaction was left open.
+    pub fn keepable(&self) -> bool {
+        !self.reads_connection_state && self.prepared.conn().is_autocommit()
     }
 
     /// The clock this connection's SQL reads (`datetime('now')`): the run's clock.
@@ -247,9 +309,18 @@ impl CommsDb {
     /// Executes one named protocol statement with the parameters the engine supplies.
     /// Parameters the statement does not use are skipped (a variant may drop one).
     pub fn execute(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+        let at_unix_ms = self._vfs.clock().now_unix_ms();
+        if let Some(outcome) = self.replay.as_mut().and_then(|replay| replay.answer(stmt, params, at_unix_ms)) {
+            self.stats.statements += 1;
+            self.stats.reads_replayed += 1;
+            return Ok(outcome);
+        }
         self.steps.arm();
         let outcome = self.execute_armed(stmt, params);
         self.steps.refill();
+        if let Some(base) = &mut self.base {
+            base.push(stmt, params, at_unix_ms, &outcome);
+        }
         outcome
     }
 
@@ -388,6 +459,35 @@ impl CommsDb {
         self.prepared.conn().set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         Ok(())
     }
+}
+
+/// Words of SQL that read or change the connection's own state, which `restart` does not
+/// reset (`CommsDb::keepable`).
+const CONNECTION_STATE_WORDS: &[&str] = &["changes(", "last_insert_rowid", "pragma", "begin", "savepoint", "commit", "rollback", "release"];
+
+/// `sql` lower-cased without its comments and string literals: the words SQLite runs, for
+/// `CONNECTION_STATE_WORDS` and `random` (a comment may say "release", a message "begin").
+fn sql_code(sql: &str) -> String {
+    let mut code = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(c) = rest.chars().next() {
+        let skipped = |from: usize, end: &str| rest[from..].find(end).map_or(rest.len(), |i| from + i + end.len());
+        let taken = if c == '\'' {
+            skipped(1, "'")
+        } else if rest.starts_with("--") {
+            skipped(2, "\n")
+        } else if rest.starts_with("/*") {
+            skipped(2, "*/")
+        } else {
+            code.push(c.to_ascii_lowercase());
+            rest = &rest[c.len_utf8()..];
+            continue;
+        };
+        // A literal or a comment stands apart from the words around it.
+        code.push(' ');
+        rest = &rest[taken..];
+    }
+    code
 }
 
 /// Empties every table of seed 004's schema (scenarios/schema.sql), for `CommsDb::restart`.
@@ -571,6 +671,35 @@ mod tests {
         assert_eq!((kept.stats.statements, kept.clock().now_unix_ms()), (0, 86_400_000));
         assert_eq!(reads(&mut kept), expected);
         assert_eq!(expected.0, 1, "one row after the first statement");
+    }
+
+    #[test]
+    fn the_code_of_sql_leaves_out_comments_and_literals() {
+        let sql = "-- release the row\nUPDATE t SET a = 'BEGIN' /* commit */ WHERE b = 1; SELECT Changes()";
+        assert_eq!(sql_code(sql), " update t set a =     where b = 1; select changes()");
+        assert_eq!(sql_code("SELECT 'it''s'"), "select   ");
+        assert_eq!(sql_code("SELECT 1 -- unterminated"), "select 1  ");
+    }
+
+    /// A connection whose catalog reads the connection's own state, or that was left in a
+    /// transaction, is not kept; the shipped catalogs' connections are, words in their
+    /// comments ("release-stale") notwithstanding.
+    #[test]
+    fn only_a_connection_that_can_stand_for_a_new_file_is_keepable() {
+        assert!(created_with("").expect("created").keepable(), "the shipped SQL");
+        let fenced = crate::input::variant::with_variants(
+            &crate::input::scenario::Scenario::load(std::path::Path::new("scenarios/quickstart.toml")).unwrap(),
+            &["release-stale".to_string()],
+        )
+        .unwrap();
+        let catalog = crate::plan::catalog_for(&fenced).unwrap();
+        let dir = tempfile::tempdir().expect("temp");
+        assert!(CommsDb::create(&dir.path().join("v.db"), SimClock::new(0), 1, catalog).unwrap().keepable(), "a variant's comments");
+        let counting = "-- name: read_task_state\nSELECT state, changes() FROM orchestration_tasks WHERE task_id = :task_id;\n";
+        assert!(!created_with(counting).expect("created").keepable());
+        let db = created_with("").expect("created");
+        db.connection().execute_batch("BEGIN").unwrap();
+        assert!(!db.keepable(), "a transaction left open");
     }
 
     /// Issue 30: a close that fails (here: a statement left unfinalized) is an error, and the

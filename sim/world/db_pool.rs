@@ -32,11 +32,14 @@ pub fn take(catalog: &Catalog, sql_sha256: &str) -> Option<CommsDb> {
     kept.fits(catalog, sql_sha256).then_some(kept)
 }
 
-/// Keeps `db`, whose run finished, for this thread's next hash-only run. Closing it later
-/// (when the thread ends, or another takes its place) discards its log unwritten.
+/// Keeps `db`, whose run finished, for this thread's next hash-only run, when it can stand
+/// for a new file (`CommsDb::keepable`); else it is dropped. Closing it later (when the
+/// thread ends, or another takes its place) discards its log unwritten.
 pub fn keep(db: CommsDb) -> crate::base::error::Result<()> {
     db.discard_on_close()?;
-    KEPT.with(|kept| *kept.borrow_mut() = Some(db));
+    if db.keepable() {
+        KEPT.with(|kept| *kept.borrow_mut() = Some(db));
+    }
     Ok(())
 }
 

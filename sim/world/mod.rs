@@ -11,6 +11,7 @@ pub mod db;
 pub mod db_pool;
 pub mod event;
 pub mod executor;
+pub mod read_replay;
 pub mod receipt;
 pub mod run_folder;
 pub mod write_lock;

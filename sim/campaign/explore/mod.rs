@@ -22,7 +22,10 @@
 //! Runs go through the sweep's pool (results in job order, whatever `--jobs`); Ctrl-C keeps
 //! the finished runs, marked incomplete, and explore.csv is checkpointed as they finish.
 //!
-//! Prefix sharing is not done. Every explored run repeats the base run up to its point, and
+//! Prefix sharing is done for reads only: an explored run answers each read from the base
+//! run's rows while every statement it has executed is the base run's (sim/world/read_replay.rs),
+//! and runs its writes, actors, trace and oracles as before. Whole prefix sharing is not done.
+//! Every explored run repeats the base run up to its point, and
 //! starting it from a snapshot there would skip that work; but a snapshot of a run is more
 //! than its `comms.db` (which SQLite's backup API could copy): it is the executor's queue and
 //! every actor's suspended `async` future, and an actor's whole memory is its future
@@ -42,6 +45,7 @@ mod report;
 mod runner;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use crate::campaign::INCOMPLETE_MARKER;
 pub use hang_class::HangClass;
@@ -59,6 +63,7 @@ use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
 use crate::run::RunSummary;
 use crate::vocab::{FaultName, RunOutcome};
+use crate::world::read_replay::BaseRun;
 
 #[derive(Clone, Debug)]
 pub struct ExploreOptions {
@@ -145,7 +150,7 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
 pub fn list_points(options: &ExploreOptions) -> Result<String> {
     let (_, _, base_scenario) = base_document(options)?;
     let scratch = crate::base::scratch::scratch_folder("explore-", options.scratch.as_deref(), &std::env::temp_dir())?;
-    let (_, seen) = run_base(&base_scenario, options, scratch.path())?;
+    let (_, seen, _) = run_base(&base_scenario, options, scratch.path())?;
     let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
     let mut out = String::from("point,session,statement,nth,prefix_statements\n");
     for (number, p) in points {
@@ -160,22 +165,25 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let (base_doc, set_aside, base_scenario) = base_document(options)?;
     let campaign = Campaign::open(&folder_spec(options))?;
     let scratch = campaign.scratch();
-    let (base, seen) = run_base(&base_scenario, options, scratch)?;
+    let (base, seen, base_reads) = run_base(&base_scenario, options, scratch)?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.faults.contains(&FaultName::Hang) { HangClass::ALL.to_vec() } else { Vec::new() };
     let jobs: Vec<(usize, Job)> = points::jobs(&points, &options.faults, &classes).into_iter().enumerate().collect();
     let conductor_points = points.iter().filter(|(_, p)| p.target.is_conductor()).count();
-    let launcher_hash = match conductor_points {
+    let launcher = match conductor_points {
         0 => None,
-        _ => Some(run_with_launcher(&base_scenario, options, scratch)?.trace_hash),
+        _ => Some(run_with_launcher(&base_scenario, options, scratch)?),
     };
+    let launcher_hash = launcher.as_ref().map(|(summary, _)| summary.trace_hash.clone());
     let explorer = Explorer {
         options,
         base_doc,
         seed: base.seed,
         base_hash: base.trace_hash.clone(),
         launcher_hash: launcher_hash.clone(),
+        base_reads,
+        launcher_reads: launcher.map(|(_, reads)| reads),
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
         scratch,
     };
@@ -259,22 +267,33 @@ fn faults_placed(kinds: &[FaultName], classes: &[HangClass]) -> String {
     what.join(", ")
 }
 
-/// The base run, its fault plan recording every point it reaches.
-fn run_base(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>)> {
+/// The base run, its fault plan recording every point it reaches, and every statement it
+/// executed with its rows, which the explored runs share up to where they part
+/// (sim/world/read_replay.rs).
+fn run_base(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    scratch: &Path,
+) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>, Arc<BaseRun>)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
     let log = plan.faults.record_points();
-    let summary = crate::run::execute(plan, Default::default())?.summary;
-    Ok((summary, log.take()))
+    let executed = crate::run::execute(plan, recording_base())?;
+    Ok((executed.summary, log.take(), Arc::new(executed.base_run.unwrap_or_default())))
 }
 
 /// The base run as a launcher starts the conductor: what a conductor crash that never fires
-/// leaves (the launcher is an actor of its own, with its own rows in the trace).
-fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<RunSummary> {
+/// leaves (the launcher is an actor of its own, with its own rows in the trace), and its
+/// statements, which a conductor crash's run shares up to its point.
+fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Arc<BaseRun>)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("launcher")))?;
     plan.launcher = true;
-    let summary = crate::run::execute(plan, Default::default())?.summary;
+    let executed = crate::run::execute(plan, recording_base())?;
     let _ = std::fs::remove_dir_all(scratch.join("launcher"));
-    Ok(summary)
+    Ok((executed.summary, Arc::new(executed.base_run.unwrap_or_default())))
+}
+
+fn recording_base() -> crate::run::Execution<'static> {
+    crate::run::Execution { record_base: true, ..Default::default() }
 }
 
 /// explore.csv, coverage.csv, summary.md, and the marker while runs are missing.

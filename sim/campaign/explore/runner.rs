@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use std::sync::Arc;
+
 use toml::Table;
 
 use super::outcome::PointRow;
@@ -15,6 +17,7 @@ use crate::campaign::{Campaign, DistinctFailure};
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
 use crate::run::{Execution, Keep, RunSummary};
+use crate::world::read_replay::BaseRun;
 
 /// What every run of one exploration shares.
 pub(super) struct Explorer<'a> {
@@ -26,6 +29,11 @@ pub(super) struct Explorer<'a> {
     /// brings one, C34): what a conductor crash that never fires leaves.
     pub launcher_hash: Option<String>,
     pub hang_ms: Vec<(HangClass, i64)>,
+    /// The base run's statements with their rows: an explored run answers its reads from
+    /// them while it is still the base run (sim/world/read_replay.rs).
+    pub base_reads: Arc<BaseRun>,
+    /// The same of the base run with the launcher, for a conductor crash's runs.
+    pub launcher_reads: Option<Arc<BaseRun>>,
     pub scratch: &'a Path,
 }
 
@@ -52,21 +60,30 @@ impl Explorer<'_> {
     }
 
     /// Runs `job` into `dir` (the scenario named by its original path, as the base run),
-    /// keeping there what `keep` says.
-    fn run(&self, job: &Job, dir: &Path, keep: Keep) -> Result<RunSummary> {
+    /// keeping there what `keep` says and answering reads from `replay_reads`.
+    fn run(&self, job: &Job, dir: &Path, keep: Keep, replay_reads: Option<Arc<BaseRun>>) -> Result<RunSummary> {
         let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
         let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
-        Ok(crate::run::execute(plan, Execution { keep, ..Execution::default() })?.summary)
+        Ok(crate::run::execute(plan, Execution { keep, replay_reads, ..Execution::default() })?.summary)
+    }
+
+    /// The run `job`'s run is until its fault fires: the base run, or for a conductor crash
+    /// the base run with the launcher.
+    fn reads_for(&self, job: &Job) -> Option<Arc<BaseRun>> {
+        match (&self.launcher_reads, job.point.target.is_conductor()) {
+            (Some(reads), true) => Some(reads.clone()),
+            _ => Some(self.base_reads.clone()),
+        }
     }
 
     /// One run in its own scratch folder, removed after; a harness error is its row's. Its
     /// row needs only the run's summary (trace hash, verdict, end states, statements), so
-    /// the run writes no files (`Keep::Hash`, as a sweep's first run of a pair): a distinct
-    /// failure's first run is run again in full by `save_failure` (runs are deterministic,
-    /// and `save_failure` checks the trace hash).
+    /// the run writes no files (`Keep::Hash`, as a sweep's first run of a pair) and answers
+    /// its reads from the base run's while it is that run: a distinct failure's first run
+    /// is run again in full, with neither, by `save_failure`, which checks the trace hash.
     fn run_job(&self, index: usize, job: &Job) -> (PointRow, Coverage) {
         let dir = self.scratch.join(format!("run-{index}"));
-        let result = self.run(job, &dir, Keep::Hash);
+        let result = self.run(job, &dir, Keep::Hash, self.reads_for(job));
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(summary) => (PointRow::finished(job, &summary, self.reference_hash(job)), summary.coverage),
@@ -93,7 +110,7 @@ impl Explorer<'_> {
             let (seed, variants) = (self.seed, &self.options.variants);
             document::replay_file(&self.document(job), &header, seed, variants, &self.options.scenario, &out.join("failures"))
         };
-        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir, Keep::Everything), replay)
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir, Keep::Everything, None), replay)
     }
 }
 
