@@ -141,18 +141,34 @@ pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
         Some(progress) => progress,
         None => &mut quiet,
     };
-    let reads = Reads { record_base, replay: replay_reads };
-    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, record, keep, reads, progress))
+    let statements = Statements { record, record_base, replay: replay_reads };
+    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress))
 }
 
-/// What a run does with its reads: record them for later runs, or answer them from an
-/// earlier run's (`Execution::record_base`, `Execution::replay_reads`).
-struct Reads {
+/// What a run does with its statements besides running them: record them for the floor
+/// (`Execution::record`) or for later runs, or answer reads from an earlier run's
+/// (`Execution::record_base`, `Execution::replay_reads`).
+struct Statements {
+    record: bool,
     record_base: bool,
     replay: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
 }
 
-fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, reads: Reads, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
+impl Statements {
+    fn apply_to(self, db: &mut CommsDb) {
+        if self.record {
+            db.recorded = Some(Vec::new());
+        }
+        if self.record_base {
+            db.record_base();
+        }
+        if let Some(base) = self.replay {
+            db.set_replay(base);
+        }
+    }
+}
+
+fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
@@ -164,15 +180,7 @@ fn execute_unguarded(plan: RunPlan, record: bool, keep: Keep, reads: Reads, prog
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
     db.set_steps_max(scenario.run.sql_steps_max);
-    if record {
-        db.recorded = Some(Vec::new());
-    }
-    if reads.record_base {
-        db.record_base();
-    }
-    if let Some(base) = reads.replay {
-        db.set_replay(base);
-    }
+    statements.apply_to(&mut db);
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);
     clear_temp(&out_dir)?;
