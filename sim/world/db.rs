@@ -278,7 +278,10 @@ impl CommsDb {
     /// Answers reads from `base`'s rows while this run matches it (sim/world/read_replay.rs);
     /// not when the catalog's SQL draws from `random()`.
     pub fn set_replay(&mut self, base: std::sync::Arc<BaseRun>) {
-        if !self.draws_random {
+        // A statement that reads the connection's state or controls a transaction counts as
+        // a read to SQLite (`BEGIN`, `ROLLBACK TO` return no rows): skipping it would change
+        // the database, so such a catalog never replays, as one that draws `random()`.
+        if !self.draws_random && !self.reads_connection_state {
             self.replay = Some(ReadReplay::new(base));
         }
     }
@@ -321,6 +324,9 @@ impl CommsDb {
         if let Some(base) = &mut self.base {
             base.push(stmt, params, at_unix_ms, &outcome);
         }
+        if let Some(replay) = &mut self.replay {
+            replay.confirm(&outcome);
+        }
         outcome
     }
 
@@ -329,6 +335,13 @@ impl CommsDb {
         let total_before = self.prepared.conn().total_changes();
         let slot = self.prepared.slot(stmt);
         slot.bind(params)?;
+        // SQLite places its progress-handler calls by the statement's running total of steps,
+        // which outlives a reset: without this, where `run.sql_steps_max` stops a statement
+        // would depend on how often it ran before (in this run, or on a kept connection in
+        // runs before it, sim/world/db_pool.rs, or not at all for reads a run answered from
+        // a base run's, sim/world/read_replay.rs). Counted from zero, it depends on this
+        // execution alone.
+        slot.statement.reset_status(rusqlite::StatementStatus::VmStep);
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
             recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms: self._vfs.clock().now_unix_ms() });
@@ -465,8 +478,11 @@ impl CommsDb {
 /// reset (`CommsDb::keepable`).
 const CONNECTION_STATE_WORDS: &[&str] = &["changes(", "last_insert_rowid", "pragma", "begin", "savepoint", "commit", "rollback", "release"];
 
-/// `sql` lower-cased without its comments and string literals: the words SQLite runs, for
-/// `CONNECTION_STATE_WORDS` and `random` (a comment may say "release", a message "begin").
+/// `sql` lower-cased without its comments and string literals, and with no blank between
+/// words: what SQLite runs, for `CONNECTION_STATE_WORDS` and `random` (a comment may say
+/// "release", a message "begin"; `changes ()` is `changes()`). Without blanks a word may
+/// also be found across two (`… begin`) or inside a name (`beginning`): either way the
+/// answer errs on the safe side, a connection not kept, reads not replayed.
 fn sql_code(sql: &str) -> String {
     let mut code = String::with_capacity(sql.len());
     let mut rest = sql;
@@ -474,6 +490,18 @@ fn sql_code(sql: &str) -> String {
         let skipped = |from: usize, end: &str| rest[from..].find(end).map_or(rest.len(), |i| from + i + end.len());
         let taken = if c == '\'' {
             skipped(1, "'")
+        } else if let Some(close) = match c {
+            '"' => Some("\""),
+            '`' => Some("`"),
+            '[' => Some("]"),
+            _ => None,
+        } {
+            // A quoted identifier is a name, not code: kept as one, so a quote or a dash in
+            // it starts nothing.
+            let end = skipped(1, close);
+            code.push_str(&rest[..end].to_ascii_lowercase());
+            rest = &rest[end..];
+            continue;
         } else if rest.starts_with("--") {
             skipped(2, "\n")
         } else if rest.starts_with("/*") {
@@ -483,10 +511,9 @@ fn sql_code(sql: &str) -> String {
             rest = &rest[c.len_utf8()..];
             continue;
         };
-        // A literal or a comment stands apart from the words around it.
-        code.push(' ');
         rest = &rest[taken..];
     }
+    code.retain(|c| !c.is_whitespace());
     code
 }
 
@@ -675,10 +702,12 @@ mod tests {
 
     #[test]
     fn the_code_of_sql_leaves_out_comments_and_literals() {
-        let sql = "-- release the row\nUPDATE t SET a = 'BEGIN' /* commit */ WHERE b = 1; SELECT Changes()";
-        assert_eq!(sql_code(sql), " update t set a =     where b = 1; select changes()");
-        assert_eq!(sql_code("SELECT 'it''s'"), "select   ");
-        assert_eq!(sql_code("SELECT 1 -- unterminated"), "select 1  ");
+        let sql = "-- release the row\nUPDATE t SET a = 'BEGIN' /* commit */ WHERE b = 1; SELECT Changes ()";
+        assert_eq!(sql_code(sql), "updatetseta=whereb=1;selectchanges()");
+        assert_eq!(sql_code("SELECT 'it''s'"), "select");
+        assert_eq!(sql_code("SELECT 1 -- unterminated"), "select1");
+        // A quote or a dash inside a quoted name hides nothing after it.
+        assert_eq!(sql_code("SELECT \"a'b\", [c--d], `e/*f`, random() FROM t"), "select\"a'b\",[c--d],`e/*f`,random()fromt");
     }
 
     /// A connection whose catalog reads the connection's own state, or that was left in a
@@ -687,19 +716,51 @@ mod tests {
     #[test]
     fn only_a_connection_that_can_stand_for_a_new_file_is_keepable() {
         assert!(created_with("").expect("created").keepable(), "the shipped SQL");
-        let fenced = crate::input::variant::with_variants(
-            &crate::input::scenario::Scenario::load(std::path::Path::new("scenarios/quickstart.toml")).unwrap(),
-            &["release-stale".to_string()],
-        )
-        .unwrap();
-        let catalog = crate::plan::catalog_for(&fenced).unwrap();
+        let quickstart = crate::input::scenario::Scenario::load(std::path::Path::new("scenarios/quickstart.toml")).unwrap();
         let dir = tempfile::tempdir().expect("temp");
-        assert!(CommsDb::create(&dir.path().join("v.db"), SimClock::new(0), 1, catalog).unwrap().keepable(), "a variant's comments");
+        let mut variants = 0;
+        for variant in crate::vocab::variant_name::VARIANT_NAMES {
+            let Ok(with) = crate::input::variant::with_variants(&quickstart, &[variant.to_string()]) else { continue };
+            let catalog = crate::plan::catalog_for(&with).unwrap();
+            let db = CommsDb::create(&dir.path().join(format!("{variant}.db")), SimClock::new(0), 1, catalog).unwrap();
+            assert!(db.keepable() && !db.draws_random, "{variant}: its words in comments and messages are not code");
+            variants += 1;
+        }
+        assert!(variants > 10, "{variants} variants checked");
         let counting = "-- name: read_task_state\nSELECT state, changes() FROM orchestration_tasks WHERE task_id = :task_id;\n";
         assert!(!created_with(counting).expect("created").keepable());
         let db = created_with("").expect("created");
         db.connection().execute_batch("BEGIN").unwrap();
         assert!(!db.keepable(), "a transaction left open");
+    }
+
+    /// `run.sql_steps_max` stops a statement by its own steps in one execution, never by
+    /// steps it took before (in this run, or in runs before on a kept connection, or not at
+    /// all when a base run's rows answered it): a short read runs however often it ran.
+    #[test]
+    fn a_statement_s_step_budget_does_not_depend_on_how_often_it_ran_before() {
+        let mut db = created_with("").expect("created");
+        db.set_steps_max(1);
+        let params: Params = vec![(":task_id", Value::Text("task-01".into()))];
+        for run in 0..300 {
+            db.execute(Stmt::ReadTaskState, &params).unwrap_or_else(|e| panic!("execution {run}: {e}"));
+        }
+    }
+
+    /// A catalog whose reads draw `random()` or touch the connection's state (a `SAVEPOINT`
+    /// counts as a read) never answers reads from a base run's (sim/world/read_replay.rs).
+    #[test]
+    fn only_a_catalog_whose_reads_are_pure_replays_them() {
+        let replaying = |text: &str| {
+            let mut db = created_with(text).expect("created");
+            db.set_replay(std::sync::Arc::new(BaseRun::default()));
+            db.replay.is_some()
+        };
+        assert!(replaying(""), "the shipped SQL");
+        assert!(!replaying("-- name: read_task_state\nSELECT state, random() FROM orchestration_tasks WHERE task_id = :task_id;\n"));
+        assert!(!replaying(
+            "-- name: read_task_state\nSELECT state, total_changes () FROM orchestration_tasks WHERE task_id = :task_id;\n"
+        ));
     }
 
     /// Issue 30: a close that fails (here: a statement left unfinalized) is an error, and the

@@ -24,13 +24,20 @@ use std::sync::Arc;
 use super::db::{Params, SqlOutcome};
 use crate::vocab::Stmt;
 
-/// One statement a base run executed: what, with what, when, and for a read that succeeded
-/// the rows it returned.
+/// One statement a base run executed: what, with what, when, and what it returned (`None`:
+/// it failed).
 struct BaseStatement {
     stmt: Stmt,
     params: Params,
     at_unix_ms: i64,
-    read: Option<SqlOutcome>,
+    outcome: Option<SqlOutcome>,
+}
+
+impl BaseStatement {
+    /// The rows to answer with: a read's that succeeded.
+    fn read(&self) -> Option<&SqlOutcome> {
+        self.outcome.as_ref().filter(|o| o.readonly)
+    }
 }
 
 /// Every statement a run executed, in order (`Execution::record_reads`).
@@ -42,11 +49,8 @@ pub struct BaseRun {
 impl BaseRun {
     /// Adds the statement just executed; `outcome` is kept for a read that succeeded.
     pub fn push(&mut self, stmt: Stmt, params: &Params, at_unix_ms: i64, outcome: &rusqlite::Result<SqlOutcome>) {
-        let read = match outcome {
-            Ok(outcome) if outcome.readonly => Some(outcome.clone()),
-            _ => None,
-        };
-        self.statements.push(BaseStatement { stmt, params: params.clone(), at_unix_ms, read });
+        let outcome = outcome.as_ref().ok().cloned();
+        self.statements.push(BaseStatement { stmt, params: params.clone(), at_unix_ms, outcome });
     }
 
     pub fn len(&self) -> usize {
@@ -64,11 +68,13 @@ pub struct ReadReplay {
     base: Arc<BaseRun>,
     next: usize,
     matching: bool,
+    /// The base run's statement that the one running now matched, until `confirm`.
+    running: Option<usize>,
 }
 
 impl ReadReplay {
     pub fn new(base: Arc<BaseRun>) -> ReadReplay {
-        ReadReplay { base, next: 0, matching: true }
+        ReadReplay { base, next: 0, matching: true, running: None }
     }
 
     /// Before `stmt` runs with `params` at `at_unix_ms`: the base run's rows when this and
@@ -83,8 +89,27 @@ impl ReadReplay {
             self.matching = false;
             return None;
         };
+        let at = self.next;
         self.next += 1;
-        base.read.clone()
+        let answer = base.read().cloned();
+        if answer.is_none() {
+            self.running = Some(at);
+        }
+        answer
+    }
+
+    /// After a statement `answer` matched but left to run: what it returned must be what
+    /// the base run's returned, or the runs have parted after all (the argument holds only
+    /// while they are the same; this checks it where it can, at no cost to a run that is).
+    pub fn confirm(&mut self, outcome: &rusqlite::Result<SqlOutcome>) {
+        let Some(at) = self.running.take() else { return };
+        let base = &self.base.statements[at].outcome;
+        let same = match (outcome, base) {
+            (Ok(ran), Some(then)) => ran.rows_affected == then.rows_affected && ran.rows == then.rows && ran.readonly == then.readonly,
+            (Err(_), None) => true,
+            _ => false,
+        };
+        self.matching &= same;
     }
 
     /// Whether the run is still the base run, statement for statement.
@@ -131,6 +156,30 @@ mod tests {
         assert_eq!(rows(replay.answer(Stmt::ReadTaskState, &params("task-01"), 5_000)), Some(Value::Integer(5)));
         assert!(replay.answer(Stmt::ReadTaskState, &params("task-01"), 6_000).is_none(), "past the base run's end");
         assert!(!replay.matching());
+    }
+
+    #[test]
+    fn a_statement_left_to_run_that_returns_other_than_the_base_run_s_ends_the_sharing() {
+        let mut replay = ReadReplay::new(base());
+        replay.answer(Stmt::ReadTaskState, &params("task-01"), 1_000);
+        assert!(replay.answer(Stmt::Heartbeat, &params("task-01"), 2_000).is_none());
+        replay.confirm(&Ok(SqlOutcome { rows_affected: 1, ..SqlOutcome::default() }));
+        assert!(replay.matching(), "the same change count");
+        assert!(replay.answer(Stmt::ReadTaskState, &params("task-01"), 3_000).is_some());
+        assert!(replay.answer(Stmt::ReadTaskState, &params("task-02"), 4_000).is_none());
+        replay.confirm(&Err(rusqlite::Error::InvalidQuery));
+        assert!(replay.matching(), "failed there, failed here");
+        let mut parted = ReadReplay::new(base());
+        parted.answer(Stmt::ReadTaskState, &params("task-01"), 1_000);
+        parted.answer(Stmt::Heartbeat, &params("task-01"), 2_000);
+        parted.confirm(&Ok(SqlOutcome { rows_affected: 0, ..SqlOutcome::default() }));
+        assert!(!parted.matching(), "another change count");
+        assert!(parted.answer(Stmt::ReadTaskState, &params("task-01"), 3_000).is_none());
+        let mut failed = ReadReplay::new(base());
+        failed.answer(Stmt::ReadTaskState, &params("task-01"), 1_000);
+        failed.answer(Stmt::Heartbeat, &params("task-01"), 2_000);
+        failed.confirm(&Err(rusqlite::Error::InvalidQuery));
+        assert!(!failed.matching(), "failed here only");
     }
 
     #[test]
