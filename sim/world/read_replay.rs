@@ -9,8 +9,14 @@
 //! run's read returned: those are handed back without running it. Writes always run (the
 //! database must be the base run's when the runs part). The first statement that differs in
 //! anything ends the sharing for the rest of the run; nothing is assumed about where the
-//! fault strikes. `random()` would break the argument (a read that draws moves the stream),
-//! so a catalog whose SQL names it never replays (`CommsDb::set_replay`).
+//! fault strikes. A statement left to run at a matching position must return what the base
+//! run's returned, or the sharing ends too (`confirm`): the argument is checked wherever the
+//! run itself shows it. Where `run.sql_steps_max` stops a statement depends on its own steps
+//! in that execution only (`CommsDb::execute_armed` resets SQLite's count), so a read not run
+//! leaves no trace on the reads after it. `random()` would break the argument (a read that
+//! draws moves the stream), and so would a statement SQLite counts as a read but that changes
+//! the connection (`BEGIN`, `ROLLBACK TO`): a catalog whose SQL names either never replays
+//! (`CommsDb::set_replay`).
 //!
 //! What it saves: most of a run's statements are reads (2,450 of quickstart's 2,694: the
 //! watchers' polls), and an explored run repeats on average 46 % of the base run's statements
