@@ -58,14 +58,6 @@ impl BaseRun {
         let outcome = outcome.as_ref().ok().cloned();
         self.statements.push(BaseStatement { stmt, params: params.clone(), at_unix_ms, outcome });
     }
-
-    pub fn len(&self) -> usize {
-        self.statements.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.statements.is_empty()
-    }
 }
 
 /// A run following a base run: where it is in the base run's statements, and whether it has
