@@ -507,7 +507,7 @@ mod tests {
         let options =
             RunOptions { scenario_path: path.to_path_buf(), seed: Some(1), out_dir: Some(dir.path().join("r")), variants: Vec::new() };
         let erred = execute(options.plan(&scenario).unwrap(), Execution { keep: Keep::Hash, ..Execution::default() });
-        assert!(erred.is_err(), "a statement past one step stops the run");
+        assert!(erred.is_err(), "a statement past its budget (1 step, checked every 1,000) stops the run");
         assert!(!crate::world::db_pool::kept_here());
     }
 

@@ -213,23 +213,20 @@ impl CommsDb {
         // Each statement is prepared once, checked and kept by handle.
         let mut prepared = Prepared::new(conn, &catalog)?;
         check_write_flags(&mut prepared, &catalog)?;
-        let path = path.to_path_buf();
-        let (stats, recorded, base, replay) = (DbStats::default(), None, None, None);
-        let (random_words, state_words) = (draws_random, reads_connection_state);
         Ok(CommsDb {
             prepared,
-            stats,
-            recorded,
-            path,
+            stats: DbStats::default(),
+            recorded: None,
+            path: path.to_path_buf(),
             changes,
             steps,
             entries,
             sql_sha256,
             random,
-            draws_random: random_words,
-            reads_connection_state: state_words,
-            base,
-            replay,
+            draws_random,
+            reads_connection_state,
+            base: None,
+            replay: None,
             _vfs: vfs,
         })
     }
@@ -319,7 +316,7 @@ impl CommsDb {
             return Ok(outcome);
         }
         self.steps.arm();
-        let outcome = self.execute_armed(stmt, params);
+        let outcome = self.execute_armed(stmt, params, at_unix_ms);
         self.steps.refill();
         if let Some(base) = &mut self.base {
             base.push(stmt, params, at_unix_ms, &outcome);
@@ -331,7 +328,7 @@ impl CommsDb {
     }
 
     /// `execute`, within the budget `arm` gave.
-    fn execute_armed(&mut self, stmt: Stmt, params: &Params) -> rusqlite::Result<SqlOutcome> {
+    fn execute_armed(&mut self, stmt: Stmt, params: &Params, at_unix_ms: i64) -> rusqlite::Result<SqlOutcome> {
         let total_before = self.prepared.conn().total_changes();
         let slot = self.prepared.slot(stmt);
         slot.bind(params)?;
@@ -344,7 +341,7 @@ impl CommsDb {
         slot.statement.reset_status(rusqlite::StatementStatus::VmStep);
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
-            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms: self._vfs.clock().now_unix_ms() });
+            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms });
         }
         let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {
@@ -630,9 +627,6 @@ mod tests {
         err.to_string()
     }
 
-    /// The WAL lives in memory (sim/base/wal_memory.rs): `close` folds it into `comms.db`, while
-    /// a connection set to `discard_on_close` drops what it held when it is dropped. Either way no `-wal` file is left and the file
-    /// opens as a database; only the first holds the run's writes.
     #[test]
     fn a_state_column_reads_as_a_state_and_other_text_does_not() {
         let outcome = SqlOutcome {
@@ -648,6 +642,10 @@ mod tests {
         assert!(refused.contains("unknown task state `finished`"), "{refused}");
     }
 
+    /// The WAL lives in memory (sim/base/wal_memory.rs): `close` folds it into `comms.db`, while
+    /// a connection set to `discard_on_close` drops what it held when it is dropped. Either way
+    /// no `-wal` file is left and the file opens as a database; only the first holds the run's
+    /// writes.
     #[test]
     fn closing_keeps_the_writes_and_dropping_after_discard_on_close_drops_them_leaving_a_sound_file() {
         let dir = tempfile::tempdir().expect("temp");

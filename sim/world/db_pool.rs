@@ -44,6 +44,7 @@ pub fn keep(db: CommsDb) -> crate::base::error::Result<()> {
 }
 
 /// Whether this thread keeps a connection (for tests that must know a run reused one).
+#[cfg(test)]
 pub fn kept_here() -> bool {
     KEPT.with(|kept| kept.borrow().is_some())
 }
@@ -57,12 +58,18 @@ mod tests {
         CommsDb::create(&dir.join(name), SimClock::new(0), 1, catalog).expect("created")
     }
 
+    /// The shipped catalog and its SHA-256, with a connection of it kept on this thread.
+    fn kept_default(dir: &std::path::Path) -> (Catalog, String) {
+        let catalog = Catalog::default_protocol();
+        let sha = catalog.identity().sha256;
+        keep(created(dir, "a.db", catalog.clone())).expect("kept");
+        (catalog, sha)
+    }
+
     #[test]
     fn a_kept_connection_comes_back_only_for_its_own_catalog() {
         let dir = tempfile::tempdir().expect("temp");
-        let catalog = Catalog::default_protocol();
-        let sha = catalog.identity().sha256;
-        keep(created(dir.path(), "a.db", catalog.clone())).expect("kept");
+        let (catalog, sha) = kept_default(dir.path());
         assert!(take(&catalog, &sha).is_some(), "the same catalog takes it back");
         assert!(take(&catalog, &sha).is_none(), "taken once");
         keep(created(dir.path(), "b.db", catalog.clone())).expect("kept");
@@ -81,9 +88,7 @@ mod tests {
     fn the_same_sql_from_another_file_does_not_fit() {
         // Same statements, other origins: an error would name the wrong file and line.
         let dir = tempfile::tempdir().expect("temp");
-        let catalog = Catalog::default_protocol();
-        let sha = catalog.identity().sha256;
-        keep(created(dir.path(), "a.db", catalog.clone())).expect("kept");
+        let (catalog, sha) = kept_default(dir.path());
         let mut moved = catalog.clone();
         let text = format!("-- name: heartbeat\n{}\n", catalog.get("heartbeat").sql);
         moved.override_with(&text, "moved.sql").expect("override");

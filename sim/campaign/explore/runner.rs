@@ -4,7 +4,6 @@
 //! replay file and the run folder of its first point, run again (runs are deterministic).
 
 use std::path::Path;
-
 use std::sync::Arc;
 
 use toml::Table;
@@ -69,10 +68,10 @@ impl Explorer<'_> {
 
     /// The run `job`'s run is until its fault fires: the base run, or for a conductor crash
     /// the base run with the launcher.
-    fn reads_for(&self, job: &Job) -> Option<Arc<BaseRun>> {
+    fn reads_for(&self, job: &Job) -> Arc<BaseRun> {
         match (&self.launcher_reads, job.point.target.is_conductor()) {
-            (Some(reads), true) => Some(reads.clone()),
-            _ => Some(self.base_reads.clone()),
+            (Some(reads), true) => reads.clone(),
+            _ => self.base_reads.clone(),
         }
     }
 
@@ -83,7 +82,7 @@ impl Explorer<'_> {
     /// is run again in full, with neither, by `save_failure`, which checks the trace hash.
     fn run_job(&self, index: usize, job: &Job) -> (PointRow, Coverage) {
         let dir = self.scratch.join(format!("run-{index}"));
-        let result = self.run(job, &dir, Keep::Hash, self.reads_for(job));
+        let result = self.run(job, &dir, Keep::Hash, Some(self.reads_for(job)));
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(summary) => (PointRow::finished(job, &summary, self.reference_hash(job)), summary.coverage),
