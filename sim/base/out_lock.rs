@@ -101,6 +101,7 @@ impl OutLock {
         // A few rounds: each lost race (another process took the lock over first) is retried.
         for _ in 0..4 {
             if try_create(&path, &text)? {
+                clear_dead_temporaries(out);
                 return Ok(OutLock { path, text });
             }
             let held = std::fs::read_to_string(&path).unwrap_or_default();
@@ -128,6 +129,26 @@ fn try_create(path: &Path, text: &str) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
         Err(e) => Err(fail(e)),
     }
+}
+
+/// The lock's own temporaries that a process killed while taking a lock left behind
+/// (`.rehearsal-lock.PID.tmp` of `try_create`, `.rehearsal-lock.stale.PID` of `take_over`):
+/// removed once the lock is held, when their process is gone, so the next command into a
+/// folder leaves nothing of a killed one (tests/it/kills.rs found one after a kill that
+/// landed between `try_create`'s write and its removal).
+fn clear_dead_temporaries(out: &Path) {
+    let Ok(entries) = std::fs::read_dir(out) else { return };
+    for entry in entries.filter_map(|e| e.ok()) {
+        if temporary_pid(&entry.file_name().to_string_lossy()).is_some_and(|pid| !alive(pid)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The pid a name of one of the lock's temporaries carries.
+fn temporary_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix(LOCK_FILE)?.strip_prefix('.')?;
+    rest.strip_suffix(".tmp").or_else(|| rest.strip_prefix("stale."))?.parse().ok()
 }
 
 /// Moves a stale lock out of the way (one rename: of two processes taking it over, one
@@ -211,6 +232,26 @@ mod tests {
         let elsewhere = Holder { pid: dead_pid(), started: None, host: "some-other-host".into(), command: "rehearsal run".into() };
         std::fs::write(&path, elsewhere.text()).unwrap();
         assert!(OutLock::acquire(dir.path()).expect_err("held").to_string().contains("on some-other-host"));
+    }
+
+    #[test]
+    fn taking_the_lock_clears_the_temporaries_of_lock_takers_that_are_gone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (dead, live) = (dead_pid(), std::process::id());
+        let names = [
+            format!("{LOCK_FILE}.{dead}.tmp"),
+            format!("{LOCK_FILE}.stale.{dead}"),
+            format!("{LOCK_FILE}.stale.{live}"),
+            format!("{LOCK_FILE}.notes.tmp"),
+            format!(".other.{dead}.tmp"),
+        ];
+        for name in &names {
+            std::fs::write(dir.path().join(name), "x").unwrap();
+        }
+        let lock = OutLock::acquire(dir.path()).expect("free");
+        let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
+        assert_eq!(left, [false, false, true, true, true], "only a gone process's lock temporaries go");
+        drop(lock);
     }
 
     #[test]
