@@ -78,6 +78,9 @@ enum Command {
     /// compare with rehearsal's contention model (docs/calibration.md).
     #[command(subcommand)]
     Calibrate(rehearsal::campaign::calibrate::CalibrateCommand),
+    /// Install or remove the history recorder of a deployment's comms.db, for `judge --db`.
+    #[command(subcommand)]
+    Record(rehearsal::commands::record::RecordCommand),
     /// Print a shell completion script, e.g. `rehearsal completions bash > /etc/bash_completion.d/rehearsal`.
     Completions(CompletionsArgs),
 }
@@ -143,6 +146,7 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
         Command::New(args) => commands::scenarios::new(args),
         Command::Completions(args) => completions(args),
         Command::Calibrate(command) => rehearsal::campaign::calibrate::run(command).map(|()| Outcome::PASS),
+        Command::Record(command) => rehearsal::commands::record::record(command),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod explore;
 pub mod findings;
 pub mod outcome;
+pub mod record;
 pub mod replay;
 pub mod run;
 pub mod scenarios;

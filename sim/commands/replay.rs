@@ -31,8 +31,13 @@ pub fn replay(args: ReplayArgs) -> Result<Outcome, Error> {
 #[derive(Args)]
 pub struct JudgeArgs {
     /// Run folders (each with trace.csv, comms.db and violations.csv), e.g. reports/runs/quickstart-1.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "db", conflicts_with = "db")]
     pub runs: Vec<PathBuf>,
+    /// Judge a comms.db that real processes wrote (no trace): from its recorded history
+    /// (`rehearsal record install`), or from its final tables alone. Rules that need what only
+    /// the simulator knows are listed "not judged".
+    #[arg(long, value_name = "DB", conflicts_with = "write")]
+    pub db: Option<PathBuf>,
     /// Scenario file to judge with, instead of the one each trace names (relative to the folder
     /// the run was made in): for a trace made elsewhere.
     #[arg(long)]
@@ -46,6 +51,11 @@ pub struct JudgeArgs {
 /// judged; then the worst decides: a harness error (3), bad input (2), a verdict that differs
 /// from the run's (3), a failing verdict (1), else 0.
 pub fn judge(args: JudgeArgs) -> Result<Outcome, Error> {
+    if let Some(db) = &args.db {
+        let judgement = crate::campaign::judge_db::judge_db(db, args.scenario.as_deref())?;
+        print!("{}", judgement.report());
+        return Ok(if judgement.passed() { Outcome::PASS } else { Outcome::FAIL });
+    }
     let mut outcomes = Vec::new();
     let (mut bad_input, mut harness) = (0, 0);
     for dir in &args.runs {

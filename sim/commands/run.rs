@@ -24,6 +24,11 @@ pub struct RunArgs {
     /// Replace the run already in the output folder (refused without it).
     #[arg(long)]
     pub force: bool,
+    /// Install the history recorder in the run's comms.db (as `rehearsal record install` does
+    /// for a deployment), so `rehearsal judge --db` can judge it. Off by default: the run's
+    /// files are then the bytes they always were.
+    #[arg(long)]
+    pub record_history: bool,
     #[command(flatten)]
     pub sql: SqlArg,
     #[command(flatten)]
@@ -46,7 +51,7 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
             progress.update(now_ms, max_ms);
         }
     };
-    let how = crate::run::Execution { progress: Some(&mut show), ..Default::default() };
+    let how = crate::run::Execution { progress: Some(&mut show), record_history: args.record_history, ..Default::default() };
     let mut summary = crate::run::execute(plan, how).map_err(|e| e.with_replay(&replay))?.summary;
     drop(progress);
     crate::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;

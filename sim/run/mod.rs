@@ -103,6 +103,10 @@ pub struct Execution<'a> {
     /// Answer reads from this base run's rows while the run is that run, statement for
     /// statement (`explore crashes`, sim/world/read_replay.rs).
     pub replay_reads: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
+    /// Install the history recorder in the run's comms.db (issue 40,
+    /// sim/world/recorder.rs), as a deployment would: off by default, so a run's files are
+    /// the same bytes as ever; on, `rehearsal judge --db` can judge the run's comms.db.
+    pub record_history: bool,
 }
 
 /// A finished run: its summary, and the statements it executed when `Execution::record`.
@@ -135,13 +139,13 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
 /// the verdict) as `how` says. A panic in the run is a harness error here
 /// (sim/base/panic_guard.rs), whoever asked for the run.
 pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
-    let Execution { keep, record, progress, record_base, replay_reads } = how;
+    let Execution { keep, record, progress, record_base, replay_reads, record_history } = how;
     let mut quiet = |_: i64, _: i64| {};
     let progress: &mut dyn FnMut(i64, i64) = match progress {
         Some(progress) => progress,
         None => &mut quiet,
     };
-    let statements = Statements { record, record_base, replay: replay_reads };
+    let statements = Statements { record, record_base, replay: replay_reads, history: record_history };
     crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress))
 }
 
@@ -152,10 +156,14 @@ struct Statements {
     record: bool,
     record_base: bool,
     replay: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
+    history: bool,
 }
 
 impl Statements {
-    fn apply_to(self, db: &mut CommsDb) {
+    fn apply_to(self, db: &mut CommsDb) -> Result<()> {
+        if self.history {
+            db.record_history()?;
+        }
         if self.record {
             db.recorded = Some(Vec::new());
         }
@@ -165,6 +173,7 @@ impl Statements {
         if let Some(base) = self.replay {
             db.set_replay(base);
         }
+        Ok(())
     }
 }
 
@@ -180,7 +189,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
     db.set_steps_max(scenario.run.sql_steps_max);
-    statements.apply_to(&mut db);
+    statements.apply_to(&mut db)?;
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);
     clear_temp(&out_dir)?;

@@ -157,6 +157,8 @@ pub struct CommsDb {
     base: Option<BaseRun>,
     /// `Some` while answering reads from a base run's (`set_replay`).
     replay: Option<ReadReplay>,
+    /// The history recorder is installed (sim/world/recorder.rs, `record_history`).
+    history: bool,
     _vfs: ClockVfs,
 }
 
@@ -227,6 +229,7 @@ impl CommsDb {
             reads_connection_state,
             base: None,
             replay: None,
+            history: false,
             _vfs: vfs,
         })
     }
@@ -287,7 +290,27 @@ impl CommsDb {
     /// (sim/world/db_pool.rs): its catalog reads none of the connection's own state, and no
     /// transaction was left open.
     pub fn keepable(&self) -> bool {
-        !self.reads_connection_state && self.prepared.conn().is_autocommit()
+        !self.history && !self.reads_connection_state && self.prepared.conn().is_autocommit()
+    }
+
+    /// Installs the history recorder (issue 40) in this run's database, with the simulator's
+    /// writer identity: every write from now on is recorded as a deployment's would be.
+    pub fn record_history(&mut self) -> Result<()> {
+        self.prepared
+            .unguarded(crate::world::recorder::install_for_simulation)
+            .map_err(|e| Error::harness(format!("installing the recorder: {e}")))?;
+        self.history = true;
+        Ok(())
+    }
+
+    /// Whether the history recorder is installed.
+    pub fn records_history(&self) -> bool {
+        self.history
+    }
+
+    /// Names the session whose statement runs next, for the history's writer column.
+    pub fn set_writer(&mut self, session_id: &str) -> rusqlite::Result<()> {
+        crate::world::recorder::set_writer(self.prepared.conn(), session_id)
     }
 
     /// The clock this connection's SQL reads (`datetime('now')`): the run's clock.

@@ -13,6 +13,7 @@ pub mod event;
 pub mod executor;
 pub mod read_replay;
 pub mod receipt;
+pub mod recorder;
 pub mod run_folder;
 pub mod write_lock;
 
@@ -280,6 +281,9 @@ impl World {
         }
         let (result, reply) = {
             let task_id = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str());
+            if self.db.records_history() && stmt.writes() {
+                self.db.set_writer(&session_id).map_err(|e| Error::harness(format!("naming the writer of `{stmt}`: {e}")))?;
+            }
             match self.execute(stmt, &params, task_id, &name)? {
                 Ok((outcome, observed)) => {
                     let rows = if outcome.readonly { outcome.rows.len() } else { outcome.rows_affected };

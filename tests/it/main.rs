@@ -36,6 +36,7 @@ mod fuzz;
 mod golden;
 mod io_error;
 mod judge;
+mod judge_db;
 mod kills;
 mod layers;
 mod lease;

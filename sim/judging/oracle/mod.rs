@@ -180,6 +180,13 @@ impl Checker {
         }
     }
 
+    /// The same checker, running only the rules `keep` admits (`rehearsal judge --db` runs
+    /// those a recorded history can decide: sim/campaign/judge_db.rs).
+    pub fn keeping_rules(mut self, keep: impl Fn(RuleId) -> bool) -> Checker {
+        self.rules.retain(|rule| keep(rule.doc().id));
+        self
+    }
+
     /// The scenario's heartbeat thresholds, which latency attribution cuts windows at.
     pub fn with_thresholds(mut self, thresholds: latency::Thresholds) -> Checker {
         self.meter.attribution = latency::Attribution::new(thresholds);
