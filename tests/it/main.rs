@@ -50,6 +50,7 @@ mod profile;
 mod protocol;
 mod quickstart;
 mod readme;
+mod real_fleet;
 mod receipt_ack;
 mod repaired;
 mod replay_paths;
