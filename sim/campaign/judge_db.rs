@@ -604,3 +604,87 @@ fn musician_update(
         other => return Err(format!("a musician UPDATE to `{}`, a state only the conductor sets", other.map_or("?", |s| s.as_str()))),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(json: &str) -> Row {
+        serde_json::from_str::<serde_json::Value>(json).unwrap().as_object().unwrap().clone()
+    }
+
+    fn task(state: &str, session: &str, retry: i64, beat: &str) -> String {
+        format!(
+            r#"{{"task_id":"task-01","state":"{state}","instruction_path":"p","session_id":"{session}","worked_by":"w","started_at":"2026-01-05 09:00:00","completed_at":null,"report_path":null,"retry_count":{retry},"last_heartbeat":"{beat}","last_error":null}}"#
+        )
+    }
+
+    fn update(old: &str, new: &str) -> Change {
+        Change {
+            seq: 1,
+            at_unix_ms: 0,
+            at: String::new(),
+            table: Table::Tasks,
+            op: Op::Update,
+            old: Some(row(old)),
+            new: Some(row(new)),
+            writer: None,
+        }
+    }
+
+    #[test]
+    fn a_recorded_write_is_the_statement_whose_set_list_and_values_it_has() {
+        let beat = update(&task("working", "s1", 0, "2026-01-05 09:00:00"), &task("working", "s1", 0, "2026-01-05 09:00:05"));
+        assert_eq!(classify(&beat, false, "s1", None), Ok(Stmt::Heartbeat));
+        assert_eq!(classify(&beat, true, "c", None), Ok(Stmt::SetTaskState), "the conductor's same-state write");
+        let claim = update(&task("fix_proposed", "s1", 2, "2026-01-05 09:00:00"), &task("working", "s2", 0, "2026-01-05 09:00:05"));
+        assert_eq!(classify(&claim, false, "s2", None), Ok(Stmt::ClaimTask));
+        let error = update(&task("working", "s1", 1, "2026-01-05 09:00:00"), &task("error", "s1", 2, "2026-01-05 09:00:05"));
+        assert_eq!(classify(&error, false, "s1", None), Ok(Stmt::SetError));
+        let done = task("complete", "s2", 0, "2026-01-05 09:00:05");
+        let again = update(&done, &done);
+        assert_eq!(classify(&again, false, "s1", Some(Stmt::SendCompletion)), Ok(Stmt::MarkComplete), "C92: after its completion report");
+        assert_eq!(classify(&again, false, "s1", Some(Stmt::Heartbeat)), Ok(Stmt::Heartbeat), "C92's near miss");
+    }
+
+    #[test]
+    fn a_write_no_statement_of_an_allowed_writer_explains_is_unexplained() {
+        let approve =
+            update(&task("needs_review", "s1", 0, "2026-01-05 09:00:00"), &task("review_approved", "s1", 0, "2026-01-05 09:00:05"));
+        assert!(classify(&approve, false, "s1", None).unwrap_err().contains("a state only the conductor sets"));
+        assert_eq!(classify(&approve, true, "c", None), Ok(Stmt::SetTaskState));
+        let mut edited = row(&task("working", "s1", 0, "2026-01-05 09:00:05"));
+        edited.insert("instruction_path".into(), serde_json::Value::from("elsewhere"));
+        let moved = Change {
+            new: Some(edited),
+            ..update(&task("working", "s1", 0, "2026-01-05 09:00:00"), &task("working", "s1", 0, "2026-01-05 09:00:00"))
+        };
+        assert!(classify(&moved, false, "s1", None).unwrap_err().contains("changing `instruction_path`"));
+        let gone = Change { op: Op::Delete, new: None, ..moved.clone() };
+        assert!(classify(&gone, true, "c", None).unwrap_err().contains("no protocol statement does that"));
+        let message = |from: &str| Change {
+            table: Table::Messages,
+            op: Op::Insert,
+            old: None,
+            new: Some(row(&format!(
+                r#"{{"id":7,"task_id":"task-01","from_session":"{from}","message":"x","message_type":"approval","timestamp":"t"}}"#
+            ))),
+            ..moved.clone()
+        };
+        assert_eq!(classify(&message("task-00"), true, "c", None), Ok(Stmt::SendConductorMessage));
+        assert!(classify(&message("task-00"), false, "s1", None).unwrap_err().contains("not a conductor session"));
+        assert!(classify(&message("s2"), false, "s1", None).unwrap_err().contains("a session's messages name itself"));
+    }
+
+    #[test]
+    fn every_rule_has_a_source_and_the_oracles_page_lists_it() {
+        let page = include_str!("../../docs/oracles.md");
+        let table = page.split("## Judging a real comms.db").nth(1).expect("the section");
+        for rule in RuleId::ALL {
+            assert!(table.contains(&format!("`{}`", rule.as_str())), "{} is not in docs/oracles.md's table", rule.as_str());
+            if let Source::Simulator(why) = source_of(rule) {
+                assert!(!why.is_empty());
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! `rehearsal judge --db` on a comms.db with no recorded history: what the final tables alone
-//! show (liveness, messages to tasks with no row, retry_count past 5, two sessions' completion
-//! reports for one task, a `complete` row without its completion report). Every other rule
+//! show (liveness, messages to tasks with no row, retry_count past 5, a `complete` row without
+//! its completion report; two sessions' completion reports for one task are said, not judged). Every other rule
 //! needs the recorder (scenarios/recorder/install.sql) or the simulator, and says so.
 
 use std::path::Path;
@@ -55,7 +55,7 @@ fn table_facts(conn: &Connection, scenario: Option<&Scenario>) -> Result<Vec<(Ru
         (RuleId::RetryCountAtMost5, "SELECT task_id || ' holds retry_count = ' || retry_count || ' (more than 5) at the end' FROM orchestration_tasks WHERE retry_count > 5 ORDER BY task_id"),
         (
             RuleId::CompletedOnce,
-            "SELECT task_id || ' has completion reports from ' || count(DISTINCT from_session) || ' sessions (' || group_concat(DISTINCT from_session) || '): more than one session finished it' FROM orchestration_messages WHERE message_type = 'completion' GROUP BY task_id HAVING count(DISTINCT from_session) > 1 ORDER BY task_id",
+            "SELECT task_id || ' has completion reports from ' || count(DISTINCT from_session) || ' sessions (' || group_concat(DISTINCT from_session) || ')' FROM orchestration_messages WHERE message_type = 'completion' GROUP BY task_id HAVING count(DISTINCT from_session) > 1 ORDER BY task_id",
         ),
         (
             RuleId::MessageBeforeState,
@@ -71,13 +71,19 @@ fn table_facts(conn: &Connection, scenario: Option<&Scenario>) -> Result<Vec<(Ru
 
 /// Judges what the final tables show; the rest needs the recorder.
 pub fn judge_tables(conn: &Connection, scenario: Option<&Scenario>, path: &Path) -> Result<DbJudgement> {
-    let facts = table_facts(conn, scenario)?;
-    let from_tables =
-        [RuleId::Liveness, RuleId::MessageToExistingTask, RuleId::RetryCountAtMost5, RuleId::CompletedOnce, RuleId::MessageBeforeState];
+    let (facts, hints): (Vec<_>, Vec<_>) = table_facts(conn, scenario)?.into_iter().partition(|(rule, _)| *rule != RuleId::CompletedOnce);
+    let from_tables = [RuleId::Liveness, RuleId::MessageToExistingTask, RuleId::RetryCountAtMost5, RuleId::MessageBeforeState];
     let rules = RuleId::ALL
         .iter()
         .map(|&rule| {
-            let verdict = if from_tables.contains(&rule) {
+            let verdict = if rule == RuleId::CompletedOnce {
+                // A completion report precedes a review that may reject it (000 Execution
+                // Queries 8): two sessions' reports suggest a double completion, they do not
+                // show one. Said, never judged.
+                let shown: Vec<&str> = hints.iter().map(|(_, hint)| hint.as_str()).collect();
+                let what = if shown.is_empty() { String::new() } else { format!(" (the final tables show: {})", shown.join("; ")) };
+                RuleVerdict::NotJudged(format!("which session's write completed the row needs the recorded history{what}"))
+            } else if from_tables.contains(&rule) {
                 let violations = facts.iter().filter(|(r, _)| *r == rule).count();
                 let from =
                     if rule == RuleId::Liveness { "the final tables" } else { "the final tables only (the rest of it needs the recorder)" };

@@ -13,8 +13,8 @@ use crate::support::{rehearsal, root, stderr, stdout};
 
 /// The violations of rules `judge --db` judges: (rule, t_ms), in order; liveness by its
 /// presence only (a run ends at its makespan, a history at its last write).
-fn judged(violations: &[rehearsal::judging::oracle::Violation]) -> Vec<(RuleId, i64)> {
-    let mut found: Vec<(RuleId, i64)> = violations
+fn judged(violations: &[rehearsal::judging::oracle::Violation]) -> Found {
+    let mut found: Found = violations
         .iter()
         .filter(|v| source_of(v.rule) != Source::FinalTables && !matches!(source_of(v.rule), Source::Simulator(_)))
         .map(|v| (v.rule, v.t_ms))
@@ -26,8 +26,11 @@ fn judged(violations: &[rehearsal::judging::oracle::Violation]) -> Vec<(RuleId, 
     found
 }
 
+/// Violations as compared: (rule, instant).
+type Found = Vec<(RuleId, i64)>;
+
 /// One recorded run: (what the trace's checker found, what the history gave, unexplained writes).
-fn agreement(scenario: &Path, seed: u64, out: &Path) -> (Vec<(RuleId, i64)>, Vec<(RuleId, i64)>, Vec<String>) {
+fn agreement(scenario: &Path, seed: u64, out: &Path) -> (Found, Found, Vec<String>) {
     let options =
         RunOptions { scenario_path: scenario.to_path_buf(), seed: Some(seed), out_dir: Some(out.to_path_buf()), variants: Vec::new() };
     let loaded = rehearsal::input::scenario::Scenario::load(scenario).unwrap();
@@ -108,4 +111,33 @@ fn bad_input_to_judge_db_is_named_with_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{edit}: {}{}", stdout(&o), stderr(&o));
         assert!(stderr(&o).contains(says), "{edit}: {}", stderr(&o));
     }
+}
+
+#[test]
+fn a_comms_db_without_history_is_judged_on_its_final_tables_and_says_the_rest_needs_the_recorder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("zombie");
+    let o = rehearsal(&["run", "scenarios/faults/zombie.toml", "--out", run.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let db = run.join("comms.db");
+    let o = rehearsal(&["judge", "--db", db.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "the final tables of seed 21 break no rule they can show:\n{out}");
+    assert!(out.contains("no recorded history"), "{out}");
+    let line = |rule: &str| out.lines().find(|l| l.trim_start().starts_with(rule)).unwrap_or_else(|| panic!("{rule}:\n{out}")).to_string();
+    assert!(line("owner-writes-only").contains("not judged: needs the recorded history"), "{out}");
+    assert!(line("liveness").contains("pass (judged from the final tables)"), "{out}");
+    assert!(
+        line("completed-once").contains("not judged") && line("completed-once").contains("completion reports from 2 sessions"),
+        "{out}"
+    );
+    // A message to a task with no row, and a `complete` row without its completion report.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("INSERT INTO orchestration_messages (task_id, from_session, message, message_type) VALUES ('task-99', 'task-00', 'x', 'approval'); DELETE FROM orchestration_messages WHERE message_type = 'completion';").unwrap();
+    drop(conn);
+    let o = rehearsal(&["judge", "--db", db.to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("to task-99, a task with no row"), "{out}");
+    assert!(out.contains("message-before-state: in the final tables: task-01 is `complete`"), "{out}");
 }
