@@ -251,6 +251,17 @@ impl Events {
             }
             events.tasks.insert(task, row.clone());
         }
+        // A named writer that writes as the conductor (task-00's row, or a message from
+        // task-00) is a conductor session, even where task-00's row names another.
+        for change in &history.changes {
+            let from_conductor = change.table == Table::Messages
+                && change.new.as_ref().and_then(|r| history::text(r, "from_session")) == Some(CONDUCTOR_TASK_ID);
+            if let Some(writer) =
+                change.writer.as_ref().filter(|w| (from_conductor || touches_conductor_row(change)) && !events.conductors.contains(w))
+            {
+                events.conductors.push(writer.clone());
+            }
+        }
         events.initial_poll(history, start_unix_ms);
         for change in &history.changes {
             events.take(change, start_unix_ms);
