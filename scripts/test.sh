@@ -8,9 +8,10 @@ cd "$(dirname "$0")/.."
 
 # The seed scripts' tests (tests/it/seed_scripts.rs) need sqlite3 (the scripts query comms.db
 # with it) and faketime (to run them at a simulated instant of the run); the timeline tests
-# (tests/it/reports.rs) render timeline.html in headless Chromium. Debian package = command.
+# (tests/it/reports.rs) render timeline.html in headless Chromium; the real fleet of
+# tests/it/real_fleet.rs runs python3 processes. Debian package = command.
 missing=()
-for tool in sqlite3 faketime chromium; do
+for tool in sqlite3 faketime chromium python3; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then

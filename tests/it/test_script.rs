@@ -46,7 +46,7 @@ fn the_test_script_names_the_missing_tools_and_stops_when_it_cannot_install_them
 #[test]
 fn the_test_script_runs_cargo_test_locked_with_its_arguments_once_every_tool_is_there() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = path_with(&tmp.path().join("bin"), &["cargo", "sqlite3", "faketime", "chromium"]);
+    let path = path_with(&tmp.path().join("bin"), &["cargo", "sqlite3", "faketime", "chromium", "python3"]);
     let o = run_script(&path, tmp.path());
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).ends_with("cargo test --locked golden\n"), "{}", String::from_utf8_lossy(&o.stdout));
