@@ -29,6 +29,7 @@ mod doc_links;
 mod escalation;
 mod examples;
 mod exit_requested;
+mod explanations;
 mod explore;
 mod faults;
 mod fidelity_table;
