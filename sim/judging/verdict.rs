@@ -115,6 +115,9 @@ fn task_sessions(conn: &rusqlite::Connection) -> Result<std::collections::BTreeM
     Ok(rows)
 }
 
+/// A task not `complete` at the end: its id, its state and the session its row names.
+pub type Unfinished = (String, TaskState, Option<String>);
+
 /// The tasks not `complete` at the end (id, state, the session the row names), as liveness
 /// says them: one fact a task when there are few (`task-06 ended in `review_approved`, not
 /// `complete``), else one a state, largest first, with how many of `total`, the tasks (a
@@ -129,7 +132,7 @@ pub fn unfinished_facts(
     if unfinished.len() <= FEW {
         return unfinished.iter().map(|(id, state, _)| format!("{id} ended in `{state}`, not `complete`")).collect();
     }
-    let mut by_state: Vec<(TaskState, Vec<&(String, TaskState, Option<String>)>)> = Vec::new();
+    let mut by_state: Vec<(TaskState, Vec<&Unfinished>)> = Vec::new();
     for row in unfinished {
         match by_state.iter_mut().find(|(state, _)| *state == row.1) {
             Some((_, rows)) => rows.push(row),
@@ -142,7 +145,7 @@ pub fn unfinished_facts(
         .map(|(state, rows)| {
             let ids: Vec<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();
             let listed = if ids.len() > 6 { format!("{}, …, {}", ids[..3].join(", "), ids[ids.len() - 1]) } else { ids.join(", ") };
-            let held: Vec<&(String, TaskState, Option<String>)> = rows.iter().copied().filter(|(_, _, sid)| sid.is_some()).collect();
+            let held: Vec<&Unfinished> = rows.iter().copied().filter(|(_, _, sid)| sid.is_some()).collect();
             let holders = match held.first() {
                 None if *state == TaskState::Watching => "never claimed (no session_id)".to_string(),
                 None => "no session holds them (no session_id)".to_string(),
@@ -216,8 +219,7 @@ mod tests {
         let describe = |sid: &str| format!("session {sid}");
         let few = [("task-06".to_string(), TaskState::ReviewApproved, Some("s6".to_string()))];
         assert_eq!(unfinished_facts(&few, 6, &describe), ["task-06 ended in `review_approved`, not `complete`"]);
-        let mut many: Vec<(String, TaskState, Option<String>)> =
-            (1..=62).map(|n| (format!("task-{n:02}"), TaskState::Watching, None)).collect();
+        let mut many: Vec<Unfinished> = (1..=62).map(|n| (format!("task-{n:02}"), TaskState::Watching, None)).collect();
         many.push(("task-63".to_string(), TaskState::Working, Some("s63".to_string())));
         many.push(("task-64".to_string(), TaskState::Working, None));
         assert_eq!(

@@ -101,7 +101,10 @@ fn as_root_the_test_script_refuses_an_install_that_would_upgrade_an_installed_pa
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     // Said before anything: what it will install and how to do it by hand.
-    assert!(stderr.contains("about to install them with apt-get") && stderr.contains("by hand instead: apt-get install chromium"), "{stderr}");
+    assert!(
+        stderr.contains("about to install them with apt-get") && stderr.contains("by hand instead: apt-get install chromium"),
+        "{stderr}"
+    );
     assert!(stderr.contains("would also upgrade installed packages: libsystemd0"), "{stderr}");
     let calls = apt_calls(&bin);
     assert_eq!(calls, ["apt-get update -qq", "apt-get install -s --no-upgrade chromium"], "simulated only, nothing installed");
