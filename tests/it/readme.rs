@@ -319,3 +319,31 @@ fn quoted_outputs_are_read_from_transcripts_and_marked_fences_and_a_stale_one_is
     assert!(stale_output(&found[1], "r: PASS\n").is_none());
     assert_eq!(stale_output(&found[1], "r: FAIL\n").expect("stale").3, ["  r: FAIL"]);
 }
+
+/// The quoted run of `explore crashes` on the quickstart is regenerated only by
+/// scripts/regen-docs.sh (5388 runs); its point counts are checked here against this build's
+/// base run (`--list-points`), so a change that moves them fails at once.
+#[test]
+fn the_quoted_quickstart_exploration_has_this_builds_points() {
+    let example = all_examples().into_iter().find(|e| e.command.contains("explore crashes scenarios/quickstart.toml")).expect("quoted");
+    let quoted = example.output.expect("with its output").lines;
+    let line =
+        |label: &str| quoted.iter().find(|l| l.trim_start().starts_with(label)).unwrap_or_else(|| panic!("{label}: {quoted:?}")).clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+        .args(["explore", "crashes", "scenarios/quickstart.toml", "--list-points", "--out"])
+        .arg(tmp.path().join("x"))
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listed = String::from_utf8(o.stdout).unwrap();
+    let sessions: Vec<&str> = listed.lines().skip(1).filter_map(|l| l.split(',').nth(1)).collect();
+    let conductor = sessions.iter().filter(|s| s.starts_with("conductor")).count();
+    let points =
+        format!("points       {} ({} of musician sessions, {conductor} of the conductor)", sessions.len(), sessions.len() - conductor);
+    let runs = format!("runs         {0} of {0} (crash before and after each point)", 2 * sessions.len());
+    let stale = "docs/commands.md's quoted exploration of the quickstart is stale: run scripts/regen-docs.sh";
+    assert_eq!(line("points").trim(), points, "{stale}");
+    assert_eq!(line("runs").trim(), runs, "{stale}");
+}
