@@ -15,14 +15,29 @@ for tool in sqlite3 faketime chromium python3; do
   command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  by_hand="apt-get install ${missing[*]}"
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing ${missing[*]} (apt-get)" >&2
+    # Install what is missing and nothing else: no upgrade of a package already installed.
+    # apt-get's --no-upgrade covers only the packages named, not their dependencies, so the
+    # install is simulated first and refused if it would upgrade anything.
+    echo "scripts/test.sh: the tests need ${missing[*]}, missing here; about to install them with apt-get" >&2
+    echo "  (by hand instead: $by_hand; nothing installed is upgraded, or this script stops)" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${missing[@]}"
+    plan=$(apt-get install -s --no-upgrade --no-install-recommends "${missing[@]}")
+    upgrades=$(printf '%s\n' "$plan" | awk '$1 == "Inst" && $3 ~ /^\[/ {print $2}' | tr '\n' ' ')
+    new=$(printf '%s\n' "$plan" | awk '$1 == "Inst" && $3 !~ /^\[/ {print $2}' | tr '\n' ' ')
+    if [ -n "$upgrades" ] && [ -z "${REHEARSAL_TEST_ALLOW_UPGRADES:-}" ]; then
+      echo "scripts/test.sh: installing ${missing[*]} would also upgrade installed packages: $upgrades" >&2
+      echo "  Nothing was installed. Install them yourself ($by_hand), or rerun with" >&2
+      echo "  REHEARSAL_TEST_ALLOW_UPGRADES=1 to let apt-get upgrade those packages." >&2
+      exit 2
+    fi
+    echo "scripts/test.sh: installing ${new:-${missing[*]}}(apt-get install -y --no-upgrade --no-install-recommends ${missing[*]})" >&2
+    apt-get install -y -qq --no-upgrade --no-install-recommends "${missing[@]}"
   else
     echo "scripts/test.sh: the tests need ${missing[*]}, which this machine lacks." >&2
-    echo "  Install them (Debian/Ubuntu: sudo apt-get install ${missing[*]}), or run this script as root" >&2
+    echo "  Install them (Debian/Ubuntu: sudo $by_hand), or run this script as root" >&2
     echo "  on a machine with apt-get, which installs them. The tests would fail without them." >&2
     exit 2
   fi

@@ -29,6 +29,31 @@ pub fn assumption_of(events: &[Event], violation: &Violation, patience_ms: i64) 
     if violation.rule != RuleId::NoRelaunchWhileClaimPending {
         return None;
     }
+    let pending = pending_at(events, violation);
+    if pending.is_empty() || pending.iter().any(|(_, at_ms)| violation.t_ms - at_ms <= patience_ms) {
+        return None;
+    }
+    Some("A1")
+}
+
+/// The hangs (ms, in order) that froze the sessions still pending their claim when the
+/// violation's launch came: what made them silent past the patience (docs/repaired-protocol.md
+/// names them with each of A1's runs).
+pub fn hangs_before_claim_ms(events: &[Event], violation: &Violation) -> Vec<i64> {
+    let pending: Vec<String> = pending_at(events, violation).into_iter().map(|(sid, _)| sid).collect();
+    events
+        .iter()
+        .filter(|e| e.t_ms <= violation.t_ms && pending.iter().any(|sid| **sid == *e.session))
+        .filter_map(|e| match &e.kind {
+            EventKind::FaultHang { ms, .. } => Some(*ms),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The sessions (id, start instant) of the task the conductor launched at the violation's
+/// instant that were launched before it and had not tried to claim by then.
+fn pending_at(events: &[Event], violation: &Violation) -> Vec<(String, i64)> {
     let mut launches: BTreeMap<String, Launch> = BTreeMap::new();
     let mut tried: BTreeMap<String, i64> = BTreeMap::new();
     for e in events {
@@ -44,20 +69,13 @@ pub fn assumption_of(events: &[Event], violation: &Violation, patience_ms: i64) 
     }
     // The launch the violation names: the one the conductor made at its instant.
     let new_tasks: Vec<&str> = launches.values().filter(|l| l.t_ms == violation.t_ms).map(|l| l.task_id.as_str()).collect();
-    if new_tasks.is_empty() {
-        return None;
-    }
-    let pending = launches.iter().filter(|(sid, l)| {
-        new_tasks.contains(&l.task_id.as_str()) && l.t_ms < violation.t_ms && tried.get(*sid).is_none_or(|t| *t > violation.t_ms)
-    });
-    let mut any = false;
-    for (_, earlier) in pending {
-        any = true;
-        if violation.t_ms - earlier.at_ms <= patience_ms {
-            return None;
-        }
-    }
-    any.then_some("A1")
+    launches
+        .iter()
+        .filter(|(sid, l)| {
+            new_tasks.contains(&l.task_id.as_str()) && l.t_ms < violation.t_ms && tried.get(*sid).is_none_or(|t| *t > violation.t_ms)
+        })
+        .map(|(sid, l)| (sid.clone(), l.at_ms))
+        .collect()
 }
 
 #[cfg(test)]
@@ -93,5 +111,25 @@ mod tests {
         let events = [launched(25_000, 34_760, "s1"), launched(2_080_169, 2_093_523, "s2")];
         assert_eq!(assumption_of(&events, &violation(2_080_169, RuleId::OneLiveSessionPerTask), PATIENCE_MS), None);
         assert_eq!(assumption_of(&events, &violation(2_000_000, RuleId::NoRelaunchWhileClaimPending), PATIENCE_MS), None);
+    }
+
+    #[test]
+    fn the_hangs_named_are_those_of_the_pending_session_before_the_relaunch() {
+        let hang = |t_ms: i64, sid: &str, ms: i64| Event {
+            t_ms,
+            who: Who::Engine,
+            session: Arc::from(sid),
+            kind: EventKind::FaultHang { who: sid.into(), ms },
+        };
+        let events = [
+            launched(25_000, 34_760, "s1"),
+            hang(40_000, "s1", 1_080_000),
+            hang(1_130_000, "s1", 960_000),
+            hang(1_200_000, "s9", 60_000),
+            launched(2_080_169, 2_093_523, "s2"),
+            hang(2_100_000, "s1", 300_000),
+        ];
+        let v = violation(2_080_169, RuleId::NoRelaunchWhileClaimPending);
+        assert_eq!(hangs_before_claim_ms(&events, &v), [1_080_000, 960_000], "s9 is another session; the last hang is after");
     }
 }

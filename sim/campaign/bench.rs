@@ -271,7 +271,6 @@ pub fn prepare_points(options: &BenchOptions) -> Result<(Campaign, Vec<Point>)> 
     crate::campaign::replay::check(&options.scenario, options.sql.as_deref(), options.protocol.as_deref(), &options.variants)?;
     let base: toml::Table =
         toml::from_str(&base_text).map_err(|e| Error::input(format!("{}: {}", options.scenario.display(), e.message())))?;
-    let campaign = Campaign::open(&folder_spec(options))?;
     let points_dir = options.out.join("points");
     let mut points = Vec::new();
     for (index, choice) in combinations(&options.params).into_iter().enumerate() {
@@ -279,11 +278,26 @@ pub fn prepare_points(options: &BenchOptions) -> Result<(Campaign, Vec<Point>)> 
         let text = point_text(options, &base, index, &choice)?;
         points.push((Point { index, choice, path }, text));
     }
+    // Only once every point is a valid scenario: a refused grid leaves no folder behind.
+    let campaign = Campaign::open(&folder_spec(options))?;
     std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
     for (point, text) in &points {
         write_atomically(&point.path, text.as_bytes())?;
     }
     Ok((campaign, points.into_iter().map(|(point, _)| point).collect()))
+}
+
+/// A grid point the scenario checks refuse, said in the user's terms: the parameters and
+/// values that make it, and the scenario they change, not the point's file, which is never
+/// written (its line and column are of text the user did not write).
+fn point_refused(options: &BenchOptions, path: &Path, described: &[String], e: &Error) -> Error {
+    let (Error::Input(why) | Error::Harness(why)) = e;
+    let why = match why.strip_prefix(&format!("{}:", path.display())) {
+        // `LINE:COL: ` of the point's text.
+        Some(rest) => rest.splitn(3, ':').nth(2).map_or(rest, str::trim_start),
+        None => why.as_str(),
+    };
+    Error::input(format!("--param {}: {} with this value is refused: {why}", described.join(", "), options.scenario.display()))
 }
 
 /// Grid point `index`: the scenario with each parameter's chosen step, as the text of its
@@ -312,7 +326,7 @@ fn point_text(options: &BenchOptions, base: &toml::Table, index: usize, choice: 
         described.join(", ")
     );
     let path = options.out.join("points").join(format!("p{index:03}.toml"));
-    Scenario::parse(&text, &path).map_err(|e| Error::input(format!("grid point {index} ({}): {e}", described.join(", "))))?;
+    Scenario::parse(&text, &path).map_err(|e| point_refused(options, &path, &described, &e))?;
     Ok(text)
 }
 

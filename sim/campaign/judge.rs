@@ -102,7 +102,10 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
             resolved.run.epoch_unix_ms
         )));
     }
-    let mut checker = crate::run::checker_for(&resolved);
+    // The SQL the run ran, as its scenario and variants make it (a `--sql` file of the run's
+    // command line is not in the trace: its explanations name the scenario's statements).
+    let sql = crate::judging::oracle::SqlInForce::of(&crate::plan::catalog_for(&resolved)?);
+    let mut checker = crate::run::checker_for(&resolved).with_sql_in_force(sql);
     let end = stream.for_each(|event| checker.on_event(&event))?;
     let conn = crate::report::open_finished_db(&db_path)?;
     let verdict = crate::judging::verdict::judge(&conn, &resolved, end.ending, end.makespan_ms, checker)?;

@@ -142,7 +142,7 @@ fn replay_notes(out: &Path, runs_dir: &Path) -> Result<Vec<String>> {
     let mut notes = Vec::new();
     for file in files {
         let scenario = crate::input::scenario::Scenario::load(&file)?;
-        let (rule, case) = assumption_case(&scenario, &file, None, &[], &runs_dir.join("assumption-check"))?;
+        let (rule, case, _) = assumption_case(&scenario, &file, None, &[], &runs_dir.join("assumption-check"))?;
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
         notes.push(format!("- `{name}`: its replay run first breaks {rule}: {}", case_text(case)));
     }
@@ -154,7 +154,8 @@ fn replay_head(command: &str) -> String {
 }
 
 /// Runs `scenario` (loaded from `path`) at `seed` under `variants` into `folder` (removed
-/// after) and returns its first violated rule and the assumption whose case it is, if any. A1
+/// after) and returns its first violated rule, the assumption whose case it is, if any, and
+/// the hangs (ms) that kept the pending session silent (`assumption::hangs_before_claim_ms`). A1
 /// is judged against its own 30 minutes (`PATIENT_CLAIM_OVERDUE_S`), not the run's setting: a
 /// conductor that relaunches sooner breaks the rule outside the assumption.
 pub fn assumption_case(
@@ -163,7 +164,7 @@ pub fn assumption_case(
     seed: Option<u64>,
     variants: &[String],
     folder: &Path,
-) -> Result<(String, Option<&'static str>)> {
+) -> Result<(String, Option<&'static str>, Vec<i64>)> {
     let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
     let options = crate::run::RunOptions {
         scenario_path: path.to_path_buf(),
@@ -176,7 +177,9 @@ pub fn assumption_case(
     let _ = std::fs::remove_dir_all(folder);
     let first = summary.verdict.violations.iter().filter(|v| v.first).min_by_key(|v| v.t_ms);
     let case = first.and_then(|v| crate::campaign::assumption::assumption_of(&events, v, patience_ms));
-    Ok((first.map_or("none".to_string(), |v| v.rule.to_string()), case))
+    let hangs_ms =
+        first.filter(|_| case.is_some()).map_or_else(Vec::new, |v| crate::campaign::assumption::hangs_before_claim_ms(&events, v));
+    Ok((first.map_or("none".to_string(), |v| v.rule.to_string()), case, hangs_ms))
 }
 
 /// How the document says whether a failure is an assumption's case.

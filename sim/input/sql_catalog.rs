@@ -123,6 +123,11 @@ impl Catalog {
         Ok(())
     }
 
+    /// The entry named `name`, if the catalog has one.
+    pub fn find(&self, name: &str) -> Option<&Statement> {
+        self.statements.get(name)
+    }
+
     pub fn get(&self, name: &str) -> &Statement {
         self.statements.get(name).unwrap_or_else(|| panic!("statement {name} was validated at load"))
     }

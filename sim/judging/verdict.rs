@@ -86,16 +86,20 @@ pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, TaskState
 }
 
 /// Liveness from the database: every task `complete`, the conductor in an exit state.
-fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Vec<String>> {
+/// `describe` names a session the way the oracles do (with its crash, hangs and end).
+fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario, describe: &dyn Fn(&str) -> String) -> Result<Vec<String>> {
     let rows = task_states(conn)?;
+    let holders = task_sessions(conn)?;
+    let mut unfinished = Vec::new();
     let mut facts = Vec::new();
     for plan in &scenario.tasks {
         match rows.iter().find(|(id, _)| *id == plan.task_id) {
             Some((_, TaskState::Complete)) => {}
-            Some((id, state)) => facts.push(format!("{id} ended in `{state}`, not `complete`")),
+            Some((id, state)) => unfinished.push((id.clone(), *state, holders.get(id).cloned().flatten())),
             None => facts.push(format!("{} has no row in orchestration_tasks", plan.task_id)),
         }
     }
+    facts.splice(0..0, unfinished_facts(&unfinished, scenario.tasks.len(), describe));
     match rows.iter().find(|(id, _)| id == CONDUCTOR_TASK_ID) {
         Some((_, TaskState::Complete | TaskState::ExitRequested)) => {}
         Some((_, state)) => facts.push(format!("the conductor (task-00) ended in `{state}`, not an exit state")),
@@ -104,11 +108,67 @@ fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario) -> Result<Ve
     Ok(facts)
 }
 
+/// Each task row's session_id (NULL: no session holds it), by task id.
+fn task_sessions(conn: &rusqlite::Connection) -> Result<std::collections::BTreeMap<String, Option<String>>> {
+    let mut stmt = conn.prepare("SELECT task_id, session_id FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%'")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
+/// A task not `complete` at the end: its id, its state and the session its row names.
+pub type Unfinished = (String, TaskState, Option<String>);
+
+/// The tasks not `complete` at the end (id, state, the session the row names), as liveness
+/// says them: one fact a task when there are few (`task-06 ended in `review_approved`, not
+/// `complete``), else one a state, largest first, with how many of `total`, the tasks (a
+/// long list cut), whether any session ever held them, and one session that did, described
+/// (how it ended), so that a collapsed run of 64 musicians reads in a few lines.
+pub fn unfinished_facts(
+    unfinished: &[(String, TaskState, Option<String>)],
+    total: usize,
+    describe: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    const FEW: usize = 3;
+    if unfinished.len() <= FEW {
+        return unfinished.iter().map(|(id, state, _)| format!("{id} ended in `{state}`, not `complete`")).collect();
+    }
+    let mut by_state: Vec<(TaskState, Vec<&Unfinished>)> = Vec::new();
+    for row in unfinished {
+        match by_state.iter_mut().find(|(state, _)| *state == row.1) {
+            Some((_, rows)) => rows.push(row),
+            None => by_state.push((row.1, vec![row])),
+        }
+    }
+    by_state.sort_by_key(|(state, rows)| (std::cmp::Reverse(rows.len()), state.as_str()));
+    by_state
+        .iter()
+        .map(|(state, rows)| {
+            let ids: Vec<&str> = rows.iter().map(|(id, _, _)| id.as_str()).collect();
+            let listed = if ids.len() > 6 { format!("{}, …, {}", ids[..3].join(", "), ids[ids.len() - 1]) } else { ids.join(", ") };
+            let held: Vec<&Unfinished> = rows.iter().copied().filter(|(_, _, sid)| sid.is_some()).collect();
+            let holders = match held.first() {
+                None if *state == TaskState::Watching => "never claimed (no session_id)".to_string(),
+                None => "no session holds them (no session_id)".to_string(),
+                Some((id, _, Some(sid))) => {
+                    let how_many = if held.len() == rows.len() {
+                        "each held by its session".to_string()
+                    } else {
+                        format!("{} held by a session", held.len())
+                    };
+                    format!("{how_many}, e.g. {id} by {}", describe(sid))
+                }
+                Some(_) => unreachable!("filtered on a session"),
+            };
+            format!("{} of {total} tasks stuck in `{state}` ({listed}): {holders}", rows.len())
+        })
+        .collect()
+}
+
 /// The verdict of a run: `checker` has consumed the run's events; `conn` is its `comms.db`
 /// (the run's own connection, or a finished run's opened read-only by `rehearsal judge`).
 pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
     checker.finish(end_ms, &crate::judging::oracle::rules::budget::limits(scenario));
-    let facts = liveness_facts(conn, scenario)?;
+    let facts = liveness_facts(conn, scenario, &|sid| checker.describe_session(sid))?;
     if !facts.is_empty() {
         let why = match ending {
             Ending::TimeLimit => format!("not every task completed within run.sim_time_max_ms = {} ms", scenario.run.sim_time_max_ms),
@@ -148,4 +208,26 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
         Verdict { passed: true, failure: String::new(), headline: "PASS".to_string(), explanation: Vec::new(), violations }
     };
     Ok(verdict)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_unfinished_tasks_are_named_one_by_one_and_many_grouped_by_state() {
+        let describe = |sid: &str| format!("session {sid}");
+        let few = [("task-06".to_string(), TaskState::ReviewApproved, Some("s6".to_string()))];
+        assert_eq!(unfinished_facts(&few, 6, &describe), ["task-06 ended in `review_approved`, not `complete`"]);
+        let mut many: Vec<Unfinished> = (1..=62).map(|n| (format!("task-{n:02}"), TaskState::Watching, None)).collect();
+        many.push(("task-63".to_string(), TaskState::Working, Some("s63".to_string())));
+        many.push(("task-64".to_string(), TaskState::Working, None));
+        assert_eq!(
+            unfinished_facts(&many, 64, &describe),
+            [
+                "62 of 64 tasks stuck in `watching` (task-01, task-02, task-03, …, task-62): never claimed (no session_id)",
+                "2 of 64 tasks stuck in `working` (task-63, task-64): 1 held by a session, e.g. task-63 by session s63",
+            ]
+        );
+    }
 }

@@ -183,7 +183,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let sql = catalog.identity();
-    let checker = checker_for(&scenario);
+    let checker = checker_for(&scenario).with_sql_in_force(crate::judging::oracle::SqlInForce::of(&catalog));
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;

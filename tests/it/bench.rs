@@ -93,7 +93,7 @@ fn a_poll_by_jitter_grid_shows_false_alarms_growing_with_jitter_and_is_the_same_
 #[test]
 fn bad_grid_parameters_are_named_before_anything_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--param", "timing.no_such_key=1,2"], "no_such_key"),
         (&["--param", "timing.background_poll_ms=-5"], "background_poll_ms"),
         // Only the second point is invalid: no point file of the first is left behind.
@@ -104,6 +104,12 @@ fn bad_grid_parameters_are_named_before_anything_runs() {
         (&["--param", "timing.background_poll_ms"], "expected NAME=V1,V2"),
         (&["--param", "timing.background_poll_ms=1,1"], "listed twice"),
         (&["--param", "tasks.count=2", "--heatmap", "tasks.count,run.seed"], "--heatmap run.seed"),
+        // A value the scenario's checks refuse: named as the parameter and its value, with the
+        // scenario it changes, not by the point file that is never written (issue 45).
+        (
+            &["--param", "conductor.staleness_s=300"],
+            "--param conductor.staleness_s = 300: scenarios/bench/poll-jitter.toml with this value is refused: key `timing.heartbeat_refresh_s`",
+        ),
     ];
     for (i, (args, expected)) in cases.iter().enumerate() {
         let out = tmp.path().join(i.to_string());
@@ -112,6 +118,8 @@ fn bad_grid_parameters_are_named_before_anything_runs() {
         assert!(text.contains(expected), "{args:?} should name {expected}: {text}");
         assert!(!out.join("bench.csv").exists(), "{args:?}: nothing ran");
         assert!(!out.join("points").exists(), "{args:?}: no grid point file is written unless every point is valid");
+        assert!(!text.contains("points/p0"), "{args:?}: names a file never written: {text}");
+        assert!(!out.exists(), "{args:?}: a refused grid leaves no output folder");
     }
 }
 

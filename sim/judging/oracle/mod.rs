@@ -14,6 +14,7 @@ pub mod designer;
 pub mod latency;
 mod meter;
 pub mod rules;
+mod sql_in_force;
 mod truth;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,6 +27,7 @@ use crate::world::event::{Event, EventKind, Fact, SqlResult, Who};
 pub use conductor_choice::ConductorChoices;
 pub use meter::{quantiles, Measurements};
 pub use rules::{Rule, RuleDoc, RULES};
+pub use sql_in_force::SqlInForce;
 pub use truth::{touched_row, MessageTruth, StaleTruth, Truth};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,6 +153,9 @@ pub struct Checker {
     /// The conductor's choices in force, named in the explanations they are in the chain of
     /// (`conductor_choice.rs`); `None`: explanations name none.
     choices: Option<ConductorChoices>,
+    /// The statements the run ran, named in the explanations of the writes they let through;
+    /// `None`: explanations name none.
+    sql: Option<SqlInForce>,
 }
 
 impl Checker {
@@ -161,6 +166,24 @@ impl Checker {
             meter: meter::Meter::default(),
             findings: Findings::default(),
             choices: None,
+            sql: None,
+        }
+    }
+
+    /// The same checker, naming the statements of `sql` in the explanations of the writes
+    /// they let through (owner-writes-only's "because").
+    pub fn with_sql_in_force(mut self, sql: SqlInForce) -> Checker {
+        self.sql = Some(sql);
+        self
+    }
+
+    /// Appends to the violations found since `from` what the statement in force lacked.
+    fn name_statement(&mut self, from: usize, stmt: Stmt) {
+        let Some(sql) = &self.sql else { return };
+        for violation in &mut self.findings.violations[from..] {
+            if violation.rule == RuleId::OwnerWritesOnly {
+                violation.explanation.push_str(&format!(", because {}", sql.owner_because(stmt)));
+            }
         }
     }
 
@@ -222,6 +245,7 @@ impl Checker {
         if let Seen::Sql(f) = seen {
             let point = ViolationPoint { actor: f.actor, statement: f.statement };
             self.findings.violations[found_before..].iter_mut().for_each(|v| v.point = Some(point));
+            self.name_statement(found_before, f.statement);
         }
         let conductor_wrote = matches!(seen, Seen::Sql(f) if f.actor.is_conductor() && !f.readonly);
         self.name_choices(found_before, conductor_wrote);
@@ -258,6 +282,11 @@ impl Checker {
     }
 
     /// Liveness, judged by the caller from the database, joins the violations here.
+    /// A session as the explanations name it: S-label, id, launch, hangs, crash, last write.
+    pub fn describe_session(&self, session_id: &str) -> String {
+        self.truth.describe(session_id)
+    }
+
     pub fn add_liveness(&mut self, t_ms: i64, explanation: String) {
         let found_before = self.findings.violations.len();
         self.findings.violate(RuleId::Liveness, String::new(), t_ms, explanation);

@@ -36,10 +36,11 @@ impl Rule for OwnerWritesOnly {
         if before.session_id == f.session_id {
             return;
         }
+        // The checker adds what the statement in force lacked (`SqlInForce::owner_because`).
         findings.violate_with(DOC.id, f.task_id, f.t_ms, || {
             let (writer, owner) = (truth.describe(f.session_id), truth.describe(&before.session_id));
             format!(
-                "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row, because no musician UPDATE checks session_id",
+                "at t={} ms {writer} wrote `{}` to {} (state {} → {}), but the row belonged to {owner}: the replaced session overwrote its successor's row",
                 f.t_ms, f.statement, f.task_id, before.state, after.state
             )
         });
