@@ -163,10 +163,33 @@ fn classify(scenario: &Scenario, path: &Path, seed: u64, folder: &Path) -> Resul
     Ok("unexplained".to_string())
 }
 
-/// The assumptions of the proof a configuration is outside of, each with why: A2, watcher
-/// jitter past the seeds' timing margin (sim/campaign/shipped_scope.rs).
+/// The assumptions of the proof a configuration is outside of, each with why: A1, a double
+/// launch's twin that starts later than the conductor's patience (a silence before the claim
+/// longer than 30 minutes: the conductor relaunches, and the twin races the new session); A2,
+/// watcher jitter past the seeds' timing margin (sim/campaign/shipped_scope.rs).
 pub fn outside_of(scenario: &Scenario) -> Vec<(&'static str, String)> {
-    crate::campaign::shipped_scope::jitter_past_margin(scenario).map(|why| ("A2", why)).into_iter().collect()
+    let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
+    let mut out: Vec<(&'static str, String)> = scenario
+        .faults
+        .double_launch
+        .iter()
+        .filter(|d| d.after_ms > patience_ms)
+        .map(|d| ("A1", format!("task {}'s double-launch twin starts {} s after its original, later than the conductor's {} s patience before a relaunch", d.task, d.after_ms / 1000, patience_ms / 1000)))
+        .collect();
+    out.extend(crate::campaign::shipped_scope::jitter_past_margin(scenario).map(|why| ("A2", why)));
+    out
+}
+
+/// What `rehearsal run` prints, at the start and with the verdict, for a run of the `repaired`
+/// profile whose configuration is outside an assumption of its proof (empty otherwise).
+pub fn outside_lines(scenario: &Scenario) -> Vec<String> {
+    if scenario.profile != "repaired" {
+        return Vec::new();
+    }
+    outside_of(scenario)
+        .into_iter()
+        .map(|(id, why)| format!("outside      assumption {id} of the repaired profile's proof: {why}"))
+        .collect()
 }
 
 fn rules(run: &RunSummary) -> String {
@@ -274,6 +297,55 @@ pub fn splice_section(path: &Path, section: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run_text(text: &str, dir: &Path, name: &str, seed: u64) -> RunSummary {
+        let path = dir.join(format!("{name}.toml"));
+        let scenario = Scenario::parse(text, &path).unwrap();
+        let options =
+            RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(dir.join(format!("{name}-{seed}"))), variants: Vec::new() };
+        execute(options.plan(&scenario).unwrap(), Execution { keep: Keep::Hash, ..Execution::default() }).unwrap().summary
+    }
+
+    /// Issue 48, 3: a single-crash run of a generated configuration stays within every derived
+    /// budget (the patient relaunch and the review queue included): the first generated
+    /// scenarios of seed 1 whose fault-free run passes, with one crash of task-01's S1 at its
+    /// second heartbeat instead of their faults.
+    #[test]
+    fn a_single_crash_run_of_a_generated_configuration_stays_within_its_budgets() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut checked = 0;
+        for index in 0..12 {
+            let d = draw(1, index);
+            if !run_text(&d.fault_free, dir.path(), &d.name, 1).verdict.passed() {
+                continue;
+            }
+            let crash = format!("{}\n[[faults.crash]]\ntask = 1\nat = \"before:heartbeat\"\nnth = 2\n", d.fault_free);
+            let run = run_text(&crash, dir.path(), &format!("{}-crash", d.name), 1);
+            let budget: Vec<&str> =
+                run.verdict.violations.iter().filter(|v| v.rule.as_str() == "budget").map(|v| v.explanation.as_str()).collect();
+            assert!(budget.is_empty(), "{}: {budget:?}", d.name);
+            checked += 1;
+        }
+        assert!(checked >= 8, "{checked} scenarios checked");
+    }
+
+    #[test]
+    fn a_twin_later_than_the_patience_or_jitter_past_the_margin_is_outside_the_proof() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = "[protocol]\nprofile = \"repaired\"\n[tasks]\ncount = 1\n";
+        let inside =
+            Scenario::parse(&format!("{base}[[faults.double_launch]]\ntask = 1\nafter_ms = 1200000\n"), &dir.path().join("a.toml"))
+                .unwrap();
+        assert!(outside_lines(&inside).is_empty());
+        let late = Scenario::parse(&format!("{base}[[faults.double_launch]]\ntask = 1\nafter_ms = 1900000\n"), &dir.path().join("b.toml"))
+            .unwrap();
+        assert_eq!(outside_of(&late)[0].0, "A1");
+        assert!(outside_lines(&late)[0].contains("assumption A1"), "{:?}", outside_lines(&late));
+        let jitter = Scenario::parse(&format!("{base}[faults]\nwatcher_jitter_ms = 90000\n"), &dir.path().join("c.toml")).unwrap();
+        assert_eq!(outside_of(&jitter)[0].0, "A2");
+        let seeds = Scenario::parse("[tasks]\ncount = 1\n[faults]\nwatcher_jitter_ms = 90000\n", &dir.path().join("d.toml")).unwrap();
+        assert!(outside_lines(&seeds).is_empty(), "only the repaired profile's proof has these assumptions");
+    }
 
     #[test]
     fn the_swarm_section_replaces_its_old_self_and_keeps_the_rest() {

@@ -205,6 +205,55 @@ fn without_retry_failed_reads_three_lost_first_reads_delay_the_claim_past_its_bu
     // each lose their first `read_task_record` to SQLITE_IOERR. Under the profile each read is
     // tried again and every rule holds; without the change each session ends there (C43) and
     // the conductor's 30-minute patience per lost launch puts the claim past exit_to_claim_ms.
-    let text = necessary(dir.path(), "io-errors-on-successor-reads.toml", "883902758", "retry-failed-reads");
-    assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5509388"), "{text}");
+    let text = necessary(dir.path(), "io-errors-after-exit.toml", "1", "retry-failed-reads");
+    assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5604677"), "{text}");
+}
+
+#[test]
+fn without_claim_blocked_owner_alive_a_twin_then_a_fix_hands_a_live_task_over() {
+    let dir = tempfile::tempdir().unwrap();
+    // Issue 48's first minimal case: a twin blocked at its claim, then a fix_proposed answer
+    // to the live owner; without the change the conductor hands the answered row over.
+    let text = necessary(dir.path(), "twin-then-fix.toml", "1", "claim-blocked-owner-alive");
+    assert!(text.contains("verdict      FAIL: one-live-session-per-task"), "{text}");
+}
+
+#[test]
+fn without_claim_compare_and_set_a_late_twin_takes_the_row_its_owner_reworks() {
+    let dir = tempfile::tempdir().unwrap();
+    // A twin 9 minutes after S1 arrives while S1 reworks a fix_proposed answer: the seeds'
+    // guard by state admits its claim; the compare-and-set claim does not.
+    let text = necessary(dir.path(), "late-twin-on-answered-row.toml", "1", "claim-compare-and-set");
+    assert!(text.contains("verdict      FAIL: one-live-session-per-task"), "{text}");
+}
+
+#[test]
+fn without_checked_answers_a_review_request_overwrites_an_exit_request() {
+    let dir = tempfile::tempdir().unwrap();
+    // Swarm-found: the exit request lands between S1's decision to ask for a review and its
+    // `set_needs_review`; fencing's UPDATE alone writes `exit_requested → needs_review`.
+    let text = necessary(dir.path(), "exit-request-over-review.toml", "4", "checked-answers");
+    assert!(text.contains("verdict      FAIL: allowed-transitions"), "{text}");
+}
+
+#[test]
+fn without_release_asked_exit_a_late_exited_blocks_the_successor() {
+    let dir = tempfile::tempdir().unwrap();
+    // Issue 48's second minimal case: the asked session's `exited` lands after the conductor
+    // launched its successor; without the release, the successor's claim is blocked and
+    // nothing relaunches the task.
+    let text = necessary(dir.path(), "late-exited-after-exit-request.toml", "1", "release-asked-exit");
+    assert!(text.contains("liveness"), "{text}");
+}
+
+#[test]
+fn an_exit_then_a_crash_before_the_successors_claim_stays_within_the_derived_budgets() {
+    let dir = tempfile::tempdir().unwrap();
+    // Issue 48's third minimal case: a single crash (S2 before its claim) after an exit costs
+    // the profile's 30-minute patience, which the derived exit_to_claim_ms now counts.
+    for seed in ["1", "2", "3", "4", "5"] {
+        let (code, text) = proof_run("exit-then-crash-before-claim.toml", seed, &dir.path().join(seed), &[]);
+        assert_eq!(code, Some(0), "seed {seed}: {text}");
+        assert!(text.contains("exit_to_claim_ms") && !text.contains("BREACHED"), "seed {seed}: {text}");
+    }
 }
