@@ -325,9 +325,10 @@ mod tests {
         assert_eq!(Bounds::of(&scenario(three)).cycle_ms, 975_000);
         // 540 000 + 300 000 (the answer that refreshes a lost session's heartbeat) + 3 cycles.
         assert_eq!(limit(three, "crash_detect_ms"), 540_000 + 300_000 + 3 * 975_000);
-        // Polling during reviews, no review holds a poll: a cycle is 75 000 ms.
+        // Polling during reviews, no review holds a poll: a cycle is 75 000 ms; a lost
+        // session's request waits for the 3 reviews queued before it (issue 48).
         let polling = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n";
-        assert_eq!(limit(polling, "crash_detect_ms"), 540_000 + 300_000 + 3 * 75_000);
+        assert_eq!(limit(polling, "crash_detect_ms"), 540_000 + 3 * 300_000 + 3 * 75_000);
         // Two reviews at once: two rounds of reviews for three tasks.
         let two = "[tasks]\ncount = 3\n[conductor]\nreviews_in_flight = 2\n";
         assert_eq!(limit(two, "crash_detect_ms"), 540_000 + 300_000 + 3 * (75_000 + 600_000));
