@@ -219,7 +219,7 @@ fn run_all(
                 if k >= jobs.len() {
                     return;
                 }
-                if k > 0 && k % options.progress_every == 0 {
+                if k > 0 && k.is_multiple_of(options.progress_every) {
                     eprintln!("swarm: {k} of {} runs", jobs.len());
                 }
                 let (i, seed, free) = jobs[k];

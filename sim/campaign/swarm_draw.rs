@@ -244,7 +244,7 @@ impl Gen {
             let nth = self.int(1, 3);
             let _ = write!(out, "[[faults.{kind}]]\ntask = {task}\nsession = {session}\nat = \"{point}\"\nnth = {nth}\n");
             if kind == "hang" {
-                let _ = write!(out, "duration_ms = {}\n", self.int(1, 25) * 60_000);
+                let _ = writeln!(out, "duration_ms = {}", self.int(1, 25) * 60_000);
             }
             out.push('\n');
             self.feature(format!("scripted {kind}"));
