@@ -18,6 +18,7 @@ use rehearsal::commands::replay::{CheckArgs, JudgeArgs, ReplayArgs, ShrinkArgs};
 use rehearsal::commands::run::RunArgs;
 use rehearsal::commands::scenarios::{ListArgs, NewArgs};
 use rehearsal::commands::search::SearchArgs;
+use rehearsal::commands::swarm::SwarmArgs;
 use rehearsal::commands::sweep::{MergeArgs, SweepArgs};
 use rehearsal::commands::{self, Outcome};
 
@@ -70,6 +71,9 @@ enum Command {
     /// Coverage-guided search (mutants of the inputs that reached new coverage or a new
     /// violation) beside a random sweep of the same size; both side by side.
     Search(SearchArgs),
+    /// The repaired profile over scenarios generated at random from every feature of the
+    /// scenario format, each checked fault-free first; failures classified by assumption.
+    Swarm(SwarmArgs),
     /// List the scenario files under a folder with their descriptions.
     List(ListArgs),
     /// Write a commented scenario template that runs as it is.
@@ -142,6 +146,7 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
         Command::Compare(args) => commands::compare::compare(args, quiet),
         Command::Explore(command) => commands::explore::explore(command, quiet),
         Command::Search(args) => commands::search::search(args, quiet),
+        Command::Swarm(args) => commands::swarm::swarm(args, quiet),
         Command::List(args) => commands::scenarios::list(args),
         Command::New(args) => commands::scenarios::new(args),
         Command::Completions(args) => completions(args),

@@ -1,9 +1,12 @@
--- An example of a designer's own SQL, not a variant of docs/protocol.md: a compare-and-set
--- claim. The seeds' claim_task takes the row whenever its state is claimable; this one takes
+-- Variant `claim-compare-and-set` (issue 48, in the `repaired` profile; docs/protocol.md C82),
+-- first shipped as an example of a designer's own SQL: a compare-and-set claim. The seeds' claim_task takes the row whenever its state is claimable; this one takes
 -- it only if its owner is still the one the claiming session saw (:previous_session_id: a
 -- successor's read_task_record, NULL for a task's first session), so of two sessions that
 -- read the same owner only the first to write wins, and a claim made on a stale read changes
--- no row (the session then writes its fallback row, 000 "Guard Block Fallback").
+-- no row (the session then writes its fallback row, 000 "Guard Block Fallback"). A double
+-- launch's twin is a first session (NULL): it cannot take a row its original claimed, in
+-- whatever claimable state the conductor's answer left it (`fix_proposed` being reworked,
+-- `exit_requested` being left), which the seeds' guard by state alone allows.
 -- Run it with: rehearsal run SCENARIO --sql scenarios/variants/claim-compare-and-set.sql
 -- or side by side: rehearsal compare SCENARIO --variants default,scenarios/variants/claim-compare-and-set.sql
 -- name: claim_task

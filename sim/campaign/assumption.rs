@@ -9,6 +9,14 @@
 //! session of the task that had not yet tried to claim had started more than that long before
 //! the new launch. A relaunch sooner than that (a conductor that forgot a launch, say) is no
 //! assumption's case: it is a failure.
+//!
+//! A3 (issue 48): "A double launch's twin is no launch of the conductor's." A twin is a fault
+//! (the same session started twice by whatever launched it), so a conductor that launches the
+//! task's next session cannot know that a twin of an earlier one has yet to start. A
+//! `no-relaunch-while-claim-pending` violation is A3's case when each earlier session pending
+//! at the launch is either A1's case or a twin (`S1b`) that had not started yet; the twin's
+//! later claim is refused by the compare-and-set claim (`claim-compare-and-set`), so the rule
+//! is the only harm.
 
 use std::collections::BTreeMap;
 
@@ -21,19 +29,28 @@ struct Launch {
     t_ms: i64,
     at_ms: i64,
     task_id: String,
+    label: String,
 }
 
-/// `Some("A1")` when `violation` is A1's case in a run of `events` whose conductor waits
+/// `Some("A1")` (or `Some("A3")`, an unstarted twin among the pending sessions) when `violation` is the case in a run of `events` whose conductor waits
 /// `patience_ms` for a claim; `None` otherwise.
 pub fn assumption_of(events: &[Event], violation: &Violation, patience_ms: i64) -> Option<&'static str> {
     if violation.rule != RuleId::NoRelaunchWhileClaimPending {
         return None;
     }
     let pending = pending_at(events, violation);
-    if pending.is_empty() || pending.iter().any(|(_, at_ms)| violation.t_ms - at_ms <= patience_ms) {
+    if pending.is_empty() {
         return None;
     }
-    Some("A1")
+    let mut twin = false;
+    for (_, earlier) in &pending {
+        if earlier.label.ends_with('b') && earlier.at_ms > violation.t_ms {
+            twin = true;
+        } else if violation.t_ms - earlier.at_ms <= patience_ms {
+            return None;
+        }
+    }
+    Some(if twin { "A3" } else { "A1" })
 }
 
 /// The hangs (ms, in order) that froze the sessions still pending their claim when the
@@ -51,15 +68,16 @@ pub fn hangs_before_claim_ms(events: &[Event], violation: &Violation) -> Vec<i64
         .collect()
 }
 
-/// The sessions (id, start instant) of the task the conductor launched at the violation's
-/// instant that were launched before it and had not tried to claim by then.
-fn pending_at(events: &[Event], violation: &Violation) -> Vec<(String, i64)> {
+/// The sessions (id, launch) of the task the conductor launched at the violation's instant
+/// that were launched before it and had not tried to claim by then.
+fn pending_at(events: &[Event], violation: &Violation) -> Vec<(String, Launch)> {
     let mut launches: BTreeMap<String, Launch> = BTreeMap::new();
     let mut tried: BTreeMap<String, i64> = BTreeMap::new();
     for e in events {
         match &e.kind {
-            EventKind::Truth(Fact::Launched { at_ms, session_id, task_id, .. }) => {
-                launches.insert(session_id.clone(), Launch { t_ms: e.t_ms, at_ms: *at_ms, task_id: task_id.clone() });
+            EventKind::Truth(Fact::Launched { at_ms, session_id, task_id, label }) => {
+                let launch = Launch { t_ms: e.t_ms, at_ms: *at_ms, task_id: task_id.clone(), label: label.clone() };
+                launches.insert(session_id.clone(), launch);
             }
             EventKind::Sql(sql) if sql.stmt == Stmt::ClaimTask => {
                 tried.entry(e.session.to_string()).or_insert(e.t_ms);
@@ -70,11 +88,10 @@ fn pending_at(events: &[Event], violation: &Violation) -> Vec<(String, i64)> {
     // The launch the violation names: the one the conductor made at its instant.
     let new_tasks: Vec<&str> = launches.values().filter(|l| l.t_ms == violation.t_ms).map(|l| l.task_id.as_str()).collect();
     launches
-        .iter()
+        .into_iter()
         .filter(|(sid, l)| {
-            new_tasks.contains(&l.task_id.as_str()) && l.t_ms < violation.t_ms && tried.get(*sid).is_none_or(|t| *t > violation.t_ms)
+            new_tasks.contains(&l.task_id.as_str()) && l.t_ms < violation.t_ms && tried.get(sid).is_none_or(|t| *t > violation.t_ms)
         })
-        .map(|(sid, l)| (sid.clone(), l.at_ms))
         .collect()
 }
 
@@ -88,7 +105,11 @@ mod tests {
     const PATIENCE_MS: i64 = 1_800_000;
 
     fn launched(t_ms: i64, at_ms: i64, sid: &str) -> Event {
-        let fact = Fact::Launched { at_ms, label: "S".into(), session_id: sid.into(), task_id: "task-02".into() };
+        labelled(t_ms, at_ms, sid, "S1")
+    }
+
+    fn labelled(t_ms: i64, at_ms: i64, sid: &str, label: &str) -> Event {
+        let fact = Fact::Launched { at_ms, label: label.into(), session_id: sid.into(), task_id: "task-02".into() };
         Event { t_ms, who: Who::Engine, session: Arc::from(""), kind: EventKind::Truth(fact) }
     }
 
@@ -104,6 +125,15 @@ mod tests {
         assert_eq!(assumption_of(&events, &v, 2_080_169 - 34_760), None, "exactly the patience: the conductor waits longer");
         let soon = [launched(25_000, 34_760, "s1"), launched(600_000, 610_000, "s2")];
         assert_eq!(assumption_of(&soon, &violation(600_000, RuleId::NoRelaunchWhileClaimPending), PATIENCE_MS), None);
+    }
+
+    #[test]
+    fn a_relaunch_before_a_late_twin_has_started_is_a3_and_a_started_twin_is_not() {
+        let v = violation(215_802, RuleId::NoRelaunchWhileClaimPending);
+        let unstarted = [labelled(16_000, 457_811, "s1b", "S1b"), launched(215_802, 239_544, "s2")];
+        assert_eq!(assumption_of(&unstarted, &v, PATIENCE_MS), Some("A3"));
+        let started = [labelled(16_000, 100_000, "s1b", "S1b"), launched(215_802, 239_544, "s2")];
+        assert_eq!(assumption_of(&started, &v, PATIENCE_MS), None, "a twin alive before the launch is no assumption's case");
     }
 
     #[test]

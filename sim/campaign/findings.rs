@@ -52,6 +52,10 @@ const DEMOS: &[(&str, &str)] = &[
     ("retry-failed-reads", "scenarios/faults/io-error-on-pause-poll.toml"),
     ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
     ("checked-transitions", "scenarios/faults/answer-during-timeout.toml"),
+    ("claim-blocked-owner-alive", "scenarios/proof/twin-then-fix.toml"),
+    ("release-asked-exit", "scenarios/proof/late-exited-after-exit-request.toml"),
+    ("claim-compare-and-set", "scenarios/proof/late-twin-on-answered-row.toml"),
+    ("checked-answers", "scenarios/proof/exit-request-over-review.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

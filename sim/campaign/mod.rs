@@ -43,6 +43,8 @@ pub mod search;
 pub mod seed_scripts;
 pub mod shipped_scope;
 pub mod shrink;
+pub mod swarm;
+pub mod swarm_draw;
 pub mod sweep;
 pub mod sweep_figures;
 

@@ -170,7 +170,7 @@ fn reviews_past_limit(scenario: &Scenario) -> Option<String> {
 /// its jitter and two statements exceed the staleness threshold, so the conductor reads a live
 /// session's heartbeat past it under any protocol with the seeds' thresholds (000 "Heartbeat
 /// Protocol": refresh after 480 s, stale after 540 s); the proof's fault model injects 0-20 s.
-fn jitter_past_margin(scenario: &Scenario) -> Option<String> {
+pub(crate) fn jitter_past_margin(scenario: &Scenario) -> Option<String> {
     let (reach_ms, staleness_ms) = (heartbeat_reach_ms(scenario), scenario.conductor.staleness_s * 1000);
     (reach_ms > staleness_ms).then(|| {
         format!(

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod run;
 pub mod scenarios;
 pub mod search;
+pub mod swarm;
 pub mod sweep;
 
 pub use outcome::Outcome;

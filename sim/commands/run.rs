@@ -40,6 +40,11 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     let loaded = crate::input::scenario::Scenario::load(&args.scenario)?;
     let scenario = loaded.with_sql(args.sql.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
     let plan = crate::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
+    // Issue 48: a configuration outside the proof's assumptions says so before and after.
+    let outside = crate::campaign::swarm::outside_lines(&scenario);
+    for line in outside.iter().filter(|_| !quiet) {
+        eprintln!("rehearsal: {}", line.trim_start_matches("outside").trim_start());
+    }
     // Held until the run's reports are written: one writer per folder (sim/base/out_lock.rs).
     let _lock = crate::world::run_folder::claim(&plan.out_dir, args.force)?;
     // A run that ends in an error (an event cap, a statement that never ends, a panic) says
@@ -63,6 +68,9 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
     summary.replay = crate::base::shell::for_terminal(&summary.replay);
     print!("{}", summary.render());
+    for line in &outside {
+        println!("{line}");
+    }
     if outcome != Outcome::PASS {
         eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
     }

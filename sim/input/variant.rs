@@ -331,6 +331,34 @@ pub const VARIANTS: &[Variant] = &[
         sql: Some(("scenarios/variants/checked-transitions.sql", include_str!("../../scenarios/variants/checked-transitions.sql"))),
         apply: |s| s.settings.checked_transitions = true,
     },
+    Variant {
+        name: "claim-blocked-owner-alive",
+        disagreement: 0,
+        summary: "a `claim_blocked` record does not outlive the conductor's later answer to the task, and the conductor's intervention on one leaves a claimable row (`fix_proposed` after its answer) alone while the session the row names is unhandled and beats, instead of handing a live task over to a new session (docs/protocol.md C80)",
+        sql: None,
+        apply: |s| s.settings.claim_blocked_owner_alive = true,
+    },
+    Variant {
+        name: "claim-compare-and-set",
+        disagreement: 0,
+        summary: "the claim takes the row only if it still names the owner the claiming session saw (`:previous_session_id`: a successor's `read_task_record`, none for a task's first session), so a double launch's twin, late or early, cannot take a row whose owner claimed it and is alive, whatever its state (a `fix_proposed` answer the owner is reworking, an `exit_requested` it is leaving) (docs/protocol.md C82)",
+        sql: Some(("scenarios/variants/claim-compare-and-set.sql", include_str!("../../scenarios/variants/claim-compare-and-set.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "checked-answers",
+        disagreement: 0,
+        summary: "a musician's `set_needs_review` also checks the row's state (the states 002 lets it ask for a review from), so a conductor's exit request that lands between its decision and its write is not overwritten, and the conductor's `set_task_state` changes no `complete` row and puts a review's answer only on a row that asked for one (docs/protocol.md C83)",
+        sql: Some(("scenarios/variants/checked-answers.sql", include_str!("../../scenarios/variants/checked-answers.sql"))),
+        apply: no_settings,
+    },
+    Variant {
+        name: "release-asked-exit",
+        disagreement: 0,
+        summary: "the hand-over of a session asked to exit that went silent before its `exited` releases the row (`release_task`: `exit_requested` kept, session_id cleared) before the successor's launch, as `release-stale` does for a stale row, so a late `exited` of the asked session is fenced out instead of blocking the successor's claim (docs/protocol.md C81)",
+        sql: None,
+        apply: |s| s.settings.release_asked_exit = true,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

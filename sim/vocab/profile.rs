@@ -30,6 +30,10 @@ pub const PROFILES: &[Profile] = &[
             "retry-failed-reads",
             "lease-self-check",
             "checked-transitions",
+            "claim-blocked-owner-alive",
+            "release-asked-exit",
+            "claim-compare-and-set",
+            "checked-answers",
         ],
     },
 ];

@@ -311,9 +311,11 @@ pub fn two_step_scenario(seed: u64, tasks: u64, conductor: &str, rest: &str) -> 
     )
 }
 
-/// `--variant` arguments for the `repaired` profile without `removed` (run under the seeds'
-/// protocol, the default): what a change's necessity is shown against.
+/// `--protocol seeds` and `--variant` arguments for the `repaired` profile without `removed`:
+/// what a change's necessity is shown against (`--protocol seeds` so that a scenario whose
+/// file names the profile runs without it too).
 pub fn repaired_without(removed: &str) -> Vec<String> {
     let profile = rehearsal::vocab::find_profile("repaired").expect("the repaired profile");
-    profile.variants.iter().filter(|v| **v != removed).flat_map(|v| ["--variant".to_string(), v.to_string()]).collect()
+    let variants = profile.variants.iter().filter(|v| **v != removed).flat_map(|v| ["--variant".to_string(), v.to_string()]);
+    ["--protocol".to_string(), "seeds".to_string()].into_iter().chain(variants).collect()
 }

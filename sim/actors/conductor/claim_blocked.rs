@@ -78,7 +78,10 @@ impl Conductor<'_> {
         let state = row.text(0, 0).unwrap_or("").to_string();
         let seconds_stale = row.real(0, 3);
         let launch_pending = self.awaiting_claim.contains(task_id) || self.launch_started.contains_key(task_id);
-        let found = holder(&state, seconds_stale, staleness_s, launch_pending);
+        let mut found = holder(&state, seconds_stale, staleness_s, launch_pending);
+        if found == Holder::Unheld && self.owner_alive(task, &state, seconds_stale) {
+            found = Holder::Live;
+        }
         if found == Holder::Live {
             return Ok(false);
         }
@@ -98,6 +101,27 @@ impl Conductor<'_> {
                 self.take_over_unheld(task, &state, seconds_stale).await?;
                 Ok(true)
             }
+        }
+    }
+
+    /// Variant `claim-blocked-owner-alive` (docs/protocol.md C80): a claimable row (a
+    /// `fix_proposed` answer to its owner's request) whose named session the conductor never
+    /// handled, with a heartbeat within the staleness threshold, is its owner's, reworking: the
+    /// blocked claim was a second session's (a twin), and the row is not handed over.
+    fn owner_alive(&self, task: &TaskView, state: &str, seconds_stale: Option<f64>) -> bool {
+        self.scenario.settings.claim_blocked_owner_alive
+            && is_claimable(state)
+            && !task.session_id.is_empty()
+            && !self.handled_sessions.contains(&task.session_id)
+            && seconds_stale.is_some_and(|age| age <= self.scenario.conductor.staleness_s as f64)
+    }
+
+    /// Variant `claim-blocked-owner-alive`: the conductor answering the task's owner ends any
+    /// `claim_blocked` record of the task (the owner asked, so it is alive; the blocked claim
+    /// was another session's), so no later poll takes the answered row for an unheld one.
+    pub(super) fn forget_claim_blocked_at_answer(&mut self, task_id: &str) {
+        if self.scenario.settings.claim_blocked_owner_alive && self.claim_blocked.remove(task_id).is_some() {
+            self.ctx.note("claim_blocked_forgotten", format!("{task_id}: the conductor answers the task's owner"));
         }
     }
 

@@ -114,16 +114,29 @@ impl Conductor<'_> {
         if row.state(0, 0) != Some(TaskState::ExitRequested) || seconds_stale <= self.scenario.conductor.staleness_s as f64 {
             return Ok(());
         }
-        self.forget_exit_request(&task.task_id);
         self.handled_sessions.insert(asked.clone());
         self.ctx.note("stale_detected", format!("{} heartbeat {seconds_stale:.0} s old in exit_requested", task.task_id));
         self.ctx.observe(Fact::StaleDeclared {
             task_id: task.task_id.clone(),
-            session_id: asked,
+            session_id: asked.clone(),
             seconds_stale,
             polled_at_ms: self.ctx.now_ms(),
         });
         let why = format!("was asked to exit and went silent (heartbeat {seconds_stale:.0} s old)");
+        if self.scenario.settings.release_asked_exit {
+            // docs/protocol.md C81: released as a stale row is (`release_task`, the state kept), so the asked
+            // session's late `exited` is fenced out instead of blocking the successor's claim.
+            let stale_after_s = Some(self.scenario.conductor.staleness_s as f64);
+            // The row stays `exit_requested` (claimable, 002 "Guard Clause Rules"), only its
+            // session_id cleared: 002's table has no conductor transition to `fix_proposed` here.
+            if !self.release_and_hand_over(&task.task_id, &why, stale_after_s, TaskState::ExitRequested).await? {
+                self.handled_sessions.remove(&asked);
+                return Ok(());
+            }
+            self.forget_exit_request(&task.task_id);
+            return Ok(());
+        }
+        self.forget_exit_request(&task.task_id);
         self.hand_over_leaving(&task.task_id, &why, None).await
     }
 

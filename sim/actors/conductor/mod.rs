@@ -345,6 +345,7 @@ impl Conductor<'_> {
         }
         if let Some((kind, request)) = self.pending.get(&task.task_id).cloned() {
             if answers(&task.state, &kind) {
+                self.forget_claim_blocked_at_answer(&task.task_id);
                 return self.answer_request(task, kind, request).await;
             }
         }
@@ -601,6 +602,18 @@ impl Conductor<'_> {
     /// first row write once it wakes; if it woke and beat between the conductor's read and the
     /// release, nothing is handed over. Otherwise `hand_over`. Returns whether it handed over.
     async fn hand_over_silent_session(&mut self, task_id: &str, why: &str, stale_after_s: Option<f64>) -> Result<bool, SqlFailure> {
+        self.release_and_hand_over(task_id, why, stale_after_s, TaskState::FixProposed).await
+    }
+
+    /// `hand_over_silent_session`, releasing the row into `state` (`exit_requested` for an asked
+    /// session, which keeps the state the conductor set: `release-asked-exit`, C81).
+    async fn release_and_hand_over(
+        &mut self,
+        task_id: &str,
+        why: &str,
+        stale_after_s: Option<f64>,
+        state: TaskState,
+    ) -> Result<bool, SqlFailure> {
         if !self.scenario.settings.release_stale {
             self.hand_over(task_id, why).await?;
             return Ok(true);
@@ -610,7 +623,7 @@ impl Conductor<'_> {
             return Ok(true);
         }
         let stale_after = stale_after_s.map_or(Value::Null, Value::Real);
-        let params = vec![(":task_id", text(task_id)), (":state", state_value(TaskState::FixProposed)), (":stale_after_s", stale_after)];
+        let params = vec![(":task_id", text(task_id)), (":state", state_value(state)), (":stale_after_s", stale_after)];
         let released = self.ctx.sql(Stmt::ReleaseTask, params).await?;
         if released.rows_affected == 0 {
             self.count_lost(task_id, -1);

@@ -178,6 +178,15 @@ pub struct ProtocolSettings {
     /// check the row's state, so a conductor answer that lands between a pause TIMEOUT (or a
     /// clean exit's start) and the write is not overwritten; the session acts on it instead.
     pub checked_transitions: bool,
+    /// Issue 48, variant `claim-blocked-owner-alive`: a `claim_blocked` record is forgotten
+    /// when the conductor answers the task (its owner asked, so it is alive), and the
+    /// intervention leaves a claimable row alone while the session it names is unhandled and
+    /// its heartbeat fresh (docs/protocol.md C80).
+    pub claim_blocked_owner_alive: bool,
+    /// Issue 48, variant `release-asked-exit`: the hand-over of a session asked to exit that
+    /// went silent releases the row (`release_task`), as `release-stale` does for a stale one
+    /// (docs/protocol.md C81).
+    pub release_asked_exit: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -208,6 +217,8 @@ impl Default for ProtocolSettings {
             retry_failed_reads: false,
             lease_self_check: false,
             checked_transitions: false,
+            claim_blocked_owner_alive: false,
+            release_asked_exit: false,
         }
     }
 }

@@ -126,6 +126,8 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
     // cycle a crash cut short.
     let (notice_absent_ms, notice_absent) = absence(&n, false);
     let (handling_absent_ms, handling_absent) = absence(&n, true);
+    let (relaunch_ms, relaunch) = patient_relaunch(scenario, &n);
+    let (queue_ms, queue) = review_queue(scenario, &n);
     let derived = [
         (
             "message_notice_ms",
@@ -152,10 +154,10 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         (
             "crash_detect_ms",
             b.crash_detect_ms_max,
-            c.staleness_s * 1000 + n.review_ms + 3 * n.cycle_ms + handling_absent_ms,
+            c.staleness_s * 1000 + queue_ms + 3 * n.cycle_ms + handling_absent_ms,
             format!(
-                "000 \"Heartbeat Protocol\": a heartbeat older than {} s is stale. A session lost with a request pending has its heartbeat set again by the conductor's answer (004 \"Heartbeat Rule\"), read within one cycle and reviewed (up to {} ms); the stale row is then seen by the next poll and handled in the cycle after it: {} s + {} ms + 3 × {cycle}{handling_absent}",
-                c.staleness_s, n.review_ms, c.staleness_s, n.review_ms
+                "000 \"Heartbeat Protocol\": a heartbeat older than {} s is stale. A session lost with a request pending has its heartbeat set again by the conductor's answer (004 \"Heartbeat Rule\"), read within one cycle and reviewed ({queue}); the stale row is then seen by the next poll and handled in the cycle after it: {} s + {} ms + 3 × {cycle}{handling_absent}",
+                c.staleness_s, c.staleness_s, queue_ms
             ),
         ),
         (
@@ -174,9 +176,9 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         (
             "exit_to_claim_ms",
             b.exit_to_claim_ms_max,
-            2 * n.cycle_ms + t.launch_delay_ms.upper() + statements(8) + handling_absent_ms,
+            2 * n.cycle_ms + t.launch_delay_ms.upper() + statements(8) + handling_absent_ms + relaunch_ms,
             format!(
-                "000 Bootstrap 5 \"Session Handoff\": the conductor sees the exit at its next poll and handles it in that cycle (2 × {cycle}), launches the successor (up to {} ms), which claims within 8 statements{handling_absent}",
+                "000 Bootstrap 5 \"Session Handoff\": the conductor sees the exit at its next poll and handles it in that cycle (2 × {cycle}), launches the successor (up to {} ms), which claims within 8 statements{handling_absent}{relaunch}",
                 t.launch_delay_ms.upper()
             ),
         ),
@@ -188,6 +190,39 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
             None => BudgetLimit { name, limit: derived_limit, source: why },
         })
         .collect()
+}
+
+/// Under `patient-relaunch` (the conductor relaunches a task whose launched session never
+/// claimed only after `conductor.claim_overdue_s`, 30 minutes), a single crash of the successor
+/// before its claim costs that wait, the cycle that notices it, the re-read of the row, the
+/// next launch and its claim (issue 48: one task, an exit, a crash before the successor's
+/// claim breached the budget by the patience). Empty without it, so other runs read as before.
+fn patient_relaunch(scenario: &Scenario, n: &Bounds) -> (i64, String) {
+    if !(scenario.settings.confirm_unclaimed && scenario.settings.relaunch_unclaimed) {
+        return (0, String::new());
+    }
+    let overdue_ms = scenario.claim_overdue_s() * 1000;
+    let launch_ms = scenario.timing.launch_delay_ms.upper();
+    let ms = overdue_ms + n.cycle_ms + launch_ms + n.statement_ms;
+    let why = format!(
+        "; a successor lost before its claim (one crash) is relaunched after the conductor's patience ({overdue_ms} ms, patient-relaunch), noticed within one cycle ({} ms), read again (1 statement) and launched (up to {launch_ms} ms): {ms} ms more",
+        n.cycle_ms
+    );
+    (ms, why)
+}
+
+/// How long a lost session's pending request waits for its review before the answer sets its
+/// heartbeat again: one review when the conductor's loop waits for its reviews (the rest of
+/// the queue is in its cycle), ⌈tasks / reviews_in_flight⌉ reviews when it polls during them
+/// (a request waits for a free desk, C3).
+fn review_queue(scenario: &Scenario, n: &Bounds) -> (i64, String) {
+    let c = &scenario.conductor;
+    if !c.poll_during_reviews {
+        return (n.review_ms, format!("up to {} ms", n.review_ms));
+    }
+    let tasks = scenario.tasks.len().max(1) as i64;
+    let queue = (tasks + c.reviews_in_flight as i64 - 1) / c.reviews_in_flight as i64;
+    (queue * n.review_ms, format!("after the reviews queued before it: {queue} × up to {} ms", n.review_ms))
 }
 
 /// The time the scenario's scripted conductor faults add to a measurement that waits for the
@@ -262,6 +297,24 @@ mod tests {
         limits(&scenario(text)).into_iter().find(|l| l.name == name).unwrap().limit
     }
 
+    /// Issue 48: a single crash of a successor before its claim costs the patient relaunch
+    /// (30 min, a cycle, a re-read, a launch), and polling during reviews a lost session's
+    /// request waits for every review queued before it.
+    #[test]
+    fn the_patient_relaunch_and_the_review_queue_are_in_the_derived_budgets() {
+        let plain = scenario("[tasks]\ncount = 3\n");
+        let patient = crate::input::variant::with_variants(&plain, &["patient-relaunch".to_string()]).unwrap();
+        let find = |s: &Scenario, name: &str| limits(s).into_iter().find(|l| l.name == name).unwrap();
+        let n = Bounds::of(&patient);
+        let more = 1_800_000 + n.cycle_ms + 30_000 + n.statement_ms;
+        assert_eq!(find(&patient, "exit_to_claim_ms").limit, find(&plain, "exit_to_claim_ms").limit + more);
+        assert!(find(&patient, "exit_to_claim_ms").source.contains("patient-relaunch"));
+        assert_eq!(find(&patient, "crash_detect_ms"), find(&plain, "crash_detect_ms"), "no polling during reviews: unchanged");
+        assert_eq!(limit("[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n", "crash_detect_ms"), 540_000 + 3 * 300_000 + 3 * 75_000);
+        let two = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\nreviews_in_flight = 2\n";
+        assert_eq!(limit(two, "crash_detect_ms"), 540_000 + 2 * 300_000 + 3 * 75_000);
+    }
+
     /// The derivations, with the seeds' numbers: statements 3000 ms at most, conductor poll
     /// 30 s, reviews 300 s at most, staleness 540 s, watcher polls 15 s and 10 s.
     #[test]
@@ -272,9 +325,10 @@ mod tests {
         assert_eq!(Bounds::of(&scenario(three)).cycle_ms, 975_000);
         // 540 000 + 300 000 (the answer that refreshes a lost session's heartbeat) + 3 cycles.
         assert_eq!(limit(three, "crash_detect_ms"), 540_000 + 300_000 + 3 * 975_000);
-        // Polling during reviews, no review holds a poll: a cycle is 75 000 ms.
+        // Polling during reviews, no review holds a poll: a cycle is 75 000 ms; a lost
+        // session's request waits for the 3 reviews queued before it (issue 48).
         let polling = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n";
-        assert_eq!(limit(polling, "crash_detect_ms"), 540_000 + 300_000 + 3 * 75_000);
+        assert_eq!(limit(polling, "crash_detect_ms"), 540_000 + 3 * 300_000 + 3 * 75_000);
         // Two reviews at once: two rounds of reviews for three tasks.
         let two = "[tasks]\ncount = 3\n[conductor]\nreviews_in_flight = 2\n";
         assert_eq!(limit(two, "crash_detect_ms"), 540_000 + 300_000 + 3 * (75_000 + 600_000));
