@@ -52,6 +52,8 @@ const DEMOS: &[(&str, &str)] = &[
     ("retry-failed-reads", "scenarios/faults/io-error-on-pause-poll.toml"),
     ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
     ("checked-transitions", "scenarios/faults/answer-during-timeout.toml"),
+    ("ceiling-after-agent", "scenarios/context-thresholds.toml"),
+    ("messages-logged-only", "scenarios/faults/zombie-reads-handover.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in
