@@ -419,3 +419,26 @@ fn no_successor_redoes_an_agent_an_approved_checkpoint_covered() {
     assert_eq!(covered_by("checkpoint 2 approved (step 3) [ctx: 4%]"), Some((3, u64::MAX)));
     assert_eq!(covered_by("checkpoint 3 approved (step 5 agent 2) [ctx: 69%]"), Some((5, 2)));
 }
+
+/// Issue 42, docs/protocol.md C54 (000 "Mid-Session Resumption Protocol" 4): a successor whose
+/// temp/ files and comms differ creates a verification task and launches its agent before its
+/// RESUMPTION status; partial (several fields) brings a correction task and a second run; every
+/// mismatch is echoed and logged to the deviations file.
+#[test]
+fn differing_states_get_a_verification_task_and_are_logged_to_the_deviations_file() {
+    let (tmp, _block, lines) = shipped_resumption("scenarios/faults/multiple-mismatches.toml");
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no `{prefix}`: {lines:#?}"));
+    let created = at("temp/comms differ (2): verification task created");
+    let partial = at("verification task: partial");
+    let correction = at("correction task agent launched");
+    let again = at("verification task (again): complete");
+    let resumption = at("RESUMPTION: ");
+    assert!(created < partial && partial < correction && correction < again && again < resumption, "{lines:#?}");
+    let deviations = std::fs::read_to_string(tmp.path().join("temp/task-01-deviations")).unwrap();
+    let logged: Vec<&str> = deviations.lines().filter(|l| l.starts_with("resumption mismatch: ")).collect();
+    assert_eq!(logged.len(), 2, "{deviations}");
+    assert!(logged.iter().all(|l| l.ends_with("verification task partial [Low — correction echoed]")), "{logged:#?}");
+    let (_tmp, _block, lines) = shipped_resumption("scenarios/faults/contradictory-resumption.toml");
+    assert!(lines.iter().any(|l| l.starts_with("verification task: fully incomplete")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("corrective message echoed: the task row was `needs_review`")), "{lines:#?}");
+}

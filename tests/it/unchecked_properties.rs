@@ -75,8 +75,8 @@ fn random_faults_seed_20_hands_task_01_over_on_a_replaced_sessions_exit() {
 
 /// Issue 26 named random-faults seed 152 for this too, against an earlier build; in this one
 /// seed 152 has no such write (its conductor and musician changed since), so random-faults
-/// seed 15 (which the issue also named) shows it, and seed 25 (ci-smoke seed 13, also named,
-/// no longer does since issue 27's C42).
+/// seed 15 (which the issue also named) shows it, and seed 51 (seed 25, ci-smoke seed 13, also
+/// named, no longer does).
 #[test]
 fn a_session_handed_over_while_hung_writes_before_its_successor_claims() {
     let tmp = tempfile::tempdir().unwrap();
@@ -91,6 +91,8 @@ fn a_session_handed_over_while_hung_writes_before_its_successor_claims() {
     for (_, _, why) in found {
         assert!(why.contains("session S1") && why.contains("S2 (") && why.contains("had not claimed yet"), "{why}");
     }
-    let other = violations_under("faults/random-faults.toml", 25, tmp.path().join("rf25").as_path(), &["messages-logged-only"]);
+    // Seed 25 showed it too until issue 42's verification task (docs/protocol.md C54) moved
+    // its resumptions' timing; of seeds 1..=60 under the variant, 15 and 51 show it now.
+    let other = violations_under("faults/random-faults.toml", 51, tmp.path().join("rf51").as_path(), &["messages-logged-only"]);
     assert!(!of_rule(&other, "silent-after-hand-over").is_empty(), "{other:#?}");
 }
