@@ -200,6 +200,10 @@ impl Section {
 pub struct StatusProgress {
     pub last_done: Option<Position>,
     pub last_checkpoint_step: Option<u64>,
+    /// Where the last approved checkpoint leaves the work: after its step, or after the agent
+    /// it names when it was taken inside a step (`checkpoint 3 approved (step 5 agent 2)`,
+    /// docs/protocol.md C52).
+    pub last_checkpoint_next: Option<Position>,
     /// How many deviations earlier escalations covered: the count of the last
     /// `ESCALATION_ANSWERED` line (read in the same pass: a status file can be long).
     pub deviations_escalated: usize,
@@ -245,11 +249,25 @@ pub fn status_progress(status: &str) -> StatusProgress {
         }
         // An approved checkpoint whose step does not parse still counts: it clears the step.
         if !checkpoint_found && words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
-            progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+            (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(words);
             checkpoint_found = true;
         }
     }
     progress
+}
+
+/// What an approval line `checkpoint N approved (step S)` or `… (step S agent A)` covers: the
+/// last step it completes (S, or S − 1 inside a step) and where work continues after it (000
+/// "Mid-Session Resumption Protocol" 5: "resumes from the last checkpoint"; docs/protocol.md
+/// C52). `words` are the line's first words, `words[4]` the step.
+fn checkpoint_cover(words: &[&str]) -> (Option<u64>, Option<Position>) {
+    let inside = words.len() >= 7 && words[5] == "agent";
+    if !inside {
+        let step: Option<u64> = words[4].trim_end_matches(')').parse().ok();
+        return (step, step.map(|s| Position { step: s + 1, agent: 1 }));
+    }
+    let (Ok(step), Ok(agent)) = (words[4].parse::<u64>(), words[6].trim_end_matches(')').parse::<u64>()) else { return (None, None) };
+    (step.checked_sub(1).filter(|s| *s > 0), Some(Position { step, agent: agent + 1 }))
 }
 
 /// The number of items `str::lines` yields: a final line without its `\n` counts too.
@@ -260,9 +278,9 @@ fn line_count(text: &str) -> usize {
 
 /// A line's first five words (only they decide) and how many there are, without a vector
 /// per line.
-fn first_words(line: &str) -> ([&str; 5], usize) {
-    let (mut first, mut count) = ([""; 5], 0);
-    for word in line.split_whitespace().take(5) {
+fn first_words(line: &str) -> ([&str; 7], usize) {
+    let (mut first, mut count) = ([""; 7], 0);
+    for word in line.split_whitespace().take(7) {
         first[count] = word;
         count += 1;
     }
@@ -530,7 +548,7 @@ pub fn assess(found: &Found<'_>) -> Assessment {
     };
 
     let status_next = progress.last_done.map(|p| next_after(p, found.step_agents));
-    let checkpoint_next = progress.last_checkpoint_step.map(|s| Position { step: s + 1, agent: 1 });
+    let checkpoint_next = progress.last_checkpoint_next;
     if let (Some(h), HandoffState::Present) = (&parsed, handoff_state) {
         present_mismatches(found, h, status_next, deviations.total, &mut mismatches);
     }
@@ -831,7 +849,10 @@ mod tests {
 
     const S1: &str = "abc";
     const S2: &str = "def";
-    const STATUS: &str = "task claimed, session: abc, worked_by: musician-task-03 [ctx: 7%]\nstep 5 agent 2 integrated [ctx: 65%]\ncheckpoint 3 approved (step 4) [ctx: 60%]\n";
+    /// S1 worked step 5 agents 1-2 under a reduced scope, then its checkpoint, brought forward,
+    /// was approved: it covers those two agents (issue 42: the line said "(step 4)" and a
+    /// successor without a HANDOFF redid them).
+    const STATUS: &str = "task claimed, session: abc, worked_by: musician-task-03 [ctx: 7%]\nstep 5 agent 2 integrated [ctx: 65%]\ncheckpoint 3 approved (step 5 agent 2) [ctx: 67%]\n";
     const DEVIATION: &str = "checkpoint 2: review_failed (Smoothness 6/9) [Medium]";
 
     fn doc(deviations: &[String]) -> String {
@@ -912,12 +933,12 @@ mod tests {
                 }
                 continue;
             }
-            let words: Vec<&str> = line.split_whitespace().take(5).collect();
+            let words: Vec<&str> = line.split_whitespace().take(7).collect();
             if let Some(done) = done_position(line, &words) {
                 progress.last_done = Some(done);
             }
             if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
-                progress.last_checkpoint_step = words[4].trim_end_matches(')').parse().ok();
+                (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(&words);
             }
         }
         progress
@@ -965,13 +986,13 @@ mod tests {
         /// by `\n` or `\r\n`, with or without a final line end.
         #[test]
         fn status_progress_from_the_end_reads_as_the_forward_pass(
-            picks in proptest::collection::vec((0_usize..17, proptest::bool::ANY), 0..12),
+            picks in proptest::collection::vec((0_usize..19, proptest::bool::ANY), 0..12),
             final_break in proptest::bool::ANY,
         ) {
             let kinds = [
                 "step 2 agent 1 integrated [ctx: 5%]", "  step 3 agent 2 integrated", "step 4 agent 1 completed by musician x",
                 "step x agent 1 integrated", "step 5 agent 2 started", "step 6 agent", "checkpoint 2 approved (step 2)",
-                "checkpoint 3 approved (step x)", "checkpoint 4 rejected (step 4)", "deviations escalated and answered: 2 [ctx: 9%]",
+                "checkpoint 3 approved (step x)", "checkpoint 5 approved (step 3 agent 1)", "checkpoint 6 approved (step 3 agent x)", "checkpoint 4 rejected (step 4)", "deviations escalated and answered: 2 [ctx: 9%]",
                 "deviations escalated and answered: ? [ctx: 9%]", " deviations escalated and answered: 4", "", "bootstrap started",
                 "task claimed, session: abc, worked_by: m", "stepping 1 agent 1 integrated", "\r",
             ];
@@ -989,6 +1010,20 @@ mod tests {
         }
     }
 
+    /// docs/protocol.md C52: a checkpoint approved inside a step is resumed after its last
+    /// agent; one after a whole step, at the next step's first agent.
+    #[test]
+    fn an_approved_checkpoint_is_resumed_after_what_it_covers() {
+        let inside = status_progress("checkpoint 3 approved (step 5 agent 2) [ctx: 60%]\n");
+        assert_eq!((inside.last_checkpoint_step, inside.last_checkpoint_next), (Some(4), Some(Position { step: 5, agent: 3 })));
+        let whole = status_progress("checkpoint 3 approved (step 4) [ctx: 60%]\n");
+        assert_eq!((whole.last_checkpoint_step, whole.last_checkpoint_next), (Some(4), Some(Position { step: 5, agent: 1 })));
+        let first = status_progress("context checkpoint after step 1 approved (step 1 agent 3) [ctx: 60%]\n");
+        assert_eq!(first.last_checkpoint_next, None, "not a `checkpoint N approved` line");
+        let first = status_progress("checkpoint 1 approved (step 1 agent 3) [ctx: 60%]\n");
+        assert_eq!((first.last_checkpoint_step, first.last_checkpoint_next), (None, Some(Position { step: 1, agent: 4 })));
+    }
+
     #[test]
     fn status_progress_reads_the_last_answered_escalation_with_the_progress_in_one_pass() {
         let status = format!(
@@ -999,6 +1034,7 @@ mod tests {
         assert_eq!(progress.deviations_escalated, 3);
         assert_eq!(progress.last_done, Some(Position { step: 5, agent: 3 }));
         assert_eq!(progress.last_checkpoint_step, Some(4));
+        assert_eq!(progress.last_checkpoint_next, Some(Position { step: 5, agent: 3 }));
         assert_eq!(progress.lines, 7);
         assert_eq!(status_progress(STATUS).deviations_escalated, 0);
     }
@@ -1032,7 +1068,8 @@ mod tests {
         let missing = assess_with(None, "", &prior(S1, "musician-task-03", "2026-02-07 15:00:00"), &clean_messages()[..1]);
         assert_eq!(
             (missing.handoff, missing.resume_from, missing.verdict()),
-            (HandoffState::Missing, Position { step: 5, agent: 1 }, "needs verification")
+            // After the checkpoint's step 5 agents 1-2 (STATUS), not from step 5 agent 1 again.
+            (HandoffState::Missing, Position { step: 5, agent: 3 }, "needs verification")
         );
         assert_eq!(missing.handoff_detail, "abc (musician-task-03) left none: forced exit");
     }
@@ -1060,7 +1097,7 @@ mod tests {
         });
         assert_eq!(
             (a.handoff, a.mismatch, a.resume_from, a.verdict()),
-            (HandoffState::Stale, Mismatch::None, Position { step: 5, agent: 1 }, "needs verification")
+            (HandoffState::Stale, Mismatch::None, Position { step: 5, agent: 3 }, "needs verification")
         );
         assert_eq!(a.previous_session, "def (musician-task-03-S2)");
         assert_eq!(
@@ -1084,7 +1121,7 @@ mod tests {
             (a.mismatch, a.mismatches.as_slice()),
             (Mismatch::Suspicious, &["HANDOFF lists 1 deviations, the deviations file 2".to_string()][..])
         );
-        assert_eq!((a.resume_from, a.verdict()), (Position { step: 5, agent: 1 }, "needs verification"));
+        assert_eq!((a.resume_from, a.verdict()), (Position { step: 5, agent: 3 }, "needs verification"));
         // The step count off by one is benign: the HANDOFF's position stands.
         let ahead = doc(&[DEVIATION.to_string()]).replace("Continue from step 5 agent 3", "Continue from step 6 agent 1");
         let a = assess_with(Some(&ahead), DEVIATION, &s1, &clean_messages());
@@ -1153,7 +1190,7 @@ mod tests {
         let stale = by_age(540);
         assert_eq!(stale.handoff, HandoffState::Stale);
         assert!(stale.handoff_detail.contains("600 s before this session's claim"), "{}", stale.handoff_detail);
-        assert_eq!(stale.resume_from, Position { step: 5, agent: 1 }, "from the last approved checkpoint");
+        assert_eq!(stale.resume_from, Position { step: 5, agent: 3 }, "after the last approved checkpoint's agents");
         assert_eq!(epoch_s("1970-01-02 00:00:01"), Some(86_401));
         assert_eq!(seconds_between("2026-02-28 23:59:30", "2026-03-01 00:00:30"), Some(60));
     }

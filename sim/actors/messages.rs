@@ -408,6 +408,14 @@ pub fn conductor_handoff(task_id: &str, previous_session: u32, why: &str) -> Str
     format!("HANDOFF: {task_id} session S{previous_session} {why}. Resumption instructions:\n- Read temp/{task_id}-HANDOFF if present, and temp/{task_id}-status\n- Re-run verification from the last checkpoint\n- Then continue from the pending work")
 }
 
+/// Whether `text` is the conductor's hand-over of `task_id` from session `S{session_no}`
+/// (`conductor_handoff`): read by that very session, it says the session was replaced
+/// (docs/protocol.md C51; 000 "Background Watcher": the musician "reads the message from the
+/// database, decides whether to interrupt current work").
+pub fn hands_over_session(text: &str, task_id: &str, session_no: u32) -> bool {
+    text.starts_with(&format!("HANDOFF: {task_id} session S{session_no} "))
+}
+
 /// A conductor emergency message (000 "Emergency Messages"; message type `emergency`), one of
 /// the three responses the seed names: "Kill current subagent immediately (urgent: 'stop all
 /// work')", "Wait for current subagent to finish (informational: 'heads up about future

@@ -56,6 +56,8 @@ const DEMOS: &[(&str, &str)] = &[
     ("release-asked-exit", "scenarios/proof/late-exited-after-exit-request.toml"),
     ("claim-compare-and-set", "scenarios/proof/late-twin-on-answered-row.toml"),
     ("checked-answers", "scenarios/proof/exit-request-over-review.toml"),
+    ("ceiling-after-agent", "scenarios/context-thresholds.toml"),
+    ("messages-logged-only", "scenarios/faults/zombie-reads-handover.toml"),
 ];
 
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in

@@ -212,7 +212,9 @@ mod tests {
         assert_eq!(scope_of("scenarios/faults/late-exit-fenced.toml"), Scope::AsWritten);
         assert_eq!(scope_of("scenarios/quickstart.toml"), Scope::AsWritten);
         let Scope::Adjusted { why, .. } = scope_of("scenarios/regression/zombie-owner-writes.toml") else { panic!() };
-        assert_eq!(why.len(), 1, "only its time limit: {why:?}");
+        // Its reading `messages-logged-only` (docs/protocol.md C51) and its time limit.
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert!(why[0].contains("`messages-logged-only`"), "{why:?}");
     }
 
     #[test]

@@ -359,6 +359,22 @@ pub const VARIANTS: &[Variant] = &[
         sql: None,
         apply: |s| s.settings.release_asked_exit = true,
     },
+    Variant {
+        name: "ceiling-after-agent",
+        // Not a disagreement: the simulator's reading before issue 42 (docs/protocol.md C50).
+        disagreement: 0,
+        summary: "no escalation before the work that would cross the ceiling: the ceiling is met after an agent and the session hands off there, above it if the return was large",
+        sql: None,
+        apply: |s| s.settings.ceiling_escalates = false,
+    },
+    Variant {
+        name: "messages-logged-only",
+        // Not a disagreement: the simulator's reading before issue 42 (docs/protocol.md C51).
+        disagreement: 0,
+        summary: "a session that reads the conductor's hand-over of its own task logs it and works on, instead of stopping at once",
+        sql: None,
+        apply: |s| s.settings.reads_handover = false,
+    },
 ];
 
 /// `patient-relaunch`: how long a launched session may stay silent before its claim. A hung

@@ -186,7 +186,11 @@ impl CommsDb {
         // most of a statement's cost (issue 7). The bytes written are the same.
         conn.query_row("PRAGMA locking_mode = EXCLUSIVE", [], |r| r.get::<_, String>(0))?;
         set_query_planner_stability(&conn)?;
-        // WAL: the protocol's own mode (seed 004 "Database": "WAL isolation").
+        // WAL: the journal mode of a deployment with readers beside a writer. Seed 004
+        // "Database" does not ask for it: its "WAL isolation: comms-link cannot see changes
+        // made by external sqlite3 and vice versa" says what sessions (comms-link) and the stop
+        // hook (sqlite3) see of each other's writes, two connections where this run has one
+        // (docs/protocol.md C53).
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         if mode != "wal" {
             return Err(Error::harness(format!("{} refused WAL mode (got {mode})", path.display())));

@@ -44,6 +44,7 @@ mod kills;
 mod layers;
 mod lease;
 mod merge;
+mod messages_read;
 mod mutants;
 mod nothing_lost;
 mod out_folder;

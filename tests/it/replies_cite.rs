@@ -129,8 +129,11 @@ fn a_zombie_that_lives_on_acts_on_its_successors_answer_under_the_seeds_reading_
         let who = actor(name);
         trace(dir).into_iter().filter(|r| r.actor == Some(who) && r.is_sql() && r.t_ms > t_ms && r.stmt.is_some_and(|s| s.writes())).count()
     };
+    // Both runs under `messages-logged-only` (docs/protocol.md C51): by default since issue 42
+    // the zombie finds its own hand-over among the messages it reads with the answer and
+    // stops there, whatever the reply cites; this test is about what a reply tells it.
     // The seeds: one approval, and both sessions complete the task on it.
-    let (dir, seeds) = run(scenario(true), &[]);
+    let (dir, seeds) = run(scenario(true), &["messages-logged-only"]);
     let approval_ms = |dir: &Path| {
         let rows = trace(dir);
         rows.iter().find(|r| r.stmt == Some(Stmt::SendConductorMessage) && r.detail.contains("REVIEW APPROVED")).expect("an approval").t_ms
@@ -140,7 +143,7 @@ fn a_zombie_that_lives_on_acts_on_its_successors_answer_under_the_seeds_reading_
     assert!(writes_after(dir.path(), "task-01.S1", approval_ms(dir.path())) > 0, "the zombie acts on the approval");
     // Cited replies: the zombie reads an approval that cites S2's request, writes nothing
     // more and ends; S2 completes alone.
-    let (dir, cited) = run(scenario(true), &[VARIANT]);
+    let (dir, cited) = run(scenario(true), &[VARIANT, "messages-logged-only"]);
     assert_eq!(cited.verdict.rules(), vec!["one-live-session-per-task", "owner-writes-only"], "{}", cited.render());
     let s2 = session_id(dir.path(), "task-01.S2");
     let r2 = completion_request(dir.path(), &s2);
@@ -168,4 +171,25 @@ fn a_relaunched_conductor_still_closes_the_replaced_sessions_requests() {
     let rows = trace(dir.path());
     let reclosed = rows.iter().any(|r| r.actor_text() == "conductor.S2" && r.event == "request_closed");
     assert!(reclosed, "conductor.S2 closed the replaced session's request again");
+}
+
+/// docs/protocol.md C51, the default: the same living zombie reads its own hand-over among the
+/// messages that come with the answer and stops there, writing nothing after the approval.
+#[test]
+fn a_zombie_that_lives_on_stops_on_its_own_handover_by_default() {
+    let (dir, summary) = run(scenario(true), &[]);
+    let approval_ms = trace(dir.path())
+        .into_iter()
+        .find(|r| r.stmt == Some(Stmt::SendConductorMessage) && r.detail.contains("REVIEW APPROVED"))
+        .expect("an approval")
+        .t_ms;
+    let s1 = actor("task-01.S1");
+    let writes = trace(dir.path())
+        .into_iter()
+        .filter(|r| r.actor == Some(s1) && r.is_sql() && r.t_ms > approval_ms && r.stmt.is_some_and(|s| s.writes()))
+        .count();
+    assert_eq!(writes, 0, "{}", summary.render());
+    assert!(trace(dir.path()).iter().any(|r| r.event == "replaced_read"), "the zombie says why it stops");
+    assert!(!summary.verdict.rules().contains(&"completed-once"), "{}", summary.render());
+    assert_eq!(ending(dir.path(), "task-01.S2").as_deref(), Some("Complete"));
 }

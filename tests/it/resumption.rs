@@ -123,20 +123,24 @@ fn a_successor_of_a_crashed_session_finds_the_handoff_stale_and_names_its_predec
     assert_eq!(field(s3, "Self-correction in previous session:"), "NO", "S1 self-corrected, S2 did not");
     // Only the conductor's handoff to S3 is pending: S1's handoff instructions were S2's.
     assert_eq!(field(s3, "Pending conductor messages:"), "1");
-    // S3 resumes from the last approved checkpoint (after step 4), as no current HANDOFF says.
+    // S3 resumes after the last approved checkpoint, as no current HANDOFF says: S1's
+    // checkpoint brought forward after step 5 agents 1-2 covered them (issue 42, C52).
     let doc = std::fs::read_to_string(dir.join("temp/task-01-HANDOFF")).unwrap();
     assert!(doc.contains(&format!("- Session ID: {s1}")), "the HANDOFF on disk is S1's");
-    assert_eq!(field(s3, "Resuming from:"), "step 5 agent 1");
+    assert!(status_lines(&dir, "task-01").iter().any(|l| l.starts_with("checkpoint 3 approved (step 5 agent 2)")));
+    assert_eq!(field(s3, "Resuming from:"), "step 5 agent 3");
 }
 
 /// Issue 27: a hand-off decided by the context check right after a step's last agent
 /// (context-exhaustion: S4 of task-01 reaches the ceiling on step 4's last agent) closes the
 /// step first. Its HANDOFF continued from "step 4 agent 3" of a 2-agent step ("Step 4 agents
 /// 3-2"), the status file from step 5: the successor called that a mismatch and redid step 4.
+/// Under `ceiling-after-agent` (docs/protocol.md C50): by default a return past the ceiling is
+/// handed off before its integration, so the step is never complete when the hand-off starts.
 #[test]
 fn a_handoff_right_after_a_steps_last_agent_continues_from_the_next_step() {
     let tmp = tempfile::tempdir().unwrap();
-    let (code, out) = crate::support::run_into("scenarios/faults/context-exhaustion.toml", &[], tmp.path());
+    let (code, out) = crate::support::run_into("scenarios/faults/context-exhaustion.toml", &["ceiling-after-agent"], tmp.path());
     assert_eq!(code, 0, "{out}");
     let doc = std::fs::read_to_string(tmp.path().join("temp/task-01-HANDOFF")).unwrap();
     assert!(doc.contains("- Exit reason: context exhaustion"), "{doc}");
@@ -185,7 +189,8 @@ fn the_shipped_stale_handoff_resumes_from_the_last_checkpoint() {
     assert_eq!(field(&blocks[0], "Resuming from:"), "step 5 agent 3", "S2 trusts S1's HANDOFF");
     assert!(field(&blocks[1], "HANDOFF:").starts_with("stale (written by "), "{:#?}", blocks[1]);
     assert_eq!(field(&blocks[1], "Assessment:"), "needs verification");
-    assert_eq!(field(&blocks[1], "Resuming from:"), "step 5 agent 1", "S3 does not");
+    // Not from step 5 agent 1: the last approved checkpoint covered step 5 agents 1-2 (issue 42).
+    assert_eq!(field(&blocks[1], "Resuming from:"), "step 5 agent 3", "S3 does not trust it, and resumes after the checkpoint");
     assert!(!status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("ESCALATION")));
 }
 
@@ -202,7 +207,7 @@ fn a_handoff_comms_do_not_confirm_is_reported_before_any_work() {
     assert!(field(&block, "HANDOFF:").starts_with("present"), "{block:#?}");
     assert!(field(&block, "Status/comms mismatches:").contains("comms do not confirm its clean exit"), "{block:#?}");
     assert_eq!(field(&block, "Assessment:"), "needs guidance");
-    assert_eq!(field(&block, "Resuming from:"), "step 5 agent 1");
+    assert_eq!(field(&block, "Resuming from:"), "step 5 agent 3", "after the approved checkpoint's agents");
     let lines = status_lines(tmp.path(), "task-01");
     let resumed = lines.iter().position(|l| l.starts_with("  Resuming from:")).unwrap();
     let next = lines[resumed + 1..].iter().find(|l| !l.starts_with("  ")).unwrap();
@@ -372,4 +377,68 @@ fn the_shipped_working_tasks_trigger_reports_more_than_two_siblings_in_working()
         crate::support::run_into("scenarios/faults/working-tasks-on-resumption.toml", &["working-count-stale-only"], stale_only.path());
     assert_eq!(code, 0, "{out}");
     assert_eq!(field(&resumptions(stale_only.path(), "task-01").remove(0), "Assessment:"), "clean handoff");
+}
+
+/// The agents an approval line covers: every agent through `step S agent A`, or through the
+/// end of step S (`(S, u64::MAX)`).
+fn covered_by(line: &str) -> Option<(u64, u64)> {
+    let inside = line.split(" approved (step ").nth(1)?;
+    let inside = inside.split(')').next()?;
+    match inside.split_once(" agent ") {
+        Some((step, agent)) => Some((step.parse().ok()?, agent.parse().ok()?)),
+        None => Some((inside.parse().ok()?, u64::MAX)),
+    }
+}
+
+/// Issue 42, docs/protocol.md C52: S1's checkpoint, brought forward by a reduced scope after
+/// step 5 agents 1-2, covers those agents, and its approval says so; the successors that find
+/// no usable HANDOFF (stale-handoff's S3, unconfirmed-handoff's S2) resume after it. No agent an
+/// approved checkpoint covered is launched again (it used to say "(step 4)", and both
+/// successors redid step 5 agents 1-2).
+#[test]
+fn no_successor_redoes_an_agent_an_approved_checkpoint_covered() {
+    for scenario in ["scenarios/faults/stale-handoff.toml", "scenarios/faults/unconfirmed-handoff.toml"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (code, out) = crate::support::run_into(scenario, &[], tmp.path());
+        assert_eq!(code, 0, "{scenario}: {out}");
+        let lines = status_lines(tmp.path(), "task-01");
+        assert!(lines.iter().any(|l| l.starts_with("checkpoint 3 approved (step 5 agent 2)")), "{scenario}: {lines:#?}");
+        let mut approved: Option<(u64, u64)> = None;
+        for line in &lines {
+            if line.starts_with("checkpoint ") || line.starts_with("final checkpoint ") {
+                approved = covered_by(line).or(approved);
+            }
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["step", step, "agent", agent, "launched", ..] = words.as_slice() {
+                let at: (u64, u64) = (step.parse().unwrap(), agent.parse().unwrap());
+                assert!(approved.is_none_or(|done| at > done), "{scenario}: `{line}` redoes an agent approved through {approved:?}");
+            }
+        }
+        assert!(lines.iter().any(|l| l.starts_with("step 5 agent 3 launched")), "{scenario}: the successor goes on");
+    }
+    assert_eq!(covered_by("checkpoint 2 approved (step 3) [ctx: 4%]"), Some((3, u64::MAX)));
+    assert_eq!(covered_by("checkpoint 3 approved (step 5 agent 2) [ctx: 69%]"), Some((5, 2)));
+}
+
+/// Issue 42, docs/protocol.md C54 (000 "Mid-Session Resumption Protocol" 4): a successor whose
+/// temp/ files and comms differ creates a verification task and launches its agent before its
+/// RESUMPTION status; partial (several fields) brings a correction task and a second run; every
+/// mismatch is echoed and logged to the deviations file.
+#[test]
+fn differing_states_get_a_verification_task_and_are_logged_to_the_deviations_file() {
+    let (tmp, _block, lines) = shipped_resumption("scenarios/faults/multiple-mismatches.toml");
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no `{prefix}`: {lines:#?}"));
+    let created = at("temp/comms differ (2): verification task created");
+    let partial = at("verification task: partial");
+    let correction = at("correction task agent launched");
+    let again = at("verification task (again): complete");
+    let resumption = at("RESUMPTION: ");
+    assert!(created < partial && partial < correction && correction < again && again < resumption, "{lines:#?}");
+    let deviations = std::fs::read_to_string(tmp.path().join("temp/task-01-deviations")).unwrap();
+    let logged: Vec<&str> = deviations.lines().filter(|l| l.starts_with("resumption mismatch: ")).collect();
+    assert_eq!(logged.len(), 2, "{deviations}");
+    assert!(logged.iter().all(|l| l.ends_with("verification task partial [Low — correction echoed]")), "{logged:#?}");
+    let (_tmp, _block, lines) = shipped_resumption("scenarios/faults/contradictory-resumption.toml");
+    assert!(lines.iter().any(|l| l.starts_with("verification task: fully incomplete")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("corrective message echoed: the task row was `needs_review`")), "{lines:#?}");
 }

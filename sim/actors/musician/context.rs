@@ -48,11 +48,7 @@ impl Musician {
     pub(super) async fn evaluate_context(&mut self) -> Result<Option<End>, SqlFailure> {
         let c = self.scenario.context.clone();
         if self.context_pct >= 100 {
-            // Context exhaustion: the session stops dead, no HANDOFF, no final write.
-            self.ctx.note("context_exhausted", format!("{}%: hard stop", self.context_pct));
-            self.ctx
-                .observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
-            return Ok(Some(End::HardStop));
+            return Ok(Some(self.hard_stop()));
         }
         // 000 "Deviations & Escalation Thresholds" (REF-6): after every agent the session
         // takes stock of its deviations, then of its context.
@@ -118,15 +114,31 @@ impl Musician {
         if self.would_cross_ceiling(predicted) {
             return self.ceiling_handoff("the context warning", predicted).await.map(Some);
         }
-        let text = self.context_warning_text(&e, recommended, if asks { "ask" } else { "escalate" }, escalation.clone());
         self.status(&format!("context estimate {estimates}: {}, sending context warning", zone.word())).await;
+        let zone = if escalation.is_some() { Zone::Escalate } else { zone };
+        self.send_context_warning(&e, recommended, zone, escalation).await
+    }
+
+    /// 000 "Context Monitoring & Break Point Logic": the context warning with its REF-3
+    /// estimates ("Agent estimation is required for ANY context worry pause"), the error state
+    /// (000 "Context escalation is an error state"), the conductor's answer and what the
+    /// musician does with it. `Some` if the session ended meanwhile.
+    async fn send_context_warning(
+        &mut self,
+        e: &CheckpointEstimate,
+        recommended: usize,
+        zone: Zone,
+        escalation: Option<String>,
+    ) -> Result<Option<End>, SqlFailure> {
+        let c = self.scenario.context.clone();
+        let text = self.context_warning_text(e, recommended, if zone == Zone::Ask { "ask" } else { "escalate" }, escalation);
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.own_message(Stmt::SendContextWarning, text).await?;
         if let Some(end) = self.report_state(Stmt::SetContextWarning, vec![]).await? {
             return Ok(Some(end));
         }
         self.cost(&c.message_pct);
-        self.answered_zone = Some(if escalation.is_some() { Zone::Escalate } else { zone });
+        self.answered_zone = Some(zone);
         let (answer, reply_text) = match self.answer_or_end().await? {
             Ok(answer) => (answer.state, answer.reply),
             Err(end) => return Ok(Some(end)),
@@ -134,8 +146,15 @@ impl Musician {
         if self.takes_exit_request(&answer).await {
             return self.exit_on_request().await.map(Some);
         }
-        self.follow_context_answer(&answer, &reply_text, &e, recommended).await?;
+        self.follow_context_answer(&answer, &reply_text, e, recommended).await?;
         Ok(None)
+    }
+
+    /// Context exhaustion: the session stops dead, no HANDOFF, no final write.
+    pub(super) fn hard_stop(&self) -> End {
+        self.ctx.note("context_exhausted", format!("{}%: hard stop", self.context_pct));
+        self.ctx.observe(Fact::Crashed { session_id: self.ctx.meta().session_id.clone(), why: "context exhausted (100 %)".to_string() });
+        End::HardStop
     }
 
     /// The context warning's text (000 "Context Monitoring & Break Point Logic"; 004's template).
@@ -316,15 +335,28 @@ impl Musician {
         positions(plan, self.next, until_step)
     }
 
-    /// Variant `ceiling-before-work` (docs/protocol.md C32), the simulator's earlier reading:
-    /// before every agent launch, review, rework, error report and escalation the musician
-    /// predicts the cost at worst, adds what a clean exit then still needs (000 "Clean Exit
-    /// Protocol" 3-6), and hands off below the ceiling, without asking, if it would cross it.
-    /// The seeds describe no such check: 000 evaluates after agents from 50 % and asks the
-    /// conductor, so by default this is never true and the ceiling is met after an agent.
+    /// 000 "Context Monitoring & Break Point Logic": ">80% context to reach checkpoint →
+    /// escalate to conductor (must pause now)"; the worked example plans "without hitting the
+    /// 80% context ceiling". Before every agent launch, absorption, review, rework, error
+    /// report and escalation the musician predicts the cost at worst, adds what a clean exit
+    /// then still needs (000 "Clean Exit Protocol" 3-6) and, while it has yet to escalate in
+    /// this segment, the escalation's own message: true if that would cross the ceiling
+    /// (docs/protocol.md C50). Under `ceiling-after-agent` (the reading of C32 before issue 42)
+    /// never: the ceiling is met after an agent.
     pub(super) fn would_cross_ceiling(&self, predicted_pct: i64) -> bool {
-        self.scenario.settings.ceiling_before_work
-            && self.context_pct + predicted_pct + self.exit_cost_pct() > self.scenario.context.ceiling_pct
+        let s = &self.scenario.settings;
+        let reserve_pct = if self.escalates_at_ceiling() { self.scenario.context.message_pct.upper() } else { 0 };
+        (s.ceiling_before_work || s.ceiling_escalates)
+            && self.context_pct + predicted_pct + self.exit_cost_pct() + reserve_pct > self.scenario.context.ceiling_pct
+    }
+
+    /// Whether a ceiling hand-off is preceded by an escalation (C50): by default always, even
+    /// when the conductor answered an earlier warning of the segment (it answered an estimate,
+    /// not this crossing; and the escalation is made once, as the hand-off follows it); never
+    /// under `ceiling-before-work` (C32), which hands off without asking.
+    fn escalates_at_ceiling(&self) -> bool {
+        let s = &self.scenario.settings;
+        s.ceiling_escalates && !s.ceiling_before_work
     }
 
     /// What a clean exit costs: the HANDOFF, the report and the final message (000 Example:
@@ -351,15 +383,46 @@ impl Musician {
         c.verification_pct.upper() + 2 * c.message_pct.upper()
     }
 
-    /// The hand-off when `what` (costing at worst `predicted_pct`) would cross the ceiling.
+    /// The hand-off when `what` (costing at worst `predicted_pct`) would cross the ceiling,
+    /// escalated first with the REF-3 estimates (C50).
     pub(super) async fn ceiling_handoff(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
         // A row left `review_approved` for the completion review resumes first: 002 has no
         // `review_approved → exited`.
         self.leave_approved_row().await?;
+        if let Some(end) = self.ceiling_escalation(what, predicted_pct).await? {
+            return Ok(end);
+        }
+        self.ceiling_handoff_now(what, predicted_pct).await
+    }
+
+    /// The hand-off at the ceiling without an escalation: under `ceiling-before-work`, once the
+    /// escalation is answered, or from a row the musician may not move to `error`.
+    pub(super) async fn ceiling_handoff_now(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
         let ceiling = self.scenario.context.ceiling_pct;
         self.status(&format!("context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling, handing off now"))
             .await;
         self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling)")).await
+    }
+
+    /// 000 "Context Monitoring & Break Point Logic": "escalate to conductor (must pause now)",
+    /// "Same message format with agent estimates" — before the piece of work that would cross
+    /// the ceiling, not after it. The conductor's answer cannot make that work fit under the
+    /// ceiling, so whatever it grants, the session hands off next (docs/protocol.md C50); an
+    /// exit request or a lost row ends it here (`Some`).
+    async fn ceiling_escalation(&mut self, what: &str, predicted_pct: i64) -> Result<Option<End>, SqlFailure> {
+        if !self.escalates_at_ceiling() {
+            return Ok(None);
+        }
+        let ceiling = self.scenario.context.ceiling_pct;
+        let e = self.estimate_to_checkpoint();
+        // No agent fits: the very next piece of work would cross the ceiling.
+        let recommended = 0;
+        self.status(&format!(
+            "context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%): escalating, must pause now",
+            e.nominal, e.worst
+        ))
+        .await;
+        self.send_context_warning(&e, recommended, Zone::Escalate, None).await
     }
 
     /// A review, unless its verification and messages would cross the ceiling: then the

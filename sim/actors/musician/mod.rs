@@ -29,6 +29,7 @@ mod reply;
 mod review;
 mod tally;
 mod verification;
+mod verification_task;
 mod work;
 
 /// How the RESUMPTION and the escalation name C42's trigger.
@@ -557,6 +558,11 @@ impl Musician {
             Ok(summary) => summary,
             Err(end) => return Ok(Some(end)),
         };
+        // 000 "Mid-Session Resumption Protocol" 4, before the escalation check (5) and the
+        // resumption status (6): a verification task for differing states (C54).
+        if let Some(end) = self.verification_task(&assessment).await? {
+            return Ok(Some(end));
+        }
         let text = handoff::resumption_status(&self.launch.worked_by(), &assessment, self.context_pct, &verified);
         let text = format!("{text}\n  Estimated remaining work: {}", self.remaining_work_estimate(assessment.resume_from));
         // 003 "Verbose Resumption Status": to the status file and to the conductor.

@@ -69,7 +69,17 @@ impl Musician {
                 Some(TaskState::ReviewApproved) => {
                     let step = review_step(review, self.launch.plan.steps);
                     self.cost(&self.scenario.context.message_pct.clone());
-                    self.status(&format!("{what} approved (step {step})")).await;
+                    // The approval names what it covers: its step, or the last agent done
+                    // when it was taken inside a step (a reduced scope's checkpoint brought
+                    // forward), so a successor without a HANDOFF resumes after that agent
+                    // (000 "Mid-Session Resumption Protocol" 5: "resumes from the last
+                    // checkpoint"; docs/protocol.md C52).
+                    let covered = if self.next.agent > 1 && review != Review::Completion {
+                        format!("step {} agent {}", self.next.step, self.next.agent - 1)
+                    } else {
+                        format!("step {step}")
+                    };
+                    self.status(&format!("{what} approved ({covered})")).await;
                     self.last_checkpoint_step = Some(step);
                     self.answered_zone = None;
                     if review == Review::Completion {
@@ -153,10 +163,13 @@ impl Musician {
     /// "prepare handoff now" (docs/protocol.md D10: 002's table has no way out of
     /// `review_failed` but `needs_review`).
     async fn rework_ceiling_handoff(&mut self, answer: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        let what = format!("the rework after {answer}");
         if TaskState::parse(answer) == Some(TaskState::FixProposed) {
             self.owned_write(Stmt::ResumeWorking, vec![]).await?;
+            return self.ceiling_handoff(&what, predicted_pct).await;
         }
-        self.ceiling_handoff(&format!("the rework after {answer}"), predicted_pct).await
+        // 002 has no `review_failed → error`: no escalation from here (docs/protocol.md C50).
+        self.ceiling_handoff_now(&what, predicted_pct).await
     }
 
     /// Whether an approved review leaves no work before the completion review: a scheduled
@@ -265,6 +278,7 @@ impl Musician {
     /// `replies-cite-request` only a reply to one of its own requests answers it.
     async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
         let read = self.consume_conductor_messages().await?;
+        self.stop_if_replaced(&read)?;
         // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
         // addressed to whichever session holds the row, so it needs no citation (D15).
         let exit_request = TaskState::parse(&state) == Some(TaskState::ExitRequested) && self.scenario.settings.exit_request_to_musician;
@@ -278,6 +292,24 @@ impl Musician {
                 Waited::NoOwnReply
             }
         })
+    }
+
+    /// docs/protocol.md C51: among the conductor messages just read, the hand-over of this
+    /// session's own task (`HANDOFF: task-01 session S1 went stale`) says the task is another
+    /// session's now. 000 "Background Watcher": the musician reads the message and "decides
+    /// whether to interrupt current work (urgent)"; a session told it was replaced has nothing
+    /// left to do, so it stops at once and writes nothing more, not even its status line (the
+    /// status file is the task's, read by the successor). The failure ends the session as a
+    /// fenced write does; the note says why. Under `messages-logged-only` it is logged (C23).
+    pub(super) fn stop_if_replaced(&self, read: &[String]) -> Result<(), SqlFailure> {
+        if !self.scenario.settings.reads_handover {
+            return Ok(());
+        }
+        let (task, no) = (&self.launch.plan.task_id, self.launch.session_no);
+        let Some(text) = read.iter().find(|text| messages::hands_over_session(text, task, no)) else { return Ok(()) };
+        let first = text.lines().next().unwrap_or("");
+        self.ctx.note("replaced_read", format!("read `{first}`: this session was replaced, stopping without another write"));
+        Err(SqlFailure::refused(Stmt::ReadNewConductorMessages, format!("replaced: the conductor handed {task} over (`{first}`)")))
     }
 
     /// Reads the conductor's new messages so the next watcher does not report them again

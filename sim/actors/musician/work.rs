@@ -170,7 +170,18 @@ impl Musician {
                 None => self.ctx.rng().random_bool(self.scenario.subagents.failure_probability),
             };
             if !fails {
-                let extra = self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await?;
+                let returned = self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await?;
+                let Some(extra) = returned else {
+                    if self.context_pct >= 100 {
+                        return Ok(AgentOutcome::End(self.hard_stop()));
+                    }
+                    // Past the ceiling on the return (C50): the agent is not integrated, so
+                    // the HANDOFF continues from it.
+                    return self
+                        .clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)"))
+                        .await
+                        .map(AgentOutcome::End);
+                };
                 self.agents_done += 1;
                 // REF-3's average is the nominal cost: a self-correction's extra is the risk
                 // the estimate adds apart (000 Example: Context-Tight Break Point: "~4% each
@@ -334,14 +345,18 @@ impl Musician {
     }
 
     /// 000 "Handling Subagent Results": log the return, note self-correction, integrate.
-    /// Returns what a self-correction cost beyond the plain return (0 without one).
+    /// Returns what a self-correction cost beyond the plain return (0 without one), or `None`
+    /// when the return took the session past what the check before the launch allowed (a
+    /// context spike, a self-correction's ~6x): then it integrates nothing and hands off
+    /// next (docs/protocol.md C50; 000 "Context Monitoring & Break Point Logic": the musician
+    /// "tracks context with each system message received").
     pub(super) async fn agent_returned(
         &mut self,
         step: u64,
         agent: u64,
         label: &str,
         scripted_self_correction: bool,
-    ) -> Result<i64, SqlFailure> {
+    ) -> Result<Option<i64>, SqlFailure> {
         let self_corrects = scripted_self_correction || self.ctx.rng().random_bool(self.scenario.context.self_correction_probability);
         let base = self.ctx.draw(&self.scenario.context.agent_return_pct);
         let mut extra = 0;
@@ -360,12 +375,21 @@ impl Musician {
             self.context_pct += spike;
         }
         self.status(&format!("{label} returned")).await;
+        let integration_upper_pct = self.scenario.context.integration_pct.upper();
+        if self.context_pct >= 100 && self.scenario.settings.ceiling_escalates {
+            return Ok(None);
+        }
+        if self.would_cross_ceiling(integration_upper_pct) {
+            let ceiling = self.scenario.context.ceiling_pct;
+            self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated")).await;
+            return Ok(None);
+        }
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
         self.work_for(integration_ms).await?;
         self.cost(&self.scenario.context.integration_pct.clone());
         self.add_new_tests();
         self.status(&format!("step {step} agent {agent} integrated")).await;
-        Ok(extra)
+        Ok(Some(extra))
     }
 
     /// 000 "Proposal System": a failure is worth an ANTI_PATTERN proposal, created JIT in
@@ -394,7 +418,9 @@ impl Musician {
         for report in reports {
             match report {
                 WatcherReport::Messages(_) => {
-                    for text in self.consume_conductor_messages().await? {
+                    let read = self.consume_conductor_messages().await?;
+                    self.stop_if_replaced(&read)?;
+                    for text in read {
                         if messages::is_emergency_resume(&text) {
                             news.resume = true;
                             self.status("emergency from conductor (resume): instructions to resume the stopped work").await;
@@ -425,7 +451,8 @@ impl Musician {
                     // "The musician then reads the new state and latest message from the
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
                     // found the state first.
-                    self.consume_conductor_messages().await?;
+                    let read = self.consume_conductor_messages().await?;
+                    self.stop_if_replaced(&read)?;
                     news.exit_requested = true;
                     self.status("conductor set exit_requested: preparing handoff at the next safe point").await;
                 }

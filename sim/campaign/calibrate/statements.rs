@@ -9,8 +9,9 @@
 //! after another (no contention), the rest through a connection kept open (`replay_timing`).
 //! Seeded from the run this way, a write changes the row it changed in the run: timed on the
 //! run's final database, most guarded UPDATEs would match no row and commit nothing. The
-//! seeds set no PRAGMA but WAL (004 Database: "WAL isolation"), so `synchronous` is the
-//! shell's default, read back and reported. Wall-clock time is measured here and never feeds
+//! seeds set no PRAGMA (004 "Database"'s "WAL isolation" is about what comms-link and the
+//! stop hook's sqlite3 see of each other's writes, not a journal mode to set: docs/protocol.md
+//! C53); the run's file is WAL, so `synchronous` is the shell's default, read back and reported. Wall-clock time is measured here and never feeds
 //! a run (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 
 use std::path::PathBuf;

@@ -125,6 +125,16 @@ pub struct ProtocolSettings {
     /// hands off below it without asking (variant `ceiling-before-work`, the simulator's
     /// earlier reading), or, as 000 says, evaluates after agents and asks the conductor.
     pub ceiling_before_work: bool,
+    /// docs/protocol.md C50: before a piece of work that would cross the ceiling the musician
+    /// escalates with its REF-3 estimates, then hands off (000 "Context Monitoring & Break
+    /// Point Logic": "> 80% … escalate to conductor (must pause now)"); false under the
+    /// variant `ceiling-after-agent` (C32's reading before issue 42: met after an agent).
+    pub ceiling_escalates: bool,
+    /// docs/protocol.md C51: a session that reads the conductor's hand-over of its own task
+    /// stops at once and writes nothing more (000 "Background Watcher": the musician reads the
+    /// message and "decides whether to interrupt current work"); false under the variant
+    /// `messages-logged-only` (C23 before issue 42: such a message is logged, and work goes on).
+    pub reads_handover: bool,
     /// docs/protocol.md C21: a pause TIMEOUT is an error report that counts against the five
     /// retries (`retry_count + 1`), or (variant `timeout-not-counted`) an error state with its
     /// message that counts none.
@@ -204,6 +214,8 @@ impl Default for ProtocolSettings {
             replies_cite_request: false,
             exit_request_to_musician: true,
             ceiling_before_work: false,
+            ceiling_escalates: true,
+            reads_handover: true,
             timeout_counts_retry: true,
             handoff_stale_by_age: false,
             exit_request_no_state: false,
