@@ -40,6 +40,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "patient-relaunch",
     "release-stale",
     "uncap-lost-sessions",
+    "conductor-busy-backoff",
     "retry-failed-reads",
     "lease-self-check",
     "checked-transitions",

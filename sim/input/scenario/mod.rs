@@ -28,7 +28,9 @@ pub use self::actors::{
     ClaimBlockedReply, ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ErrorReply, ExitRequest, ReviewAnswer,
     ScriptedAnswer, SubagentScript, SubagentsSection,
 };
-pub use self::faults::{add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window, HANG_MS_DEFAULT};
+pub use self::faults::{
+    add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, LockModel, Odds, ScriptedFault, Window, HANG_MS_DEFAULT,
+};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
 pub use self::plan::TaskPlan;
 pub use self::schedule::ScheduleSection;
@@ -178,6 +180,10 @@ pub struct ProtocolSettings {
     /// check the row's state, so a conductor answer that lands between a pause TIMEOUT (or a
     /// clean exit's start) and the write is not overwritten; the session acts on it instead.
     pub checked_transitions: bool,
+    /// Issue 43, variant `conductor-busy-backoff` (docs/protocol.md C62): the conductor retries
+    /// a statement answered SQLITE_BUSY with backoff (1 s, 2 s, 4 s, … at most 60 s between
+    /// tries) for as long as it takes, instead of ending after 4 BUSY (C43).
+    pub conductor_busy_backoff: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -208,6 +214,7 @@ impl Default for ProtocolSettings {
             retry_failed_reads: false,
             lease_self_check: false,
             checked_transitions: false,
+            conductor_busy_backoff: false,
         }
     }
 }

@@ -151,6 +151,8 @@ pub struct Checker {
     /// The conductor's choices in force, named in the explanations they are in the chain of
     /// (`conductor_choice.rs`); `None`: explanations name none.
     choices: Option<ConductorChoices>,
+    /// Actors that ended on SQLITE_BUSY or an I/O error (sim/judging/collapse.rs).
+    collapse: crate::judging::collapse::CollapseWatch,
 }
 
 impl Checker {
@@ -161,6 +163,7 @@ impl Checker {
             meter: meter::Meter::default(),
             findings: Findings::default(),
             choices: None,
+            collapse: Default::default(),
         }
     }
 
@@ -190,6 +193,7 @@ impl Checker {
     /// stood before it, then the truth takes it in.
     pub fn on_event(&mut self, event: &Event) {
         self.meter.attribution.on_event(event);
+        self.collapse.on_event(event);
         let seen = match &event.kind {
             EventKind::Truth(fact) => Seen::Fact(event.t_ms, fact),
             EventKind::Sql(_) => match sql_fact(event) {
@@ -224,6 +228,11 @@ impl Checker {
             Seen::Sql(f) if f.failure.is_none() => self.truth.on_sql(&f),
             Seen::Sql(_) => {}
         }
+    }
+
+    /// The actors that ended on SQLITE_BUSY or an I/O error so far.
+    pub fn collapses(&self) -> &[crate::judging::collapse::Collapse] {
+        &self.collapse.found
     }
 
     /// The timing measurements so far.
