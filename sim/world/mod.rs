@@ -137,6 +137,9 @@ pub struct World {
     /// Writes sleeping in SQLite's busy handler, by actor: their statement and where they are
     /// in its schedule (sim/world/write_lock.rs).
     waiters: BTreeMap<ActorId, (Stmt, Waiter)>,
+    /// The statement each actor last got SQLITE_BUSY on, until one of its writes takes the
+    /// lock: a BUSY on the same statement is the tool layer's retry of the same write.
+    busy_chain: BTreeMap<ActorId, Stmt>,
     /// Results of statements a hang `after:` froze their session on, handed over when the
     /// actor wakes at the hang's end (its request comes back then, and is not run again).
     held: BTreeMap<ActorId, SqlReply>,
@@ -175,6 +178,7 @@ impl World {
             files: BTreeMap::new(),
             lock,
             waiters: BTreeMap::new(),
+            busy_chain: BTreeMap::new(),
             held: BTreeMap::new(),
         }
     }
@@ -381,12 +385,20 @@ impl World {
     fn take_write_lock(&mut self, exec: &Exec, actor: ActorId, stmt: Stmt, waiter: Option<Waiter>) -> WriteLock {
         let timeout_ms = self.faults.busy_timeout_ms;
         match self.lock.request(exec.now_unix_ms(), waiter, timeout_ms, || self.faults.write_hold_ms()) {
-            Grant::Taken => WriteLock::Taken,
+            Grant::Taken => {
+                self.busy_chain.remove(&actor);
+                WriteLock::Taken
+            }
             Grant::RetryAt(retry_unix_ms, waiter) => {
                 self.waiters.insert(actor, (stmt, waiter));
                 WriteLock::RetryAt(retry_unix_ms)
             }
-            Grant::Busy => WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {timeout_ms} ms)")),
+            Grant::Busy => {
+                if self.busy_chain.insert(actor, stmt) != Some(stmt) {
+                    self.lock.contention.busy_writes += 1;
+                }
+                WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {timeout_ms} ms)"))
+            }
         }
     }
 
@@ -830,13 +842,14 @@ mod tests {
         assert_eq!(b.world.waiters.get(&other), Some(&(Stmt::ConductorHeartbeat, waiter)), "at {now_ms}");
         // Counted when it takes the lock, not while it sleeps.
         assert_eq!(b.world.contention(), Contention::default());
+        assert!(b.world.busy_chain.is_empty());
         // SQLite with a busy timeout of 0 has no busy handler: SQLITE_BUSY at once.
         let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 0\n");
         let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
         assert_eq!(failure.kind, FailureKind::Busy);
-        assert_eq!(b.world.contention().busy_errors, 1);
+        assert_eq!((b.world.contention().busy_errors, b.world.contention().busy_writes), (1, 1));
         let events = b.drain();
         assert!(matches!(&events.last().unwrap().kind, EventKind::Sql(s) if matches!(s.result, SqlResult::Busy(_))));
     }

@@ -23,8 +23,11 @@ pub struct Contention {
     pub lock_waits: u64,
     /// Their waits, first try to the try that took the lock.
     pub lock_wait_ms_total: i64,
-    /// Writes that got SQLITE_BUSY.
+    /// SQLITE_BUSY answers (a write the tool layer retries may get several).
     pub busy_errors: u64,
+    /// Writes that got SQLITE_BUSY at least once (counted by the world, which knows a retry
+    /// from a new write: sim/world/mod.rs).
+    pub busy_writes: u64,
 }
 
 /// A write that has found the lock held: when it first tried, and how many times the busy
@@ -161,7 +164,7 @@ mod tests {
         assert_eq!(sleeps_us, [1000, 2000, 5000, 2000]);
         // A timeout of 0: no handler, SQLITE_BUSY at once.
         assert_eq!(settle(&mut lock, 0, 0, 1), (Grant::Busy, vec![0]));
-        assert_eq!(lock.contention, Contention { lock_waits: 0, lock_wait_ms_total: 0, busy_errors: 3 });
+        assert_eq!(lock.contention, Contention { lock_waits: 0, lock_wait_ms_total: 0, busy_errors: 3, busy_writes: 0 });
     }
 
     #[test]
@@ -171,7 +174,7 @@ mod tests {
         // Held until 4: tries at 0, 1, 3 fail, 8 takes it (a queue would have run it at 4).
         let (end, tries) = settle(&mut lock, 0, 1000, 1);
         assert_eq!((end, tries), (Grant::Taken, vec![0, 1, 3, 8]));
-        assert_eq!(lock.contention, Contention { lock_waits: 1, lock_wait_ms_total: 8, busy_errors: 0 });
+        assert_eq!(lock.contention, Contention { lock_waits: 1, lock_wait_ms_total: 8, busy_errors: 0, busy_writes: 0 });
     }
 
     #[test]
@@ -195,6 +198,6 @@ mod tests {
         let (end, tries) = settle(&mut lock, 10, 100, 500);
         assert_eq!((end, tries), (Grant::Taken, vec![10, 50]));
         assert_eq!(settle(&mut lock, 60, 100, 1), (Grant::Busy, vec![60]));
-        assert_eq!(lock.contention, Contention { lock_waits: 1, lock_wait_ms_total: 40, busy_errors: 1 });
+        assert_eq!(lock.contention, Contention { lock_waits: 1, lock_wait_ms_total: 40, busy_errors: 1, busy_writes: 0 });
     }
 }

@@ -20,7 +20,7 @@ use crate::base::error::{Error, Result};
 use crate::world::db::Recorded;
 
 /// The most processes a closed-loop load starts (one per actor).
-pub const ACTORS_MAX: usize = 400;
+pub const ACTORS_MAX: usize = 1000;
 
 /// One statement for a worker: its index in the run, the real µs to wait after the previous
 /// one ended (from the start for the first), and its SQL with the parameters written in.

@@ -167,7 +167,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         writes,
         lock_waits: contention.lock_waits,
         wait_ms_total: contention.lock_wait_ms_total as f64 / k,
-        busy: contention.busy_errors,
+        busy: contention.busy_writes,
     };
     let as_written = match scenario.faults.write_hold_ms.clone() {
         Some(hold) => {
@@ -333,19 +333,22 @@ fn closed_loop_row(recorded: &[crate::world::db::Recorded], a: &super::closed_lo
 /// A wait is a write attempt whose `BEGIN IMMEDIATE` took 1 ms or more (uncontended it reads
 /// 0: `.timer` prints whole ms); BUSY, any write attempt refused, as rehearsal counts them.
 fn measured_figures(rows: &[LoadRow]) -> LockFigures {
-    let writes = rows.iter().filter(|r| r.writes);
+    // Per write (issue 43: the share of writes that wait, and that get SQLITE_BUSY): a write
+    // counts once however many of its attempts waited or were refused.
+    let (mut waited, mut refused) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
     let mut figures = LockFigures::default();
-    for row in writes {
+    for row in rows.iter().filter(|r| r.writes) {
         if row.attempt == 1 {
             figures.writes += 1;
         }
         if row.ending == "busy" {
-            figures.busy += 1;
+            refused.insert(row.index);
         } else if let Some(wait) = row.lock_wait_ms.filter(|w| *w >= 1.0) {
-            figures.lock_waits += 1;
+            waited.insert(row.index);
             figures.wait_ms_total += wait;
         }
     }
+    (figures.lock_waits, figures.busy) = (waited.len() as u64, refused.len() as u64);
     figures
 }
 
@@ -376,19 +379,29 @@ fn lock_rule_on_arrivals(
         .map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1)))
         .collect();
     let writes = queue.len() as u64;
+    // Per write, as measured_figures counts: the writes that waited, and that got BUSY.
+    let (mut waited, mut refused) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
     while let Some(Reverse((now_ms, index, attempt))) = queue.pop() {
-        match lock.request(now_ms, waiters.remove(&index), busy_timeout_ms, || draw_hold_ms(&mut rng)) {
+        let waiter = waiters.remove(&index);
+        match lock.request(now_ms, waiter, busy_timeout_ms, || draw_hold_ms(&mut rng)) {
+            Grant::Taken if waiter.is_some() => {
+                waited.insert(index);
+            }
             Grant::Taken => {}
             Grant::RetryAt(at_ms, waiter) => {
                 waiters.insert(index, waiter);
                 queue.push(Reverse((at_ms, index, attempt)));
             }
-            Grant::Busy if attempt <= BUSY_RETRIES => queue.push(Reverse((now_ms + 1_000, index, attempt + 1))),
-            Grant::Busy => {}
+            Grant::Busy => {
+                refused.insert(index);
+                if attempt <= BUSY_RETRIES {
+                    queue.push(Reverse((now_ms + 1_000, index, attempt + 1)));
+                }
+            }
         }
     }
     let c = lock.contention;
-    LockFigures { writes, lock_waits: c.lock_waits, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: c.busy_errors }
+    LockFigures { writes, lock_waits: waited.len() as u64, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: refused.len() as u64 }
 }
 
 /// One of `samples` at random, rounded to whole ms (0 without samples).
@@ -542,12 +555,12 @@ impl LoadReport {
         let mut out = String::from("At the simulated rates (speedup 1), rehearsal predicts:\n\n");
         let line = |label: &str, hold: &Dist, c: &Contention, writes: u64| {
             format!(
-                "- {label} `write_hold_ms = {}`: {} lock waits ({}), {} SQLITE_BUSY ({}) in {} writes\n",
+                "- {label} `write_hold_ms = {}`: {} lock waits ({}), {} writes got SQLITE_BUSY ({}) in {} writes\n",
                 fit::toml_value(hold),
                 c.lock_waits,
                 pct(c.lock_waits, writes),
-                c.busy_errors,
-                pct(c.busy_errors, writes),
+                c.busy_writes,
+                pct(c.busy_writes, writes),
                 writes
             )
         };
@@ -590,13 +603,15 @@ mod tests {
     }
 
     #[test]
-    fn waits_of_a_millisecond_or_more_and_busy_attempts_are_counted_per_write() {
+    fn waits_of_a_millisecond_or_more_and_busy_answers_are_counted_once_per_write() {
+        let at = |index: usize, row: LoadRow| LoadRow { index, ..row };
         let rows = [
-            row(true, 1, Some(0.0), "ok"),
-            row(true, 1, Some(3.0), "ok"),
-            row(true, 1, Some(8.0), "busy"),
-            row(true, 2, Some(2.0), "ok"),
-            row(false, 1, None, "busy"),
+            at(0, row(true, 1, Some(0.0), "ok")),
+            at(1, row(true, 1, Some(3.0), "ok")),
+            at(2, row(true, 1, Some(8.0), "busy")),
+            at(2, row(true, 2, Some(8.0), "busy")),
+            at(2, row(true, 3, Some(2.0), "ok")),
+            at(3, row(false, 1, None, "busy")),
         ];
         assert_eq!(measured_figures(&rows), LockFigures { writes: 3, lock_waits: 2, wait_ms_total: 5.0, busy: 1 });
     }
