@@ -318,13 +318,14 @@ impl FaultPlan {
         }
         let per_hour = |rate: f64| 1.0 - (-rate * hours).exp();
         let (crash_hourly, hang_hourly) = (per_hour(self.crash_per_sim_hour), per_hour(self.hang_per_sim_hour));
-        let kind = if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
+        // Per write first, then per hour: the second roll is drawn only when the first missed.
+        let kind = if (self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability))
+            || (crash_hourly > 0.0 && self.rng.random_bool(crash_hourly.min(1.0)))
+        {
             FaultKind::Crash
-        } else if crash_hourly > 0.0 && self.rng.random_bool(crash_hourly.min(1.0)) {
-            FaultKind::Crash
-        } else if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
-            FaultKind::Hang { ms: self.hang_ms.sample(&mut self.rng) }
-        } else if hang_hourly > 0.0 && self.rng.random_bool(hang_hourly.min(1.0)) {
+        } else if (self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability))
+            || (hang_hourly > 0.0 && self.rng.random_bool(hang_hourly.min(1.0)))
+        {
             FaultKind::Hang { ms: self.hang_ms.sample(&mut self.rng) }
         } else {
             return None;

@@ -457,7 +457,10 @@ impl LoadReport {
     pub fn table(&self) -> String {
         let sides = [&self.on_arrivals_measured_holds, &self.on_arrivals, &self.predicted, &self.measured];
         let mut out = String::new();
-        out.push_str("| figure | lock rule, the load's writes, measured holds | lock rule, the load's writes, fitted holds | rehearsal run, fitted holds | measured (sqlite3 processes) |\n|---|---|---|---|---|\n");
+        let measured = if self.closed_loop { "measured (a process per actor, closed loop)" } else { "measured (sqlite3 processes)" };
+        out.push_str(&format!(
+            "| figure | lock rule, the load's writes, measured holds | lock rule, the load's writes, fitted holds | rehearsal run, fitted holds | {measured} |\n|---|---|---|---|---|\n"
+        ));
         let row = |label: &str, cell: &dyn Fn(&LockFigures) -> String| {
             format!("| {label} | {} |\n", sides.iter().map(|f| cell(f)).collect::<Vec<_>>().join(" | "))
         };
