@@ -45,6 +45,9 @@ pub struct Runtime {
     /// Variant `retry-failed-reads` (issue 28): `sql` tries a read that failed with
     /// SQLITE_IOERR again instead of handing the failure to the actor (docs/protocol.md C43).
     pub retry_failed_reads: bool,
+    /// Variant `conductor-busy-backoff` (issue 43, docs/protocol.md C62): `sql` retries the
+    /// conductor's SQLITE_BUSY with backoff for as long as it takes.
+    pub conductor_busy_backoff: bool,
 }
 
 impl Runtime {
@@ -202,27 +205,35 @@ impl Ctx {
     /// Runs one named protocol statement at the instant the engine schedules it.
     /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; under the
     /// variant `retry-failed-reads` so is a read that failed with SQLITE_IOERR. Other
-    /// failures go back to the actor (docs/protocol.md C13, C43).
+    /// failures go back to the actor (docs/protocol.md C13, C43). Under the variant
+    /// `conductor-busy-backoff` the conductor's BUSY is retried for as long as it takes, 1 s,
+    /// 2 s, 4 s, … at most 60 s apart (C62).
     pub async fn sql(&self, stmt: Stmt, params: Params) -> Result<SqlOutcome, SqlFailure> {
-        const RETRIES: u32 = 3;
+        // Variant `conductor-busy-backoff` (C62): the conductor does not give up on BUSY.
+        let backoff = self.runtime.conductor_busy_backoff && self.meta().name.is_conductor();
+        const IO_RETRIES: u32 = 3;
+        let retries: u32 = if backoff { u32::MAX } else { 3 };
         // The world hands the parameters back with a failure that may be retried: no copy is
         // kept per attempt.
         let retry_reads = self.runtime.retry_failed_reads && !stmt.writes();
         let mut params = params;
         let issued_ms = self.now_ms();
-        for attempt in 0..=RETRIES {
+        for attempt in 0..=retries {
             match self.effect(Effect::Sql { stmt, params }).await {
                 Reply::Sql(result) => {
                     self.renew_lease(stmt, issued_ms, &result);
                     self.keep_lease().await;
                     return result;
                 }
-                Reply::SqlRefused { failure, params: back } if attempt < RETRIES && failure.kind == FailureKind::Busy => {
+                Reply::SqlRefused { failure, params: back } if attempt < retries && failure.kind == FailureKind::Busy => {
                     self.note("busy_retry", format!("`{stmt}` attempt {}", attempt + 1));
-                    self.sleep(1_000).await;
+                    let sleep_ms = if backoff { (1_000_i64 << attempt.min(6)).min(60_000) } else { 1_000 };
+                    self.sleep(sleep_ms).await;
                     params = back;
                 }
-                Reply::SqlRefused { failure, params: back } if attempt < RETRIES && failure.kind == FailureKind::IoError && retry_reads => {
+                Reply::SqlRefused { failure, params: back }
+                    if attempt < IO_RETRIES && failure.kind == FailureKind::IoError && retry_reads =>
+                {
                     // A read changed nothing: trying it again is safe, whatever the disk did
                     // (000 "Pause Watcher" 4: "Wait 10 seconds, repeat from step 1").
                     self.note("io_retry", format!("`{stmt}` attempt {}: {}", attempt + 1, failure.message));

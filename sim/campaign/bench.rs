@@ -266,7 +266,10 @@ fn combinations(params: &[Param]) -> Vec<Vec<usize>> {
 pub fn prepare_points(options: &BenchOptions) -> Result<(Campaign, Vec<Point>)> {
     check_grid_size(options)?;
     let base_text = crate::base::input_file::read_text(&options.scenario, "scenario")?;
-    Scenario::parse(&base_text, &options.scenario)?;
+    let scenario = Scenario::parse(&base_text, &options.scenario)?;
+    if let Some(warning) = fault_load_warning(&scenario, options) {
+        eprintln!("rehearsal: warning: {warning}");
+    }
     // Its SQL, `--sql` over its own, before any point: a bad file is bad input, once.
     crate::campaign::replay::check(&options.scenario, options.sql.as_deref(), options.protocol.as_deref(), &options.variants)?;
     let base: toml::Table =
@@ -298,6 +301,30 @@ fn point_refused(options: &BenchOptions, path: &Path, described: &[String], e: &
         None => why.as_str(),
     };
     Error::input(format!("--param {}: {} with this value is refused: {why}", described.join(", "), options.scenario.display()))
+}
+
+/// Odds rolled per write (`crash_probability`, `hang_probability`) make a run's fault load
+/// follow its number of writes: a swept parameter that changes how often sessions write (a
+/// poll or refresh interval, the task count, anything outside `[faults]`) hands the same
+/// seeds a different number of faults, and the grid compares fault loads, not the parameter.
+fn fault_load_warning(scenario: &Scenario, options: &BenchOptions) -> Option<String> {
+    use crate::input::scenario::Odds;
+    let on = |odds: Odds| !matches!(odds, Odds::Fixed(p) if p == 0.0);
+    let per_write: Vec<&str> =
+        [("crash_probability", scenario.faults.crash_probability), ("hang_probability", scenario.faults.hang_probability)]
+            .into_iter()
+            .filter(|(_, odds)| on(*odds))
+            .map(|(name, _)| name)
+            .collect();
+    let swept: Vec<String> = options.params.iter().flat_map(|p| p.names.iter()).filter(|n| !n.starts_with("faults.")).cloned().collect();
+    if per_write.is_empty() || swept.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "faults.{} rolled per write, and --param {} may change how many writes a run makes: the same seeds then meet different numbers of faults. Give the odds per simulated hour (faults.crash_per_sim_hour, faults.hang_per_sim_hour) to hold the fault load",
+        per_write.join(" and faults."),
+        swept.join(", ")
+    ))
 }
 
 /// Grid point `index`: the scenario with each parameter's chosen step, as the text of its
@@ -442,7 +469,7 @@ pub fn aggregate(runs: &[&RunStat]) -> Vec<(String, String)> {
     let ok: Vec<&&RunStat> = runs.iter().filter(|r| r.verdict != RunOutcome::Error).collect();
     // Latencies and makespans of finished runs only: the time limit truncates a cut-off
     // run's (issue 31); `cut_off_runs` counts those apart.
-    let finished: Vec<&&RunStat> = ok.iter().copied().filter(|r| !r.figures.cut_off).collect();
+    let finished: Vec<&&RunStat> = ok.iter().copied().filter(|r| !r.figures.cut_off && !r.figures.collapsed).collect();
     let pooled = |f: fn(&RunStat) -> &Vec<i64>| finished.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<i64>>();
     let q = |sample: &[i64]| match quantiles(sample) {
         Some((p50, p95, max)) => [p50.to_string(), p95.to_string(), max.to_string()],
@@ -638,18 +665,31 @@ fn heatmap_svg(
                 .collect()
         })
         .collect();
-    let cut_off: Vec<Vec<usize>> = (0..ys.len())
+    let cut_off: Vec<Vec<(usize, usize)>> = (0..ys.len())
         .map(|row| {
             (0..xs.len())
                 .map(|col| {
                     let cell = |r: &&RunStat| points[r.point].choice[xi] == col && points[r.point].choice[yi] == row;
-                    runs.iter().filter(cell).filter(|r| r.verdict != RunOutcome::Error && r.figures.cut_off).count()
+                    let ok: Vec<&RunStat> = runs.iter().filter(cell).filter(|r| r.verdict != RunOutcome::Error).collect();
+                    (ok.iter().filter(|r| r.figures.cut_off && !r.figures.collapsed).count(), figures::collapsed_runs(&ok))
                 })
                 .collect()
         })
         .collect();
-    let subtitle = format!("{} seeds per grid point; cut-off runs kept out of the values", options.seeds.len());
+    let subtitle = heatmap_subtitle(options, (xi, yi), metric.name);
     grid_charts::heatmap(metric, &px.name(), &xs, &py.name(), &ys, &cells, &cut_off, &subtitle)
+}
+
+/// What a heatmap's cells are over (issue 43): the seeds, the axes it does not draw (a cell
+/// pools every value of them), and which runs its metric counts (`aggregate`).
+fn heatmap_subtitle(options: &BenchOptions, (xi, yi): (usize, usize), metric: &str) -> String {
+    let hidden: Vec<String> = options.params.iter().enumerate().filter(|(i, _)| *i != xi && *i != yi).map(|(_, p)| p.name()).collect();
+    let pooled = if hidden.is_empty() { String::new() } else { format!("; averaged over {} (not drawn)", hidden.join(", ")) };
+    let counted = match metric {
+        "false_alarm_rate" | "statements_per_sim_hour" => "every run counted, cut-off and collapsed ones included",
+        _ => "finished runs only: cut-off and collapsed runs kept out",
+    };
+    format!("{} seeds per grid point{pooled}; {counted}", options.seeds.len())
 }
 
 /// The stdout table of a finished bench: one line per grid point (its status first, and the
@@ -683,7 +723,8 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
             get("runs"),
             get("unfinished_runs"),
             get("runs"),
-            cut_off_words(&get("cut_off_runs"), &get("runs"), &get("tasks_per_sim_hour_cut_off")),
+            cut_off_words(&get("cut_off_runs"), &get("runs"), &get("tasks_per_sim_hour_cut_off"))
+                + &collapsed_words(&get("collapsed_runs"), &get("runs")),
             if violated.is_empty() { String::new() } else { format!(", violated: {}", violated.join(", ")) },
             get("tasks_per_sim_hour"),
             get("false_stale_alarms"),
@@ -725,6 +766,14 @@ pub fn render(options: &BenchOptions, outcome: &BenchOutcome) -> String {
     out
 }
 
+/// ", COLLAPSED 2/3 (the conductor ended on SQLITE_BUSY or an I/O error; ...)", or nothing.
+fn collapsed_words(collapsed: &str, runs: &str) -> String {
+    if collapsed == "0" || collapsed == "-" || collapsed.is_empty() {
+        return String::new();
+    }
+    format!(", COLLAPSED {collapsed}/{runs} (the conductor ended on SQLITE_BUSY or an I/O error; not in the throughput)")
+}
+
 /// ", cut off by the time limit 2/2 (5.83 tasks/h by then)", or nothing when no run was.
 fn cut_off_words(cut: &str, runs: &str, rate: &str) -> String {
     if cut == "0" || cut == "-" {
@@ -744,6 +793,33 @@ fn seconds(ms: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweep_outside_faults_over_odds_per_write_is_warned_and_odds_per_hour_are_not() {
+        let options = |names: &[&str]| BenchOptions {
+            scenario: PathBuf::from("s.toml"),
+            params: names.iter().map(|n| Param { names: vec![n.to_string()], values: Vec::new(), labels: Vec::new() }).collect(),
+            seeds: vec![1],
+            protocol: None,
+            variants: Vec::new(),
+            jobs: 1,
+            out: PathBuf::from("out"),
+            heatmap: None,
+            progress_every: 0,
+            force: false,
+            sql: None,
+        };
+        let scenario = |faults: &str| Scenario::parse(&format!("[tasks]\ncount = 2\n[faults]\n{faults}"), Path::new("s.toml")).unwrap();
+        let per_write = scenario("crash_probability = 0.01\n");
+        let warning = fault_load_warning(&per_write, &options(&["timing.background_poll_ms"])).expect("warned");
+        assert!(
+            warning.contains("faults.crash_probability rolled per write") && warning.contains("--param timing.background_poll_ms"),
+            "{warning}"
+        );
+        assert_eq!(fault_load_warning(&per_write, &options(&["faults.hang_ms"])), None, "a fault parameter is the point of the sweep");
+        assert_eq!(fault_load_warning(&scenario("crash_per_sim_hour = 0.5\n"), &options(&["timing.background_poll_ms"])), None);
+        assert_eq!(fault_load_warning(&scenario(""), &options(&["tasks.count"])), None);
+    }
 
     #[test]
     fn a_point_reads_as_passing_only_when_every_run_passed_clean() {

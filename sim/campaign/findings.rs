@@ -49,6 +49,8 @@ const DEMOS: &[(&str, &str)] = &[
     ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
     ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
     ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
+    // Its collapse needs 64 musicians (docs/protocol.md C62); at 12 the demo shows it changes nothing.
+    ("conductor-busy-backoff", "scenarios/faults/contention.toml"),
     ("retry-failed-reads", "scenarios/faults/io-error-on-pause-poll.toml"),
     ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
     ("checked-transitions", "scenarios/faults/answer-during-timeout.toml"),

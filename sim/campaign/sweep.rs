@@ -96,6 +96,10 @@ pub struct ResultRow {
     /// The SQL the pair ran: its files and the hash of its statements.
     #[serde(default)]
     pub sql: String,
+    /// Empty, or the verdict's line naming the conductor or session that ended on SQLITE_BUSY
+    /// or an I/O error (sim/judging/collapse.rs, docs/protocol.md C62).
+    #[serde(default)]
+    pub collapsed: String,
 }
 
 impl ResultRow {
@@ -249,6 +253,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
             options.sql.as_deref(),
         ),
         sql: String::new(),
+        collapsed: String::new(),
     }
 }
 
@@ -328,6 +333,8 @@ fn run_pair_keeping(
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
             row.sql = summary.sql.to_string();
+            let collapses = &summary.measured.designer.collapses;
+            row.collapsed = crate::judging::collapse::sentence(collapses, summary.tasks_complete, summary.tasks_total).unwrap_or_default();
             (row, Some(summary))
         }
         Ok(Err(e)) => {
@@ -930,6 +937,7 @@ mod tests {
             trace_hash: "ab".into(),
             replay: "rehearsal run x --seed 1".into(),
             sql: String::new(),
+            collapsed: String::new(),
         }
     }
 

@@ -311,6 +311,13 @@ pub const VARIANTS: &[Variant] = &[
         apply: |s| s.settings.uncap_lost_sessions = true,
     },
     Variant {
+        name: "conductor-busy-backoff",
+        disagreement: 0,
+        summary: "the conductor retries a statement answered SQLITE_BUSY with backoff (1 s, 2 s, 4 s, … at most 60 s apart) for as long as it takes, instead of ending after 4 SQLITE_BUSY (docs/protocol.md C43, C62): under heavy contention the fleet slows down instead of collapsing",
+        sql: None,
+        apply: |s| s.settings.conductor_busy_backoff = true,
+    },
+    Variant {
         name: "retry-failed-reads",
         disagreement: 0,
         summary: "a read that fails with a disk error (SQLITE_IOERR) is tried again a second later, up to 3 times, as SQLITE_BUSY is (docs/protocol.md C13), instead of ending the actor (C43): a pause watcher whose poll failed otherwise ends as if the conductor had timed out, and its session reports an `error` over an approval",

@@ -1,5 +1,6 @@
 //! The judging layer (sim/layers.txt, ARCHITECTURE.md "Layers").
 
+pub mod collapse;
 pub mod coverage;
 pub mod oracle;
 pub mod verdict;

@@ -168,6 +168,8 @@ pub fn unfinished_facts(
 /// (the run's own connection, or a finished run's opened read-only by `rehearsal judge`).
 pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, end_ms: i64, mut checker: Checker) -> Result<Verdict> {
     checker.finish(end_ms, &crate::judging::oracle::rules::budget::limits(scenario));
+    let collapsed =
+        crate::judging::collapse::sentence(checker.collapses(), tasks_in_state(conn, TaskState::Complete)?, scenario.tasks.len());
     let facts = liveness_facts(conn, scenario, &|sid| checker.describe_session(sid))?;
     if !facts.is_empty() {
         let why = match ending {
@@ -183,7 +185,7 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
     let allowed: BTreeSet<&str> = scenario.expect.allowed.iter().map(String::as_str).collect();
     let unexpected = violations.iter().find(|v| !expected.contains(v.rule.as_str()) && !allowed.contains(v.rule.as_str()));
     let missing: Vec<&str> = expected.difference(&seen).copied().collect();
-    let verdict = if let Some(first) = unexpected {
+    let mut verdict = if let Some(first) = unexpected {
         let rule = crate::judging::oracle::RULES.iter().find(|r| r.id == first.rule).map_or("", |r| r.says);
         let mut explanation = vec![format!("rule: {rule}"), first.explanation.clone()];
         let others = violations.iter().filter(|v| !std::ptr::eq(*v, first)).count();
@@ -207,6 +209,8 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
     } else {
         Verdict { passed: true, failure: String::new(), headline: "PASS".to_string(), explanation: Vec::new(), violations }
     };
+    // A line of its own, beside (not inside) the liveness explanation: who ended the run early.
+    verdict.explanation.extend(collapsed);
     Ok(verdict)
 }
 

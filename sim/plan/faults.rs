@@ -150,6 +150,10 @@ pub struct FaultPlan {
     until_ms: Option<i64>,
     crash_probability: f64,
     hang_probability: f64,
+    /// Per session per simulated hour (0: none), and since when each session's exposure runs.
+    crash_per_sim_hour: f64,
+    hang_per_sim_hour: f64,
+    exposed_since_ms: BTreeMap<SessionPlace, i64>,
     hang_ms: Dist,
     pub watcher_jitter_ms: Option<Dist>,
     pub actor_faults: ActorFaults,
@@ -168,6 +172,8 @@ pub struct FaultPlan {
     pub timed: Vec<(i64, Timed)>,
     write_hold_ms: Option<Dist>,
     pub busy_timeout_ms: i64,
+    pub lock_model: crate::input::scenario::LockModel,
+    pub busy_sleep_scale: i64,
     /// `name=value` pairs of everything drawn from the seed, for the trace and summary.
     pub drawn: Vec<(String, String)>,
 }
@@ -216,6 +222,9 @@ impl FaultPlan {
             until_ms: faults.until_ms,
             crash_probability,
             hang_probability,
+            crash_per_sim_hour: faults.crash_per_sim_hour.unwrap_or(0.0).max(0.0),
+            hang_per_sim_hour: faults.hang_per_sim_hour.unwrap_or(0.0).max(0.0),
+            exposed_since_ms: BTreeMap::new(),
             hang_ms: faults.hang_ms.clone().unwrap_or(Dist::uniform(600_000, 1_200_000)),
             watcher_jitter_ms: faults.watcher_jitter_ms.clone(),
             actor_faults: ActorFaults {
@@ -237,6 +246,8 @@ impl FaultPlan {
             drawn,
             write_hold_ms: faults.write_hold_ms.clone(),
             busy_timeout_ms: faults.busy_timeout_ms.unwrap_or(5_000),
+            lock_model: faults.lock_model,
+            busy_sleep_scale: faults.busy_sleep_scale.unwrap_or(1).max(1),
         }
     }
 
@@ -278,6 +289,10 @@ impl FaultPlan {
             return self.conductor_point(session, statement, statements_before);
         }
         let place = actor.place()?;
+        let hourly = self.crash_per_sim_hour > 0.0 || self.hang_per_sim_hour > 0.0;
+        // A session's exposure to faults per hour starts at its first statement (only tracked
+        // when a rate is set: per-statement bookkeeping costs, issue 7).
+        let exposed_since_ms = if hourly { *self.exposed_since_ms.entry(place).or_insert(now_ms) } else { now_ms };
         // Counting occurrences only matters for scripted protocol points (and for a plan that
         // records them); otherwise the per-statement bookkeeping would be pure cost (issue 7).
         let nth = if self.scripted_points.is_empty() && self.points.is_none() && self.fired.is_none() {
@@ -295,9 +310,22 @@ impl FaultPlan {
         if !statement.writes() || !self.random_phase(now_ms) {
             return None;
         }
-        let kind = if self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability) {
+        // Per simulated hour: the odds of at least one event of a Poisson process at that rate
+        // since this session's previous roll (drawn only when a rate is set).
+        let hours = (now_ms - exposed_since_ms) as f64 / 3_600_000.0;
+        if hourly {
+            self.exposed_since_ms.insert(place, now_ms);
+        }
+        let per_hour = |rate: f64| 1.0 - (-rate * hours).exp();
+        let (crash_hourly, hang_hourly) = (per_hour(self.crash_per_sim_hour), per_hour(self.hang_per_sim_hour));
+        // Per write first, then per hour: the second roll is drawn only when the first missed.
+        let kind = if (self.crash_probability > 0.0 && self.rng.random_bool(self.crash_probability))
+            || (crash_hourly > 0.0 && self.rng.random_bool(crash_hourly.min(1.0)))
+        {
             FaultKind::Crash
-        } else if self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability) {
+        } else if (self.hang_probability > 0.0 && self.rng.random_bool(self.hang_probability))
+            || (hang_hourly > 0.0 && self.rng.random_bool(hang_hourly.min(1.0)))
+        {
             FaultKind::Hang { ms: self.hang_ms.sample(&mut self.rng) }
         } else {
             return None;
@@ -439,6 +467,27 @@ mod tests {
         let mut plan = FaultPlan::new(1, &section(text));
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::After, FaultKind::Hang { ms: 5000 }));
         assert_eq!(plan.before_statement(&session(1, 1), Stmt::Heartbeat, 0), strike(When::Before, FaultKind::Hang { ms: 900_000 }));
+    }
+
+    #[test]
+    fn odds_per_simulated_hour_hold_the_fault_load_whatever_the_number_of_writes() {
+        // One crash per session-hour: a session writing every minute and one writing every
+        // 6 s for 1000 simulated hours meet about as many crashes (per write they would not).
+        let crashes = |every_ms: i64| {
+            let mut plan = FaultPlan::new(3, &section("crash_per_sim_hour = 1.0\n"));
+            (0..1000 * 3_600_000 / every_ms)
+                .filter(|i| plan.before_statement(&session(1, 1), Stmt::Heartbeat, i * every_ms).is_some())
+                .count()
+        };
+        let (slow, fast) = (crashes(60_000), crashes(6_000));
+        assert!((850..=1150).contains(&slow) && (850..=1150).contains(&fast), "{slow} and {fast} crashes in 1000 session-hours");
+        // Reads are not rolled, but their time counts at the next write.
+        let mut plan = FaultPlan::new(3, &section("hang_per_sim_hour = 1000000.0\n"));
+        assert_eq!(plan.before_statement(&session(1, 1), Stmt::ReadTaskState, 0), None);
+        assert!(matches!(
+            plan.before_statement(&session(1, 1), Stmt::Heartbeat, 60_000),
+            Some(Strike { kind: FaultKind::Hang { .. }, .. })
+        ));
     }
 
     #[test]

@@ -69,7 +69,8 @@ impl Schedule {
             Dist::Const(_) => 0,
             Dist::Uniform { min, max } => max - min,
             // Unbounded below and above: its mean is a spread the draws reach often.
-            Dist::Normal { .. } | Dist::Exponential { .. } => statement_ms.mean(),
+            Dist::Normal { .. } | Dist::Exponential { .. } | Dist::LogNormal { .. } => statement_ms.mean(),
+            Dist::Empirical(_) => statement_ms.upper() - statement_ms.lower(),
         }
     }
 

@@ -92,8 +92,9 @@ fn text_px(text: &str, font_px: f64) -> f64 {
 }
 
 /// A heatmap of `metric` over `xs` (columns) and `ys` (rows): `cells[row][col]`, `None` for
-/// a cell with no sample (grey); `cut_off[row][col]` runs of a cell the time limit cut off
-/// (kept out of its value, and said in the cell).
+/// a cell with no sample (grey); `cut_off[row][col]` the runs of a cell the time limit cut off
+/// and the runs that collapsed (the conductor ended on SQLITE_BUSY or an I/O error), said in
+/// the cell (the subtitle says whether its value counts them).
 #[allow(clippy::too_many_arguments)]
 pub fn heatmap(
     metric: &Metric,
@@ -102,7 +103,7 @@ pub fn heatmap(
     y: &str,
     ys: &[String],
     cells: &[Vec<Option<f64>>],
-    cut_off: &[Vec<usize>],
+    cut_off: &[Vec<(usize, usize)>],
     subtitle: &str,
 ) -> String {
     let values: Vec<f64> = cells.iter().flatten().flatten().copied().collect();
@@ -165,13 +166,19 @@ pub fn heatmap(
                 cy + cell_h / 2.0 + 4.0,
                 esc(&text)
             );
-            let cut = cut_off.get(row).and_then(|r| r.get(col)).copied().unwrap_or(0);
-            if cut > 0 {
+            let (cut, collapsed) = cut_off.get(row).and_then(|r| r.get(col)).copied().unwrap_or((0, 0));
+            let marks: Vec<String> = [(cut, "cut off"), (collapsed, "COLLAPSED")]
+                .into_iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("{n} runs {what}"))
+                .collect();
+            if !marks.is_empty() {
                 let _ = writeln!(
                     svg,
-                    "<text class=\"cut-off\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#b00\">{cut} runs cut off</text>",
+                    "<text class=\"cut-off\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#b00\">{}</text>",
                     cx + cell_w / 2.0,
-                    cy + cell_h - 5.0
+                    cy + cell_h - 5.0,
+                    marks.join(", ")
                 );
             }
         }
@@ -228,7 +235,7 @@ mod tests {
             "tasks.count",
             &ys,
             &[vec![Some(89.151), None], vec![Some(668.64), Some(1.0)]],
-            &[vec![0, 2], vec![0, 0]],
+            &[vec![(0, 0), (2, 0)], vec![(0, 3), (1, 1)]],
             "2 seeds per grid point",
         );
         let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
@@ -236,6 +243,7 @@ mod tests {
         assert!(width >= text_px(title, 14.0) + 20.0, "{width}: {svg}");
         assert!(width > 480.0, "the old fixed width cut this title off: {width}");
         assert!(svg.contains(">2 runs cut off</text>") && svg.contains(">669</text>") && svg.contains(">89.151</text>"), "{svg}");
+        assert!(svg.contains(">3 runs COLLAPSED</text>") && svg.contains(">1 runs cut off, 1 runs COLLAPSED</text>"), "{svg}");
         assert_eq!((show(3.69), show(0.25), show(20176.3)), ("3.69".to_string(), "0.25".to_string(), "20\u{2009}176".to_string()));
         for tick in [">0</text>", ">250</text>", ">500</text>", ">750</text>", ">1\u{2009}000</text>"] {
             assert!(svg.contains(tick), "round legend ticks: {tick} in {svg}");

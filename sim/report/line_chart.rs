@@ -33,7 +33,8 @@ pub struct LineChart<'a> {
     pub unit: &'a str,
     pub x_name: &'a str,
     pub xs: &'a [String],
-    pub runs: &'a [(usize, usize)],
+    /// Per step: runs, cut off, collapsed (the conductor ended on SQLITE_BUSY or an I/O error).
+    pub runs: &'a [(usize, usize, usize)],
     pub lines: &'a [Line],
     /// What a filled point and the band are, for the legend: "p50 of finished runs; band up
     /// to p95".
@@ -77,9 +78,12 @@ pub fn line_chart(chart: &LineChart) -> String {
     );
     for (i, x) in chart.xs.iter().enumerate() {
         let _ = writeln!(svg, "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>", px(i), base + 17.0, esc(x));
-        let (runs, cut) = chart.runs.get(i).copied().unwrap_or_default();
-        let counts = if cut > 0 { format!("{runs} runs, {cut} cut off") } else { format!("{runs} runs") };
-        let colour = if cut > 0 { "#b00" } else { "#666" };
+        let (runs, cut, collapsed) = chart.runs.get(i).copied().unwrap_or_default();
+        let mut counts = if cut > 0 { format!("{runs} runs, {cut} cut off") } else { format!("{runs} runs") };
+        if collapsed > 0 {
+            counts.push_str(&format!(", {collapsed} COLLAPSED"));
+        }
+        let colour = if cut + collapsed > 0 { "#b00" } else { "#666" };
         let _ = writeln!(
             svg,
             "<text class=\"runs\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"{colour}\">{}</text>",
@@ -254,7 +258,7 @@ mod tests {
                 ],
             },
         ];
-        let runs = [(4, 0), (4, 0), (4, 0), (4, 2)];
+        let runs = [(4, 0, 0), (4, 0, 0), (4, 0, 3), (4, 2, 0)];
         let chart = LineChart {
             title: "throughput",
             meaning: "tasks per hour",
@@ -272,6 +276,7 @@ mod tests {
         assert_eq!(svg.matches("class=\"line\"").count(), 3, "{svg}");
         assert_eq!(svg.matches("class=\"band\"").count(), 1, "a band needs two consecutive p95s: {svg}");
         assert!(svg.contains(">4 runs, 2 cut off</text>") && svg.contains(">4 runs</text>"), "{svg}");
+        assert!(svg.contains(">4 runs, 3 COLLAPSED</text>"), "a step with collapsed runs says so: {svg}");
         assert!(svg.contains(">poll 5000</text>") && svg.contains(">tasks.count</text>"), "{svg}");
         assert!(svg.contains(">● p50 of finished runs; band up to p95</text>"), "{svg}");
         // The first and third lines' labels both go above their points (every other line's
@@ -300,7 +305,7 @@ mod tests {
         let xs = vec!["a".to_string()];
         assert!(line_chart(&chart_without_lines()).contains("no measurement at any step"));
         let title = "a very long title that would be cut off in a chart sized to its one step only, as heatmaps were";
-        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0)], lines: &[], marks: "p50" };
+        let chart = LineChart { title, meaning: "m", unit: "s", x_name: "x", xs: &xs, runs: &[(1, 0, 0)], lines: &[], marks: "p50" };
         let svg = line_chart(&chart);
         let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
         assert!(width >= text_px(title.len()), "{width}");

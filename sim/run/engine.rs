@@ -40,6 +40,8 @@ pub struct EngineConfig {
     /// Variant `retry-failed-reads` (issue 28): a read that fails with SQLITE_IOERR is tried
     /// again (`Ctx::sql`).
     pub retry_failed_reads: bool,
+    /// Variant `conductor-busy-backoff` (issue 43): the conductor retries BUSY with backoff.
+    pub conductor_busy_backoff: bool,
 }
 
 /// The consumers of the event stream.
@@ -141,6 +143,7 @@ impl Engine {
             events: events.clone(),
             actor_faults: faults.actor_faults.clone(),
             retry_failed_reads: config.retry_failed_reads,
+            conductor_busy_backoff: config.conductor_busy_backoff,
         });
         let world = World::new(db, faults, events, config.epoch_unix_ms, config.statement_ms.clone());
         Ok(Engine { config, runtime, exec, world, consumers: Consumers::new(observers)?, files_root, pending: Vec::new() })
@@ -354,6 +357,7 @@ mod tests {
             sim_time_max_ms: 3_600_000,
             events_max: 10_000,
             retry_failed_reads: false,
+            conductor_busy_backoff: false,
         };
         Engine::new(config, clock, db, observers, dir.to_path_buf(), FaultPlan::new(1, &faults)).unwrap()
     }

@@ -222,6 +222,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let base_run = db.take_base();
     let (statements, observer_reads, reads_replayed) = (db.stats.statements, db.stats.observer_reads, db.stats.reads_replayed);
     let mut measured = checker.measured().clone();
+    measured.designer.collapses = checker.collapses().to_vec();
     let verdict = verdict::judge(db.connection(), &scenario, ending, makespan_ms, checker)?;
     let tasks_complete = verdict::tasks_in_state(db.connection(), crate::vocab::TaskState::Complete)?;
     measured.designer.cut_off = ending == crate::vocab::Ending::TimeLimit;
@@ -318,6 +319,7 @@ fn engine_config(scenario: &Scenario, seed: u64) -> EngineConfig {
         sim_time_max_ms: scenario.run.sim_time_max_ms,
         events_max: scenario.run.events_max,
         retry_failed_reads: scenario.settings.retry_failed_reads,
+        conductor_busy_backoff: scenario.settings.conductor_busy_backoff,
     }
 }
 

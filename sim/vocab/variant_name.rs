@@ -40,6 +40,7 @@ pub const VARIANT_NAMES: &[&str] = &[
     "patient-relaunch",
     "release-stale",
     "uncap-lost-sessions",
+    "conductor-busy-backoff",
     "retry-failed-reads",
     "lease-self-check",
     "checked-transitions",
@@ -75,7 +76,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age, exit-request-no-state, emergency-stop-escalates, working-count-stale-only, complete-from-approved, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, claim-compare-and-set, checked-answers, release-asked-exit, ceiling-after-agent, messages-logged-only"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age, exit-request-no-state, emergency-stop-escalates, working-count-stale-only, complete-from-approved, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, conductor-busy-backoff, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, claim-compare-and-set, checked-answers, release-asked-exit, ceiling-after-agent, messages-logged-only"
             ),
             "{message}"
         );

@@ -127,6 +127,9 @@ pub struct Recorded {
     /// What `datetime('now')` read when it ran: the floor must read the same, or its time
     /// comparisons (staleness, ages) would match other rows and do other work.
     pub at_unix_ms: i64,
+    /// The actor that ran it, as the trace names it (`rehearsal calibrate load --closed-loop`
+    /// replays each actor's statements in order); set by the world after the statement.
+    pub actor: String,
 }
 
 pub struct CommsDb {
@@ -368,7 +371,7 @@ impl CommsDb {
         slot.statement.reset_status(rusqlite::StatementStatus::VmStep);
         self.stats.statements += 1;
         if let Some(recorded) = &mut self.recorded {
-            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms });
+            recorded.push(Recorded { stmt, params: params.clone(), at_unix_ms, actor: String::new() });
         }
         let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {

@@ -122,7 +122,7 @@ pub enum Reply {
 pub type Exec = Executor<ActorInfo, Effect, Reply>;
 
 pub use crate::world::write_lock::Contention;
-use crate::world::write_lock::Grant;
+use crate::world::write_lock::{Grant, Waiter};
 
 pub struct World {
     db: CommsDb,
@@ -135,6 +135,12 @@ pub struct World {
     files: BTreeMap<String, String>,
     /// The virtual write lock: free from this instant (docs/protocol.md C13, docs/calibration.md).
     lock: crate::world::write_lock::WriteLock,
+    /// Writes sleeping in SQLite's busy handler, by actor: their statement and where they are
+    /// in its schedule (sim/world/write_lock.rs).
+    waiters: BTreeMap<ActorId, (Stmt, Waiter)>,
+    /// The statement each actor last got SQLITE_BUSY on, until one of its writes takes the
+    /// lock: a BUSY on the same statement is the tool layer's retry of the same write.
+    busy_chain: BTreeMap<ActorId, Stmt>,
     /// Results of statements a hang `after:` froze their session on, handed over when the
     /// actor wakes at the hang's end (its request comes back then, and is not run again).
     held: BTreeMap<ActorId, SqlReply>,
@@ -154,15 +160,28 @@ struct After {
 enum WriteLock {
     /// Free: the write goes ahead and holds it.
     Taken,
-    /// Held, but released within the busy timeout: the request runs again at this instant.
-    WaitUntil(i64),
-    /// Held past the busy timeout: SQLITE_BUSY with this message.
+    /// Held: the request tries again at this instant.
+    RetryAt(i64),
+    /// The busy handler gave up: SQLITE_BUSY with this message.
     Busy(String),
 }
 
 impl World {
     pub fn new(db: CommsDb, faults: FaultPlan, events: Rc<EventLog>, epoch_unix_ms: i64, statement_ms: Dist) -> World {
-        World { db, faults, events, epoch_unix_ms, statement_ms, files: BTreeMap::new(), lock: Default::default(), held: BTreeMap::new() }
+        let mut lock = crate::world::write_lock::WriteLock::new(faults.lock_model);
+        lock.sleep_scale = faults.busy_sleep_scale;
+        World {
+            db,
+            faults,
+            events,
+            epoch_unix_ms,
+            statement_ms,
+            files: BTreeMap::new(),
+            lock,
+            waiters: BTreeMap::new(),
+            busy_chain: BTreeMap::new(),
+            held: BTreeMap::new(),
+        }
     }
 
     pub fn faults(&self) -> &FaultPlan {
@@ -225,7 +244,10 @@ impl World {
         let info = exec.data(actor).expect("present");
         let (name, session_id) = (info.name, info.session_id.clone());
         let now_ms = self.now_ms(exec);
-        let strike = self.faults.before_statement(&name, stmt, now_ms);
+        // A write trying the lock again in the busy handler is the same statement: its faults
+        // were decided at its first try (docs/protocol.md C60).
+        let waiter = self.waiters.remove(&actor).filter(|(waiting, _)| *waiting == stmt).map(|(_, waiter)| waiter);
+        let strike = if waiter.is_some() { None } else { self.faults.before_statement(&name, stmt, now_ms) };
         let (before, after) = match strike {
             Some(Strike { when: When::Before, kind }) => (Some(kind), None),
             Some(Strike { when: When::After, kind }) => (None, Some(kind)),
@@ -254,10 +276,10 @@ impl World {
             }
         }
         if stmt.writes() {
-            match self.take_write_lock(exec) {
+            match self.take_write_lock(exec, actor, stmt, waiter) {
                 WriteLock::Taken => {}
-                WriteLock::WaitUntil(free_unix_ms) => {
-                    exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), free_unix_ms);
+                WriteLock::RetryAt(retry_unix_ms) => {
+                    exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), retry_unix_ms);
                     return Ok(None);
                 }
                 WriteLock::Busy(message) => {
@@ -361,15 +383,26 @@ impl World {
         }
     }
 
-    /// Lock contention in virtual time (sim/world/write_lock.rs): a write waits for the lock up to
-    /// the busy timeout (its request runs again at the release), beyond it SQLite answers
-    /// SQLITE_BUSY.
-    fn take_write_lock(&mut self, exec: &Exec) -> WriteLock {
+    /// Lock contention in virtual time (sim/world/write_lock.rs): a write that finds the lock
+    /// held tries again on the busy handler's schedule (or at the release, `lock_model =
+    /// "queue"`); when the handler gives up SQLite answers SQLITE_BUSY.
+    fn take_write_lock(&mut self, exec: &Exec, actor: ActorId, stmt: Stmt, waiter: Option<Waiter>) -> WriteLock {
         let timeout_ms = self.faults.busy_timeout_ms;
-        match self.lock.request(exec.now_unix_ms(), timeout_ms, || self.faults.write_hold_ms()) {
-            Grant::Taken => WriteLock::Taken,
-            Grant::WaitUntil(free_unix_ms) => WriteLock::WaitUntil(free_unix_ms),
-            Grant::Busy => WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {timeout_ms} ms)")),
+        match self.lock.request(exec.now_unix_ms(), waiter, timeout_ms, || self.faults.write_hold_ms()) {
+            Grant::Taken => {
+                self.busy_chain.remove(&actor);
+                WriteLock::Taken
+            }
+            Grant::RetryAt(retry_unix_ms, waiter) => {
+                self.waiters.insert(actor, (stmt, waiter));
+                WriteLock::RetryAt(retry_unix_ms)
+            }
+            Grant::Busy => {
+                if self.busy_chain.insert(actor, stmt) != Some(stmt) {
+                    self.lock.contention.busy_writes += 1;
+                }
+                WriteLock::Busy(format!("database is locked (simulated SQLITE_BUSY after {timeout_ms} ms)"))
+            }
         }
     }
 
@@ -388,7 +421,12 @@ impl World {
         task_id: &str,
         name: &ActorName,
     ) -> Result<std::result::Result<(SqlOutcome, Observed), (FailureKind, String)>> {
-        match self.db.execute_observed(stmt, params, task_id) {
+        let executed = self.db.execute_observed(stmt, params, task_id);
+        // Recording (calibrate): the statement recorded is this actor's.
+        if let Some(last) = self.db.recorded.as_mut().and_then(|r| r.last_mut()).filter(|r| r.actor.is_empty()) {
+            last.actor = name.to_string();
+        }
+        match executed {
             Ok((outcome, observed)) => {
                 let polled = if stmt == Stmt::PollTasks { polled_rows(&outcome) } else { Vec::new() };
                 let observed = Observed {
@@ -515,6 +553,8 @@ impl World {
         self.emit(t_ms, Who::Engine, session_id, EventKind::FaultCrash { why: why.to_string() });
         let mut finished = Vec::new();
         for victim in victims {
+            // A write asleep in the busy handler dies with its session.
+            self.waiters.remove(&victim);
             exec.finish(victim, &mut finished);
         }
         self.emit_finished(exec, &mut finished, ActorEnd::Crashed);
@@ -795,19 +835,25 @@ mod tests {
     }
 
     #[test]
-    fn a_write_waits_for_the_virtual_lock_up_to_the_busy_timeout_then_gets_busy() {
+    fn a_write_that_finds_the_lock_held_sleeps_in_the_busy_handler_and_without_a_timeout_gets_busy() {
         let mut b = Bench::new("write_hold_ms = 3000\nbusy_timeout_ms = 5000\n");
         let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         let other = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
-        assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to the lock's release");
-        assert_eq!((b.world.contention().lock_waits, b.world.contention().lock_wait_ms_total), (1, 3000));
-        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
+        assert!(b.sql(other, Stmt::ConductorHeartbeat, vec![]).is_none(), "deferred to its next try");
+        let now_ms = b.world.now_ms(&b.exec);
+        let waiter = Waiter { first_try_ms: b.exec.now_unix_ms(), busy_count: 1 };
+        assert_eq!(b.world.waiters.get(&other), Some(&(Stmt::ConductorHeartbeat, waiter)), "at {now_ms}");
+        // Counted when it takes the lock, not while it sleeps.
+        assert_eq!(b.world.contention(), Contention::default());
+        assert!(b.world.busy_chain.is_empty());
+        // SQLite with a busy timeout of 0 has no busy handler: SQLITE_BUSY at once.
+        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 0\n");
         let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let failure = b.sql(conductor, Stmt::ConductorHeartbeat, vec![]).unwrap().unwrap_err();
         assert_eq!(failure.kind, FailureKind::Busy);
-        assert_eq!(b.world.contention().busy_errors, 1);
+        assert_eq!((b.world.contention().busy_errors, b.world.contention().busy_writes), (1, 1));
         let events = b.drain();
         assert!(matches!(&events.last().unwrap().kind, EventKind::Sql(s) if matches!(s.result, SqlResult::Busy(_))));
     }
@@ -909,7 +955,7 @@ mod tests {
 
     #[test]
     fn a_busy_write_hands_its_parameters_back_for_the_retry() {
-        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 5000\n");
+        let mut b = Bench::new("write_hold_ms = 9000\nbusy_timeout_ms = 0\n");
         let conductor = b.actor(ActorName::CONDUCTOR, "conductor-session");
         create_task(&mut b, conductor);
         let params = vec![(":task_id", text("task-01")), (":state", text("fix_proposed"))];

@@ -162,3 +162,24 @@ fn overhead_times_a_run_against_the_bare_replay_of_its_own_statements() {
     let ratio: f64 = summary_field(&text, "ratio").split('x').next().unwrap().parse().unwrap();
     assert!(run_ms > 0.0 && floor_ms > 0.0 && (ratio - run_ms / floor_ms).abs() < 0.05, "{text}");
 }
+
+/// Issue 43: a 64-musician contention grid whose conductor gives up on SQLITE_BUSY says so in
+/// the terminal, bench.csv and the throughput plot, and its throughput leaves those runs out.
+#[test]
+fn a_collapsing_fleet_is_shown_collapsed_in_the_terminal_the_csv_and_the_plot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("grid");
+    let args =
+        ["bench", "scenarios/faults/contention.toml", "--param", "tasks.count=4,64", "--seeds", "1..=3", "--out", out.to_str().unwrap()];
+    let o = rehearsal(&args);
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{text}");
+    let rows = rows(&out);
+    let at = |count: &str| rows.iter().find(|r| r["tasks.count"] == count).unwrap_or_else(|| panic!("no point {count}"));
+    assert_eq!(at("4")["collapsed_runs"], "0", "{:?}", at("4"));
+    // Seeds 1 and 3: the conductor ends after 4 SQLITE_BUSY on its heartbeat minutes in.
+    assert_eq!(at("64")["collapsed_runs"], "2", "{:?}", at("64"));
+    assert!(text.contains("COLLAPSED 2/3 (the conductor ended on SQLITE_BUSY or an I/O error; not in the throughput)"), "{text}");
+    let svg = std::fs::read_to_string(out.join("lines-throughput.svg")).unwrap();
+    assert!(svg.contains(">3 runs, 2 COLLAPSED</text>"), "{svg}");
+}

@@ -107,3 +107,42 @@ fn a_short_load_is_set_beside_the_prediction_and_bounds_are_enforced() {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r[4].parse::<f64>().unwrap() <= 1000.0), "a statement due after --seconds ran");
 }
+
+#[test]
+fn a_closed_loop_load_runs_a_process_per_actor_and_writes_the_comparison_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("closed");
+    let args = [
+        "calibrate",
+        "load",
+        "scenarios/quickstart.toml",
+        "--closed-loop",
+        "--seconds",
+        "2",
+        "--speedup",
+        "200",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let o = rehearsal(&args);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("replayed closed loop at 200x speed") && md.contains("processes, one per actor"), "{md}");
+    // comparison.csv: a row per figure and prediction, `within` a boolean.
+    let text = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    assert!(text.starts_with("figure,predicted,measured,within\n"), "{text}");
+    let rows = csv_rows(&out.join("comparison.csv"));
+    assert_eq!(rows.len(), 6, "{text}");
+    assert!(rows.iter().all(|r| r[3] == *"true" || r[3] == *"false"), "{text}");
+    // Whatever the interleaving: nothing due after --seconds started, a write that committed
+    // has its wait and hold, and attempts count 1 to 4.
+    let rows = csv_rows(&out.join("load.csv"));
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert!(r[4].parse::<f64>().unwrap() <= 2000.0, "due after --seconds: {r:?}");
+        assert!((1..=4).contains(&r[3].parse::<u32>().unwrap()), "{r:?}");
+        if &r[2] == "true" && &r[9] == "ok" {
+            assert!(!r[7].is_empty() && !r[8].is_empty(), "a committed write has a wait and a hold: {r:?}");
+        }
+    }
+}

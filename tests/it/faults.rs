@@ -206,17 +206,43 @@ fn write_lock_contention_is_modelled_in_virtual_time_and_a_claim_lost_to_busy_st
     assert!(summary.verdict.passed(), "{}", summary.render());
     assert!(summary.contention.lock_waits > 50 && summary.contention.busy_errors > 0, "{:?}", summary.contention);
     assert!(summary.render().contains(&format!("contention   {} lock waits", summary.contention.lock_waits)));
-    // Seed 1: a session whose claim fails after its BUSY retries dies before claiming; the
+    // Seed 16: a session whose claim fails after its BUSY retries dies before claiming; the
     // task stays `watching` with no heartbeat, which the seeds' staleness rule never sees.
-    let (dir, stranded) = run_with("contention", &["no-relaunch-unclaimed"], Some(1));
+    let (dir, stranded) = run_with("contention", &["no-relaunch-unclaimed"], Some(16));
     assert_eq!(stranded.verdict.rules(), vec!["liveness"], "{}", stranded.render());
     assert!(stranded.verdict.violations[0].explanation.contains("ended in `watching`"));
+    // The verdict names the session that ended on SQLITE_BUSY, in a line of its own.
+    let named = "session task-04.S1 ended at t=0h 00m 50s after 4 SQLITE_BUSY on claim_task; 11 of 12 tasks complete";
+    assert!(stranded.verdict.explanation.iter().any(|l| l == named), "{:?}", stranded.verdict.explanation);
     let rows = trace(dir.path());
     assert!(rows.iter().any(|r| r.stmt == Some(Stmt::ClaimTask) && r.is_busy()), "a claim answered SQLITE_BUSY");
     // The default conductor relaunches once the claim is a staleness window overdue.
-    let (dir, relaunched) = run_with("contention", &[], Some(1));
+    let (dir, relaunched) = run_with("contention", &[], Some(16));
     assert!(relaunched.verdict.passed() && relaunched.tasks_complete == relaunched.tasks_total, "{}", relaunched.render());
     assert!(trace(dir.path()).iter().any(|r| r.event == "claim_overdue"));
+}
+
+/// Issue 43 (docs/protocol.md C62): at 64 musicians the conductor gives up after 4 SQLITE_BUSY
+/// and the verdict names it; under `conductor-busy-backoff` it retries and the fleet finishes.
+#[test]
+fn a_conductor_that_gives_up_on_busy_is_named_and_backoff_keeps_the_fleet_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(root().join("scenarios/faults/contention.toml")).unwrap().replace("\ncount = 12\n", "\ncount = 64\n");
+    let path = dir.path().join("contention-64.toml");
+    std::fs::write(&path, text).unwrap();
+    let run = |variants: Vec<String>| {
+        let out = tempfile::tempdir().unwrap();
+        let options = RunOptions { scenario_path: path.clone(), seed: Some(1), out_dir: Some(out.path().to_path_buf()), variants };
+        run_scenario(Scenario::load(&path).unwrap(), &options).unwrap()
+    };
+    let collapsed = run(Vec::new());
+    let named = "the conductor (conductor) ended at t=0h 02m 47s after 4 SQLITE_BUSY on conductor_heartbeat; 0 of 64 tasks complete";
+    assert!(collapsed.verdict.explanation.iter().any(|l| l.starts_with(named)), "{:?}", collapsed.verdict.explanation);
+    assert!(collapsed.measured.designer.collapsed() && collapsed.render().contains("(collapsed: the conductor ended on SQLITE_BUSY"));
+    let backed_off = run(vec!["conductor-busy-backoff".to_string()]);
+    assert!(!backed_off.measured.designer.collapsed(), "{:?}", backed_off.verdict.explanation);
+    assert_eq!(backed_off.tasks_complete, 64, "{}", backed_off.render());
 }
 
 #[test]

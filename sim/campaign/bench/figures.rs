@@ -25,6 +25,8 @@ pub const CAUSE_MEASUREMENTS: [&str; 5] = ["recovery_ms", "crash_detect_ms", "me
 pub struct RunFigures {
     /// The time limit ended the run with actors still running (`Ending::TimeLimit`).
     pub cut_off: bool,
+    /// The conductor ended on SQLITE_BUSY or an I/O error (sim/judging/collapse.rs, C62).
+    pub collapsed: bool,
     pub tasks_complete: usize,
     pub makespan_ms: i64,
     pub designer: DesignerFigures,
@@ -43,6 +45,7 @@ impl RunFigures {
         }
         RunFigures {
             cut_off: summary.ending == Ending::TimeLimit,
+            collapsed: summary.measured.designer.collapsed(),
             tasks_complete: summary.tasks_complete,
             makespan_ms: summary.makespan_ms,
             designer: summary.measured.designer.clone(),
@@ -51,9 +54,15 @@ impl RunFigures {
     }
 }
 
-/// The runs that finished (every actor ended), and the ones the time limit cut off.
+/// The runs that finished (every actor ended, the conductor not on a failure), and the ones
+/// the time limit cut off. Collapsed runs are in neither (`collapsed_runs`).
 pub fn split_cut_off<'a>(runs: &[&'a RunStat]) -> (Vec<&'a RunStat>, Vec<&'a RunStat>) {
-    runs.iter().partition(|r| !r.figures.cut_off)
+    runs.iter().filter(|r| !r.figures.collapsed).partition(|r| !r.figures.cut_off)
+}
+
+/// The runs whose conductor ended on SQLITE_BUSY or an I/O error (docs/protocol.md C62).
+pub fn collapsed_runs(runs: &[&RunStat]) -> usize {
+    runs.iter().filter(|r| r.figures.collapsed).count()
 }
 
 /// Tasks completed per simulated hour over `runs` together (empty for no simulated time).
@@ -74,6 +83,7 @@ pub fn columns(ok: &[&RunStat]) -> Vec<(String, String)> {
     let mut row: Vec<(String, String)> = vec![
         ("finished_runs".into(), finished.len().to_string()),
         ("cut_off_runs".into(), cut.len().to_string()),
+        ("collapsed_runs".into(), collapsed_runs(ok).to_string()),
         ("tasks_per_sim_hour".into(), tasks_per_sim_hour(&finished)),
         ("tasks_per_sim_hour_cut_off".into(), tasks_per_sim_hour(&cut)),
     ];
@@ -125,12 +135,26 @@ mod tests {
         sums[Cause::Threshold.index()] = 1_080_000;
         sums[Cause::PollWait.index()] = 40_000;
         causes.insert("recovery_ms", (sums, 2));
-        let figures = RunFigures { cut_off, tasks_complete: tasks, makespan_ms: hours * 3_600_000, designer, causes };
+        let figures = RunFigures { cut_off, collapsed: false, tasks_complete: tasks, makespan_ms: hours * 3_600_000, designer, causes };
         RunStat { verdict: crate::vocab::RunOutcome::Pass, figures, ..RunStat::default() }
     }
 
     fn get<'a>(row: &'a [(String, String)], name: &str) -> &'a str {
         row.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).unwrap_or_else(|| panic!("no column {name}"))
+    }
+
+    #[test]
+    fn collapsed_runs_are_counted_apart_and_kept_out_of_the_throughput() {
+        let healthy = run(false, 10, 2, vec![]);
+        let mut collapsed = run(false, 0, 1, vec![]);
+        collapsed.figures.collapsed = true;
+        let row = columns(&[&healthy, &collapsed]);
+        let get = |name: &str| row.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!((get("finished_runs"), get("collapsed_runs")), ("1".into(), "1".into()));
+        assert_eq!(get("tasks_per_sim_hour"), "5.00", "10 tasks in 2 h; the collapsed hour is not in it");
+        let row = columns(&[&collapsed]);
+        let get = |name: &str| row.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap();
+        assert_eq!((get("tasks_per_sim_hour"), get("collapsed_runs")), (String::new(), "1".into()), "drawn as collapsed, not as 0 tasks/h");
     }
 
     #[test]

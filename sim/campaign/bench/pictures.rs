@@ -34,7 +34,7 @@ const LINE_METRICS: [LineMetric; 9] = [
     LineMetric {
         stem: "throughput",
         title: "Throughput: tasks completed per simulated hour",
-        meaning: "finished runs: tasks complete / simulated hours; hollow: runs cut off by the time limit (tasks done by then)",
+        meaning: "finished runs: tasks complete / simulated hours; hollow: runs cut off by the time limit (tasks done by then); collapsed runs (conductor ended on SQLITE_BUSY) counted under the axis, never in a value",
         unit: "tasks / simulated hour",
         value: "tasks_per_sim_hour",
         p95: None,
@@ -192,11 +192,11 @@ fn lines_svg(options: &BenchOptions, points: &[Point], runs: &[RunStat], x: usiz
             Line { name, points }
         })
         .collect();
-    let counts: Vec<(usize, usize)> = (0..xs.len())
+    let counts: Vec<(usize, usize, usize)> = (0..xs.len())
         .map(|col| {
             let mine = runs_of(points, runs, |p| p.choice[x] == col);
             let ok: Vec<&RunStat> = mine.into_iter().filter(|r| r.verdict != RunOutcome::Error).collect();
-            (ok.len(), split_cut_off(&ok).1.len())
+            (ok.len(), split_cut_off(&ok).1.len(), super::figures::collapsed_runs(&ok))
         })
         .collect();
     let title = metric.title;

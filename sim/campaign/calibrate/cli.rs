@@ -229,6 +229,7 @@ mod tests {
             stmt: Stmt::SetTaskState,
             params: vec![(":task_id", Value::Text("task-0'1".into())), (":state", Value::Text("working".into()))],
             at_unix_ms: 0,
+            actor: String::new(),
         }];
         let sql = &expand_all(&catalog, &recorded).unwrap()[0];
         assert!(sql.contains("task_id = 'task-0''1'") && sql.contains("SET state = 'working'"), "{sql}");

@@ -1,9 +1,9 @@
 //! Fitting a scenario distribution (sim/base/dist.rs) to measured durations, and writing it in the
 //! scenario's own TOML syntax.
 //!
-//! A scenario's durations are whole milliseconds drawn from `const`, `uniform`, `normal` or
-//! `exponential` (no shifted or heavy-tailed kinds), so a measurement is offered as each of
-//! them and the one closest to the samples by the Kolmogorov-Smirnov distance (the largest
+//! A scenario's durations are whole milliseconds drawn from `const`, `uniform`, `normal`,
+//! `exponential`, `lognormal` (a tail) or `empirical` (the sample itself), so a measurement is
+//! offered as each of the first five and the one closest to the samples by the Kolmogorov-Smirnov distance (the largest
 //! gap between the two cumulative distributions) is proposed. Both sides are whole ms: the
 //! samples are rounded, and a distribution's CDF is that of its draws (a uniform's integers,
 //! a normal or exponential draw rounded and clamped at 0, sim/base/dist.rs), so a hold that is
@@ -37,7 +37,7 @@ pub fn candidates(samples_ms: &[f64]) -> Vec<Fit> {
         return Vec::new();
     }
     sorted.sort_by(f64::total_cmp);
-    let mut fits: Vec<Fit> = [uniform(&sorted), normal(&sorted), exponential(&sorted), constant(&sorted)]
+    let mut fits: Vec<Fit> = [uniform(&sorted), normal(&sorted), exponential(&sorted), lognormal(&sorted), constant(&sorted)]
         .into_iter()
         .flatten()
         .map(|dist| refine(&sorted, Fit { ks: ks_distance(&sorted, &dist), dist }))
@@ -81,11 +81,40 @@ fn exponential(sorted: &[f64]) -> Option<Dist> {
     (mean > 0).then_some(Dist::Exponential { mean })
 }
 
+/// Log-normal by the samples' median and 95th percentile (whole ms, the median at least 1):
+/// the kind with the tail that makes SQLITE_BUSY (docs/calibration.md).
+fn lognormal(sorted: &[f64]) -> Option<Dist> {
+    let median = (quantile(sorted, 0.5).round() as i64).max(1);
+    let p95 = (quantile(sorted, 0.95).round() as i64).max(median);
+    (p95 > median).then_some(Dist::LogNormal { median, p95 })
+}
+
+/// The sample itself as an `empirical` distribution (whole ms): nothing lost, at most
+/// `values_max` values (evenly spaced quantiles when there are more).
+pub fn empirical(samples_ms: &[f64], values_max: usize) -> Option<Dist> {
+    let mut sorted: Vec<f64> = samples_ms.iter().copied().filter(|v| v.is_finite()).map(|v| v.round().max(0.0)).collect();
+    if sorted.is_empty() || values_max == 0 {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len().min(values_max);
+    let values = (0..n).map(|i| quantile(&sorted, (i as f64 + 0.5) / n as f64).round() as i64).collect();
+    Some(Dist::Empirical(values))
+}
+
 /// The same kind, with the parameters of least distance on a grid around `start`'s.
 fn refine(sorted: &[f64], start: Fit) -> Fit {
     let span = |v: i64| grid((v / 3).max(1), (v * 3).max(2));
     let tries: Vec<Dist> = match start.dist {
-        Dist::Const(_) => Vec::new(),
+        Dist::Const(_) | Dist::Empirical(_) => Vec::new(),
+        Dist::LogNormal { median, p95 } => {
+            let medians = grid((median / 3).max(1), (median * 3).max(2));
+            let tails = grid(median, (p95 * 3).max(median + 1));
+            medians
+                .iter()
+                .flat_map(|&m| tails.iter().filter(move |&&t| t > m).map(move |&p95| Dist::LogNormal { median: m, p95 }))
+                .collect()
+        }
         Dist::Exponential { mean } => span(mean).into_iter().map(|mean| Dist::Exponential { mean }).collect(),
         Dist::Normal { sd, .. } => {
             let means = grid(quantile(sorted, 0.1) as i64, quantile(sorted, 0.9) as i64);
@@ -145,6 +174,13 @@ pub fn cdf(dist: &Dist, k: f64) -> f64 {
         // Rounded to the nearest whole ms, the negative ones clamped to 0.
         Dist::Normal { mean, sd } => 0.5 * (1.0 + erf((k + 0.5 - mean as f64) / (sd as f64 * std::f64::consts::SQRT_2))),
         Dist::Exponential { mean } => 1.0 - (-(k + 0.5) / mean as f64).exp(),
+        // Rounded to the nearest whole ms: below k + 0.5.
+        Dist::LogNormal { median, p95 } => {
+            let sigma = Dist::log_sigma_of(median, p95);
+            let z = ((k + 0.5).ln() - (median.max(1) as f64).ln()) / sigma.max(f64::MIN_POSITIVE);
+            0.5 * (1.0 + erf(z / std::f64::consts::SQRT_2))
+        }
+        Dist::Empirical(ref values) => values.iter().filter(|v| **v as f64 <= k).count() as f64 / values.len().max(1) as f64,
     }
 }
 
@@ -167,6 +203,11 @@ pub fn toml_value(dist: &Dist) -> String {
         Dist::Uniform { min, max } => format!("{{ kind = \"uniform\", min = {min}, max = {max} }}"),
         Dist::Normal { mean, sd } => format!("{{ kind = \"normal\", mean = {mean}, sd = {sd} }}"),
         Dist::Exponential { mean } => format!("{{ kind = \"exponential\", mean = {mean} }}"),
+        Dist::LogNormal { median, p95 } => format!("{{ kind = \"lognormal\", median = {median}, p95 = {p95} }}"),
+        Dist::Empirical(ref values) => {
+            let listed: Vec<String> = values.iter().map(i64::to_string).collect();
+            format!("{{ kind = \"empirical\", values = [{}] }}", listed.join(", "))
+        }
     }
 }
 
@@ -278,5 +319,20 @@ mod tests {
         // `random_range(0..=9)`: ten whole values alike.
         assert!((cdf(&Dist::uniform(0, 9), 0.0) - 0.1).abs() < 1e-12);
         assert_eq!((cdf(&Dist::Const(3), 2.0), cdf(&Dist::Const(3), 3.0), cdf(&Dist::Const(3), -1.0)), (0.0, 1.0, 0.0));
+    }
+
+    #[test]
+    fn a_lognormal_sample_is_fitted_as_a_lognormal_and_an_empirical_keeps_its_tail() {
+        let sample = draws(&Dist::LogNormal { median: 5, p95: 60 }, 3000);
+        let best = best(&sample).unwrap();
+        assert!(matches!(best.dist, Dist::LogNormal { median: 4..=6, p95: 45..=80 }), "{}", best.dist);
+        let Some(Dist::Empirical(values)) = empirical(&sample, 100) else { panic!("an empirical") };
+        assert_eq!(values.len(), 100);
+        let mut sorted = sample.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(*values.last().unwrap() as f64, quantile(&sorted, 0.995).round(), "the tail is kept");
+        assert!(ks_distance(&sorted, &Dist::Empirical(values)) < 0.02);
+        let pasted = toml_value(&Dist::Empirical(vec![0, 2, 18]));
+        assert_eq!(pasted, "{ kind = \"empirical\", values = [0, 2, 18] }");
     }
 }

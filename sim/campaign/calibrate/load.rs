@@ -36,7 +36,7 @@ use super::statements::quantiles;
 use crate::base::dist::Dist;
 use crate::base::error::{Error, Result};
 use crate::input::scenario::Scenario;
-use crate::world::write_lock::Grant;
+use crate::world::write_lock::{Grant, Waiter};
 use crate::world::Contention;
 
 /// The most processes at once and the longest replay this command allows: it runs on the
@@ -55,12 +55,15 @@ pub struct LoadOptions {
     /// comms-link server does (004 Database): no `sqlite3` process is then the last to close,
     /// so none checkpoints and removes the WAL on its way out.
     pub keep_open: bool,
+    /// A process and a connection per actor, closed loop (sim/campaign/calibrate/closed_loop.rs).
+    pub closed_loop: bool,
     pub out: PathBuf,
     pub force: bool,
     pub sqlite3: PathBuf,
 }
 
-const OWNED: crate::base::out_folder::Owned = &["load.csv", "comparison.md", "load.db", "load.db-wal", "load.db-shm"];
+const OWNED: crate::base::out_folder::Owned =
+    &["load.csv", "comparison.md", "comparison.csv", "load.db", "load.db-wal", "load.db-shm", "closed-loop"];
 
 /// One process of the load, a row of load.csv.
 #[derive(Clone, Serialize)]
@@ -93,6 +96,7 @@ pub struct LoadReport {
     pub procs: usize,
     pub speedup: u32,
     pub keep_open: bool,
+    pub closed_loop: bool,
     pub busy_timeout_ms: u64,
     pub sim_busy_timeout_ms: i64,
     pub statements: usize,
@@ -136,7 +140,14 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     let due_ms: Vec<f64> = recorded.iter().map(|r| (r.at_unix_ms - first_ms) as f64 / f64::from(speedup)).collect();
     let held = options.keep_open.then(|| open_and_read(&shell.db)).transpose()?;
     let started = Instant::now();
-    let rows = replay(&shell, recorded, &sql, &due_ms, procs, speedup, Duration::from_secs(options.seconds))?;
+    let (rows, procs) = if options.closed_loop {
+        let work = options.out.join("closed-loop");
+        let attempts = super::closed_loop::replay(recorded, &sql, &shell.db, &work, busy_timeout_ms, speedup, options.seconds)?;
+        let actors = recorded.iter().map(|r| r.actor.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+        (attempts.iter().map(|a| closed_loop_row(recorded, a)).collect(), actors)
+    } else {
+        (replay(&shell, recorded, &sql, &due_ms, procs, speedup, Duration::from_secs(options.seconds))?, procs)
+    };
     let elapsed = started.elapsed();
     drop(held);
     crate::base::csv_rows::write_rows(&options.out.join("load.csv"), &rows)?;
@@ -147,7 +158,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     let predicted_hold = fit::best(&scaled).map_or(Dist::Const(0), |f| f.dist);
     let k = f64::from(speedup);
     let sim_timeout = (busy_timeout_ms as f64 * k).round() as i64;
-    let (contention, writes) = predict(&scenario, options, seed, predicted_hold.clone(), sim_timeout)?;
+    let (contention, writes) = predict(&scenario, options, seed, predicted_hold.clone(), sim_timeout, speedup)?;
     let on_arrivals = lock_rule_on_arrivals(recorded, &rows, &mut |rng| predicted_hold.sample(rng), sim_timeout, seed, k);
     // The same rule with the measured holds themselves, drawn at random: what is left between
     // this column and the measurement is the rule, not the fit.
@@ -156,17 +167,17 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         writes,
         lock_waits: contention.lock_waits,
         wait_ms_total: contention.lock_wait_ms_total as f64 / k,
-        busy: contention.busy_errors,
+        busy: contention.busy_writes,
     };
     let as_written = match scenario.faults.write_hold_ms.clone() {
         Some(hold) => {
-            let (c, w) = predict(&scenario, options, seed, hold.clone(), sim_busy_timeout_ms)?;
+            let (c, w) = predict(&scenario, options, seed, hold.clone(), sim_busy_timeout_ms, 1)?;
             Some((hold, c, w))
         }
         None => None,
     };
     let real_hold = fit::best(&holds).map_or(Dist::Const(0), |f| f.dist);
-    let (c, w) = predict(&scenario, options, seed, real_hold.clone(), sim_busy_timeout_ms)?;
+    let (c, w) = predict(&scenario, options, seed, real_hold.clone(), sim_busy_timeout_ms, 1)?;
     let replayed = rows.iter().map(|r| r.index).collect::<std::collections::BTreeSet<_>>().len();
     let report = LoadReport {
         scenario: shape.summary.scenario.clone(),
@@ -175,6 +186,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         procs,
         speedup,
         keep_open: options.keep_open,
+        closed_loop: options.closed_loop,
         busy_timeout_ms,
         sim_busy_timeout_ms,
         statements: recorded.len(),
@@ -195,6 +207,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
         out: options.out.clone(),
     };
     crate::base::atomic::write_atomically(&options.out.join("comparison.md"), report.markdown().as_bytes())?;
+    crate::base::atomic::write_atomically(&options.out.join("comparison.csv"), report.comparison_csv().as_bytes())?;
     Ok(report)
 }
 
@@ -294,28 +307,55 @@ fn replay(
     Ok(rows)
 }
 
+/// A closed-loop attempt as a row of load.csv (µs to ms).
+fn closed_loop_row(recorded: &[crate::world::db::Recorded], a: &super::closed_loop::Attempt) -> LoadRow {
+    let ms = |us: i64| us as f64 / 1000.0;
+    let stmt = recorded[a.index].stmt;
+    let ending = match a.ending.as_str() {
+        "ok" => "ok",
+        "busy" => "busy",
+        _ => "failed",
+    };
+    LoadRow {
+        index: a.index,
+        statement: stmt.name(),
+        writes: stmt.writes(),
+        attempt: a.attempt,
+        due_ms: ms(a.due_us),
+        late_ms: ms(a.began_us - a.due_us),
+        wall_ms: ms(a.wall_us),
+        lock_wait_ms: a.lock_wait_us.map(ms),
+        hold_ms: a.hold_us.map(ms),
+        ending,
+    }
+}
+
 /// A wait is a write attempt whose `BEGIN IMMEDIATE` took 1 ms or more (uncontended it reads
 /// 0: `.timer` prints whole ms); BUSY, any write attempt refused, as rehearsal counts them.
 fn measured_figures(rows: &[LoadRow]) -> LockFigures {
-    let writes = rows.iter().filter(|r| r.writes);
+    // Per write (issue 43: the share of writes that wait, and that get SQLITE_BUSY): a write
+    // counts once however many of its attempts waited or were refused.
+    let (mut waited, mut refused) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
     let mut figures = LockFigures::default();
-    for row in writes {
+    for row in rows.iter().filter(|r| r.writes) {
         if row.attempt == 1 {
             figures.writes += 1;
         }
         if row.ending == "busy" {
-            figures.busy += 1;
+            refused.insert(row.index);
         } else if let Some(wait) = row.lock_wait_ms.filter(|w| *w >= 1.0) {
-            figures.lock_waits += 1;
+            waited.insert(row.index);
             figures.wait_ms_total += wait;
         }
     }
+    (figures.lock_waits, figures.busy) = (waited.len() as u64, refused.len() as u64);
     figures
 }
 
 /// rehearsal's lock rule (sim/world/write_lock.rs) on the writes the load replayed, at their
 /// simulated instants, with `hold` drawn per write that takes the lock and SQLITE_BUSY retried
-/// 3 times 1 s later (sim/actors/ctx.rs); waits in real ms (divided by the speedup `k`).
+/// 3 times 1 s later (sim/actors/ctx.rs); waits in real ms (divided by the speedup `k`). The
+/// busy handler's sleeps are real ms in the load, so K simulated ms here (`sleep_scale`).
 fn lock_rule_on_arrivals(
     recorded: &[crate::world::db::Recorded],
     rows: &[LoadRow],
@@ -330,6 +370,8 @@ fn lock_rule_on_arrivals(
     let first_ms = recorded.first().map_or(0, |r| r.at_unix_ms);
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut lock = crate::world::write_lock::WriteLock::default();
+    lock.sleep_scale = (k.round() as i64).max(1);
+    let mut waiters: std::collections::BTreeMap<usize, Waiter> = std::collections::BTreeMap::new();
     // (instant, order of arrival, attempt): the world's queue orders same-instant events so too.
     let mut queue: std::collections::BinaryHeap<Reverse<(i64, usize, u32)>> = rows
         .iter()
@@ -337,16 +379,29 @@ fn lock_rule_on_arrivals(
         .map(|r| Reverse((recorded[r.index].at_unix_ms - first_ms, r.index, 1)))
         .collect();
     let writes = queue.len() as u64;
+    // Per write, as measured_figures counts: the writes that waited, and that got BUSY.
+    let (mut waited, mut refused) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
     while let Some(Reverse((now_ms, index, attempt))) = queue.pop() {
-        match lock.request(now_ms, busy_timeout_ms, || draw_hold_ms(&mut rng)) {
+        let waiter = waiters.remove(&index);
+        match lock.request(now_ms, waiter, busy_timeout_ms, || draw_hold_ms(&mut rng)) {
+            Grant::Taken if waiter.is_some() => {
+                waited.insert(index);
+            }
             Grant::Taken => {}
-            Grant::WaitUntil(free_ms) => queue.push(Reverse((free_ms, index, attempt))),
-            Grant::Busy if attempt <= BUSY_RETRIES => queue.push(Reverse((now_ms + 1_000, index, attempt + 1))),
-            Grant::Busy => {}
+            Grant::RetryAt(at_ms, waiter) => {
+                waiters.insert(index, waiter);
+                queue.push(Reverse((at_ms, index, attempt)));
+            }
+            Grant::Busy => {
+                refused.insert(index);
+                if attempt <= BUSY_RETRIES {
+                    queue.push(Reverse((now_ms + 1_000, index, attempt + 1)));
+                }
+            }
         }
     }
     let c = lock.contention;
-    LockFigures { writes, lock_waits: c.lock_waits, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: c.busy_errors }
+    LockFigures { writes, lock_waits: waited.len() as u64, wait_ms_total: c.lock_wait_ms_total as f64 / k, busy: refused.len() as u64 }
 }
 
 /// One of `samples` at random, rounded to whole ms (0 without samples).
@@ -360,13 +415,25 @@ fn resample(samples: &[f64], rng: &mut rand_chacha::ChaCha8Rng) -> i64 {
 
 /// rehearsal's lock model on the scenario with `hold` and `busy_timeout_ms`: its contention
 /// and the writes it executed.
-fn predict(scenario: &Scenario, options: &LoadOptions, seed: u64, hold: Dist, busy_timeout_ms: i64) -> Result<(Contention, u64)> {
+fn predict(scenario: &Scenario, options: &LoadOptions, seed: u64, hold: Dist, busy_timeout_ms: i64, k: u32) -> Result<(Contention, u64)> {
     let mut with_hold = scenario.clone();
     with_hold.faults.write_hold_ms = Some(hold);
     with_hold.faults.busy_timeout_ms = Some(busy_timeout_ms);
+    // The load's busy handler sleeps real ms: K simulated ms each (sim/world/write_lock.rs).
+    with_hold.faults.busy_sleep_scale = Some(i64::from(k));
     let run = recorded_run(with_hold, &options.scenario, Some(seed))?;
     let writes = run.recorded.iter().filter(|r| r.stmt.writes()).count() as u64;
     Ok((run.summary.contention, writes))
+}
+
+/// Issue 43's bound: a predicted share (percent) within ±25 % of the measured one, relative, or
+/// within ±2 points where the measured share is under 8 %.
+pub fn within(predicted_pct: f64, measured_pct: f64) -> bool {
+    if measured_pct < 8.0 {
+        (predicted_pct - measured_pct).abs() <= 2.0
+    } else {
+        (predicted_pct - measured_pct).abs() <= 0.25 * measured_pct
+    }
 }
 
 fn pct(part: u64, whole: u64) -> String {
@@ -390,7 +457,10 @@ impl LoadReport {
     pub fn table(&self) -> String {
         let sides = [&self.on_arrivals_measured_holds, &self.on_arrivals, &self.predicted, &self.measured];
         let mut out = String::new();
-        out.push_str("| figure | lock rule, the load's writes, measured holds | lock rule, the load's writes, fitted holds | rehearsal run, fitted holds | measured (sqlite3 processes) |\n|---|---|---|---|---|\n");
+        let measured = if self.closed_loop { "measured (a process per actor, closed loop)" } else { "measured (sqlite3 processes)" };
+        out.push_str(&format!(
+            "| figure | lock rule, the load's writes, measured holds | lock rule, the load's writes, fitted holds | rehearsal run, fitted holds | {measured} |\n|---|---|---|---|---|\n"
+        ));
         let row = |label: &str, cell: &dyn Fn(&LockFigures) -> String| {
             format!("| {label} | {} |\n", sides.iter().map(|f| cell(f)).collect::<Vec<_>>().join(" | "))
         };
@@ -398,6 +468,28 @@ impl LoadReport {
         out.push_str(&row("lock waits (share of writes)", &|f| format!("{} ({})", f.lock_waits, pct(f.lock_waits, f.writes))));
         out.push_str(&row("mean lock wait (real ms)", &mean_wait));
         out.push_str(&row("SQLITE_BUSY (share of writes)", &|f| format!("{} ({})", f.busy, pct(f.busy, f.writes))));
+        out
+    }
+
+    /// comparison.csv (issue 43): one row per figure and prediction, `figure,predicted,measured,within`,
+    /// shares in percent of writes; `within` is the bound of docs/calibration.md.
+    pub fn comparison_csv(&self) -> String {
+        let mut out = String::from("figure,predicted,measured,within\n");
+        let predictions = [
+            ("lock rule on measured holds", &self.on_arrivals_measured_holds),
+            ("lock rule on fitted holds", &self.on_arrivals),
+            ("rehearsal run on fitted holds", &self.predicted),
+        ];
+        let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 };
+        let m = &self.measured;
+        for (how, f) in predictions {
+            for (figure, predicted, measured) in [
+                ("lock waits (% of writes)", share(f.lock_waits, f.writes), share(m.lock_waits, m.writes)),
+                ("SQLITE_BUSY (% of writes)", share(f.busy, f.writes), share(m.busy, m.writes)),
+            ] {
+                out.push_str(&format!("{figure} {how},{predicted:.1},{measured:.1},{}\n", within(predicted, measured)));
+            }
+        }
         out
     }
 
@@ -415,15 +507,27 @@ impl LoadReport {
 
     fn setup(&self) -> String {
         let mut out = String::new();
-        out.push_str(&format!(
-            "- load: {} of {} statements of the run (without contention) replayed at {}x speed in {:.1} s by {} workers, one `{}` process per statement\n",
-            self.replayed,
-            self.statements,
-            self.speedup,
-            self.elapsed.as_secs_f64(),
-            self.procs,
-            self.sqlite_version
-        ));
+        if self.closed_loop {
+            out.push_str(&format!(
+                "- load: {} of {} statements of the run (without contention) replayed closed loop at {}x speed in {:.1} s by {} processes, one per actor, each with one connection (rehearsal's bundled SQLite {})\n",
+                self.replayed,
+                self.statements,
+                self.speedup,
+                self.elapsed.as_secs_f64(),
+                self.procs,
+                rusqlite::version()
+            ));
+        } else {
+            out.push_str(&format!(
+                "- load: {} of {} statements of the run (without contention) replayed at {}x speed in {:.1} s by {} workers, one `{}` process per statement\n",
+                self.replayed,
+                self.statements,
+                self.speedup,
+                self.elapsed.as_secs_f64(),
+                self.procs,
+                self.sqlite_version
+            ));
+        }
         let held = if self.keep_open {
             "one connection held open meanwhile (as comms-link would)"
         } else {
@@ -454,12 +558,12 @@ impl LoadReport {
         let mut out = String::from("At the simulated rates (speedup 1), rehearsal predicts:\n\n");
         let line = |label: &str, hold: &Dist, c: &Contention, writes: u64| {
             format!(
-                "- {label} `write_hold_ms = {}`: {} lock waits ({}), {} SQLITE_BUSY ({}) in {} writes\n",
+                "- {label} `write_hold_ms = {}`: {} lock waits ({}), {} writes got SQLITE_BUSY ({}) in {} writes\n",
                 fit::toml_value(hold),
                 c.lock_waits,
                 pct(c.lock_waits, writes),
-                c.busy_errors,
-                pct(c.busy_errors, writes),
+                c.busy_writes,
+                pct(c.busy_writes, writes),
                 writes
             )
         };
@@ -502,15 +606,23 @@ mod tests {
     }
 
     #[test]
-    fn waits_of_a_millisecond_or_more_and_busy_attempts_are_counted_per_write() {
+    fn waits_of_a_millisecond_or_more_and_busy_answers_are_counted_once_per_write() {
+        let at = |index: usize, row: LoadRow| LoadRow { index, ..row };
         let rows = [
-            row(true, 1, Some(0.0), "ok"),
-            row(true, 1, Some(3.0), "ok"),
-            row(true, 1, Some(8.0), "busy"),
-            row(true, 2, Some(2.0), "ok"),
-            row(false, 1, None, "busy"),
+            at(0, row(true, 1, Some(0.0), "ok")),
+            at(1, row(true, 1, Some(3.0), "ok")),
+            at(2, row(true, 1, Some(8.0), "busy")),
+            at(2, row(true, 2, Some(8.0), "busy")),
+            at(2, row(true, 3, Some(2.0), "ok")),
+            at(3, row(false, 1, None, "busy")),
         ];
         assert_eq!(measured_figures(&rows), LockFigures { writes: 3, lock_waits: 2, wait_ms_total: 5.0, busy: 1 });
+    }
+
+    #[test]
+    fn the_bound_is_a_quarter_relative_or_two_points_under_eight_percent() {
+        assert!(within(31.0, 25.0) && !within(31.5, 25.0) && within(19.0, 25.0) && !within(18.5, 25.0));
+        assert!(within(0.0, 2.0) && within(9.9, 7.9) && !within(10.1, 7.9) && !within(0.0, 8.0));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::run::{catalog_for, execute, Execution, RunOptions, RunSummary};
 use crate::world::db::Recorded;
 
 pub mod cli;
+pub mod closed_loop;
 pub mod fit;
 pub mod load;
 pub mod statements;
@@ -30,6 +31,9 @@ pub enum CalibrateCommand {
     /// Replay a scenario's statements as a real multi-process load on a WAL comms.db and
     /// compare its lock waits and SQLITE_BUSY with rehearsal's prediction (comparison.md).
     Load(LoadArgs),
+    /// One actor's process of a closed-loop load (started by `calibrate load --closed-loop`).
+    #[command(hide = true)]
+    Worker(closed_loop::WorkerArgs),
 }
 
 #[derive(Args)]
@@ -80,6 +84,10 @@ pub struct LoadArgs {
     /// server does: no sqlite3 process is then the last to close and checkpoint the WAL.
     #[arg(long)]
     keep_open: bool,
+    /// The load as sessions make it: a process and a connection per actor (conductor, session,
+    /// watcher), its statements in order, each the simulated gap / K after the previous ended.
+    #[arg(long)]
+    closed_loop: bool,
     /// Output folder (on the file system to measure).
     #[arg(long, default_value = "reports/calibration/load")]
     out: PathBuf,
@@ -115,12 +123,14 @@ pub fn run(command: CalibrateCommand) -> Result<()> {
                 speedup: a.speedup,
                 busy_timeout_ms: a.busy_timeout_ms,
                 keep_open: a.keep_open,
+                closed_loop: a.closed_loop,
                 out: a.out,
                 force: a.force,
                 sqlite3: a.sqlite3,
             };
             print!("{}", load::calibrate_load(&options)?.render());
         }
+        CalibrateCommand::Worker(a) => closed_loop::worker(&a)?,
     }
     Ok(())
 }

@@ -73,6 +73,8 @@ pub struct StatementsReport {
     pub failed: usize,
     pub statement_fits: Vec<Fit>,
     pub hold_fits: Vec<Fit>,
+    /// The holds themselves as an `empirical` distribution, to paste with their tail.
+    pub hold_empirical: Option<crate::base::dist::Dist>,
     pub statement_quantiles: Option<[f64; 3]>,
     pub hold_quantiles: Option<[f64; 3]>,
     pub writes: usize,
@@ -112,6 +114,7 @@ pub fn calibrate_statements(options: &StatementsOptions) -> Result<StatementsRep
         failed: rows.iter().filter(|r| r.ending != "ok").count(),
         statement_fits: fit::candidates(&walls),
         hold_fits: fit::candidates(&holds),
+        hold_empirical: fit::empirical(&holds, 200),
         statement_quantiles: quantiles(&walls),
         hold_quantiles: quantiles(&holds),
         writes: holds.len(),
@@ -259,6 +262,10 @@ impl StatementsReport {
         out.push_str(&fit::toml_setting("statement_ms", &self.statement_fits));
         out.push_str(&format!("\n[faults]\n# {} writes: {}\n", self.writes, show(self.hold_quantiles)));
         out.push_str(&fit::toml_setting("write_hold_ms", &self.hold_fits));
+        if let Some(sample) = &self.hold_empirical {
+            // The measurement itself, tail included (the tail makes SQLITE_BUSY, docs/calibration.md).
+            out.push_str(&format!("# write_hold_ms = {}  # the measured holds themselves\n", fit::toml_value(sample)));
+        }
         out
     }
 

@@ -57,6 +57,18 @@ impl<'de> Deserialize<'de> for Odds {
     }
 }
 
+/// How a write that finds SQLite's write lock held waits for it (docs/protocol.md C60, C61).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LockModel {
+    /// SQLite's default busy handler: sleep and try again, whoever tries first after the
+    /// release wins (`sqliteDefaultBusyCallback`, src/main.c of SQLite).
+    #[default]
+    BusyHandler,
+    /// A queue: the waiter runs the instant the lock is released, within its timeout.
+    Queue,
+}
+
 /// Faults (issue "faults, oracles and variants"): scripted at a time or a protocol point, or
 /// random with odds that may themselves be drawn from the seed.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -68,10 +80,22 @@ pub struct FaultsSection {
     pub write_hold_ms: Option<Dist>,
     /// A write that would wait longer than this for the lock gets SQLITE_BUSY (virtual ms).
     pub busy_timeout_ms: Option<i64>,
+    /// How a write waits for the lock: SQLite's busy handler (default) or a queue
+    /// (docs/protocol.md C60, C61; sim/world/write_lock.rs).
+    pub lock_model: LockModel,
+    /// The busy handler's sleeps times this (default 1): a scenario whose holds and timeout are
+    /// a real load's times K predicts that load with K here (docs/calibration.md).
+    pub busy_sleep_scale: Option<i64>,
     /// Odds that a musician session crashes before any one of its database writes.
     pub crash_probability: Odds,
     /// Odds that a session hangs (stops, then comes back as a zombie) before a write.
     pub hang_probability: Odds,
+    /// Crashes per session per simulated hour (issue 43), rolled at its writes for the time
+    /// since its previous roll: the same fault load whatever the number of writes (a faster
+    /// refresh does not bring more crashes), unlike `crash_probability`.
+    pub crash_per_sim_hour: Option<f64>,
+    /// Hangs per session per simulated hour, rolled the same way.
+    pub hang_per_sim_hour: Option<f64>,
     pub hang_ms: Option<Dist>,
     /// Extra time each watcher poll cycle takes (a slow model answering).
     pub watcher_jitter_ms: Option<Dist>,

@@ -28,7 +28,9 @@ pub use self::actors::{
     ClaimBlockedReply, ConductorSection, ContextReply, ContextSection, Emergency, EmergencyKind, ErrorReply, ExitRequest, ReviewAnswer,
     ScriptedAnswer, SubagentScript, SubagentsSection,
 };
-pub use self::faults::{add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, Odds, ScriptedFault, Window, HANG_MS_DEFAULT};
+pub use self::faults::{
+    add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, LockModel, Odds, ScriptedFault, Window, HANG_MS_DEFAULT,
+};
 pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
 pub use self::plan::TaskPlan;
 pub use self::schedule::ScheduleSection;
@@ -197,6 +199,10 @@ pub struct ProtocolSettings {
     /// went silent releases the row (`release_task`), as `release-stale` does for a stale one
     /// (docs/protocol.md C81).
     pub release_asked_exit: bool,
+    /// Issue 43, variant `conductor-busy-backoff` (docs/protocol.md C62): the conductor retries
+    /// a statement answered SQLITE_BUSY with backoff (1 s, 2 s, 4 s, … at most 60 s between
+    /// tries) for as long as it takes, instead of ending after 4 BUSY (C43).
+    pub conductor_busy_backoff: bool,
 }
 
 impl Default for ProtocolSettings {
@@ -231,6 +237,7 @@ impl Default for ProtocolSettings {
             checked_transitions: false,
             claim_blocked_owner_alive: false,
             release_asked_exit: false,
+            conductor_busy_backoff: false,
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct DesignerFigures {
     pub cut_off: bool,
     pub tasks_complete: u64,
     pub makespan_ms: i64,
+    /// Actors that ended on SQLITE_BUSY or an I/O error (sim/judging/collapse.rs); the run
+    /// collapsed when one is the conductor.
+    pub collapses: Vec<crate::judging::collapse::Collapse>,
 }
 
 impl DesignerFigures {
@@ -57,6 +60,11 @@ impl DesignerFigures {
         ]
     }
 
+    /// Whether the run collapsed: its conductor ended on SQLITE_BUSY or an I/O error.
+    pub fn collapsed(&self) -> bool {
+        crate::judging::collapse::conductor_collapsed(&self.collapses)
+    }
+
     /// Tasks completed per simulated hour (`None` for no simulated time).
     pub fn tasks_per_sim_hour(&self) -> Option<f64> {
         (self.makespan_ms > 0).then(|| self.tasks_complete as f64 / (self.makespan_ms as f64 / 3_600_000.0))
@@ -64,7 +72,11 @@ impl DesignerFigures {
 
     /// The lines `rehearsal run` prints: throughput and the figures' p50 / p95 in seconds.
     pub fn render(&self) -> String {
-        let cut = if self.cut_off { " (cut off by the time limit)" } else { "" };
+        let cut = match (self.collapsed(), self.cut_off) {
+            (true, _) => " (collapsed: the conductor ended on SQLITE_BUSY or an I/O error)",
+            (false, true) => " (cut off by the time limit)",
+            (false, false) => "",
+        };
         let mut out = match self.tasks_per_sim_hour() {
             Some(rate) => format!("throughput   {rate:.2} tasks per simulated hour, {} complete{cut}\n", self.tasks_complete),
             None => String::new(),

@@ -156,6 +156,8 @@ pub struct Checker {
     /// The statements the run ran, named in the explanations of the writes they let through;
     /// `None`: explanations name none.
     sql: Option<SqlInForce>,
+    /// Actors that ended on SQLITE_BUSY or an I/O error (sim/judging/collapse.rs).
+    collapse: crate::judging::collapse::CollapseWatch,
 }
 
 impl Checker {
@@ -167,6 +169,7 @@ impl Checker {
             findings: Findings::default(),
             choices: None,
             sql: None,
+            collapse: Default::default(),
         }
     }
 
@@ -220,6 +223,7 @@ impl Checker {
     /// stood before it, then the truth takes it in.
     pub fn on_event(&mut self, event: &Event) {
         self.meter.attribution.on_event(event);
+        self.collapse.on_event(event);
         let seen = match &event.kind {
             EventKind::Truth(fact) => Seen::Fact(event.t_ms, fact),
             EventKind::Sql(_) => match sql_fact(event) {
@@ -255,6 +259,11 @@ impl Checker {
             Seen::Sql(f) if f.failure.is_none() => self.truth.on_sql(&f),
             Seen::Sql(_) => {}
         }
+    }
+
+    /// The actors that ended on SQLITE_BUSY or an I/O error so far.
+    pub fn collapses(&self) -> &[crate::judging::collapse::Collapse] {
+        &self.collapse.found
     }
 
     /// The timing measurements so far.
