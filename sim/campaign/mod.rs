@@ -24,6 +24,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod explore;
 pub mod failure_file;
+pub mod fault_proof;
 pub mod findings;
 pub mod judge;
 pub mod manifest;

@@ -49,6 +49,9 @@ pub struct SweepOptions {
     /// `--baseline FILE`: judge the pairs against it (sim/campaign/baseline.rs); with `bless`, write it.
     pub baseline: Option<PathBuf>,
     pub bless: bool,
+    /// `--require-faults-fired`: fail when a declared fault kind or a scripted fault never
+    /// fired in any pair of its scenario (sim/campaign/fault_proof.rs).
+    pub require_faults_fired: bool,
 }
 
 /// No scenario, each scenario's own seed, one job, nothing optional: what a caller that
@@ -72,6 +75,7 @@ impl Default for SweepOptions {
             scratch: None,
             baseline: None,
             bless: false,
+            require_faults_fired: false,
         }
     }
 }
@@ -96,6 +100,15 @@ pub struct ResultRow {
     /// The SQL the pair ran: its files and the hash of its statements.
     #[serde(default)]
     pub sql: String,
+    /// Each declared fault kind's armed sources, `crash=1;hang=2` (sim/plan/census.rs).
+    #[serde(default)]
+    pub faults_armed: String,
+    /// How many times each declared kind struck, `crash=3;hang=0`.
+    #[serde(default)]
+    pub faults_fired: String,
+    /// The scripted entries that never struck, `crash[2];io_error[1]`.
+    #[serde(default)]
+    pub faults_unreached: String,
 }
 
 impl ResultRow {
@@ -249,6 +262,9 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
             options.sql.as_deref(),
         ),
         sql: String::new(),
+        faults_armed: String::new(),
+        faults_fired: String::new(),
+        faults_unreached: String::new(),
     }
 }
 
@@ -328,6 +344,9 @@ fn run_pair_keeping(
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
             row.sql = summary.sql.to_string();
+            row.faults_armed = summary.faults.column(false);
+            row.faults_fired = summary.faults.column(true);
+            row.faults_unreached = summary.faults.unreached().join(";");
             (row, Some(summary))
         }
         Ok(Err(e)) => {
@@ -400,6 +419,8 @@ pub struct SweepOutcome {
     pub baseline: Option<crate::campaign::baseline::Comparison>,
     /// `--bless`: the pairs written to the baseline file.
     pub blessed: Option<usize>,
+    /// Under `--require-faults-fired`, what never fired (one line each); else empty.
+    pub unfired: Vec<String>,
 }
 
 impl SweepOutcome {
@@ -416,7 +437,7 @@ impl SweepOutcome {
             Some(comparison) => crate::campaign::baseline::worst_against(&outcomes(&self.rows), comparison),
             None => worst_of(&self.rows),
         };
-        if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty()) {
+        if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty() || !self.unfired.is_empty()) {
             RunOutcome::Fail
         } else {
             worst
@@ -567,6 +588,9 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     }
     let mut outcome = write_outputs(&campaign, options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
     outcome.blessed = blessed;
+    if options.require_faults_fired {
+        outcome.unfired = crate::campaign::fault_proof::unfired(&outcome.rows);
+    }
     Ok(outcome)
 }
 
@@ -653,7 +677,7 @@ fn write_outputs(
         rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note, comparison.as_ref())?;
         Ok(())
     })?;
-    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None })
+    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None, unfired: Vec::new() })
 }
 
 /// A sweep folder's files from its pairs (sorted) and their coverage added up: summary.md,
@@ -797,6 +821,8 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             count(RunOutcome::Error)
         );
     }
+    let rows: Vec<ResultRow> = pairs.iter().map(|p| p.row.clone()).collect();
+    md.push_str(&crate::campaign::fault_proof::markdown(&rows));
     md.push_str(&latency_tables(&groups));
     let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != RunOutcome::Pass).collect();
     if !failed.is_empty() {
@@ -930,6 +956,9 @@ mod tests {
             trace_hash: "ab".into(),
             replay: "rehearsal run x --seed 1".into(),
             sql: String::new(),
+            faults_armed: String::new(),
+            faults_fired: String::new(),
+            faults_unreached: String::new(),
         }
     }
 

@@ -50,6 +50,10 @@ pub struct SweepArgs {
     /// Write the pairs' outcomes to the --baseline file (all of it), then judge them by it.
     #[arg(long, requires = "baseline")]
     pub bless: bool,
+    /// Fail (exit 1) when a declared fault kind, or a scripted fault, never fired in any pair
+    /// of its scenario, naming it.
+    #[arg(long)]
+    pub require_faults_fired: bool,
     #[command(flatten)]
     pub json: JsonArg,
 }
@@ -76,6 +80,7 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         scratch: args.scratch.scratch,
         baseline: args.baseline.baseline,
         bless: args.bless,
+        require_faults_fired: args.require_faults_fired,
     };
     crate::base::interrupt::install();
     let outcome = crate::campaign::sweep::sweep(&options)?;
@@ -122,6 +127,14 @@ fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::
     println!("results      {}", options.out.join("results.csv").display());
     println!("coverage     {}", options.out.join("coverage.csv").display());
     print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
+    print_unfired(&outcome.unfired);
+}
+
+/// The stdout lines of `--require-faults-fired` on what never fired.
+fn print_unfired(unfired: &[String]) {
+    for line in unfired {
+        println!("never fired  {line}");
+    }
 }
 
 /// The stdout lines on a `--require-coverage` file.
@@ -152,6 +165,10 @@ pub struct MergeArgs {
     /// Replace the results already in the output folder (refused without it).
     #[arg(long)]
     pub force: bool,
+    /// Fail (exit 1) when a declared fault kind, or a scripted fault, never fired in any pair
+    /// of its scenario over all the shards, naming it.
+    #[arg(long)]
+    pub require_faults_fired: bool,
 }
 
 pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
@@ -175,9 +192,12 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());
     print_required(args.require.require_coverage.as_deref(), missing);
+    let unfired = if args.require_faults_fired { crate::campaign::fault_proof::unfired(rows) } else { Vec::new() };
+    print_unfired(&unfired);
     let worst = match &merged.baseline {
         Some(comparison) => crate::campaign::baseline::worst_against(&crate::campaign::sweep::outcomes(rows), comparison),
         None => crate::campaign::sweep::worst_of(rows),
     };
-    Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
+    let short = !missing.is_empty() || !unfired.is_empty();
+    Ok(Outcome::Runs(if worst == RunOutcome::Pass && short { RunOutcome::Fail } else { worst }))
 }

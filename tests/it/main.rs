@@ -29,6 +29,7 @@ mod examples;
 mod exit_requested;
 mod explore;
 mod faults;
+mod faults_fired;
 mod fidelity_table;
 mod fifth_failure;
 mod function_length;
