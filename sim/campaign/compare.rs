@@ -56,6 +56,9 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
 /// which, and for `A..B` that B is left out (`1..20` runs 19 seeds). `None` for one seed.
 pub fn describe_seeds(text: &str, seeds: &crate::base::seed_set::SeedSet) -> Option<String> {
     let (first, last) = (seeds.nth(0)?, seeds.nth(seeds.len().checked_sub(1)?)?);
+    if text.starts_with("night:") {
+        return Some(format!("--seeds {text}: {} seed(s), {first} to {last} (this date's own interval)", seeds.len()));
+    }
     if !text.contains("..") {
         return None;
     }

@@ -29,6 +29,7 @@ pub mod findings;
 pub mod judge;
 pub mod manifest;
 pub mod merge;
+pub mod merge_keys;
 pub mod overhead;
 pub mod pair_details;
 pub mod pool;

@@ -169,12 +169,25 @@ pub struct MergeArgs {
     /// of its scenario over all the shards, naming it.
     #[arg(long)]
     pub require_faults_fired: bool,
+    /// Write the merged pairs' outcomes to the --baseline file (all of it, as blessing the
+    /// unsharded sweep would), then judge them by it.
+    #[arg(long, requires = "baseline", conflicts_with = "bless_modes")]
+    pub bless: bool,
+    /// Write the --baseline file as failure modes: one `*` line per scenario and variant with
+    /// every rule its failing pairs broke (a nightly lane's baseline, for seeds not yet run).
+    #[arg(long, requires = "baseline")]
+    pub bless_modes: bool,
 }
 
 pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     let required = args.require.require_coverage.as_deref().map(crate::judging::coverage::Required::load).transpose()?;
     let baseline = args.baseline.baseline.as_deref();
-    let merged = match crate::campaign::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
+    let bless = match (args.bless, args.bless_modes) {
+        (true, _) => Some(crate::campaign::merge::Bless::Pairs),
+        (_, true) => Some(crate::campaign::merge::Bless::Modes),
+        _ => None,
+    };
+    let merged = match crate::campaign::merge::merge_blessing(&args.dirs, &args.out, required.as_ref(), baseline, bless, args.force)? {
         crate::campaign::merge::MergeOutcome::Written(merged) => merged,
         crate::campaign::merge::MergeOutcome::Incomplete(problems) => {
             for problem in &problems {
@@ -188,6 +201,9 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
     if let Some(comparison) = &merged.baseline {
         print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(rows)));
+    }
+    if let (Some(_), Some(file)) = (bless, baseline) {
+        println!("blessed      {} written from the merged pairs", file.display());
     }
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());

@@ -42,6 +42,7 @@ mod layers;
 mod lease;
 mod merge;
 mod mutants;
+mod nightly;
 mod nothing_lost;
 mod out_folder;
 mod own_sql;
