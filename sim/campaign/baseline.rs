@@ -138,6 +138,9 @@ impl Baseline {
         for ((scenario, variant, seed), entry) in &self.entries {
             let _ = writeln!(text, "{scenario} {variant} {seed} {}", entry.describe());
         }
+        if !self.modes.is_empty() {
+            text.push_str("# A seed of `*` is a failure mode: how any seed of the scenario may fail, for seeds no line names\n# (`rehearsal merge … --baseline FILE --bless-modes`; a nightly lane's new seeds are judged by it).\n");
+        }
         for ((scenario, variant), entry) in &self.modes {
             let _ = writeln!(text, "{scenario} {variant} {ANY_SEED} {}", entry.describe());
         }
