@@ -52,6 +52,9 @@ pub struct SweepOptions {
     /// `--require-faults-fired`: fail when a declared fault kind or a scripted fault never
     /// fired in any pair of its scenario (sim/campaign/fault_proof.rs).
     pub require_faults_fired: bool,
+    /// `--keep-known`: keep the run folder of a failure the baseline knows too (by default it
+    /// is a line of `failures/known.txt`: pair, rules, replay command).
+    pub keep_known: bool,
 }
 
 /// No scenario, each scenario's own seed, one job, nothing optional: what a caller that
@@ -76,6 +79,7 @@ impl Default for SweepOptions {
             baseline: None,
             bless: false,
             require_faults_fired: false,
+            keep_known: false,
         }
     }
 }
@@ -276,12 +280,13 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 /// saying so. A second run that does not finish (an error only writing its files can cause,
 /// like a full disk) gives its own `error` row, which names the cause. (A pass writes no
 /// files, so a full scratch disk does not turn a pass into an error.)
-fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
+fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path, known: &Known) -> (ResultRow, Option<RunSummary>) {
     if options.check_determinism {
         return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
     }
     let (first, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Hash);
-    if first.verdict == RunOutcome::Pass {
+    // A pass, or a failure the baseline knows (kept as a line, issue 44): no folder to keep.
+    if first.verdict == RunOutcome::Pass || known(&first) {
         return (first, summary);
     }
     // A fresh folder, as the first run had: the full run's files are its own alone.
@@ -297,6 +302,10 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
     );
     (row, None)
 }
+
+/// Whether a finished pair is a failure the sweep's baseline knows, kept as a line of
+/// `failures/known.txt` rather than a run folder (never with `--keep-known`).
+pub(crate) type Known<'a> = dyn Fn(&ResultRow) -> bool + Sync + 'a;
 
 /// `run_pair`'s one run (two with `--check-determinism`), leaving in `run_dir` what `keep`
 /// says.
@@ -573,7 +582,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         ledger.record(index, row.clone());
     };
     let panicked = |pair: &(usize, PathBuf, u64), panic: &str| panicked(pair, options, panic);
-    let run = |pair: &(usize, PathBuf, u64)| run_and_save(pair, options, campaign.scratch());
+    let known = |row: &ResultRow| match (&baseline, &options.baseline) {
+        (Some(baseline), Some(file)) if !options.keep_known => row.verdict == RunOutcome::Fail && !baseline.stops(&row.outcome(), file),
+        _ => false,
+    };
+    let run = |pair: &(usize, PathBuf, u64)| run_and_save(pair, options, campaign.scratch(), &known);
     let results = crate::campaign::map(options.jobs, &work, run, panicked, || stop.load(Ordering::Relaxed), done);
     let mut done_pairs: Vec<PairOutcome> = results.into_iter().flatten().collect();
     done_pairs.sort_by_key(|pair| pair.row.key());
@@ -603,18 +616,18 @@ fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions,
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
 /// `failures/` with its reports. The run folder is removed.
-fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path) -> PairOutcome {
+fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path, known: &Known) -> PairOutcome {
     let seed = *seed;
     let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
     // Wall-clock time for junit.xml only: no file compared byte for byte holds it.
     let started = std::time::Instant::now();
-    let (row, summary) = run_pair(scenario, seed, options, &run_dir);
+    let (row, summary) = run_pair(scenario, seed, options, &run_dir, known);
     let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
-    if row.verdict != RunOutcome::Pass {
+    if row.verdict != RunOutcome::Pass && !known(&row) {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
         let kept = failure_folder(&options.out, &stem, options.protocol.as_deref(), &options.variants, seed);
         if let Some(summary) = &summary {
@@ -695,19 +708,36 @@ pub(crate) fn write_files(
 ) -> Result<Vec<ResultRow>> {
     let rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
     let against = baseline.map(|c| crate::campaign::baseline::markdown(c, &outcomes(&rows))).unwrap_or_default();
+    // Known failures are lines, not folders, unless the failures/ folder holds their folders
+    // (`--keep-known`): a merge sees what its shards kept.
+    let known_lines = baseline.is_some() && !keeps_known_folders(out, &rows, baseline);
     let summary = format!(
         "{note}{}{against}\n{}{}",
-        sweep_summary(&pairs),
+        sweep_summary(&pairs, baseline, known_lines),
         coverage::markdown(coverage),
         required_section(required, missing_coverage)
     );
     write_atomically(&out.join("summary.md"), summary.as_bytes())?;
+    if let (Some(comparison), true) = (baseline, known_lines) {
+        std::fs::create_dir_all(out.join("failures"))?;
+        write_atomically(&out.join("failures").join(KNOWN_FILE), known_text(&rows, comparison).as_bytes())?;
+    }
     coverage.write(&out.join("coverage.csv"))?;
     crate::campaign::pair_details::write(out, &pairs.iter().map(PairOutcome::details).collect::<Vec<_>>())?;
     let times: WallTimes = pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
     write_results(&out.join("results.csv"), &rows)?;
     write_junit(&out.join("junit.xml"), &rows, &times, baseline)?;
     Ok(rows)
+}
+
+/// Whether `out/failures/` holds the run folder of a known failure (`--keep-known`).
+fn keeps_known_folders(out: &Path, rows: &[ResultRow], baseline: Option<&crate::campaign::baseline::Comparison>) -> bool {
+    let Some(baseline) = baseline else { return false };
+    rows.iter().enumerate().any(|(index, row)| {
+        let known = matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. }));
+        let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+        known && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists()
+    })
 }
 
 impl PairOutcome {
@@ -790,7 +820,22 @@ impl SweepOutcome {
     }
 }
 
-fn sweep_summary(pairs: &[PairOutcome]) -> String {
+/// The file of known failures' lines under `failures/` (issue 44): one pair a line, with its
+/// rules and the command that replays it.
+pub const KNOWN_FILE: &str = "known.txt";
+
+/// `failures/known.txt` of some rows judged against a baseline: its known failures.
+fn known_text(rows: &[ResultRow], baseline: &crate::campaign::baseline::Comparison) -> String {
+    let mut text = String::from("# Known failures (the baseline lists them): scenario variant seed rules, then the replay command.\n");
+    for (index, row) in rows.iter().enumerate() {
+        if row.verdict == RunOutcome::Fail && matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. })) {
+            let _ = writeln!(text, "{} {} {} {}\t{}", row.scenario, row.variant, row.seed, row.rules, row.replay);
+        }
+    }
+    text
+}
+
+fn sweep_summary(pairs: &[PairOutcome], baseline: Option<&crate::campaign::baseline::Comparison>, known_lines: bool) -> String {
     let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
         groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default().push(pair);
@@ -824,7 +869,25 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
     let rows: Vec<ResultRow> = pairs.iter().map(|p| p.row.clone()).collect();
     md.push_str(&crate::campaign::fault_proof::markdown(&rows));
     md.push_str(&latency_tables(&groups));
-    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != RunOutcome::Pass).collect();
+    let known_at = |index: usize| matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }));
+    let failed: Vec<&ResultRow> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i)))
+        .map(|(_, p)| &p.row)
+        .collect();
+    let known: Vec<&ResultRow> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && known_lines && known_at(*i))
+        .map(|(_, p)| &p.row)
+        .collect();
+    if !known.is_empty() {
+        let _ = writeln!(md, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n");
+        for row in &known {
+            let _ = writeln!(md, "- `{}` {} seed {} — {}: `{}`", row.scenario, row.variant, row.seed, row.rules, row.replay);
+        }
+    }
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");
         for row in failed {

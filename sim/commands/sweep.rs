@@ -54,6 +54,10 @@ pub struct SweepArgs {
     /// of its scenario, naming it.
     #[arg(long)]
     pub require_faults_fired: bool,
+    /// With --baseline: keep the run folder of a known failure too (by default a known
+    /// failure is a line of failures/known.txt; a regression keeps its folder).
+    #[arg(long, requires = "baseline")]
+    pub keep_known: bool,
     #[command(flatten)]
     pub json: JsonArg,
 }
@@ -81,6 +85,7 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         baseline: args.baseline.baseline,
         bless: args.bless,
         require_faults_fired: args.require_faults_fired,
+        keep_known: args.keep_known,
     };
     crate::base::interrupt::install();
     let outcome = crate::campaign::sweep::sweep(&options)?;

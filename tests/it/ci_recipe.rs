@@ -154,7 +154,10 @@ fn every_rehearsal_command_of_the_workflow_runs_as_written_on_a_few_seeds() {
         ("NIGHT_BASELINE", baseline.as_str()),
     ];
     let sweeps = rehearsal_scripts(&doc, "shard");
-    assert!(sweeps.iter().any(|s| s.contains("rehearsal sweep $SUITE --seeds night:$NIGHT:$NIGHT_SEEDS")), "{sweeps:?}");
+    assert!(
+        sweeps.iter().any(|s| s.contains("rehearsal sweep $SUITE --seeds night:$NIGHT:$NIGHT_SEEDS --baseline $NIGHT_BASELINE")),
+        "{sweeps:?}"
+    );
     let upload = &uses(&doc, "shard", "actions/upload-artifact@", "name")["with"];
     let download = text(&uses(&doc, "merge", "actions/download-artifact@", "pattern")["with"]["path"]);
     for shard in 1..=n {
@@ -225,7 +228,7 @@ fn ci_local_runs_the_workflows_suite_in_parallel_shards_and_exits_with_the_merge
     let expected: Vec<String> = (1..=3)
         .map(|shard| {
             format!(
-                "sweep {suite} --seeds night:2026-12-02:{seeds} --shard {shard}/3 --jobs 1 --quiet --force --out {}/shard-{shard}",
+                "sweep {suite} --seeds night:2026-12-02:{seeds} --baseline scenarios/ci/nightly-baseline.txt --shard {shard}/3 --jobs 1 --quiet --force --out {}/shard-{shard}",
                 out.display()
             )
         })

@@ -40,11 +40,32 @@ fn a_night_is_rerun_byte_for_byte_from_its_date_and_its_shards_bless_the_unshard
     let whole = dir.path().join("whole.txt").display().to_string();
     let first = sweep(night, &a, &["--baseline", &whole, "--bless"]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    let again = sweep(night, &b, &["--baseline", &whole]);
-    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
-    for file in ["results.csv", "summary.md", "coverage.csv"] {
-        assert_eq!(read(&a.join(file)), read(&b.join(file)), "{file} of the same night");
+    let c = dir.path().join("c");
+    for folder in [&b, &c] {
+        let again = sweep(night, folder, &["--baseline", &whole]);
+        assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
     }
+    assert_eq!(read(&a.join("results.csv")), read(&b.join("results.csv")), "results.csv of the same night");
+    for file in ["results.csv", "summary.md", "coverage.csv", "failures/known.txt"] {
+        assert_eq!(read(&b.join(file)), read(&c.join(file)), "{file} of the same night");
+    }
+    // Known failures are lines, not folders (issue 44: artifacts sized for a nightly).
+    let known = read(&b.join("failures/known.txt"));
+    assert!(known.lines().filter(|l| !l.starts_with('#')).all(|l| l.contains("\trehearsal run ")), "{known}");
+    let folders = std::fs::read_dir(b.join("failures")).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    assert_eq!(folders, 0, "no run folder for a known failure");
+    assert!(std::fs::read_dir(a.join("failures")).unwrap().count() > 1, "the blessing sweep kept its failures' folders");
+    // A regression keeps its whole folder: the baseline without one failing pair's line.
+    let text = read(Path::new(&whole));
+    let dropped = text.lines().find(|l| l.contains(" fail ")).expect("a failing pair").to_string();
+    let seed = dropped.split(' ').nth(2).unwrap().to_string();
+    let narrow = dir.path().join("narrow.txt");
+    std::fs::write(&narrow, text.replace(&format!("{dropped}\n"), "")).unwrap();
+    let d = dir.path().join("d");
+    let regressed = sweep(night, &d, &["--baseline", &narrow.display().to_string()]);
+    assert_eq!(regressed.status.code(), Some(1), "{}", stdout(&regressed));
+    assert!(d.join(format!("failures/strict-ci-smoke-default-{seed}/trace.csv")).exists(), "the regression's folder is kept");
+    assert!(!read(&d.join("failures/known.txt")).contains(&format!(" {seed} ")), "and it is no known line");
     assert!(
         read(&a.join("manifest.toml")).contains("21789000000..=21789000003"),
         "2026-12-02 is day 20789: {}",
