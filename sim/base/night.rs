@@ -42,7 +42,7 @@ pub fn day_number(date: &str) -> std::result::Result<u64, String> {
         return Err(bad());
     }
     let (year, month, day): (u64, u64, u64) = (y.parse().map_err(|_| bad())?, m.parse().map_err(|_| bad())?, d.parse().map_err(|_| bad())?);
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let month_days = [31, if leap(year) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     if !(1970..=9999).contains(&year) || !(1..=12).contains(&month) || day == 0 || day > month_days[(month - 1) as usize] {
         return Err(bad());

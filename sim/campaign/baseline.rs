@@ -205,7 +205,10 @@ impl Baseline {
     }
 }
 
-fn parse_line(line: &str) -> std::result::Result<((String, String, Option<u64>), Entry), String> {
+/// A line's pair: scenario, variant, and its seed (`None`: `*`, a failure mode).
+type LineKey = (String, String, Option<u64>);
+
+fn parse_line(line: &str) -> std::result::Result<(LineKey, Entry), String> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let [scenario, variant, seed, verdict, rules] = fields[..] else {
         return Err(format!("expected 5 fields (scenario variant seed verdict rules), found {}", fields.len()));

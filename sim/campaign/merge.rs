@@ -106,7 +106,7 @@ pub fn merge_blessing(
 /// Exit 2 on a path that is a file, before anything is read: ci-local's `shard-1.log` picked
 /// up by an `OUT/shard-*` glob once said only that it held no manifest.
 fn refuse_non_shards(dirs: &[PathBuf]) -> Result<()> {
-    for dir in dirs.iter().filter(|dir| dir.exists() && !dir.is_dir()) {
+    if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
         return Err(Error::input(format!(
             "{} is not a shard folder (a file): merge takes the folders `rehearsal sweep --shard I/N --out DIR` wrote; \
              a glob such as OUT/shard-* that also matches files can be written OUT/shard-*/ to match folders only",

@@ -398,7 +398,9 @@ fn arm(faults: &FaultsSection) -> CensusLog {
 /// faults of the conductor and of the sessions, in the order `FaultsSection::point_faults`
 /// gives them (crashes, hangs, I/O errors, then the conductor's crashes, each in file order).
 type Entries = (Vec<PointFault>, Vec<usize>);
-fn scripted(faults: &FaultsSection, census: &CensusLog) -> (Vec<(i64, Timed)>, Vec<usize>, (Entries, Entries)) {
+/// The timed faults with their census entries, then the conductor's and the sessions' points.
+type Scripted = (Vec<(i64, Timed)>, Vec<usize>, (Entries, Entries));
+fn scripted(faults: &FaultsSection, census: &CensusLog) -> Scripted {
     let mut timed: Vec<((i64, Timed), usize)> = Vec::new();
     let (mut sessions, mut conductor): (Entries, Entries) = Default::default();
     let lists = [("crash", &faults.crash), ("hang", &faults.hang), ("io_error", &faults.io_error)];

@@ -11,9 +11,10 @@ use crate::vocab::{FaultKind, Point, PointFault, Whose};
 
 /// A probability that is either fixed or drawn once per run from the seed (swarm testing:
 /// `{ min = 0.0, max = 0.02 }`), logged at the start of the run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Odds {
     /// Not written in the scenario: 0, and not a declared fault (sim/plan/census.rs).
+    #[default]
     Unset,
     Fixed(f64),
     Drawn {
@@ -35,12 +36,6 @@ impl Odds {
     /// Whether the scenario writes these odds (even as 0): a declared fault kind.
     pub fn declared(&self) -> bool {
         !matches!(self, Odds::Unset)
-    }
-}
-
-impl Default for Odds {
-    fn default() -> Odds {
-        Odds::Unset
     }
 }
 
