@@ -8,6 +8,7 @@ pub mod error;
 pub mod input_file;
 pub mod interrupt;
 pub mod keep_memory;
+pub mod night;
 pub mod out_folder;
 pub mod out_lock;
 pub mod out_probe;

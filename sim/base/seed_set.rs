@@ -18,8 +18,13 @@ pub struct SeedSet {
 }
 
 impl SeedSet {
-    /// `N`, `A..B` (B left out) or `A..=B`, with A < B, decimal.
+    /// `N`, `A..B` (B left out) or `A..=B`, with A < B, decimal; or `night:YYYY-MM-DD`.
     pub fn parse(text: &str) -> Result<SeedSet> {
+        // `night:YYYY-MM-DD[:COUNT]`: that night's own seeds (sim/base/night.rs).
+        if let Some(night) = crate::base::night::parse(text) {
+            let (first, last) = night?;
+            return Ok(SeedSet { runs: vec![(first, last)] });
+        }
         let bad = || Error::input(format!("seed range `{text}`: expected N, A..B or A..=B with A < B (decimal)"));
         let (range, inclusive) = match (text.split_once("..="), text.split_once("..")) {
             (Some(r), _) => (Some(r), true),

@@ -68,11 +68,17 @@ impl Entry {
     }
 }
 
-/// A baseline file's entries by pair.
+/// A baseline file's entries by pair, and its failure modes: lines whose seed is `*` (issue
+/// 44), how a (scenario, variant) may fail on any seed without a line of its own — what a
+/// nightly lane, which sweeps new seeds every night, is judged against.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Baseline {
     pub entries: BTreeMap<Key, Entry>,
+    pub modes: BTreeMap<(String, String), Entry>,
 }
+
+/// A seed field that stands for every seed: a failure-mode line.
+pub const ANY_SEED: &str = "*";
 
 /// The rules of results.csv's `rules` column, as a set.
 pub fn split_rules(text: &str) -> BTreeSet<String> {
@@ -92,6 +98,7 @@ impl Baseline {
 
     pub fn parse(text: &str, name: &str) -> Result<Baseline> {
         let mut entries = BTreeMap::new();
+        let mut modes = BTreeMap::new();
         for (index, line) in text.lines().enumerate() {
             let line = line.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
@@ -99,11 +106,26 @@ impl Baseline {
             }
             let at = || format!("{name}:{}", index + 1);
             let (key, entry) = parse_line(line).map_err(|why| Error::input(format!("{}: {why}: `{line}`", at())))?;
+            let Some(seed) = key.2 else {
+                if modes.insert((key.0.clone(), key.1.clone()), entry).is_some() {
+                    return Err(Error::input(format!("{}: failure mode {} {} * listed twice", at(), key.0, key.1)));
+                }
+                continue;
+            };
+            let key = (key.0, key.1, seed);
             if entries.insert(key.clone(), entry).is_some() {
                 return Err(Error::input(format!("{}: pair {} {} seed {} listed twice", at(), key.0, key.1, key.2)));
             }
         }
-        Ok(Baseline { entries })
+        Ok(Baseline { entries, modes })
+    }
+
+    /// The line of a pair: its own, else its scenario's failure mode (and whether it is one).
+    fn line_of(&self, key: &Key) -> Option<(&Entry, bool)> {
+        match self.entries.get(key) {
+            Some(entry) => Some((entry, false)),
+            None => self.modes.get(&(key.0.clone(), key.1.clone())).map(|entry| (entry, true)),
+        }
     }
 
     /// The file's text: a header saying how to read it, then one line per pair, sorted.
@@ -116,27 +138,59 @@ impl Baseline {
         for ((scenario, variant, seed), entry) in &self.entries {
             let _ = writeln!(text, "{scenario} {variant} {seed} {}", entry.describe());
         }
+        if !self.modes.is_empty() {
+            text.push_str("# A seed of `*` is a failure mode: how any seed of the scenario may fail, for seeds no line names\n# (`rehearsal merge … --baseline FILE --bless-modes`; a nightly lane's new seeds are judged by it).\n");
+        }
+        for ((scenario, variant), entry) in &self.modes {
+            let _ = writeln!(text, "{scenario} {variant} {ANY_SEED} {}", entry.describe());
+        }
         text
     }
 
     /// The baseline of some rows, keyed relative to `folder` (the baseline file's). A path
     /// with white space cannot be a field of the file: bad input.
     pub fn of_rows(rows: &[Outcome], folder: &Path) -> Result<Baseline> {
+        let keys = rows.iter().map(|row| key_of(row, folder)).collect::<Result<Vec<Key>>>()?;
+        Baseline::of_keyed(rows, &keys)
+    }
+
+    /// The baseline of some rows under the keys given (`merge` finds them by content hash).
+    pub fn of_keyed(rows: &[Outcome], keys: &[Key]) -> Result<Baseline> {
         let mut entries = BTreeMap::new();
-        for row in rows {
+        for (row, key) in rows.iter().zip(keys) {
             if row.verdict == RunOutcome::Error {
                 return Err(Error::harness(format!(
                     "not blessed: {} seed {} ended in a harness error ({}); a baseline records verdicts only",
                     row.scenario, row.seed, row.first_violation
                 )));
             }
-            let key = key_of(row, folder)?;
+            let key = key.clone();
             if key.0.contains(char::is_whitespace) || key.1.contains(char::is_whitespace) {
                 return Err(Error::input(format!("{}: a baseline cannot name a path with white space", row.scenario)));
             }
             entries.insert(key, Entry { passed: row.verdict == RunOutcome::Pass, rules: split_rules(row.rules) });
         }
-        Ok(Baseline { entries })
+        Ok(Baseline { entries, modes: BTreeMap::new() })
+    }
+
+    /// The failure modes of some rows (`--bless-modes`): one `*` line per scenario and
+    /// variant, `fail` with every rule its failing pairs broke, or `pass -` when none failed.
+    pub fn modes_of_rows(rows: &[Outcome], keys: &[Key]) -> Result<Baseline> {
+        let mut modes: BTreeMap<(String, String), Entry> = BTreeMap::new();
+        for (row, key) in rows.iter().zip(keys) {
+            if row.verdict == RunOutcome::Error {
+                return Err(Error::harness(format!(
+                    "not blessed: {} seed {} ended in a harness error ({})",
+                    row.scenario, row.seed, row.first_violation
+                )));
+            }
+            let mode = modes.entry((key.0.clone(), key.1.clone())).or_insert(Entry { passed: true, rules: BTreeSet::new() });
+            if row.verdict == RunOutcome::Fail {
+                mode.passed = false;
+                mode.rules.extend(split_rules(row.rules));
+            }
+        }
+        Ok(Baseline { entries: BTreeMap::new(), modes })
     }
 }
 
@@ -145,18 +199,22 @@ impl Baseline {
     /// failure the baseline knows.
     pub fn stops(&self, row: &Outcome, file: &Path) -> bool {
         match key_of(row, &baseline_folder(file)) {
-            Ok(key) => matches!(judge(row, self.entries.get(&key)), Judgement::Regression(_) | Judgement::Error),
+            Ok(key) => matches!(judge(row, self.line_of(&key)), Judgement::Regression(_) | Judgement::Error),
             Err(_) => true,
         }
     }
 }
 
-fn parse_line(line: &str) -> std::result::Result<(Key, Entry), String> {
+/// A line's pair: scenario, variant, and its seed (`None`: `*`, a failure mode).
+type LineKey = (String, String, Option<u64>);
+
+fn parse_line(line: &str) -> std::result::Result<(LineKey, Entry), String> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let [scenario, variant, seed, verdict, rules] = fields[..] else {
         return Err(format!("expected 5 fields (scenario variant seed verdict rules), found {}", fields.len()));
     };
-    let seed: u64 = seed.parse().map_err(|_| format!("seed `{seed}` is not a whole number"))?;
+    let seed: Option<u64> =
+        if seed == ANY_SEED { None } else { Some(seed.parse().map_err(|_| format!("seed `{seed}` is not a whole number nor `*`"))?) };
     let passed = match verdict {
         "pass" => true,
         "fail" => false,
@@ -241,17 +299,20 @@ impl Comparison {
 /// Judges `rows` against `baseline`: pure, so sweep, shards and merge judge alike. `keys` are
 /// the rows' keys (`key_of`), in the rows' order.
 pub fn compare(rows: &[Outcome], keys: &[Key], baseline: &Baseline, file: &Path) -> Comparison {
-    let judged: Vec<(Key, Judgement)> =
-        rows.iter().zip(keys).map(|(row, key)| (key.clone(), judge(row, baseline.entries.get(key)))).collect();
+    let judged: Vec<(Key, Judgement)> = rows.iter().zip(keys).map(|(row, key)| (key.clone(), judge(row, baseline.line_of(key)))).collect();
     let seen: BTreeSet<&Key> = keys.iter().collect();
     let not_run = baseline.entries.keys().filter(|k| !seen.contains(k)).count();
     Comparison { file: file.to_path_buf(), judged, not_run }
 }
 
-fn judge(row: &Outcome, entry: Option<&Entry>) -> Judgement {
+fn judge(row: &Outcome, line: Option<(&Entry, bool)>) -> Judgement {
     let rules = split_rules(row.rules);
+    // A failure mode says how any seed may fail: a pass there is no news.
+    let entry = line.map(|(entry, _)| entry);
+    let mode = line.is_some_and(|(_, mode)| mode);
     match (row.verdict, entry) {
         (RunOutcome::Error, _) => Judgement::Error,
+        (RunOutcome::Pass, Some(_)) if mode => Judgement::Pass,
         (RunOutcome::Pass, Some(entry)) if !entry.passed => Judgement::NowPasses(format!("now passes (baseline: {})", entry.describe())),
         (RunOutcome::Pass, _) => Judgement::Pass,
         (_, None) => Judgement::Regression(format!("fails with {} and is not in the baseline", rules_or_why(row, &rules))),
@@ -330,9 +391,15 @@ fn relative(path: &Path, folder: &Path) -> String {
 
 /// Writes the baseline of `rows` to `file`, whole or not at all.
 pub fn bless(rows: &[Outcome], file: &Path) -> Result<usize> {
-    let baseline = Baseline::of_rows(rows, &baseline_folder(file))?;
+    bless_keyed(rows, &keys_of(rows, file)?, file, false)
+}
+
+/// Writes the baseline of `rows` under `keys` to `file`, whole or not at all: a line a pair,
+/// or with `modes` a `*` line per scenario and variant (`--bless-modes`). Lines counted.
+pub fn bless_keyed(rows: &[Outcome], keys: &[Key], file: &Path, modes: bool) -> Result<usize> {
+    let baseline = if modes { Baseline::modes_of_rows(rows, keys)? } else { Baseline::of_keyed(rows, keys)? };
     crate::base::atomic::write_atomically(file, baseline.render().as_bytes())?;
-    Ok(baseline.entries.len())
+    Ok(baseline.entries.len() + baseline.modes.len())
 }
 
 /// What a sweep's `--baseline FILE [--bless]` needs before any pair runs: the baseline to judge
@@ -345,7 +412,7 @@ pub fn for_sweep(file: Option<&Path>, bless: bool, partial: bool) -> Result<Opti
         (Some(file), true) => {
             if partial {
                 return Err(Error::input(format!(
-                    "--bless rewrites all of {}: refused with --shard or --fail-fast, which run part of the suite",
+                    "--bless rewrites all of {}: refused with --shard or --fail-fast, which run part of the suite (bless the shards' merge: `rehearsal merge SHARDS --baseline FILE --bless`)",
                     file.display()
                 )));
             }

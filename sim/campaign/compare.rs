@@ -56,6 +56,9 @@ pub fn parse_seeds(text: &str) -> Result<Vec<u64>> {
 /// which, and for `A..B` that B is left out (`1..20` runs 19 seeds). `None` for one seed.
 pub fn describe_seeds(text: &str, seeds: &crate::base::seed_set::SeedSet) -> Option<String> {
     let (first, last) = (seeds.nth(0)?, seeds.nth(seeds.len().checked_sub(1)?)?);
+    if text.starts_with("night:") {
+        return Some(format!("--seeds {text}: {} seed(s), {first} to {last} (this date's own interval)", seeds.len()));
+    }
     if !text.contains("..") {
         return None;
     }
@@ -82,6 +85,26 @@ struct Row {
 /// A column that names a protocol SQL file rather than a variant.
 pub fn is_sql_file(column: &str) -> bool {
     column.ends_with(".sql")
+}
+
+/// A column that names a protocol profile (`repaired`, `seeds`): the profile in place of
+/// the scenario's own (or `--protocol`), no variant added (issue 44).
+pub fn is_profile(column: &str) -> bool {
+    !is_sql_file(column) && crate::vocab::find_profile(column).is_some()
+}
+
+/// What was in force in a column: its profile, its variant or SQL file (the table's last
+/// column, so a `default` under `--protocol repaired` says so).
+fn in_force(column: &str, profile: &str) -> String {
+    if is_profile(column) {
+        format!("profile {column}")
+    } else if is_sql_file(column) {
+        format!("profile {profile}, SQL {column}")
+    } else if column == "default" {
+        format!("profile {profile}")
+    } else {
+        format!("profile {profile} + variant {column}")
+    }
 }
 
 /// The run folders' prefix of a column: a SQL file's stem, a variant's name.
@@ -163,7 +186,14 @@ struct Run {
 /// Runs `(column, seed)` in `dir` and reads what the table and compare.csv need.
 fn run_pair(options: &CompareOptions, loaded: &crate::input::scenario::Scenario, column: &str, seed: u64, dir: &Path) -> Result<Run> {
     let column_sql = if is_sql_file(column) { Some(Path::new(column)) } else { options.sql };
-    let applied = if column == "default" || is_sql_file(column) { Vec::new() } else { vec![column.to_string()] };
+    let applied = if column == "default" || is_sql_file(column) || is_profile(column) { Vec::new() } else { vec![column.to_string()] };
+    let profiled;
+    let loaded = if is_profile(column) {
+        profiled = crate::input::scenario::Scenario::load(options.scenario)?.with_profile(Some(column))?;
+        &profiled
+    } else {
+        loaded
+    };
     let run_options =
         RunOptions { scenario_path: options.scenario.to_path_buf(), seed: Some(seed), out_dir: Some(dir.to_path_buf()), variants: applied };
     let summary = run_scenario(loaded.with_sql(column_sql), &run_options)?;
@@ -200,6 +230,12 @@ fn run_pair(options: &CompareOptions, loaded: &crate::input::scenario::Scenario,
 /// Writes summary.md and compare.csv (a row per run, in column then seed order: the same
 /// for any `jobs`). Returns the table and, a line per column, the SQL it ran.
 pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
+    compare_judged(options).map(|(table, sql, _)| (table, sql))
+}
+
+/// `compare`, and whether any run failed (a pass with violations its scenario allows is no
+/// failure): what makes `rehearsal compare` exit 1 (issue 44).
+pub fn compare_judged(options: &CompareOptions) -> Result<(String, String, bool)> {
     let out = options.out;
     let loaded = crate::input::scenario::Scenario::load(options.scenario)?.with_profile(options.protocol)?;
     let campaign = crate::campaign::Campaign::open(&folder_spec(out, options.force))?;
@@ -229,7 +265,8 @@ pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
     }
     let rows: Vec<(String, Row)> =
         options.columns.iter().map(|c| (c.clone(), column_row(runs.iter().filter(|r| r.row.column == *c)))).collect();
-    let table = render_table(&rows, options.columns.first().map_or("", String::as_str));
+    let table = render_table(&rows, options.columns.first().map_or("", String::as_str), &loaded.profile);
+    let failed = runs.iter().any(|r| r.row.verdict == Grade::Fail);
     // Which SQL each column ran: the files and the hash of the statements.
     let sql_lines: String = rows.iter().map(|(name, row)| format!("- `{name}`: {}\n", row.sql)).collect();
     let md = format!(
@@ -239,7 +276,7 @@ pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
     );
     crate::base::atomic::write_atomically(&out.join("summary.md"), md.as_bytes())?;
     crate::base::csv_rows::write_rows(&out.join("compare.csv"), &runs.iter().map(|r| r.row.clone()).collect::<Vec<_>>())?;
-    Ok((table, sql_lines))
+    Ok((table, sql_lines, failed))
 }
 
 /// A column's line of the table, from its runs.
@@ -263,10 +300,10 @@ fn column_row<'a>(runs: impl Iterator<Item = &'a Run>) -> Row {
     row
 }
 
-fn render_table(rows: &[(String, Row)], first: &str) -> String {
+fn render_table(rows: &[(String, Row)], first: &str, profile: &str) -> String {
     let mut table = String::new();
-    let _ = writeln!(table, "| variant | runs | pass | pass with known violations | fail | violations: runs showing each rule (violations in all) | comms.db unlike `{first}` | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s |");
-    let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let _ = writeln!(table, "| variant | runs | pass | pass with known violations | fail | violations: runs showing each rule (violations in all) | comms.db unlike `{first}` | message notice p50/p95 ms | crash detect p50/p95 ms | heartbeat age max s | in force |");
+    let _ = writeln!(table, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     for (name, row) in rows {
         let rules = if row.rules.is_empty() {
             "none".to_string()
@@ -279,14 +316,15 @@ fn render_table(rows: &[(String, Row)], first: &str) -> String {
         let age = row.samples.get("heartbeat_age_s").and_then(|s| quantiles(s)).map_or("-".to_string(), |(_, _, max)| max.to_string());
         let _ = writeln!(
             table,
-            "| {name} | {} | {} | {} | {} | {rules} | {} | {} | {} | {age} |",
+            "| {name} | {} | {} | {} | {} | {rules} | {} | {} | {} | {age} | {} |",
             row.runs,
             row.passed,
             row.known,
             row.runs - row.passed - row.known,
             row.db_differs,
             q("message_notice_ms"),
-            q("crash_detect_ms")
+            q("crash_detect_ms"),
+            in_force(name, profile)
         );
     }
     table

@@ -39,7 +39,29 @@ struct Shard {
     manifest: Manifest,
 }
 
+/// `merge --bless` / `--bless-modes`: write the `--baseline` file from the merged pairs (a
+/// line a pair, as blessing the unsharded sweep writes; or a failure mode a scenario).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bless {
+    Pairs,
+    Modes,
+}
+
 pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline: Option<&Path>, force: bool) -> Result<MergeOutcome> {
+    merge_blessing(dirs, out, required, baseline, None, force)
+}
+
+/// `merge`, and with `bless` the baseline file written from the merged pairs first, then
+/// the pairs judged against it as a sweep's `--bless` does.
+pub fn merge_blessing(
+    dirs: &[PathBuf],
+    out: &Path,
+    required: Option<&Required>,
+    baseline: Option<&Path>,
+    bless: Option<Bless>,
+    force: bool,
+) -> Result<MergeOutcome> {
+    refuse_non_shards(dirs)?;
     let shards = dirs.iter().map(|dir| Ok(Shard { dir: dir.clone(), manifest: Manifest::read(dir)? })).collect::<Result<Vec<_>>>()?;
     refuse_mixed(&shards)?;
     refuse_out_among_inputs(&shards, out)?;
@@ -63,11 +85,35 @@ pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
     let total = pairs.len();
     let merged_rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
-    let comparison = baseline.map(|file| crate::campaign::baseline::check(&sweep::outcomes(&merged_rows), file)).transpose()?;
+    let comparison = match baseline {
+        Some(file) => {
+            let outcomes = sweep::outcomes(&merged_rows);
+            let keys = crate::campaign::merge_keys::keys(&outcomes, &first.suite, file)?;
+            if let Some(how) = bless {
+                crate::campaign::baseline::bless_keyed(&outcomes, &keys, file, how == Bless::Modes)?;
+            }
+            let loaded = crate::campaign::baseline::Baseline::load(file)?;
+            Some(crate::campaign::baseline::compare(&outcomes, &keys, &loaded, file))
+        }
+        None => None,
+    };
     let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "", comparison.as_ref())?;
     // The manifest of the whole suite: what an unsharded sweep of it writes.
     Manifest { shard: 1, shards: 1, pairs: total, ..first.clone() }.write(out)?;
     Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison }))
+}
+
+/// Exit 2 on a path that is a file, before anything is read: ci-local's `shard-1.log` picked
+/// up by an `OUT/shard-*` glob once said only that it held no manifest.
+fn refuse_non_shards(dirs: &[PathBuf]) -> Result<()> {
+    if let Some(dir) = dirs.iter().find(|dir| dir.exists() && !dir.is_dir()) {
+        return Err(Error::input(format!(
+            "{} is not a shard folder (a file): merge takes the folders `rehearsal sweep --shard I/N --out DIR` wrote; \
+             a glob such as OUT/shard-* that also matches files can be written OUT/shard-*/ to match folders only",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 /// Exit 2 unless every shard ran the same suite, with the same build, split in the same N.

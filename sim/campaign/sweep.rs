@@ -49,6 +49,12 @@ pub struct SweepOptions {
     /// `--baseline FILE`: judge the pairs against it (sim/campaign/baseline.rs); with `bless`, write it.
     pub baseline: Option<PathBuf>,
     pub bless: bool,
+    /// `--require-faults-fired`: fail when a declared fault kind or a scripted fault never
+    /// fired in any pair of its scenario (sim/campaign/fault_proof.rs).
+    pub require_faults_fired: bool,
+    /// `--keep-known`: keep the run folder of a failure the baseline knows too (by default it
+    /// is a line of `failures/known.txt`: pair, rules, replay command).
+    pub keep_known: bool,
 }
 
 /// No scenario, each scenario's own seed, one job, nothing optional: what a caller that
@@ -72,6 +78,8 @@ impl Default for SweepOptions {
             scratch: None,
             baseline: None,
             bless: false,
+            require_faults_fired: false,
+            keep_known: false,
         }
     }
 }
@@ -100,6 +108,15 @@ pub struct ResultRow {
     /// or an I/O error (sim/judging/collapse.rs, docs/protocol.md C62).
     #[serde(default)]
     pub collapsed: String,
+    /// Each declared fault kind's armed sources, `crash=1;hang=2` (sim/plan/census.rs).
+    #[serde(default)]
+    pub faults_armed: String,
+    /// How many times each declared kind struck, `crash=3;hang=0`.
+    #[serde(default)]
+    pub faults_fired: String,
+    /// The scripted entries that never struck, `crash[2];io_error[1]`.
+    #[serde(default)]
+    pub faults_unreached: String,
 }
 
 impl ResultRow {
@@ -254,6 +271,9 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         ),
         sql: String::new(),
         collapsed: String::new(),
+        faults_armed: String::new(),
+        faults_fired: String::new(),
+        faults_unreached: String::new(),
     }
 }
 
@@ -265,12 +285,13 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 /// saying so. A second run that does not finish (an error only writing its files can cause,
 /// like a full disk) gives its own `error` row, which names the cause. (A pass writes no
 /// files, so a full scratch disk does not turn a pass into an error.)
-fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path) -> (ResultRow, Option<RunSummary>) {
+fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path, known: &Known) -> (ResultRow, Option<RunSummary>) {
     if options.check_determinism {
         return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
     }
     let (first, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Hash);
-    if first.verdict == RunOutcome::Pass {
+    // A pass, or a failure the baseline knows (kept as a line, issue 44): no folder to keep.
+    if first.verdict == RunOutcome::Pass || known(&first) {
         return (first, summary);
     }
     // A fresh folder, as the first run had: the full run's files are its own alone.
@@ -286,6 +307,10 @@ fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &P
     );
     (row, None)
 }
+
+/// Whether a finished pair is a failure the sweep's baseline knows, kept as a line of
+/// `failures/known.txt` rather than a run folder (never with `--keep-known`).
+pub(crate) type Known<'a> = dyn Fn(&ResultRow) -> bool + Sync + 'a;
 
 /// `run_pair`'s one run (two with `--check-determinism`), leaving in `run_dir` what `keep`
 /// says.
@@ -335,6 +360,9 @@ fn run_pair_keeping(
             row.sql = summary.sql.to_string();
             let collapses = &summary.measured.designer.collapses;
             row.collapsed = crate::judging::collapse::sentence(collapses, summary.tasks_complete, summary.tasks_total).unwrap_or_default();
+            row.faults_armed = summary.faults.column(false);
+            row.faults_fired = summary.faults.column(true);
+            row.faults_unreached = summary.faults.unreached().join(";");
             (row, Some(summary))
         }
         Ok(Err(e)) => {
@@ -407,6 +435,8 @@ pub struct SweepOutcome {
     pub baseline: Option<crate::campaign::baseline::Comparison>,
     /// `--bless`: the pairs written to the baseline file.
     pub blessed: Option<usize>,
+    /// Under `--require-faults-fired`, what never fired (one line each); else empty.
+    pub unfired: Vec<String>,
 }
 
 impl SweepOutcome {
@@ -423,7 +453,7 @@ impl SweepOutcome {
             Some(comparison) => crate::campaign::baseline::worst_against(&outcomes(&self.rows), comparison),
             None => worst_of(&self.rows),
         };
-        if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty()) {
+        if worst == RunOutcome::Pass && (!self.complete() || !self.missing_coverage.is_empty() || !self.unfired.is_empty()) {
             RunOutcome::Fail
         } else {
             worst
@@ -559,7 +589,11 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         ledger.record(index, row.clone());
     };
     let panicked = |pair: &(usize, PathBuf, u64), panic: &str| panicked(pair, options, panic);
-    let run = |pair: &(usize, PathBuf, u64)| run_and_save(pair, options, campaign.scratch());
+    let known = |row: &ResultRow| match (&baseline, &options.baseline) {
+        (Some(baseline), Some(file)) if !options.keep_known => row.verdict == RunOutcome::Fail && !baseline.stops(&row.outcome(), file),
+        _ => false,
+    };
+    let run = |pair: &(usize, PathBuf, u64)| run_and_save(pair, options, campaign.scratch(), &known);
     let results = crate::campaign::map(options.jobs, &work, run, panicked, || stop.load(Ordering::Relaxed), done);
     let mut done_pairs: Vec<PairOutcome> = results.into_iter().flatten().collect();
     done_pairs.sort_by_key(|pair| pair.row.key());
@@ -574,6 +608,9 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
     }
     let mut outcome = write_outputs(&campaign, options, done_pairs, planned, required.as_ref(), baseline.as_ref())?;
     outcome.blessed = blessed;
+    if options.require_faults_fired {
+        outcome.unfired = crate::campaign::fault_proof::unfired(&outcome.rows);
+    }
     Ok(outcome)
 }
 
@@ -586,18 +623,18 @@ fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions,
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
 /// `failures/` with its reports. The run folder is removed.
-fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path) -> PairOutcome {
+fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path, known: &Known) -> PairOutcome {
     let seed = *seed;
     let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
     // Wall-clock time for junit.xml only: no file compared byte for byte holds it.
     let started = std::time::Instant::now();
-    let (row, summary) = run_pair(scenario, seed, options, &run_dir);
+    let (row, summary) = run_pair(scenario, seed, options, &run_dir, known);
     let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
-    if row.verdict != RunOutcome::Pass {
+    if row.verdict != RunOutcome::Pass && !known(&row) {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
         let kept = failure_folder(&options.out, &stem, options.protocol.as_deref(), &options.variants, seed);
         if let Some(summary) = &summary {
@@ -660,7 +697,7 @@ fn write_outputs(
         rows = write_files(&options.out, done_pairs, &coverage, required, &missing_coverage, &note, comparison.as_ref())?;
         Ok(())
     })?;
-    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None })
+    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None, unfired: Vec::new() })
 }
 
 /// A sweep folder's files from its pairs (sorted) and their coverage added up: summary.md,
@@ -678,19 +715,36 @@ pub(crate) fn write_files(
 ) -> Result<Vec<ResultRow>> {
     let rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
     let against = baseline.map(|c| crate::campaign::baseline::markdown(c, &outcomes(&rows))).unwrap_or_default();
+    // Known failures are lines, not folders, unless the failures/ folder holds their folders
+    // (`--keep-known`): a merge sees what its shards kept.
+    let known_lines = baseline.is_some() && !keeps_known_folders(out, &rows, baseline);
     let summary = format!(
         "{note}{}{against}\n{}{}",
-        sweep_summary(&pairs),
+        sweep_summary(&pairs, baseline, known_lines),
         coverage::markdown(coverage),
         required_section(required, missing_coverage)
     );
     write_atomically(&out.join("summary.md"), summary.as_bytes())?;
+    if let (Some(comparison), true) = (baseline, known_lines) {
+        std::fs::create_dir_all(out.join("failures"))?;
+        write_atomically(&out.join("failures").join(KNOWN_FILE), known_text(&rows, comparison).as_bytes())?;
+    }
     coverage.write(&out.join("coverage.csv"))?;
     crate::campaign::pair_details::write(out, &pairs.iter().map(PairOutcome::details).collect::<Vec<_>>())?;
     let times: WallTimes = pairs.iter().map(|pair| (pair.row.key(), pair.wall)).collect();
     write_results(&out.join("results.csv"), &rows)?;
     write_junit(&out.join("junit.xml"), &rows, &times, baseline)?;
     Ok(rows)
+}
+
+/// Whether `out/failures/` holds the run folder of a known failure (`--keep-known`).
+fn keeps_known_folders(out: &Path, rows: &[ResultRow], baseline: Option<&crate::campaign::baseline::Comparison>) -> bool {
+    let Some(baseline) = baseline else { return false };
+    rows.iter().enumerate().any(|(index, row)| {
+        let known = matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. }));
+        let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+        known && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists()
+    })
 }
 
 impl PairOutcome {
@@ -773,7 +827,22 @@ impl SweepOutcome {
     }
 }
 
-fn sweep_summary(pairs: &[PairOutcome]) -> String {
+/// The file of known failures' lines under `failures/` (issue 44): one pair a line, with its
+/// rules and the command that replays it.
+pub const KNOWN_FILE: &str = "known.txt";
+
+/// `failures/known.txt` of some rows judged against a baseline: its known failures.
+fn known_text(rows: &[ResultRow], baseline: &crate::campaign::baseline::Comparison) -> String {
+    let mut text = String::from("# Known failures (the baseline lists them): scenario variant seed rules, then the replay command.\n");
+    for (index, row) in rows.iter().enumerate() {
+        if row.verdict == RunOutcome::Fail && matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. })) {
+            let _ = writeln!(text, "{} {} {} {}\t{}", row.scenario, row.variant, row.seed, row.rules, row.replay);
+        }
+    }
+    text
+}
+
+fn sweep_summary(pairs: &[PairOutcome], baseline: Option<&crate::campaign::baseline::Comparison>, known_lines: bool) -> String {
     let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
     for pair in pairs {
         groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default().push(pair);
@@ -804,8 +873,28 @@ fn sweep_summary(pairs: &[PairOutcome]) -> String {
             count(RunOutcome::Error)
         );
     }
+    let rows: Vec<ResultRow> = pairs.iter().map(|p| p.row.clone()).collect();
+    md.push_str(&crate::campaign::fault_proof::markdown(&rows));
     md.push_str(&latency_tables(&groups));
-    let failed: Vec<&ResultRow> = pairs.iter().map(|p| &p.row).filter(|r| r.verdict != RunOutcome::Pass).collect();
+    let known_at = |index: usize| matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }));
+    let failed: Vec<&ResultRow> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i)))
+        .map(|(_, p)| &p.row)
+        .collect();
+    let known: Vec<&ResultRow> = pairs
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && known_lines && known_at(*i))
+        .map(|(_, p)| &p.row)
+        .collect();
+    if !known.is_empty() {
+        let _ = writeln!(md, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n");
+        for row in &known {
+            let _ = writeln!(md, "- `{}` {} seed {} — {}: `{}`", row.scenario, row.variant, row.seed, row.rules, row.replay);
+        }
+    }
     if !failed.is_empty() {
         md.push_str("\n## Failures\n\n");
         for row in failed {
@@ -938,6 +1027,9 @@ mod tests {
             replay: "rehearsal run x --seed 1".into(),
             sql: String::new(),
             collapsed: String::new(),
+            faults_armed: String::new(),
+            faults_fired: String::new(),
+            faults_unreached: String::new(),
         }
     }
 

@@ -68,8 +68,9 @@ pub fn overhead(args: BenchArgs) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
-/// `bench` over a parameter grid. Runs that fail the protocol are data here, not a failure
-/// of the command: only harness errors and Ctrl-C change the exit code.
+/// `bench` over a parameter grid. Its figures count every run; the exit code follows README's
+/// table (issue 44): 1 when a run failed the protocol (a violation its scenario allows is no
+/// failure), 3 on a harness error, 130 on Ctrl-C.
 pub fn bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
     args.seeds.seeds.announce(quiet);
     let params = args.params.iter().map(|p| crate::campaign::bench::parse_param(p)).collect::<Result<Vec<_>, _>>()?;
@@ -107,6 +108,8 @@ pub fn bench(args: BenchArgs, quiet: bool) -> Result<Outcome, Error> {
         Outcome::Interrupted
     } else if outcome.runs.iter().any(|r| r.verdict == RunOutcome::Error) {
         Outcome::Runs(RunOutcome::Error)
+    } else if outcome.runs.iter().any(|r| r.verdict == RunOutcome::Fail) {
+        Outcome::FAIL
     } else {
         Outcome::PASS
     })

@@ -12,8 +12,9 @@ use crate::base::error::Error;
 pub struct CompareArgs {
     /// Scenario file (TOML), e.g. scenarios/faults/zombie.toml.
     pub scenario: PathBuf,
-    /// Comma-separated columns: variant names, `default` (the scenario as it is), or protocol
-    /// SQL files (ending .sql), e.g. default,fencing,my-claim.sql.
+    /// Comma-separated columns: variant names, `default` (the scenario as it is), protocol
+    /// profiles (`repaired`, `seeds`) or protocol SQL files (ending .sql), e.g.
+    /// default,repaired,fencing,my-claim.sql. Exit 1 when any run fails.
     #[arg(long, value_delimiter = ',', default_value = "default")]
     pub variants: Vec<String>,
     #[command(flatten)]
@@ -53,12 +54,13 @@ pub fn compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
         jobs: args.jobs.get(),
         keep_runs: args.keep_runs,
     };
-    let (table, sql) = crate::campaign::compare::compare(&options)?;
+    let (table, sql, failed) = crate::campaign::compare::compare_judged(&options)?;
     if args.json.json {
         println!("{}", crate::commands::json_out::compare(&table, &sql, &out));
     } else {
         print!("{table}\nprotocol SQL of each column:\n{sql}");
         println!("per run      {}", out.join("compare.csv").display());
     }
-    Ok(Outcome::PASS)
+    // README's exit table: 1 when a run failed (a violation its scenario allows is no failure).
+    Ok(if failed { Outcome::FAIL } else { Outcome::PASS })
 }

@@ -50,6 +50,14 @@ pub struct SweepArgs {
     /// Write the pairs' outcomes to the --baseline file (all of it), then judge them by it.
     #[arg(long, requires = "baseline")]
     pub bless: bool,
+    /// Fail (exit 1) when a declared fault kind, or a scripted fault, never fired in any pair
+    /// of its scenario, naming it.
+    #[arg(long)]
+    pub require_faults_fired: bool,
+    /// With --baseline: keep the run folder of a known failure too (by default a known
+    /// failure is a line of failures/known.txt; a regression keeps its folder).
+    #[arg(long, requires = "baseline")]
+    pub keep_known: bool,
     #[command(flatten)]
     pub json: JsonArg,
 }
@@ -76,6 +84,8 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
         scratch: args.scratch.scratch,
         baseline: args.baseline.baseline,
         bless: args.bless,
+        require_faults_fired: args.require_faults_fired,
+        keep_known: args.keep_known,
     };
     crate::base::interrupt::install();
     let outcome = crate::campaign::sweep::sweep(&options)?;
@@ -122,6 +132,14 @@ fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::
     println!("results      {}", options.out.join("results.csv").display());
     println!("coverage     {}", options.out.join("coverage.csv").display());
     print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
+    print_unfired(&outcome.unfired);
+}
+
+/// The stdout lines of `--require-faults-fired` on what never fired.
+fn print_unfired(unfired: &[String]) {
+    for line in unfired {
+        println!("never fired  {line}");
+    }
 }
 
 /// The stdout lines on a `--require-coverage` file.
@@ -152,12 +170,29 @@ pub struct MergeArgs {
     /// Replace the results already in the output folder (refused without it).
     #[arg(long)]
     pub force: bool,
+    /// Fail (exit 1) when a declared fault kind, or a scripted fault, never fired in any pair
+    /// of its scenario over all the shards, naming it.
+    #[arg(long)]
+    pub require_faults_fired: bool,
+    /// Write the merged pairs' outcomes to the --baseline file (all of it, as blessing the
+    /// unsharded sweep would), then judge them by it.
+    #[arg(long, requires = "baseline", conflicts_with = "bless_modes")]
+    pub bless: bool,
+    /// Write the --baseline file as failure modes: one `*` line per scenario and variant with
+    /// every rule its failing pairs broke (a nightly lane's baseline, for seeds not yet run).
+    #[arg(long, requires = "baseline")]
+    pub bless_modes: bool,
 }
 
 pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     let required = args.require.require_coverage.as_deref().map(crate::judging::coverage::Required::load).transpose()?;
     let baseline = args.baseline.baseline.as_deref();
-    let merged = match crate::campaign::merge::merge(&args.dirs, &args.out, required.as_ref(), baseline, args.force)? {
+    let bless = match (args.bless, args.bless_modes) {
+        (true, _) => Some(crate::campaign::merge::Bless::Pairs),
+        (_, true) => Some(crate::campaign::merge::Bless::Modes),
+        _ => None,
+    };
+    let merged = match crate::campaign::merge::merge_blessing(&args.dirs, &args.out, required.as_ref(), baseline, bless, args.force)? {
         crate::campaign::merge::MergeOutcome::Written(merged) => merged,
         crate::campaign::merge::MergeOutcome::Incomplete(problems) => {
             for problem in &problems {
@@ -172,12 +207,18 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
     if let Some(comparison) = &merged.baseline {
         print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(rows)));
     }
+    if let (Some(_), Some(file)) = (bless, baseline) {
+        println!("blessed      {} written from the merged pairs", file.display());
+    }
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());
     print_required(args.require.require_coverage.as_deref(), missing);
+    let unfired = if args.require_faults_fired { crate::campaign::fault_proof::unfired(rows) } else { Vec::new() };
+    print_unfired(&unfired);
     let worst = match &merged.baseline {
         Some(comparison) => crate::campaign::baseline::worst_against(&crate::campaign::sweep::outcomes(rows), comparison),
         None => crate::campaign::sweep::worst_of(rows),
     };
-    Ok(Outcome::Runs(if worst == RunOutcome::Pass && !missing.is_empty() { RunOutcome::Fail } else { worst }))
+    let short = !missing.is_empty() || !unfired.is_empty();
+    Ok(Outcome::Runs(if worst == RunOutcome::Pass && short { RunOutcome::Fail } else { worst }))
 }

@@ -14,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::base::dist::Dist;
 use crate::base::rng;
 use crate::input::scenario::{FaultsSection, Odds, HANG_MS_DEFAULT};
+use crate::plan::census::CensusLog;
 use crate::vocab::{ActorName, FaultKind, Point, PointFault, SessionPlace, Stmt, When, Whose};
 
 /// What strikes a session at the protocol point it is about to run: `kind`, before the
@@ -56,6 +57,8 @@ pub struct ActorFaults {
     double_launch: Vec<(u64, i64)>,
     /// (task number, session number) of each session started without a session id.
     missing_session_id: Vec<(u64, u32)>,
+    /// What fired, for the run's census (sim/plan/census.rs); counting decides nothing.
+    census: CensusLog,
 }
 
 impl ActorFaults {
@@ -65,6 +68,7 @@ impl ActorFaults {
         let spikes_on = self.until_ms.is_none_or(|until| now_ms < until);
         // `random_bool` draws even at odds 0, so the stream advances the same either way.
         if spikes_on && rng.random_bool(self.context_spike_probability) {
+            self.census.fired("context_spike");
             return Some(self.context_spike_pct.sample(rng));
         }
         None
@@ -73,13 +77,21 @@ impl ActorFaults {
     /// When a task's first session has a twin (fault `double_launch`): its delay after the
     /// original.
     pub fn twin_after_ms(&self, task: u64) -> Option<i64> {
-        self.double_launch.iter().find(|(t, _)| *t == task).map(|(_, after_ms)| *after_ms)
+        let after_ms = self.double_launch.iter().find(|(t, _)| *t == task).map(|(_, after_ms)| *after_ms);
+        if after_ms.is_some() {
+            self.census.fired("double_launch");
+        }
+        after_ms
     }
 
     /// Whether session `session` of task `task` starts without `CLAUDE_SESSION_ID` (fault
     /// `missing_session_id`).
     pub fn session_id_missing(&self, task: u64, session: u32) -> bool {
-        self.missing_session_id.contains(&(task, session))
+        let missing = self.missing_session_id.contains(&(task, session));
+        if missing {
+            self.census.fired("missing_session_id");
+        }
+        missing
     }
 }
 
@@ -157,12 +169,15 @@ pub struct FaultPlan {
     hang_ms: Dist,
     pub watcher_jitter_ms: Option<Dist>,
     pub actor_faults: ActorFaults,
-    /// Scripted faults at a task's session's points, in the order they are tried.
+    /// Scripted faults at a task's session's points, in the order they are tried, each with
+    /// its census entry.
     scripted_points: Vec<PointFault>,
+    scripted_entries: Vec<usize>,
     /// (session, statement) → times run, for `nth`.
     counts: BTreeMap<(SessionPlace, Stmt), u64>,
     /// Conductor crashes at a protocol point, and (conductor session, statement) → times run.
     conductor_points: Vec<PointFault>,
+    conductor_entries: Vec<usize>,
     conductor_counts: BTreeMap<(u32, Stmt), u64>,
     /// Statements asked so far, by every actor.
     asked: u64,
@@ -170,6 +185,9 @@ pub struct FaultPlan {
     fired: Option<FiredLog>,
     rng: ChaCha8Rng,
     pub timed: Vec<(i64, Timed)>,
+    /// The census entry of each of `timed`.
+    timed_entries: Vec<usize>,
+    census: CensusLog,
     write_hold_ms: Option<Dist>,
     pub busy_timeout_ms: i64,
     pub lock_model: crate::input::scenario::LockModel,
@@ -184,6 +202,7 @@ impl FaultPlan {
         let mut drawn = Vec::new();
         let mut resolve = |name: &str, odds: Odds| -> f64 {
             match odds {
+                Odds::Unset => 0.0,
                 Odds::Fixed(p) => p,
                 Odds::Drawn { min, max } => {
                     let p = if min == max { min } else { swarm.random_range(min..=max) };
@@ -195,29 +214,9 @@ impl FaultPlan {
         let crash_probability = resolve("crash_probability", faults.crash_probability);
         let hang_probability = resolve("hang_probability", faults.hang_probability);
         let context_spike_probability = resolve("context_spike_probability", faults.context_spike_probability);
-        let mut timed = Vec::new();
-        let kinds = [(&faults.crash, false), (&faults.hang, true)];
-        for (fault, is_hang) in kinds.into_iter().flat_map(|(list, is_hang)| list.iter().map(move |f| (f, is_hang))) {
-            let kind = if is_hang { FaultKind::Hang { ms: fault.duration_ms.unwrap_or(HANG_MS_DEFAULT) } } else { FaultKind::Crash };
-            if let Some(at_ms) = fault.at_ms {
-                timed.push((at_ms, Timed::Strike { whose: Whose::Session { task: fault.task, session: fault.session }, kind }));
-            }
-        }
-        for fault in &faults.watcher_death {
-            if let Some(at_ms) = fault.at_ms {
-                timed.push((at_ms, Timed::WatcherDeath { task: fault.task, session: fault.session }));
-            }
-        }
-        for window in &faults.conductor_down {
-            timed.push((window.from_ms, Timed::ConductorDown { ms: window.to_ms - window.from_ms }));
-        }
-        for crash in &faults.conductor_crash {
-            if let Some(at_ms) = crash.at_ms {
-                timed.push((at_ms, Timed::Strike { whose: Whose::Conductor { session: crash.session }, kind: FaultKind::Crash }));
-            }
-        }
-        timed.sort_by_key(|(at, _)| *at);
-        let (conductor_points, scripted_points) = faults.point_faults().into_iter().partition(|f| f.whose.is_conductor());
+        let census = arm(faults);
+        let (timed, timed_entries, points) = scripted(faults, &census);
+        let ((conductor_points, conductor_entries), (scripted_points, scripted_entries)) = points;
         FaultPlan {
             until_ms: faults.until_ms,
             crash_probability,
@@ -233,16 +232,21 @@ impl FaultPlan {
                 context_spike_pct: faults.context_spike_pct.clone().unwrap_or(Dist::uniform(10, 30)),
                 double_launch: faults.double_launch.iter().map(|d| (d.task, d.after_ms)).collect(),
                 missing_session_id: faults.missing_session_id.iter().map(|m| (m.task, m.session)).collect(),
+                census: census.clone(),
             },
             scripted_points,
+            scripted_entries,
             counts: BTreeMap::new(),
             conductor_points,
+            conductor_entries,
             conductor_counts: BTreeMap::new(),
             asked: 0,
             points: None,
             fired: None,
             rng: rng::stream(seed, "faults"),
             timed,
+            timed_entries,
+            census,
             drawn,
             write_hold_ms: faults.write_hold_ms.clone(),
             busy_timeout_ms: faults.busy_timeout_ms.unwrap_or(5_000),
@@ -304,7 +308,8 @@ impl FaultPlan {
         };
         self.record(PointOwner::Session(place), statement, nth, statements_before);
         let whose = PointOwner::Session(place).whose();
-        if let Some(strike) = first_strike(&self.scripted_points, whose, statement, nth) {
+        if let Some((index, strike)) = first_strike(&self.scripted_points, whose, statement, nth) {
+            self.census.fired_entry(kind_name(strike.kind), self.scripted_entries[index]);
             return Some(strike);
         }
         if !statement.writes() || !self.random_phase(now_ms) {
@@ -330,6 +335,7 @@ impl FaultPlan {
         } else {
             return None;
         };
+        self.census.fired(kind_name(kind));
         self.log_fired(Fired { twin: place.twin, fault: PointFault { whose, at: Point::before(statement), nth, kind } });
         Some(Strike { when: When::Before, kind })
     }
@@ -350,7 +356,9 @@ impl FaultPlan {
         *count += 1;
         let nth = *count;
         self.record(PointOwner::Conductor(session), statement, nth, statements_before);
-        first_strike(&self.conductor_points, Whose::Conductor { session }, statement, nth)
+        let (index, strike) = first_strike(&self.conductor_points, Whose::Conductor { session }, statement, nth)?;
+        self.census.fired_entry("conductor_crash", self.conductor_entries[index]);
+        Some(strike)
     }
 
     fn record(&self, owner: PointOwner, statement: Stmt, nth: u64, statements_before: u64) {
@@ -361,25 +369,122 @@ impl FaultPlan {
 
     /// How long the next write holds the virtual write lock (0 when contention is off).
     pub fn write_hold_ms(&mut self) -> i64 {
-        match &self.write_hold_ms {
+        let hold_ms = match &self.write_hold_ms {
             Some(dist) => dist.sample(&mut self.rng),
             None => 0,
+        };
+        if hold_ms > 0 {
+            self.census.fired("contention");
         }
+        hold_ms
+    }
+
+    /// The run's census (sim/plan/census.rs), to read once the run ends.
+    pub fn census(&self) -> CensusLog {
+        self.census.clone()
+    }
+
+    /// Timed fault `index` (of `timed`) reached its victim.
+    pub fn timed_fired(&self, index: usize) {
+        let kind = match &self.timed[index].1 {
+            Timed::Strike { whose: Whose::Conductor { .. }, .. } => "conductor_crash",
+            Timed::Strike { kind, .. } => kind_name(*kind),
+            Timed::WatcherDeath { .. } => "watcher_death",
+            Timed::ConductorDown { .. } => "conductor_down",
+        };
+        self.census.fired_entry(kind, self.timed_entries[index]);
     }
 
     /// Extra time a watcher's poll sleep takes.
     pub fn jitter_ms(&mut self, actor: &ActorName, now_ms: i64) -> i64 {
-        match &self.watcher_jitter_ms {
+        let jitter_ms = match &self.watcher_jitter_ms {
             Some(dist) if actor.is_watcher() && self.random_phase(now_ms) => dist.sample(&mut self.rng),
             _ => 0,
+        };
+        if jitter_ms > 0 {
+            self.census.fired("watcher_jitter");
         }
+        jitter_ms
     }
 }
 
+/// The census of a plan: every declared kind armed, each scripted entry (timed or at a
+/// point) registered apart by its own `arm_entry`.
+fn arm(faults: &FaultsSection) -> CensusLog {
+    let census = CensusLog::default();
+    census.arm("crash", u64::from(faults.crash_probability.declared()));
+    census.arm("hang", u64::from(faults.hang_probability.declared() || faults.hang_ms.is_some()));
+    census.arm("context_spike", u64::from(faults.context_spike_probability.declared()));
+    census.arm("contention", u64::from(faults.write_hold_ms.is_some()));
+    census.arm("watcher_jitter", u64::from(faults.watcher_jitter_ms.is_some()));
+    census.arm("double_launch", faults.double_launch.len() as u64);
+    census.arm("missing_session_id", faults.missing_session_id.len() as u64);
+    census
+}
+
+/// Scripted faults with their census entries: the timed ones sorted by time, and the point
+/// faults of the conductor and of the sessions, in the order `FaultsSection::point_faults`
+/// gives them (crashes, hangs, I/O errors, then the conductor's crashes, each in file order).
+type Entries = (Vec<PointFault>, Vec<usize>);
+/// The timed faults with their census entries, then the conductor's and the sessions' points.
+type Scripted = (Vec<(i64, Timed)>, Vec<usize>, (Entries, Entries));
+fn scripted(faults: &FaultsSection, census: &CensusLog) -> Scripted {
+    let mut timed: Vec<((i64, Timed), usize)> = Vec::new();
+    let (mut sessions, mut conductor): (Entries, Entries) = Default::default();
+    let lists = [("crash", &faults.crash), ("hang", &faults.hang), ("io_error", &faults.io_error)];
+    for (name, list) in lists {
+        for (index, fault) in list.iter().enumerate() {
+            let entry = census.arm_entry(name, format!("{name}[{}]", index + 1));
+            let kind = match name {
+                "crash" => FaultKind::Crash,
+                "hang" => FaultKind::Hang { ms: fault.duration_ms.unwrap_or(HANG_MS_DEFAULT) },
+                _ => FaultKind::IoError,
+            };
+            let whose = Whose::Session { task: fault.task, session: fault.session };
+            if let Some(at) = fault.at {
+                sessions.0.push(PointFault { whose, at, nth: fault.nth, kind });
+                sessions.1.push(entry);
+            } else if let (Some(at_ms), false) = (fault.at_ms, kind == FaultKind::IoError) {
+                timed.push(((at_ms, Timed::Strike { whose, kind }), entry));
+            }
+        }
+    }
+    for (index, fault) in faults.watcher_death.iter().enumerate() {
+        let entry = census.arm_entry("watcher_death", format!("watcher_death[{}]", index + 1));
+        if let Some(at_ms) = fault.at_ms {
+            timed.push(((at_ms, Timed::WatcherDeath { task: fault.task, session: fault.session }), entry));
+        }
+    }
+    for (index, window) in faults.conductor_down.iter().enumerate() {
+        let entry = census.arm_entry("conductor_down", format!("conductor_down[{}]", index + 1));
+        timed.push(((window.from_ms, Timed::ConductorDown { ms: window.to_ms - window.from_ms }), entry));
+    }
+    for (index, crash) in faults.conductor_crash.iter().enumerate() {
+        let entry = census.arm_entry("conductor_crash", format!("conductor_crash[{}]", index + 1));
+        let whose = Whose::Conductor { session: crash.session };
+        if let Some(at) = crash.at {
+            conductor.0.push(PointFault { whose, at, nth: crash.nth, kind: FaultKind::Crash });
+            conductor.1.push(entry);
+        } else if let Some(at_ms) = crash.at_ms {
+            timed.push(((at_ms, Timed::Strike { whose, kind: FaultKind::Crash }), entry));
+        }
+    }
+    // Stable: faults at one instant keep the order above, as they always had.
+    timed.sort_by_key(|((at, _), _)| *at);
+    let (timed, entries) = timed.into_iter().unzip();
+    (timed, entries, (conductor, sessions))
+}
+
+/// The census kind of a fault kind.
+pub fn kind_name(kind: FaultKind) -> &'static str {
+    kind.name().as_str()
+}
+
 /// The first of `faults` (in the order the scenario lists them) at this point of `whose`.
-fn first_strike(faults: &[PointFault], whose: Whose, statement: Stmt, nth: u64) -> Option<Strike> {
-    let fault = faults.iter().find(|f| f.nth == nth && f.at.statement == statement && f.whose == whose)?;
-    Some(Strike { when: fault.at.when, kind: fault.kind })
+fn first_strike(faults: &[PointFault], whose: Whose, statement: Stmt, nth: u64) -> Option<(usize, Strike)> {
+    let index = faults.iter().position(|f| f.nth == nth && f.at.statement == statement && f.whose == whose)?;
+    let fault = &faults[index];
+    Some((index, Strike { when: fault.at.when, kind: fault.kind }))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! scenario is never changed. After this, the run only applies what the plan says
 //! (TigerBeetle's VOPR draws and logs every option before the simulation starts).
 
+pub mod census;
 pub mod faults;
 pub mod schedule;
 

@@ -63,6 +63,9 @@ pub struct RunSummary {
     pub budgets: Vec<crate::judging::oracle::rules::budget::BudgetLimit>,
     /// Everything drawn from the seed for fault odds (swarm testing).
     pub drawn: Vec<(String, String)>,
+    /// Each declared fault kind armed and fired, the scripted entries that never struck
+    /// (sim/plan/census.rs).
+    pub faults: crate::plan::census::Census,
     /// What the run exercised: transitions by writer and fault context, writes of no row.
     pub coverage: Coverage,
     /// Every task row (the conductor's too, fallback rows aside) and its state at the end.
@@ -182,6 +185,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
+    let census = faults.census();
     let sql = catalog.identity();
     let checker = checker_for(&scenario).with_sql_in_force(crate::judging::oracle::SqlInForce::of(&catalog));
     std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
@@ -258,6 +262,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         contention,
         measured,
         drawn,
+        faults: census.snapshot(),
         coverage: coverage.into_coverage(),
         end_states,
         out_dir,
@@ -398,6 +403,9 @@ impl RunSummary {
                 "contention   {} lock waits ({} ms in all), {} SQLITE_BUSY\n",
                 c.lock_waits, c.lock_wait_ms_total, c.busy_errors
             ));
+        }
+        for (kind, (armed, fired)) in &self.faults.kinds {
+            out.push_str(&format!("faults       {kind}: armed {armed}, fired {fired}\n"));
         }
         out.push_str(&format!("sql          {}\n", self.sql));
         out.push_str(&format!("output       {}\n", self.out_dir.display()));

@@ -586,17 +586,20 @@ impl World {
         match fault {
             Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Crash } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
+                    self.faults.timed_fired(index);
                     self.crash_session(exec, &sid, &format!("scripted crash of task {task} S{session}"));
                 }
             }
             Timed::Strike { whose: Whose::Session { task, session }, kind: FaultKind::Hang { ms } } => {
                 if let Some(sid) = Self::session_of(exec, task, session) {
+                    self.faults.timed_fired(index);
                     let victims = exec.actors_where(|a| *a.session_id == *sid);
                     self.hang(exec, &victims, ms, &format!("task {task} S{session}"), &sid);
                 }
             }
             Timed::WatcherDeath { task, session } => {
                 let Some(sid) = Self::session_of(exec, task, session) else { return };
+                self.faults.timed_fired(index);
                 let watchers = exec.actors_where(|a| *a.session_id == *sid && a.name.is_watcher());
                 let mut finished = Vec::new();
                 for watcher in watchers {
@@ -610,11 +613,15 @@ impl World {
                 // The conductor session and its reviews share its session id: all die.
                 let found = exec.find(|a| a.name.conductor_session() == Some(session)).map(|a| a.session_id.to_string());
                 if let Some(sid) = found {
+                    self.faults.timed_fired(index);
                     self.crash_session(exec, &sid, &format!("scripted crash of the conductor (session {session})"));
                 }
             }
             Timed::ConductorDown { ms } => {
                 let conductor = exec.actors_where(|a| a.name.is_conductor());
+                if !conductor.is_empty() {
+                    self.faults.timed_fired(index);
+                }
                 // The live conductor session's id (a relaunched conductor has its own).
                 let session_id =
                     conductor.first().and_then(|id| exec.data(*id)).map_or(CONDUCTOR_SESSION_ID.to_string(), |a| a.session_id.to_string());

@@ -1,7 +1,9 @@
-//! The CI recipe: .github/workflows/rehearsal.yml is YAML with a shard matrix, an artifact
-//! per shard, a merge job and a JUnit report; every `rehearsal` command of its `run:` steps
-//! runs as written (on a few seeds of its suite); scripts/ci-local.sh runs the same shards in
-//! parallel and exits with the merge's code; the README points at the workflow.
+//! The CI recipe: .github/workflows/rehearsal.yml is YAML with two lanes (issue 44): a PR lane
+//! running README's CI commands, and a nightly lane (`schedule:`) with a shard matrix over the
+//! night's seeds, an artifact per shard, a merge job judged by a baseline and a JUnit report;
+//! every `rehearsal` command of the nightly lane's `run:` steps runs as written (on a few
+//! seeds of one night); scripts/ci-local.sh runs both lanes, the shards in parallel, and exits
+//! with the first non-zero code; the README points at the workflow.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -70,14 +72,26 @@ fn the_workflow_is_yaml_with_a_shard_matrix_an_artifact_per_shard_a_merge_and_a_
     assert_eq!((text(&upload["name"]), text(&upload["path"])), ("shard-${{ matrix.shard }}".into(), "shard-${{ matrix.shard }}".into()));
     assert_eq!(doc["jobs"]["shard"]["strategy"]["fail-fast"], Yaml::Boolean(false), "a failing shard does not cancel the others");
     let merge = &doc["jobs"]["merge"];
-    assert_eq!(text(&merge["needs"]), "shard");
-    assert_eq!(text(&merge["if"]), "${{ !cancelled() }}", "the merge runs when a shard failed, to name what is missing");
+    let needs: Vec<String> = merge["needs"].as_vec().unwrap().iter().map(text).collect();
+    assert_eq!(needs, ["build", "shard"]);
+    assert_eq!(
+        text(&merge["if"]),
+        "${{ !cancelled() && needs.build.result == 'success' }}",
+        "the merge runs when a shard failed, to name what is missing, but not in the PR lane"
+    );
+    assert!(!doc["on"]["schedule"].is_badvalue(), "the nightly lane has a schedule");
+    assert!(text(&doc["jobs"]["build"]["if"]).contains("'schedule'"), "the nightly lane runs on its schedule only (or by hand)");
+    assert!(text(&doc["jobs"]["pr"]["if"]).contains("'pull_request'"), "the PR lane runs on pull requests");
     let download = &uses(&doc, "merge", "actions/download-artifact@", "pattern")["with"];
     assert_eq!(text(&download["pattern"]), "shard-*");
     let [script] = &rehearsal_scripts(&doc, "merge")[..] else { panic!("one merge command") };
     let words = shlex::split(script).unwrap();
     assert_eq!(&words[..2], ["rehearsal", "merge"]);
-    assert_eq!(words[2], format!("{}/shard-*", text(&download["path"])), "the merge reads every downloaded shard");
+    assert_eq!(words[2], format!("{}/shard-*/", text(&download["path"])), "the merge reads every downloaded shard");
+    assert!(
+        words.windows(2).any(|w| w == ["--baseline", "$NIGHT_BASELINE"]) && words.contains(&"--require-faults-fired".to_string()),
+        "{words:?}"
+    );
     let out = &words[words.iter().position(|w| w == "--out").unwrap() + 1];
     let junit = uses(&doc, "merge", "mikepenz/action-junit-report@", "report_paths");
     assert_eq!(text(&junit["with"]["report_paths"]), format!("{out}/junit.xml"), "the merged JUnit is published");
@@ -99,18 +113,15 @@ fn path_with(bin: &Path) -> String {
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
 
-/// The workflow's SUITE with its seeds cut to `seeds`, after checking that its scenarios exist
-/// and its seed range parses.
-fn small_suite(suite: &str, seeds: &str) -> String {
+/// The workflow's SUITE, after checking that its scenarios exist and that it leaves the seeds
+/// to the night.
+fn checked_suite(suite: &str) -> String {
     let words: Vec<&str> = suite.split_whitespace().collect();
-    let at = words.iter().position(|w| *w == "--seeds").expect("SUITE names its seeds");
-    rehearsal::campaign::compare::parse_seeds(words[at + 1]).expect("SUITE's seeds parse");
-    for scenario in words.iter().filter(|w| !w.starts_with("--") && **w != words[at + 1]) {
+    assert!(!words.contains(&"--seeds"), "each night brings its own seeds: {suite}");
+    for scenario in words.iter().filter(|w| w.ends_with(".toml")) {
         assert!(root().join(scenario).is_file(), "SUITE's scenario {scenario} exists");
     }
-    let mut small: Vec<&str> = words.clone();
-    small[at + 1] = seeds;
-    small.join(" ")
+    suite.to_string()
 }
 
 fn bash(script: &str, dir: &Path, env: &[(&str, &str)]) -> std::process::Output {
@@ -128,11 +139,25 @@ fn every_rehearsal_command_of_the_workflow_runs_as_written_on_a_few_seeds() {
     let doc = workflow();
     let n = shards(&doc);
     let (tmp, bin) = checkout();
-    let suite = small_suite(&text(&doc["env"]["SUITE"]), "1..=8");
+    let suite = checked_suite(&text(&doc["env"]["SUITE"]));
+    let baseline = text(&doc["env"]["NIGHT_BASELINE"]);
+    assert!(root().join(&baseline).is_file(), "{baseline}");
+    assert_eq!(text(&doc["jobs"]["shard"]["env"]["NIGHT"]), "${{ needs.build.outputs.night }}", "one night for every shard");
+    // One small night: 8 seeds a scenario, enough for every declared fault to fire.
     let (path, shards_text) = (path_with(&bin), n.to_string());
-    let env = [("SUITE", suite.as_str()), ("SHARDS", shards_text.as_str()), ("PATH", path.as_str())];
+    let env = [
+        ("SUITE", suite.as_str()),
+        ("SHARDS", shards_text.as_str()),
+        ("PATH", path.as_str()),
+        ("NIGHT", "2026-12-01"),
+        ("NIGHT_SEEDS", "8"),
+        ("NIGHT_BASELINE", baseline.as_str()),
+    ];
     let sweeps = rehearsal_scripts(&doc, "shard");
-    assert!(sweeps.iter().any(|s| s.contains("rehearsal sweep $SUITE")), "{sweeps:?}");
+    assert!(
+        sweeps.iter().any(|s| s.contains("rehearsal sweep $SUITE --seeds night:$NIGHT:$NIGHT_SEEDS --baseline $NIGHT_BASELINE")),
+        "{sweeps:?}"
+    );
     let upload = &uses(&doc, "shard", "actions/upload-artifact@", "name")["with"];
     let download = text(&uses(&doc, "merge", "actions/download-artifact@", "pattern")["with"]["path"]);
     for shard in 1..=n {
@@ -150,8 +175,22 @@ fn every_rehearsal_command_of_the_workflow_runs_as_written_on_a_few_seeds() {
         assert!(o.status.success(), "{script}\n{}", String::from_utf8_lossy(&o.stderr));
         let report = text(&uses(&doc, "merge", "mikepenz/action-junit-report@", "report_paths")["with"]["report_paths"]);
         let junit = std::fs::read_to_string(tmp.path().join(report)).unwrap();
-        assert_eq!(junit.matches("<testcase ").count(), 8, "every pair of every shard, once");
+        let scenarios = suite.split_whitespace().filter(|w| w.ends_with(".toml")).count();
+        assert_eq!(junit.matches("<testcase ").count(), 8 * scenarios, "every pair of every shard, once");
     }
+}
+
+/// The PR lane runs README's CI commands as written (tests/it/ci_gate.rs runs those).
+#[test]
+fn the_pr_lane_runs_the_readmes_ci_commands() {
+    let doc = workflow();
+    let flat = |s: &str| s.replace("\\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap().replace("\\\n", " ");
+    let commands: Vec<String> = readme.lines().filter(|l| l.starts_with("rehearsal sweep scenarios/ci/")).map(flat).collect();
+    assert_eq!(commands.len(), 2, "README's strict and baselined suites");
+    let scripts = steps(&doc, "pr").iter().filter_map(|s| s["run"].as_str()).filter(|s| s.trim_start().starts_with("rehearsal "));
+    let lane: Vec<String> = scripts.map(flat).collect();
+    assert_eq!(lane, commands);
 }
 
 #[test]
@@ -160,7 +199,14 @@ fn ci_local_runs_the_workflows_suite_in_parallel_shards_and_exits_with_the_merge
     let script = root().join("scripts/ci-local.sh");
     let run = |suite: Option<&str>, rehearsal: &Path, out: &Path| {
         let mut command = Command::new("bash");
-        command.arg(&script).arg("3").arg(out).env("REHEARSAL", rehearsal).env_remove("SUITE");
+        command
+            .arg(&script)
+            .arg("3")
+            .arg(out)
+            .env("REHEARSAL", rehearsal)
+            .env_remove("SUITE")
+            .env("LANES", "nightly")
+            .env("NIGHT", "2026-12-02");
         if let Some(suite) = suite {
             command.env("SUITE", suite);
         }
@@ -177,13 +223,38 @@ fn ci_local_runs_the_workflows_suite_in_parallel_shards_and_exits_with_the_merge
     let recorded: Vec<String> = std::fs::read_to_string(&calls).unwrap().lines().map(String::from).collect();
     let mut sweeps: Vec<&String> = recorded.iter().filter(|c| c.starts_with("sweep ")).collect();
     sweeps.sort();
-    let suite = text(&workflow()["env"]["SUITE"]);
+    let (suite, seeds) = (text(&workflow()["env"]["SUITE"]), text(&workflow()["env"]["NIGHT_SEEDS"]));
     let out = tmp.path().join("recorded");
     let expected: Vec<String> = (1..=3)
-        .map(|shard| format!("sweep {suite} --shard {shard}/3 --jobs 1 --quiet --force --out {}/shard-{shard}", out.display()))
+        .map(|shard| {
+            format!(
+                "sweep {suite} --seeds night:2026-12-02:{seeds} --baseline scenarios/ci/nightly-baseline.txt --shard {shard}/3 --jobs 1 --quiet --force --out {}/shard-{shard}",
+                out.display()
+            )
+        })
         .collect();
     assert_eq!(sweeps, expected.iter().collect::<Vec<_>>());
-    assert!(recorded.last().unwrap().starts_with("merge "), "three sweeps, then the merge: {recorded:?}");
+    let merge = recorded.last().unwrap();
+    assert!(
+        merge.starts_with("merge ") && merge.contains("--baseline scenarios/ci/nightly-baseline.txt --require-faults-fired"),
+        "{recorded:?}"
+    );
+    // Both lanes by default: the PR lane's two sweeps first.
+    std::fs::remove_file(&calls).unwrap();
+    let both = Command::new("bash")
+        .arg(&script)
+        .arg("2")
+        .arg(tmp.path().join("both"))
+        .env("REHEARSAL", &recorder)
+        .env_remove("SUITE")
+        .env_remove("LANES")
+        .output()
+        .unwrap();
+    assert!(both.status.success(), "{}", String::from_utf8_lossy(&both.stderr));
+    let recorded = std::fs::read_to_string(&calls).unwrap();
+    let firsts: Vec<&str> = recorded.lines().take(2).collect();
+    assert!(firsts[0].contains("--protocol repaired") && firsts[1].contains("--baseline scenarios/ci/baseline.txt"), "{recorded}");
+    assert_eq!(recorded.lines().filter(|l| l.starts_with("sweep ")).count(), 4, "{recorded}");
 
     // The real binary on a small suite: a failing scenario makes the merge, and so the
     // script, exit 1 with the unsharded sweep's results; a passing one exits 0.

@@ -15,7 +15,12 @@ fn compare(scenario_name: &str, variant: &str, seeds: &str) -> String {
     let variants = format!("default,{variant}");
     let o =
         rehearsal(&["compare", path.to_str().unwrap(), "--variants", &variants, "--seeds", seeds, "--out", out.path().to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // 1 when a run failed (issue 44): the table is written either way.
+    let failed = stdout(&o).lines().filter(|l| l.starts_with("| ") && !l.starts_with("| variant") && !l.starts_with("| ---")).any(|l| {
+        let cells: Vec<&str> = l.trim_matches('|').split('|').map(str::trim).collect();
+        cells[4] != "0"
+    });
+    assert_eq!(o.status.code(), Some(i32::from(failed)), "{}\n{}", stdout(&o), String::from_utf8_lossy(&o.stderr));
     stdout(&o)
 }
 
@@ -54,7 +59,7 @@ fn compare_writes_a_row_per_run_the_same_for_any_jobs_and_keeps_run_folders_only
         }
         args.extend(["--out", out.to_str().unwrap()]);
         let o = rehearsal(&args);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "seed 1 of default fails: exit 1 (issue 44)\n{}", String::from_utf8_lossy(&o.stderr));
         (out, stdout(&o))
     };
     let (one, table_one) = run("1", false, "one");
@@ -71,4 +76,31 @@ fn compare_writes_a_row_per_run_the_same_for_any_jobs_and_keeps_run_folders_only
     assert_eq!(folders(&one), 0, "no run folder without --keep-runs");
     assert_eq!(folders(&two), 6);
     assert!(two.join("fencing-3/comms.db").exists());
+}
+
+/// Issue 44: a profile is a column beside variants, every column says what was in force, and
+/// compare exits 1 when a run failed, 0 when every run passed.
+#[test]
+fn a_profile_is_a_column_every_column_says_what_was_in_force_and_a_failure_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = scenario("faults/zombie.toml");
+    let run = |variants: &str, protocol: Option<&str>, name: &str| {
+        let out = tmp.path().join(name);
+        let mut args = vec!["compare", path.to_str().unwrap(), "--variants", variants, "--seeds", "1", "--out", out.to_str().unwrap()];
+        if let Some(protocol) = protocol {
+            args.extend(["--protocol", protocol]);
+        }
+        let o = rehearsal(&args);
+        (o.status.code(), stdout(&o))
+    };
+    let (code, table) = run("default,repaired,fencing", None, "side");
+    assert_eq!(code, Some(1), "default fails seed 1:\n{table}");
+    let last = |variant: &str| row(&table, variant).last().unwrap().clone();
+    assert_eq!(last("default"), "profile seeds");
+    assert_eq!(last("repaired"), "profile repaired");
+    assert_eq!(last("fencing"), "profile seeds + variant fencing");
+    assert_eq!(row(&table, "repaired")[4], "0", "the repaired profile passes:\n{table}");
+    let (code, table) = run("default", Some("repaired"), "under");
+    assert_eq!(code, Some(0), "every run passed:\n{table}");
+    assert_eq!(row(&table, "default").last().unwrap(), "profile repaired", "a default column under --protocol says so");
 }

@@ -11,25 +11,31 @@ use crate::vocab::{FaultKind, Point, PointFault, Whose};
 
 /// A probability that is either fixed or drawn once per run from the seed (swarm testing:
 /// `{ min = 0.0, max = 0.02 }`), logged at the start of the run.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub enum Odds {
+    /// Not written in the scenario: 0, and not a declared fault (sim/plan/census.rs).
+    #[default]
+    Unset,
     Fixed(f64),
-    Drawn { min: f64, max: f64 },
+    Drawn {
+        min: f64,
+        max: f64,
+    },
 }
 
 impl Odds {
     /// The probability once drawn (the run resolves drawn odds before actors start).
     pub fn fixed(&self) -> f64 {
         match *self {
+            Odds::Unset => 0.0,
             Odds::Fixed(p) => p,
             Odds::Drawn { min, .. } => min,
         }
     }
-}
 
-impl Default for Odds {
-    fn default() -> Odds {
-        Odds::Fixed(0.0)
+    /// Whether the scenario writes these odds (even as 0): a declared fault kind.
+    pub fn declared(&self) -> bool {
+        !matches!(self, Odds::Unset)
     }
 }
 
