@@ -67,10 +67,12 @@ impl Campaign {
         crate::base::scratch::check_chosen(spec.scratch)?;
         // The lock first: a folder in use is refused as such, naming its holder.
         let lock = OutLock::acquire(spec.out)?;
+        // A file no rehearsal command wrote stops it, `--force` or not (issue 41).
+        crate::base::out_owner::refuse_foreign(spec.out)?;
         crate::base::out_folder::refuse_unless_forced(spec.out, spec.force)?;
         crate::base::out_probe::ensure_writable(spec.out)?;
         before_clear(spec.out);
-        crate::base::out_folder::clear_owned(spec.out, &spec.owned())?;
+        crate::base::out_owner::clear_and_record(spec.out, &spec.owned(), true)?;
         for sub in spec.folders {
             let dir = spec.out.join(sub);
             std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
