@@ -188,6 +188,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
     db.set_steps_max(scenario.run.sql_steps_max);
+    db.set_bytes_max(scenario.run.db_bytes_max, scenario.run.value_bytes_max)?;
     statements.apply_to(&mut db);
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);

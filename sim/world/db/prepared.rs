@@ -110,6 +110,14 @@ impl Prepared {
         Ok(prepared)
     }
 
+    /// Runs the harness's own `work` on the connection with the guard off (sim/world/db/schema_guard.rs).
+    pub(super) fn unguarded<T>(&self, work: impl FnOnce(&Connection) -> T) -> T {
+        match &self.guard {
+            Some(guard) => guard.off(|| work(self.conn())),
+            None => work(self.conn()),
+        }
+    }
+
     pub(super) fn conn(&self) -> &Connection {
         // SAFETY: see `new`; alive until `self` is dropped.
         unsafe { self.conn.expect("present until taken apart").as_ref() }

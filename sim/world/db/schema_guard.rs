@@ -17,15 +17,22 @@ use rusqlite::{ffi, Connection};
 /// nothing while it runs.
 pub struct Guard {
     /// Boxed, so the address SQLite holds does not move; read and cleared per statement.
-    refused: Box<RefCell<Option<String>>>,
+    refused: Box<State>,
+}
+
+/// What the authorizer shares with the guard.
+struct State {
+    refused: RefCell<Option<String>>,
+    /// Set while the harness itself runs a statement (`Guard::off`): nothing is refused.
+    off: std::cell::Cell<bool>,
 }
 
 impl Guard {
     /// Installs the guard on `conn`. It must stay alive, and `uninstall` be called, while
     /// `conn` may prepare a statement.
     pub fn install(conn: &Connection) -> Guard {
-        let guard = Guard { refused: Box::new(RefCell::new(None)) };
-        let user = (&*guard.refused as *const RefCell<Option<String>>).cast_mut().cast::<c_void>();
+        let guard = Guard { refused: Box::new(State { refused: RefCell::new(None), off: std::cell::Cell::new(false) }) };
+        let user = (&*guard.refused as *const State).cast_mut().cast::<c_void>();
         // SAFETY: the handle is the live connection's; `user` points into the box, which
         // lives until the guard is dropped, after `uninstall` or after the connection closed.
         unsafe {
@@ -42,12 +49,20 @@ impl Guard {
         }
     }
 
+    /// Runs the harness's own `work` (a pragma that sets the run's bounds) with nothing refused.
+    pub fn off<T>(&self, work: impl FnOnce() -> T) -> T {
+        self.refused.off.set(true);
+        let outcome = work();
+        self.refused.off.set(false);
+        outcome
+    }
+
     /// Prepares with `prepare`; returns what it gave and, when the statement changes the
     /// schema or the connection, the action that does (`DROP TABLE orchestration_tasks`).
     pub fn check<T>(&self, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
-        self.refused.borrow_mut().take();
+        self.refused.refused.borrow_mut().take();
         let outcome = prepare();
-        let refused = self.refused.borrow_mut().take();
+        let refused = self.refused.refused.borrow_mut().take();
         if first_word(sql).eq_ignore_ascii_case("vacuum") {
             return (outcome, Some("VACUUM".to_string()));
         }
@@ -82,7 +97,9 @@ fn schema_change(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<
         ffi::SQLITE_TRANSACTION => return Some(format!("{object}: transaction control")),
         ffi::SQLITE_SAVEPOINT => return Some(format!("SAVEPOINT {}: transaction control", arg2.unwrap_or("?"))),
         // An extension is code from outside the run.
-        ffi::SQLITE_FUNCTION if arg2.is_some_and(|f| f.eq_ignore_ascii_case("load_extension")) => "load_extension()",
+        ffi::SQLITE_FUNCTION if arg2.is_some_and(|f| f.eq_ignore_ascii_case("load_extension")) => {
+            return Some("load_extension(): code from outside the run".to_string())
+        }
         // A table-valued pragma reads the connection's internals, not the protocol's rows.
         ffi::SQLITE_READ if object.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("pragma_")) => {
             return Some(format!("{object}(): a table-valued pragma"))
@@ -101,12 +118,15 @@ unsafe extern "C" fn authorize(
     _trigger: *const c_char,
 ) -> c_int {
     let text = |p: *const c_char| if p.is_null() { None } else { CStr::from_ptr(p).to_str().ok() };
+    // SAFETY: `user` is the guard's box (`Guard::install`); SQLite calls this on the
+    // thread preparing, while no borrow of it is held (`check` holds none across it).
+    let state = &*user.cast::<State>();
+    if state.off.get() {
+        return ffi::SQLITE_OK;
+    }
     match schema_change(code, text(arg1), text(arg2)) {
         Some(action) => {
-            // SAFETY: `user` is the guard's box (`Guard::install`); SQLite calls this on the
-            // thread preparing, while no borrow of it is held (`check` holds none across it).
-            let refused = &*user.cast::<RefCell<Option<String>>>();
-            refused.borrow_mut().get_or_insert(action);
+            state.refused.borrow_mut().get_or_insert(action);
             ffi::SQLITE_DENY
         }
         None => ffi::SQLITE_OK,
