@@ -25,13 +25,22 @@ struct State {
     refused: RefCell<Option<String>>,
     /// Set while the harness itself runs a statement (`Guard::off`): nothing is refused.
     off: std::cell::Cell<bool>,
+    /// Set while a protocol statement is prepared (`Guard::check`): what only the protocol's
+    /// statements may not do (transaction control, …: `escape`) is refused then too.
+    checking: std::cell::Cell<bool>,
 }
 
 impl Guard {
     /// Installs the guard on `conn`. It must stay alive, and `uninstall` be called, while
     /// `conn` may prepare a statement.
     pub fn install(conn: &Connection) -> Guard {
-        let guard = Guard { refused: Box::new(State { refused: RefCell::new(None), off: std::cell::Cell::new(false) }) };
+        let guard = Guard {
+            refused: Box::new(State {
+                refused: RefCell::new(None),
+                off: std::cell::Cell::new(false),
+                checking: std::cell::Cell::new(false),
+            }),
+        };
         let user = (&*guard.refused as *const State).cast_mut().cast::<c_void>();
         // SAFETY: the handle is the live connection's; `user` points into the box, which
         // lives until the guard is dropped, after `uninstall` or after the connection closed.
@@ -61,7 +70,9 @@ impl Guard {
     /// schema or the connection, the action that does (`DROP TABLE orchestration_tasks`).
     pub fn check<T>(&self, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
         self.refused.refused.borrow_mut().take();
+        self.refused.checking.set(true);
         let outcome = prepare();
+        self.refused.checking.set(false);
         let refused = self.refused.refused.borrow_mut().take();
         if first_word(sql).eq_ignore_ascii_case("vacuum") {
             return (outcome, Some("VACUUM".to_string()));
@@ -92,21 +103,31 @@ fn schema_change(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<
         // A PRAGMA with a value sets something (`PRAGMA journal_mode = DELETE`); one without
         // only reads.
         ffi::SQLITE_PRAGMA => return arg2.map(|value| format!("PRAGMA {object} = {value}")),
-        // Issue 41: what passed `check --sql` and then failed the run with no file:line.
-        // Transaction control: the harness runs each statement in its own transaction.
-        ffi::SQLITE_TRANSACTION => return Some(format!("{object}: transaction control")),
-        ffi::SQLITE_SAVEPOINT => return Some(format!("SAVEPOINT {}: transaction control", arg2.unwrap_or("?"))),
-        // An extension is code from outside the run.
-        ffi::SQLITE_FUNCTION if arg2.is_some_and(|f| f.eq_ignore_ascii_case("load_extension")) => {
-            return Some("load_extension(): code from outside the run".to_string())
-        }
-        // A table-valued pragma reads the connection's internals, not the protocol's rows.
-        ffi::SQLITE_READ if object.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("pragma_")) => {
-            return Some(format!("{object}(): a table-valued pragma"))
-        }
         _ => return None,
     };
     Some(format!("{verb} {object}"))
+}
+
+/// What a protocol statement may not do besides changing the schema (issue 41: these passed
+/// `check --sql` and then failed the run with no file:line). Refused only while a protocol
+/// statement is prepared: the harness's own use of the connection (a test's `BEGIN`) is not
+/// the protocol's.
+fn escape(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<String> {
+    let object = arg1.unwrap_or("?");
+    match code {
+        // Transaction control: the harness runs each statement in its own transaction.
+        ffi::SQLITE_TRANSACTION => Some(format!("{object}: transaction control")),
+        ffi::SQLITE_SAVEPOINT => Some(format!("SAVEPOINT {}: transaction control", arg2.unwrap_or("?"))),
+        // An extension is code from outside the run.
+        ffi::SQLITE_FUNCTION if arg2.is_some_and(|f| f.eq_ignore_ascii_case("load_extension")) => {
+            Some("load_extension(): code from outside the run".to_string())
+        }
+        // A table-valued pragma reads the connection's internals, not the protocol's rows.
+        ffi::SQLITE_READ if object.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("pragma_")) => {
+            Some(format!("{object}(): a table-valued pragma"))
+        }
+        _ => None,
+    }
 }
 
 unsafe extern "C" fn authorize(
@@ -124,7 +145,8 @@ unsafe extern "C" fn authorize(
     if state.off.get() {
         return ffi::SQLITE_OK;
     }
-    match schema_change(code, text(arg1), text(arg2)) {
+    let escaped = || if state.checking.get() { escape(code, text(arg1), text(arg2)) } else { None };
+    match schema_change(code, text(arg1), text(arg2)).or_else(escaped) {
         Some(action) => {
             state.refused.borrow_mut().get_or_insert(action);
             ffi::SQLITE_DENY
