@@ -7,6 +7,13 @@
 
 use std::process::ExitCode;
 
+// Every line the crate prints goes through sim/base/console.rs, which never panics on a
+// closed or full stream (issue 41); these shadow the standard macros here.
+macro_rules! eprintln {
+    () => { rehearsal::base::console::err(format_args!("\n")) };
+    ($($arg:tt)*) => { rehearsal::base::console::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
 use clap::{Args, Parser, Subcommand};
 
 use rehearsal::base::error::Error;
@@ -108,7 +115,7 @@ fn exit(result: Result<Outcome, Error>, seed: Option<u64>) -> ExitCode {
             e.exit_code()
         }
     };
-    ExitCode::from(code as u8)
+    ExitCode::from(rehearsal::base::console::exit_code(code) as u8)
 }
 
 fn main() -> ExitCode {
@@ -117,7 +124,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
+            // Help into a full disk is an I/O error (exit 3), into a closed pipe nothing (issue 41).
+            if let Err(io) = e.print() {
+                if io.kind() != std::io::ErrorKind::BrokenPipe {
+                    eprintln!("rehearsal: cannot write to standard output: {io} (an I/O error: exit 3)");
+                    return ExitCode::from(3);
+                }
+            }
             return ExitCode::from(code);
         }
     };
@@ -127,7 +140,8 @@ fn main() -> ExitCode {
         Command::Bench(args) if args.overhead => args.seed,
         _ => None,
     };
-    exit(dispatch(cli.command, cli.quiet), seed)
+    // A panic anywhere is a harness error (exit 3), never 101 (issue 41).
+    exit(rehearsal::base::panic_guard::guarded("rehearsal", || dispatch(cli.command, cli.quiet)), seed)
 }
 
 fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
@@ -157,7 +171,9 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
 
 fn completions(args: CompletionsArgs) -> Result<Outcome, Error> {
     use clap::CommandFactory;
-    clap_complete::generate(args.shell, &mut Cli::command(), "rehearsal", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "rehearsal", &mut script);
+    rehearsal::base::console::out_bytes(&script);
     Ok(Outcome::PASS)
 }
 

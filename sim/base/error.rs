@@ -31,7 +31,9 @@ impl Error {
 
     /// The same error, its message followed by a line saying how to reproduce it.
     pub fn with_replay(self, replay: &str) -> Error {
-        let note = format!("\nrehearsal: reproduce with: {replay}");
+        // Named as the exit-1 lines name it: this program's path unless `rehearsal` on PATH
+        // is this program, so it pastes (issue 41).
+        let note = format!("\nrehearsal: reproduce with: {}", crate::base::shell::for_terminal(replay));
         match self {
             Error::Input(m) => Error::Input(m + &note),
             Error::Harness(m) => Error::Harness(m + &note),

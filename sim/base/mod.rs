@@ -2,6 +2,7 @@
 
 pub mod atomic;
 pub mod clock;
+pub mod console;
 pub mod csv_rows;
 pub mod dist;
 pub mod error;
@@ -11,6 +12,7 @@ pub mod keep_memory;
 pub mod night;
 pub mod out_folder;
 pub mod out_lock;
+pub mod out_owner;
 pub mod out_probe;
 pub mod panic_guard;
 pub mod results_journal;

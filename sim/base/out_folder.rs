@@ -40,38 +40,12 @@ pub fn claim<S: AsRef<str>>(out: &Path, owned: &[S], force: bool) -> Result<OutL
     // The lock first: a folder in use is refused as such, naming its holder, whatever it
     // holds. (A folder the lock had to make holds nothing, so it is never refused after.)
     let lock = OutLock::acquire(out)?;
+    // A file no rehearsal command wrote stops it, `--force` or not (issue 41).
+    crate::base::out_owner::refuse_foreign(out)?;
     refuse_unless_forced(out, force)?;
     crate::base::out_probe::ensure_writable(out)?;
-    clear_owned(out, owned)?;
+    crate::base::out_owner::clear_and_record(out, owned, true)?;
     Ok(lock)
-}
-
-/// Removes the entries of `out` that `owned` names, and every run folder in it; leaves the
-/// rest (a file someone put there is not the command's to delete).
-pub fn clear_owned<S: AsRef<str>>(out: &Path, owned: &[S]) -> Result<()> {
-    for name in entries(out)? {
-        let path = out.join(&name);
-        if !(is_owned(&name, owned) || is_run_folder(&path)) {
-            continue;
-        }
-        let removed = if path.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
-        removed.map_err(|e| Error::harness(format!("cannot remove {}: {e}", path.display())))?;
-    }
-    Ok(())
-}
-
-fn is_owned<S: AsRef<str>>(name: &str, owned: &[S]) -> bool {
-    let owned = owned.iter().map(AsRef::as_ref);
-    // A temporary a killed write left (sim/base/atomic.rs): `.results.csv.XXXXXX.tmp`.
-    if let Some(inner) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) {
-        if owned.clone().any(|pattern| pattern.strip_suffix('*').is_none() && inner.starts_with(&format!("{pattern}."))) {
-            return true;
-        }
-    }
-    owned.into_iter().any(|pattern| match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => name == pattern,
-    })
 }
 
 fn holds_a_file(path: &Path) -> bool {
@@ -79,10 +53,6 @@ fn holds_a_file(path: &Path) -> bool {
         Ok(entries) => entries.filter_map(|e| e.ok()).any(|e| holds_a_file(&e.path())),
         Err(_) => true,
     }
-}
-
-fn is_run_folder(path: &Path) -> bool {
-    path.is_dir() && (path.join("comms.db").exists() || path.join("trace.csv").exists())
 }
 
 /// The names in `out`, sorted, but its lock and the lock's own temporaries; none when it
@@ -93,7 +63,7 @@ fn entries(out: &Path) -> Result<Vec<String>> {
     for entry in read {
         let entry = entry.map_err(|e| Error::harness(format!("cannot list {}: {e}", out.display())))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with(LOCK_FILE) {
+        if !name.starts_with(LOCK_FILE) && !crate::base::out_owner::is_record(&name) {
             names.push(name);
         }
     }
@@ -126,18 +96,23 @@ mod tests {
     }
 
     #[test]
-    fn force_clears_what_the_command_owns_and_every_run_folder_and_leaves_the_rest() {
+    fn force_clears_what_the_command_owns_and_every_run_folder_and_leaves_an_earlier_command_s_rest() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path();
+        crate::base::out_owner::record(out, &["results.csv", "failures", "sweep-*", "default-3", "load.csv"]).unwrap();
         for sub in ["failures/old", "sweep-abc", "default-3", "notes"] {
             std::fs::create_dir_all(out.join(sub)).unwrap();
         }
         std::fs::write(out.join("default-3/comms.db"), "").unwrap();
         std::fs::write(out.join("results.csv"), "x").unwrap();
         std::fs::write(out.join(".results.csv.a1B2c3.tmp"), "half").unwrap();
-        std::fs::write(out.join(".mine.txt.a1B2c3.tmp"), "not ours").unwrap();
+        std::fs::write(out.join("load.csv"), "another command's").unwrap();
         std::fs::write(out.join("mine.txt"), "x").unwrap();
+        let e = claim(out, OWNED, true).expect_err("the user's file");
+        assert!(e.to_string().contains("mine.txt: not rehearsal's to replace"), "{e}");
+        assert!(out.join("results.csv").exists(), "nothing removed when refused");
+        std::fs::remove_file(out.join("mine.txt")).unwrap();
         let _lock = claim(out, OWNED, true).unwrap();
-        assert_eq!(entries(out).unwrap(), [".mine.txt.a1B2c3.tmp", "mine.txt", "notes"]);
+        assert_eq!(entries(out).unwrap(), ["load.csv", "notes"]);
     }
 }

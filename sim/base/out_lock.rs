@@ -89,6 +89,8 @@ fn host_name() -> String {
 impl OutLock {
     /// Makes `out` if needed and holds its lock, taking over a lock of a process that is gone.
     pub fn acquire(out: &Path) -> Result<OutLock> {
+        // Before anything is made there: `/`, the home folder, a repository (issue 41).
+        crate::base::out_owner::refuse_unsafe(out)?;
         if out.exists() && !out.is_dir() {
             return Err(Error::input(format!("output folder {} is a file, not a folder", out.display())));
         }

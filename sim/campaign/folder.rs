@@ -67,10 +67,12 @@ impl Campaign {
         crate::base::scratch::check_chosen(spec.scratch)?;
         // The lock first: a folder in use is refused as such, naming its holder.
         let lock = OutLock::acquire(spec.out)?;
+        // A file no rehearsal command wrote stops it, `--force` or not (issue 41).
+        crate::base::out_owner::refuse_foreign(spec.out)?;
         crate::base::out_folder::refuse_unless_forced(spec.out, spec.force)?;
         crate::base::out_probe::ensure_writable(spec.out)?;
         before_clear(spec.out);
-        crate::base::out_folder::clear_owned(spec.out, &spec.owned())?;
+        crate::base::out_owner::clear_and_record(spec.out, &spec.owned(), true)?;
         for sub in spec.folders {
             let dir = spec.out.join(sub);
             std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
@@ -150,14 +152,19 @@ mod tests {
         for file in ["demo.csv", "INCOMPLETE", "demo.journal.jsonl", "failures/F1-liveness.toml", "notes.txt"] {
             std::fs::write(out.join(file), "x").unwrap();
         }
+        // An earlier campaign's record (sim/base/out_owner.rs): its names, not notes.txt.
+        crate::base::out_owner::record(&out, &spec(&out, true).owned()).unwrap();
+        let refused = Campaign::open(&spec(&out, true)).err().expect("a file no rehearsal command wrote, --force or not");
+        assert!(refused.to_string().contains("notes.txt: not rehearsal's to replace"), "{refused}");
+        std::fs::remove_file(out.join("notes.txt")).unwrap();
         let refused = Campaign::open(&spec(&out, false)).err().expect("a folder with results is refused");
         assert!(refused.to_string().contains("already holds results"), "{refused}");
         assert!(out.join("demo.csv").exists(), "refused before anything is cleared");
         let campaign = Campaign::open(&spec(&out, true)).unwrap();
         let mut left: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-        left.retain(|n| !n.starts_with(".rehearsal-lock") && !n.starts_with("demo-pid"));
+        left.retain(|n| !n.starts_with(".rehearsal-") && !n.starts_with("demo-pid"));
         left.sort();
-        assert_eq!(left, ["failures", "notes.txt"]);
+        assert_eq!(left, ["failures"]);
         assert_eq!(std::fs::read_dir(out.join("failures")).unwrap().count(), 0, "failures/ is made empty");
         assert!(campaign.scratch().is_dir());
         let again = Campaign::open(&spec(&out, true)).err().expect("locked while the campaign runs");

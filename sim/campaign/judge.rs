@@ -62,6 +62,82 @@ impl Judged {
     }
 }
 
+/// What the trace says the run left in comms.db: every message inserted (id, task, type, and
+/// the second it was inserted at) and each task row as the last write on it left it.
+#[derive(Default)]
+struct Written {
+    messages: std::collections::BTreeMap<i64, (String, String, i64)>,
+    /// `None`: a statement changed the row without the trace saying how (`also=`).
+    tasks: std::collections::BTreeMap<String, Option<(String, String, i64)>>,
+}
+
+impl Written {
+    fn see(&mut self, event: &crate::world::event::Event) {
+        let crate::world::event::EventKind::Sql(sql) = &event.kind else { return };
+        for (id, task, kind) in sql.message.iter().chain(&sql.more_messages) {
+            self.messages.insert(*id, (task.clone(), kind.clone(), event.t_ms));
+        }
+        if let Some(row) = &sql.after {
+            let state = row.state.to_string();
+            self.tasks.insert(sql.task_id.clone(), Some((state, row.session_id.clone(), row.retry_count)));
+        }
+        for other in &sql.other_rows {
+            self.tasks.insert(other.clone(), None);
+        }
+    }
+
+    /// Refuses a comms.db that is not the one this trace's run left (issue 41: another run's
+    /// comms.db was judged "PASS, agrees"): its messages must be the ones the trace inserted,
+    /// each at the second the trace inserted it, and each task row the last write left.
+    fn matches(&self, conn: &rusqlite::Connection, db: &Path, trace: &Path, epoch_unix_ms: i64) -> Result<()> {
+        let unlike = |what: String| {
+            Error::input(format!(
+                "{}: {what}: not the comms.db of the run {} records (another run's, or changed since)",
+                db.display(),
+                trace.display()
+            ))
+        };
+        let read = |e: rusqlite::Error| Error::input(format!("{}: cannot read it as a run's comms.db: {e}", db.display()));
+        let mut stmt = conn
+            .prepare("SELECT id, task_id, coalesce(message_type, ''), CAST(strftime('%s', timestamp) AS INTEGER) FROM orchestration_messages ORDER BY id")
+            .map_err(read)?;
+        let rows =
+            stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, Option<i64>>(3)?)));
+        let mut seen = 0;
+        for row in rows.map_err(read)? {
+            let (id, task, kind, at_s) = row.map_err(read)?;
+            seen += 1;
+            let Some((t_task, t_kind, t_ms)) = self.messages.get(&id) else {
+                return Err(unlike(format!("message {id} ({kind} for {task}) is in no row of the trace")));
+            };
+            let t_s = (epoch_unix_ms + t_ms).div_euclid(1000);
+            if (t_task, t_kind) != (&task, &kind) || at_s != Some(t_s) {
+                return Err(unlike(format!(
+                    "message {id} is {kind} for {task} at {} s, the trace inserted {t_kind} for {t_task} at {t_s} s (unix)",
+                    at_s.map_or("no time".to_string(), |s| s.to_string())
+                )));
+            }
+        }
+        if seen != self.messages.len() {
+            return Err(unlike(format!("{seen} message(s), the trace inserted {}", self.messages.len())));
+        }
+        let mut stmt = conn
+            .prepare("SELECT state, coalesce(session_id, ''), coalesce(retry_count, 0) FROM orchestration_tasks WHERE task_id = ?1")
+            .map_err(read)?;
+        for (task, row) in self.tasks.iter().filter_map(|(t, r)| Some((t, r.as_ref()?))) {
+            let found: Option<(String, String, i64)> =
+                stmt.query_row([task], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map(Some).or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                    e => Err(read(e)),
+                })?;
+            if found.as_ref() != Some(row) {
+                return Err(unlike(format!("task {task} is {found:?}, the trace's last write left {row:?} (state, session, retries)")));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Judges the run in `dir` again, with `scenario` or else the file the trace names, found by
 /// its name (`scenario_lookup::find`); `write` writes `violations.csv` instead of only comparing.
 /// A folder that holds no whole run, a trace of another format or cut short, or a scenario
@@ -106,8 +182,14 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
     // command line is not in the trace: its explanations name the scenario's statements).
     let sql = crate::judging::oracle::SqlInForce::of(&crate::plan::catalog_for(&resolved)?);
     let mut checker = crate::run::checker_for(&resolved).with_sql_in_force(sql);
-    let end = stream.for_each(|event| checker.on_event(&event))?;
-    let conn = crate::report::open_finished_db(&db_path)?;
+    let mut written = Written::default();
+    let end = stream.for_each(|event| {
+        written.see(&event);
+        checker.on_event(&event)
+    })?;
+    // A comms.db that is not a database is the user's input, named (issue 41: exit 3, unnamed).
+    let conn = crate::report::open_finished_db(&db_path).map_err(|e| Error::input(e.to_string()))?;
+    written.matches(&conn, &db_path, &trace_path, start.epoch_unix_ms)?;
     let verdict = crate::judging::verdict::judge(&conn, &resolved, end.ending, end.makespan_ms, checker)?;
     drop(conn);
     let bytes = crate::run::violations_csv(&verdict)?;

@@ -75,12 +75,12 @@ pub fn merge_blessing(
     }
     let (pairs, coverage) = outcomes(&shards, rows)?;
     let _lock = crate::base::out_folder::claim(out, &sweep::folder_spec(out, force, None).owned(), force)?;
+    // Marked until every file is written: a merge killed or stopped by an error is never
+    // taken for a whole one (issue 41: 12 of 15 killed merges left half-copied failures).
+    crate::campaign::marker::mark(out, &format!("merge of {} shard(s) unfinished (killed, or stopped by an error)", shards.len()))?;
     std::fs::create_dir_all(out.join("failures"))?;
     for shard in &shards {
-        let failures = shard.dir.join("failures");
-        if failures.exists() {
-            sweep::copy_dir(&failures, &out.join("failures"))?;
-        }
+        copy_failures(&shard.dir, out)?;
     }
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
     let total = pairs.len();
@@ -100,6 +100,7 @@ pub fn merge_blessing(
     let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "", comparison.as_ref())?;
     // The manifest of the whole suite: what an unsharded sweep of it writes.
     Manifest { shard: 1, shards: 1, pairs: total, ..first.clone() }.write(out)?;
+    crate::campaign::marker::unmark(out)?;
     Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison }))
 }
 
@@ -112,6 +113,60 @@ fn refuse_non_shards(dirs: &[PathBuf]) -> Result<()> {
              a glob such as OUT/shard-* that also matches files can be written OUT/shard-*/ to match folders only",
             dir.display()
         )));
+    }
+    Ok(())
+}
+
+/// Copies a shard's saved failures into `out/failures` as a sweep saves them: each run folder
+/// under `.NAME.partial-PID`, renamed into place once whole, and only then the replay files,
+/// so a replay file never names a half-copied folder. The copies' reports name the merged
+/// folder's replay files, not the shard's (which CI discards). A shard's own leftover
+/// partial copies are not failures and are not copied.
+fn copy_failures(shard: &Path, out: &Path) -> Result<()> {
+    let (from, to) = (shard.join("failures"), out.join("failures"));
+    let Ok(read) = std::fs::read_dir(&from) else { return Ok(()) };
+    let mut names: Vec<(bool, String)> = Vec::new();
+    for entry in read {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with('.') {
+            names.push((!entry.file_type()?.is_dir(), name));
+        }
+    }
+    // Folders (false) before files (true).
+    names.sort();
+    let plain = (from.display().to_string(), to.display().to_string());
+    for (is_file, name) in names {
+        let partial = to.join(format!(".{name}.partial-{}", std::process::id()));
+        let copied = if is_file {
+            std::fs::copy(from.join(&name), &partial).map(|_| ()).map_err(Error::from)
+        } else {
+            sweep::copy_dir(&from.join(&name), &partial).and_then(|()| name_merged(&partial, &plain))
+        };
+        let placed = copied.and_then(|()| {
+            std::fs::rename(&partial, to.join(&name)).map_err(|e| Error::harness(format!("cannot rename {}: {e}", partial.display())))
+        });
+        if let Err(e) = placed {
+            // An orderly error leaves no temporary behind.
+            let _ = std::fs::remove_dir_all(&partial);
+            let _ = std::fs::remove_file(&partial);
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Rewrites the shard's failures folder to the merged one in a copied failure's reports
+/// (summary.md, timeline.html): their "replay with" lines name the file beside them. (A path
+/// quoted for the shell keeps its quotes: the folder's name is replaced inside them.)
+fn name_merged(folder: &Path, plain: &(String, String)) -> Result<()> {
+    for report in ["summary.md", "timeline.html"] {
+        let path = folder.join(report);
+        let Ok(text) = std::fs::read_to_string(&path) else { continue };
+        let renamed = text.replace(&plain.0, &plain.1);
+        if renamed != text {
+            std::fs::write(&path, renamed)?;
+        }
     }
     Ok(())
 }

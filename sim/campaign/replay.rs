@@ -15,7 +15,7 @@ use crate::world::db::CommsDb;
 
 /// Returns the text to print and the outcome: the run's verdict when the trace hash matches
 /// (always a pass with `--until`), an error when it diverged.
-pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Result<(String, RunOutcome)> {
+pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>, force: bool) -> Result<(String, RunOutcome)> {
     let failure = Failure::load(path)?;
     let mut scenario = failure.load_scenario(path)?;
     let scenario_path = scenario.path.clone();
@@ -33,6 +33,9 @@ pub fn replay(path: &Path, until_ms: Option<i64>, out: Option<PathBuf>) -> Resul
         out_dir: Some(out_dir.clone()),
         variants: failure.variants.clone(),
     };
+    // As `rehearsal run`: the folder's lock, and an earlier run there kept unless `force`
+    // (issue 41: a replay into a folder a run was writing mixed the two runs' trace.csv).
+    let _lock = crate::world::run_folder::claim(&out_dir, force)?;
     let mut summary = run_scenario(scenario, &options)?;
     // The same reports `rehearsal run` writes: a replayed failure is read in them (issue 31).
     crate::report::write_run_reports(&out_dir, &summary, &summary.resolved)?;

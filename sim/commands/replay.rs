@@ -19,11 +19,15 @@ pub struct ReplayArgs {
     /// Folder of the replayed run; defaults to reports/replays/<failure file's name>/.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Replace an earlier replay (or run) in that folder; without it such a folder is refused.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn replay(args: ReplayArgs) -> Result<Outcome, Error> {
     let again = format!("rehearsal replay {}", crate::base::shell::quote_path(&args.failure));
-    let (text, outcome) = crate::campaign::replay::replay(&args.failure, args.until, args.out).map_err(|e| e.with_replay(&again))?;
+    let (text, outcome) =
+        crate::campaign::replay::replay(&args.failure, args.until, args.out, args.force).map_err(|e| e.with_replay(&again))?;
     print!("{text}");
     Ok(Outcome::Runs(outcome))
 }
@@ -87,13 +91,16 @@ pub fn judge(args: JudgeArgs) -> Result<Outcome, Error> {
 pub struct ShrinkArgs {
     /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     pub failure: PathBuf,
-    /// The minimized scenario file to write (TOML).
+    /// The minimized scenario file to write (TOML); an existing file is refused unless --force.
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace an existing --out file (never the failure's own files).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
-    let report = crate::campaign::shrink::shrink(&args.failure, &args.out)?;
+    let report = crate::campaign::shrink::shrink(&args.failure, &args.out, args.force)?;
     println!("fails        {}", report.signature);
     println!("events       {} -> {}", report.events_before, report.events_after);
     println!("faults       {} -> {} ({})", report.faults_before, report.faults_after, report.scripting);

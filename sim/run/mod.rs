@@ -149,7 +149,15 @@ pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
         None => &mut quiet,
     };
     let statements = Statements { record, record_base, replay: replay_reads, history: record_history };
-    crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress))
+    let out_dir = plan.out_dir.clone();
+    let executed = crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress));
+    if executed.is_err() {
+        // An orderly end (exit 2 or 3) removes the temporaries the run made, its unfinished
+        // database and trace (issue 41: a 10,000-musician run stopped by the event cap left
+        // 982 MB of them, and a sweep's saved erroring pair held nothing else).
+        crate::world::run_folder::remove_temporaries(&out_dir);
+    }
+    executed
 }
 
 /// What a run does with its statements besides running them: record them for the floor
@@ -193,6 +201,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
     db.set_steps_max(scenario.run.sql_steps_max);
+    db.set_bytes_max(scenario.run.db_bytes_max, scenario.run.value_bytes_max)?;
     statements.apply_to(&mut db)?;
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);

@@ -259,6 +259,11 @@ struct Rows {
     record: csv::StringRecord,
     /// The line of the last row read (1: the header).
     last_line: u64,
+    /// The seq and t_ms of the last row read: each row's seq is the one before plus one and
+    /// its time is never earlier (issue 41: two rows swapped, a time set to 0 or a row deleted
+    /// were judged "PASS, agrees").
+    last_seq: u64,
+    last_t_ms: i64,
 }
 
 impl Rows {
@@ -290,7 +295,7 @@ impl Rows {
             };
             return Err(Error::input(format!("{display}:1: {what}; this build reads format v{FORMAT_VERSION}: `{}`", HEADER.join(","))));
         }
-        Ok(Rows { path: path.to_path_buf(), reader, record, last_line: 1 })
+        Ok(Rows { path: path.to_path_buf(), reader, record, last_line: 1, last_seq: 0, last_t_ms: 0 })
     }
 
     fn next(&mut self) -> Result<Option<(u64, TraceRecord)>> {
@@ -311,6 +316,16 @@ impl Rows {
         let line = self.record.position().map_or(guess, |p| p.line());
         self.last_line = line;
         parse_row(&self.record, row).map_err(|(column, why)| self.column_error(line, column, why))?;
+        if row.seq != self.last_seq + 1 {
+            let why =
+                format!("{} after {}: rows out of order, or one deleted or added; not the trace the run wrote", row.seq, self.last_seq);
+            return Err(self.column_error(line, "seq", why));
+        }
+        if row.t_ms < self.last_t_ms {
+            let why = format!("{} ms, before the previous row's {} ms: the trace's time never goes back", row.t_ms, self.last_t_ms);
+            return Err(self.column_error(line, "t_ms", why));
+        }
+        (self.last_seq, self.last_t_ms) = (row.seq, row.t_ms);
         Ok(Some(line))
     }
 
@@ -622,7 +637,9 @@ mod tests {
     fn every_event_written_by_the_trace_sink_reads_back_equal() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trace.csv");
-        let events_in = every_kind_of_event();
+        let mut events_in = every_kind_of_event();
+        // A trace's time never goes back (the reader refuses one that does).
+        events_in.sort_by_key(|e| e.t_ms);
         let kinds: std::collections::BTreeSet<&str> = events_in.iter().map(kind_of).collect();
         assert_eq!(kinds.len(), 19, "every kind, fact and statement result: {kinds:?}");
         let start = RunStart {
@@ -632,7 +649,7 @@ mod tests {
             variants: vec!["fencing".into(), "strict-terminal".into()],
             epoch_unix_ms: 1_767_225_600_000,
         };
-        let end = RunEnd { ending: Ending::TimeLimit, makespan_ms: 25 };
+        let end = RunEnd { ending: Ending::TimeLimit, makespan_ms: events_in.last().map_or(25, |e| e.t_ms.max(25)) };
         let mut sink = TraceSink::create(&path, start.epoch_unix_ms).unwrap();
         sink.write_run_start(&start).unwrap();
         for event in &events_in {

@@ -330,6 +330,52 @@ impl CommsDb {
         self.steps.set_max(max);
     }
 
+    /// Bounds the run's bytes (issue 41: a heartbeat writing `hex(zeroblob(400000000))` ran
+    /// past 120 s at 3.9 GB of memory and a 3.2 GB database): no string or blob over
+    /// `value_bytes_max` (`SQLITE_LIMIT_LENGTH`, "string or blob too big"), no database over
+    /// `db_bytes_max` (`PRAGMA max_page_count`, "database or disk is full"). A statement that
+    /// meets either is named by `bytes_spent`.
+    pub fn set_bytes_max(&mut self, db_bytes_max: u64, value_bytes_max: u64) -> Result<()> {
+        let value = i32::try_from(value_bytes_max).unwrap_or(i32::MAX);
+        // SAFETY: the handle is this live connection's; sqlite3_limit only sets a number.
+        unsafe { rusqlite::ffi::sqlite3_limit(self.prepared.conn().handle(), rusqlite::ffi::SQLITE_LIMIT_LENGTH, value) };
+        let set = |conn: &rusqlite::Connection| -> rusqlite::Result<()> {
+            let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+            let pages = (db_bytes_max as i64 / page.max(1)).max(1);
+            conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+        };
+        self.prepared.unguarded(set).map_err(|e| Error::harness(format!("setting the run's byte bounds: {e}")))
+    }
+
+    /// When `e` is a statement that met the run's byte bounds (`set_bytes_max`), what to
+    /// report: the statement named by its catalog entry, and the bound.
+    pub fn bytes_spent(&self, stmt: Stmt, e: &rusqlite::Error) -> Option<String> {
+        let entry = &self.entries[prepared::index(stmt)];
+        match e.sqlite_error_code()? {
+            rusqlite::ErrorCode::TooBig => Some(format!(
+                "statement {entry} made a string or blob over run.value_bytes_max and was stopped; raise run.value_bytes_max if it must"
+            )),
+            rusqlite::ErrorCode::DiskFull if self.at_page_bound() => {
+                Some(format!("statement {entry} grew comms.db past run.db_bytes_max and was stopped; raise run.db_bytes_max if it must"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether "database or disk is full" was the run's bound and not the disk: the statement
+    /// was rolled back, so the pages it wanted are not counted any more; the disk is known
+    /// full when its folder has less than 64 MiB free.
+    fn at_page_bound(&self) -> bool {
+        let Some(dir) = self.path.parent() else { return true };
+        let Ok(c_dir) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else { return true };
+        // SAFETY: an all-zero statvfs is a valid value for statvfs(3) to fill; the path is a C string.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(c_dir.as_ptr(), &mut stat) } != 0 {
+            return true;
+        }
+        (stat.f_bavail as u128) * (stat.f_frsize as u128) >= 64 << 20
+    }
+
     /// When `e` is a statement stopped by `run.sql_steps_max`, what to report: the statement
     /// named by its catalog entry.
     pub fn steps_spent(&self, stmt: Stmt, e: &rusqlite::Error) -> Option<String> {

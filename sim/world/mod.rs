@@ -451,7 +451,7 @@ impl World {
     /// causes it.
     fn harness_error(&self, stmt: Stmt, name: &ActorName, e: &rusqlite::Error) -> Error {
         // The user's SQL that does not end is theirs to fix, not the machine's.
-        if let Some(message) = self.db.steps_spent(stmt, e) {
+        if let Some(message) = self.db.steps_spent(stmt, e).or_else(|| self.db.bytes_spent(stmt, e)) {
             return Error::input(format!("{message} (run by {name})"));
         }
         let hint = match e.sqlite_error_code() {

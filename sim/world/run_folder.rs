@@ -22,6 +22,14 @@ pub const DB_TMP: &str = "comms.db.tmp";
 pub const OWNED: &[&str] = &[
     "comms.db",
     DB_TMP,
+    // SQLite's files beside the database (a reader that opened it, a run killed mid-write):
+    // a stale one beside a new comms.db would be read as part of it.
+    "comms.db-wal",
+    "comms.db-shm",
+    "comms.db-journal",
+    "comms.db.tmp-wal",
+    "comms.db.tmp-shm",
+    "comms.db.tmp-journal",
     "trace.csv",
     "trace.csv.tmp",
     "violations.csv",
@@ -58,6 +66,14 @@ pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
     crate::base::out_probe::ensure_writable(out_dir)
 }
 
+/// Removes the temporaries of a run that ended in an error: its unfinished database (with
+/// SQLite's files beside it) and trace. What it finished (a published `comms.db`) stays.
+pub fn remove_temporaries(out_dir: &Path) {
+    for name in [DB_TMP, "comms.db.tmp-wal", "comms.db.tmp-shm", "comms.db.tmp-journal", "trace.csv.tmp"] {
+        let _ = std::fs::remove_file(out_dir.join(name));
+    }
+}
+
 /// Renames the finished database into place (replacing an earlier run's).
 pub fn publish_db(out_dir: &Path) -> Result<()> {
     let (from, to) = (out_dir.join(DB_TMP), out_dir.join("comms.db"));
@@ -71,41 +87,12 @@ pub fn publish_db(out_dir: &Path) -> Result<()> {
 pub fn claim(out_dir: &Path, force: bool) -> Result<OutLock> {
     // The lock first: a folder in use is refused as such, naming its holder.
     let lock = OutLock::acquire(out_dir)?;
+    // A file no rehearsal command wrote stops it, `--force` or not (issue 41: a folder of the
+    // user's own `summary.md` and `temp/notes` was emptied, its files known by name alone).
+    crate::base::out_owner::refuse_foreign(out_dir)?;
     refuse_existing_run(out_dir, force)?;
-    for name in OWNED.iter().map(|s| s.to_string()).chain(temporaries(out_dir)) {
-        remove(&out_dir.join(&name))?;
-    }
-    remove_empty(&out_dir.join("docs/plans"));
-    remove_empty(&out_dir.join("docs"));
+    crate::base::out_owner::clear_and_record(out_dir, OWNED, false)?;
     Ok(lock)
-}
-
-/// The temporaries a killed whole-file write of one of the run's files left in `out_dir`
-/// (`.violations.csv.XXXXXX.tmp`, sim/base/atomic.rs).
-fn temporaries(out_dir: &Path) -> Vec<String> {
-    let mut names = Vec::new();
-    let Ok(entries) = std::fs::read_dir(out_dir) else { return names };
-    for entry in entries.filter_map(|e| e.ok()) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let inner = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp"));
-        if inner.is_some_and(|inner| OWNED.iter().any(|owned| inner.starts_with(&format!("{owned}.")))) {
-            names.push(name);
-        }
-    }
-    names
-}
-
-fn remove(path: &Path) -> Result<()> {
-    let removed = if path.is_dir() { std::fs::remove_dir_all(path) } else { std::fs::remove_file(path) };
-    match removed {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::harness(format!("cannot remove {}: {e}", path.display()))),
-        _ => Ok(()),
-    }
-}
-
-/// Removes `path` if it is an empty folder.
-fn remove_empty(path: &Path) {
-    let _ = std::fs::remove_dir(path);
 }
 
 #[cfg(test)]
@@ -146,10 +133,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let left = ["comms.db.tmp", "trace.csv.tmp", ".violations.csv.Ab12Cd.tmp", "temp/s1.md", "docs/implementation/reports/r.md"];
         put(dir.path(), &left);
-        put(dir.path(), &[".notes.txt.Ab12Cd.tmp", "notes.txt"]);
+        let refused = claim(dir.path(), false).expect_err("no record says a run wrote them");
+        assert!(refused.to_string().contains("not rehearsal's to replace"), "{refused}");
+        crate::base::out_owner::record(dir.path(), OWNED).unwrap();
         let lock = claim(dir.path(), false).expect("no finished run there");
-        assert_eq!(names(dir.path()), [".notes.txt.Ab12Cd.tmp", ".rehearsal-lock", "notes.txt"]);
+        assert_eq!(names(dir.path()), [".rehearsal-lock", ".rehearsal-owned"]);
         drop(lock);
+        put(dir.path(), &[".notes.txt.Ab12Cd.tmp", "notes.txt"]);
+        let refused = claim(dir.path(), true).expect_err("the user's files, --force or not");
+        assert!(refused.to_string().contains(".notes.txt.Ab12Cd.tmp: not rehearsal's to replace (and 1 more: notes.txt)"), "{refused}");
     }
 
     #[test]
@@ -167,16 +159,17 @@ mod tests {
             "docs/implementation/reports/task-01-completion.md",
             "docs/plans/implementation/task-01.md",
         ];
+        crate::base::out_owner::record(dir.path(), OWNED).unwrap();
         put(dir.path(), &run);
-        put(dir.path(), &["notes.txt", "docs/mine.md"]);
         let refused = claim(dir.path(), false).expect_err("a finished run");
         assert_eq!(refused.exit_code(), 2);
         let lock = claim(dir.path(), true).expect("forced");
-        assert_eq!(names(dir.path()), [".rehearsal-lock", "docs", "docs/mine.md", "notes.txt"]);
+        assert_eq!(names(dir.path()), [".rehearsal-lock", ".rehearsal-owned"], "folders left empty by the run's files go too");
         drop(lock);
         put(dir.path(), &run[8..]);
-        std::fs::remove_file(dir.path().join("docs/mine.md")).unwrap();
-        drop(claim(dir.path(), true).expect("forced"));
-        assert_eq!(names(dir.path()), ["notes.txt"], "folders left empty by the run's files go too");
+        put(dir.path(), &["docs/mine.md"]);
+        let refused = claim(dir.path(), true).expect_err("the user's file inside the run's docs/");
+        assert!(refused.to_string().contains("docs/mine.md: not rehearsal's"), "{refused}");
+        assert!(dir.path().join("docs/implementation/reports/task-01-completion.md").exists(), "nothing removed");
     }
 }

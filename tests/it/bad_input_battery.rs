@@ -393,8 +393,17 @@ fn sql_that_is_not_sql_changes_the_schema_or_never_ends() {
         Case { name: "PRAGMA", make: &[], args: &["check", "--sql", "tests/bad_input/pragma.sql"], code: 2, expect: &["(PRAGMA journal_mode = DELETE)"] },
         Case { name: "VACUUM", make: &[], args: &["check", "--sql", "tests/bad_input/vacuum.sql"], code: 2, expect: &["(VACUUM)"] },
         Case { name: "ALTER TABLE", make: &[], args: &["sweep", TINY, "--seeds", "1", "--sql", "tests/bad_input/alter.sql", "--out", "{T}/s"], code: 2, expect: &["(ALTER TABLE orchestration_tasks)"] },
-        Case { name: "never-ending read", make: &[], args: &["-q", "run", "tests/bad_input/tiny-steps.toml", "--sql", "tests/bad_input/never-ending-read.sql", "--out", "{T}/o"], code: 2, expect: &["statement `poll_tasks` (tests/bad_input/never-ending-read.sql:2) ran past 200000 SQLite steps (run.sql_steps_max)", "reproduce with: rehearsal run tests/bad_input/tiny-steps.toml"] },
+        Case { name: "never-ending read", make: &[], args: &["-q", "run", "tests/bad_input/tiny-steps.toml", "--sql", "tests/bad_input/never-ending-read.sql", "--out", "{T}/o"], code: 2, expect: &["statement `poll_tasks` (tests/bad_input/never-ending-read.sql:2) ran past 200000 SQLite steps (run.sql_steps_max)", "reproduce with: ", " run tests/bad_input/tiny-steps.toml"] },
         Case { name: "never-ending write", make: &[], args: &["-q", "run", "tests/bad_input/tiny-steps.toml", "--sql", "tests/bad_input/never-ending-write.sql", "--out", "{T}/o"], code: 2, expect: &["statement `heartbeat` (tests/bad_input/never-ending-write.sql:2) ran past 200000 SQLite steps"] },
+        // Issue 41, cases 7 to 9: refused by `check --sql` and at load, with file:line, or
+        // stopped by the run's byte bounds naming the statement.
+        Case { name: "BEGIN", make: &[], args: &["check", "--sql", "tests/bad_input/begin.sql"], code: 2, expect: &["statement `heartbeat` (tests/bad_input/begin.sql:2)", "(BEGIN: transaction control)"] },
+        Case { name: "BEGIN in a run", make: &[], args: &["run", TINY, "--sql", "tests/bad_input/begin.sql", "--out", "{T}/o"], code: 2, expect: &["(tests/bad_input/begin.sql:2)", "(BEGIN: transaction control)"] },
+        Case { name: "load_extension", make: &[], args: &["check", "--sql", "tests/bad_input/load-extension.sql"], code: 2, expect: &["(tests/bad_input/load-extension.sql:2)", "(load_extension(): code from outside the run)"] },
+        Case { name: "table-valued pragma", make: &[], args: &["check", "--sql", "tests/bad_input/table-pragma.sql"], code: 2, expect: &["(tests/bad_input/table-pragma.sql:2)", "(pragma_table_info(): a table-valued pragma)"] },
+        Case { name: "localtime", make: &[], args: &["run", TINY, "--sql", "tests/bad_input/localtime.sql", "--out", "{T}/o"], code: 2, expect: &["(tests/bad_input/localtime.sql:2)", "'localtime': a time modifier that reads the host's time zone"] },
+        Case { name: "800 MB value", make: &[], args: &["-q", "run", TINY, "--sql", "tests/bad_input/huge-value.sql", "--out", "{T}/o"], code: 2, expect: &["statement `heartbeat` (tests/bad_input/huge-value.sql:2) made a string or blob over run.value_bytes_max"] },
+        Case { name: "growing database", make: &[], args: &["-q", "run", "tests/bad_input/tiny-bytes.toml", "--sql", "tests/bad_input/growing.sql", "--out", "{T}/o"], code: 2, expect: &["statement `heartbeat` (tests/bad_input/growing.sql:2) grew comms.db past run.db_bytes_max"] },
         Case { name: "never-ending read, default budget", make: &[], args: &["-q", "run", TINY, "--sql", "tests/bad_input/never-ending-read.sql", "--out", "{T}/o"], code: 2, expect: &["ran past 100000000 SQLite steps"] },
     ]);
 }
@@ -479,7 +488,12 @@ fn output_folders_and_sweep_inputs() {
         },
         Case {
             name: "rerun into a killed run's folder",
-            make: &[Make::Folder("o"), Make::Text("o/comms.db", "x"), Make::Text("o/trace.csv.tmp", "x")],
+            make: &[
+                Make::Folder("o"),
+                Make::Text("o/.rehearsal-owned", "owns comms.db\nowns trace.csv.tmp\n"),
+                Make::Text("o/comms.db", "x"),
+                Make::Text("o/trace.csv.tmp", "x"),
+            ],
             args: &["run", TINY, "--out", "{T}/o"],
             code: 2,
             expect: &["{T}/o already holds a run (comms.db); pass --force"],
@@ -605,7 +619,7 @@ fn runs_that_end_in_an_error_print_their_replay_and_are_never_re_raised() {
     ran.assert(
         "event cap in run",
         3,
-        &["event cap reached: 50 events", &format!("reproduce with: rehearsal run {cap} --seed 1 --out {} --force", t("r"))],
+        &["event cap reached: 50 events", &format!("reproduce with: {} run {cap} --seed 1 --out {} --force", bin(), t("r"))],
     );
     let sweep = args(&["-q", "sweep", cap, "--seeds", "1..=2", "--out", &t("s")]);
     rehearsal_in(&root(), &sweep).assert("event cap in a sweep", 3, &[]);
@@ -615,7 +629,7 @@ fn runs_that_end_in_an_error_print_their_replay_and_are_never_re_raised() {
     rehearsal_in(&root(), &again).assert("sweep --force over saved errors", 3, &["saved failure", "event-cap-default-1.toml"]);
     let failure = t("s/failures/event-cap-default-1.toml");
     let ran = rehearsal_in(&root(), &args(&["replay", &failure, "--out", &t("replayed")]));
-    ran.assert("replay of a saved error", 3, &["event cap reached", &format!("reproduce with: rehearsal replay {failure}")]);
+    ran.assert("replay of a saved error", 3, &["event cap reached", &format!("reproduce with: {} replay {failure}", bin())]);
     let ran = rehearsal_in(&root(), &args(&["replay", &failure, "--until", "9223372036854775807"]));
     ran.assert("replay --until i64::MAX", 2, &["--until 9223372036854775807: a positive simulated time in ms, at most 10^12"]);
 }
@@ -699,4 +713,313 @@ fn the_readme_s_exit_code_table_lists_the_codes_the_binary_sets() {
     set.sort_unstable();
     set.dedup();
     assert_eq!(listed, set);
+}
+
+/// What issue 41 found in output folders (cases 1-4): a command deletes or replaces only what a
+/// rehearsal command provably wrote there (its record, `.rehearsal-owned`), `--force` or not;
+/// `/`, the home folder and a repository are refused as `--out`; `replay` holds the lock and
+/// keeps a finished run without `--force`; `shrink --out` keeps an existing file without
+/// `--force` and never replaces its own input.
+#[test]
+fn issue_41_output_folders_keep_every_file_no_rehearsal_command_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |rest: &str| format!("{}/{rest}", tmp.path().display());
+    let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    // Case 1: the user's own files under the names a run writes, and no temporary.
+    let users = ["temp/notes", "docs/implementation/design.md", "plots/x.svg", "summary.md", "timeline.html", "latency.csv"];
+    for file in users {
+        std::fs::create_dir_all(Path::new(&t("mine")).join(file).parent().unwrap()).unwrap();
+        std::fs::write(Path::new(&t("mine")).join(file), "the user's").unwrap();
+    }
+    for force in [&[][..], &["--force"][..]] {
+        let ran = rehearsal_in(&root(), &[args(&["run", TINY, "--out", &t("mine")]), args(force)].concat());
+        ran.assert("run into the user's files", 2, &["not rehearsal's to replace", "latency.csv"]);
+    }
+    for file in users {
+        assert_eq!(std::fs::read_to_string(Path::new(&t("mine")).join(file)).unwrap(), "the user's", "{file} kept");
+    }
+    rehearsal_in(&root(), &args(&["sweep", TINY, "--seeds", "1", "--out", &t("mine"), "--force"])).assert(
+        "sweep --force into the user's files",
+        2,
+        &["not rehearsal's to replace"],
+    );
+    // A run's own folder is replaced with --force, and a file the user adds to it is not.
+    rehearsal_in(&root(), &args(&["run", TINY, "--out", &t("r")])).assert("a first run", 0, &[]);
+    rehearsal_in(&root(), &args(&["run", TINY, "--out", &t("r"), "--force"])).assert("its rerun", 0, &[]);
+    std::fs::write(t("r/notes.txt"), "the user's").unwrap();
+    rehearsal_in(&root(), &args(&["run", TINY, "--out", &t("r"), "--force"])).assert("a user's file in a run", 2, &["r/notes.txt"]);
+    // Case 3: folders that hold the user's world.
+    for out in ["/", "/tmp/..", &root().display().to_string()] {
+        rehearsal_in(&root(), &args(&["run", TINY, "--out", out])).assert("run --out /", 2, &["refused as an output folder"]);
+        rehearsal_in(&root(), &args(&["sweep", TINY, "--seeds", "1", "--out", out, "--force"])).assert(
+            "sweep --out / --force",
+            2,
+            &["refused as an output folder"],
+        );
+    }
+    // Case 2: replay holds the lock and keeps what is there.
+    rehearsal_in(&root(), &args(&["-q", "sweep", "tests/bad_input/event-cap.toml", "--seeds", "1", "--out", &t("s")])).assert(
+        "a saved error",
+        3,
+        &[],
+    );
+    let failure = t("s/failures/event-cap-default-1.toml");
+    let replay = |out: &str, more: &[&str]| rehearsal_in(&root(), &[args(&["replay", &failure, "--out", out]), args(more)].concat());
+    replay(&t("mine"), &["--force"]).assert("replay --force over the user's files", 2, &["not rehearsal's to replace"]);
+    std::fs::remove_file(t("r/notes.txt")).unwrap();
+    replay(&t("r"), &[]).assert("replay over a finished run", 2, &["already holds a run"]);
+    replay(&t("r"), &["--force"]).assert("replay --force over a run", 3, &["event cap reached"]);
+    std::fs::write(t("r/.rehearsal-lock"), format!("pid=1\nstarted=\nhost={}\ncommand=rehearsal run\n", hostname())).unwrap();
+    replay(&t("r"), &["--force"]).assert("replay into a folder in use", 2, &["in use by another rehearsal command"]);
+    // Case 4: shrink --out.
+    let shrink = |out: &str, more: &[&str]| rehearsal_in(&root(), &[args(&["shrink", &failure, "--out", out]), args(more)].concat());
+    shrink(&failure, &["--force"]).assert("shrink over its own failure file", 2, &["the failure's own input"]);
+    shrink(&root().join("tests/bad_input/event-cap.toml").display().to_string(), &["--force"]).assert(
+        "shrink over its own scenario",
+        2,
+        &["the failure's own input"],
+    );
+    std::fs::write(t("shrunk.toml"), "the user's").unwrap();
+    shrink(&t("shrunk.toml"), &[]).assert("shrink over an existing file", 2, &["the file exists; pass --force"]);
+    assert_eq!(std::fs::read_to_string(t("shrunk.toml")).unwrap(), "the user's");
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default()
+}
+
+/// Runs `rehearsal ARGS` in the project root with stdout (or stderr) going to `to`: a pipe
+/// whose reader is already gone, or /dev/full. Its exit code and stderr.
+fn rehearsal_into(args: &[String], to: Sink, on_stderr: bool) -> (Option<i32>, String) {
+    use std::os::fd::FromRawFd;
+    use std::process::Stdio;
+    let target = match to {
+        Sink::ClosedPipe => {
+            let mut fds = [0; 2];
+            // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+            assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+            // SAFETY: the read end is ours and closed once: a reader that is gone, as after `head -1`.
+            unsafe { libc::close(fds[0]) };
+            // SAFETY: the write end is ours; Stdio takes it over.
+            unsafe { Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1])) }
+        }
+        Sink::Full => Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full")),
+    };
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_rehearsal"));
+    command.args(args).current_dir(root()).stdin(Stdio::null());
+    let o = if on_stderr {
+        command.stdout(Stdio::null()).stderr(target).output().unwrap()
+    } else {
+        command.stdout(target).stderr(Stdio::piped()).output().unwrap()
+    };
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Sink {
+    ClosedPipe,
+    Full,
+}
+
+/// Issue 41, case 6: no command panics (exit 101) on a closed or full stdout/stderr. A closed
+/// stdout (the reader gone: `| head -1`) ends quietly with the command's own code and what it
+/// wrote kept; a full one is an I/O error, exit 3, said on stderr.
+#[test]
+fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |rest: &str| format!("{}/{rest}", tmp.path().display());
+    let args = |list: &[&str]| list.iter().map(|a| a.replace("{T}", &tmp.path().display().to_string())).collect::<Vec<String>>();
+    rehearsal_in(&root(), &args(&["-q", "run", TINY, "--out", "{T}/r"])).assert("a run to judge", 0, &[]);
+    rehearsal_in(&root(), &args(&["-q", "sweep", TINY, "--seeds", "1", "--shard", "1/1", "--out", "{T}/shard"])).assert("a shard", 0, &[]);
+    rehearsal_in(&root(), &args(&["-q", "sweep", "tests/bad_input/event-cap.toml", "--seeds", "1", "--out", "{T}/s"])).assert(
+        "a saved error",
+        3,
+        &[],
+    );
+    // Each command, its code when nobody reads, and a fresh --out for each attempt.
+    let commands: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["run", TINY, "--out", "{T}/run-N"], 0),
+        (vec!["variants"], 0),
+        (vec!["sweep", TINY, "--seeds", "1..=2", "--out", "{T}/sweep-N"], 0),
+        (vec!["merge", "{T}/shard", "--out", "{T}/merge-N"], 0),
+        (vec!["replay", "{T}/s/failures/event-cap-default-1.toml", "--out", "{T}/replay-N"], 3),
+        (vec!["judge", "{T}/r", "--scenario", TINY], 0),
+        (vec!["check", TINY], 0),
+        (vec!["compare", TINY, "--variants", "default,fencing", "--seeds", "1", "--out", "{T}/compare-N"], 0),
+        (vec!["list", "tests/bad_input"], 0),
+        (vec!["new", "{T}/new-N.toml"], 0),
+        (vec!["completions", "bash"], 0),
+        (vec!["--help"], 0),
+        (vec!["run", "/dev/null"], 2),
+    ];
+    let mut attempt = 0;
+    for (command, code) in &commands {
+        for (sink, on_stderr) in [(Sink::ClosedPipe, false), (Sink::Full, false), (Sink::Full, true)] {
+            attempt += 1;
+            let list: Vec<String> = args(command).into_iter().map(|a| a.replace("-N", &format!("-{attempt}"))).collect();
+            let (got, stderr) = rehearsal_into(&list, sink, on_stderr);
+            let what = format!("rehearsal {} with {} into {sink:?}", list.join(" "), if on_stderr { "stderr" } else { "stdout" });
+            assert!(got != Some(101) && !stderr.contains("panicked"), "{what}: {got:?}\n{stderr}");
+            let expected = match (sink, on_stderr) {
+                (Sink::ClosedPipe, _) => *code,
+                // A command with nothing to say on stderr is not hurt by a full one.
+                (Sink::Full, true) if *code == 0 && got == Some(0) => 0,
+                (Sink::Full, _) if *code <= 1 => 3,
+                (Sink::Full, _) => *code,
+            };
+            assert_eq!(got, Some(expected), "{what}\n{stderr}");
+            if matches!(sink, Sink::Full) && !on_stderr && expected == 3 && *code != 3 {
+                assert!(stderr.contains("cannot write to standard output"), "{what}: {stderr}");
+            }
+        }
+    }
+    // What finished is kept: the run into a closed pipe wrote its whole folder.
+    for file in ["comms.db", "trace.csv", "summary.md"] {
+        assert!(Path::new(&t("run-1")).join(file).exists(), "{file} kept");
+    }
+}
+
+/// This binary as its "reproduce with:" and "replay" lines name it: `rehearsal` when that name
+/// on PATH runs it, else its own path (sim/base/shell.rs).
+fn bin() -> String {
+    let me = std::fs::canonicalize(env!("CARGO_BIN_EXE_rehearsal")).unwrap();
+    let on_path = std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("rehearsal")).find(|p| p.is_file()));
+    match on_path.and_then(|p| std::fs::canonicalize(p).ok()) {
+        Some(found) if found == me => "rehearsal".to_string(),
+        _ => rehearsal::base::shell::quote_path(&me),
+    }
+}
+
+/// The files under `dir` (relative paths), sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Issue 41, cases 5, 11, 13 and 14: an orderly error leaves no temporary (a run stopped by
+/// the event cap, a sweep's saved erroring pair); a merge stopped half way is marked
+/// INCOMPLETE and holds no half-copied failure; merged failures' reports name the merged
+/// replay files; a deep table header is placed by line and column.
+#[test]
+fn issue_41_whole_or_nothing_merged_failures_and_deep_headers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = |rest: &str| format!("{}/{rest}", tmp.path().display());
+    let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<String>>();
+    let tmp_files = |dir: &str| files_under(Path::new(dir)).into_iter().filter(|f| f.ends_with(".tmp")).collect::<Vec<_>>();
+    // Case 13.
+    let cap = "tests/bad_input/event-cap.toml";
+    rehearsal_in(&root(), &args(&["-q", "run", cap, "--out", &t("r")])).assert("event cap", 3, &["event cap reached"]);
+    assert_eq!(tmp_files(&t("r")), Vec::<String>::new(), "an orderly error removes its temporaries");
+    rehearsal_in(&root(), &args(&["-q", "sweep", cap, "--seeds", "1", "--shard", "1/1", "--out", &t("s")])).assert("saved error", 3, &[]);
+    assert_eq!(tmp_files(&t("s/failures")), Vec::<String>::new(), "a saved erroring pair holds no temporary");
+    // Case 11: a shard of failing pairs, merged.
+    let zombie = "scenarios/faults/zombie.toml";
+    rehearsal_in(&root(), &args(&["-q", "sweep", zombie, "--seeds", "7", "--shard", "1/1", "--out", &t("z")])).assert(
+        "a failing shard",
+        1,
+        &[],
+    );
+    rehearsal_in(&root(), &args(&["-q", "merge", &t("z"), "--out", &t("m")])).assert("its merge", 1, &[]);
+    let summary = std::fs::read_to_string(t("m/failures/zombie-default-7/summary.md")).unwrap();
+    assert!(summary.contains(&t("m/failures/zombie-default-7.toml")) && !summary.contains(&t("z/failures")), "{summary}");
+    let timeline = std::fs::read_to_string(t("m/failures/zombie-default-7/timeline.html")).unwrap();
+    assert!(!timeline.contains(&t("z/failures")), "the timeline names the merged folder");
+    assert!(!Path::new(&t("m/INCOMPLETE")).exists(), "a whole merge is not marked");
+    // Case 5: a merge stopped while copying (a file it cannot read) is marked and half of nothing.
+    std::os::unix::fs::symlink(t("nowhere"), t("z/failures/zombie-default-7/gone")).unwrap();
+    let ran = rehearsal_in(&root(), &args(&["-q", "merge", &t("z"), "--out", &t("m2")]));
+    assert_eq!(ran.code, Some(3), "{}", ran.stderr);
+    assert!(Path::new(&t("m2/INCOMPLETE")).exists(), "an unfinished merge is marked");
+    let left = files_under(Path::new(&t("m2/failures")));
+    assert!(left.is_empty(), "no half-copied failure, no temporary, no replay file without its folder: {left:?}");
+    // Case 14.
+    std::fs::write(t("deep.toml"), format!("[tasks]\ncount = 1\n[{}]\n", vec!["a"; 20_000].join("."))).unwrap();
+    rehearsal_in(&root(), &args(&["check", &t("deep.toml")])).assert(
+        "a deep header",
+        2,
+        &[&format!("{}:3:1: recursion limit", t("deep.toml"))],
+    );
+}
+
+/// Issue 41, case 10: `judge` refuses (exit 2, file:line) a trace that is not whole or not in
+/// order, and a comms.db that is not the trace's run's; a fuzz of deletions, swaps, cuts and
+/// edited times, none of which may be judged as the run.
+#[test]
+fn issue_41_judge_refuses_what_is_not_whole_or_not_the_run_s() {
+    use rehearsal::base::error::Error;
+    let tmp = tempfile::tempdir().unwrap();
+    let quickstart = root().join("scenarios/quickstart.toml");
+    for seed in ["3", "4"] {
+        let out = tmp.path().join(seed).display().to_string();
+        let args: Vec<String> =
+            ["-q", "run", "scenarios/quickstart.toml", "--seed", seed, "--out", &out].iter().map(|a| a.to_string()).collect();
+        rehearsal_in(&root(), &args).assert("a run to judge", 0, &[]);
+    }
+    let original = std::fs::read_to_string(tmp.path().join("3/trace.csv")).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let judge = |name: &str, trace: &str, db: Option<&[u8]>| {
+        let dir = tmp.path().join(name);
+        crate::support::copy_tree(&tmp.path().join("3"), &dir);
+        std::fs::write(dir.join("trace.csv"), trace).unwrap();
+        if let Some(db) = db {
+            std::fs::write(dir.join("comms.db"), db).unwrap();
+        }
+        rehearsal::campaign::judge::judge_run(&dir, Some(&quickstart), false)
+    };
+    let refused = |name: &str, trace: String, db: Option<&[u8]>, expect: &str| match judge(name, &trace, db) {
+        Err(Error::Input(m)) => assert!(m.contains(expect), "{name}: {m}"),
+        Err(e) => panic!("{name}: not bad input: {e}"),
+        Ok(judged) => panic!("{name}: judged as the run: {}", judged.line()),
+    };
+    let with = |edit: &dyn Fn(&mut Vec<String>)| {
+        let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+        edit(&mut l);
+        l.join("\n") + "\n"
+    };
+    assert!(judge("as-is", &original, None).is_ok_and(|j| j.line().contains("PASS")), "the run itself is judged");
+    let mark = lines.iter().position(|l| l.contains("mark_complete")).expect("a mark_complete row");
+    refused("swap", with(&|l| l.swap(10, 11)), None, "trace.csv:11: column `seq`");
+    refused("time 0", with(&|l| l[20] = format!("0{}", &l[20][l[20].find(',').unwrap()..])), None, "trace.csv:21: column `t_ms`");
+    refused("mark_complete deleted", with(&|l| drop(l.remove(mark))), None, &format!("trace.csv:{}: column `seq`", mark + 1));
+    refused("cut at a line", with(&|l| l.truncate(l.len() / 2)), None, "without its run_end row");
+    refused("cut in a line", original[..original.len() - 7].to_string(), None, "cut short");
+    let other_db = std::fs::read(tmp.path().join("4/comms.db")).unwrap();
+    refused("another run's comms.db", original.clone(), Some(&other_db), "not the comms.db of the run");
+    refused("garbage comms.db", original.clone(), Some(b"not a database at all, not even close....".repeat(200).as_slice()), "comms.db");
+    // The fuzz: a row deleted, two rows swapped, a time moved back, each at many places.
+    let mut x: u64 = 41;
+    for i in 0..60 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let at = 2 + (x >> 33) as usize % (lines.len() - 3);
+        let trace = match i % 3 {
+            0 => with(&|l| drop(l.remove(at))),
+            1 => with(&|l| l.swap(at, at + 1)),
+            _ => with(&|l| l[at] = format!("0{}", &l[at][l[at].find(',').unwrap()..])),
+        };
+        if trace == original || (i % 3 == 1 && lines[at] == lines[at + 1]) {
+            continue;
+        }
+        // A time moved back no further than the row before's stays in order: only a hash of
+        // the rows in the run_end record would show it (not written yet: see the issue's note).
+        if i % 3 == 2 && (lines[at].starts_with("0,") || lines[at - 1].starts_with("0,")) {
+            continue;
+        }
+        assert!(
+            matches!(judge(&format!("fuzz-{i}"), &trace, None), Err(Error::Input(_))),
+            "mutation {i} at line {} was judged as the run",
+            at + 1
+        );
+    }
 }

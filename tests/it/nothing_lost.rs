@@ -97,6 +97,8 @@ fn a_finished_sweep_removes_the_incomplete_marker_of_an_earlier_interrupted_one(
     let out = tmp.path().join("again");
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(out.join("INCOMPLETE"), "3 of 9 pairs finished: interrupted (Ctrl-C)\n").unwrap();
+    // The record the interrupted sweep wrote first (sim/base/out_owner.rs): its files are rehearsal's.
+    std::fs::write(out.join(".rehearsal-owned"), "owns INCOMPLETE\nowns results.csv\nowns failures\n").unwrap();
     // Replacing an earlier sweep's folder takes --force (a sweep never replaces results
     // silently); the forced one clears the marker with the rest.
     let o = rehearsal(&["sweep", "scenarios/quickstart.toml", "--seeds", "1..=3", "--out", out.to_str().unwrap()]);

@@ -7,8 +7,11 @@ use std::path::Path;
 
 use crate::support::{rehearsal, stderr, stdout};
 
-/// A folder with an earlier command's leftovers: a stale run folder and a stale failure.
+/// A folder with an earlier command's leftovers: a stale run folder and a stale failure, and
+/// the record of the command that wrote them (sim/base/out_owner.rs).
 fn stale(out: &Path) {
+    std::fs::create_dir_all(out).unwrap();
+    std::fs::write(out.join(".rehearsal-owned"), "owns fencing-99\nowns failures\nowns summary.md\n").unwrap();
     std::fs::create_dir_all(out.join("fencing-99")).unwrap();
     std::fs::write(out.join("fencing-99/comms.db"), "").unwrap();
     std::fs::create_dir_all(out.join("failures")).unwrap();
@@ -35,6 +38,14 @@ fn every_results_command_refuses_a_folder_holding_results_unless_forced() {
         assert_eq!(r.status.code(), Some(2), "{args:?}: {}{}", stdout(&r), stderr(&r));
         assert!(stderr(&r).contains("already holds results") && stderr(&r).contains("--force"), "{args:?}: {}", stderr(&r));
         assert!(out.join("fencing-99/comms.db").exists(), "{args:?} touched nothing");
+    }
+    // A file no rehearsal command wrote (issue 41): refused by each, --force or not, naming it.
+    std::fs::write(out.join("mine.txt"), "the user's").unwrap();
+    for args in commands {
+        let r = rehearsal(&[args, &["--force"]].concat());
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}{}", stdout(&r), stderr(&r));
+        assert!(stderr(&r).contains("mine.txt: not rehearsal's to replace"), "{args:?}: {}", stderr(&r));
+        assert!(out.join("fencing-99/comms.db").exists() && out.join("mine.txt").exists(), "{args:?} touched nothing");
     }
 }
 

@@ -98,10 +98,11 @@ impl Runner<'_> {
     }
 }
 
-pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
+pub fn shrink(failure_path: &Path, out_file: &Path, force: bool) -> Result<ShrinkReport> {
     let failure = Failure::load(failure_path)?;
     let located = failure.locate(failure_path)?;
     let (scenario_path, sql) = (located.scenario, located.sql);
+    refuse_out(out_file, force, &[failure_path, &scenario_path, sql.as_deref().unwrap_or(failure_path)])?;
     let text = crate::base::input_file::read_text(&scenario_path, "scenario")?;
     let mut original: Table =
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
@@ -155,8 +156,36 @@ pub fn shrink(failure_path: &Path, out_file: &Path) -> Result<ShrinkReport> {
     if let Some(parent) = out_file.parent() {
         std::fs::create_dir_all(parent)?;
     }
+    // Again: the file may have appeared while the candidates ran.
+    refuse_out(out_file, force, &[])?;
     crate::base::atomic::write_atomically(out_file, text.as_bytes())?;
     Ok(ShrinkReport { text, ..report })
+}
+
+/// `--out` may not replace an existing file without `force`, nor, ever, one of the failure's
+/// own files (`inputs`) or anything not a regular file (issue 41: it overwrote the failure's
+/// own scenario).
+fn refuse_out(out_file: &Path, force: bool, inputs: &[&Path]) -> Result<()> {
+    let same = |input: &Path| match (std::fs::canonicalize(out_file), std::fs::canonicalize(input)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(input) = inputs.iter().find(|input| same(input)) {
+        return Err(Error::input(format!(
+            "--out {}: that is the failure's own input ({}); shrink never replaces it, choose another file",
+            out_file.display(),
+            input.display()
+        )));
+    }
+    match std::fs::symlink_metadata(out_file) {
+        Ok(meta) if !meta.is_file() => {
+            Err(Error::input(format!("--out {}: exists and is not a regular file; choose another file", out_file.display())))
+        }
+        Ok(_) if !force => {
+            Err(Error::input(format!("--out {}: the file exists; pass --force to replace it, or choose another file", out_file.display())))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The document with the random crashes and hangs of `base`'s run written as scripted

@@ -59,7 +59,22 @@ pub struct RunSection {
     /// (sim/world/db/step_limit.rs).
     #[serde(deserialize_with = "positive_u64")]
     pub sql_steps_max: u64,
+    /// Bytes comms.db may grow to; a statement that would grow it further ends the run in an
+    /// input error naming it (issue 41).
+    #[serde(deserialize_with = "positive_u64")]
+    pub db_bytes_max: u64,
+    /// Bytes one string or blob (a value of a row) may hold, likewise.
+    #[serde(deserialize_with = "positive_u64")]
+    pub value_bytes_max: u64,
 }
+
+/// The default `run.db_bytes_max`: the largest shipped run (fleet-day) ends below 10 MB; a
+/// GiB is far past any run of the protocol and fits two jobs in this machine's memory.
+pub const DEFAULT_DB_BYTES_MAX: u64 = 1 << 30;
+
+/// The default `run.value_bytes_max`: the protocol's values are ids, states, times and short
+/// message bodies; 16 MiB is far past them.
+pub const DEFAULT_VALUE_BYTES_MAX: u64 = 16 << 20;
 
 /// The default `run.sql_steps_max`: the protocol's statements take a few thousand steps on a
 /// fleet's tables; a hundred million is seconds of one core.
@@ -73,6 +88,8 @@ impl Default for RunSection {
             sim_time_max_ms: 24 * 3_600_000,
             events_max: 10_000_000,
             sql_steps_max: DEFAULT_STEPS_MAX,
+            db_bytes_max: DEFAULT_DB_BYTES_MAX,
+            value_bytes_max: DEFAULT_VALUE_BYTES_MAX,
         }
     }
 }

@@ -37,6 +37,12 @@ impl Problem {
 pub(super) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
     let message = in_user_terms(e.message().trim());
     let Some(span) = e.span() else {
+        // toml's recursion limit comes with no place (issue 41: a header nested 20,000 deep):
+        // the deepest nesting of the text is where it was hit.
+        if message.contains("recursion limit") {
+            let (line, col, depth) = deepest(text);
+            return Error::input(format!("{file}:{line}:{col}: {message}: a table or array nested {depth} deep; keep nesting shallow"));
+        }
         return Error::input(format!("{file}: {message}"));
     };
     let (line, col) = line_col(text, span.start);
@@ -52,6 +58,42 @@ pub(super) fn toml_error(file: &str, text: &str, e: &toml::de::Error) -> Error {
         Some(key) => Error::input(format!("{file}:{line}:{col}: key `{key}`: {message}")),
         None => Error::input(format!("{file}:{line}:{col}: {message}")),
     }
+}
+
+/// The first place where the text nests deepest, as 1-based line and column and that depth:
+/// a table header counts its dotted keys, a value its open brackets and braces (outside
+/// strings).
+fn deepest(text: &str) -> (usize, usize, usize) {
+    let mut best = (1, 1, 0);
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if trimmed.starts_with('[') && !line.contains('=') {
+            let depth = trimmed.split('#').next().unwrap_or("").matches('.').count() + 1;
+            if depth > best.2 {
+                best = (i + 1, indent + 1, depth);
+            }
+            continue;
+        }
+        let (mut depth, mut quote) = (0usize, None);
+        for (col, c) in line.char_indices() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => {
+                    depth += 1;
+                    if depth > best.2 {
+                        best = (i + 1, col + 1, depth);
+                    }
+                }
+                (None, ']' | '}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+    }
+    best
 }
 
 /// serde's message as a scenario's author reads it: the expected type in TOML's words ("an

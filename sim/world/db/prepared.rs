@@ -110,22 +110,17 @@ impl Prepared {
         Ok(prepared)
     }
 
+    /// Runs the harness's own `work` on the connection with the guard off (sim/world/db/schema_guard.rs).
+    pub(super) fn unguarded<T>(&self, work: impl FnOnce(&Connection) -> T) -> T {
+        match &self.guard {
+            Some(guard) => guard.off(|| work(self.conn())),
+            None => work(self.conn()),
+        }
+    }
+
     pub(super) fn conn(&self) -> &Connection {
         // SAFETY: see `new`; alive until `self` is dropped.
         unsafe { self.conn.expect("present until taken apart").as_ref() }
-    }
-
-    /// Runs `change` on the connection without the schema guard: the harness's own schema
-    /// change (the history recorder's triggers, `CommsDb::record_history`), never a protocol
-    /// statement. The guard is installed again after it; SQLite expires the prepared
-    /// statements on each change of authorizer, and they re-prepare on their next step.
-    pub(super) fn unguarded<T>(&mut self, change: impl FnOnce(&Connection) -> T) -> T {
-        if let Some(guard) = self.guard.take() {
-            guard.uninstall(self.conn());
-        }
-        let outcome = change(self.conn());
-        self.guard = Some(Guard::install(self.conn()));
-        outcome
     }
 
     fn statements(&mut self) -> &mut Statements {

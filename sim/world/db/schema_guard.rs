@@ -17,15 +17,31 @@ use rusqlite::{ffi, Connection};
 /// nothing while it runs.
 pub struct Guard {
     /// Boxed, so the address SQLite holds does not move; read and cleared per statement.
-    refused: Box<RefCell<Option<String>>>,
+    refused: Box<State>,
+}
+
+/// What the authorizer shares with the guard.
+struct State {
+    refused: RefCell<Option<String>>,
+    /// Set while the harness itself runs a statement (`Guard::off`): nothing is refused.
+    off: std::cell::Cell<bool>,
+    /// Set while a protocol statement is prepared (`Guard::check`): what only the protocol's
+    /// statements may not do (transaction control, …: `escape`) is refused then too.
+    checking: std::cell::Cell<bool>,
 }
 
 impl Guard {
     /// Installs the guard on `conn`. It must stay alive, and `uninstall` be called, while
     /// `conn` may prepare a statement.
     pub fn install(conn: &Connection) -> Guard {
-        let guard = Guard { refused: Box::new(RefCell::new(None)) };
-        let user = (&*guard.refused as *const RefCell<Option<String>>).cast_mut().cast::<c_void>();
+        let guard = Guard {
+            refused: Box::new(State {
+                refused: RefCell::new(None),
+                off: std::cell::Cell::new(false),
+                checking: std::cell::Cell::new(false),
+            }),
+        };
+        let user = (&*guard.refused as *const State).cast_mut().cast::<c_void>();
         // SAFETY: the handle is the live connection's; `user` points into the box, which
         // lives until the guard is dropped, after `uninstall` or after the connection closed.
         unsafe {
@@ -42,16 +58,26 @@ impl Guard {
         }
     }
 
+    /// Runs the harness's own `work` (a pragma that sets the run's bounds) with nothing refused.
+    pub fn off<T>(&self, work: impl FnOnce() -> T) -> T {
+        self.refused.off.set(true);
+        let outcome = work();
+        self.refused.off.set(false);
+        outcome
+    }
+
     /// Prepares with `prepare`; returns what it gave and, when the statement changes the
     /// schema or the connection, the action that does (`DROP TABLE orchestration_tasks`).
     pub fn check<T>(&self, sql: &str, prepare: impl FnOnce() -> T) -> (T, Option<String>) {
-        self.refused.borrow_mut().take();
+        self.refused.refused.borrow_mut().take();
+        self.refused.checking.set(true);
         let outcome = prepare();
-        let refused = self.refused.borrow_mut().take();
+        self.refused.checking.set(false);
+        let refused = self.refused.refused.borrow_mut().take();
         if first_word(sql).eq_ignore_ascii_case("vacuum") {
             return (outcome, Some("VACUUM".to_string()));
         }
-        (outcome, refused)
+        (outcome, refused.or_else(|| host_time(sql)))
     }
 }
 
@@ -82,6 +108,28 @@ fn schema_change(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<
     Some(format!("{verb} {object}"))
 }
 
+/// What a protocol statement may not do besides changing the schema (issue 41: these passed
+/// `check --sql` and then failed the run with no file:line). Refused only while a protocol
+/// statement is prepared: the harness's own use of the connection (a test's `BEGIN`) is not
+/// the protocol's.
+fn escape(code: c_int, arg1: Option<&str>, arg2: Option<&str>) -> Option<String> {
+    let object = arg1.unwrap_or("?");
+    match code {
+        // Transaction control: the harness runs each statement in its own transaction.
+        ffi::SQLITE_TRANSACTION => Some(format!("{object}: transaction control")),
+        ffi::SQLITE_SAVEPOINT => Some(format!("SAVEPOINT {}: transaction control", arg2.unwrap_or("?"))),
+        // An extension is code from outside the run.
+        ffi::SQLITE_FUNCTION if arg2.is_some_and(|f| f.eq_ignore_ascii_case("load_extension")) => {
+            Some("load_extension(): code from outside the run".to_string())
+        }
+        // A table-valued pragma reads the connection's internals, not the protocol's rows.
+        ffi::SQLITE_READ if object.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("pragma_")) => {
+            Some(format!("{object}(): a table-valued pragma"))
+        }
+        _ => None,
+    }
+}
+
 unsafe extern "C" fn authorize(
     user: *mut c_void,
     code: c_int,
@@ -91,16 +139,30 @@ unsafe extern "C" fn authorize(
     _trigger: *const c_char,
 ) -> c_int {
     let text = |p: *const c_char| if p.is_null() { None } else { CStr::from_ptr(p).to_str().ok() };
-    match schema_change(code, text(arg1), text(arg2)) {
+    // SAFETY: `user` is the guard's box (`Guard::install`); SQLite calls this on the
+    // thread preparing, while no borrow of it is held (`check` holds none across it).
+    let state = &*user.cast::<State>();
+    if state.off.get() {
+        return ffi::SQLITE_OK;
+    }
+    let escaped = || if state.checking.get() { escape(code, text(arg1), text(arg2)) } else { None };
+    match schema_change(code, text(arg1), text(arg2)).or_else(escaped) {
         Some(action) => {
-            // SAFETY: `user` is the guard's box (`Guard::install`); SQLite calls this on the
-            // thread preparing, while no borrow of it is held (`check` holds none across it).
-            let refused = &*user.cast::<RefCell<Option<String>>>();
-            refused.borrow_mut().get_or_insert(action);
+            state.refused.borrow_mut().get_or_insert(action);
             ffi::SQLITE_DENY
         }
         None => ffi::SQLITE_OK,
     }
+}
+
+/// A date and time modifier that reads the host's time zone (`'localtime'`, `'utc'`): the
+/// same run would give another trace in another zone (issue 41: a FAIL under
+/// America/New_York). The simulated clock is UTC.
+fn host_time(sql: &str) -> Option<String> {
+    let mut literals = sql.split('\'').skip(1).step_by(2);
+    literals
+        .find(|l| l.trim().eq_ignore_ascii_case("localtime") || l.trim().eq_ignore_ascii_case("utc"))
+        .map(|l| format!("'{l}': a time modifier that reads the host's time zone; the run's clock is UTC, use times without it"))
 }
 
 /// The statement's first word, past whitespace and `--` and `/* */` comments.
@@ -144,11 +206,22 @@ mod tests {
             ("ATTACH 'x.db' AS x", "ATTACH"),
             ("PRAGMA journal_mode = DELETE", "PRAGMA journal_mode = DELETE"),
             ("-- why\n  VACUUM", "VACUUM"),
+            ("BEGIN IMMEDIATE", "BEGIN: transaction control"),
+            ("commit", "COMMIT: transaction control"),
+            ("SAVEPOINT s", "SAVEPOINT s"),
+            ("SELECT load_extension('x.so')", "load_extension()"),
+            ("SELECT name FROM pragma_table_info('t')", "pragma_table_info(): a table-valued pragma"),
+            ("UPDATE t SET a = datetime('now', 'localtime')", "'localtime': a time modifier"),
+            ("UPDATE t SET a = datetime('now', ' UTC')", "' UTC': a time modifier"),
         ];
         for (sql, action) in cases {
             assert!(refused(sql).is_some_and(|a| a.starts_with(action)), "{sql}: {:?}", refused(sql));
         }
-        for sql in ["SELECT a FROM t", "UPDATE t SET a = 1", "INSERT INTO t VALUES (random())", "DELETE FROM t", "PRAGMA journal_mode"] {
+        let near = ["SELECT a FROM t WHERE a = 'utc time'", "UPDATE t SET a = datetime('now', '+1 second')", "SELECT lower('x')"];
+        for sql in ["SELECT a FROM t", "UPDATE t SET a = 1", "INSERT INTO t VALUES (random())", "DELETE FROM t", "PRAGMA journal_mode"]
+            .into_iter()
+            .chain(near)
+        {
             assert_eq!(refused(sql), None, "{sql}");
         }
     }
