@@ -309,7 +309,8 @@ fn point_refused(options: &BenchOptions, path: &Path, described: &[String], e: &
 /// seeds a different number of faults, and the grid compares fault loads, not the parameter.
 fn fault_load_warning(scenario: &Scenario, options: &BenchOptions) -> Option<String> {
     use crate::input::scenario::Odds;
-    let on = |odds: Odds| !matches!(odds, Odds::Fixed(p) if p == 0.0);
+    // Unset (issue 44) is no fault, as a written 0 is none here: neither rolls a crash.
+    let on = |odds: Odds| !matches!(odds, Odds::Unset) && !matches!(odds, Odds::Fixed(p) if p == 0.0);
     let per_write: Vec<&str> =
         [("crash_probability", scenario.faults.crash_probability), ("hang_probability", scenario.faults.hang_probability)]
             .into_iter()
