@@ -200,8 +200,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let epoch = scenario.run.epoch_unix_ms;
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
-    db.set_steps_max(scenario.run.sql_steps_max);
-    db.set_bytes_max(scenario.run.db_bytes_max, scenario.run.value_bytes_max)?;
+    bound_db(&mut db, &scenario.run)?;
     statements.apply_to(&mut db)?;
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);
@@ -294,6 +293,13 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
 /// ends (sim/world/run_folder.rs: a killed run leaves no `comms.db`, never a half-checkpointed
 /// one); for a run that keeps only its hash, this thread's kept connection emptied
 /// (sim/world/db_pool.rs) when it has this catalog.
+/// The run's bounds on its SQL: steps a statement may take, bytes the database and a value
+/// may hold (issue 41).
+fn bound_db(db: &mut CommsDb, run: &crate::input::scenario::RunSection) -> Result<()> {
+    db.set_steps_max(run.sql_steps_max);
+    db.set_bytes_max(run.db_bytes_max, run.value_bytes_max)
+}
+
 fn open_db(out_dir: &Path, epoch_unix_ms: i64, seed: u64, catalog: Catalog, sql_sha256: &str, keep: Keep) -> Result<CommsDb> {
     if keep == Keep::Hash {
         if let Some(mut db) = crate::world::db_pool::take(&catalog, sql_sha256) {

@@ -107,27 +107,42 @@ fn a_faulty_real_fleet_fails_on_owner_writes_only_naming_the_zombie_and_each_of_
     // successor claimed. Every row write it made after that is to a row it no longer owned.
     let successor_claim =
         log.iter().find(|l| l.event == "write" && l.session == "task-01-S2" && l.stmt == "claim_task").expect("the successor claimed");
-    let zombie_row_writes: Vec<&Logged> = log
-        .iter()
-        .filter(|l| {
-            l.event == "write"
-                && l.session == "task-01-S1"
-                && l.task == "task-01"
-                && !l.stmt.starts_with("send_")
-                && l.before > successor_claim.after
-        })
-        .collect();
-    assert!(!zombie_row_writes.is_empty(), "the zombie wrote after its resumption");
+    // Its row writes: those that began after the successor's claim ended are the zombie's for
+    // certain; one that overlapped the claim (the log's clock is the millisecond) may have
+    // committed on either side of it, so it may or may not be a violation.
+    let row_write = |l: &&Logged| l.event == "write" && l.session == "task-01-S1" && l.task == "task-01" && !l.stmt.starts_with("send_");
+    let certain: Vec<&Logged> = log.iter().filter(row_write).filter(|l| l.before > successor_claim.after).collect();
+    let possible: Vec<&Logged> = log.iter().filter(row_write).filter(|l| l.after >= successor_claim.before).collect();
+    assert!(!certain.is_empty(), "the zombie wrote after its resumption");
     let found: Vec<&str> = out.lines().filter(|l| l.starts_with("owner-writes-only at ")).collect();
-    assert_eq!(found.len(), zombie_row_writes.len(), "one violation per zombie row write:\n{out}\n{zombie_row_writes:#?}");
-    for (line, write) in found.iter().zip(&zombie_row_writes) {
-        assert!(line.contains("session S1 [task-01-S1]") && line.contains(&format!("wrote `{}`", write.stmt)), "{line}\n{write:?}");
+    assert!(
+        certain.len() <= found.len() && found.len() <= possible.len(),
+        "one violation per zombie row write ({} certain, {} possible):\n{out}\n{possible:#?}",
+        certain.len(),
+        possible.len()
+    );
+    // Each violation is one of the zombie's logged writes, each write named at most once: the
+    // statement, and SQLite's instant of it as the zombie's own clock bracketed it (SQLite
+    // rounds its instant to the millisecond, the log truncates: 1 ms either side).
+    let ms = |text: &str| rehearsal::campaign::history::parse_at(text).expect("an instant");
+    let mut unused = possible.clone();
+    for line in &found {
+        assert!(line.contains("session S1 [task-01-S1]"), "{line}");
         assert!(line.contains("belonged to session S2 [task-01-S2]") || line.contains("belonged to session S3 [task-01-S3]"), "{line}");
-        // SQLite's instant of the statement, as the zombie's own clock bracketed it.
-        // (SQLite rounds its instant to the millisecond, the log truncates: 1 ms either side.)
-        let at = &line["owner-writes-only at ".len()..][..23];
-        let ms = |text: &str| rehearsal::campaign::history::parse_at(text).expect("an instant");
-        assert!(ms(&write.before) - 1 <= ms(at) && ms(at) <= ms(&write.after) + 1, "{at} not within {write:?}");
+        let at = ms(&line["owner-writes-only at ".len()..][..23]);
+        // A history names a write by what it changed (docs/protocol.md C93): a
+        // `set_needs_review` onto a row its successor already set `needs_review` changes only
+        // the heartbeat, and reads as `heartbeat`.
+        let named = |stmt: &str| {
+            line.contains(&format!("wrote `{stmt}`"))
+                || (stmt == "set_needs_review" && line.contains("wrote `heartbeat` to task-01 (state needs_review → needs_review)"))
+        };
+        let matched = unused.iter().position(|w| named(&w.stmt) && ms(&w.before) - 1 <= at && at <= ms(&w.after) + 1);
+        let i = matched.unwrap_or_else(|| panic!("{line}\nis none of the zombie's logged writes:\n{unused:#?}"));
+        unused.remove(i);
+    }
+    for write in &certain {
+        assert!(!unused.iter().any(|w| std::ptr::eq(*w, *write)), "a certain zombie write not reported: {write:?}\n{out}");
     }
     // The killed session: nothing recorded of it after the kill, and the history is whole
     // (the judge read it to its end: no exit 2).

@@ -28,9 +28,10 @@ fn raw_instants(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// strict-ci-smoke seed 1 fails at 47 min and keeps polling until its 12 h limit: the
-/// replay writes the reports, summary.md reads its times, and the timeline opens on the
-/// first few hours, not on twelve.
+/// strict-ci-smoke seed 1 fails at 47 min (a woken session writes its successor's row) and
+/// runs on to 2 h 45 min: the replay writes the reports, summary.md reads its times, and the
+/// timeline opens on the window where the failures are. (Before issue 42 it polled on to its
+/// 12 h limit; since its sessions read the hand-over of their task, it ends.)
 #[test]
 fn a_replay_writes_readable_reports_and_its_timeline_opens_on_the_active_window() {
     let tmp = tempfile::tempdir().unwrap();
@@ -40,20 +41,20 @@ fn a_replay_writes_readable_reports_and_its_timeline_opens_on_the_active_window(
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stdout(&o).contains(&format!("reports      {}", out.join("summary.md").display())), "{}", stdout(&o));
     let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(summary.contains("| makespan | 12h00m00s |"), "{summary}");
-    assert!(summary.contains("sent at t=49m49s, was handled 2 times: t=50m20s by session S2"), "{summary}");
+    assert!(summary.contains("| makespan | 2h45m00s |"), "{summary}");
+    assert!(summary.contains("sent at t=49m45s, was handled 2 times: t=49m53s by session S2"), "{summary}");
     let violations = summary.split("## Violations").nth(1).unwrap();
-    assert!(violations.contains("- **messages-seen-once** at 1h00m30s: "), "{violations}");
+    assert!(violations.contains("- **messages-seen-once** at 59m51s: "), "{violations}");
     assert!(raw_instants(&summary).is_empty(), "no raw instants: {:?}", raw_instants(&summary));
     assert!(summary.contains("| background / pause poll | 15.0s / 10.0s |"), "{summary}");
     // violations.csv keeps raw milliseconds for programs.
-    assert!(std::fs::read_to_string(out.join("violations.csv")).unwrap().contains("t=2989834 ms"));
+    assert!(std::fs::read_to_string(out.join("violations.csv")).unwrap().contains("2838195,owner-writes-only,\"at t=2838195 ms"));
     let dom = render(&out.join("timeline.html"), &tmp.path().join("profile"));
     let view = dom.split("data-view-ms=\"").nth(1).unwrap().split('"').next().unwrap();
     let (from, to) = view.split_once("..").unwrap();
     let (from, to): (i64, i64) = (from.parse().unwrap(), to.parse().unwrap());
     assert!(from < 2_838_195 && to > 2_838_195, "the first violation (t=47m18s) in view: {view}");
-    assert!(to < 6 * 3_600_000, "opens on the active window, not the 12 h run: {view}");
+    assert!(to <= 9_900_000, "opens within the run: {view}");
     assert!(dom.contains("id=\"in-view\">in view: 0 to "), "the page says what is in view");
 }
 

@@ -96,7 +96,7 @@ fn as_root_the_test_script_refuses_an_install_that_would_upgrade_an_installed_pa
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     let plan = "Inst libsystemd0 [252.1-1] (252.2-1 Debian:12/stable [amd64])\nInst chromium (120.0-1 Debian:12/stable [amd64])\n";
-    let path = root_path_with_apt(&bin, &["cargo", "sqlite3", "faketime"], plan);
+    let path = root_path_with_apt(&bin, &["cargo", "sqlite3", "faketime", "python3"], plan);
     let o = run_script(&path, tmp.path());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{stderr}");
@@ -116,7 +116,7 @@ fn as_root_the_test_script_installs_only_what_is_missing_when_nothing_installed_
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("bin");
     let plan = "Inst libfaketime (0.9.10-2.1 Debian:12/stable [amd64])\nInst faketime (0.9.10-2.1 Debian:12/stable [amd64])\n";
-    let path = root_path_with_apt(&bin, &["cargo", "sqlite3", "chromium"], plan);
+    let path = root_path_with_apt(&bin, &["cargo", "sqlite3", "chromium", "python3"], plan);
     let o = run_script(&path, tmp.path());
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");

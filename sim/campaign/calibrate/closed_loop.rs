@@ -56,10 +56,13 @@ pub struct WorkerArgs {
     /// Where to write its attempts, JSON lines (written whole at the end).
     #[arg(long)]
     out: PathBuf,
+    /// The load's comms.db (WAL), opened with a connection of the worker's own.
     #[arg(long)]
     db: PathBuf,
+    /// SQLite's busy timeout on that connection (`sqlite3_busy_timeout`), ms.
     #[arg(long)]
     busy_timeout_ms: u64,
+    /// The compression K: each simulated gap runs as gap / K.
     #[arg(long)]
     speedup: u32,
     /// The load's start, µs since the Unix epoch: every worker counts from it.
