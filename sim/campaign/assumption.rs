@@ -89,9 +89,7 @@ fn pending_at(events: &[Event], violation: &Violation) -> Vec<(String, Launch)> 
     let new_tasks: Vec<String> = launches.values().filter(|l| l.t_ms == violation.t_ms).map(|l| l.task_id.clone()).collect();
     launches
         .into_iter()
-        .filter(|(sid, l)| {
-            new_tasks.contains(&l.task_id) && l.t_ms < violation.t_ms && tried.get(sid).is_none_or(|t| *t > violation.t_ms)
-        })
+        .filter(|(sid, l)| new_tasks.contains(&l.task_id) && l.t_ms < violation.t_ms && tried.get(sid).is_none_or(|t| *t > violation.t_ms))
         .collect()
 }
 

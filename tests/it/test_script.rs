@@ -107,7 +107,11 @@ fn as_root_the_test_script_refuses_an_install_that_would_upgrade_an_installed_pa
     );
     assert!(stderr.contains("would also upgrade installed packages: libsystemd0"), "{stderr}");
     let calls = apt_calls(&bin);
-    assert_eq!(calls, ["apt-get update -qq", "apt-get install -s --no-upgrade --no-install-recommends chromium"], "simulated only, nothing installed");
+    assert_eq!(
+        calls,
+        ["apt-get update -qq", "apt-get install -s --no-upgrade --no-install-recommends chromium"],
+        "simulated only, nothing installed"
+    );
     assert!(!String::from_utf8_lossy(&o.stdout).contains("cargo test"), "cargo must not run");
 }
 
