@@ -275,8 +275,21 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let mut scopes = Vec::new();
     for path in &files {
         let doc = nothing_expected_doc(path)?;
-        let scenario = document::scenario(&doc, path)?;
-        let scope = shipped_scope::scope(&doc, &scenario, profile)?;
+        let (scenario, scope) = match document::scenario(&doc, path) {
+            Ok(scenario) => {
+                let scope = shipped_scope::scope(&doc, &scenario, profile)?;
+                (scenario, scope)
+            }
+            // Its own `[protocol]` contradicts the profile (two variants replacing one
+            // statement are refused): it cannot run as written under the profile, only
+            // without its own protocol changes, and is judged so.
+            Err(refused) => {
+                let alone = shipped_scope::profile_alone(&doc, profile);
+                let why = vec![format!("its own `[protocol]` cannot run under the profile ({refused}): judged without it")];
+                let scenario = document::scenario(&alone, path).map_err(|_| refused)?;
+                (scenario, Scope::Adjusted { doc: alone, why })
+            }
+        };
         match &scope {
             Scope::Adjusted { doc, .. } => judged.push((path.clone(), document::scenario(doc, path)?)),
             _ => judged.push((path.clone(), scenario.clone())),
