@@ -275,7 +275,9 @@ fn shipped_part(sizes: &ProofSizes, runs_dir: &Path) -> Result<Part> {
     let mut scopes = Vec::new();
     for path in &files {
         let doc = nothing_expected_doc(path)?;
-        let (scenario, scope) = match document::scenario(&doc, path) {
+        // Loaded and resolved (the profile with the scenario's own variants), as its run plans it.
+        let resolved = document::scenario(&doc, path).and_then(|s| crate::input::variant::with_variants(&s, &[]).map(|_| s));
+        let (scenario, scope) = match resolved {
             Ok(scenario) => {
                 let scope = shipped_scope::scope(&doc, &scenario, profile)?;
                 (scenario, scope)
