@@ -26,8 +26,17 @@ fn which(tool: &str) -> String {
     String::from_utf8(o.stdout).unwrap().trim().to_string()
 }
 
+/// Runs scripts/test.sh as a person would: without the upgrade permission `.ci/run` exports
+/// for CI's throwaway machine (inherited, it would let the script upgrade what it must refuse).
 fn run_script(path: &str, home: &Path) -> Output {
-    Command::new(which("bash")).arg(root().join("scripts/test.sh")).arg("golden").env("PATH", path).env("HOME", home).output().unwrap()
+    Command::new(which("bash"))
+        .arg(root().join("scripts/test.sh"))
+        .arg("golden")
+        .env("PATH", path)
+        .env("HOME", home)
+        .env_remove("REHEARSAL_TEST_ALLOW_UPGRADES")
+        .output()
+        .unwrap()
 }
 
 #[test]
