@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Runs CI's two lanes (.github/workflows/rehearsal.yml) on this machine: the PR lane (README's
-# strict and baselined suites), then one night of the nightly lane — the N shards at once as
+# Runs CI's two lanes (.github/workflows/rehearsal.yml) on this machine: the PR lane (the
+# regression corpus, then README's strict and baselined suites), then one night of the nightly lane — the N shards at once as
 # background processes, then `rehearsal merge --baseline`; exits with the first non-zero code
 # (0 pass, 1 a regression, a fault that never fired or a shard's results missing, 2 bad input
 # or shards of different suites, 3 harness).
@@ -16,6 +16,9 @@
 #              own --seeds, and its merge has no baseline unless BASELINE says one
 #   BASELINE   the nightly merge's --baseline (default: the workflow's NIGHT_BASELINE)
 #   BLESS      1: write BASELINE from the shards (`merge --bless-modes`), then judge by it
+#   RECORD     1: count the night in BASELINE's failing modes (`merge --record-night`)
+#   EXPIRE_AFTER  a known failure mode that passed this many nights in a row is known no
+#              more (`merge --expire-after`, default 7, as the workflow)
 #   REHEARSAL  the binary (default: a release build of this checkout, built first)
 #   JOBS       --jobs of each shard (default 1: the N shards already run side by side)
 # Shards write OUT/shard-I/ (their stdout and stderr in OUT/logs/shard-I.log, so that
@@ -36,7 +39,12 @@ mkdir -p "$out/logs"
 verdict=0
 
 if [[ " $lanes " == *" pr "* ]]; then
-    # The PR lane, as the workflow's `pr` job runs it.
+    # The PR lane, as the workflow's `pr` job runs it: the regression corpus first, its record
+    # of passes in a row kept in OUT from one run of the script to the next.
+    code=0
+    "$REHEARSAL" corpus tests/corpus --streaks "$out/corpus-streaks.txt" >"$out/logs/corpus.log" 2>&1 || code=$?
+    echo "ci-local: PR lane, regression corpus exited $code; see $out/logs/corpus.log" >&2
+    [ "$verdict" -ne 0 ] || verdict=$code
     code=0
     "$REHEARSAL" sweep scenarios/ci/*.toml --seeds 1..=20 --protocol repaired \
         --variant table-transitions-only --variant exit-requested-conductor-only --quiet --force --out "$out/pr/strict" || code=$?
@@ -87,8 +95,12 @@ if [[ " $lanes " == *" nightly "* ]]; then
     done
     judge=()
     if [ -n "$baseline" ]; then
-        judge=(--baseline "$baseline" --require-faults-fired)
-        [ "${BLESS:-}" != 1 ] || judge+=(--bless-modes)
+        judge=(--baseline "$baseline" --require-faults-fired --expire-after "${EXPIRE_AFTER:-7}")
+        if [ "${BLESS:-}" = 1 ]; then
+            judge+=(--bless-modes)
+        elif [ "${RECORD:-}" = 1 ]; then
+            judge+=(--record-night)
+        fi
     fi
     code=0
     "$REHEARSAL" merge "${merged[@]}" "${judge[@]}" --force --out "$out/merged" || code=$?

@@ -63,6 +63,9 @@ enum Command {
     Judge(JudgeArgs),
     /// Minimize a saved failure while it keeps failing the same way; write the scenario.
     Shrink(ShrinkArgs),
+    /// Run a regression corpus (shrunk failures with their fingerprints): exit 1 when an
+    /// entry fails another way; entries that keep passing are reported for removal.
+    Corpus(rehearsal::commands::corpus::CorpusArgs),
     /// Regenerate reports/FINDINGS.md: every disagreement, default against variant.
     Findings(FindingsArgs),
     /// Parameter grid over seeds (CSV per grid point, heatmaps), or with --overhead the cost
@@ -153,6 +156,7 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
         Command::Replay(args) => commands::replay::replay(args),
         Command::Judge(args) => commands::replay::judge(args),
         Command::Shrink(args) => commands::replay::shrink(args),
+        Command::Corpus(args) => commands::corpus::corpus(args),
         Command::Findings(args) => commands::findings::findings(args, quiet),
         Command::Bench(args) if args.overhead => commands::bench::overhead(args),
         Command::Bench(args) => commands::bench::bench(args, quiet),

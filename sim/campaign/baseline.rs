@@ -52,6 +52,9 @@ pub type Key = (String, String, u64);
 pub struct Entry {
     pub passed: bool,
     pub rules: BTreeSet<String>,
+    /// A `fail` failure mode only: the nights in a row, up to the last recorded one, in which
+    /// no pair of its scenario failed (`passed-nights=K`, sim/campaign/baseline_expiry.rs).
+    pub passed_nights: u64,
 }
 
 impl Entry {
@@ -142,7 +145,8 @@ impl Baseline {
             text.push_str("# A seed of `*` is a failure mode: how any seed of the scenario may fail, for seeds no line names\n# (`rehearsal merge … --baseline FILE --bless-modes`; a nightly lane's new seeds are judged by it).\n");
         }
         for ((scenario, variant), entry) in &self.modes {
-            let _ = writeln!(text, "{scenario} {variant} {ANY_SEED} {}", entry.describe());
+            let nights = if entry.passed_nights > 0 { format!(" {NIGHTS_FIELD}{}", entry.passed_nights) } else { String::new() };
+            let _ = writeln!(text, "{scenario} {variant} {ANY_SEED} {}{nights}", entry.describe());
         }
         text
     }
@@ -168,7 +172,7 @@ impl Baseline {
             if key.0.contains(char::is_whitespace) || key.1.contains(char::is_whitespace) {
                 return Err(Error::input(format!("{}: a baseline cannot name a path with white space", row.scenario)));
             }
-            entries.insert(key, Entry { passed: row.verdict == RunOutcome::Pass, rules: split_rules(row.rules) });
+            entries.insert(key, Entry { passed: row.verdict == RunOutcome::Pass, rules: split_rules(row.rules), passed_nights: 0 });
         }
         Ok(Baseline { entries, modes: BTreeMap::new() })
     }
@@ -184,7 +188,8 @@ impl Baseline {
                     row.scenario, row.seed, row.first_violation
                 )));
             }
-            let mode = modes.entry((key.0.clone(), key.1.clone())).or_insert(Entry { passed: true, rules: BTreeSet::new() });
+            let mode =
+                modes.entry((key.0.clone(), key.1.clone())).or_insert(Entry { passed: true, rules: BTreeSet::new(), passed_nights: 0 });
             if row.verdict == RunOutcome::Fail {
                 mode.passed = false;
                 mode.rules.extend(split_rules(row.rules));
@@ -208,8 +213,24 @@ impl Baseline {
 /// A line's pair: scenario, variant, and its seed (`None`: `*`, a failure mode).
 type LineKey = (String, String, Option<u64>);
 
+/// The optional sixth field of a failure mode: `passed-nights=K`.
+pub const NIGHTS_FIELD: &str = "passed-nights=";
+
 fn parse_line(line: &str) -> std::result::Result<(LineKey, Entry), String> {
-    let fields: Vec<&str> = line.split_whitespace().collect();
+    let mut fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.len() > 6 {
+        return Err(format!("expected 5 fields (scenario variant seed verdict rules), found {}", fields.len()));
+    }
+    let passed_nights = match fields.get(5).map(|f| f.strip_prefix(NIGHTS_FIELD)) {
+        None => 0,
+        Some(Some(k)) if fields[2] == ANY_SEED && fields[3] == "fail" => {
+            let nights = k.parse().map_err(|_| format!("`{NIGHTS_FIELD}{k}`: not a whole number of nights"))?;
+            fields.truncate(5);
+            nights
+        }
+        Some(Some(_)) => return Err(format!("`{NIGHTS_FIELD}` belongs to a failing failure mode (seed `*`, verdict fail) only")),
+        Some(None) => return Err(format!("expected 5 fields (scenario variant seed verdict rules), found {}", fields.len())),
+    };
     let [scenario, variant, seed, verdict, rules] = fields[..] else {
         return Err(format!("expected 5 fields (scenario variant seed verdict rules), found {}", fields.len()));
     };
@@ -224,7 +245,7 @@ fn parse_line(line: &str) -> std::result::Result<(LineKey, Entry), String> {
     if let Some(unknown) = rules.iter().find(|r| !crate::judging::oracle::RULES.iter().any(|known| known.name() == r.as_str())) {
         return Err(format!("`{unknown}` is not a rule (docs/oracles.md lists them)"));
     }
-    Ok(((scenario.to_string(), variant.to_string(), seed), Entry { passed, rules }))
+    Ok(((scenario.to_string(), variant.to_string(), seed), Entry { passed, rules, passed_nights }))
 }
 
 /// What became of one pair against the baseline.

@@ -26,6 +26,15 @@ pub struct Merged {
     pub missing_coverage: Vec<Item>,
     /// The merged set judged against `--baseline` (sim/campaign/baseline.rs), as one sweep's would be.
     pub baseline: Option<crate::campaign::baseline::Comparison>,
+    /// The baseline's failure modes `--expire-after` no longer counts as known.
+    pub expired: Vec<crate::campaign::baseline_expiry::Expired>,
+}
+
+/// `merge --expire-after N` and `--record-night` (sim/campaign/baseline_expiry.rs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Nights {
+    pub expire_after: Option<u64>,
+    pub record: bool,
 }
 
 pub enum MergeOutcome {
@@ -48,7 +57,7 @@ pub enum Bless {
 }
 
 pub fn merge(dirs: &[PathBuf], out: &Path, required: Option<&Required>, baseline: Option<&Path>, force: bool) -> Result<MergeOutcome> {
-    merge_blessing(dirs, out, required, baseline, None, force)
+    merge_blessing(dirs, out, required, baseline, None, force, Nights::default())
 }
 
 /// `merge`, and with `bless` the baseline file written from the merged pairs first, then
@@ -60,6 +69,7 @@ pub fn merge_blessing(
     baseline: Option<&Path>,
     bless: Option<Bless>,
     force: bool,
+    nights: Nights,
 ) -> Result<MergeOutcome> {
     refuse_non_shards(dirs)?;
     let shards = dirs.iter().map(|dir| Ok(Shard { dir: dir.clone(), manifest: Manifest::read(dir)? })).collect::<Result<Vec<_>>>()?;
@@ -85,7 +95,7 @@ pub fn merge_blessing(
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
     let total = pairs.len();
     let merged_rows: Vec<ResultRow> = pairs.iter().map(|pair| pair.row.clone()).collect();
-    let comparison = match baseline {
+    let (comparison, expired) = match baseline {
         Some(file) => {
             let outcomes = sweep::outcomes(&merged_rows);
             let keys = crate::campaign::merge_keys::keys(&outcomes, &first.suite, file)?;
@@ -93,15 +103,37 @@ pub fn merge_blessing(
                 crate::campaign::baseline::bless_keyed(&outcomes, &keys, file, how == Bless::Modes)?;
             }
             let loaded = crate::campaign::baseline::Baseline::load(file)?;
-            Some(crate::campaign::baseline::compare(&outcomes, &keys, &loaded, file))
+            let (judged_by, expired) = judged_by(&loaded, &outcomes, &keys, file, nights)?;
+            (Some(crate::campaign::baseline::compare(&outcomes, &keys, &judged_by, file)), expired)
         }
-        None => None,
+        None => (None, Vec::new()),
     };
     let rows = sweep::write_files(out, pairs, &coverage, required, &missing_coverage, "", comparison.as_ref())?;
     // The manifest of the whole suite: what an unsharded sweep of it writes.
     Manifest { shard: 1, shards: 1, pairs: total, ..first.clone() }.write(out)?;
     crate::campaign::marker::unmark(out)?;
-    Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison }))
+    Ok(MergeOutcome::Written(Merged { rows, coverage, missing_coverage, baseline: comparison, expired }))
+}
+
+/// The baseline the night is judged by (its expired failure modes judged as `pass -`, judged
+/// by the counts before this night), and with `--record-night` the file rewritten whole with
+/// this night counted.
+fn judged_by(
+    loaded: &crate::campaign::baseline::Baseline,
+    outcomes: &[crate::campaign::baseline::Outcome],
+    keys: &[Key],
+    file: &Path,
+    nights: Nights,
+) -> Result<(crate::campaign::baseline::Baseline, Vec<crate::campaign::baseline_expiry::Expired>)> {
+    use crate::campaign::baseline_expiry::{expire, record_night};
+    let (judged, expired) = match nights.expire_after {
+        Some(after) => expire(loaded, after),
+        None => (loaded.clone(), Vec::new()),
+    };
+    if nights.record {
+        crate::base::atomic::write_atomically(file, record_night(loaded, outcomes, keys).render().as_bytes())?;
+    }
+    Ok((judged, expired))
 }
 
 /// Exit 2 on a path that is a file, before anything is read: ci-local's `shard-1.log` picked

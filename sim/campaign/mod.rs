@@ -19,9 +19,11 @@
 
 pub mod assumption;
 pub mod baseline;
+pub mod baseline_expiry;
 pub mod bench;
 pub mod calibrate;
 pub mod compare;
+pub mod corpus;
 pub mod explore;
 pub mod failure_file;
 pub mod fault_proof;

@@ -8,6 +8,7 @@ pub mod new_scenario;
 pub mod args;
 pub mod bench;
 pub mod compare;
+pub mod corpus;
 pub mod explore;
 pub mod findings;
 pub mod outcome;

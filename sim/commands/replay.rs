@@ -92,20 +92,36 @@ pub struct ShrinkArgs {
     /// A saved failure file, e.g. DIR/failures/zombie-default-21.toml from a sweep.
     pub failure: PathBuf,
     /// The minimized scenario file to write (TOML); an existing file is refused unless --force.
-    #[arg(long)]
-    pub out: PathBuf,
-    /// Replace an existing --out file (never the failure's own files).
+    #[arg(long, required_unless_present = "into", conflicts_with = "into")]
+    pub out: Option<PathBuf>,
+    /// A regression corpus folder (e.g. tests/corpus): writes the minimized scenario there as a
+    /// new entry named after the failure, with its fingerprint in `[corpus]`.
+    #[arg(long, value_name = "DIR")]
+    pub into: Option<PathBuf>,
+    /// Replace an existing --out file or corpus entry (never the failure's own files).
     #[arg(long)]
     pub force: bool,
 }
 
 pub fn shrink(args: ShrinkArgs) -> Result<Outcome, Error> {
-    let report = crate::campaign::shrink::shrink(&args.failure, &args.out, args.force)?;
+    use crate::campaign::shrink::Target;
+    let target = match (&args.out, &args.into) {
+        (Some(file), _) => Target::File(file),
+        (None, Some(dir)) => Target::Corpus(dir),
+        (None, None) => return Err(Error::input("shrink: give --out FILE or --into DIR")),
+    };
+    let report = crate::campaign::shrink::shrink(&args.failure, target, args.force)?;
     println!("fails        {}", report.signature);
     println!("events       {} -> {}", report.events_before, report.events_after);
     println!("faults       {} -> {} ({})", report.faults_before, report.faults_after, report.scripting);
     println!("runs         {}", report.runs);
-    println!("written      {}", args.out.display());
+    if args.into.is_some() {
+        println!(
+            "fingerprint  {}",
+            crate::campaign::corpus::describe(&crate::campaign::corpus::fingerprint(&report.signature, String::new()))
+        );
+    }
+    println!("written      {}", report.written.display());
     Ok(Outcome::PASS)
 }
 

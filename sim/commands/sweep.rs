@@ -182,6 +182,15 @@ pub struct MergeArgs {
     /// every rule its failing pairs broke (a nightly lane's baseline, for seeds not yet run).
     #[arg(long, requires = "baseline")]
     pub bless_modes: bool,
+    /// A failing failure mode (`* fail`) of the --baseline file that passed this many nights
+    /// in a row (`passed-nights=K`) no longer counts as known: its failures are regressions,
+    /// and it is reported `expired`, an improvement to bless.
+    #[arg(long, requires = "baseline", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub expire_after: Option<u64>,
+    /// Count this night in the --baseline file: each failing mode's `passed-nights` one more
+    /// when no pair of its scenario failed, else 0 (the file rewritten whole).
+    #[arg(long, requires = "baseline", conflicts_with_all = ["bless", "bless_modes"])]
+    pub record_night: bool,
 }
 
 pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
@@ -192,23 +201,31 @@ pub fn merge(args: MergeArgs) -> Result<Outcome, Error> {
         (_, true) => Some(crate::campaign::merge::Bless::Modes),
         _ => None,
     };
-    let merged = match crate::campaign::merge::merge_blessing(&args.dirs, &args.out, required.as_ref(), baseline, bless, args.force)? {
-        crate::campaign::merge::MergeOutcome::Written(merged) => merged,
-        crate::campaign::merge::MergeOutcome::Incomplete(problems) => {
-            for problem in &problems {
-                eprintln!("rehearsal: merge: {problem}");
+    let nights = crate::campaign::merge::Nights { expire_after: args.expire_after, record: args.record_night };
+    let merged =
+        match crate::campaign::merge::merge_blessing(&args.dirs, &args.out, required.as_ref(), baseline, bless, args.force, nights)? {
+            crate::campaign::merge::MergeOutcome::Written(merged) => merged,
+            crate::campaign::merge::MergeOutcome::Incomplete(problems) => {
+                for problem in &problems {
+                    eprintln!("rehearsal: merge: {problem}");
+                }
+                eprintln!("rehearsal: merge: incomplete set of shards, nothing written to {}", args.out.display());
+                return Ok(Outcome::FAIL);
             }
-            eprintln!("rehearsal: merge: incomplete set of shards, nothing written to {}", args.out.display());
-            return Ok(Outcome::FAIL);
-        }
-    };
+        };
     let (rows, missing) = (&merged.rows, &merged.missing_coverage);
     println!("merged {} pairs into {}", rows.len(), args.out.join("results.csv").display());
     if let Some(comparison) = &merged.baseline {
         print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(rows)));
     }
+    for expired in &merged.expired {
+        println!("{}", crate::campaign::baseline_expiry::line(expired, args.expire_after.unwrap_or(0)));
+    }
     if let (Some(_), Some(file)) = (bless, baseline) {
         println!("blessed      {} written from the merged pairs", file.display());
+    }
+    if let (true, Some(file)) = (args.record_night, baseline) {
+        println!("recorded     this night's passes in {}", file.display());
     }
     println!("summary      {}", args.out.join("summary.md").display());
     println!("coverage     {}", args.out.join("coverage.csv").display());

@@ -194,6 +194,10 @@ pub struct FaultPlan {
     pub busy_sleep_scale: i64,
     /// `name=value` pairs of everything drawn from the seed, for the trace and summary.
     pub drawn: Vec<(String, String)>,
+    /// `[[faults.poll_error]]` windows (from, to, census entry): docs/protocol.md C71.
+    poll_errors: Vec<(i64, i64, usize)>,
+    /// `[[faults.dead_heartbeat]]` sessions (task, session, census entry): C72.
+    dead_heartbeats: Vec<(u64, u32, usize)>,
 }
 
 impl FaultPlan {
@@ -216,6 +220,7 @@ impl FaultPlan {
         let context_spike_probability = resolve("context_spike_probability", faults.context_spike_probability);
         let census = arm(faults);
         let (timed, timed_entries, points) = scripted(faults, &census);
+        let (poll_errors, dead_heartbeats) = fleet_faults(faults, &census);
         let ((conductor_points, conductor_entries), (scripted_points, scripted_entries)) = points;
         FaultPlan {
             until_ms: faults.until_ms,
@@ -252,7 +257,30 @@ impl FaultPlan {
             busy_timeout_ms: faults.busy_timeout_ms.unwrap_or(5_000),
             lock_model: faults.lock_model,
             busy_sleep_scale: faults.busy_sleep_scale.unwrap_or(1).max(1),
+            poll_errors,
+            dead_heartbeats,
         }
+    }
+
+    /// Fault `poll_error` (docs/protocol.md C71): whether a conductor's `poll_tasks` at
+    /// `now_ms` fails (counted as fired).
+    pub fn poll_fails(&self, now_ms: i64) -> bool {
+        let hit = self.poll_errors.iter().find(|(from_ms, to_ms, _)| (*from_ms..*to_ms).contains(&now_ms));
+        if let Some((_, _, entry)) = hit {
+            self.census.fired_entry("poll_error", *entry);
+        }
+        hit.is_some()
+    }
+
+    /// Fault `dead_heartbeat` (C72): whether `actor`'s `heartbeat` changes nothing (its session,
+    /// a twin counting as its original; counted as fired).
+    pub fn heartbeat_dead(&self, actor: &ActorName) -> bool {
+        let Some(place) = actor.place() else { return false };
+        let hit = self.dead_heartbeats.iter().find(|(task, session, _)| *task == place.task && *session == place.session);
+        if let Some((_, _, entry)) = hit {
+            self.census.fired_entry("dead_heartbeat", *entry);
+        }
+        hit.is_some()
     }
 
     fn random_phase(&self, now_ms: i64) -> bool {
@@ -422,6 +450,16 @@ fn arm(faults: &FaultsSection) -> CensusLog {
     census
 }
 
+/// The poll-error windows and dead-heartbeat sessions, each with its census entry.
+type FleetFaults = (Vec<(i64, i64, usize)>, Vec<(u64, u32, usize)>);
+fn fleet_faults(faults: &FaultsSection, census: &CensusLog) -> FleetFaults {
+    let windows = faults.poll_error.iter().enumerate();
+    let polls = windows.map(|(i, w)| (w.from_ms, w.to_ms, census.arm_entry("poll_error", format!("poll_error[{}]", i + 1))));
+    let dead = faults.dead_heartbeat.iter().enumerate();
+    let beats = dead.map(|(i, d)| (d.task, d.session, census.arm_entry("dead_heartbeat", format!("dead_heartbeat[{}]", i + 1))));
+    (polls.collect(), beats.collect())
+}
+
 /// Scripted faults with their census entries: the timed ones sorted by time, and the point
 /// faults of the conductor and of the sessions, in the order `FaultsSection::point_faults`
 /// gives them (crashes, hangs, I/O errors, then the conductor's crashes, each in file order).
@@ -431,20 +469,22 @@ type Scripted = (Vec<(i64, Timed)>, Vec<usize>, (Entries, Entries));
 fn scripted(faults: &FaultsSection, census: &CensusLog) -> Scripted {
     let mut timed: Vec<((i64, Timed), usize)> = Vec::new();
     let (mut sessions, mut conductor): (Entries, Entries) = Default::default();
-    let lists = [("crash", &faults.crash), ("hang", &faults.hang), ("io_error", &faults.io_error)];
+    let lists =
+        [("crash", &faults.crash), ("hang", &faults.hang), ("io_error", &faults.io_error), ("ambiguous_commit", &faults.ambiguous_commit)];
     for (name, list) in lists {
         for (index, fault) in list.iter().enumerate() {
             let entry = census.arm_entry(name, format!("{name}[{}]", index + 1));
             let kind = match name {
                 "crash" => FaultKind::Crash,
                 "hang" => FaultKind::Hang { ms: fault.duration_ms.unwrap_or(HANG_MS_DEFAULT) },
+                "ambiguous_commit" => FaultKind::AmbiguousCommit,
                 _ => FaultKind::IoError,
             };
             let whose = Whose::Session { task: fault.task, session: fault.session };
             if let Some(at) = fault.at {
                 sessions.0.push(PointFault { whose, at, nth: fault.nth, kind });
                 sessions.1.push(entry);
-            } else if let (Some(at_ms), false) = (fault.at_ms, kind == FaultKind::IoError) {
+            } else if let (Some(at_ms), false) = (fault.at_ms, matches!(kind, FaultKind::IoError | FaultKind::AmbiguousCommit)) {
                 timed.push(((at_ms, Timed::Strike { whose, kind }), entry));
             }
         }

@@ -450,6 +450,11 @@ pub fn encode_fact(out: &mut String, fact: &Fact) {
             float_item(out, "seconds_stale", *seconds_stale);
             number_item(out, "polled_at_ms", polled_at_ms);
         }
+        Fact::BlindRetry { session_id, statement } => {
+            out.push_str("blind_retry");
+            text_item(out, "session_id", session_id);
+            text_item(out, "statement", statement);
+        }
     }
 }
 
@@ -471,6 +476,7 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
         "hung" => Fact::Hung { session_id: f.text("session_id")?, until_ms: f.number("until_ms")? },
         "watcher_died" => Fact::WatcherDied { session_id: f.text("session_id")? },
         "ended" => Fact::Ended { session_id: f.text("session_id")? },
+        "blind_retry" => Fact::BlindRetry { session_id: f.text("session_id")?, statement: f.text("statement")? },
         "message_handled" => Fact::MessageHandled { session_id: f.text("session_id")?, message_id: f.number("message_id")? },
         "sleep_jittered" => {
             Fact::SleepJittered { session_id: f.text("session_id")?, sleep_ms: f.number("sleep_ms")?, jitter_ms: f.number("jitter_ms")? }

@@ -620,6 +620,7 @@ mod tests {
                 Fact::StaleDeclared { .. } => "stale_declared",
                 Fact::Answering { .. } => "answering",
                 Fact::SleepJittered { .. } => "sleep_jittered",
+                Fact::BlindRetry { .. } => "blind_retry",
             },
         }
     }

@@ -43,6 +43,10 @@ pub enum FaultKind {
     /// after it, it ran and the session is told it failed (its answer lost on the way back).
     /// The session meets a failed statement as any other (docs/protocol.md C43).
     IoError,
+    /// After the statement committed, the call reports an error and the caller's tool layer
+    /// runs the same statement again, blindly, a second later; the session sees the retry's
+    /// answer only (docs/protocol.md C70). `after:` only.
+    AmbiguousCommit,
 }
 
 impl FaultKind {
@@ -52,6 +56,7 @@ impl FaultKind {
             FaultKind::Crash => FaultName::Crash,
             FaultKind::Hang { .. } => FaultName::Hang,
             FaultKind::IoError => FaultName::IoError,
+            FaultKind::AmbiguousCommit => FaultName::AmbiguousCommit,
         }
     }
 
@@ -73,6 +78,9 @@ pub enum FaultName {
     Crash,
     Hang,
     IoError,
+    /// Scripted only (`[[faults.ambiguous_commit]]`): explore and search do not place it, so it
+    /// is not in `ALL`.
+    AmbiguousCommit,
 }
 
 impl FaultName {
@@ -88,6 +96,7 @@ impl FaultName {
             FaultName::Crash => "crash",
             FaultName::Hang => "hang",
             FaultName::IoError => "io_error",
+            FaultName::AmbiguousCommit => "ambiguous_commit",
         }
     }
 
@@ -97,6 +106,7 @@ impl FaultName {
             FaultName::Crash => "crash",
             FaultName::Hang => "hangs",
             FaultName::IoError => "an I/O error",
+            FaultName::AmbiguousCommit => "an ambiguous commit",
         }
     }
 
@@ -106,6 +116,7 @@ impl FaultName {
             FaultName::Crash => Some(FaultKind::Crash),
             FaultName::Hang => None,
             FaultName::IoError => Some(FaultKind::IoError),
+            FaultName::AmbiguousCommit => Some(FaultKind::AmbiguousCommit),
         }
     }
 

@@ -187,6 +187,13 @@ pub enum Fact {
         /// When that poll ran (the conductor may have reviewed other tasks since).
         polled_at_ms: i64,
     },
+    /// Fault `ambiguous_commit` (docs/protocol.md C70): the session's next run of `statement`
+    /// is its tool layer's blind retry of the one that just committed, not a decision of its
+    /// own (an error report retried is still one report).
+    BlindRetry {
+        session_id: String,
+        statement: String,
+    },
 }
 
 /// Events as they are emitted during one step, drained by the engine into the consumers.

@@ -80,6 +80,9 @@ pub enum FailureKind {
     FencedOut,
     /// SQLITE_IOERR, of a scripted `io_error` fault (the disk failed the statement).
     IoError,
+    /// An error the caller's own code catches and ignores (fault `poll_error`,
+    /// docs/protocol.md C71): the conductor's tick ends there and the next one comes.
+    Swallowed,
 }
 
 /// What SQLite says on SQLITE_IOERR, and that the simulator made it.
@@ -248,11 +251,7 @@ impl World {
         // were decided at its first try (docs/protocol.md C60).
         let waiter = self.waiters.remove(&actor).filter(|(waiting, _)| *waiting == stmt).map(|(_, waiter)| waiter);
         let strike = if waiter.is_some() { None } else { self.faults.before_statement(&name, stmt, now_ms) };
-        let (before, after) = match strike {
-            Some(Strike { when: When::Before, kind }) => (Some(kind), None),
-            Some(Strike { when: When::After, kind }) => (None, Some(kind)),
-            None => (None, None),
-        };
+        let (before, after) = before_and_after(strike);
         match before {
             None => {}
             Some(FaultKind::Crash) => {
@@ -274,6 +273,10 @@ impl World {
                 self.emit_sql(now_ms, name, session_id, stmt, own_task, result, Default::default(), params_text);
                 return Ok(Some(Reply::SqlRefused { failure: io_failure(stmt), params }));
             }
+            Some(FaultKind::AmbiguousCommit) => unreachable!("validated: an ambiguous commit strikes after its statement"),
+        }
+        if let Some(reply) = self.fleet_fault(exec, actor, stmt, &params) {
+            return Ok(Some(reply));
         }
         if stmt.writes() {
             match self.take_write_lock(exec, actor, stmt, waiter) {
@@ -379,6 +382,18 @@ impl World {
             }
             // The statement ran (the trace shows what it did); its answer is lost.
             Some(FaultKind::IoError) => Ok(Some(Reply::SqlRefused { failure: io_failure(stmt), params })),
+            Some(FaultKind::AmbiguousCommit) => {
+                // docs/protocol.md C70: the statement committed (the trace shows it), its
+                // caller was told it failed, and its tool layer runs it again a second later,
+                // blindly, with the same parameters; the session sees that run's answer only.
+                let now_ms = self.now_ms(exec);
+                let detail = format!("`{stmt}` committed, reported as failed; retried blindly in {AMBIGUOUS_RETRY_MS} ms");
+                self.emit(now_ms, Who::Actor(name), session_id, EventKind::Note { what: "ambiguous_commit".into(), detail });
+                let fact = Fact::BlindRetry { session_id: session_id.to_string(), statement: stmt.to_string() };
+                self.emit(now_ms, Who::Actor(name), session_id, EventKind::Truth(fact));
+                exec.defer(actor, Request::Effect(Effect::Sql { stmt, params }), exec.now_unix_ms() + AMBIGUOUS_RETRY_MS);
+                Ok(None)
+            }
             None => Ok(Some(Reply::Sql(reply))),
         }
     }
@@ -630,8 +645,54 @@ impl World {
             Timed::Strike { whose: Whose::Conductor { .. }, kind: FaultKind::Hang { .. } } => {
                 unreachable!("a conductor session's hang is a window of time (`conductor_down`), not a strike")
             }
-            Timed::Strike { kind: FaultKind::IoError, .. } => unreachable!("validated: an I/O error takes a point, not a time"),
+            Timed::Strike { kind: FaultKind::IoError | FaultKind::AmbiguousCommit, .. } => {
+                unreachable!("validated: an I/O error or an ambiguous commit takes a point, not a time")
+            }
         }
+    }
+}
+
+/// A strike as the fault before the statement, or after it.
+fn before_and_after(strike: Option<Strike>) -> (Option<FaultKind>, Option<FaultKind>) {
+    match strike {
+        Some(Strike { when: When::Before, kind }) => (Some(kind), None),
+        Some(Strike { when: When::After, kind }) => (None, Some(kind)),
+        None => (None, None),
+    }
+}
+
+/// How long the caller's tool layer waits before its blind retry of an ambiguous commit
+/// (docs/protocol.md C70): the busy retry's second (C13).
+const AMBIGUOUS_RETRY_MS: i64 = 1_000;
+
+impl World {
+    /// Faults `poll_error` (C71) and `dead_heartbeat` (C72), which replace the statement's run:
+    /// a conductor's poll in a window fails (the trace shows the error) and its code swallows
+    /// it; a dead session's heartbeat changes nothing (the trace shows no row) and the session
+    /// is told it changed its row. `None`: the statement runs as usual.
+    fn fleet_fault(&mut self, exec: &Exec, actor: ActorId, stmt: Stmt, params: &Params) -> Option<Reply> {
+        let info = exec.data(actor).expect("present");
+        let (name, session_id) = (info.name, info.session_id.clone());
+        let now_ms = self.now_ms(exec);
+        let (result, reply, what) = if stmt == Stmt::PollTasks && name.is_conductor() && self.faults.poll_fails(now_ms) {
+            let message = "disk I/O error (simulated, fault poll_error: the conductor's code swallows it)".to_string();
+            let failure = SqlFailure { stmt, kind: FailureKind::Swallowed, message: message.clone() };
+            (SqlResult::SqliteError(message), Reply::SqlRefused { failure, params: Params::default() }, "poll_error")
+        } else if stmt == Stmt::Heartbeat && self.faults.heartbeat_dead(&name) {
+            let told = SqlOutcome { rows_affected: 1, rows: Vec::new(), readonly: false };
+            (SqlResult::Rows(0), Reply::Sql(Ok(told)), "dead_heartbeat")
+        } else {
+            return None;
+        };
+        let task_id = task_of(params).unwrap_or(info.task_id.as_str()).to_string();
+        let params_text = describe_params(stmt, params);
+        self.emit_sql(now_ms, name, session_id.clone(), stmt, task_id, result, Default::default(), params_text);
+        let detail = match what {
+            "poll_error" => "the poll failed; the conductor's code swallows the error and the tick ends".to_string(),
+            _ => "the heartbeat changed no row; the session was told it changed one".to_string(),
+        };
+        self.emit(now_ms, Who::Actor(name), session_id, EventKind::Note { what: what.into(), detail });
+        Some(reply)
     }
 }
 

@@ -186,8 +186,10 @@ fn the_pr_lane_runs_the_readmes_ci_commands() {
     let doc = workflow();
     let flat = |s: &str| s.replace("\\\n", " ").split_whitespace().collect::<Vec<_>>().join(" ");
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap().replace("\\\n", " ");
-    let commands: Vec<String> = readme.lines().filter(|l| l.starts_with("rehearsal sweep scenarios/ci/")).map(flat).collect();
-    assert_eq!(commands.len(), 2, "README's strict and baselined suites");
+    let ci = |l: &&str| l.starts_with("rehearsal sweep scenarios/ci/") || l.starts_with("rehearsal corpus ");
+    let commands: Vec<String> = readme.lines().filter(ci).map(flat).collect();
+    assert_eq!(commands.len(), 3, "README's corpus, strict and baselined suites");
+    assert!(commands[0].starts_with("rehearsal corpus tests/corpus"), "the corpus first: {commands:?}");
     let scripts = steps(&doc, "pr").iter().filter_map(|s| s["run"].as_str()).filter(|s| s.trim_start().starts_with("rehearsal "));
     let lane: Vec<String> = scripts.map(flat).collect();
     assert_eq!(lane, commands);
@@ -252,8 +254,9 @@ fn ci_local_runs_the_workflows_suite_in_parallel_shards_and_exits_with_the_merge
         .unwrap();
     assert!(both.status.success(), "{}", String::from_utf8_lossy(&both.stderr));
     let recorded = std::fs::read_to_string(&calls).unwrap();
-    let firsts: Vec<&str> = recorded.lines().take(2).collect();
-    assert!(firsts[0].contains("--protocol repaired") && firsts[1].contains("--baseline scenarios/ci/baseline.txt"), "{recorded}");
+    let firsts: Vec<&str> = recorded.lines().take(3).collect();
+    assert!(firsts[0].starts_with("corpus tests/corpus --streaks "), "the corpus first: {recorded}");
+    assert!(firsts[1].contains("--protocol repaired") && firsts[2].contains("--baseline scenarios/ci/baseline.txt"), "{recorded}");
     assert_eq!(recorded.lines().filter(|l| l.starts_with("sweep ")).count(), 4, "{recorded}");
 
     // The real binary on a small suite: a failing scenario makes the merge, and so the

@@ -68,3 +68,48 @@ fn declared_odds_of_zero_fail_the_flag_naming_the_kind() {
     let ok = sweep(&none, &dir.path().join("none"), true);
     assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
 }
+
+/// Issue 44's new kinds prove they fired like the others: an ambiguous commit at a point never
+/// reached, a poll-error window after the run's end and a dead heartbeat of a session that
+/// never runs each fail the flag, naming the entry; reached, they fire (a dead heartbeat once a
+/// heartbeat, a poll error once a failed poll).
+#[test]
+fn the_fleet_fault_kinds_report_armed_and_fired_and_fail_the_flag_when_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let inert = scenario(
+        dir.path(),
+        "inert.toml",
+        "[[faults.ambiguous_commit]]\ntask = 1\nat = \"after:claim_task\"\nnth = 9\n\
+         [[faults.poll_error]]\nfrom_ms = 30_000_000\nto_ms = 31_000_000\n\
+         [[faults.dead_heartbeat]]\ntask = 2\nsession = 4\n",
+    );
+    let strict = sweep(&inert, &dir.path().join("inert"), true);
+    assert_eq!(strict.status.code(), Some(1), "{}\n{}", stdout(&strict), stderr(&strict));
+    let said = stdout(&strict);
+    for entry in ["ambiguous_commit[1]", "poll_error[1]", "dead_heartbeat[1]"] {
+        assert!(said.contains(&format!("scripted fault {entry} never struck")), "{entry}: {said}");
+    }
+    let live = scenario(
+        dir.path(),
+        "live.toml",
+        "[[faults.ambiguous_commit]]\ntask = 1\nat = \"after:claim_task\"\n\
+         [[faults.poll_error]]\nfrom_ms = 60_000\nto_ms = 180_000\n\
+         [[faults.dead_heartbeat]]\ntask = 2\n",
+    );
+    let run_out = dir.path().join("run").display().to_string();
+    let run = rehearsal(&["run", &live, "--out", &run_out]);
+    let text = stdout(&run);
+    assert!(text.contains("faults       ambiguous_commit: armed 1, fired 1"), "{text}");
+    let fired = |kind: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("faults       {kind}: armed 1, fired ")))
+            .unwrap_or_else(|| panic!("{kind}: {text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(fired("poll_error") >= 3, "a poll every 30 s for 2 minutes: {text}");
+    assert!(fired("dead_heartbeat") >= 1, "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("run/trace.csv")).unwrap();
+    assert_eq!(trace.lines().filter(|l| l.contains(",sql,claim_task,") && l.contains(",task-01.S1,")).count(), 2, "S1's claim ran twice");
+    assert!(trace.contains("blind_retry"), "the truth says the second is a retry");
+}

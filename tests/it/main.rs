@@ -23,6 +23,7 @@ mod compare;
 mod conductor_crash;
 mod conductor_policy;
 mod context_control;
+mod corpus;
 mod coverage;
 mod determinism;
 mod doc_links;

@@ -124,3 +124,67 @@ fn failure_modes_judge_another_nights_seeds_and_a_new_rule_regresses() {
     assert_eq!(narrow.status.code(), Some(1), "{}", stdout(&narrow));
     assert!(stdout(&narrow).contains(&format!("new rule(s) {}", fewer[0])), "{}", stdout(&narrow));
 }
+
+/// Expiry (issue 44): `--record-night` counts the nights a failing mode's scenario passed
+/// (`passed-nights=K`), a failing night resets it, and `--expire-after N` stops counting a mode
+/// at N as known: reported `expired`, its failures regressions.
+#[test]
+fn a_known_failure_that_keeps_passing_expires_and_a_failing_night_resets_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let merge = |shards: &[String], out: &str, extra: &[&str]| {
+        let out = dir.path().join(out).display().to_string();
+        let mut args = vec!["merge"];
+        args.extend(shards.iter().map(String::as_str));
+        args.extend(["--out", &out]);
+        args.extend_from_slice(extra);
+        rehearsal(&args)
+    };
+    // A passing suite: strict-crash-between-state-and-message passes its first seeds.
+    let passing = "scenarios/ci/faults/strict-crash-between-state-and-message.toml";
+    let shard_dirs: Vec<String> = (1..=2)
+        .map(|i| {
+            let out = dir.path().join(format!("p{i}"));
+            let o = rehearsal(&[
+                "sweep",
+                passing,
+                "--seeds",
+                "1..=2",
+                "--shard",
+                &format!("{i}/2"),
+                "--quiet",
+                "--out",
+                &out.display().to_string(),
+            ]);
+            assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+            out.display().to_string()
+        })
+        .collect();
+    let file = dir.path().join("modes.txt");
+    let modes = file.display().to_string();
+    let o = merge(&shard_dirs, "m0", &["--baseline", &modes, "--bless-modes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let line = read(&file).lines().find(|l| l.ends_with(" * pass -")).unwrap().to_string();
+    // As if the scenario had been known to fail, and had passed one night since.
+    std::fs::write(&file, format!("{}fail budget passed-nights=1\n", line.trim_end_matches("pass -"))).unwrap();
+    let o = merge(&shard_dirs, "m1", &["--baseline", &modes, "--record-night", "--expire-after", "3"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("expired"), "2 nights of 3: still known\n{}", stdout(&o));
+    assert!(read(&file).contains(" * fail budget passed-nights=2\n"), "{}", read(&file));
+    let o = merge(&shard_dirs, "m2", &["--baseline", &modes, "--expire-after", "2"]);
+    assert_eq!(o.status.code(), Some(0), "a pass is no regression: {}", stdout(&o));
+    assert!(stdout(&o).contains("expired      ") && stdout(&o).contains("passed 2 nights in a row"), "{}", stdout(&o));
+
+    // A failing night under an expired mode is a regression; recorded, it resets the count.
+    let failing = shards("night:2026-12-01:6", dir.path());
+    let o = merge(&failing, "f0", &["--baseline", &modes, "--bless-modes"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = read(&file);
+    let fail_line = text.lines().find(|l| l.contains(" default * fail ")).unwrap().to_string();
+    std::fs::write(&file, format!("{fail_line} passed-nights=4\n")).unwrap();
+    let o = merge(&failing, "f1", &["--baseline", &modes, "--expire-after", "4", "--record-night"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("regression   ") && stdout(&o).contains("expired      "), "{}", stdout(&o));
+    assert_eq!(read(&file).lines().find(|l| !l.starts_with('#')).unwrap(), fail_line, "the failing night reset the count");
+    let o = merge(&failing, "f2", &["--baseline", &modes, "--expire-after", "4"]);
+    assert_eq!(o.status.code(), Some(0), "known again: {}", stdout(&o));
+}

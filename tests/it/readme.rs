@@ -23,6 +23,7 @@ use crate::support::{copy_tree, root};
 const SKIPPED: &[(&str, &str)] = &[
     ("scripts/test.sh", "it is this test suite"),
     ("--out reports/ci/", "tests/it/ci_gate.rs runs the CI commands, with and without mutants"),
+    ("corpus tests/corpus", "tests/it/corpus.rs runs the regression corpus"),
     ("--require-coverage tests/coverage/required.txt --out reports/coverage", "tests/it/coverage.rs runs this sweep"),
     ("explore crashes scenarios/faults/crash-between-state-and-message.toml", "1764 runs: minutes in a debug build"),
     ("explore crashes scenarios/quickstart.toml", "5388 runs: minutes even in a release build"),

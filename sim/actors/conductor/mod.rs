@@ -168,7 +168,16 @@ impl Conductor<'_> {
         for _poll in 0..polls_max {
             ctx.sql(Stmt::ConductorHeartbeat, vec![]).await?;
             self.read_messages().await?;
-            let tasks = self.poll_tasks().await?;
+            let tasks = match self.poll_tasks().await {
+                Ok(tasks) => tasks,
+                // Fault `poll_error` (docs/protocol.md C71): the conductor's own code catches
+                // the poll's error and the tick ends there; the next one comes as usual.
+                Err(failure) if failure.kind == crate::world::FailureKind::Swallowed => {
+                    ctx.sleep(self.scenario.conductor.poll_ms).await;
+                    continue;
+                }
+                Err(failure) => return Err(failure),
+            };
             let unfinished = tasks.iter().filter(|t| !t.is(TaskState::Complete) && !self.given_up.contains(&t.task_id)).count();
             if !tasks.is_empty() && unfinished == 0 {
                 self.wait_for_reviews().await;

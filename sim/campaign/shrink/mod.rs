@@ -42,11 +42,31 @@ pub struct ShrinkReport {
     pub scripting: String,
     pub runs: usize,
     pub text: String,
+    /// The file written: `--out`'s, or the corpus entry's under `--into`.
+    pub written: std::path::PathBuf,
+}
+
+/// Where a shrink writes: a file (`--out`), or a new entry of a regression corpus folder
+/// (`--into`: the file is named after the failure and carries its fingerprint in `[corpus]`,
+/// sim/campaign/corpus.rs).
+#[derive(Clone, Copy)]
+pub enum Target<'a> {
+    File(&'a Path),
+    Corpus(&'a Path),
+}
+
+/// A corpus entry's file name: `strict-random-faults-seed2-owner-writes-only.toml`.
+fn entry_name(failure: &Failure) -> String {
+    let stem = Path::new(&failure.scenario).file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().to_string());
+    let profile = failure.protocol.as_deref().map_or(String::new(), |p| format!("-{p}"));
+    let rule: String = failure.rule.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    format!("{stem}{profile}-seed{}-{rule}.toml", failure.seed)
 }
 
 /// The `[faults]` arrays of scripted faults that are not point faults (those are
 /// `FaultName::point_sections`).
-const OTHER_SCRIPTED_FAULTS: [&str; 4] = ["watcher_death", "double_launch", "missing_session_id", "conductor_down"];
+const OTHER_SCRIPTED_FAULTS: [&str; 7] =
+    ["watcher_death", "double_launch", "missing_session_id", "conductor_down", "ambiguous_commit", "poll_error", "dead_heartbeat"];
 
 /// Scripted faults (each entry of every array) and random ones (each odds key) of `table`.
 fn faults_in(table: &Table) -> usize {
@@ -98,8 +118,17 @@ impl Runner<'_> {
     }
 }
 
-pub fn shrink(failure_path: &Path, out_file: &Path, force: bool) -> Result<ShrinkReport> {
+pub fn shrink(failure_path: &Path, target: Target, force: bool) -> Result<ShrinkReport> {
     let failure = Failure::load(failure_path)?;
+    let corpus_file = match target {
+        Target::Corpus(dir) => Some(dir.join(entry_name(&failure))),
+        Target::File(_) => None,
+    };
+    let out_file = match (target, &corpus_file) {
+        (_, Some(file)) => file.as_path(),
+        (Target::File(file), None) => file,
+        (Target::Corpus(_), None) => unreachable!("a corpus target has its file"),
+    };
     let located = failure.locate(failure_path)?;
     let (scenario_path, sql) = (located.scenario, located.sql);
     refuse_out(out_file, force, &[failure_path, &scenario_path, sql.as_deref().unwrap_or(failure_path)])?;
@@ -151,7 +180,9 @@ pub fn shrink(failure_path: &Path, out_file: &Path, force: bool) -> Result<Shrin
         scripting,
         runs: runner.runs,
         text: String::new(),
+        written: out_file.to_path_buf(),
     };
+    let table = if corpus_file.is_some() { with_fingerprint(table, &failure, &report.signature)? } else { table };
     let text = written(&failure, &scenario_path, table, &report, &base_rules, &best)?;
     if let Some(parent) = out_file.parent() {
         std::fs::create_dir_all(parent)?;
@@ -160,6 +191,15 @@ pub fn shrink(failure_path: &Path, out_file: &Path, force: bool) -> Result<Shrin
     refuse_out(out_file, force, &[])?;
     crate::base::atomic::write_atomically(out_file, text.as_bytes())?;
     Ok(ShrinkReport { text, ..report })
+}
+
+/// `table` with the failure's fingerprint as its `[corpus]` table (a corpus entry).
+fn with_fingerprint(mut table: Table, failure: &Failure, signature: &Signature) -> Result<Table> {
+    let profile = failure.protocol.as_ref().map_or(String::new(), |p| format!(" --protocol {p}"));
+    let found = format!("{} seed {}{profile}", failure.scenario, failure.seed);
+    let section = crate::campaign::corpus::fingerprint(signature, found);
+    table.insert("corpus".to_string(), Value::try_from(section).map_err(|e| Error::harness(e.to_string()))?);
+    Ok(table)
 }
 
 /// `--out` may not replace an existing file without `force`, nor, ever, one of the failure's
@@ -265,6 +305,12 @@ fn written(
         report.runs,
         shown.join(", "),
     );
+    let corpus = if table.contains_key("corpus") {
+        "# A regression-corpus entry: `rehearsal corpus` on its folder runs it and checks that it still\n\
+         # fails with the fingerprint of [corpus] (rule, statement, actor); see docs/ci.md.\n"
+    } else {
+        ""
+    };
     let body = toml::to_string(&table).map_err(|e| Error::harness(e.to_string()))?;
-    Ok(format!("{header}{body}"))
+    Ok(format!("{header}{corpus}{body}"))
 }

@@ -15,6 +15,10 @@ pub struct Signature {
     pub rule: String,
     /// `set_needs_review by S1`; `the end of the run or a fault` for a violation judged at no statement.
     pub point: String,
+    /// The point's statement (`set_needs_review`) and role (`S1`): the corpus fingerprint's
+    /// parts (sim/campaign/corpus.rs); `-` for a violation judged at no statement.
+    pub statement: String,
+    pub actor: String,
 }
 
 impl Signature {
@@ -24,7 +28,13 @@ impl Signature {
             return None;
         }
         let point = summary.verdict.failing_violation().and_then(|v| v.point);
-        Some(Signature { rule: summary.verdict.failure.clone(), point: point.map_or_else(|| NO_POINT.to_string(), point_text) })
+        let (statement, actor) = point.map_or_else(|| ("-".to_string(), "-".to_string()), |p| (p.statement.to_string(), role(p.actor)));
+        Some(Signature {
+            rule: summary.verdict.failure.clone(),
+            point: point.map_or_else(|| NO_POINT.to_string(), point_text),
+            statement,
+            actor,
+        })
     }
 }
 

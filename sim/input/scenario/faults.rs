@@ -121,6 +121,24 @@ pub struct FaultsSection {
     pub conductor_down: Vec<Window>,
     /// The conductor's session dies; a new one starts `conductor.relaunch_after_ms` later.
     pub conductor_crash: Vec<ConductorCrash>,
+    /// A session's statement commits, the call reports an error, and the caller's tool layer
+    /// runs it again blindly (`at = "after:…"` only; docs/protocol.md C70).
+    pub ambiguous_commit: Vec<ScriptedFault>,
+    /// From `from_ms` to `to_ms` every conductor poll (`poll_tasks`) fails and the conductor's
+    /// code swallows the error: the tick does nothing more (docs/protocol.md C71).
+    pub poll_error: Vec<Window>,
+    /// Every `heartbeat` of one session changes nothing, and the session is told it worked
+    /// (docs/protocol.md C72).
+    pub dead_heartbeat: Vec<DeadHeartbeat>,
+}
+
+/// A session whose `heartbeat` statement silently changes nothing (`[[faults.dead_heartbeat]]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadHeartbeat {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
 }
 
 /// A fault for one session of one task: at a simulated time, or at a protocol point
@@ -182,6 +200,7 @@ impl FaultsSection {
         let mut out = session(|_| FaultKind::Crash, &self.crash);
         out.extend(session(|f| FaultKind::Hang { ms: f.duration_ms.unwrap_or(HANG_MS_DEFAULT) }, &self.hang));
         out.extend(session(|_| FaultKind::IoError, &self.io_error));
+        out.extend(session(|_| FaultKind::AmbiguousCommit, &self.ambiguous_commit));
         let conductor = self.conductor_crash.iter().filter_map(|c| c.at.map(|at| (c, at)));
         out.extend(conductor.map(|(c, at)| PointFault {
             whose: Whose::Conductor { session: c.session },

@@ -41,6 +41,23 @@ pub(super) struct ScenarioFile {
     #[serde(default)]
     pub protocol: ProtocolSection,
     pub schedule: Option<ScheduleSection>,
+    /// `[corpus]`: a regression-corpus entry's fingerprint (sim/campaign/corpus.rs reads and
+    /// checks it; a run ignores it).
+    #[allow(dead_code)]
+    pub corpus: Option<CorpusSection>,
+}
+
+/// How a corpus entry failed when `shrink --into` wrote it: the first failing rule, at the
+/// statement, run by the role (`S1`, `conductor`); `-` for a violation judged at no statement.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusSection {
+    pub rule: String,
+    pub statement: String,
+    pub actor: String,
+    /// Where the failure was found: the scenario, seed and profile it was shrunk from.
+    #[serde(default)]
+    pub found: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]

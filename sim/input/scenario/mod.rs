@@ -31,7 +31,7 @@ pub use self::actors::{
 pub use self::faults::{
     add_point_fault, ConductorCrash, DoubleLaunch, FaultsSection, LockModel, Odds, ScriptedFault, Window, HANG_MS_DEFAULT,
 };
-pub use self::file::{BudgetsSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
+pub use self::file::{BudgetsSection, CorpusSection, ExpectSection, RunSection, TimingSection, DEFAULT_STEPS_MAX};
 pub use self::plan::TaskPlan;
 pub use self::schedule::ScheduleSection;
 pub use self::verification::{Finding, VerificationScript, VerificationSection};

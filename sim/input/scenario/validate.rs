@@ -33,6 +33,7 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     scripted_faults(&raw.faults, count, sessions_max)?;
     double_launches(&raw.faults, count)?;
     missing_session_ids(&raw.faults, count)?;
+    fleet_faults(&raw.faults, count)?;
     conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
     variant_names(&raw.protocol)?;
@@ -249,6 +250,7 @@ fn scripted_faults(faults: &FaultsSection, count: u64, sessions_max: Option<u64>
         ("faults.hang", &faults.hang),
         ("faults.watcher_death", &faults.watcher_death),
         ("faults.io_error", &faults.io_error),
+        ("faults.ambiguous_commit", &faults.ambiguous_commit),
     ];
     for (section, entries) in scripted {
         for (index, fault) in entries.iter().enumerate() {
@@ -321,6 +323,41 @@ fn missing_session_ids(faults: &FaultsSection, count: u64) -> Checked {
         }
         if fault.session == 0 {
             return Err(Problem::in_entry("faults.missing_session_id", index, "session", "sessions count from 1".to_string()));
+        }
+    }
+    Ok(())
+}
+
+/// The faults agent fleets report (issue 44): an ambiguous commit follows a statement that ran
+/// (`at = "after:…"`, no `at_ms`); a poll-error window ends after it starts; a dead heartbeat
+/// names an existing task and a session from 1.
+fn fleet_faults(faults: &FaultsSection, count: u64) -> Checked {
+    for (index, fault) in faults.ambiguous_commit.iter().enumerate() {
+        if fault.at.is_none_or(|at| at.when != crate::vocab::When::After) {
+            let message = format!(
+                "entry {} of [[faults.ambiguous_commit]] needs `at = \"after:STATEMENT\"`: the statement commits, then its caller is told it failed",
+                index + 1
+            );
+            return Err(Problem::in_entry("faults.ambiguous_commit", index, "at", message));
+        }
+    }
+    for (index, window) in faults.poll_error.iter().enumerate() {
+        if window.to_ms <= window.from_ms || window.from_ms < 0 {
+            let message = format!(
+                "entry {} of [[faults.poll_error]]: to_ms ({}) must come after from_ms ({}, from 0)",
+                index + 1,
+                window.to_ms,
+                window.from_ms
+            );
+            return Err(Problem::in_entry("faults.poll_error", index, "to_ms", message));
+        }
+    }
+    for (index, fault) in faults.dead_heartbeat.iter().enumerate() {
+        if !names_a_task(fault.task, count) {
+            return Err(Problem::in_entry("faults.dead_heartbeat", index, "task", no_such_task(fault.task, count)));
+        }
+        if fault.session == 0 {
+            return Err(Problem::in_entry("faults.dead_heartbeat", index, "session", "sessions count from 1".to_string()));
         }
     }
     Ok(())
@@ -489,6 +526,21 @@ mod tests {
         assert_eq!((section, key), ("faults.io_error", "at_ms"), "{message}");
         assert_eq!(refusal("[[faults.io_error]]\ntask = 3\nat = \"before:heartbeat\"\n").2, "task");
         accepted("[[faults.io_error]]\ntask = 1\nat = \"before:set_needs_review\"\n");
+    }
+
+    #[test]
+    fn fleet_faults_are_refused_where_they_cannot_strike() {
+        let (section, _, key, message) = refusal("[[faults.ambiguous_commit]]\ntask = 1\nat = \"before:set_error\"\n");
+        assert_eq!((section, key), ("faults.ambiguous_commit", "at"), "{message}");
+        assert!(message.contains("needs `at = \"after:STATEMENT\"`"), "{message}");
+        assert_eq!(refusal("[[faults.ambiguous_commit]]\ntask = 1\nat_ms = 5\n").2, "at");
+        assert_eq!(refusal("[[faults.ambiguous_commit]]\ntask = 3\nat = \"after:set_error\"\n").2, "task");
+        accepted("[[faults.ambiguous_commit]]\ntask = 1\nat = \"after:set_error\"\n");
+        assert_eq!(refusal("[[faults.poll_error]]\nfrom_ms = 5\nto_ms = 5\n").2, "to_ms");
+        accepted("[[faults.poll_error]]\nfrom_ms = 5\nto_ms = 6\n");
+        assert_eq!(refusal("[[faults.dead_heartbeat]]\ntask = 3\n").2, "task");
+        assert_eq!(refusal("[[faults.dead_heartbeat]]\ntask = 1\nsession = 0\n").2, "session");
+        accepted("[[faults.dead_heartbeat]]\ntask = 2\n");
     }
 
     #[test]

@@ -175,7 +175,8 @@ impl CoverageObserver {
             | Fact::MessageHandled { .. }
             | Fact::Answering { .. }
             | Fact::StaleDeclared { .. }
-            | Fact::SleepJittered { .. } => {}
+            | Fact::SleepJittered { .. }
+            | Fact::BlindRetry { .. } => {}
         }
     }
 

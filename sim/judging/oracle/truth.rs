@@ -188,7 +188,7 @@ impl Truth {
             Fact::Answering { task_id, requester, .. } => {
                 self.answering.insert(task_id.clone(), requester.clone());
             }
-            Fact::MessageHandled { .. } | Fact::StaleDeclared { .. } | Fact::SleepJittered { .. } => {}
+            Fact::MessageHandled { .. } | Fact::StaleDeclared { .. } | Fact::SleepJittered { .. } | Fact::BlindRetry { .. } => {}
         }
     }
 

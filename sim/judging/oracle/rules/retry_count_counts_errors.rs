@@ -27,6 +27,9 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
 pub struct RetryCountCountsErrors {
     /// Per task: error reports since the last claim.
     errors: BTreeMap<String, i64>,
+    /// Sessions whose next `set_error` is a blind retry of the one that committed (fault
+    /// `ambiguous_commit`, docs/protocol.md C70): the same report, not a new one.
+    retrying: Vec<String>,
 }
 
 impl Rule for RetryCountCountsErrors {
@@ -35,6 +38,12 @@ impl Rule for RetryCountCountsErrors {
     }
 
     fn see(&mut self, seen: &Seen, _truth: &Truth, findings: &mut Findings) {
+        if let Seen::Fact(_, crate::world::event::Fact::BlindRetry { session_id, statement }) = seen {
+            if statement == Stmt::SetError.name() {
+                self.retrying.push(session_id.clone());
+            }
+            return;
+        }
         let Seen::Sql(f) = seen else { return };
         if f.failure.is_some() || f.actor.is_conductor() {
             return;
@@ -45,8 +54,9 @@ impl Rule for RetryCountCountsErrors {
                 self.errors.insert(f.task_id.to_string(), 0);
             }
             Stmt::SetError => {
+                let retried = self.retrying.iter().position(|s| *s == *f.session_id).map(|i| self.retrying.remove(i)).is_some();
                 let count = self.errors.entry(f.task_id.to_string()).or_insert(0);
-                *count += 1;
+                *count += i64::from(!retried);
                 if after.retry_count != *count {
                     findings.violate(
                         DOC.id,
