@@ -535,6 +535,29 @@ fn retry_count_counts_errors_a_report_that_counts_no_retry() {
     );
 }
 
+/// Issue 44, docs/protocol.md C70: a `set_error` blindly retried after an ambiguous commit is
+/// the same report, so the count it adds is one too many; without the `blind_retry` truth the
+/// same two writes are two reports and pass (the near miss).
+#[test]
+fn retry_count_counts_errors_a_blind_retry_counts_the_same_report_twice() {
+    let retried = |truth: bool| {
+        let mut run = s1_working();
+        run.write(9_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("working", S1, 0, 1.0), row("error", S1, 1, 0.0));
+        if truth {
+            run.fact(9_000, Fact::BlindRetry { session_id: S1.into(), statement: "set_error".into() });
+        }
+        run.write(10_000, "task-01.S1", S1, Stmt::SetError, "task-01", row("error", S1, 1, 1.0), row("error", S1, 2, 0.0));
+        run
+    };
+    let v = retried(true).the(RuleId::RetryCountCountsErrors);
+    assert!(
+        v.explanation.contains("reported error 1 on task-01 since its claim, but `set_error` left retry_count at 2"),
+        "{}",
+        v.explanation
+    );
+    retried(false).none(RuleId::RetryCountCountsErrors);
+}
+
 #[test]
 fn retry_count_counts_errors_near_miss_a_new_claim_starts_the_count_again() {
     let mut run = s1_working();
