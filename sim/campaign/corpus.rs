@@ -140,8 +140,12 @@ pub fn read_streaks(path: &Path) -> Result<BTreeMap<String, u64>> {
     Ok(out)
 }
 
-/// Writes the record whole (temp + rename).
+/// Writes the record whole (temp + rename), its folder made if missing (a fresh clone's
+/// `reports/`).
 pub fn write_streaks(path: &Path, streaks: &BTreeMap<String, u64>) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
     let mut text = STREAKS_HEADER.to_string();
     for (name, n) in streaks {
         text.push_str(&format!("{name}\t{n}\n"));
@@ -156,7 +160,7 @@ mod tests {
     #[test]
     fn streaks_round_trip_and_a_bad_line_names_its_place() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("streaks.txt");
+        let path = dir.path().join("state/streaks.txt");
         assert!(read_streaks(&path).unwrap().is_empty(), "no file yet: no record");
         let streaks = BTreeMap::from([("a.toml".to_string(), 2), ("b.toml".to_string(), 1)]);
         write_streaks(&path, &streaks).unwrap();

@@ -53,7 +53,8 @@ fn a_shrunk_entry_reproduces_then_a_changed_failure_fails_and_a_passing_one_is_d
     // The entry is a scenario: run alone it fails, as the original did.
     let o = rehearsal(&["run", entry.to_str().unwrap(), "--out", tmp.path().join("run").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let streaks = tmp.path().join("streaks.txt");
+    // In a folder that does not exist yet, as `reports/` on a fresh clone.
+    let streaks = tmp.path().join("state/streaks.txt");
     let (code, out) = corpus(&dir, &streaks);
     assert_eq!(code, 0, "{out}");
     assert!(out.contains(&format!("reproduces   {name}")), "{out}");
