@@ -22,6 +22,7 @@ pub mod baseline;
 pub mod bench;
 pub mod calibrate;
 pub mod compare;
+pub mod conductor_findings;
 pub mod explore;
 pub mod failure_file;
 pub mod fault_proof;
