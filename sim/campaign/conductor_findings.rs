@@ -103,6 +103,21 @@ impl Conclusion {
         (self.pass, &self.more, &self.fewer) == (other.pass, &other.more, &other.fewer)
     }
 
+    /// How `other` agrees with this conclusion (the reference's).
+    pub fn agreement(&self, other: &Conclusion) -> Agreement {
+        if self.same_as(other) {
+            return Agreement::Same;
+        }
+        let opposite = !self.more.is_disjoint(&other.fewer) || !self.fewer.is_disjoint(&other.more);
+        let shared = !self.more.is_disjoint(&other.more) || !self.fewer.is_disjoint(&other.fewer);
+        let both_silent = self.more.is_empty() && self.fewer.is_empty() && other.more.is_empty() && other.fewer.is_empty();
+        if self.pass == other.pass && !opposite && (shared || both_silent) {
+            Agreement::Direction
+        } else {
+            Agreement::Differs
+        }
+    }
+
     /// "pass 3 → 0 of 3; more: owner-writes-only; fewer: liveness".
     pub fn text(&self) -> String {
         let (d, v, n) = self.counts;
@@ -121,6 +136,18 @@ impl Conclusion {
     }
 }
 
+/// How a conclusion under another conductor agrees with the reference's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Agreement {
+    /// The same pass direction and the same rules moving the same way.
+    Same,
+    /// The same pass direction, at least one rule moving the same way (or none on either
+    /// side), none moving the opposite way: the finding's direction holds, its detail differs.
+    Direction,
+    /// Another pass direction, a rule moving the opposite way, or no rule in common.
+    Differs,
+}
+
 /// The profiles named, each known, the first being the reference; bad input otherwise.
 pub fn check_conductors(names: &[String]) -> Result<()> {
     if names.len() < 2 {
@@ -135,10 +162,13 @@ pub fn check_conductors(names: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The rows of FINDINGS.md's section: per finding, its conclusion under each conductor.
-pub fn findings_rows(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<Vec<(String, String, Vec<Conclusion>)>> {
+/// One row of a conclusions table: the finding, its scenario, its conclusion per conductor.
+pub type Row = (String, String, Vec<Conclusion>);
+
+/// The rows of FINDINGS.md's section: per finding of `demos` (variant, demo scenario; the
+/// section runs `findings::DEMOS`), in `VARIANTS`' order, its conclusion under each conductor.
+pub fn findings_rows(demos: &[(&str, &str)], conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<Vec<Row>> {
     check_conductors(conductors)?;
-    let demos = crate::campaign::findings::DEMOS;
     let mut wanted: Vec<Job> = Vec::new();
     for (variant, path) in demos {
         for conductor in conductors {
@@ -168,43 +198,51 @@ pub fn findings_rows(conductors: &[String], seeds: &[u64], jobs: usize, scratch:
 
 /// A table of conclusions, one row a finding, a column a conductor, and whether it holds under
 /// every one (the same conclusion as the first's), then the count.
-pub fn conclusions_table(conductors: &[String], rows: &[(String, String, Vec<Conclusion>)], first_header: &str) -> String {
+pub fn conclusions_table(conductors: &[String], rows: &[Row], first_header: &str) -> String {
     let mut md = String::new();
     let names: Vec<String> = conductors.iter().map(|c| format!("`{c}`")).collect();
     let _ = writeln!(md, "| {first_header} | scenario | {} | holds under every conductor |", names.join(" | "));
     let _ = writeln!(md, "|{}", " --- |".repeat(3 + conductors.len()));
-    let mut depends = Vec::new();
+    let (mut direction, mut depends) = (Vec::new(), Vec::new());
     for (name, scenario, conclusions) in rows {
         let reference = &conclusions[0];
-        let differs: Vec<&str> =
-            conductors.iter().zip(conclusions).skip(1).filter(|(_, c)| !c.same_as(reference)).map(|(n, _)| n.as_str()).collect();
+        let under = |want: Agreement| -> Vec<&str> {
+            conductors.iter().zip(conclusions).skip(1).filter(|(_, c)| reference.agreement(c) == want).map(|(n, _)| n.as_str()).collect()
+        };
+        let (detail, differs) = (under(Agreement::Direction), under(Agreement::Differs));
         let cells: Vec<String> = conclusions.iter().map(Conclusion::text).collect();
-        let holds = if differs.is_empty() {
-            "yes".to_string()
-        } else {
+        let holds = if !differs.is_empty() {
             depends.push(name.clone());
             format!("no: differs under {}", differs.join(", "))
+        } else if !detail.is_empty() {
+            direction.push(name.clone());
+            format!("in direction: its rules differ under {}", detail.join(", "))
+        } else {
+            "yes".to_string()
         };
         let _ = writeln!(md, "| {name} | {scenario} | {} | {holds} |", cells.join(" | "));
     }
+    let list = |names: &[String]| if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) };
     let _ = writeln!(
         md,
-        "\n{} of {} hold under every conductor profile named; {} depend on the conductor{}",
-        rows.len() - depends.len(),
+        "\nOf {} findings, {} hold under every conductor profile named, {} hold in direction only{}, and {} depend on the conductor{}.",
         rows.len(),
+        rows.len() - depends.len() - direction.len(),
+        direction.len(),
+        list(&direction),
         depends.len(),
-        if depends.is_empty() { ".".to_string() } else { format!(": {}.", depends.join(", ")) }
+        list(&depends)
     );
     md
 }
 
 /// FINDINGS.md's section, measured.
 pub fn findings_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<String> {
-    let rows = findings_rows(conductors, seeds, jobs, scratch)?;
+    let rows = findings_rows(crate::campaign::findings::DEMOS, conductors, seeds, jobs, scratch)?;
     let mut md = format!("{FINDINGS_HEADING}\n\n");
     let _ = writeln!(
         md,
-        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other.\n",
+        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other; it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way; otherwise it depends on the conductor. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
         conductors.join(","),
         range_text(seeds),
         seeds.len(),
@@ -234,15 +272,17 @@ fn range_text(seeds: &[u64]) -> String {
 /// docs/repaired-protocol.md's section: each change's necessity under each conductor. The
 /// profile without the change, against the whole profile, on the change's necessity scenario
 /// at its necessity seed and at `seeds`: the change is shown necessary under a conductor when
-/// some seed breaks the change's rule without it and not with it.
-pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<String> {
+/// some seed breaks the change's rule without it and not with it. `only`: these changes alone
+/// (the tests'); `None`, every change of the profile.
+pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path, only: Option<&[&str]>) -> Result<String> {
     check_conductors(conductors)?;
     let profile = crate::vocab::check_profile_name("repaired").map_err(Error::input)?;
     let all: Vec<String> = profile.variants.iter().map(|v| v.to_string()).collect();
+    let checked: Vec<&String> = all.iter().filter(|v| only.is_none_or(|o| o.contains(&v.as_str()))).collect();
     let seeds_protocol = Some(crate::vocab::DEFAULT_PROFILE.to_string());
     let mut plans = Vec::new();
     let mut wanted: Vec<Job> = Vec::new();
-    for variant in &all {
+    for variant in checked {
         let change = crate::campaign::repaired_doc::CHANGES
             .iter()
             .find(|c| c.variant == variant)
@@ -347,6 +387,17 @@ mod tests {
     }
 
     #[test]
+    fn a_finding_whose_rules_differ_but_move_the_same_way_holds_in_direction() {
+        let (ok, zombie, stuck) =
+            (judged(true, &[]), judged(false, &["owner-writes-only", "completed-once"]), judged(false, &["owner-writes-only", "liveness"]));
+        let reference = Conclusion::of(&[&zombie], &[&ok]);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&zombie], &[&ok])), Agreement::Same);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&stuck], &[&ok])), Agreement::Direction);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&ok], &[&zombie])), Agreement::Differs, "the opposite way");
+        assert_eq!(reference.agreement(&Conclusion::of(&[&ok], &[&ok])), Agreement::Differs, "no rule in common");
+    }
+
+    #[test]
     fn the_table_says_which_findings_hold_under_every_conductor() {
         let (ok, bad) = (judged(true, &[]), judged(false, &["liveness"]));
         let fixes = Conclusion::of(&[&bad], &[&ok]);
@@ -359,7 +410,7 @@ mod tests {
         let md = conclusions_table(&names, &rows, "finding");
         assert!(md.contains("| 1. `a` | `a.toml` | pass 0 → 1 of 1; fewer: liveness | pass 0 → 1 of 1; fewer: liveness | yes |"), "{md}");
         assert!(md.contains("| no: differs under attentive |"), "{md}");
-        assert!(md.contains("1 of 2 hold under every conductor profile named; 1 depend on the conductor: 2. `b`."), "{md}");
+        assert!(md.contains("Of 2 findings, 1 hold under every conductor profile named, 0 hold in direction only, and 1 depend on the conductor (2. `b`)."), "{md}");
     }
 
     #[test]

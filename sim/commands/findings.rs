@@ -82,7 +82,7 @@ fn under_conductors(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
         return Err(Error::input(format!("{}: no such document to splice the section into", out.display())));
     }
     let (heading, section) = if args.repaired {
-        (cf::NECESSITY_HEADING, cf::necessity_section(&args.conductors, &seeds, jobs, &scratch)?)
+        (cf::NECESSITY_HEADING, cf::necessity_section(&args.conductors, &seeds, jobs, &scratch, None)?)
     } else {
         (cf::FINDINGS_HEADING, cf::findings_section(&args.conductors, &seeds, jobs, &scratch)?)
     };

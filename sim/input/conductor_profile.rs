@@ -4,9 +4,12 @@
 //! Tier 1 sessions via database" and "Handles reviews"), so its review schedule, poll interval,
 //! review time and reply odds (C1-C3, C5) are the simulator's; a profile sets them together.
 //! `invented` sets nothing: it is the conductor docs/protocol.md C1-C11 and C33-C41 describe,
-//! byte for byte. A scenario's own `[conductor]` keys win over its profile's (a scenario that
-//! sets a review time is about that review time), and variants apply after both. This file is
-//! the one place a conductor profile is defined.
+//! byte for byte. Precedence follows the command line's: a profile the file names
+//! (`[conductor] profile`) sets only what the file's own `[conductor]` keys leave (the file's
+//! author wrote both); `--conductor` replaces the conductor's policy whole, the file's keys
+//! included (shipped scenarios restate the invented conductor's numbers, e.g. quickstart's
+//! `poll_ms = 30000`; a finding that holds only with them depends on the conductor). Variants
+//! apply after both. This file is the one place a conductor profile is defined.
 
 use crate::base::dist::Dist;
 use crate::input::scenario::{ConductorSection, Scenario};
@@ -14,9 +17,9 @@ use crate::input::scenario::{ConductorSection, Scenario};
 /// The profile a scenario runs when neither its file nor the command line names one.
 pub const DEFAULT_CONDUCTOR: &str = "invented";
 
-/// One policy a profile sets: the `[conductor]` keys it covers and their values. It is applied
-/// only when the scenario file sets none of its keys (the keys of one setting go together: a
-/// scenario that chose how many reviews run at once chose the schedule).
+/// One policy a profile sets: the `[conductor]` keys it covers and their values. A profile the
+/// file names applies it only when the file sets none of its keys (the keys of one setting go
+/// together: a scenario that chose how many reviews run at once chose the schedule).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Setting {
     /// `conductor.poll_ms` (C1).
@@ -104,13 +107,15 @@ pub fn check_conductor_name(name: &str) -> Result<&'static ConductorProfile, Str
     })
 }
 
-/// Sets the scenario's conductor policy from its profile (`Scenario::conductor_profile`): every
-/// setting none of whose keys the scenario file sets. Called once, where the variants are
-/// applied (`crate::input::variant::with_variants`), before them.
+/// Sets the scenario's conductor policy from its profile (`Scenario::conductor_profile`): from
+/// `--conductor` every setting, from the file's `[conductor] profile` every setting none of
+/// whose keys the file sets. Called once, where the variants are applied
+/// (`crate::input::variant::with_variants`), before them.
 pub fn apply(scenario: &mut Scenario) -> Result<(), String> {
     let profile = check_conductor_name(&scenario.conductor_profile)?;
+    let whole = scenario.conductor_override.is_some();
     for setting in profile.settings {
-        if !setting.keys().iter().any(|k| scenario.conductor_keys.iter().any(|set| set == k)) {
+        if whole || !setting.keys().iter().any(|k| scenario.conductor_keys.iter().any(|set| set == k)) {
             setting.apply(&mut scenario.conductor);
         }
     }
@@ -182,6 +187,13 @@ mod tests {
             (5_000, false, 2)
         );
         assert_eq!(applied.conductor.review_ms, Dist::uniform(30_000, 120_000));
+        // From the command line the profile replaces the file's keys too.
+        let mut replaced = Scenario::parse("[tasks]\ncount = 2\n[conductor]\nreviews_in_flight = 2\npoll_ms = 5000\n", path)
+            .unwrap()
+            .with_conductor(Some("attentive"))
+            .unwrap();
+        apply(&mut replaced).unwrap();
+        assert_eq!((replaced.conductor.poll_ms, replaced.conductor.reviews_in_flight), (10_000, 4));
         let mut invented = Scenario::parse("[tasks]\ncount = 2\n", path).unwrap();
         let before = format!("{:?}", invented.conductor);
         apply(&mut invented).unwrap();

@@ -337,12 +337,13 @@ impl Scenario {
         Ok(scenario)
     }
 
-    /// The scenario with `--conductor NAME` over its `[conductor] profile` (as `with_profile`);
-    /// an unknown name is bad input listing the profiles. A scenario whose variants are applied
-    /// already keeps its conductor: it was applied with them.
+    /// The scenario with `--conductor NAME` over its `[conductor] profile` (as `with_profile`),
+    /// which replaces the file's own conductor keys too (sim/input/conductor_profile.rs); the
+    /// profile the file names already is no override. An unknown name is bad input listing the
+    /// profiles. A scenario whose variants are applied already keeps its conductor.
     pub fn with_conductor(&self, conductor: Option<&str>) -> Result<Scenario> {
         let mut scenario = self.clone();
-        if let Some(name) = conductor {
+        if let Some(name) = conductor.filter(|name| *name != self.conductor_profile || self.conductor_override.is_some()) {
             crate::input::conductor_profile::check_conductor_name(name).map_err(|m| Error::input(format!("--conductor: {m}")))?;
             if self.variants_applied && self.conductor_profile != name {
                 return Err(Error::harness(format!(
