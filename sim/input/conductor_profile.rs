@@ -161,6 +161,8 @@ mod tests {
             keys.dedup();
             assert_eq!(keys.len(), all, "{}: a key set twice", p.name);
         }
+        let bad = Scenario::parse("[tasks]\ncount = 1\n[conductor]\nprofile = \"fast\"\n", std::path::Path::new("c.toml")).err().unwrap();
+        assert!(bad.to_string().contains("c.toml:4:1: key `conductor.profile`: unknown conductor profile `fast`"), "{bad}");
         let err = check_conductor_name("atentive").err().unwrap();
         assert!(err.contains("unknown conductor profile `atentive`") && err.contains("invented, attentive"), "{err}");
     }
