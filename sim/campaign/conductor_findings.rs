@@ -313,7 +313,7 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
     );
     md.push_str(&profiles_list(conductors));
     let names: Vec<String> = conductors.iter().map(|c| format!("`{c}`")).collect();
-    let _ = writeln!(md, "| change removed | scenario, rule | {} | holds under every conductor |", names.join(" | "));
+    let _ = writeln!(md, "| change | scenario, rule | {} | holds under every conductor |", names.join(" | "));
     let _ = writeln!(md, "|{}", " --- |".repeat(3 + conductors.len()));
     let mut held = 0;
     for (variant, rule, path, seed, its_seeds, without) in &plans {
@@ -342,7 +342,9 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
         } else {
             format!("no: not shown under {}", missing.join(", "))
         };
-        let _ = writeln!(md, "| `{variant}` | `{path}` (necessity seed {seed}), {rule} | {} | {holds} |", cells.join(" | "));
+        // "`X` removed", not "`X`": the document's other tables key their rows by the change
+        // (tests/it/repaired.rs regenerates its single-run lines by that key).
+        let _ = writeln!(md, "| `{variant}` removed | `{path}` (necessity seed {seed}), {rule} | {} | {holds} |", cells.join(" | "));
     }
     let _ = writeln!(md, "\n{held} of {} changes are shown necessary under every conductor profile named in these seeds.\n", plans.len());
     Ok(md)

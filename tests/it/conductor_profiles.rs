@@ -161,7 +161,7 @@ fn necessity_under_conductors_is_computed_from_its_runs() {
     let names = vec!["invented".to_string(), "strict".to_string()];
     // CHANGES names scenarios from the project root, where cargo runs the tests.
     let section = conductor_findings::necessity_section(&names, &[], 2, tmp.path(), Some(&["fencing"])).unwrap();
-    let row = section.lines().find(|l| l.starts_with("| `fencing` |")).unwrap_or_else(|| panic!("{section}"));
+    let row = section.lines().find(|l| l.starts_with("| `fencing` removed |")).unwrap_or_else(|| panic!("{section}"));
     // The same run by hand: ci-smoke seed 5 under the profile without fencing.
     let o = rehearsal(
         &["run", "scenarios/proof/proof-ci-smoke.toml", "--seed", "5", "--out", tmp.path().join("by-hand").to_str().unwrap()]
