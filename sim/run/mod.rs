@@ -409,15 +409,15 @@ impl RunSummary {
         let mut out = String::new();
         out.push_str(&format!("scenario     {}\n", self.scenario));
         out.push_str(&format!("seed         {}\n", self.seed));
-        if self.resolved.profile != crate::vocab::DEFAULT_PROFILE {
-            out.push_str(&format!("protocol     {}\n", self.resolved.profile));
-        }
         // docs/protocol.md C110: whose policy the conductor's numbers are, always said.
         out.push_str(&format!(
             "conductor    {} ({})\n",
             self.resolved.conductor_profile,
             crate::input::conductor_profile::policy_words(&self.resolved.conductor)
         ));
+        if self.resolved.profile != crate::vocab::DEFAULT_PROFILE {
+            out.push_str(&format!("protocol     {}\n", self.resolved.profile));
+        }
         if !self.variants.is_empty() {
             out.push_str(&format!("variants     {}\n", self.variants.join(", ")));
         }

@@ -162,20 +162,20 @@ fn necessity_under_conductors_is_computed_from_its_runs() {
     // CHANGES names scenarios from the project root, where cargo runs the tests.
     let section = conductor_findings::necessity_section(&names, &[], 2, tmp.path(), Some(&["fencing"])).unwrap();
     let row = section.lines().find(|l| l.starts_with("| `fencing` removed |")).unwrap_or_else(|| panic!("{section}"));
-    // The same run by hand: ci-smoke seed 5 under the profile without fencing.
-    let o = rehearsal(
-        &["run", "scenarios/proof/proof-ci-smoke.toml", "--seed", "5", "--out", tmp.path().join("by-hand").to_str().unwrap()]
-            .into_iter()
-            .map(str::to_string)
-            .chain(crate::support::repaired_without("fencing"))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    let shown = summary_has_rule(&stdout(&o), "owner-writes-only");
+    // The same runs by hand: ci-smoke seed 5 under the profile without fencing, and whole.
+    let by_hand = |name: &str, protocol: Vec<String>| {
+        let out = tmp.path().join(name);
+        let mut args: Vec<String> =
+            ["run", "scenarios/proof/proof-ci-smoke.toml", "--seed", "5", "--out", out.to_str().unwrap()].map(str::to_string).to_vec();
+        args.extend(protocol);
+        stdout(&rehearsal(&args.iter().map(String::as_str).collect::<Vec<_>>()))
+    };
+    let without = by_hand("without", crate::support::repaired_without("fencing"));
+    let whole = by_hand("whole", vec!["--protocol".to_string(), "repaired".to_string()]);
+    let shown = summary_has_rule(&without, "owner-writes-only") && !summary_has_rule(&whole, "owner-writes-only");
     let invented_cell = row.split(" | ").nth(2).unwrap();
-    assert_eq!(invented_cell.starts_with("1 of 1"), shown, "{row}");
+    assert_eq!(invented_cell.starts_with("1 of 1 (seeds 5: ") && invented_cell.contains("owner-writes-only"), shown, "{row}");
+    assert!(row.ends_with(if shown && row.split(" | ").nth(3).unwrap().starts_with("1 of 1") { "| yes |" } else { "|" }), "{row}");
 }
 
 fn summary_has_rule(stdout: &str, rule: &str) -> bool {
