@@ -144,6 +144,8 @@ pub struct CompareOptions<'a> {
     pub sql: Option<&'a Path>,
     /// The protocol profile (`--protocol`), over the scenario's own `[protocol] profile`.
     pub protocol: Option<&'a str>,
+    /// The conductor profile (`--conductor`), over the scenario's own `[conductor] profile`.
+    pub conductor: Option<&'a str>,
     pub jobs: usize,
     /// Keep every run's folder under `out` (`<column>-<seed>/`); without it runs are made in a
     /// scratch folder and removed (300 runs of random-faults kept were 191 MB; issue 31).
@@ -189,7 +191,8 @@ fn run_pair(options: &CompareOptions, loaded: &crate::input::scenario::Scenario,
     let applied = if column == "default" || is_sql_file(column) || is_profile(column) { Vec::new() } else { vec![column.to_string()] };
     let profiled;
     let loaded = if is_profile(column) {
-        profiled = crate::input::scenario::Scenario::load(options.scenario)?.with_profile(Some(column))?;
+        profiled =
+            crate::input::scenario::Scenario::load(options.scenario)?.with_profile(Some(column))?.with_conductor(options.conductor)?;
         &profiled
     } else {
         loaded
@@ -237,7 +240,8 @@ pub fn compare(options: &CompareOptions) -> Result<(String, String)> {
 /// failure): what makes `rehearsal compare` exit 1 (issue 44).
 pub fn compare_judged(options: &CompareOptions) -> Result<(String, String, bool)> {
     let out = options.out;
-    let loaded = crate::input::scenario::Scenario::load(options.scenario)?.with_profile(options.protocol)?;
+    let loaded =
+        crate::input::scenario::Scenario::load(options.scenario)?.with_profile(options.protocol)?.with_conductor(options.conductor)?;
     let campaign = crate::campaign::Campaign::open(&folder_spec(out, options.force))?;
     let pairs: Vec<(&String, u64)> = options.columns.iter().flat_map(|c| options.seeds.iter().map(move |s| (c, *s))).collect();
     let run = |(column, seed): &(&String, u64)| {
@@ -265,7 +269,13 @@ pub fn compare_judged(options: &CompareOptions) -> Result<(String, String, bool)
     }
     let rows: Vec<(String, Row)> =
         options.columns.iter().map(|c| (c.clone(), column_row(runs.iter().filter(|r| r.row.column == *c)))).collect();
-    let table = render_table(&rows, options.columns.first().map_or("", String::as_str), &loaded.profile);
+    // A conductor other than the default is in force in every column, and the table says so.
+    let in_force_label = if loaded.conductor_profile == crate::input::conductor_profile::DEFAULT_CONDUCTOR {
+        loaded.profile.clone()
+    } else {
+        format!("{}, conductor {}", loaded.profile, loaded.conductor_profile)
+    };
+    let table = render_table(&rows, options.columns.first().map_or("", String::as_str), &in_force_label);
     let failed = runs.iter().any(|r| r.row.verdict == Grade::Fail);
     // Which SQL each column ran: the files and the hash of the statements.
     let sql_lines: String = rows.iter().map(|(name, row)| format!("- `{name}`: {}\n", row.sql)).collect();

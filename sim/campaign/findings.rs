@@ -13,7 +13,7 @@ use crate::input::variant::VARIANTS;
 const SEED_SCRIPTS_LINK: &str = "Seed 000's own scripts as a second opinion on every shipped run, and where they fail or disagree with the simulator: [SEED-SCRIPTS.md](SEED-SCRIPTS.md) (`rehearsal findings --seed-scripts`).";
 
 /// The shipped scenario that exercises each variant's disagreement.
-const DEMOS: &[(&str, &str)] = &[
+pub(crate) const DEMOS: &[(&str, &str)] = &[
     ("guard-not-in", "scenarios/faults/claim-under-review.toml"),
     ("worked-by-session-id", "scenarios/examples/bootstrap.toml"),
     ("state-first", "scenarios/faults/crash-between-state-and-message.toml"),
@@ -139,6 +139,7 @@ pub fn findings(seeds: &[u64], runs_dir: &Path, protocol: Option<&str>) -> Resul
             force: true,
             sql: None,
             protocol,
+            conductor: None,
             jobs,
             keep_runs: true,
         };

@@ -167,7 +167,7 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
         None => crate::input::scenario_lookup::find(&start.scenario, dir)?,
     };
     // The profile the run had (its trace says it: the file's or `--protocol`'s), then its variants.
-    let loaded = Scenario::load(&scenario_path)?.with_profile(Some(&start.profile))?;
+    let loaded = Scenario::load(&scenario_path)?.with_profile(Some(&start.profile))?.with_conductor(Some(&start.conductor))?;
     let resolved = crate::input::variant::with_variants(&loaded, &start.variants)?;
     if resolved.run.epoch_unix_ms != start.epoch_unix_ms {
         return Err(Error::input(format!(

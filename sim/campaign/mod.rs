@@ -24,6 +24,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod corpus;
+pub mod conductor_findings;
 pub mod explore;
 pub mod failure_file;
 pub mod fault_proof;

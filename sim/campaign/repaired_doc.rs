@@ -45,7 +45,7 @@ impl Change {
 
     /// The run that shows the profile needs it: `necessity_run`, or else its demo at the
     /// demo's seed. The scenario's path, the scenario and the seed.
-    fn necessity(&self) -> Result<(&'static str, Scenario, u64)> {
+    pub(crate) fn necessity(&self) -> Result<(&'static str, Scenario, u64)> {
         let path = self.necessity_run.map_or(self.demo, |(path, _)| path);
         let scenario = Scenario::load(Path::new(path))?;
         let seed = self.necessity_run.map_or_else(|| self.demo_seed_in(&scenario), |(_, seed)| seed);

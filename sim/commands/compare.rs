@@ -22,6 +22,10 @@ pub struct CompareArgs {
     /// Protocol profile of every column, in place of the scenario's `[protocol] profile`.
     #[arg(long = "protocol", value_name = "NAME")]
     pub protocol: Option<String>,
+    /// Conductor profile of every column, in place of the scenario's `[conductor] profile`
+    /// (docs/protocol.md C110).
+    #[arg(long, value_name = "NAME")]
+    pub conductor: Option<String>,
     /// Folder for summary.md and compare.csv (a row per run); defaults to
     /// reports/compare/<scenario>/.
     #[arg(long)]
@@ -51,6 +55,7 @@ pub fn compare(args: CompareArgs, quiet: bool) -> Result<Outcome, Error> {
         force: args.force.force,
         sql: args.sql.sql.as_deref(),
         protocol: args.protocol.as_deref(),
+        conductor: args.conductor.as_deref(),
         jobs: args.jobs.get(),
         keep_runs: args.keep_runs,
     };

@@ -34,6 +34,14 @@ pub struct FindingsArgs {
     /// Every variant against this protocol profile instead of the seeds' protocol.
     #[arg(long = "protocol", value_name = "NAME", conflicts_with = "seed_scripts")]
     pub protocol: Option<String>,
+    /// Instead: each finding (or with --repaired, each necessity) under every conductor profile
+    /// named (comma-separated, the first the reference; docs/protocol.md C110), over --seeds;
+    /// the section is spliced into --out (reports/FINDINGS.md, docs/repaired-protocol.md).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,…", conflicts_with_all = ["seed_scripts", "protocol"])]
+    pub conductors: Vec<String>,
+    /// With --conductors: runs at once [default: the machine's cores].
+    #[arg(long, requires = "conductors")]
+    pub jobs: Option<usize>,
 }
 
 /// `findings --repaired`: how much of each proof part runs (written into the document).
@@ -57,7 +65,37 @@ pub struct ProofSizeArgs {
     pub proof_jobs: usize,
 }
 
+/// `findings --conductors`: the section measured and spliced into its document.
+fn under_conductors(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    use crate::campaign::conductor_findings as cf;
+    args.seeds.seeds.announce(quiet);
+    let seeds = args.seeds.seeds.list("--seeds")?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let scratch = crate::campaign::findings::default_runs_dir().join("conductors");
+    let out = match (args.out, args.repaired) {
+        (Some(out), _) => out,
+        (None, true) => crate::campaign::repaired_doc::default_out(),
+        (None, false) => PathBuf::from("reports/FINDINGS.md"),
+    };
+    // The section goes into a document that exists: said before the runs, not after.
+    if !out.is_file() {
+        return Err(Error::input(format!("{}: no such document to splice the section into", out.display())));
+    }
+    let (heading, section) = if args.repaired {
+        (cf::NECESSITY_HEADING, cf::necessity_section(&args.conductors, &seeds, jobs, &scratch, None)?)
+    } else {
+        (cf::FINDINGS_HEADING, cf::findings_section(&args.conductors, &seeds, jobs, &scratch)?)
+    };
+    let _ = std::fs::remove_dir_all(&scratch);
+    cf::splice(&out, heading, &section)?;
+    println!("written {} (section \"{}\")", out.display(), heading.trim_start_matches("## "));
+    Ok(Outcome::PASS)
+}
+
 pub fn findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    if !args.conductors.is_empty() {
+        return under_conductors(args, quiet);
+    }
     let (out, md) = if args.seed_scripts {
         let (_, md) = crate::campaign::seed_scripts::seed_scripts(Path::new("scenarios"), Path::new("scripts/seed-000"))?;
         (args.out.unwrap_or_else(|| PathBuf::from("reports/SEED-SCRIPTS.md")), md)

@@ -25,8 +25,12 @@ pub fn run(summary: &RunSummary) -> Value {
     let mut timings = serde_json::Map::new();
     for (name, sample) in summary.measured.named() {
         if let Some((p50, p95, max)) = crate::judging::oracle::quantiles(sample) {
-            let budget = summary.budgets.iter().find(|b| b.name == name).map(|b| b.limit);
-            timings.insert(name.to_string(), json!({ "n": sample.len(), "p50": p50, "p95": p95, "max": max, "budget": budget }));
+            let limit = summary.budgets.iter().find(|b| b.name == name);
+            let (budget, derived_from) = (limit.map(|b| b.limit), limit.and_then(|b| b.conductor.clone()));
+            timings.insert(
+                name.to_string(),
+                json!({ "n": sample.len(), "p50": p50, "p95": p95, "max": max, "budget": budget, "budget_derived_from": derived_from }),
+            );
         }
     }
     json!({
@@ -34,6 +38,7 @@ pub fn run(summary: &RunSummary) -> Value {
         "scenario": summary.resolved.path.display().to_string(),
         "seed": summary.seed,
         "variants": summary.variants,
+        "conductor": summary.resolved.conductor_profile,
         "sql": sql(summary),
         "verdict": if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail },
         "headline": summary.verdict.headline,

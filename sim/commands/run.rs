@@ -21,6 +21,10 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub variants: VariantArgs,
+    /// Conductor profile, in place of the scenario's `[conductor] profile` (default
+    /// `invented`; docs/protocol.md C110): `rehearsal variants` lists them.
+    #[arg(long, value_name = "NAME")]
+    pub conductor: Option<String>,
     /// Replace the run already in the output folder (refused without it).
     #[arg(long)]
     pub force: bool,
@@ -38,7 +42,10 @@ pub struct RunArgs {
 pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
     let loaded = crate::input::scenario::Scenario::load(&args.scenario)?;
-    let scenario = loaded.with_sql(args.sql.sql.as_deref()).with_profile(args.variants.protocol.as_deref())?;
+    let scenario = loaded
+        .with_sql(args.sql.sql.as_deref())
+        .with_profile(args.variants.protocol.as_deref())?
+        .with_conductor(args.conductor.as_deref())?;
     let plan = crate::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
     // Issue 48: a configuration outside the proof's assumptions says so before and after.
     let outside = crate::campaign::swarm::outside_lines(&scenario);
@@ -94,6 +101,10 @@ pub fn variants() -> Result<Outcome, Error> {
     println!("\nvariants (`[protocol] variants`, `--variant`):");
     for v in crate::input::variant::VARIANTS {
         println!("{:<24} #{:<3} {}", v.name, v.disagreement, v.summary);
+    }
+    println!("\nconductor profiles (`[conductor] profile`, `--conductor`; docs/protocol.md C110):");
+    for c in crate::input::conductor_profile::CONDUCTOR_PROFILES {
+        println!("{:<24} {}", c.name, c.summary);
     }
     Ok(Outcome::PASS)
 }

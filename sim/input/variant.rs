@@ -407,6 +407,8 @@ pub fn with_variants(scenario: &Scenario, extra: &[String]) -> Result<Scenario, 
     let profile = crate::vocab::check_profile_name(&scenario.profile).map_err(Error::input)?;
     if !scenario.variants_applied {
         applied.variant_names.clear();
+        // docs/protocol.md C110: the conductor's policy first, so variants apply over it.
+        crate::input::conductor_profile::apply(&mut applied).map_err(Error::input)?;
         for name in profile.variants {
             apply(&mut applied, name).map_err(Error::input)?;
         }

@@ -4,20 +4,21 @@
 use std::fmt::Write as _;
 
 use crate::judging::oracle::latency::{Cause, Decomposition};
+use crate::judging::oracle::rules::budget::BudgetLimit;
 use crate::run::RunSummary;
 
 /// Rows of the breach table at most; latency.csv holds them all.
 const BREACH_ROWS_MAX: usize = 20;
 
 /// Every measurement above its budget, in the order taken, with the budget.
-pub fn breaches(summary: &RunSummary) -> Vec<(&Decomposition, i64)> {
-    let limit = |name: &str| summary.budgets.iter().find(|b| b.name == name).map(|b| b.limit);
+pub fn breaches(summary: &RunSummary) -> Vec<(&Decomposition, &BudgetLimit)> {
+    let limit = |name: &str| summary.budgets.iter().find(|b| b.name == name);
     summary
         .measured
         .decompositions
         .iter()
         .filter_map(|d| limit(d.measurement).map(|l| (d, l)))
-        .filter(|(d, limit)| value(d) > *limit)
+        .filter(|(d, budget)| value(d) > budget.limit)
         .collect()
 }
 
@@ -31,8 +32,18 @@ pub fn value(d: &Decomposition) -> i64 {
 }
 
 /// "crash_detect_ms 711000 over its budget 582000 (task-01, t=20000..731000 ms): noticed by …".
-pub fn breach_title(d: &Decomposition, limit: i64) -> String {
-    format!("{} {} over its budget {limit} ({}, t={}..{} ms): {}", d.measurement, value(d), d.task_id, d.start_ms, d.end_ms, d.explain())
+pub fn breach_title(d: &Decomposition, budget: &BudgetLimit) -> String {
+    format!(
+        "{} {} over its budget {}{} ({}, t={}..{} ms): {}",
+        d.measurement,
+        value(d),
+        budget.limit,
+        budget.derivation_note(),
+        d.task_id,
+        d.start_ms,
+        d.end_ms,
+        d.explain()
+    )
 }
 
 /// summary.md's section: per measurement, each cause's share of all its time, the median
@@ -65,12 +76,14 @@ pub fn markdown(md: &mut String, summary: &RunSummary) {
     }
     let _ = writeln!(md, "\n### Budget breaches and their causes\n");
     let _ = writeln!(md, "| measurement | value | budget | task | window (t, ms) | noticed by | dominant cause | causes |\n| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for (d, limit) in found.iter().take(BREACH_ROWS_MAX) {
+    for (d, budget) in found.iter().take(BREACH_ROWS_MAX) {
         let _ = writeln!(
             md,
-            "| {} | {} | {limit} | {} | {}..{} | {} | {} | {} |",
+            "| {} | {} | {}{} | {} | {}..{} | {} | {} | {} |",
             d.measurement,
             value(d),
+            budget.limit,
+            budget.derivation_note(),
             d.task_id,
             d.start_ms,
             d.end_ms,

@@ -53,7 +53,9 @@ fn latency_plots(summary: &RunSummary, scenario: &Scenario) -> Vec<(String, Stri
             (Some(label), Some(l)) => vec![(l as f64, label.as_str())],
             _ => Vec::new(),
         };
-        let title = format!("{name}: distribution (n={})", sample.len());
+        // docs/protocol.md C115: a budget derived from the conductor's policy says so.
+        let derived = summary.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| b.derivation_note());
+        let title = format!("{name}: distribution (n={}){derived}", sample.len());
         plots.push((format!("plots/{name}.svg"), chart(&title, "percentile", name, &[(name.to_string(), points)], &lines, false)));
     }
     plots

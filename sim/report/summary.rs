@@ -76,6 +76,12 @@ fn settings(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
         "| heartbeat refresh / staleness | {} s / {} s |",
         scenario.timing.heartbeat_refresh_s, scenario.conductor.staleness_s
     );
+    let _ = writeln!(
+        md,
+        "| conductor profile | {} ({}; docs/protocol.md C110) |",
+        scenario.conductor_profile,
+        crate::input::conductor_profile::policy_words(&scenario.conductor)
+    );
     let _ = writeln!(md, "| conductor poll / review | {} / {} ms |", duration(scenario.conductor.poll_ms), scenario.conductor.review_ms);
     for (name, value) in &summary.drawn {
         let _ = writeln!(md, "| drawn from the seed: {name} | {value} |");
@@ -111,7 +117,8 @@ fn timing(md: &mut String, summary: &RunSummary, scenario: &Scenario) {
         let shown = |v: i64| measured_text(name, v);
         let (p50, p95, max) =
             quantiles(sample).map_or(("-".to_string(), "-".to_string(), "-".to_string()), |(a, b, c)| (shown(a), shown(b), shown(c)));
-        let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} | {} |", sample.len(), limit.map_or("-".to_string(), shown));
+        let note = summary.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| b.derivation_note());
+        let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} | {}{note} |", sample.len(), limit.map_or("-".to_string(), shown));
     }
 }
 

@@ -326,7 +326,14 @@ fn start_trace(scenario: &Scenario, seed: u64, cli_variants: Vec<String>, out_di
     // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
     // a schedule of default choices) is the same run, byte for byte.
     let name = crate::input::scenario::identity::file_name(&scenario.path);
-    let start = RunStart { scenario: name, seed, profile: scenario.profile.clone(), variants, epoch_unix_ms: epoch };
+    let start = RunStart {
+        scenario: name,
+        seed,
+        profile: scenario.profile.clone(),
+        conductor: scenario.conductor_profile.clone(),
+        variants,
+        epoch_unix_ms: epoch,
+    };
     trace.write_run_start(&start)?;
     Ok(trace)
 }
@@ -371,11 +378,13 @@ pub fn replay_command(
     seed: u64,
     out_dir: &Path,
     protocol: Option<&str>,
+    conductor: Option<&str>,
     variants: &[String],
     sql: Option<&Path>,
 ) -> String {
     let run = crate::base::shell::run_command(scenario, seed, protocol, variants, sql);
-    format!("{run} --out {} --force", crate::base::shell::quote_path(out_dir))
+    let conductor = conductor.map_or(String::new(), |c| format!(" --conductor {}", crate::base::shell::quote(c)));
+    format!("{run}{conductor} --out {} --force", crate::base::shell::quote_path(out_dir))
 }
 
 /// The command that reproduces the run `plan` will make (`replay_command`), known before it
@@ -386,6 +395,7 @@ pub fn replay_of(plan: &RunPlan) -> String {
         plan.seed,
         &plan.out_dir,
         plan.scenario.profile_override.as_deref(),
+        plan.scenario.conductor_override.as_deref(),
         &plan.cli_variants,
         plan.scenario.sql_override.as_deref(),
     )
@@ -399,6 +409,12 @@ impl RunSummary {
         let mut out = String::new();
         out.push_str(&format!("scenario     {}\n", self.scenario));
         out.push_str(&format!("seed         {}\n", self.seed));
+        // docs/protocol.md C110: whose policy the conductor's numbers are, always said.
+        out.push_str(&format!(
+            "conductor    {} ({})\n",
+            self.resolved.conductor_profile,
+            crate::input::conductor_profile::policy_words(&self.resolved.conductor)
+        ));
         if self.resolved.profile != crate::vocab::DEFAULT_PROFILE {
             out.push_str(&format!("protocol     {}\n", self.resolved.profile));
         }
@@ -432,7 +448,7 @@ impl RunSummary {
             if let Some((p50, p95, max)) = crate::judging::oracle::quantiles(sample) {
                 let budget = self.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| {
                     let margin = b.limit - max;
-                    format!("; budget {}, margin {margin}{}", b.limit, if margin < 0 { " BREACHED" } else { "" })
+                    format!("; budget {}{}, margin {margin}{}", b.limit, b.derivation_note(), if margin < 0 { " BREACHED" } else { "" })
                 });
                 out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={}){budget}\n", sample.len()));
             }

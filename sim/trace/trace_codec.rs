@@ -12,7 +12,7 @@
 //!
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
-//! | the first row | `run_start` | `scenario=NAME seed=N profile=P variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the protocol profile the run had, only when it is not `seeds`, so a seeds' run's trace is what it was before profiles; the command line's variants, applied after the profile's and the scenario's own) |
+//! | the first row | `run_start` | `scenario=NAME seed=N profile=P conductor=C variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the protocol profile the run had, only when it is not `seeds`, so a seeds' run's trace is what it was before profiles; the conductor profile, likewise only when it is not `invented`; the command line's variants, applied after the profile's and the scenario's own) |
 //! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE;…` (every message it inserted, in order: one unless an `INSERT … SELECT` inserted several), `also=TASK;…` (task rows other than `T` it inserted or updated: a fallback row, a multi-row UPDATE), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|sqlite_error params=P` (`sqlite_error`: SQLite answered another error, a lock or a simulated I/O error, its message says which) (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
 //! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
@@ -42,6 +42,10 @@ pub struct RunStart {
     /// The protocol profile the run had (sim/vocab/profile.rs): the scenario's or
     /// `--protocol`'s; written only when it is not `seeds` (the default, read back so).
     pub profile: String,
+    /// The conductor profile the run had (sim/input/conductor_profile.rs): the scenario's or
+    /// `--conductor`'s; written only when it is not `invented` (the default, read back so), so
+    /// a default run's trace is what it was before conductor profiles.
+    pub conductor: String,
     /// The command line's variants, applied after the scenario's own.
     pub variants: Vec<String>,
     pub epoch_unix_ms: i64,
@@ -495,11 +499,14 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
 
 /// The `observed` column of the `run_start` row.
 pub fn encode_run_start(out: &mut String, start: &RunStart) {
-    let RunStart { scenario, seed, profile, variants, epoch_unix_ms } = start;
+    let RunStart { scenario, seed, profile, conductor, variants, epoch_unix_ms } = start;
     text_item(out, "scenario", scenario);
     number_item(out, "seed", seed);
     if profile != crate::vocab::DEFAULT_PROFILE {
         text_item(out, "profile", profile);
+    }
+    if conductor != crate::input::conductor_profile::DEFAULT_CONDUCTOR {
+        text_item(out, "conductor", conductor);
     }
     key(out, "variants");
     for (i, variant) in variants.iter().enumerate() {
@@ -519,13 +526,17 @@ pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
         Some(profile) => unescape(profile)?,
         None => crate::vocab::DEFAULT_PROFILE.to_string(),
     };
+    let conductor = match f.optional("conductor")? {
+        Some(conductor) => unescape(conductor)?,
+        None => crate::input::conductor_profile::DEFAULT_CONDUCTOR.to_string(),
+    };
     let variants = match f.required("variants")? {
         "" => Vec::new(),
         list => list.split(',').map(unescape).collect::<Result<_, _>>()?,
     };
     let epoch_unix_ms = f.number("epoch_unix_ms")?;
     f.end()?;
-    Ok(RunStart { scenario, seed, profile, variants, epoch_unix_ms })
+    Ok(RunStart { scenario, seed, profile, conductor, variants, epoch_unix_ms })
 }
 
 /// The `observed` column of the `run_end` row.

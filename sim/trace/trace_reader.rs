@@ -647,6 +647,7 @@ mod tests {
             scenario: "odd name, with=signs.toml".into(),
             seed: u64::MAX,
             profile: "repaired".into(),
+            conductor: "slow-serial".into(),
             variants: vec!["fencing".into(), "strict-terminal".into()],
             epoch_unix_ms: 1_767_225_600_000,
         };
@@ -679,12 +680,18 @@ mod tests {
         for_each_in_window(&path, from_ms, to_ms, |r| windowed.push(r.clone())).unwrap();
         assert_eq!(windowed, rows.iter().filter(|r| r.t_ms >= from_ms && r.t_ms < to_ms).cloned().collect::<Vec<_>>());
         // No run start either way round: the default profile (not written), no variants, and a quiescent end.
-        let plain = RunStart { profile: crate::vocab::DEFAULT_PROFILE.into(), variants: Vec::new(), ..start };
+        let plain = RunStart {
+            profile: crate::vocab::DEFAULT_PROFILE.into(),
+            conductor: crate::input::conductor_profile::DEFAULT_CONDUCTOR.into(),
+            variants: Vec::new(),
+            ..start
+        };
         let mut sink = TraceSink::create(&path, 0).unwrap();
         sink.write_run_start(&plain).unwrap();
         sink.write_run_end(&RunEnd { ending: Ending::Quiescent, makespan_ms: 0 }).unwrap();
         sink.finish().unwrap();
         let first_row = &read(&path).unwrap()[0];
+        assert!(!first_row.observed.contains("conductor="), "an invented conductor's run's first row is as before: {}", first_row.observed);
         assert!(
             !first_row.observed.contains("profile="),
             "a seeds' run's first row is what it was before profiles: {}",

@@ -22,6 +22,7 @@ mod commands_doc;
 mod compare;
 mod conductor_crash;
 mod conductor_policy;
+mod conductor_profiles;
 mod context_control;
 mod corpus;
 mod coverage;

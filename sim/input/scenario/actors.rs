@@ -13,6 +13,9 @@ use crate::vocab::TaskState;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ConductorSection {
+    /// The conductor profile (sim/input/conductor_profile.rs, docs/protocol.md C110):
+    /// `invented` when absent; `--conductor` replaces it. The keys this file sets win over it.
+    pub profile: Option<String>,
     /// How often the conductor looks at the database (not in the seeds: a policy).
     #[serde(deserialize_with = "positive_i64")]
     pub poll_ms: i64,
@@ -88,6 +91,7 @@ pub struct ConductorSection {
 impl Default for ConductorSection {
     fn default() -> ConductorSection {
         ConductorSection {
+            profile: None,
             poll_ms: 30_000,
             review_ms: Dist::uniform(60_000, 300_000),
             poll_during_reviews: false,

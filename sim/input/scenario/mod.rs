@@ -72,6 +72,14 @@ pub struct Scenario {
     /// `--protocol NAME` of the command line, if any: the replay command and saved failures
     /// name it, since the file alone does not say it.
     pub profile_override: Option<String>,
+    /// The conductor profile (sim/input/conductor_profile.rs): `[conductor] profile`,
+    /// `invented` when the file names none, or `--conductor`'s (`with_conductor`). Applied with
+    /// the variants (`crate::input::variant::with_variants`).
+    pub conductor_profile: String,
+    /// `--conductor NAME` of the command line, if any (the replay command names it).
+    pub conductor_override: Option<String>,
+    /// The `[conductor]` keys the file sets: a profile leaves them as the file has them.
+    pub conductor_keys: Vec<String>,
     /// The protocol variants, in order. Loaded: those `[protocol] variants` lists, recorded and
     /// not applied. From `crate::input::variant::with_variants`: those applied (the scenario's own, then
     /// the extra ones, each once).
@@ -261,12 +269,16 @@ impl Scenario {
         magnitude::check(&file, text)?;
         let tasks = plan::task_plans(&raw.tasks).map_err(|p| p.into_error(&file, text))?;
         validate::check(&raw, &tasks).map_err(|p| p.into_error(&file, text))?;
-        Ok(Scenario::from_file(raw, tasks, path))
+        let mut scenario = Scenario::from_file(raw, tasks, path);
+        scenario.conductor_keys = conductor_keys(text);
+        Ok(scenario)
     }
 
     fn from_file(raw: ScenarioFile, tasks: Vec<TaskPlan>, path: &Path) -> Scenario {
         let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+        let conductor_profile =
+            raw.conductor.profile.clone().unwrap_or_else(|| crate::input::conductor_profile::DEFAULT_CONDUCTOR.to_string());
         Scenario {
             name,
             path: path.to_path_buf(),
@@ -287,6 +299,9 @@ impl Scenario {
             sql_override: None,
             profile: raw.protocol.profile.unwrap_or_else(|| crate::vocab::DEFAULT_PROFILE.to_string()),
             profile_override: None,
+            conductor_profile,
+            conductor_override: None,
+            conductor_keys: Vec::new(),
             variant_names: raw.protocol.variants,
             variant_sql: Vec::new(),
             variants_applied: false,
@@ -318,6 +333,26 @@ impl Scenario {
             }
             scenario.profile = name.to_string();
             scenario.profile_override = Some(name.to_string());
+        }
+        Ok(scenario)
+    }
+
+    /// The scenario with `--conductor NAME` over its `[conductor] profile` (as `with_profile`),
+    /// which replaces the file's own conductor keys too (sim/input/conductor_profile.rs); the
+    /// profile the file names already is no override. An unknown name is bad input listing the
+    /// profiles. A scenario whose variants are applied already keeps its conductor.
+    pub fn with_conductor(&self, conductor: Option<&str>) -> Result<Scenario> {
+        let mut scenario = self.clone();
+        if let Some(name) = conductor.filter(|name| *name != self.conductor_profile || self.conductor_override.is_some()) {
+            crate::input::conductor_profile::check_conductor_name(name).map_err(|m| Error::input(format!("--conductor: {m}")))?;
+            if self.variants_applied && self.conductor_profile != name {
+                return Err(Error::harness(format!(
+                    "{}: conductor {name} asked of a scenario whose variants are applied",
+                    self.path.display()
+                )));
+            }
+            scenario.conductor_profile = name.to_string();
+            scenario.conductor_override = Some(name.to_string());
         }
         Ok(scenario)
     }
@@ -355,6 +390,15 @@ impl Scenario {
     /// musicians' refresh interval when it is unset; 0 for none.
     pub fn review_heartbeat_ms(&self) -> i64 {
         self.conductor.review_heartbeat_ms.unwrap_or(self.timing.heartbeat_refresh_s.saturating_mul(1000))
+    }
+}
+
+/// The keys of the file's `[conductor]` table (the file parsed already, so it is TOML).
+fn conductor_keys(text: &str) -> Vec<String> {
+    let table: toml::Table = text.parse().unwrap_or_default();
+    match table.get("conductor") {
+        Some(toml::Value::Table(c)) => c.keys().cloned().collect(),
+        _ => Vec::new(),
     }
 }
 

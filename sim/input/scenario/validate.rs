@@ -37,7 +37,8 @@ pub(super) fn check(raw: &ScenarioFile, plans: &[TaskPlan]) -> Checked {
     conductor_crashes(&raw.faults)?;
     expected_rules(&raw.expect)?;
     variant_names(&raw.protocol)?;
-    profile_name(&raw.protocol)
+    profile_name(&raw.protocol)?;
+    conductor_profile_name(&raw.conductor)
 }
 
 /// The run's last instant is one SQLite's date functions read: they end with year 9999, and
@@ -385,6 +386,16 @@ fn variant_names(protocol: &ProtocolSection) -> Checked {
         crate::vocab::check_variant_name(name).map_err(|m| Problem::at("protocol", "variants", m))?;
     }
     Ok(())
+}
+
+/// `[conductor] profile` names a known conductor profile (sim/input/conductor_profile.rs).
+fn conductor_profile_name(conductor: &ConductorSection) -> Checked {
+    match &conductor.profile {
+        Some(name) => {
+            crate::input::conductor_profile::check_conductor_name(name).map(|_| ()).map_err(|m| Problem::at("conductor", "profile", m))
+        }
+        None => Ok(()),
+    }
 }
 
 /// `[protocol] profile` names a known profile (sim/vocab/profile.rs).

@@ -775,7 +775,7 @@ fn message_notice_counts_from_when_the_session_could_see_it_and_not_while_it_was
 
 #[test]
 fn budget_a_measurement_over_its_budget_and_one_at_it() {
-    let budgets = |max: i64| [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into() }];
+    let budgets = |max: i64| [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into(), conductor: None }];
     for (max, fails) in [(456, true), (457, false)] {
         let mut run = s1_working();
         run.poll(30_000, &[("task-01", "working", 457.2)]);

@@ -23,7 +23,22 @@ pub struct BudgetLimit {
     /// Where the limit comes from: the scenario's `[budgets]`, or the seed text and scenario
     /// numbers it is derived from.
     pub source: String,
+    /// For a limit derived from the conductor's policy (its cycle and review queue: crash
+    /// detection and exit to claim), the conductor profile and policy it was derived from
+    /// (docs/protocol.md C115): "conductor profile invented: serial reviews, 30 s poll, …".
+    pub conductor: Option<String>,
 }
+
+impl BudgetLimit {
+    /// " (derived from conductor profile …)" for a limit derived from the conductor's policy,
+    /// else nothing: what every report line that shows the limit appends to it.
+    pub fn derivation_note(&self) -> String {
+        self.conductor.as_ref().map_or(String::new(), |c| format!(" (derived from {c})"))
+    }
+}
+
+/// The measurements whose derived budget includes the conductor's cycle and review queue.
+const CONDUCTOR_DERIVED: &[&str] = &["crash_detect_ms", "exit_to_claim_ms"];
 
 /// The numbers of a run's configuration every derived budget is built from (issue 28: a
 /// fault-free or single-crash run stays within its budgets by construction, so a breach is
@@ -183,11 +198,17 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
             ),
         ),
     ];
+    let conductor = crate::input::conductor_profile::derived_from(scenario);
     derived
         .into_iter()
         .map(|(name, set, derived_limit, why)| match set {
-            Some(limit) => BudgetLimit { name, limit, source: "the scenario's [budgets]".to_string() },
-            None => BudgetLimit { name, limit: derived_limit, source: why },
+            Some(limit) => BudgetLimit { name, limit, source: "the scenario's [budgets]".to_string(), conductor: None },
+            None => BudgetLimit {
+                name,
+                limit: derived_limit,
+                source: why,
+                conductor: CONDUCTOR_DERIVED.contains(&name).then(|| conductor.clone()),
+            },
         })
         .collect()
 }
@@ -246,6 +267,16 @@ fn absence(n: &Bounds, lost_cycles: bool) -> (i64, String) {
     (ms, why)
 }
 
+/// A violation's budget names a conductor profile other than the default (the default's
+/// explanations keep their bytes: the budget's derivation already names its policy, C3).
+fn profile_named(budget: &BudgetLimit) -> String {
+    let default = format!("conductor profile {}:", crate::input::conductor_profile::DEFAULT_CONDUCTOR);
+    match &budget.conductor {
+        Some(c) if !c.starts_with(&default) => budget.derivation_note(),
+        _ => String::new(),
+    }
+}
+
 /// A measurement above its budget fails the run. The explanation names the largest
 /// measurement's causes (sim/judging/oracle/latency.rs): the budget says what the protocol's numbers
 /// allow, the causes say where the time went.
@@ -275,10 +306,11 @@ pub fn check(limits: &[BudgetLimit], measured: &Measurements, end_ms: i64, findi
                 name,
                 end_ms,
                 format!(
-                    "{name} reached {max} against a budget of {} ({over} of {} measurements above it){causes}; the budget: {}",
+                    "{name} reached {max} against a budget of {} ({over} of {} measurements above it){causes}; the budget: {}{}",
                     budget.limit,
                     sample.len(),
-                    budget.source
+                    budget.source,
+                    profile_named(budget)
                 ),
             );
         }

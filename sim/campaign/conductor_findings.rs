@@ -1,0 +1,444 @@
+//! `rehearsal findings --conductors A,B,…`: which conclusions survive another conductor
+//! (docs/protocol.md C110, issue 42 item 6). The seeds do not describe the conductor, so every
+//! finding measured with the invented one may be a finding about that conductor. Each finding
+//! of reports/FINDINGS.md (its variant against the default on its demo scenario,
+//! `findings::DEMOS`) and each necessity of docs/repaired-protocol.md (the `repaired` profile
+//! without one change, `repaired_doc::CHANGES`) is run again under every conductor profile
+//! named, and its conclusion is compared with the first profile's: a finding holds under every
+//! conductor when its conclusion is the same under all of them. The sections are spliced into
+//! the two documents (`splice`), as `swarm --doc` splices its own.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::base::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::run::{execute, Execution, Keep, RunOptions};
+
+/// The heading of FINDINGS.md's section.
+pub const FINDINGS_HEADING: &str = "## Under every conductor profile";
+/// The heading of docs/repaired-protocol.md's section.
+pub const NECESSITY_HEADING: &str = "## Necessity under every conductor profile";
+
+/// What one run gives the tables: whether it passed, and the rules it broke.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Judged {
+    pub passed: bool,
+    pub rules: BTreeSet<String>,
+}
+
+/// One run of `path` at `seed` under `conductor`, with `variants` (the command line's) over the
+/// scenario's own; `protocol` replaces the scenario's profile when given. Only its verdict is
+/// kept (its folder `scratch`, its own, is removed). A harness error is a failing run that says so
+/// (one seed never takes the table down); bad input stops the command.
+fn judge_one(path: &str, conductor: &str, protocol: Option<&str>, variants: &[String], seed: u64, scratch: &Path) -> Result<Judged> {
+    let scenario = Scenario::load(Path::new(path))?.with_profile(protocol)?.with_conductor(Some(conductor))?;
+    let out = scratch.to_path_buf();
+    let options = RunOptions { scenario_path: PathBuf::new(), seed: Some(seed), out_dir: Some(out.clone()), variants: variants.to_vec() };
+    let run = options.plan(&scenario).and_then(|plan| execute(plan, Execution { keep: Keep::Hash, ..Execution::default() }));
+    let _ = std::fs::remove_dir_all(&out);
+    match run {
+        Ok(executed) => {
+            let verdict = &executed.summary.verdict;
+            Ok(Judged { passed: verdict.passed(), rules: verdict.rules().iter().map(|r| r.to_string()).collect() })
+        }
+        Err(Error::Input(message)) => Err(Error::Input(message)),
+        Err(e) => Ok(Judged { passed: false, rules: BTreeSet::from([format!("harness error: {e}")]) }),
+    }
+}
+
+/// One run to make: scenario, conductor, protocol profile, variants, seed.
+type Job = (String, String, Option<String>, Vec<String>, u64);
+
+/// Runs every job once (the same job named twice runs once), `jobs` at a time.
+fn run_all(wanted: &[Job], jobs: usize, scratch: &Path) -> Result<BTreeMap<Job, Judged>> {
+    let unique: Vec<(usize, Job)> = wanted.iter().cloned().collect::<BTreeSet<_>>().into_iter().enumerate().collect();
+    let work = |(i, (path, conductor, protocol, variants, seed)): &(usize, Job)| {
+        judge_one(path, conductor, protocol.as_deref(), variants, *seed, &scratch.join(format!("run-{i}")))
+    };
+    let panicked = |_: &(usize, Job), panic: &str| Err(Error::harness(format!("a run panicked: {panic}")));
+    let results = crate::campaign::map(jobs, &unique, work, panicked, || false, |_, _| {});
+    let mut out = BTreeMap::new();
+    for ((_, job), result) in unique.into_iter().zip(results) {
+        match result {
+            Some(judged) => out.insert(job, judged?),
+            None => return Err(Error::harness("interrupted".to_string())),
+        };
+    }
+    Ok(out)
+}
+
+/// A finding's conclusion, read off its two columns over the same seeds: whether the variant
+/// passes more, fewer or as many runs as the default, and the rules it shows in more runs and
+/// in fewer. Counts are what the table shows; the conclusion compares only these directions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conclusion {
+    pub pass: std::cmp::Ordering,
+    pub more: BTreeSet<String>,
+    pub fewer: BTreeSet<String>,
+    /// Pass counts, default then variant, and the seeds run (shown, not compared).
+    pub counts: (usize, usize, usize),
+}
+
+impl Conclusion {
+    pub fn of(default: &[&Judged], variant: &[&Judged]) -> Conclusion {
+        let passes = |runs: &[&Judged]| runs.iter().filter(|j| j.passed).count();
+        let showing = |runs: &[&Judged], rule: &str| runs.iter().filter(|j| j.rules.contains(rule)).count();
+        let rules: BTreeSet<&String> = default.iter().chain(variant).flat_map(|j| j.rules.iter()).collect();
+        let (mut more, mut fewer) = (BTreeSet::new(), BTreeSet::new());
+        for rule in rules {
+            match showing(variant, rule).cmp(&showing(default, rule)) {
+                std::cmp::Ordering::Greater => more.insert(rule.clone()),
+                std::cmp::Ordering::Less => fewer.insert(rule.clone()),
+                std::cmp::Ordering::Equal => false,
+            };
+        }
+        let (d, v) = (passes(default), passes(variant));
+        Conclusion { pass: v.cmp(&d), more, fewer, counts: (d, v, default.len()) }
+    }
+
+    /// Whether two conclusions say the same (the counts aside).
+    pub fn same_as(&self, other: &Conclusion) -> bool {
+        (self.pass, &self.more, &self.fewer) == (other.pass, &other.more, &other.fewer)
+    }
+
+    /// How `other` agrees with this conclusion (the reference's).
+    pub fn agreement(&self, other: &Conclusion) -> Agreement {
+        if self.same_as(other) {
+            return Agreement::Same;
+        }
+        let opposite = !self.more.is_disjoint(&other.fewer) || !self.fewer.is_disjoint(&other.more);
+        let shared = !self.more.is_disjoint(&other.more) || !self.fewer.is_disjoint(&other.fewer);
+        let both_silent = self.more.is_empty() && self.fewer.is_empty() && other.more.is_empty() && other.fewer.is_empty();
+        if self.pass == other.pass && !opposite && (shared || both_silent) {
+            Agreement::Direction
+        } else {
+            Agreement::Differs
+        }
+    }
+
+    /// "pass 3 → 0 of 3; more: owner-writes-only; fewer: liveness".
+    pub fn text(&self) -> String {
+        let (d, v, n) = self.counts;
+        let mut text = format!("pass {d} → {v} of {n}");
+        let list = |set: &BTreeSet<String>| set.iter().map(|r| r.replace('|', "/")).collect::<Vec<_>>().join(", ");
+        if !self.more.is_empty() {
+            let _ = write!(text, "; more: {}", list(&self.more));
+        }
+        if !self.fewer.is_empty() {
+            let _ = write!(text, "; fewer: {}", list(&self.fewer));
+        }
+        if self.more.is_empty() && self.fewer.is_empty() && d == v {
+            text.push_str("; no difference");
+        }
+        text
+    }
+}
+
+/// How a conclusion under another conductor agrees with the reference's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Agreement {
+    /// The same pass direction and the same rules moving the same way.
+    Same,
+    /// The same pass direction, at least one rule moving the same way (or none on either
+    /// side), none moving the opposite way: the finding's direction holds, its detail differs.
+    Direction,
+    /// Another pass direction, a rule moving the opposite way, or no rule in common.
+    Differs,
+}
+
+/// The profiles named, each known, the first being the reference; bad input otherwise.
+pub fn check_conductors(names: &[String]) -> Result<()> {
+    if names.len() < 2 {
+        return Err(Error::input("--conductors: name at least two conductor profiles, the first the reference (e.g. invented,attentive)"));
+    }
+    for (i, name) in names.iter().enumerate() {
+        crate::input::conductor_profile::check_conductor_name(name).map_err(|m| Error::input(format!("--conductors: {m}")))?;
+        if names[..i].contains(name) {
+            return Err(Error::input(format!("--conductors: `{name}` named twice")));
+        }
+    }
+    Ok(())
+}
+
+/// One row of a conclusions table: the finding, its scenario, its conclusion per conductor.
+pub type Row = (String, String, Vec<Conclusion>);
+
+/// The rows of FINDINGS.md's section: per finding of `demos` (variant, demo scenario; the
+/// section runs `findings::DEMOS`), in `VARIANTS`' order, its conclusion under each conductor.
+pub fn findings_rows(demos: &[(&str, &str)], conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<Vec<Row>> {
+    check_conductors(conductors)?;
+    let mut wanted: Vec<Job> = Vec::new();
+    for (variant, path) in demos {
+        for conductor in conductors {
+            for seed in seeds {
+                wanted.push((path.to_string(), conductor.clone(), None, Vec::new(), *seed));
+                wanted.push((path.to_string(), conductor.clone(), None, vec![variant.to_string()], *seed));
+            }
+        }
+    }
+    let judged = run_all(&wanted, jobs, scratch)?;
+    let mut rows = Vec::new();
+    for variant in crate::input::variant::VARIANTS {
+        let Some((_, path)) = demos.iter().find(|(v, _)| *v == variant.name) else { continue };
+        let conclusions = conductors
+            .iter()
+            .map(|conductor| {
+                let column = |variants: Vec<String>| -> Vec<&Judged> {
+                    seeds.iter().map(|s| &judged[&(path.to_string(), conductor.clone(), None, variants.clone(), *s)]).collect()
+                };
+                Conclusion::of(&column(Vec::new()), &column(vec![variant.name.to_string()]))
+            })
+            .collect();
+        rows.push((format!("{}. `{}`", variant.disagreement, variant.name), format!("`{path}`"), conclusions));
+    }
+    Ok(rows)
+}
+
+/// A table of conclusions, one row a finding, a column a conductor, and whether it holds under
+/// every one (the same conclusion as the first's), then the count.
+pub fn conclusions_table(conductors: &[String], rows: &[Row], first_header: &str) -> String {
+    let mut md = String::new();
+    let names: Vec<String> = conductors.iter().map(|c| format!("`{c}`")).collect();
+    let _ = writeln!(md, "| {first_header} | scenario | {} | holds under every conductor |", names.join(" | "));
+    let _ = writeln!(md, "|{}", " --- |".repeat(3 + conductors.len()));
+    let (mut direction, mut depends) = (Vec::new(), Vec::new());
+    for (name, scenario, conclusions) in rows {
+        let reference = &conclusions[0];
+        let under = |want: Agreement| -> Vec<&str> {
+            conductors.iter().zip(conclusions).skip(1).filter(|(_, c)| reference.agreement(c) == want).map(|(n, _)| n.as_str()).collect()
+        };
+        let (detail, differs) = (under(Agreement::Direction), under(Agreement::Differs));
+        let cells: Vec<String> = conclusions.iter().map(Conclusion::text).collect();
+        let holds = if !differs.is_empty() {
+            depends.push(name.clone());
+            format!("no: differs under {}", differs.join(", "))
+        } else if !detail.is_empty() {
+            direction.push(name.clone());
+            format!("in direction: its rules differ under {}", detail.join(", "))
+        } else {
+            "yes".to_string()
+        };
+        let _ = writeln!(md, "| {name} | {scenario} | {} | {holds} |", cells.join(" | "));
+    }
+    let list = |names: &[String]| if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) };
+    let _ = writeln!(
+        md,
+        "\nOf {} findings, {} hold under every conductor profile named, {} hold in direction only{}, and {} depend on the conductor{}.",
+        rows.len(),
+        rows.len() - depends.len() - direction.len(),
+        direction.len(),
+        list(&direction),
+        depends.len(),
+        list(&depends)
+    );
+    md
+}
+
+/// FINDINGS.md's section, measured.
+pub fn findings_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<String> {
+    let rows = findings_rows(crate::campaign::findings::DEMOS, conductors, seeds, jobs, scratch)?;
+    let mut md = format!("{FINDINGS_HEADING}\n\n");
+    let _ = writeln!(
+        md,
+        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other; it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way; otherwise it depends on the conductor. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
+        conductors.join(","),
+        range_text(seeds),
+        seeds.len(),
+        rows.len() * conductors.len() * seeds.len() * 2
+    );
+    md.push_str(&profiles_list(conductors));
+    md.push_str(&conclusions_table(conductors, &rows, "finding"));
+    md.push('\n');
+    Ok(md)
+}
+
+/// The profiles named, each with what it sets (sim/input/conductor_profile.rs).
+fn profiles_list(conductors: &[String]) -> String {
+    let mut md = String::new();
+    for name in conductors {
+        let profile = crate::input::conductor_profile::find_conductor(name).expect("checked");
+        let _ = writeln!(md, "- `{name}`: {}", profile.summary);
+    }
+    md.push('\n');
+    md
+}
+
+fn range_text(seeds: &[u64]) -> String {
+    format!("{}..={}", seeds.first().copied().unwrap_or(0), seeds.last().copied().unwrap_or(0))
+}
+
+/// docs/repaired-protocol.md's section: each change's necessity under each conductor. The
+/// profile without the change, against the whole profile, on the change's necessity scenario
+/// at its necessity seed and at `seeds`: the change is shown necessary under a conductor when
+/// some seed breaks a rule without it that it does not break with it. `only`: these changes alone
+/// (the tests'); `None`, every change of the profile.
+pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path, only: Option<&[&str]>) -> Result<String> {
+    check_conductors(conductors)?;
+    let profile = crate::vocab::check_profile_name("repaired").map_err(Error::input)?;
+    let all: Vec<String> = profile.variants.iter().map(|v| v.to_string()).collect();
+    let checked: Vec<&String> = all.iter().filter(|v| only.is_none_or(|o| o.contains(&v.as_str()))).collect();
+    let seeds_protocol = Some(crate::vocab::DEFAULT_PROFILE.to_string());
+    let mut plans = Vec::new();
+    let mut wanted: Vec<Job> = Vec::new();
+    for variant in checked {
+        let change = crate::campaign::repaired_doc::CHANGES
+            .iter()
+            .find(|c| c.variant == variant)
+            .ok_or_else(|| Error::input(format!("the profile's variant `{variant}` has no entry in CHANGES")))?;
+        let (path, _, seed) = change.necessity()?;
+        let mut its_seeds: Vec<u64> = seeds.to_vec();
+        if !its_seeds.contains(&seed) {
+            its_seeds.insert(0, seed);
+        }
+        let without: Vec<String> = all.iter().filter(|v| *v != variant).cloned().collect();
+        for conductor in conductors {
+            for s in &its_seeds {
+                wanted.push((path.to_string(), conductor.clone(), seeds_protocol.clone(), without.clone(), *s));
+                wanted.push((path.to_string(), conductor.clone(), seeds_protocol.clone(), all.clone(), *s));
+            }
+        }
+        plans.push((variant.clone(), change.rule, path, seed, its_seeds, without));
+    }
+    let judged = run_all(&wanted, jobs, scratch)?;
+    let mut md = format!("{NECESSITY_HEADING}\n\n");
+    let _ = writeln!(
+        md,
+        "Generated by `cargo run --release -- findings --repaired --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs), spliced into this document; do not edit by hand. The necessity above was measured with the invented conductor on one run per change. Here each change's necessity scenario runs under every conductor profile named at its necessity seed and at seeds {} (reduced: {} runs in all, where the proof above runs thousands), under the profile without the change and under the whole profile. A cell counts the seeds where the run without the change breaks a rule the whole profile's run of the same seed does not (any rule, as the necessity table above names the first violation, whichever it is), and names those rules; the change is shown necessary under that conductor when the count is above 0, and its necessity holds under every conductor when it is shown under each. The rule after each change is the one its finding is about.\n",
+        conductors.join(","),
+        range_text(seeds),
+        range_text(seeds),
+        wanted.iter().collect::<BTreeSet<_>>().len()
+    );
+    md.push_str(&profiles_list(conductors));
+    let names: Vec<String> = conductors.iter().map(|c| format!("`{c}`")).collect();
+    let _ = writeln!(md, "| change | scenario, rule | {} | holds under every conductor |", names.join(" | "));
+    let _ = writeln!(md, "|{}", " --- |".repeat(3 + conductors.len()));
+    let mut held = 0;
+    for (variant, rule, path, seed, its_seeds, without) in &plans {
+        let mut cells = Vec::new();
+        let mut missing = Vec::new();
+        for conductor in conductors {
+            let key = |variants: &Vec<String>, s: u64| (path.to_string(), conductor.clone(), seeds_protocol.clone(), variants.clone(), s);
+            // A seed shows the change necessary when the run without it breaks a rule the
+            // whole profile's run of that seed does not (the document's necessity table names
+            // the first violation, whichever rule it is: retry-failed-reads' is a budget).
+            let introduced = |s: u64| -> BTreeSet<String> {
+                let with = &judged[&key(&all, s)].rules;
+                judged[&key(without, s)].rules.difference(with).cloned().collect()
+            };
+            let shown: Vec<(u64, BTreeSet<String>)> =
+                its_seeds.iter().map(|s| (*s, introduced(*s))).filter(|(_, rules)| !rules.is_empty()).collect();
+            if shown.is_empty() {
+                missing.push(conductor.as_str());
+            }
+            let seeds_text = shown.iter().map(|(s, _)| s.to_string()).collect::<Vec<_>>().join(", ");
+            let rules: BTreeSet<&String> = shown.iter().flat_map(|(_, r)| r.iter()).collect();
+            let rules_text = rules.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+            cells.push(if shown.is_empty() {
+                format!("0 of {}", its_seeds.len())
+            } else {
+                format!("{} of {} (seeds {seeds_text}: {rules_text})", shown.len(), its_seeds.len())
+            });
+        }
+        let holds = if missing.is_empty() {
+            held += 1;
+            "yes".to_string()
+        } else {
+            format!("no: not shown under {}", missing.join(", "))
+        };
+        // "`X` removed", not "`X`": the document's other tables key their rows by the change
+        // (tests/it/repaired.rs regenerates its single-run lines by that key).
+        let _ = writeln!(md, "| `{variant}` removed | `{path}` (necessity seed {seed}), {rule} | {} | {holds} |", cells.join(" | "));
+    }
+    let _ = writeln!(md, "\n{held} of {} changes are shown necessary under every conductor profile named in these seeds.\n", plans.len());
+    Ok(md)
+}
+
+/// Replaces the section of the document at `path` that starts at the line `heading` (up to the
+/// next `## ` heading) with `section`, or appends it; whole or not at all.
+pub fn splice(path: &Path, heading: &str, section: &str) -> Result<()> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::input(format!("{}: {e}", path.display())))?;
+    let start = text.find(&format!("{heading}\n")).filter(|i| *i == 0 || text[..*i].ends_with('\n'));
+    let out = match start {
+        Some(start) => {
+            let rest = &text[start + 1..];
+            let end = rest.find("\n## ").map_or(text.len(), |e| start + 1 + e + 1);
+            format!("{}{section}{}", &text[..start], &text[end..])
+        }
+        None => format!("{}\n{section}", text.trim_end_matches('\n').to_string() + "\n"),
+    };
+    crate::base::atomic::write_atomically(path, out.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(passed: bool, rules: &[&str]) -> Judged {
+        Judged { passed, rules: rules.iter().map(|r| r.to_string()).collect() }
+    }
+
+    #[test]
+    fn a_conclusion_is_the_direction_of_each_count_not_the_counts() {
+        let (ok, bad) = (judged(true, &[]), judged(false, &["owner-writes-only"]));
+        let fixed = Conclusion::of(&[&bad, &bad, &ok], &[&ok, &ok, &ok]);
+        assert_eq!(fixed.text(), "pass 1 → 3 of 3; fewer: owner-writes-only");
+        let fixed_less = Conclusion::of(&[&bad, &ok, &ok], &[&ok, &ok, &ok]);
+        assert!(fixed.same_as(&fixed_less), "the counts differ, the conclusion does not");
+        let none = Conclusion::of(&[&ok, &ok, &ok], &[&ok, &ok, &ok]);
+        assert_eq!(none.text(), "pass 3 → 3 of 3; no difference");
+        assert!(!none.same_as(&fixed));
+        let broken = Conclusion::of(&[&ok], &[&bad]);
+        assert_eq!((broken.pass, broken.more.len()), (std::cmp::Ordering::Less, 1));
+    }
+
+    #[test]
+    fn a_finding_whose_rules_differ_but_move_the_same_way_holds_in_direction() {
+        let (ok, zombie, stuck) =
+            (judged(true, &[]), judged(false, &["owner-writes-only", "completed-once"]), judged(false, &["owner-writes-only", "liveness"]));
+        let reference = Conclusion::of(&[&zombie], &[&ok]);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&zombie], &[&ok])), Agreement::Same);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&stuck], &[&ok])), Agreement::Direction);
+        assert_eq!(reference.agreement(&Conclusion::of(&[&ok], &[&zombie])), Agreement::Differs, "the opposite way");
+        assert_eq!(reference.agreement(&Conclusion::of(&[&ok], &[&ok])), Agreement::Differs, "no rule in common");
+    }
+
+    #[test]
+    fn the_table_says_which_findings_hold_under_every_conductor() {
+        let (ok, bad) = (judged(true, &[]), judged(false, &["liveness"]));
+        let fixes = Conclusion::of(&[&bad], &[&ok]);
+        let nothing = Conclusion::of(&[&ok], &[&ok]);
+        let names = vec!["invented".to_string(), "attentive".to_string()];
+        let rows = vec![
+            ("1. `a`".to_string(), "`a.toml`".to_string(), vec![fixes.clone(), fixes.clone()]),
+            ("2. `b`".to_string(), "`b.toml`".to_string(), vec![fixes, nothing]),
+        ];
+        let md = conclusions_table(&names, &rows, "finding");
+        assert!(md.contains("| 1. `a` | `a.toml` | pass 0 → 1 of 1; fewer: liveness | pass 0 → 1 of 1; fewer: liveness | yes |"), "{md}");
+        assert!(md.contains("| no: differs under attentive |"), "{md}");
+        assert!(md.contains("Of 2 findings, 1 hold under every conductor profile named, 0 hold in direction only, and 1 depend on the conductor (2. `b`)."), "{md}");
+    }
+
+    #[test]
+    fn the_profiles_must_be_known_distinct_and_at_least_two() {
+        let names = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(check_conductors(&names(&["invented", "strict"])).is_ok());
+        for bad in [&["invented"][..], &["invented", "invented"], &["invented", "fast"]] {
+            assert!(matches!(check_conductors(&names(bad)), Err(Error::Input(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_section_is_replaced_where_it_is_or_appended() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("doc.md");
+        std::fs::write(&path, "# Doc\n\n## A\n\na\n\n## Under every conductor profile\n\nold\n\n## B\n\nb\n").unwrap();
+        splice(&path, FINDINGS_HEADING, "## Under every conductor profile\n\nnew\n\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Doc\n\n## A\n\na\n\n## Under every conductor profile\n\nnew\n\n## B\n\nb\n");
+        std::fs::write(&path, "# Doc\n\n## A\n\na\n").unwrap();
+        splice(&path, NECESSITY_HEADING, "## Necessity under every conductor profile\n\nnew\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# Doc\n\n## A\n\na\n\n## Necessity under every conductor profile\n\nnew\n");
+    }
+}
