@@ -74,9 +74,13 @@ pub const CHANGES: &[Change] = &[
         seed_text: "000 \"Clean Exit Protocol\" 2: \"Stop all watchers\" before the HANDOFF, against 000 \"Reference: Watcher Protocol Detail\": a watcher runs \"until terminal state\" (docs/protocol.md D14)",
         diff: "Behaviour: a clean exit keeps its background watcher, and so its heartbeat, until the final write",
         // With lease-self-check in the profile the session's own lease heartbeat covers the slow
-        // exit of the demo; a 1,000-seed sweep of both proof suites without this change found
-        // random-faults 405 (a live session handed over on a heartbeat 548 s old).
-        necessity_run: Some(("scenarios/proof/proof-random-faults.toml", 405)),
+        // exit of the demo. A 1,000-seed sweep of both proof suites without this change once
+        // found random-faults 405; since issue 42 (C50, C55) 2,000 seeds of proof-random-faults
+        // and 1,000 of proof-ci-smoke show nothing, while context-exhaustion seed 44 does (and
+        // 1, 64, 114 of 1..=150): a context spike past the ceiling on a return 460 s after the
+        // last heartbeat, a clean exit that stops its watcher first, and two live sessions
+        // handed over on heartbeats 566 and 569 s old (000 "Clean Exit Protocol" 2, D14).
+        necessity_run: Some(("scenarios/faults/context-exhaustion.toml", 44)),
     },
     Change {
         variant: "durable-cursor",

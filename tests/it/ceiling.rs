@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rehearsal::input::scenario::{Odds, Scenario};
 
-use crate::support::{ctx_of, on_two_threads, rehearsal, root, shipped_scenarios, stderr, stdout};
+use crate::support::{ctx_of, on_two_threads, rehearsal, root, shipped_scenarios, stderr, stdout, toml_files, trace};
 
 /// Every `[ctx: NN%]` of every `temp/*-status` file of a run folder, with its file and line.
 fn status_contexts(dir: &Path) -> Vec<(String, String, i64)> {
@@ -84,14 +84,75 @@ fn silent_lines_above(lines: &[(String, String, i64)], ceiling: i64) -> Vec<Stri
         .collect()
 }
 
-/// Issue 42, docs/protocol.md C50: in every shipped run (each scenario on its seed and the
-/// golden file's extra seeds, spikes included) a status line above the ceiling is the
-/// hand-off or the escalation, or is followed at once by one (a context spike's return), or
-/// is the last of a session that stopped dead at 100 %. Only scenarios that declare the
-/// earlier reading `ceiling-after-agent` are exempt, and they are named here.
 #[test]
-fn no_shipped_run_works_silently_above_the_context_ceiling() {
-    let cases = crate::support::shipped_cases();
+fn a_silent_line_above_the_ceiling_is_named_and_a_handoff_or_hard_stop_is_not() {
+    let line = |file: &str, text: &str, ctx: i64| (file.to_string(), format!("{text} [ctx: {ctx}%]"), ctx);
+    let silent = vec![line("t-status", "step 1 agent 2 returned", 81), line("t-status", "step 1 agent 2 integrated", 82)];
+    assert_eq!(silent_lines_above(&silent, 80).len(), 2);
+    let handed_off = vec![
+        line("t-status", "step 1 agent 2 returned", 91),
+        line("t-status", "context past the 80% ceiling margin on step 1 agent 2's return: handing off now, not integrated", 91),
+        line("t-status", "HANDOFF written: temp/t-HANDOFF", 92),
+    ];
+    assert!(silent_lines_above(&handed_off, 80).is_empty());
+    let hard_stop = vec![line("t-status", "step 1 agent 2 returned", 104), line("t-status", "bootstrap started", 5)];
+    assert!(silent_lines_above(&hard_stop, 80).is_empty());
+    let at_ceiling = vec![line("t-status", "step 1 agent 2 integrated", 80), line("t-status", "step 1 agent 3 launched", 80)];
+    assert!(silent_lines_above(&at_ceiling, 80).is_empty());
+}
+
+/// Every status line of a run as the trace wrote it (`file_append` to `temp/*-status`): the
+/// writing session's id, the file, the line and its context. Sessions of one task may write to
+/// its status file at once (a slow clean exit while the successor claims), so the file alone
+/// does not say whose a line is.
+fn status_lines_by_session(dir: &Path) -> Vec<(String, String, String, i64)> {
+    trace(dir)
+        .into_iter()
+        .filter(|r| r.event == "file_append" && r.statement.ends_with("-status") && r.detail.contains("[ctx: "))
+        .map(|r| (r.session, r.statement, r.detail.clone(), ctx_of(&r.detail)))
+        .collect()
+}
+
+/// The sessions a context spike hit, by session id (the trace's `session` column).
+fn spiked_sessions(dir: &Path) -> std::collections::BTreeSet<String> {
+    trace(dir).into_iter().filter(|r| r.event == "fault_context_spike").map(|r| r.session).collect()
+}
+
+/// The status lines above `ceiling` of sessions not in `spiked`, one a session.
+fn above_unless_spiked(lines: &[(String, String, String, i64)], spiked: &std::collections::BTreeSet<String>, ceiling: i64) -> Vec<String> {
+    let mut named = std::collections::BTreeSet::new();
+    lines
+        .iter()
+        .filter(|(session, _, _, ctx)| *ctx > ceiling && !spiked.contains(session) && named.insert(session.clone()))
+        .map(|(session, file, line, _)| format!("{file}: session {session} (no context spike): `{line}`"))
+        .collect()
+}
+
+/// The sessions of a run folder whose status lines go above `ceiling` though no context spike
+/// (trace event `fault_context_spike`, a fault the musician cannot predict) hit them.
+fn above_without_spike(dir: &Path, ceiling: i64) -> Vec<String> {
+    above_unless_spiked(&status_lines_by_session(dir), &spiked_sessions(dir), ceiling)
+}
+
+/// Issue 42 item 1 (000 "Context Monitoring & Break Point Logic": "> 80% … escalate to
+/// conductor (must pause now)"; docs/protocol.md C50, C55): every scenario file under
+/// scenarios/ (the CI and proof suites and the benchmarks included; not the two fleets of
+/// `TOO_LONG`, minutes each in a debug build), each on seeds 1-3, its own seed and the golden
+/// file's extra seeds. A status line above the ceiling
+/// (the scenario's own, after its variants) must (1) be in a session a context spike hit, and
+/// (2) be the hand-off or the escalation, or be followed at once by one, or be the last of a
+/// session that stopped dead at 100 %. Scenarios that declare `ceiling-after-agent` (the reading
+/// before issue 42) are exempt and named.
+#[test]
+fn no_scenario_file_goes_above_the_ceiling_but_by_a_spike_and_then_hands_off() {
+    let every: Vec<String> = toml_files(&root().join("scenarios"))
+        .iter()
+        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
+        .filter(|p| !crate::support::TOO_LONG.contains(&p.as_str()) && Scenario::load(&root().join(p)).is_ok())
+        .collect();
+    assert!(every.len() >= 80, "scenario files: {}", every.len());
+    let mut cases: Vec<(String, Option<u64>)> = crate::support::shipped_cases();
+    cases.extend(every.iter().flat_map(|p| [1u64, 2, 3].map(|seed| (p.clone(), Some(seed)))));
     let tmp = tempfile::tempdir().unwrap();
     let results: Vec<(String, bool, Vec<String>, usize)> = on_two_threads(cases.len(), |i| {
         let (path, seed) = &cases[i];
@@ -108,32 +169,66 @@ fn no_shipped_run_works_silently_above_the_context_ceiling() {
         assert!(matches!(o.status.code(), Some(0 | 1)), "{path}: {}\n{}", stdout(&o), stderr(&o));
         let contexts = status_contexts(&out);
         let above = contexts.iter().filter(|(_, _, ctx)| *ctx > ceiling).count();
-        (path.clone(), exempt, silent_lines_above(&contexts, ceiling), above)
+        let mut wrong = silent_lines_above(&contexts, ceiling);
+        wrong.extend(above_without_spike(&out, ceiling));
+        std::fs::remove_dir_all(&out).ok();
+        (format!("{path} seed {}", seed_text.as_deref().unwrap_or("(its own)")), exempt, wrong, above)
     });
-    let exempt: Vec<&str> = results.iter().filter(|r| r.1).map(|r| r.0.as_str()).collect();
+    let exempt: std::collections::BTreeSet<&str> = results.iter().filter(|r| r.1).map(|r| r.0.split(" seed ").next().unwrap()).collect();
+    let exempt: Vec<&str> = exempt.into_iter().collect();
     assert_eq!(exempt, ["scenarios/faults/slow-clean-exit-watched.toml", "scenarios/faults/slow-clean-exit.toml"]);
-    let silent: Vec<String> =
-        results.iter().filter(|r| !r.1).flat_map(|r| r.2.iter().map(move |line| format!("{}: {line}", r.0))).collect();
-    assert!(silent.is_empty(), "status lines above the ceiling with no hand-off or escalation next:\n{}", silent.join("\n"));
+    let wrong: Vec<String> = results.iter().filter(|r| !r.1).flat_map(|r| r.2.iter().map(move |line| format!("{}: {line}", r.0))).collect();
+    assert!(
+        wrong.is_empty(),
+        "status lines above the ceiling without a spike, or with no hand-off or escalation next:\n{}",
+        wrong.join("\n")
+    );
     // Not vacuous: a spike takes context-exhaustion's sessions past the ceiling, and each hands
     // off or stops dead there.
-    let spiked = results.iter().find(|r| r.0.ends_with("context-exhaustion.toml")).expect("shipped");
+    let spiked = results.iter().find(|r| r.0.ends_with("context-exhaustion.toml seed (its own)")).expect("shipped");
     assert!(spiked.3 > 0, "context-exhaustion never went past the ceiling");
 }
 
 #[test]
-fn a_silent_line_above_the_ceiling_is_named_and_a_handoff_or_hard_stop_is_not() {
-    let line = |file: &str, text: &str, ctx: i64| (file.to_string(), format!("{text} [ctx: {ctx}%]"), ctx);
-    let silent = vec![line("t-status", "step 1 agent 2 returned", 81), line("t-status", "step 1 agent 2 integrated", 82)];
-    assert_eq!(silent_lines_above(&silent, 80).len(), 2);
-    let handed_off = vec![
-        line("t-status", "step 1 agent 2 returned", 91),
-        line("t-status", "context past the 80% ceiling margin on step 1 agent 2's return: handing off now, not integrated", 91),
-        line("t-status", "HANDOFF written: temp/t-HANDOFF", 92),
-    ];
-    assert!(silent_lines_above(&handed_off, 80).is_empty());
-    let hard_stop = vec![line("t-status", "step 1 agent 2 returned", 104), line("t-status", "bootstrap started", 5)];
-    assert!(silent_lines_above(&hard_stop, 80).is_empty());
-    let at_ceiling = vec![line("t-status", "step 1 agent 2 integrated", 80), line("t-status", "step 1 agent 3 launched", 80)];
-    assert!(silent_lines_above(&at_ceiling, 80).is_empty());
+fn a_session_above_the_ceiling_is_named_unless_a_spike_hit_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = rehearsal(&["run", "scenarios/faults/context-exhaustion.toml", "--out", out.to_str().unwrap()]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(above_without_spike(&out, 80).is_empty(), "{:?}", above_without_spike(&out, 80));
+    // The same lines with no spike known: every session above the ceiling is named.
+    let lines = status_lines_by_session(&out);
+    let sessions_above: std::collections::BTreeSet<&String> = lines.iter().filter(|l| l.3 > 80).map(|l| &l.0).collect();
+    let named = above_unless_spiked(&lines, &std::collections::BTreeSet::new(), 80);
+    assert!(!sessions_above.is_empty() && named.len() == sessions_above.len(), "{named:?}");
+    assert!(sessions_above.iter().all(|s| spiked_sessions(&out).contains(*s)));
+}
+
+/// docs/protocol.md C55 (000 "Context Monitoring & Break Point Logic": "Musician tracks context
+/// with each system message received"): context that grew by a checkpoint's review is read
+/// before the next agent launch. In `context-thresholds.toml` seed 15 every agent launched at
+/// 50 % or more right after an approved checkpoint follows an evaluation at that context.
+#[test]
+fn an_approved_checkpoint_at_fifty_percent_is_evaluated_before_the_next_launch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let o = rehearsal(&["run", "scenarios/context-thresholds.toml", "--seed", "15", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lines = status_contexts(&out);
+    let mut checked = 0;
+    for (i, (file, line, ctx)) in lines.iter().enumerate() {
+        if !line.contains(" approved (step ") || *ctx < 50 {
+            continue;
+        }
+        // The session's next act after the approval that is an agent launch, an evaluation or its end.
+        let next = lines[i + 1..]
+            .iter()
+            .take_while(|l| l.0 == *file && !l.1.starts_with("bootstrap started"))
+            .find(|l| l.1.contains(" launched") || l.1.starts_with("CONTEXT EVALUATION") || l.1.starts_with("clean exit"));
+        if let Some((_, next, _)) = next {
+            assert!(!next.contains(" launched"), "{file}: `{line}` then `{next}` with no evaluation between");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3, "approvals at 50 % or more followed by work: {checked}");
 }

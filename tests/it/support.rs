@@ -31,7 +31,7 @@ pub fn scenario(name: &str) -> PathBuf {
 
 /// Shipped scenarios left out of the whole-set tests, with the reason: their runs take
 /// minutes in a debug build.
-const TOO_LONG: &[&str] = &["scenarios/bench/fleet-1000.toml", "scenarios/bench/fleet-day.toml"];
+pub const TOO_LONG: &[&str] = &["scenarios/bench/fleet-1000.toml", "scenarios/bench/fleet-day.toml"];
 
 /// The CI suites' folder: strict copies of shipped scenarios (tests/it/ci_gate.rs checks them
 /// against their originals and runs them), left out of the whole-set tests, which run the

@@ -46,7 +46,6 @@ impl Musician {
     /// conductor has answered a warning in this checkpoint segment, the musician asks again
     /// only if the zone got worse (an "adjust approach" reply leaves the scope as it was).
     pub(super) async fn evaluate_context(&mut self) -> Result<Option<End>, SqlFailure> {
-        let c = self.scenario.context.clone();
         if self.context_pct >= 100 {
             return Ok(Some(self.hard_stop()));
         }
@@ -55,6 +54,30 @@ impl Musician {
         if let Some(end) = self.check_deviations().await? {
             return Ok(Some(end));
         }
+        let end = self.evaluate_zones().await?;
+        self.evaluated_at_pct = Some(self.context_pct);
+        Ok(end)
+    }
+
+    /// 000 "Context Monitoring & Break Point Logic": "Musician tracks context with each system
+    /// message received" and evaluates from 50 %. Before each agent launch, the zones are
+    /// evaluated again if context grew since the last evaluation by anything but an agent (a
+    /// checkpoint's verification, request and answer; a correction task; an escalation's or a
+    /// warning's answer; a resumption's reading): the projection to the next checkpoint then
+    /// starts from where context now is (docs/protocol.md C55). No deviation check here: REF-6
+    /// takes stock after agents.
+    pub(super) async fn evaluate_context_if_grown(&mut self) -> Result<Option<End>, SqlFailure> {
+        if self.context_pct < self.scenario.context.evaluate_at_pct || self.evaluated_at_pct == Some(self.context_pct) {
+            return Ok(None);
+        }
+        let end = self.evaluate_zones().await?;
+        self.evaluated_at_pct = Some(self.context_pct);
+        Ok(end)
+    }
+
+    /// The zones of 000 "Context Monitoring & Break Point Logic" from the current context.
+    async fn evaluate_zones(&mut self) -> Result<Option<End>, SqlFailure> {
+        let c = self.scenario.context.clone();
         if self.context_pct >= c.ceiling_pct {
             // 000 "Clean Exit Protocol": a clean exit at a hand-off point such as "context
             // exhaustion". The ceiling is 000's 80 % by default ("without hitting the 80%

@@ -163,6 +163,9 @@ struct Musician {
     /// The zone of the context warning the conductor answered in this checkpoint segment
     /// (000 "Context Monitoring"): the musician asks again only past it.
     answered_zone: Option<context::Zone>,
+    /// The context at the end of the last zone evaluation: the next piece of work is evaluated
+    /// again only if context grew since (docs/protocol.md C55).
+    evaluated_at_pct: Option<i64>,
     scope: Scope,
     next: Position,
     last_checkpoint_step: Option<u64>,
@@ -195,6 +198,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         errors_reported: 0,
         pause_timeouts: 0,
         answered_zone: None,
+        evaluated_at_pct: None,
         scope: Scope::Normal,
         next: Position::START,
         last_checkpoint_step: None,

@@ -56,6 +56,19 @@ impl Musician {
                 if self.exit_requested() {
                     return self.exit_on_request().await;
                 }
+                // 000 "Context Monitoring & Break Point Logic": context is tracked "with each
+                // system message received", so the zones are read before the work wherever it
+                // grew since the last evaluation (a checkpoint's verification and messages, a
+                // correction task, a resumption), not only after an agent (C55).
+                if let Some(end) = self.evaluate_context_if_grown().await? {
+                    return Ok(end);
+                }
+                if self.scope == Scope::HandoffNow {
+                    return self.clean_exit("context exhaustion (conductor: hand off now)").await;
+                }
+                if self.scope == Scope::Limited(0) {
+                    break;
+                }
                 match self.run_agent(self.next).await? {
                     AgentOutcome::Redo => continue,
                     AgentOutcome::End(end) => return Ok(end),
@@ -78,6 +91,17 @@ impl Musician {
                 self.next = Position { step: step + 1, agent: 1 };
             }
             let scheduled = step_done && plan.is_checkpoint(step);
+            if self.scope == Scope::Limited(0)
+                && !scheduled
+                && self.last_checkpoint_step == Some(self.next.step - 1)
+                && self.next.agent == 1
+            {
+                // Reduced to no agent right after an approved checkpoint (the evaluation before
+                // the work, C55): nothing is left to verify, so the session hands off from the
+                // approval (000 "Context escalation response states" 2: "Only complete N more
+                // agents then prepare handoff", here N = 0).
+                return self.clean_exit("context exhaustion (conductor-approved scope reduction)").await;
+            }
             if self.scope == Scope::Limited(0) && !scheduled {
                 // Reduced scope used up mid-plan: verify what is done, then hand off. It is
                 // the next checkpoint, brought forward (000 Example: Context-Tight Break Point,
