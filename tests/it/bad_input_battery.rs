@@ -998,28 +998,88 @@ fn issue_41_judge_refuses_what_is_not_whole_or_not_the_run_s() {
     let other_db = std::fs::read(tmp.path().join("4/comms.db")).unwrap();
     refused("another run's comms.db", original.clone(), Some(&other_db), "not the comms.db of the run");
     refused("garbage comms.db", original.clone(), Some(b"not a database at all, not even close....".repeat(200).as_slice()), "comms.db");
-    // The fuzz: a row deleted, two rows swapped, a time moved back, each at many places.
+    // C120: the run_end row seals the rows' count and bytes, the run_start row names the
+    // scenario's text by its hash: a forged field, another run's end row, a seal cut out, or a
+    // scenario file edited since are refused at the line that shows it.
+    let end = lines.len();
+    refused(
+        "forged seed",
+        original.replacen(" seed=3 ", " seed=4 ", 1),
+        None,
+        &format!("trace.csv:{end}: the rows before the run_end row are not the ones it sealed"),
+    );
+    refused(
+        "forged scenario name",
+        original.replacen("scenario=quickstart.toml", "scenario=other.toml", 1),
+        None,
+        "not the ones it sealed",
+    );
+    let sha_at = original.find("scenario_sha256=").expect("the scenario's hash in run_start") + "scenario_sha256=".len();
+    let forged_sha = format!("{}{}{}", &original[..sha_at], "0".repeat(64), &original[sha_at + 64..]);
+    refused(
+        "forged scenario hash",
+        forged_sha,
+        None,
+        "trace.csv:2: column `observed`: the run was made with a scenario whose text has sha256",
+    );
+    let other_trace = std::fs::read_to_string(tmp.path().join("4/trace.csv")).unwrap();
+    let other_end = other_trace.lines().last().unwrap().to_string();
+    refused("another run's end row", with(&|l| *l.last_mut().unwrap() = other_end.clone()), None, &format!("trace.csv:{end}:"));
+    refused("another run's trace", other_trace.clone(), None, "not the comms.db of the run");
+    let unsealed = lines[end - 1].split(" rows=").next().unwrap().to_string();
+    refused(
+        "seal cut out",
+        with(&|l| *l.last_mut().unwrap() = unsealed.clone()),
+        None,
+        &format!("trace.csv:{end}: column `observed`: the run_end row has no `rows=` and `sha256=` seal"),
+    );
+    refused(
+        "rows miscounted",
+        with(&|l| *l.last_mut().unwrap() = l[end - 1].replace(&format!(" rows={} ", end - 2), " rows=7 ")),
+        None,
+        "the run_end row seals 7 rows",
+    );
+    let edited = tmp.path().join("quickstart.toml");
+    std::fs::write(&edited, std::fs::read_to_string(&quickstart).unwrap() + "\n# edited since the run\n").unwrap();
+    let dir = tmp.path().join("edited scenario");
+    crate::support::copy_tree(&tmp.path().join("3"), &dir);
+    match rehearsal::campaign::judge::judge_run(&dir, Some(&edited), false) {
+        Err(Error::Input(m)) => assert!(m.contains("trace.csv:2:") && m.contains("edited since"), "{m}"),
+        other => panic!("an edited scenario was judged: {:?}", other.map(|j| j.line())),
+    }
+    // The fuzz: a row deleted, two rows swapped, a time moved back, a byte of a row changed,
+    // the trace cut after a row with its end row kept, each at many places. Each is refused as
+    // bad input naming trace.csv and a line.
     let mut x: u64 = 41;
-    for i in 0..60 {
+    for i in 0..100 {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         let at = 2 + (x >> 33) as usize % (lines.len() - 3);
-        let trace = match i % 3 {
+        let trace = match i % 5 {
             0 => with(&|l| drop(l.remove(at))),
             1 => with(&|l| l.swap(at, at + 1)),
-            _ => with(&|l| l[at] = format!("0{}", &l[at][l[at].find(',').unwrap()..])),
+            2 => with(&|l| l[at] = format!("0{}", &l[at][l[at].find(',').unwrap()..])),
+            3 => with(&|l| {
+                // A byte of the row changed to another printable one that keeps the CSV's shape.
+                let mut bytes = l[at].clone().into_bytes();
+                let k = (x >> 13) as usize % bytes.len();
+                if bytes[k].is_ascii_alphanumeric() {
+                    bytes[k] = if bytes[k] == b'7' { b'8' } else { b'7' };
+                }
+                l[at] = String::from_utf8(bytes).unwrap();
+            }),
+            _ => with(&|l| {
+                let end_row = l.pop().unwrap();
+                l.truncate(at);
+                l.push(end_row);
+            }),
         };
-        if trace == original || (i % 3 == 1 && lines[at] == lines[at + 1]) {
+        if trace == original {
             continue;
         }
-        // A time moved back no further than the row before's stays in order: only a hash of
-        // the rows in the run_end record would show it (not written yet: see the issue's note).
-        if i % 3 == 2 && (lines[at].starts_with("0,") || lines[at - 1].starts_with("0,")) {
-            continue;
+        match judge(&format!("fuzz-{i}"), &trace, None) {
+            Err(Error::Input(m)) => assert!(m.contains("trace.csv:"), "mutation {i} at line {}: {m}", at + 1),
+            Err(e) => panic!("mutation {i} at line {}: not bad input: {e}", at + 1),
+            Ok(j) => panic!("mutation {i} at line {} was judged as the run: {}", at + 1, j.line()),
         }
-        assert!(
-            matches!(judge(&format!("fuzz-{i}"), &trace, None), Err(Error::Input(_))),
-            "mutation {i} at line {} was judged as the run",
-            at + 1
-        );
     }
 }
