@@ -875,7 +875,8 @@ enum Sink {
     Full,
 }
 
-/// Issue 41, case 6: no command panics (exit 101) on a closed or full stdout/stderr. A closed
+/// Issue 41, case 6: no command panics (exit 101) on a closed or full stdout/stderr (every
+/// command but calibrate and findings, which need sqlite3 or minutes of runs). A closed
 /// stdout (the reader gone: `| head -1`) ends quietly with the command's own code and what it
 /// wrote kept; a full one is an I/O error, exit 3, said on stderr.
 #[test]
@@ -888,6 +889,11 @@ fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
     rehearsal_in(&root(), &args(&["-q", "sweep", "tests/bad_input/event-cap.toml", "--seeds", "1", "--out", "{T}/s"])).assert(
         "a saved error",
         3,
+        &[],
+    );
+    rehearsal_in(&root(), &args(&["-q", "sweep", "scenarios/faults/zombie.toml", "--seeds", "7", "--out", "{T}/z"])).assert(
+        "a failure to shrink",
+        1,
         &[],
     );
     // Each command, its code when nobody reads, and a fresh --out for each attempt.
@@ -905,6 +911,11 @@ fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
         (vec!["completions", "bash"], 0),
         (vec!["--help"], 0),
         (vec!["run", "/dev/null"], 2),
+        (vec!["explore", "crashes", TINY, "--points", "1", "--out", "{T}/explore-N"], 0),
+        (vec!["search", TINY, "--runs", "2", "--out", "{T}/search-N"], 0),
+        (vec!["bench", TINY, "--seeds", "1", "--param", "timing.background_poll_ms=1000,2000", "--out", "{T}/bench-N"], 0),
+        (vec!["shrink", "{T}/z/failures/zombie-default-7.toml", "--out", "{T}/shrunk-N.toml"], 0),
+        (vec!["swarm", "--scenarios", "1", "--seeds-per", "1", "--out", "{T}/swarm-N"], 0),
     ];
     let mut attempt = 0;
     for (command, code) in &commands {
