@@ -325,7 +325,7 @@ fn temporaries(dir: &Path) -> Vec<String> {
 
 /// Issue 41, item 2: one Ctrl-C (a real SIGINT) ends a command that does not stop
 /// cooperatively at once, exit 130, after removing the temporaries it made and its lock; what
-/// it finished stays. A run caught while its database and trace are temporaries (none is left,
+/// it finished stays. A run and a replay caught while its database and trace are temporaries (none is left,
 /// and the folder takes the next run without --force: it holds no run); a compare caught
 /// while its kept runs are written (its finished run folders stay whole: a comms.db beside
 /// each trace.csv).
@@ -344,6 +344,22 @@ fn one_ctrl_c_ends_a_run_or_a_compare_at_once_with_130_and_leaves_no_temporary()
     assert!(!run_dir.join("comms.db").exists(), "the run did not finish: no database");
     let again = rehearsal(&["run", "scenarios/quickstart.toml", "-q", "--out", out]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+
+    // replay: a failure file of a long run (its hash is never reached: the Ctrl-C comes first).
+    let failure = tmp.path().join("long.toml");
+    let text = format!(
+        "scenario = \"{}\"\nseed = 1\nrule = \"budget\"\ntrace_hash = \"{}\"\n",
+        crate::support::root().join("scenarios/bench/fleet-day.toml").display(),
+        "0".repeat(64)
+    );
+    std::fs::write(&failure, text).unwrap();
+    let replay_dir = tmp.path().join("replay");
+    let child = spawn_rehearsal(&["replay", failure.to_str().unwrap(), "--out", replay_dir.to_str().unwrap()]);
+    wait_for(&replay_dir.join("trace.csv.tmp"));
+    ctrl_c(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(temporaries(&replay_dir), Vec::<String>::new(), "left: {:?}", files_under(&replay_dir));
 
     let compare_dir = tmp.path().join("compare");
     let args = ["compare", "scenarios/bench/ci-smoke.toml", "--variants", "default,fencing", "--seeds", "1..=40", "--jobs", "1"];
