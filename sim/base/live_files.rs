@@ -53,10 +53,16 @@ pub fn remove_live_then(exit: impl FnOnce()) {
     exit();
 }
 
-/// Removes every tracked path, for tests.
+/// Removes the tracked paths under `dir`, as `remove_live_then` removes them all: for tests,
+/// which run beside other tests whose temporaries are tracked too.
 #[cfg(test)]
-fn remove_live() {
-    remove_live_then(|| {});
+fn remove_live_under(dir: &Path) {
+    let mut live = live();
+    let (mine, others): (Vec<PathBuf>, Vec<PathBuf>) = live.drain(..).partition(|p| p.starts_with(dir));
+    *live = others;
+    for path in mine {
+        remove(&path);
+    }
 }
 
 /// Renames a tracked folder (or file) into place while no Ctrl-C removes it: a removal that
@@ -99,10 +105,26 @@ mod tests {
         let released = track([kept.clone()]);
         drop(released);
         assert!(live().contains(&file) && !live().contains(&kept));
-        remove_live();
+        remove_live_under(dir.path());
         assert!(!file.exists() && !folder.exists(), "the tracked temporaries are gone");
         assert!(kept.exists(), "what was released (finished) is kept");
         drop(held);
-        assert!(!live().iter().any(|p| p.starts_with(dir.path())));
+        assert!(!live().iter().any(|p| p.starts_with(dir.path())), "what is dropped is no longer tracked");
+    }
+
+    /// A tracked folder renamed into place is finished: the removal finds only what is left
+    /// under the tracked name.
+    #[test]
+    fn a_folder_renamed_into_place_is_kept_and_the_rename_moves_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (partial, whole) = (dir.path().join(".f.partial-1"), dir.path().join("f"));
+        std::fs::create_dir_all(&partial).unwrap();
+        std::fs::write(partial.join("x"), "x").unwrap();
+        let _held = track([partial.clone()]);
+        rename(&partial, &whole).unwrap();
+        assert!(!partial.exists() && whole.join("x").exists(), "moved");
+        remove_live_under(dir.path());
+        assert_eq!(std::fs::read_to_string(whole.join("x")).unwrap(), "x", "what took its name is kept");
+        assert!(rename(&partial, &whole).is_err(), "a folder that is gone is not renamed");
     }
 }
