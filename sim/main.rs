@@ -143,6 +143,9 @@ fn main() -> ExitCode {
         Command::Bench(args) if args.overhead => args.seed,
         _ => None,
     };
+    // Ctrl-C removes the command's temporaries before it exits 130 (issue 41); the long
+    // commands that stop cooperatively make it so when they start.
+    rehearsal::base::interrupt::install_at_once();
     // A panic anywhere is a harness error (exit 3), never 101 (issue 41).
     exit(rehearsal::base::panic_guard::guarded("rehearsal", || dispatch(cli.command, cli.quiet)), seed)
 }

@@ -28,6 +28,8 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     let mut file = builder.tempfile_in(folder).map_err(fail)?;
+    // A Ctrl-C that ends the command before the rename removes it (the drop does otherwise).
+    let _live = crate::base::live_files::track([file.path().to_path_buf()]);
     file.write_all(bytes).map_err(fail)?;
     file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;

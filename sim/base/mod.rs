@@ -9,6 +9,7 @@ pub mod error;
 pub mod input_file;
 pub mod interrupt;
 pub mod keep_memory;
+pub mod live_files;
 pub mod night;
 pub mod out_folder;
 pub mod out_lock;

@@ -18,6 +18,8 @@ pub const LOCK_FILE: &str = ".rehearsal-lock";
 pub struct OutLock {
     path: PathBuf,
     text: String,
+    /// The lock is removed by a Ctrl-C that ends the command (its drop does not run then).
+    _live: crate::base::live_files::Live,
 }
 
 /// Who holds a lock, as its file says.
@@ -104,7 +106,8 @@ impl OutLock {
         for _ in 0..4 {
             if try_create(&path, &text)? {
                 clear_dead_temporaries(out);
-                return Ok(OutLock { path, text });
+                let _live = crate::base::live_files::track([path.clone()]);
+                return Ok(OutLock { path, text, _live });
             }
             let held = std::fs::read_to_string(&path).unwrap_or_default();
             match Holder::parse(&held) {

@@ -109,6 +109,9 @@ pub struct RowText<'a> {
 pub trait Chunks {
     /// Takes the bytes of `pending`, leaving it empty (its capacity may be another buffer's).
     fn take(&mut self, pending: &mut Vec<u8>);
+    /// The hex SHA-256 of every byte taken so far, once all of them are hashed: the trace's
+    /// seal, which its `run_end` row carries (docs/protocol.md C120).
+    fn hash_so_far(&mut self) -> String;
     /// After the last chunk: the hex SHA-256 of every byte taken, once all are written (and
     /// synced, for a file), or the first write error.
     fn finish(self) -> std::io::Result<String>;
@@ -125,6 +128,11 @@ pub struct Hashed<W: Write> {
 impl<W: Write> Hashed<W> {
     pub fn new(sink: W) -> Hashed<W> {
         Hashed { sink, hasher: Sha256::new(), write_error: None }
+    }
+
+    /// The hex SHA-256 of every byte taken so far; more may follow.
+    pub fn digest_so_far(&self) -> String {
+        hex(&self.hasher.clone().finalize())
     }
 
     /// The sink, flushed, and the hex SHA-256 of every byte taken.
@@ -146,6 +154,10 @@ impl<W: Write> Chunks for Hashed<W> {
             }
         }
         pending.clear();
+    }
+
+    fn hash_so_far(&mut self) -> String {
+        self.digest_so_far()
     }
 
     fn finish(self) -> std::io::Result<String> {
@@ -254,6 +266,13 @@ impl<C: Chunks> RowWriter<C> {
             text.push_str(&full[..full.len() - 4]);
         }
         *cached_s = unix_s;
+    }
+
+    /// The seal of the rows written so far: their count (the header aside) and the hex SHA-256
+    /// of every byte written so far, the header's included (docs/protocol.md C120).
+    pub fn seal(&mut self) -> (u64, String) {
+        self.drain();
+        (self.rows_written, self.chunks.hash_so_far())
     }
 
     /// Hands what is pending on.

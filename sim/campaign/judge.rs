@@ -138,6 +138,26 @@ impl Written {
     }
 }
 
+/// The scenario file judge found (or was given) is the one the run was made with: its text's
+/// SHA-256 is the one the trace's first row records (C120). A trace whose run parsed its
+/// scenario from a document in memory (explore, swarm) records none: only its name and epoch
+/// are checked then.
+fn same_scenario(trace: &Path, start: &RunStart, scenario_path: &Path, found: Option<&str>) -> Result<()> {
+    let (Some(recorded), Some(found)) = (&start.scenario_sha256, found) else { return Ok(()) };
+    if recorded == found {
+        return Ok(());
+    }
+    let short = crate::input::scenario::identity::short;
+    Err(Error::input(format!(
+        "{}:2: column `observed`: the run was made with a scenario whose text has sha256 {}, {} has sha256 {}: edited since, another scenario of the name {} (pass --scenario with the run's file), or the trace's first row changed",
+        trace.display(),
+        short(recorded),
+        scenario_path.display(),
+        short(found),
+        start.scenario
+    )))
+}
+
 /// Judges the run in `dir` again, with `scenario` or else the file the trace names, found by
 /// its name (`scenario_lookup::find`); `write` writes `violations.csv` instead of only comparing.
 /// A folder that holds no whole run, a trace of another format or cut short, or a scenario
@@ -167,7 +187,9 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
         None => crate::input::scenario_lookup::find(&start.scenario, dir)?,
     };
     // The profile the run had (its trace says it: the file's or `--protocol`'s), then its variants.
-    let loaded = Scenario::load(&scenario_path)?.with_profile(Some(&start.profile))?.with_conductor(Some(&start.conductor))?;
+    let loaded = Scenario::load(&scenario_path)?;
+    let text_sha256 = loaded.text_sha256.clone();
+    let loaded = loaded.with_profile(Some(&start.profile))?.with_conductor(Some(&start.conductor))?;
     let resolved = crate::input::variant::with_variants(&loaded, &start.variants)?;
     if resolved.run.epoch_unix_ms != start.epoch_unix_ms {
         return Err(Error::input(format!(
@@ -178,6 +200,7 @@ pub fn judge_run(dir: &Path, scenario: Option<&Path>, write: bool) -> Result<Jud
             resolved.run.epoch_unix_ms
         )));
     }
+    same_scenario(&trace_path, &start, &scenario_path, text_sha256.as_deref())?;
     // The SQL the run ran, as its scenario and variants make it (a `--sql` file of the run's
     // command line is not in the trace: its explanations name the scenario's statements).
     let sql = crate::judging::oracle::SqlInForce::of(&crate::plan::catalog_for(&resolved)?);

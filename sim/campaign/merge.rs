@@ -170,13 +170,16 @@ fn copy_failures(shard: &Path, out: &Path) -> Result<()> {
     let plain = (from.display().to_string(), to.display().to_string());
     for (is_file, name) in names {
         let partial = to.join(format!(".{name}.partial-{}", std::process::id()));
+        // Removed by a Ctrl-C that ends the merge before its rename (issue 41, item 2).
+        let _live = crate::base::live_files::track([partial.clone()]);
         let copied = if is_file {
             std::fs::copy(from.join(&name), &partial).map(|_| ()).map_err(Error::from)
         } else {
             sweep::copy_dir(&from.join(&name), &partial).and_then(|()| name_merged(&partial, &plain))
         };
         let placed = copied.and_then(|()| {
-            std::fs::rename(&partial, to.join(&name)).map_err(|e| Error::harness(format!("cannot rename {}: {e}", partial.display())))
+            crate::base::live_files::rename(&partial, &to.join(&name))
+                .map_err(|e| Error::harness(format!("cannot rename {}: {e}", partial.display())))
         });
         if let Err(e) = placed {
             // An orderly error leaves no temporary behind.

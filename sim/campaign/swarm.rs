@@ -65,6 +65,10 @@ impl SwarmFound {
     }
 }
 
+/// What a swarm writes in its folder (its record, sim/base/out_owner.rs): `rehearsal swarm`
+/// claims the folder with these names before it runs.
+pub const OWNED: &[&str] = &["scenarios", "failures", "scratch", "pairs.csv", "scenarios.csv", "swarm.md"];
+
 /// Runs the swarm into `options.out` (scenarios/, failures/, pairs.csv, scenarios.csv).
 pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     let dir = &options.out;
@@ -79,6 +83,8 @@ pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
         loaded.push((path, full, free));
     }
     let scratch = dir.join("scratch");
+    // Removed at the end, and by a second Ctrl-C that ends the swarm at once.
+    let _live = crate::base::live_files::track([scratch.clone()]);
     let free_jobs: Vec<(usize, u64, bool)> = (0..loaded.len()).map(|i| (i, 1, true)).collect();
     let free_runs = run_all(&loaded, &free_jobs, options, &scratch)?;
     let mut not_fault_free = Vec::new();

@@ -985,14 +985,17 @@ fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options
 /// partial copy a killed sweep left is cleared with `failures/` by the next sweep's `--force`.
 fn move_whole(from: &Path, to: &Path) -> Result<()> {
     let _ = std::fs::remove_dir_all(to);
-    if std::fs::rename(from, to).is_ok() {
+    if crate::base::live_files::rename(from, to).is_ok() {
         return Ok(());
     }
     let name = to.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let partial = to.with_file_name(format!(".{name}.partial-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&partial);
-    copy_dir(from, &partial)?;
-    std::fs::rename(&partial, to).map_err(|e| Error::harness(format!("cannot rename {} to {}: {e}", partial.display(), to.display())))
+    // Removed by an error or a Ctrl-C that ends the command before the rename (issue 41).
+    let _live = crate::base::live_files::track([partial.clone()]);
+    copy_dir(from, &partial).inspect_err(|_| drop(std::fs::remove_dir_all(&partial)))?;
+    crate::base::live_files::rename(&partial, to)
+        .map_err(|e| Error::harness(format!("cannot rename {} to {}: {e}", partial.display(), to.display())))
 }
 
 pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::args::JobsArg;
+use super::args::{ForceArg, JobsArg};
 use super::Outcome;
 use crate::base::error::Error;
 
@@ -28,6 +28,8 @@ pub struct SwarmArgs {
     pub doc: Option<PathBuf>,
     #[command(flatten)]
     pub jobs: JobsArg,
+    #[command(flatten)]
+    pub force: ForceArg,
 }
 
 /// `swarm`: exit 1 when a failing pair falls under no assumption, 0 otherwise.
@@ -49,6 +51,9 @@ pub fn swarm(args: SwarmArgs, quiet: bool) -> Result<Outcome, Error> {
             args.out.display()
         );
     }
+    // The folder's lock and record first, as every command that writes a folder (issue 41):
+    // a folder in use, or holding a file no rehearsal command wrote, is refused.
+    let _lock = crate::base::out_folder::claim(&args.out, crate::campaign::swarm::OWNED, args.force.force)?;
     crate::base::interrupt::install();
     let found = crate::campaign::swarm::swarm(&options)?;
     let mut md = String::new();

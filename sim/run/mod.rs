@@ -150,7 +150,13 @@ pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
     };
     let statements = Statements { record, record_base, replay: replay_reads, history: record_history };
     let out_dir = plan.out_dir.clone();
+    // Until the run ends its temporaries are removed by a Ctrl-C that ends the command, and
+    // its trace too: it takes its name before the database does, and a trace without its
+    // database is no finished run.
+    let unfinished = crate::world::run_folder::TEMPORARIES.iter().chain(&["trace.csv"]).map(|name| out_dir.join(name));
+    let live = crate::base::live_files::track(unfinished);
     let executed = crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress));
+    drop(live);
     if executed.is_err() {
         // An orderly end (exit 2 or 3) removes the temporaries the run made, its unfinished
         // database and trace (issue 41: a 10,000-musician run stopped by the event cap left
@@ -322,12 +328,16 @@ fn start_trace(scenario: &Scenario, seed: u64, cli_variants: Vec<String>, out_di
     };
     let variants = cli_variants;
     // The scenario by its file name alone: the trace hash must not depend on the folder the
-    // command ran in, how the path was typed or where the checkout is. Not by its text's
-    // hash: a run of an edited copy that behaves the same (explore's fault that never fires,
-    // a schedule of default choices) is the same run, byte for byte.
+    // command ran in, how the path was typed or where the checkout is.
     let name = crate::input::scenario::identity::file_name(&scenario.path);
+    // Its text's hash beside the name (C120), so `judge` can tell the file it finds from the
+    // one the run was made with; only for a file as loaded: explore's points and swarm's
+    // draws parse edited documents, and a point whose fault never fires must be its base
+    // run byte for byte.
+    let scenario_sha256 = scenario.text_sha256.clone();
     let start = RunStart {
         scenario: name,
+        scenario_sha256,
         seed,
         profile: scenario.profile.clone(),
         conductor: scenario.conductor_profile.clone(),

@@ -61,6 +61,13 @@ impl Chunks for Destination {
         }
     }
 
+    fn hash_so_far(&mut self) -> String {
+        match self {
+            Destination::File(spool) => spool.hash_so_far(),
+            Destination::Nowhere(hashed) => hashed.hash_so_far(),
+        }
+    }
+
     fn finish(self) -> std::io::Result<String> {
         match self {
             Destination::File(spool) => spool.finish(),
@@ -171,10 +178,12 @@ impl TraceSink {
         Ok(())
     }
 
-    /// The last row: how the run ended, at its makespan.
+    /// The last row: how the run ended, at its makespan, and the seal of the rows before it
+    /// (their count and the SHA-256 of their bytes, the header's included: C120).
     pub fn write_run_end(&mut self, end: &RunEnd) -> Result<()> {
+        let (rows, sha256) = self.rows.seal();
         self.observed_buf.clear();
-        trace_codec::encode_run_end(&mut self.observed_buf, end);
+        trace_codec::encode_run_end(&mut self.observed_buf, end, &trace_codec::Seal { rows, sha256 });
         self.engine_row(end.makespan_ms, "run_end");
         Ok(())
     }

@@ -12,10 +12,10 @@
 //!
 //! | row | event column | `observed` |
 //! | --- | --- | --- |
-//! | the first row | `run_start` | `scenario=NAME seed=N profile=P conductor=C variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the protocol profile the run had, only when it is not `seeds`, so a seeds' run's trace is what it was before profiles; the conductor profile, likewise only when it is not `invented`; the command line's variants, applied after the profile's and the scenario's own) |
+//! | the first row | `run_start` | `scenario=NAME [scenario_sha256=HEX] seed=N profile=P conductor=C variants=A,B epoch_unix_ms=N` (the scenario's file name, `scenario::identity::file_name`: nothing of the folder it is in or the command ran in, so the trace hash is the same from any checkout; the protocol profile the run had, only when it is not `seeds`, so a seeds' run's trace is what it was before profiles; the command line's variants, applied after the profile's and the scenario's own; `scenario_sha256`, the SHA-256 of the scenario file's text, for a run of a file as loaded, C120) |
 //! | a statement | `sql` | `task=T`, then each only when not zero or empty: `changed=N` (rows affected), `before=ROW` and `after=ROW` (the task row around a write, `ROW` = `state,session_id,retry_count`), `msg=ID,TASK,TYPE;…` (every message it inserted, in order: one unless an `INSERT … SELECT` inserted several), `also=TASK;…` (task rows other than `T` it inserted or updated: a fallback row, a multi-row UPDATE), `polled=TASK,STATE,SECS;…` (the rows of `poll_tasks`, `SECS` the f64 in Rust's shortest exact form); for a statement that did not run, `result=busy\|failed\|sqlite_error params=P` (`sqlite_error`: SQLite answered another error, a lock or a simulated I/O error, its message says which) (its bound parameters; the detail column holds the message, then `; P` unless busy) |
 //! | a fact of ground truth | `truth` | the fact's name, then its fields: `launched at_ms=N session_id=S task_id=T`, `crashed session_id=S why=W`, `hung session_id=S until_ms=N`, `watcher_died session_id=S`, `ended session_id=S`, `message_handled session_id=S message_id=N`, `stale_declared task_id=T session_id=S seconds_stale=SECS` |
-//! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N` (its `t_ms` is the makespan too) |
+//! | the last row | `run_end` | `ending=quiescent\|time_limit makespan_ms=N rows=N sha256=HEX` (its `t_ms` is the makespan too; `rows` and `sha256` seal the rows before it, C120: their count, the header aside, and the SHA-256 of every byte before this row, the header's included) |
 //! | any other row | swarm, file, end, fault, note | empty: the other columns hold the whole event |
 //!
 //! Items are separated by one space, in the order above. Text values are escaped: every byte
@@ -38,6 +38,11 @@ use crate::world::event::{ActorEnd, Fact, FileOp, SqlEvent, SqlResult};
 pub struct RunStart {
     /// The scenario's file name (`scenario::identity::file_name`), nothing of its folder.
     pub scenario: String,
+    /// The SHA-256 of the scenario file's text (`identity::content_sha256`) for a run of a
+    /// file as loaded (`Scenario::text_sha256`); `None` for a scenario built from a document in
+    /// memory (explore's points, swarm's draws, bench's points, shrink's candidates) and in
+    /// traces written before C120.
+    pub scenario_sha256: Option<String>,
     pub seed: u64,
     /// The protocol profile the run had (sim/vocab/profile.rs): the scenario's or
     /// `--protocol`'s; written only when it is not `seeds` (the default, read back so).
@@ -57,6 +62,14 @@ pub struct RunEnd {
     pub ending: Ending,
     /// Simulated ms from the epoch to the last event (the row's `t_ms` too).
     pub makespan_ms: i64,
+}
+
+/// What the `run_end` row seals (C120): the rows before it, the header aside, and the hex
+/// SHA-256 of every byte before it, the header's included.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seal {
+    pub rows: u64,
+    pub sha256: String,
 }
 
 /// The version `trace::HEADER` is; the reader names it when it meets another.
@@ -499,8 +512,11 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
 
 /// The `observed` column of the `run_start` row.
 pub fn encode_run_start(out: &mut String, start: &RunStart) {
-    let RunStart { scenario, seed, profile, conductor, variants, epoch_unix_ms } = start;
+    let RunStart { scenario, scenario_sha256, seed, profile, conductor, variants, epoch_unix_ms } = start;
     text_item(out, "scenario", scenario);
+    if let Some(sha256) = scenario_sha256 {
+        text_item(out, "scenario_sha256", sha256);
+    }
     number_item(out, "seed", seed);
     if profile != crate::vocab::DEFAULT_PROFILE {
         text_item(out, "profile", profile);
@@ -521,6 +537,7 @@ pub fn encode_run_start(out: &mut String, start: &RunStart) {
 pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
     let mut f = Fields::parse(observed);
     let scenario = f.text("scenario")?;
+    let scenario_sha256 = f.optional("scenario_sha256")?.map(unescape).transpose()?;
     let seed = f.number("seed")?;
     let profile = match f.optional("profile")? {
         Some(profile) => unescape(profile)?,
@@ -536,23 +553,38 @@ pub fn decode_run_start(observed: &str) -> Result<RunStart, String> {
     };
     let epoch_unix_ms = f.number("epoch_unix_ms")?;
     f.end()?;
-    Ok(RunStart { scenario, seed, profile, conductor, variants, epoch_unix_ms })
+    Ok(RunStart { scenario, scenario_sha256, seed, profile, conductor, variants, epoch_unix_ms })
 }
 
 /// The `observed` column of the `run_end` row.
-pub fn encode_run_end(out: &mut String, end: &RunEnd) {
+pub fn encode_run_end(out: &mut String, end: &RunEnd, seal: &Seal) {
     let RunEnd { ending, makespan_ms } = end;
+    let Seal { rows, sha256 } = seal;
     text_item(out, "ending", ending.as_str());
     number_item(out, "makespan_ms", makespan_ms);
+    number_item(out, "rows", rows);
+    text_item(out, "sha256", sha256);
 }
 
-pub fn decode_run_end(observed: &str) -> Result<RunEnd, String> {
+/// The run's end, and its seal when the trace has one (one written before C120 has none).
+pub fn decode_run_end(observed: &str) -> Result<(RunEnd, Option<Seal>), String> {
     let mut f = Fields::parse(observed);
     let ending = f.required("ending")?;
     let ending = Ending::parse(ending).ok_or_else(|| format!("ending `{ending}` is neither quiescent nor time_limit"))?;
     let makespan_ms = f.number("makespan_ms")?;
+    let seal = match f.optional("rows")? {
+        Some(rows) => {
+            let rows = number("rows", rows)?;
+            let sha256 = f.text("sha256")?;
+            if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                return Err(format!("sha256 `{sha256}` is not 64 lower-case hex digits"));
+            }
+            Some(Seal { rows, sha256 })
+        }
+        None => None,
+    };
     f.end()?;
-    Ok(RunEnd { ending, makespan_ms })
+    Ok((RunEnd { ending, makespan_ms }, seal))
 }
 
 #[cfg(test)]
@@ -659,6 +691,12 @@ mod tests {
         assert!(decode_fact("launched at_ms=5 label=S1 session_id=a task_id=b extra=1").unwrap_err().contains("unexpected item"));
         assert!(decode_fact("teleported session_id=a").unwrap_err().contains("is no fact"));
         assert!(decode_run_end("ending=paused makespan_ms=1").unwrap_err().contains("neither"));
+        let sealed = format!("ending=quiescent makespan_ms=5 rows=3 sha256={}", "ab".repeat(32));
+        assert_eq!(decode_run_end(&sealed).unwrap().1, Some(Seal { rows: 3, sha256: "ab".repeat(32) }));
+        assert_eq!(decode_run_end("ending=quiescent makespan_ms=5").unwrap().1, None, "a trace of before C120");
+        assert!(decode_run_end("ending=quiescent makespan_ms=5 rows=3").unwrap_err().contains("sha256"));
+        assert!(decode_run_end("ending=quiescent makespan_ms=5 rows=3 sha256=AB").unwrap_err().contains("64 lower-case"));
+        assert!(decode_run_end("ending=quiescent makespan_ms=5 rows=x sha256=ab").unwrap_err().contains("not an integer"));
         assert!(decode_sql(Stmt::Heartbeat, "1", "", "task=t before=working,s").unwrap_err().contains("expected state"));
         assert!(decode_sql(Stmt::Heartbeat, "busy", "", "task=t").unwrap_err().contains("does not go with"));
         assert!(decode_sql(Stmt::Heartbeat, "1", "", "changed=1 task=t").unwrap_err().contains("expected `task=`"));

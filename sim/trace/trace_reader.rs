@@ -234,7 +234,8 @@ impl EventStream {
             };
             match record.event.as_str() {
                 "run_end" => {
-                    let end = trace_codec::decode_run_end(&record.observed).map_err(|why| self.rows.column_error(line, "observed", why))?;
+                    let (end, seal) =
+                        trace_codec::decode_run_end(&record.observed).map_err(|why| self.rows.column_error(line, "observed", why))?;
                     if let Some((line, after)) = self.rows.next()? {
                         return Err(Error::input(format!(
                             "{}:{line}: a `{}` row after the run_end row",
@@ -242,6 +243,7 @@ impl EventStream {
                             after.event
                         )));
                     }
+                    self.rows.check_seal(line, record.seq, seal)?;
                     return Ok(end);
                 }
                 "run_start" => return Err(Error::input(format!("{}:{line}: a second run_start row", self.rows.path.display()))),
@@ -251,10 +253,47 @@ impl EventStream {
     }
 }
 
+/// A file's bytes, hashed as they are read except its last line, held back until the end:
+/// the bytes a trace's `run_end` row (its last line) seals (C120). Only the last physical
+/// line is held back; that row never spans two (its columns hold no line end).
+struct SealReader<R> {
+    inner: R,
+    hasher: sha2::Sha256,
+    /// Bytes read and not hashed yet: at most the last whole line and what follows it.
+    held: Vec<u8>,
+}
+
+impl<R: Read> SealReader<R> {
+    fn new(inner: R) -> SealReader<R> {
+        SealReader { inner, hasher: sha2::Digest::new(), held: Vec::new() }
+    }
+
+    /// The hex SHA-256 of every byte before the last line, once the whole file is read.
+    fn hash_before_last_line(&self) -> String {
+        let digest = sha2::Digest::finalize(self.hasher.clone());
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl<R: Read> Read for SealReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.held.extend_from_slice(&buf[..n]);
+        // Everything up to the line end before the last one is no longer the last line.
+        if let Some(last) = self.held.iter().rposition(|b| *b == b'\n') {
+            if let Some(before) = self.held[..last].iter().rposition(|b| *b == b'\n') {
+                sha2::Digest::update(&mut self.hasher, &self.held[..=before]);
+                self.held.drain(..=before);
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// The rows of a trace of this format, with their line numbers.
 struct Rows {
     path: PathBuf,
-    reader: csv::Reader<std::fs::File>,
+    reader: csv::Reader<SealReader<std::fs::File>>,
     /// The record each row is read into, reused.
     record: csv::StringRecord,
     /// The line of the last row read (1: the header).
@@ -280,8 +319,7 @@ impl Rows {
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(1 << 16)
-            .from_path(path)
-            .map_err(|e| Error::input(format!("{display}: {e}")))?;
+            .from_reader(SealReader::new(std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?));
         let mut record = csv::StringRecord::new();
         if !reader.read_record(&mut record).map_err(|e| Error::input(format!("{display}:1: {e}")))? {
             return Err(Error::input(format!("{display}: empty, not a trace")));
@@ -327,6 +365,34 @@ impl Rows {
         }
         (self.last_seq, self.last_t_ms) = (row.seq, row.t_ms);
         Ok(Some(line))
+    }
+
+    /// Once the whole file is read: the `run_end` row at `line` (whose seq is `end_seq`) seals
+    /// the rows before it, their count and their bytes' hash (C120). A trace without a seal
+    /// (written before C120, or the seal cut out) is refused: nothing would say it is whole.
+    fn check_seal(&self, line: u64, end_seq: u64, seal: Option<trace_codec::Seal>) -> Result<()> {
+        let Some(seal) = seal else {
+            let why = "the run_end row has no `rows=` and `sha256=` seal: a trace written before this build sealed its rows (C120; judge it with the build that wrote it) or one whose seal was cut out".to_string();
+            return Err(self.column_error(line, "observed", why));
+        };
+        let held = end_seq - 1;
+        if seal.rows != held {
+            let why = format!(
+                "the run_end row seals {} rows, the trace holds {held} before it: rows deleted or added, or another trace's end row",
+                seal.rows
+            );
+            return Err(self.column_error(line, "observed", why));
+        }
+        let read = self.reader.get_ref().hash_before_last_line();
+        if read != seal.sha256 {
+            let why = format!(
+                "the rows before the run_end row are not the ones it sealed (sealed sha256 {}, read {}): a row or field changed after the run wrote it (a forged seed or scenario, an edited time or value), or another trace's end row",
+                &seal.sha256[..16],
+                &read[..16]
+            );
+            return Err(self.column_error(line, "", why));
+        }
+        Ok(())
     }
 
     /// An error at `line`, in `column` unless it is empty (the row as a whole).
@@ -645,6 +711,7 @@ mod tests {
         assert_eq!(kinds.len(), 19, "every kind, fact and statement result: {kinds:?}");
         let start = RunStart {
             scenario: "odd name, with=signs.toml".into(),
+            scenario_sha256: Some("0123abcd".repeat(8)),
             seed: u64::MAX,
             profile: "repaired".into(),
             conductor: "slow-serial".into(),
@@ -684,6 +751,7 @@ mod tests {
             profile: crate::vocab::DEFAULT_PROFILE.into(),
             conductor: crate::input::conductor_profile::DEFAULT_CONDUCTOR.into(),
             variants: Vec::new(),
+            scenario_sha256: None,
             ..start
         };
         let mut sink = TraceSink::create(&path, 0).unwrap();
@@ -699,6 +767,55 @@ mod tests {
         );
         let record = events(&path).unwrap();
         assert_eq!((record.start, record.events.len(), record.end.ending), (plain, 0, Ending::Quiescent));
+    }
+
+    /// C120: the run_end row seals the rows before it. A byte changed anywhere before it, a
+    /// row cut, a seal cut out or another trace's end row is refused with the end row's line;
+    /// the trace as written reads back.
+    #[test]
+    fn the_end_row_seals_the_rows_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.csv");
+        let start = RunStart {
+            scenario: "s.toml".into(),
+            scenario_sha256: Some("ab".repeat(32)),
+            seed: 7,
+            profile: crate::vocab::DEFAULT_PROFILE.into(),
+            variants: Vec::new(),
+            epoch_unix_ms: 0,
+        };
+        let write_with = |seed: u64, path: &Path| {
+            let mut sink = TraceSink::create(path, 0).unwrap();
+            sink.write_run_start(&RunStart { seed, ..start.clone() }).unwrap();
+            for t_ms in [1, 2, 3] {
+                sink.write(&event(t_ms, "conductor", EventKind::Note { what: Cow::Borrowed("tick"), detail: String::new() })).unwrap();
+            }
+            sink.write_run_end(&RunEnd { ending: Ending::Quiescent, makespan_ms: 3 }).unwrap();
+            sink.finish().unwrap();
+            std::fs::read_to_string(path).unwrap()
+        };
+        let text = write_with(7, &path);
+        let end_line = text.lines().last().unwrap().to_string();
+        assert!(end_line.contains(" rows=4 sha256="), "{end_line}");
+        assert_eq!(events(&path).unwrap().start.seed, 7);
+        let refused = |edited: &str| {
+            std::fs::write(&path, edited).unwrap();
+            events(&path).unwrap_err().to_string()
+        };
+        let forged = refused(&text.replace("seed=7", "seed=8"));
+        assert!(forged.contains("trace.csv:6: the rows before the run_end row are not the ones it sealed"), "{forged}");
+        let time = refused(&text.replacen("\n2,", "\n1,", 1));
+        assert!(time.contains("trace.csv:6:") && time.contains("not the ones it sealed"), "{time}");
+        let unsealed = end_line.split(" rows=").next().unwrap().to_string();
+        let cut = refused(&text.replace(&end_line, &unsealed));
+        assert!(cut.contains("trace.csv:6: column `observed`: the run_end row has no `rows=` and `sha256=` seal"), "{cut}");
+        let other = write_with(8, &dir.path().join("other.csv"));
+        let swapped_end = refused(&text.replace(&end_line, other.lines().last().unwrap()));
+        assert!(swapped_end.contains("not the ones it sealed"), "{swapped_end}");
+        let miscounted = refused(&text.replace(" rows=4 ", " rows=3 "));
+        assert!(miscounted.contains("the run_end row seals 3 rows, the trace holds 4 before it"), "{miscounted}");
+        std::fs::write(&path, &text).unwrap();
+        assert!(events(&path).is_ok(), "the trace as written");
     }
 
     #[test]

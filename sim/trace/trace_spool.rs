@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io;
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::base::trace_rows::{Chunks, Hashed};
@@ -16,9 +16,16 @@ use crate::base::trace_rows::{Chunks, Hashed};
 /// Chunks in flight at most (64 KiB each): what the simulation may run ahead of the disk.
 const CHUNKS_IN_FLIGHT: usize = 16;
 
+/// What the writer thread is handed: a chunk to hash and write, or a question: the hash of
+/// every byte so far (`Chunks::hash_so_far`), answered once the chunks before it are hashed.
+enum ToWriter {
+    Chunk(Vec<u8>),
+    HashSoFar(Sender<String>),
+}
+
 /// A file written, and its bytes hashed, on a thread of its own.
 pub struct Spool {
-    to_writer: Option<SyncSender<Vec<u8>>>,
+    to_writer: Option<SyncSender<ToWriter>>,
     /// Buffers the writer has emptied, to be filled again.
     emptied: Receiver<Vec<u8>>,
     writer: Option<JoinHandle<io::Result<String>>>,
@@ -27,14 +34,21 @@ pub struct Spool {
 impl Spool {
     /// Starts the thread that writes `file`.
     pub fn start(file: File) -> io::Result<Spool> {
-        let (to_writer, chunks) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT);
+        let (to_writer, chunks) = sync_channel::<ToWriter>(CHUNKS_IN_FLIGHT);
         let (give_back, emptied) = channel();
         let writer = std::thread::Builder::new().name("trace-writer".to_string()).spawn(move || {
             let mut hashed = Hashed::new(file);
-            for mut chunk in chunks {
-                hashed.take(&mut chunk);
-                // The simulation may have finished and stopped taking buffers back.
-                let _ = give_back.send(chunk);
+            for message in chunks {
+                match message {
+                    ToWriter::Chunk(mut chunk) => {
+                        hashed.take(&mut chunk);
+                        // The simulation may have finished and stopped taking buffers back.
+                        let _ = give_back.send(chunk);
+                    }
+                    ToWriter::HashSoFar(answer) => {
+                        let _ = answer.send(hashed.digest_so_far());
+                    }
+                }
             }
             let (file, hash) = hashed.finish_with_sink()?;
             file.sync_all()?;
@@ -60,8 +74,18 @@ impl Chunks for Spool {
         let full = std::mem::replace(pending, empty);
         if let Some(to_writer) = &self.to_writer {
             // Only a writer that panicked has hung up; `finish` reports it.
-            let _ = to_writer.send(full);
+            let _ = to_writer.send(ToWriter::Chunk(full));
         }
+    }
+
+    fn hash_so_far(&mut self) -> String {
+        let (answer, answered) = channel();
+        if let Some(to_writer) = &self.to_writer {
+            let _ = to_writer.send(ToWriter::HashSoFar(answer));
+        }
+        // A writer that panicked answers nothing: the seal is then empty, and `finish`
+        // reports the panic before the trace takes its name.
+        answered.recv().unwrap_or_default()
     }
 
     fn finish(mut self) -> io::Result<String> {

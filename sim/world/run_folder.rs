@@ -68,8 +68,11 @@ pub fn refuse_existing_run(out_dir: &Path, force: bool) -> Result<()> {
 
 /// Removes the temporaries of a run that ended in an error: its unfinished database (with
 /// SQLite's files beside it) and trace. What it finished (a published `comms.db`) stays.
+/// A run's unfinished files, renamed into place when it ends whole.
+pub const TEMPORARIES: [&str; 5] = [DB_TMP, "comms.db.tmp-wal", "comms.db.tmp-shm", "comms.db.tmp-journal", "trace.csv.tmp"];
+
 pub fn remove_temporaries(out_dir: &Path) {
-    for name in [DB_TMP, "comms.db.tmp-wal", "comms.db.tmp-shm", "comms.db.tmp-journal", "trace.csv.tmp"] {
+    for name in TEMPORARIES {
         let _ = std::fs::remove_file(out_dir.join(name));
     }
 }

@@ -284,3 +284,156 @@ fn a_second_ctrl_c_removes_the_scratch_folder_before_it_exits() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("interrupted twice"));
     assert_eq!(names(&scratch), Vec::<String>::new(), "the scratch folder is gone");
 }
+
+/// Every file under `dir`, as paths relative to it.
+fn files_under(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            found.push(path.strip_prefix(dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Waits (bounded) until a file under `dir` ends with `suffix`.
+fn wait_for_under(dir: &Path, suffix: &str) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !files_under(dir).iter().any(|f| f.ends_with(suffix)) {
+        assert!(Instant::now() < deadline, "no {suffix} under {} appeared", dir.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn ctrl_c(child: &Child) {
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+}
+
+/// What an exit at once must not leave: a temporary, a partial copy, a lock.
+fn temporaries(dir: &Path) -> Vec<String> {
+    files_under(dir)
+        .into_iter()
+        .filter(|f| f.ends_with(".tmp") || f.contains(".tmp-") || f.contains(".partial-") || f.ends_with(".rehearsal-lock"))
+        .collect()
+}
+
+/// Issue 41, item 2: one Ctrl-C (a real SIGINT) ends a command that does not stop
+/// cooperatively at once, exit 130, after removing the temporaries it made and its lock; what
+/// it finished stays. A run and a replay caught while its database and trace are temporaries (none is left,
+/// and the folder takes the next run without --force: it holds no run); a compare caught
+/// while its kept runs are written (its finished run folders stay whole: a comms.db beside
+/// each trace.csv).
+#[test]
+fn one_ctrl_c_ends_a_run_or_a_compare_at_once_with_130_and_leaves_no_temporary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    let out = run_dir.to_str().unwrap();
+    let child = spawn_rehearsal(&["run", "scenarios/bench/fleet-day.toml", "--seed", "1", "-q", "--out", out]);
+    wait_for(&run_dir.join("trace.csv.tmp"));
+    ctrl_c(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(stderr(&o).contains("temporaries are removed, its finished files kept"), "{}", stderr(&o));
+    assert_eq!(temporaries(&run_dir), Vec::<String>::new(), "left: {:?}", files_under(&run_dir));
+    assert!(!run_dir.join("comms.db").exists(), "the run did not finish: no database");
+    let again = rehearsal(&["run", "scenarios/quickstart.toml", "-q", "--out", out]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+
+    // replay: a failure file of a long run (its hash is never reached: the Ctrl-C comes first).
+    let failure = tmp.path().join("long.toml");
+    let text = format!(
+        "scenario = \"{}\"\nseed = 1\nrule = \"budget\"\ntrace_hash = \"{}\"\n",
+        crate::support::root().join("scenarios/bench/fleet-day.toml").display(),
+        "0".repeat(64)
+    );
+    std::fs::write(&failure, text).unwrap();
+    let replay_dir = tmp.path().join("replay");
+    let child = spawn_rehearsal(&["replay", failure.to_str().unwrap(), "--out", replay_dir.to_str().unwrap()]);
+    wait_for(&replay_dir.join("trace.csv.tmp"));
+    ctrl_c(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(temporaries(&replay_dir), Vec::<String>::new(), "left: {:?}", files_under(&replay_dir));
+
+    let compare_dir = tmp.path().join("compare");
+    let args = ["compare", "scenarios/bench/ci-smoke.toml", "--variants", "default,fencing", "--seeds", "1..=40", "--jobs", "1"];
+    let child = spawn_rehearsal(&[&args[..], &["--keep-runs", "--out", compare_dir.to_str().unwrap()]].concat());
+    wait_for_under(&compare_dir, "trace.csv");
+    wait_for_under(&compare_dir, "trace.csv.tmp");
+    ctrl_c(&child);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(temporaries(&compare_dir), Vec::<String>::new(), "left: {:?}", files_under(&compare_dir));
+    let traces: Vec<String> = files_under(&compare_dir).into_iter().filter(|f| f.ends_with("/trace.csv")).collect();
+    assert!(!traces.is_empty(), "the runs finished before the Ctrl-C are kept");
+    for trace in traces {
+        let db = compare_dir.join(trace.trim_end_matches("trace.csv")).join("comms.db");
+        assert!(db.exists(), "{trace}: a finished run keeps its database");
+    }
+}
+
+/// Issue 41, case 5: a merge stopped at any instant, by one Ctrl-C (it exits at once, 130,
+/// removing its partial copies and its lock) or by SIGKILL (its partial copies are hidden
+/// `.NAME.partial-PID` folders), never leaves a half-copied failure folder under its name, nor
+/// a replay file without its folder; an unfinished merge is marked INCOMPLETE, and a merge
+/// --force over it gives the whole result.
+#[test]
+fn a_merge_stopped_at_any_instant_leaves_whole_failure_folders_or_none_and_says_it_is_unfinished() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shard = tmp.path().join("shard");
+    let o =
+        rehearsal(&["-q", "sweep", "scenarios/faults/zombie.toml", "--seeds", "1..=4", "--shard", "1/1", "--out", shard.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let source = shard.join("failures");
+    let whole_folder = |name: &str| files_under(&source.join(name));
+    assert!(!names(&source).is_empty(), "failures to copy");
+    for i in 0..8_u64 {
+        let out = tmp.path().join(format!("merged-{i}"));
+        let child = spawn_rehearsal(&["-q", "merge", shard.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        std::thread::sleep(Duration::from_millis(10 + 25 * i));
+        let by_ctrl_c = i % 2 == 0;
+        if by_ctrl_c {
+            ctrl_c(&child);
+        } else {
+            let mut child = child;
+            child.kill().unwrap();
+            child.wait().unwrap();
+            continue_checks(&out, &whole_folder, None);
+            continue;
+        }
+        let o = child.wait_with_output().unwrap();
+        let code = o.status.code();
+        if code == Some(130) {
+            assert_eq!(temporaries(&out), Vec::<String>::new(), "merge {i}: {:?}", files_under(&out));
+        }
+        continue_checks(&out, &whole_folder, code);
+    }
+
+    /// What a stopped (or finished) merge left in `out`, then a merge --force over it.
+    fn continue_checks(out: &Path, whole_folder: &dyn Fn(&str) -> Vec<String>, code: Option<i32>) {
+        let failures = out.join("failures");
+        for name in names(&failures).into_iter().filter(|n| !n.starts_with('.')) {
+            let path = failures.join(&name);
+            if path.is_dir() {
+                assert_eq!(files_under(&path), whole_folder(&name), "{name}: a failure folder is whole or absent");
+            } else if let Some(stem) = name.strip_suffix(".toml") {
+                assert!(failures.join(stem).is_dir(), "{name}: a replay file has its folder");
+            }
+        }
+        // Unmarked only when whole: its manifest is its last file (a kill after it leaves only
+        // the lock), or before it copied anything.
+        let whole = out.join("manifest.toml").exists() || !failures.exists();
+        assert!(out.join("INCOMPLETE").exists() || whole, "exit {code:?}: an unfinished merge is marked: {:?}", names(out));
+        let shard = out.parent().unwrap().join("shard");
+        let o = rehearsal(&["-q", "merge", shard.to_str().unwrap(), "--out", out.to_str().unwrap(), "--force"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(!out.join("INCOMPLETE").exists());
+        assert_eq!(temporaries(out), Vec::<String>::new(), "{:?}", files_under(out));
+    }
+}

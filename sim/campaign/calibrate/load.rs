@@ -120,7 +120,8 @@ pub struct LoadReport {
 
 pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     check_bounds(options)?;
-    crate::base::out_folder::claim(&options.out, OWNED, options.force)?;
+    // Held to the end: dropped at once, the lock would let a second command in (issue 41).
+    let _lock = crate::base::out_folder::claim(&options.out, OWNED, options.force)?;
     let scenario = Scenario::load(&options.scenario)?;
     let mut shape_scenario = scenario.clone();
     shape_scenario.faults.write_hold_ms = None;

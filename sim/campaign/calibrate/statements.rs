@@ -86,7 +86,8 @@ pub fn calibrate_statements(options: &StatementsOptions) -> Result<StatementsRep
     if options.samples == 0 {
         return Err(Error::input("--samples must be at least 1"));
     }
-    crate::base::out_folder::claim(&options.out, OWNED, options.force)?;
+    // Held to the end: dropped at once, the lock would let a second command in (issue 41).
+    let _lock = crate::base::out_folder::claim(&options.out, OWNED, options.force)?;
     let db = options.out.join("calibration.db");
     let shell = Shell { program: options.sqlite3.clone(), db: db.clone(), busy_timeout_ms: 0 };
     let sqlite_version = shell.version()?;

@@ -50,7 +50,11 @@ pub fn set_profile(doc: &mut Table, profile: Option<&str>) -> Result<()> {
 /// Parses a document as the scenario at `path` (its name, its folder for a relative SQL file).
 pub fn scenario(doc: &Table, path: &Path) -> Result<Scenario> {
     let text = toml::to_string(doc).map_err(|e| Error::harness(format!("scenario document: {e}")))?;
-    Scenario::parse(&text, path)
+    let mut scenario = Scenario::parse(&text, path)?;
+    // Its trace names the file it was made from by that file's text, as by its name (C120):
+    // a point whose fault never fires is its base run, and the file's own run, byte for byte.
+    scenario.text_sha256 = std::fs::read_to_string(path).ok().map(|text| crate::input::scenario::identity::content_sha256(&text));
+    Ok(scenario)
 }
 
 /// A replay file to be written in `dest_dir`: `doc` seeded, with the command line's variants

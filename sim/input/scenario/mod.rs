@@ -47,6 +47,10 @@ pub struct Scenario {
     /// The file stem: `scenarios/quickstart.toml` → `quickstart`.
     pub name: String,
     pub path: PathBuf,
+    /// The SHA-256 of the file's text (`identity::content_sha256`) when it was read from its
+    /// file (`load`), which the trace's first row records (C120); `None` when parsed from a
+    /// text in memory (`parse`: explore's and swarm's documents, tests).
+    pub text_sha256: Option<String>,
     pub description: String,
     pub run: RunSection,
     pub timing: TimingSection,
@@ -258,7 +262,9 @@ impl Scenario {
             let (line, col) = line_col(&String::from_utf8_lossy(&e.as_bytes()[..valid]), valid);
             Error::input(format!("{}:{line}:{col}: not UTF-8 text (byte {valid}); a scenario is a TOML file", path.display()))
         })?;
-        Scenario::parse(&text, path)
+        let mut scenario = Scenario::parse(&text, path)?;
+        scenario.text_sha256 = Some(identity::content_sha256(&text));
+        Ok(scenario)
     }
 
     /// Reads `text` as the scenario file `path` (which names it and resolves its SQL file):
@@ -282,6 +288,7 @@ impl Scenario {
         Scenario {
             name,
             path: path.to_path_buf(),
+            text_sha256: None,
             description: raw.description,
             run: raw.run,
             timing: raw.timing,
