@@ -781,6 +781,7 @@ mod tests {
             scenario_sha256: Some("ab".repeat(32)),
             seed: 7,
             profile: crate::vocab::DEFAULT_PROFILE.into(),
+            conductor: crate::input::conductor_profile::DEFAULT_CONDUCTOR.into(),
             variants: Vec::new(),
             epoch_unix_ms: 0,
         };
