@@ -205,7 +205,7 @@ impl Statement {
             // (sim/world/db.rs), whatever its columns.
             return Ok(());
         }
-        let names: Vec<&str> = prepared.column_names().into_iter().collect();
+        let names: Vec<&str> = prepared.column_names().collect();
         let (required, optional) = (stmt.columns(), stmt.optional_columns());
         let extra = names.len().checked_sub(required.len()).filter(|n| *n <= optional.len());
         let expected = required.iter().chain(optional.iter().take(extra.unwrap_or(0)));
