@@ -91,7 +91,7 @@ enum Command {
     /// Measure the protocol's statements and a scenario's load on this machine's SQLite and
     /// compare with rehearsal's contention model (docs/calibration.md).
     #[command(subcommand)]
-    Calibrate(rehearsal::campaign::calibrate::CalibrateCommand),
+    Calibrate(rehearsal::commands::calibrate::CalibrateCommand),
     /// Install or remove the history recorder of a deployment's comms.db, for `judge --db`.
     #[command(subcommand)]
     Record(rehearsal::commands::record::RecordCommand),
@@ -171,7 +171,7 @@ fn dispatch(command: Command, quiet: bool) -> Result<Outcome, Error> {
         Command::List(args) => commands::scenarios::list(args),
         Command::New(args) => commands::scenarios::new(args),
         Command::Completions(args) => completions(args),
-        Command::Calibrate(command) => rehearsal::campaign::calibrate::run(command).map(|()| Outcome::PASS),
+        Command::Calibrate(command) => commands::calibrate::calibrate(command),
         Command::Record(command) => rehearsal::commands::record::record(command),
     }
 }

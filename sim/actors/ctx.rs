@@ -202,6 +202,12 @@ impl Ctx {
         dist.sample(&mut *self.rng())
     }
 
+    /// Runs a typed call of the statement table (`statement::args::heartbeat(task_id,
+    /// session_id)`) as `sql` runs its statement: the same parameters, in the same order.
+    pub async fn call(&self, call: crate::vocab::statement::Call<'_>) -> Result<SqlOutcome, SqlFailure> {
+        self.sql(call.stmt, crate::world::db::typed::params_of(&call)).await
+    }
+
     /// Runs one named protocol statement at the instant the engine schedules it.
     /// SQLITE_BUSY is retried up to 3 times, a second apart, as a tool layer would; under the
     /// variant `retry-failed-reads` so is a read that failed with SQLITE_IOERR. Other

@@ -11,6 +11,7 @@ use rusqlite::types::Value;
 use crate::actors::ctx::Ctx;
 use crate::actors::session::{PauseOutcome, SharedMemory, WatcherReport};
 use crate::input::scenario::Scenario;
+use crate::vocab::statement::{args, cols};
 use crate::vocab::{Stmt, TaskState};
 use crate::world::{FailureKind, SqlFailure};
 
@@ -48,10 +49,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                 return Ok(());
             }
             let state = refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
-            if TaskState::parse(&state) == Some(TaskState::ExitRequested)
-                && scenario.settings.exit_request_to_musician
-                && !memory.borrow().exit_requested
-            {
+            if state == Some(TaskState::ExitRequested) && scenario.settings.exit_request_to_musician && !memory.borrow().exit_requested {
                 // docs/protocol.md D16: a state the conductor sets to stop the session (004
                 // "Background Monitoring Subagent Template": exit when the "State changes from
                 // 'working' (indicates conductor intervention)"). Other states do not end it.
@@ -128,22 +126,18 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
 }
 
 /// Reads the task row, refreshes an old heartbeat, and returns the state it read.
-async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<String, SqlFailure> {
-    let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.to_string()))]).await?;
-    if row.real(0, 3).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
+async fn refresh_heartbeat_if_old(ctx: &Ctx, scenario: &Scenario, task_id: &str) -> Result<Option<TaskState>, SqlFailure> {
+    // The statement table's typed call and columns (issue 46's pilot, docs/development.md).
+    let row = ctx.call(args::read_task_state(task_id)).await?;
+    if row.get(0, cols::read_task_state::seconds_stale).unwrap_or(0.0) > scenario.timing.heartbeat_refresh_s as f64 {
         refresh(ctx, task_id).await?;
     }
-    Ok(row.text(0, 0).unwrap_or("").to_string())
+    Ok(row.get(0, cols::read_task_state::state))
 }
 
 async fn refresh(ctx: &Ctx, task_id: &str) -> Result<(), SqlFailure> {
     ctx.note("heartbeat_refresh", "heartbeat older than the refresh threshold");
-    let outcome = ctx
-        .sql(
-            Stmt::Heartbeat,
-            vec![(":task_id", Value::Text(task_id.to_string())), (":session_id", Value::Text(ctx.meta().session_id.clone()))],
-        )
-        .await?;
+    let outcome = ctx.call(args::heartbeat(task_id, &ctx.meta().session_id)).await?;
     if outcome.rows_affected == 0 {
         // Fenced out (docs/protocol.md D11): the task belongs to another session.
         return Err(SqlFailure::fenced_out(Stmt::Heartbeat));

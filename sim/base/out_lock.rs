@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::error::{Error, Result};
 
-/// The lock's file name in the output folder. Hidden, and never counted as a result
-/// (sim/base/out_folder.rs skips it).
-pub const LOCK_FILE: &str = ".rehearsal-lock";
+pub use crate::base::out_owner::LOCK_FILE;
 
 /// Held while the command runs; removed on drop if the file is still this process's.
 #[derive(Debug)]

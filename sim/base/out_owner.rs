@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 
 use crate::base::error::{Error, Result};
 
+/// The lock's file name in the output folder. Hidden, and never counted as a result
+/// (sim/base/out_folder.rs skips it).
+pub const LOCK_FILE: &str = ".rehearsal-lock";
+
 /// The record's file name in the output folder; like the lock, never a result.
 pub const RECORD_FILE: &str = ".rehearsal-owned";
 
@@ -123,7 +127,7 @@ fn walk<S: AsRef<str>>(dir: &Path, rel: &str, owned: &[S], limit: usize, found: 
         if found.len() >= limit {
             return;
         }
-        if rel.is_empty() && (name.starts_with(crate::base::out_lock::LOCK_FILE) || is_record(&name)) {
+        if rel.is_empty() && (name.starts_with(LOCK_FILE) || is_record(&name)) {
             continue;
         }
         let sub = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
@@ -160,7 +164,7 @@ pub fn clear_and_record<S: AsRef<str>>(out: &Path, owned: &[S], runs: bool) -> R
         let mut names: Vec<String> = read.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         for name in names {
-            if name.starts_with(crate::base::out_lock::LOCK_FILE) || is_record(&name) {
+            if name.starts_with(LOCK_FILE) || is_record(&name) {
                 continue;
             }
             let path = out.join(&name);

@@ -2,7 +2,7 @@
 //! (docs/protocol.md C110, issue 42 item 6). The seeds do not describe the conductor, so every
 //! finding measured with the invented one may be a finding about that conductor. Each finding
 //! of reports/FINDINGS.md (its variant against the default on its demo scenario,
-//! `findings::DEMOS`) and each necessity of docs/repaired-protocol.md (the `repaired` profile
+//! the variant table's demo scenarios) and each necessity of docs/repaired-protocol.md (the `repaired` profile
 //! without one change, `repaired_doc::CHANGES`) is run again under every conductor profile
 //! named, and its conclusion is compared with the first profile's: a finding holds under every
 //! conductor when its conclusion is the same under all of them. The sections are spliced into
@@ -166,7 +166,7 @@ pub fn check_conductors(names: &[String]) -> Result<()> {
 pub type Row = (String, String, Vec<Conclusion>);
 
 /// The rows of FINDINGS.md's section: per finding of `demos` (variant, demo scenario; the
-/// section runs `findings::DEMOS`), in `VARIANTS`' order, its conclusion under each conductor.
+/// section runs the variant table's demo scenarios), in `VARIANTS`' order, its conclusion under each conductor.
 pub fn findings_rows(demos: &[(&str, &str)], conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<Vec<Row>> {
     check_conductors(conductors)?;
     let mut wanted: Vec<Job> = Vec::new();
@@ -238,7 +238,8 @@ pub fn conclusions_table(conductors: &[String], rows: &[Row], first_header: &str
 
 /// FINDINGS.md's section, measured.
 pub fn findings_section(conductors: &[String], seeds: &[u64], jobs: usize, scratch: &Path) -> Result<String> {
-    let rows = findings_rows(crate::campaign::findings::DEMOS, conductors, seeds, jobs, scratch)?;
+    let demos: Vec<(&str, &str)> = crate::input::variant::VARIANTS.iter().map(|v| (v.name, v.id.demo())).collect();
+    let rows = findings_rows(&demos, conductors, seeds, jobs, scratch)?;
     let mut md = format!("{FINDINGS_HEADING}\n\n");
     let _ = writeln!(
         md,

@@ -12,56 +12,6 @@ use crate::input::variant::VARIANTS;
 /// Seed 000's own scripts judge every shipped run in a file of their own (sim/campaign/seed_scripts.rs).
 const SEED_SCRIPTS_LINK: &str = "Seed 000's own scripts as a second opinion on every shipped run, and where they fail or disagree with the simulator: [SEED-SCRIPTS.md](SEED-SCRIPTS.md) (`rehearsal findings --seed-scripts`).";
 
-/// The shipped scenario that exercises each variant's disagreement.
-pub(crate) const DEMOS: &[(&str, &str)] = &[
-    ("guard-not-in", "scenarios/faults/claim-under-review.toml"),
-    ("worked-by-session-id", "scenarios/examples/bootstrap.toml"),
-    ("state-first", "scenarios/faults/crash-between-state-and-message.toml"),
-    ("instruction-any-type", "scenarios/quickstart.toml"),
-    ("polls-004", "scenarios/slow-review.toml"),
-    ("detect-by-timestamp", "scenarios/faults/same-second-burst.toml"),
-    ("thresholds-002", "scenarios/context-thresholds.toml"),
-    ("thresholds-headroom", "scenarios/context-thresholds.toml"),
-    ("resumption-status-type", "scenarios/examples/mid-session-resumption.toml"),
-    ("strict-terminal", "scenarios/examples/clean-exit-handoff.toml"),
-    ("table-transitions-only", "scenarios/slow-review.toml"),
-    ("fencing", "scenarios/faults/zombie.toml"),
-    ("escalate-over-two", "scenarios/deviation-escalation.toml"),
-    ("terminal-error-no-message", "scenarios/examples/fifth-failure.toml"),
-    ("heartbeat-until-exit", "scenarios/faults/slow-clean-exit.toml"),
-    ("replies-cite-request", "scenarios/faults/reply-to-zombie.toml"),
-    ("exit-requested-conductor-only", "scenarios/exit-requested.toml"),
-    ("act-on-poll", "scenarios/faults/random-faults.toml"),
-    ("no-relaunch-unclaimed", "scenarios/faults/crash-before-claim.toml"),
-    ("answer-on-poll", "scenarios/slow-review.toml"),
-    ("silent-reviews", "scenarios/slow-review-heartbeat.toml"),
-    ("ignore-claim-blocked", "scenarios/examples/guard-block.toml"),
-    ("first-conductor", "scenarios/faults/random-faults.toml"),
-    ("ceiling-before-work", "scenarios/context-thresholds.toml"),
-    ("timeout-not-counted", "scenarios/slow-review.toml"),
-    ("bootstrap-5min", "scenarios/quickstart.toml"),
-    ("handoff-stale-by-age", "scenarios/slow-review.toml"),
-    ("exit-request-no-state", "scenarios/exit-requested.toml"),
-    ("emergency-stop-escalates", "scenarios/emergency.toml"),
-    ("working-count-stale-only", "scenarios/faults/working-tasks-on-resumption.toml"),
-    ("complete-from-approved", "scenarios/quickstart.toml"),
-    ("durable-cursor", "scenarios/faults/crash-after-answer.toml"),
-    ("patient-relaunch", "scenarios/faults/long-hang-before-claim.toml"),
-    ("release-stale", "scenarios/proof/proof-ci-smoke.toml"),
-    ("uncap-lost-sessions", "scenarios/proof/proof-random-faults.toml"),
-    // Its collapse needs 64 musicians (docs/protocol.md C62); at 12 the demo shows it changes nothing.
-    ("conductor-busy-backoff", "scenarios/faults/contention.toml"),
-    ("retry-failed-reads", "scenarios/faults/io-error-on-pause-poll.toml"),
-    ("lease-self-check", "scenarios/proof/hang-at-staleness.toml"),
-    ("checked-transitions", "scenarios/faults/answer-during-timeout.toml"),
-    ("claim-blocked-owner-alive", "scenarios/proof/twin-then-fix.toml"),
-    ("release-asked-exit", "scenarios/proof/late-exited-after-exit-request.toml"),
-    ("claim-compare-and-set", "scenarios/proof/late-twin-on-answered-row.toml"),
-    ("checked-answers", "scenarios/proof/exit-request-over-review.toml"),
-    ("ceiling-after-agent", "scenarios/context-thresholds.toml"),
-    ("messages-logged-only", "scenarios/faults/zombie-reads-handover.toml"),
-];
-
 /// What a section's table cannot say by itself: why two rows look alike, or what to read in
 /// them.
 const NOTES: &[(&str, &str)] = &[
@@ -118,7 +68,7 @@ pub fn findings(seeds: &[u64], runs_dir: &Path, protocol: Option<&str>) -> Resul
     );
     let _ = writeln!(md, "{SEED_SCRIPTS_LINK}\n");
     for variant in VARIANTS {
-        let scenario = DEMOS.iter().find(|(v, _)| *v == variant.name).map(|(_, s)| *s).expect("every variant has a demo scenario");
+        let scenario = variant.id.demo();
         let wider: Option<Vec<u64>> = DEMO_SEEDS_MAX.iter().find(|(v, _)| *v == variant.name).map(|(_, max)| (1..=*max).collect());
         let seeds = wider.as_deref().unwrap_or(seeds);
         // The runs folder is findings' own, regenerated whole: an earlier run's is replaced.
@@ -181,7 +131,7 @@ mod tests {
     #[test]
     fn every_variant_has_a_shipped_demo_scenario() {
         for variant in VARIANTS {
-            let (_, scenario) = DEMOS.iter().find(|(v, _)| *v == variant.name).unwrap_or_else(|| panic!("{} has no demo", variant.name));
+            let scenario = variant.id.demo();
             let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(scenario);
             assert!(path.is_file(), "{}: {} is not a shipped scenario", variant.name, path.display());
         }

@@ -8,7 +8,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use crate::base::error::{Error, Result};
-use crate::campaign::judge_db::{source_of, DbJudgement, RuleVerdict, Source};
+use crate::campaign::judge_sources::{source_of, DbJudgement, RuleVerdict, Source};
 use crate::input::scenario::Scenario;
 use crate::judging::oracle::Violation;
 use crate::judging::verdict::task_states;

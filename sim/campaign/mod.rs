@@ -32,6 +32,7 @@ pub mod findings;
 pub mod history;
 pub mod judge;
 pub mod judge_db;
+pub mod judge_sources;
 pub mod judge_tables;
 pub mod manifest;
 pub mod merge;

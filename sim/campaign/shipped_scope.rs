@@ -91,7 +91,17 @@ fn own_protocol(scenario: &Scenario, alone: &Scenario, profile: &Profile) -> Res
         }
     }
     if let Some(sql) = &scenario.protocol_sql {
-        let (mine, theirs) = (catalog_for(scenario)?, catalog_for(alone)?);
+        // An entry the profile's variants replace with other SQL is refused (docs/protocol.md
+        // C135): the scenario's own protocol is then not the profile's.
+        let mine = match catalog_for(scenario) {
+            Ok(mine) => mine,
+            Err(crate::base::error::Error::Input(why)) => {
+                own.push(format!("`[protocol] sql` is refused under the profile: {why}"));
+                return Ok(own);
+            }
+            Err(other) => return Err(other),
+        };
+        let theirs = catalog_for(alone)?;
         let changed: Vec<String> = mine.names().into_iter().filter(|n| mine.get(n).sql != theirs.get(n).sql).collect();
         if !changed.is_empty() {
             let file = sql.file_name().map_or_else(|| sql.display().to_string(), |f| f.to_string_lossy().into_owned());

@@ -7,6 +7,7 @@ pub mod new_scenario;
 
 pub mod args;
 pub mod bench;
+pub mod calibrate;
 pub mod compare;
 pub mod corpus;
 pub mod explore;

@@ -165,6 +165,11 @@ impl Catalog {
 }
 
 impl Statement {
+    /// Whether the entry is the built-in protocol's (`scenarios/protocol.sql`), not a file's.
+    pub fn is_built_in(&self) -> bool {
+        self.origin.strip_prefix(DEFAULT_PROTOCOL_FILE).is_some_and(|line| line.starts_with(':'))
+    }
+
     /// The outcome of preparing this statement (the catalog's entry for `stmt`), checked: an
     /// error that names it if it did not prepare, or if it uses a parameter the engine does
     /// not supply to `stmt`.
@@ -187,7 +192,34 @@ impl Statement {
                 )));
             }
         }
+        self.check_columns(stmt, &prepared)?;
         Ok(prepared)
+    }
+
+    /// Refuses an entry whose result columns are not the ones the engine reads by position
+    /// (`Stmt::columns`, then any of `Stmt::optional_columns` in order): the same columns in
+    /// another order would be misread silently, a missing one read as NULL.
+    fn check_columns(&self, stmt: Stmt, prepared: &rusqlite::Statement<'_>) -> Result<()> {
+        if prepared.readonly() == stmt.writes() {
+            // A write turned read (or the reverse) is named as such after the prepare
+            // (sim/world/db.rs), whatever its columns.
+            return Ok(());
+        }
+        let names: Vec<&str> = prepared.column_names().collect();
+        let (required, optional) = (stmt.columns(), stmt.optional_columns());
+        let extra = names.len().checked_sub(required.len()).filter(|n| *n <= optional.len());
+        let expected = required.iter().chain(optional.iter().take(extra.unwrap_or(0)));
+        if extra.is_some() && names.iter().zip(expected).all(|(name, column)| column.named(name)) {
+            return Ok(());
+        }
+        let returned = if names.is_empty() { "no column".to_string() } else { format!("columns ({})", names.join(", ")) };
+        Err(Error::input(format!(
+            "statement `{}` ({}) returns {returned}; the engine reads `{}` by position and expects {}",
+            self.name,
+            self.origin,
+            self.name,
+            stmt.shape()
+        )))
     }
 }
 

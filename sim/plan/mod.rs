@@ -85,6 +85,11 @@ pub fn catalog_for(scenario: &Scenario) -> Result<Catalog> {
     for sql in scenario.sql_files() {
         catalog.override_from_file(sql)?;
     }
+    // A user's entry a variant in force replaces too would never run (docs/protocol.md C135).
+    let user = scenario.sql_files().next().is_some();
+    for entry in catalog.names().iter().filter_map(|n| catalog.find(n)).filter(|e| user && !e.is_built_in()) {
+        crate::input::variant::check_user_entry(&scenario, entry)?;
+    }
     for (origin, text) in &scenario.variant_sql {
         catalog.override_with(text, origin)?;
     }

@@ -16,11 +16,8 @@ use crate::actors::ctx::{ActorMeta, Ctx, Runtime};
 use crate::base::clock::SimClock;
 use crate::base::dist::Dist;
 use crate::base::error::{Error, Result};
-use crate::judging::coverage::CoverageObserver;
-use crate::judging::oracle::Checker;
 use crate::plan::faults::FaultPlan;
-use crate::run::observer_thread::ObserverThread;
-use crate::trace::TraceSink;
+use crate::run::observer_thread::{ObserverThread, Observers};
 use crate::world::db::CommsDb;
 use crate::world::event::{ActorEnd, Event, EventKind, EventLog, Who};
 use crate::world::executor::{Next, Popped, Request};
@@ -42,22 +39,6 @@ pub struct EngineConfig {
     pub retry_failed_reads: bool,
     /// Variant `conductor-busy-backoff` (issue 43): the conductor retries BUSY with backoff.
     pub conductor_busy_backoff: bool,
-}
-
-/// The consumers of the event stream.
-pub struct Observers {
-    pub trace: TraceSink,
-    pub checker: Checker,
-    pub coverage: CoverageObserver,
-}
-
-impl Observers {
-    pub(crate) fn consume(&mut self, event: &Event) -> Result<()> {
-        self.trace.write(event)?;
-        self.checker.on_event(event);
-        self.coverage.on_event(event);
-        Ok(())
-    }
 }
 
 /// Where the consumers run: on the simulation's thread, or on one of their own, fed the same
@@ -335,6 +316,9 @@ mod tests {
     use super::*;
     use crate::input::scenario::{FaultsSection, ProtocolSettings};
     use crate::input::sql_catalog::Catalog;
+    use crate::judging::coverage::CoverageObserver;
+    use crate::judging::oracle::Checker;
+    use crate::trace::TraceSink;
     use crate::vocab::{ActorName, Stmt};
     use rusqlite::types::Value;
 

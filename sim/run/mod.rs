@@ -14,7 +14,8 @@ use crate::judging::coverage::{Coverage, CoverageObserver};
 use crate::judging::oracle::Checker;
 use crate::judging::verdict::{self, Verdict};
 use crate::plan::RunPlan;
-use crate::run::engine::{Engine, EngineConfig, Observers};
+use crate::run::engine::{Engine, EngineConfig};
+use crate::run::observer_thread::Observers;
 use crate::trace::{RunEnd, RunStart, TraceSink};
 use crate::world::db::CommsDb;
 

@@ -1,4 +1,4 @@
-//! The event stream's consumers (trace rows, checker, coverage: `engine::Observers`) on a
+//! The event stream's consumers (trace rows, checker, coverage: `Observers`) on a
 //! thread of their own. A `perf` profile of fleet-day (issue 32) put them at ~24 % of the
 //! simulation thread's samples; nothing in the run reads them before it ends, so a second core
 //! can take them while the simulation goes on.
@@ -14,7 +14,9 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use crate::base::error::{Error, Result};
-use crate::run::engine::Observers;
+use crate::judging::coverage::CoverageObserver;
+use crate::judging::oracle::Checker;
+use crate::trace::TraceSink;
 use crate::world::event::Event;
 
 /// Events per batch: a day's fleet (~400,000 events) makes ~800 sends.
@@ -24,6 +26,22 @@ const BATCHES_IN_FLIGHT: usize = 8;
 
 /// What the consumer thread gives back: the observers, and the first error one of them
 /// returned (the events after it were not consumed, as when the engine stopped at it).
+/// The consumers of the event stream.
+pub struct Observers {
+    pub trace: TraceSink,
+    pub checker: Checker,
+    pub coverage: CoverageObserver,
+}
+
+impl Observers {
+    pub(crate) fn consume(&mut self, event: &Event) -> Result<()> {
+        self.trace.write(event)?;
+        self.checker.on_event(event);
+        self.coverage.on_event(event);
+        Ok(())
+    }
+}
+
 type Outcome = (Observers, Result<()>);
 
 pub struct ObserverThread {

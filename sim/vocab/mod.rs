@@ -13,6 +13,7 @@ pub mod profile;
 pub mod rule;
 pub mod state;
 pub mod statement;
+pub mod statement_shape;
 pub mod suggest;
 pub mod variant_name;
 pub mod word;
@@ -27,7 +28,7 @@ pub use profile::{check_profile_name, find_profile, Profile, DEFAULT_PROFILE, PR
 pub use rule::{RuleId, RuleKind};
 pub use state::TaskState;
 pub use statement::Stmt;
-pub use variant_name::{check_variant_name, VARIANT_NAMES};
+pub use variant_name::{check_variant_name, VariantId, VARIANT_NAMES};
 pub use word::{UnknownWord, Word};
 
 /// The conductor's own task row (seed 004 state table: `task-00`).

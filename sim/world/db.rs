@@ -6,10 +6,14 @@ use std::path::{Path, PathBuf};
 use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, OpenFlags};
 
+pub mod outcome;
 pub mod prepared;
 pub mod random;
 pub mod schema_guard;
 pub mod step_limit;
+pub mod typed;
+
+pub use outcome::{Params, SqlOutcome};
 
 use super::read_replay::{BaseRun, ReadReplay};
 use crate::base::clock::{ClockVfs, SimClock};
@@ -20,49 +24,6 @@ use prepared::Prepared;
 
 /// Seed 004 "Database", both `CREATE TABLE` statements verbatim ("template follow=exact").
 pub const SCHEMA_SQL: &str = include_str!("../../scenarios/schema.sql");
-
-/// Named parameter values for one statement, in the engine's fixed order.
-pub type Params = Vec<(&'static str, Value)>;
-
-/// What a statement returned: rows for a query, the change count for a write.
-#[derive(Clone, Debug, Default)]
-pub struct SqlOutcome {
-    pub rows_affected: usize,
-    pub rows: Vec<Vec<Value>>,
-    /// True when the statement only reads.
-    pub readonly: bool,
-}
-
-impl SqlOutcome {
-    pub fn text(&self, row: usize, col: usize) -> Option<&str> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Text(t) => Some(t.as_str()),
-            _ => None,
-        }
-    }
-
-    /// A task state column; `None` for a null or for text that is no state (a `--sql` file's
-    /// query may return anything there).
-    pub fn state(&self, row: usize, col: usize) -> Option<TaskState> {
-        TaskState::parse(self.text(row, col)?)
-    }
-
-    pub fn int(&self, row: usize, col: usize) -> Option<i64> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Integer(i) => Some(*i),
-            Value::Real(r) => Some(*r as i64),
-            _ => None,
-        }
-    }
-
-    pub fn real(&self, row: usize, col: usize) -> Option<f64> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Integer(i) => Some(*i as f64),
-            Value::Real(r) => Some(*r),
-            _ => None,
-        }
-    }
-}
 
 /// A task row as the harness sees it around a write.
 #[derive(Clone, Debug, PartialEq)]
@@ -801,7 +762,7 @@ mod tests {
             variants += 1;
         }
         assert!(variants > 10, "{variants} variants checked");
-        let counting = "-- name: read_task_state\nSELECT state, changes() FROM orchestration_tasks WHERE task_id = :task_id;\n";
+        let counting = "-- name: read_task_state\nSELECT state, changes() AS retry_count, last_heartbeat, 0.0 AS seconds_stale FROM orchestration_tasks WHERE task_id = :task_id;\n";
         assert!(!created_with(counting).expect("created").keepable());
         let db = created_with("").expect("created");
         db.connection().execute_batch("BEGIN").unwrap();
@@ -831,9 +792,9 @@ mod tests {
             db.replay.is_some()
         };
         assert!(replaying(""), "the shipped SQL");
-        assert!(!replaying("-- name: read_task_state\nSELECT state, random() FROM orchestration_tasks WHERE task_id = :task_id;\n"));
+        assert!(!replaying("-- name: read_task_state\nSELECT state, random() AS retry_count, last_heartbeat, 0.0 AS seconds_stale FROM orchestration_tasks WHERE task_id = :task_id;\n"));
         assert!(!replaying(
-            "-- name: read_task_state\nSELECT state, total_changes () FROM orchestration_tasks WHERE task_id = :task_id;\n"
+            "-- name: read_task_state\nSELECT state, total_changes () AS retry_count, last_heartbeat, 0.0 AS seconds_stale FROM orchestration_tasks WHERE task_id = :task_id;\n"
         ));
     }
 

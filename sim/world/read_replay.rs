@@ -27,7 +27,7 @@
 
 use std::sync::Arc;
 
-use super::db::{Params, SqlOutcome};
+use super::db::outcome::{Params, SqlOutcome};
 use crate::vocab::Stmt;
 
 /// One statement a base run executed: what, with what, when, and what it returned (`None`:

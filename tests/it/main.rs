@@ -76,5 +76,6 @@ mod sweep_summary;
 mod test_script;
 mod transitions;
 mod unchecked_properties;
+mod variant_table;
 mod verification;
 mod watchers;

@@ -129,3 +129,48 @@ fn sql_layers_over_the_scenario_s_own_and_every_file_in_force_is_named() {
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(fallbacks("create"), 0, "the default create_task replaced guard-block's: nothing blocked");
 }
+
+/// Issue 46: a user's entry is checked against the statement table at prepare. The same
+/// columns in another order (read by position, they would be misread silently), one too few,
+/// or a parameter the engine does not bind exit 2 naming the entry (file:line) and the shape
+/// the engine expects.
+#[test]
+fn an_entry_whose_result_columns_are_reordered_is_refused_naming_it_and_the_expected_shape() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let reordered = write(
+        d,
+        "reordered.sql",
+        b"-- a designer's read of the task row, its columns in another order\n-- name: read_task_state\nSELECT retry_count, state, last_heartbeat,\n       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale\nFROM orchestration_tasks WHERE task_id = :task_id;\n",
+    );
+    let out = d.join("out");
+    let expected = "parameters :task_id (any of them); result columns (state, retry_count, last_heartbeat, seconds_stale) in this order";
+    refused(
+        &["run", QUICKSTART, "--sql", &reordered, "--out", out.to_str().unwrap()],
+        &[
+            &format!("statement `read_task_state` ({reordered}:2) returns columns (retry_count, state, last_heartbeat, seconds_stale)"),
+            expected,
+        ],
+    );
+    assert!(!out.join("trace.csv").exists(), "nothing runs");
+    refused(&["check", "--sql", &reordered], &[expected]);
+    let short = write(d, "short.sql", b"-- name: read_instruction\nSELECT message FROM orchestration_messages WHERE task_id = :task_id;\n");
+    refused(
+        &["check", "--sql", &short],
+        &["statement `read_instruction` (", "returns columns (message)", "result columns (id, message) in this order"],
+    );
+    let returning = write(
+        d,
+        "returning.sql",
+        b"-- name: heartbeat\nUPDATE orchestration_tasks SET last_heartbeat = datetime('now') WHERE task_id = :task_id RETURNING state;\n",
+    );
+    refused(&["check", "--sql", &returning], &["statement `heartbeat`", "returns columns (state)", "no result column"]);
+    // The near miss: the same columns in the table's order run.
+    let ordered = write(
+        d,
+        "ordered.sql",
+        b"-- name: read_task_state\nSELECT state, retry_count, last_heartbeat,\n       (julianday('now') - julianday(last_heartbeat)) * 86400 AS seconds_stale\nFROM orchestration_tasks WHERE task_id = :task_id;\n",
+    );
+    let o = rehearsal(&["check", "--sql", &ordered]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}

@@ -14,6 +14,7 @@ mod claim_blocked;
 mod launcher;
 mod recover;
 mod review;
+mod still_asking;
 
 pub use launcher::{conductor_meta, launcher, launcher_meta};
 

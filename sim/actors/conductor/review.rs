@@ -42,7 +42,7 @@ impl Job {
     /// Whether the row still waits for this review's answer (docs/protocol.md C37).
     async fn still_asked(&self, ctx: &Ctx, scenario: &Scenario) -> Result<bool, SqlFailure> {
         let request = (self.request_id.unwrap_or(0), self.requester.as_str());
-        super::answer::still_asking(ctx, scenario, &self.task_id, super::answer::awaits_review, request).await
+        super::still_asking::still_asking(ctx, scenario, &self.task_id, super::still_asking::awaits_review, request).await
     }
 }
 

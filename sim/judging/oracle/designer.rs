@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use super::latency::Noticer;
+use super::latency::{Noticer, PendingRecovery};
 use super::truth::touched_row;
 use super::SqlFact;
 use crate::vocab::{Stmt, TaskState, CONDUCTOR_TASK_ID};
@@ -103,15 +103,6 @@ impl DesignerFigures {
             Noticer::Session | Noticer::ConductorPoll => self.notice_session_ms.push(total_ms),
         }
     }
-}
-
-/// A crash detected and handed over, awaiting the successor's claim.
-#[derive(Clone, Debug)]
-pub struct PendingRecovery {
-    pub lost_session: String,
-    pub lost_at_ms: i64,
-    pub polled_at_ms: i64,
-    pub seconds_stale: f64,
 }
 
 /// What the figures need to remember between events.

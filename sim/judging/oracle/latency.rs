@@ -116,6 +116,15 @@ impl Cause {
     }
 }
 
+/// A crash detected and handed over, awaiting the successor's claim.
+#[derive(Clone, Debug)]
+pub struct PendingRecovery {
+    pub lost_session: String,
+    pub lost_at_ms: i64,
+    pub polled_at_ms: i64,
+    pub seconds_stale: f64,
+}
+
 /// Who noticed what the measurement waited for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Noticer {
@@ -601,7 +610,7 @@ impl Attribution {
     /// over in) to the claim of its successor `session` at `claimed_ms`: crash detection
     /// (`crash_detect`'s causes up to the declaration), then the conductor's hand-over, the
     /// launch and the successor's start-up (000 Bootstrap 1-3).
-    pub fn recovery(&self, task_id: &str, session: &str, lost: &super::designer::PendingRecovery, claimed_ms: i64) -> Decomposition {
+    pub fn recovery(&self, task_id: &str, session: &str, lost: &PendingRecovery, claimed_ms: i64) -> Decomposition {
         let at_ms = lost.lost_at_ms;
         let last_beat_ms = lost.polled_at_ms - (lost.seconds_stale * 1000.0).round() as i64;
         let stale_ms = last_beat_ms + self.thresholds.staleness_ms;

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::vocab::TaskState;
 use crate::world::event::Fact;
 
-use super::designer::{DesignerFigures, DesignerMeter, PendingRecovery};
-use super::latency::{Attribution, Decomposition};
+use super::designer::{DesignerFigures, DesignerMeter};
+use super::latency::{Attribution, Decomposition, PendingRecovery};
 use super::truth::{begins_hand_over, is_terminal_write, leaves_on_request, touched_row, SessionTruth, StaleTruth, Truth};
 use super::Seen;
 
