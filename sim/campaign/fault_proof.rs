@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::campaign::sweep::ResultRow;
+use crate::campaign::sweep::results::ResultRow;
 use crate::plan::census::parse_column;
 
 /// One (scenario, variant)'s faults over its pairs.
