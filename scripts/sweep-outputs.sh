@@ -32,6 +32,8 @@ sweep shard1 $faults --seeds 1..=9 --jobs 2 --shard 1/2
 sweep shard2 $faults --seeds 1..=9 --jobs 2 --shard 2/2
 "$bin" merge "$work/shard1" "$work/shard2" --out "$work/merged" >"$work/merged.stdout" 2>"$work/merged.stderr"
 echo "== merged: exit $?"
+# A scenario named twice: its pairs cannot be walked in results.csv's order (sorted at the end).
+sweep twice scenarios/quickstart.toml scenarios/faults/zombie.toml scenarios/quickstart.toml --seeds 2..=4 --jobs 2
 sweep determinism scenarios/faults/zombie.toml --seeds 21 --check-determinism
 sweep own scenarios/quickstart.toml scenarios/faults/zombie.toml --jobs 2 --protocol repaired
 sweep bless $faults --seeds 1..=6 --jobs 2 --baseline "$work/baseline.txt" --bless

@@ -2,17 +2,17 @@
 
 use std::path::Path;
 
-use super::results::{ResultRow, WallTimes};
+use super::results::ResultRow;
 use crate::base::atomic::write_atomically;
 use crate::base::error::{Error, Result};
 use crate::vocab::RunOutcome;
 
-/// JUnit XML (quick-junit): one test case per pair with its wall-clock time (0 for a pair
-/// `times` lacks); a failure's text holds its replay command.
+/// JUnit XML (quick-junit): one test case per pair with its wall-clock time (`walls[i]` of
+/// `rows[i]`, 0 for a pair without one); a failure's text holds its replay command.
 pub fn write_junit(
     path: &Path,
     rows: &[ResultRow],
-    times: &WallTimes,
+    walls: &[std::time::Duration],
     baseline: Option<&crate::campaign::baseline::Comparison>,
 ) -> Result<()> {
     use crate::campaign::baseline::Judgement;
@@ -47,7 +47,7 @@ pub fn write_junit(
         };
         let mut case = TestCase::new(case_name(row), status);
         case.set_classname(row.scenario.as_str());
-        case.set_time(times.get(&row.key()).copied().unwrap_or_default());
+        case.set_time(walls.get(index).copied().unwrap_or_default());
         if row.verdict == RunOutcome::Pass && !row.rules.is_empty() {
             // A pass with violations its scenario allows or expects says so (issue 25).
             case.set_system_out(format!("PASS with known: {}", row.rules));

@@ -6,6 +6,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 
 use super::options::SweepOptions;
+use super::plan::Pair;
 use super::results::{variant_label, ResultRow};
 use super::saved::{failure_folder, save_failure};
 use crate::base::error::{Error, Result};
@@ -24,6 +25,21 @@ pub(crate) struct PairOutcome {
     pub(crate) coverage: Coverage,
     /// How long the pair took on the wall clock (junit.xml only).
     pub(crate) wall: std::time::Duration,
+}
+
+/// A scenario of the sweep, loaded and resolved (`--sql`, `--protocol`) once before any pair
+/// runs: every pair plans its run from it, none reads the file again.
+pub struct SweptScenario {
+    /// As the command line named it (results.csv's `scenario`).
+    pub path: PathBuf,
+    pub scenario: Scenario,
+}
+
+impl SweptScenario {
+    pub fn load(path: &Path, options: &SweepOptions) -> Result<SweptScenario> {
+        let scenario = Scenario::load(path)?.with_sql(options.sql.as_deref()).with_profile(options.protocol.as_deref())?;
+        Ok(SweptScenario { path: path.to_path_buf(), scenario })
+    }
 }
 
 /// The row of a pair before it runs: an `error` with no violation yet.
@@ -61,22 +77,22 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
 /// saying so. A second run that does not finish (an error only writing its files can cause,
 /// like a full disk) gives its own `error` row, which names the cause. (A pass writes no
 /// files, so a full scratch disk does not turn a pass into an error.)
-fn run_pair(scenario_path: &Path, seed: u64, options: &SweepOptions, run_dir: &Path, known: &Known) -> (ResultRow, Option<RunSummary>) {
+fn run_pair(swept: &SweptScenario, seed: u64, options: &SweepOptions, run_dir: &Path, known: &Known) -> (ResultRow, Option<RunSummary>) {
     if options.check_determinism {
-        return run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
+        return run_pair_keeping(swept, seed, options, run_dir, Keep::Everything);
     }
-    let (first, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Hash);
+    let (first, summary) = run_pair_keeping(swept, seed, options, run_dir, Keep::Hash);
     // A pass, or a failure the baseline knows (kept as a line, issue 44): no folder to keep.
     if first.verdict == RunOutcome::Pass || known(&first) {
         return (first, summary);
     }
     // A fresh folder, as the first run had: the full run's files are its own alone.
     let _ = std::fs::remove_dir_all(run_dir);
-    let (again, summary) = run_pair_keeping(scenario_path, seed, options, run_dir, Keep::Everything);
+    let (again, summary) = run_pair_keeping(swept, seed, options, run_dir, Keep::Everything);
     if again == first || summary.is_none() {
         return (again, summary);
     }
-    let mut row = error_row(scenario_path, seed, options);
+    let mut row = error_row(&swept.path, seed, options);
     row.first_violation = format!(
         "harness: nondeterminism: run again in full, the pair gave {} (trace {}) after {} (trace {})",
         again.verdict, again.trace_hash, first.verdict, first.trace_hash
@@ -91,22 +107,21 @@ pub(crate) type Known<'a> = dyn Fn(&ResultRow) -> bool + Sync + 'a;
 /// `run_pair`'s one run (two with `--check-determinism`), leaving in `run_dir` what `keep`
 /// says.
 fn run_pair_keeping(
-    scenario_path: &Path,
+    swept: &SweptScenario,
     seed: u64,
     options: &SweepOptions,
     run_dir: &Path,
     keep: Keep,
 ) -> (ResultRow, Option<RunSummary>) {
-    let mut row = error_row(scenario_path, seed, options);
+    let mut row = error_row(&swept.path, seed, options);
     let attempt = |dir: &Path| -> Result<RunSummary> {
-        let scenario = Scenario::load(scenario_path)?.with_sql(options.sql.as_deref()).with_profile(options.protocol.as_deref())?;
         let run_options = RunOptions {
-            scenario_path: scenario_path.to_path_buf(),
+            scenario_path: swept.path.clone(),
             seed: Some(seed),
             out_dir: Some(dir.to_path_buf()),
             variants: options.variants.clone(),
         };
-        execute(run_options.plan(&scenario)?, Execution { keep, ..Execution::default() }).map(|executed| executed.summary)
+        execute(run_options.plan(&swept.scenario)?, Execution { keep, ..Execution::default() }).map(|executed| executed.summary)
     };
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
         let first = attempt(run_dir)?;
@@ -153,21 +168,21 @@ fn run_pair_keeping(
 }
 
 /// A pair whose keeping (saving its failure, its reports) panicked: an `error` row.
-pub(super) fn panicked((_, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, panic: &str) -> PairOutcome {
-    let mut row = error_row(scenario, *seed, options);
+pub(super) fn panicked(swept: &SweptScenario, seed: u64, options: &SweepOptions, panic: &str) -> PairOutcome {
+    let mut row = error_row(&swept.path, seed, options);
     row.first_violation = format!("panic: {panic}");
     PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default(), wall: Default::default() }
 }
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
 /// `failures/` with its reports. The run folder is removed.
-pub(super) fn run_and_save((index, scenario, seed): &(usize, PathBuf, u64), options: &SweepOptions, scratch: &Path, known: &Known) -> PairOutcome {
-    let seed = *seed;
-    let stem = scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
+pub(super) fn run_and_save(pair: &Pair, swept: &SweptScenario, options: &SweepOptions, scratch: &Path, known: &Known) -> PairOutcome {
+    let (index, seed) = (pair.index, pair.seed);
+    let stem = swept.path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
     let run_dir = scratch.join(format!("{index}-{stem}-{seed}"));
     // Wall-clock time for junit.xml only: no file compared byte for byte holds it.
     let started = std::time::Instant::now();
-    let (row, summary) = run_pair(scenario, seed, options, &run_dir, known);
+    let (row, summary) = run_pair(swept, seed, options, &run_dir, known);
     let wall = started.elapsed();
     let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();

@@ -5,11 +5,12 @@
 //! finished pairs beyond the file are in its journal; `read_results` reads both.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::error::Result;
+use crate::base::error::{Error, Result};
 use crate::vocab::RunOutcome;
 
 /// One row of results.csv.
@@ -92,10 +93,6 @@ pub fn read_results(path: &Path) -> Result<Vec<ResultRow>> {
 /// The journal of a sweep's finished pairs, beside results.csv (sim/base/results_journal.rs).
 pub const JOURNAL: &str = "results.journal.jsonl";
 
-/// How long each pair took on the wall clock, by its results.csv key: JUnit's `time`. Only
-/// junit.xml carries it; results.csv, which is compared byte for byte, does not.
-pub type WallTimes = BTreeMap<(String, String, u64), std::time::Duration>;
-
 /// Passes that broke rules their scenario allows or expects: how many, and by rule how many
 /// of them broke it. No command counts them as plain passes (issue 25).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -137,4 +134,121 @@ pub fn outcomes(rows: &[ResultRow]) -> Vec<crate::campaign::baseline::Outcome<'_
 /// The worst outcome of some rows (an error over a failure over a pass).
 pub fn worst_of(rows: &[ResultRow]) -> RunOutcome {
     RunOutcome::worst(rows.iter().map(|r| r.verdict))
+}
+
+/// results.csv opened for appending: rows come in results.csv's order, are held until
+/// `CHECKPOINT_EVERY` of them wait, then written in one `write` (the header before the first)
+/// and synced. The file is made at the first batch, so it holds a whole batch from the start.
+pub(crate) struct Appender {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    pending: Vec<ResultRow>,
+    written: usize,
+}
+
+impl Appender {
+    pub(crate) fn new(path: &Path) -> Appender {
+        Appender { path: path.to_path_buf(), file: None, pending: Vec::new(), written: 0 }
+    }
+
+    /// Adds the next row; a full batch is written and synced (`true`).
+    pub(crate) fn push(&mut self, row: ResultRow) -> Result<bool> {
+        self.pending.push(row);
+        if self.pending.len() < crate::campaign::CHECKPOINT_EVERY {
+            return Ok(false);
+        }
+        self.flush()?;
+        Ok(true)
+    }
+
+    /// Writes the rows waiting (the file made, empty, if there are none yet) and syncs it.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        let name = self.path.display().to_string();
+        let harness = |e: &dyn std::fmt::Display| Error::harness(format!("{name}: {e}"));
+        if self.file.is_none() {
+            let file = std::fs::File::create(&self.path).map_err(|e| harness(&e))?;
+            self.file = Some(file);
+        }
+        let mut writer = csv::WriterBuilder::new().has_headers(self.written == 0).from_writer(Vec::new());
+        for row in &self.pending {
+            writer.serialize(row).map_err(|e| harness(&e))?;
+        }
+        let bytes = writer.into_inner().map_err(|e| harness(&e))?;
+        let file = self.file.as_mut().expect("made above");
+        file.write_all(&bytes).and_then(|()| file.sync_data()).map_err(|e| harness(&e))?;
+        self.written += self.pending.len();
+        self.pending.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::error::Error;
+
+    fn journal_row(seed: u64) -> ResultRow {
+        ResultRow {
+            scenario: "scenarios/bench/ci-smoke.toml".into(),
+            variant: "default".into(),
+            seed,
+            verdict: RunOutcome::Fail,
+            first_violation: "liveness: a line\nwith a newline".into(),
+            rules: "liveness".into(),
+            sim_time_ms: 12,
+            statements: 3,
+            trace_hash: "ab".into(),
+            replay: "rehearsal run x --seed 1".into(),
+            sql: String::new(),
+            collapsed: String::new(),
+            faults_armed: String::new(),
+            faults_fired: String::new(),
+            faults_unreached: String::new(),
+        }
+    }
+
+    /// Issue 30: a killed sweep's finished pairs are in results.csv or its journal, and a
+    /// read gives each once, sorted as results.csv is.
+    #[test]
+    fn results_csv_and_the_journal_are_read_together_once_each_pair() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        let journal = crate::base::results_journal::Journal::create(&dir.path().join(JOURNAL)).unwrap();
+        for seed in [5, 1, 2] {
+            journal.append(&journal_row(seed)).unwrap();
+        }
+        let seeds = || read_results(&csv).unwrap().into_iter().map(|r| r.seed).collect::<Vec<_>>();
+        assert_eq!(seeds(), [1, 2, 5], "the journal alone");
+        write_results(&csv, &[journal_row(1), journal_row(5)]).unwrap();
+        journal.append(&journal_row(4)).unwrap();
+        assert_eq!(seeds(), [1, 2, 4, 5]);
+        assert_eq!(read_results(&csv).unwrap()[2], journal_row(4));
+    }
+
+    /// A results.csv (or journal) whose verdict is none of pass, fail, error is refused, with
+    /// the file, the line and the value named: merge, baseline and replay read it.
+    #[test]
+    fn an_unknown_verdict_is_refused_naming_the_file_line_and_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("results.csv");
+        write_results(&csv, &[journal_row(1), journal_row(2)]).unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let (head, tail) = text.split_once(",1,fail,").unwrap();
+        std::fs::write(&csv, format!("{head},1,passed,{tail}")).unwrap();
+        let error = read_results(&csv).unwrap_err();
+        let message = error.to_string();
+        assert!(matches!(error, Error::Input(_)), "bad input, exit 2: {error:?}");
+        for part in [format!("{}:2: ", csv.display()), "unknown run outcome `passed`".into(), "pass, fail, error".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
+
+        std::fs::remove_file(&csv).unwrap();
+        let journal = dir.path().join(JOURNAL);
+        let line = serde_json::to_string(&journal_row(3)).unwrap().replace("\"fail\"", "\"maybe\"");
+        std::fs::write(&journal, format!("{}\n{line}\n", serde_json::to_string(&journal_row(2)).unwrap())).unwrap();
+        let message = read_results(&csv).unwrap_err().to_string();
+        for part in [journal.display().to_string(), ":2:".to_string(), "`maybe`".into()] {
+            assert!(message.contains(&part), "{part} in {message}");
+        }
+    }
 }

@@ -7,7 +7,8 @@ use std::path::Path;
 use super::pair::PairOutcome;
 use super::results::ResultRow;
 use crate::judging::coverage::{Item, Required};
-use crate::judging::oracle::{quantiles, Measurements};
+use crate::campaign::sweep_figures::{DesignerTally, Histogram};
+use crate::judging::oracle::Measurements;
 use crate::vocab::RunOutcome;
 
 /// The summary.md lines on a `--require-coverage` file: how much of it was reached, and what
@@ -23,35 +24,79 @@ pub fn required_section(required: Option<&Required>, missing: &[Item]) -> String
     md
 }
 
+/// What summary.md says of one (scenario, variant), added up pair by pair (in results.csv's
+/// order) so no pair's samples are kept: counts, rules, and the latency samples of the
+/// finished pairs as counted values (`Histogram`: the same quantiles as the samples listed).
+#[derive(Default)]
+struct Group {
+    pairs: usize,
+    verdicts: [usize; 3],
+    /// Passes that broke a rule their scenario allows or expects (issue 25).
+    known: usize,
+    rules: BTreeMap<String, usize>,
+    /// The first pair's SQL.
+    sql: Option<String>,
+    latency: [Histogram; 5],
+    designer: DesignerTally,
+}
+
+/// summary.md's groups, fed one finished pair at a time.
+#[derive(Default)]
+pub(super) struct Tally {
+    groups: BTreeMap<(String, String), Group>,
+}
+
+impl Tally {
+    pub(super) fn add(&mut self, pair: &PairOutcome) {
+        let group = self.groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default();
+        group.pairs += 1;
+        group.verdicts[verdict_slot(pair.row.verdict)] += 1;
+        if pair.row.verdict == RunOutcome::Pass && !pair.rules.is_empty() {
+            group.known += 1;
+        }
+        for rule in &pair.rules {
+            *group.rules.entry(rule.clone()).or_insert(0) += 1;
+        }
+        group.sql.get_or_insert_with(|| pair.row.sql.clone());
+        // Finished pairs only: a cut-off run's latencies are truncated by its end (issue 31);
+        // the designer figures below count those pairs apart.
+        if !pair.measured.designer.cut_off {
+            for (histogram, (_, sample)) in group.latency.iter_mut().zip(pair.measured.named()) {
+                histogram.extend(sample);
+            }
+        }
+        group.designer.add(&pair.measured.designer);
+    }
+}
+
+fn verdict_slot(verdict: RunOutcome) -> usize {
+    match verdict {
+        RunOutcome::Pass => 0,
+        RunOutcome::Fail => 1,
+        RunOutcome::Error => 2,
+    }
+}
+
 /// summary.md of a sweep: pass/fail per scenario and variant, violations by rule (runs
 /// showing each), latency quantiles over all runs, links to each failure's run folder.
 /// Latency quantiles, one table per (scenario, variant): runs of different scenarios, SQL or
 /// variants are not pooled, since comparing them is the point of sweeping them together.
-fn latency_tables(groups: &BTreeMap<(String, String), Vec<&PairOutcome>>) -> String {
+fn latency_tables(tally: &Tally) -> String {
     let mut md = String::from("\n## Latency quantiles by scenario and variant\n");
-    for ((scenario, variant), group) in groups {
-        let mut all = Measurements::default();
-        // Finished pairs only: a cut-off run's latencies are truncated by its end (issue 31);
-        // the designer figures below count those pairs apart.
-        for PairOutcome { measured: m, .. } in group.iter().filter(|p| !p.measured.designer.cut_off) {
-            all.message_notice_ms.extend(&m.message_notice_ms);
-            all.review_resume_ms.extend(&m.review_resume_ms);
-            all.crash_detect_ms.extend(&m.crash_detect_ms);
-            all.heartbeat_age_s.extend(&m.heartbeat_age_s);
-            all.exit_to_claim_ms.extend(&m.exit_to_claim_ms);
-        }
-        let sql = group.first().map_or("", |p| p.row.sql.as_str());
+    let names = Measurements::default().named().map(|(name, _)| name);
+    for ((scenario, variant), group) in &tally.groups {
+        let sql = group.sql.as_deref().unwrap_or("");
         let _ = write!(md, "\n### `{scenario}`, variant {variant}\n\n");
         if !sql.is_empty() {
             let _ = writeln!(md, "Protocol SQL: {sql}.\n");
         }
         md.push_str("| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
-        for (name, sample) in all.named() {
-            if let Some((p50, p95, max)) = quantiles(sample) {
+        for (name, sample) in names.iter().zip(&group.latency) {
+            if let Some((p50, p95, max)) = sample.quantiles() {
                 let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
             }
         }
-        md.push_str(&crate::campaign::sweep_figures::markdown(&group.iter().map(|p| &p.measured.designer).collect::<Vec<_>>()));
+        md.push_str(&group.designer.markdown());
     }
     md
 }
@@ -71,53 +116,31 @@ pub(super) fn known_text(rows: &[ResultRow], baseline: &crate::campaign::baselin
     text
 }
 
-pub(super) fn sweep_summary(pairs: &[PairOutcome], baseline: Option<&crate::campaign::baseline::Comparison>, known_lines: bool) -> String {
-    let mut groups: BTreeMap<(String, String), Vec<&PairOutcome>> = BTreeMap::new();
-    for pair in pairs {
-        groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default().push(pair);
-    }
+pub(super) fn sweep_summary(
+    tally: &Tally,
+    rows: &[ResultRow],
+    baseline: Option<&crate::campaign::baseline::Comparison>,
+    known_lines: bool,
+) -> String {
     // `pass` counts clean passes only; a pass that broke a rule its scenario allows or expects
     // is counted apart, as such (issue 25).
     let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | pass with known violations | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
-    for ((scenario, variant), group) in &groups {
-        let count = |v: RunOutcome| group.iter().filter(|p| p.row.verdict == v).count();
-        let known = group.iter().filter(|p| p.row.verdict == RunOutcome::Pass && !p.rules.is_empty()).count();
-        let mut rules: BTreeMap<&str, usize> = BTreeMap::new();
-        for pair in group {
-            for rule in &pair.rules {
-                *rules.entry(rule.as_str()).or_insert(0) += 1;
-            }
-        }
-        let rules = if rules.is_empty() {
+    for ((scenario, variant), group) in &tally.groups {
+        let rules = if group.rules.is_empty() {
             "none".to_string()
         } else {
-            rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
+            group.rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
         };
-        let _ = writeln!(
-            md,
-            "| {scenario} | {variant} | {} | {} | {known} | {} | {} | {rules} |",
-            group.len(),
-            count(RunOutcome::Pass) - known,
-            count(RunOutcome::Fail),
-            count(RunOutcome::Error)
-        );
+        let [pass, fail, error] = group.verdicts;
+        let _ = writeln!(md, "| {scenario} | {variant} | {} | {} | {} | {fail} | {error} | {rules} |", group.pairs, pass - group.known, group.known);
     }
-    let rows: Vec<ResultRow> = pairs.iter().map(|p| p.row.clone()).collect();
-    md.push_str(&crate::campaign::fault_proof::markdown(&rows));
-    md.push_str(&latency_tables(&groups));
+    md.push_str(&crate::campaign::fault_proof::markdown(rows));
+    md.push_str(&latency_tables(tally));
     let known_at = |index: usize| matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }));
-    let failed: Vec<&ResultRow> = pairs
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i)))
-        .map(|(_, p)| &p.row)
-        .collect();
-    let known: Vec<&ResultRow> = pairs
-        .iter()
-        .enumerate()
-        .filter(|(i, p)| p.row.verdict != RunOutcome::Pass && known_lines && known_at(*i))
-        .map(|(_, p)| &p.row)
-        .collect();
+    let failed: Vec<&ResultRow> =
+        rows.iter().enumerate().filter(|(i, row)| row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i))).map(|(_, row)| row).collect();
+    let known: Vec<&ResultRow> =
+        rows.iter().enumerate().filter(|(i, row)| row.verdict != RunOutcome::Pass && known_lines && known_at(*i)).map(|(_, row)| row).collect();
     if !known.is_empty() {
         let _ = writeln!(md, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n");
         for row in &known {
