@@ -100,7 +100,7 @@ mod tests {
             seed,
             verdict: RunOutcome::Pass,
             first_violation: String::new(),
-            rules: String::new(),
+            rules: Default::default(),
             sim_time_ms: 0,
             statements: 0,
             trace_hash: String::new(),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::options::SweepOptions;
 use super::plan::Pair;
-use super::results::{variant_label, ResultRow};
+use super::results::{variant_label, ResultRow, Rules};
 use super::saved::{failure_folder, save_failure};
 use crate::base::error::{Error, Result};
 use crate::input::scenario::Scenario;
@@ -16,11 +16,10 @@ use crate::judging::oracle::Measurements;
 use crate::run::{execute, Execution, Keep, RunOptions, RunSummary};
 use crate::vocab::RunOutcome;
 
-/// A finished pair: its row, the rules its verdict showed, its measurements, what it
+/// A finished pair: its row (with the rules its verdict showed), its measurements, what it
 /// exercised. `rehearsal merge` makes them again from a shard's files (sim/campaign/merge.rs).
 pub(crate) struct PairOutcome {
     pub(crate) row: ResultRow,
-    pub(crate) rules: Vec<String>,
     pub(crate) measured: Measurements,
     pub(crate) coverage: Coverage,
     /// How long the pair took on the wall clock (junit.xml only).
@@ -50,7 +49,7 @@ fn error_row(scenario_path: &Path, seed: u64, options: &SweepOptions) -> ResultR
         seed,
         verdict: RunOutcome::Error,
         first_violation: String::new(),
-        rules: String::new(),
+        rules: Rules::default(),
         sim_time_ms: 0,
         statements: 0,
         trace_hash: String::new(),
@@ -144,7 +143,7 @@ fn run_pair_keeping(
             row.verdict = if summary.verdict.passed() { RunOutcome::Pass } else { RunOutcome::Fail };
             row.first_violation =
                 if summary.verdict.passed() { summary.verdict.first_rule().to_string() } else { summary.verdict.failure.clone() };
-            row.rules = summary.verdict.rules().join(&crate::campaign::baseline::RULE_SEPARATOR.to_string());
+            row.rules = Rules::of(summary.verdict.rules());
             row.sim_time_ms = summary.makespan_ms;
             row.statements = summary.statements;
             row.trace_hash = summary.trace_hash.clone();
@@ -171,7 +170,7 @@ fn run_pair_keeping(
 pub(super) fn panicked(swept: &SweptScenario, seed: u64, options: &SweepOptions, panic: &str) -> PairOutcome {
     let mut row = error_row(&swept.path, seed, options);
     row.first_violation = format!("panic: {panic}");
-    PairOutcome { row, rules: Vec::new(), measured: Measurements::default(), coverage: Coverage::default(), wall: Default::default() }
+    PairOutcome { row, measured: Measurements::default(), coverage: Coverage::default(), wall: Default::default() }
 }
 
 /// Runs one pair in its own folder under `scratch`; a pair that did not pass is saved under
@@ -184,7 +183,6 @@ pub(super) fn run_and_save(pair: &Pair, swept: &SweptScenario, options: &SweepOp
     let started = std::time::Instant::now();
     let (row, summary) = run_pair(swept, seed, options, &run_dir, known);
     let wall = started.elapsed();
-    let rules = summary.as_ref().map(|s| s.verdict.rules().into_iter().map(String::from).collect()).unwrap_or_default();
     let measured = summary.as_ref().map(|s| s.measured.figures_only()).unwrap_or_default();
     let coverage = summary.as_ref().map(|s| s.coverage.clone()).unwrap_or_default();
     if row.verdict != RunOutcome::Pass && !known(&row) {
@@ -206,7 +204,7 @@ pub(super) fn run_and_save(pair: &Pair, swept: &SweptScenario, options: &SweepOp
         }
     }
     let _ = std::fs::remove_dir_all(&run_dir);
-    PairOutcome { row, rules, measured, coverage, wall }
+    PairOutcome { row, measured, coverage, wall }
 }
 
 impl PairOutcome {
@@ -216,7 +214,7 @@ impl PairOutcome {
             scenario: self.row.scenario.clone(),
             variant: self.row.variant.clone(),
             seed: self.row.seed,
-            rules: self.rules.clone(),
+            rules: self.row.rules.0.clone(),
             measured: self.measured.clone(),
             wall_ms: u64::try_from(self.wall.as_millis()).unwrap_or(u64::MAX),
         }

@@ -22,10 +22,10 @@ pub struct ResultRow {
     /// pass | fail | error: read back, any other text is refused naming the file and line.
     pub verdict: RunOutcome,
     pub first_violation: String,
-    /// Every rule the run violated (allowed and expected ones included), sorted, joined by
-    /// `,`: what a baseline compares (sim/campaign/baseline.rs).
+    /// Every rule the run violated (allowed and expected ones included), sorted: what a
+    /// baseline compares (sim/campaign/baseline.rs). results.csv joins them by `,`.
     #[serde(default)]
-    pub rules: String,
+    pub rules: Rules,
     pub sim_time_ms: i64,
     pub statements: u64,
     pub trace_hash: String,
@@ -56,13 +56,51 @@ impl ResultRow {
             variant: &self.variant,
             seed: self.seed,
             verdict: self.verdict,
-            rules: &self.rules,
+            rules: &self.rules.0,
             first_violation: &self.first_violation,
         }
     }
 
     pub(crate) fn key(&self) -> (String, String, u64) {
         (self.scenario.clone(), self.variant.clone(), self.seed)
+    }
+}
+
+/// The rules a pair's run violated, in the verdict's order (sorted). Read and written as
+/// one results.csv column, joined by `baseline::RULE_SEPARATOR`; a list everywhere else.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rules(pub Vec<String>);
+
+impl Rules {
+    pub fn of<'r>(rules: impl IntoIterator<Item = &'r str>) -> Rules {
+        Rules(rules.into_iter().map(String::from).collect())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &String> {
+        self.0.iter()
+    }
+}
+
+impl std::fmt::Display for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.join(&crate::campaign::baseline::RULE_SEPARATOR.to_string()))
+    }
+}
+
+impl Serialize for Rules {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Rules {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Rules, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Ok(Rules::of(text.split(crate::campaign::baseline::RULE_SEPARATOR).map(str::trim).filter(|r| !r.is_empty())))
     }
 }
 
@@ -113,13 +151,12 @@ pub fn passes(rows: &[ResultRow]) -> (usize, KnownPasses) {
     let mut known = KnownPasses::default();
     let mut clean = 0;
     for row in rows.iter().filter(|r| r.verdict == RunOutcome::Pass) {
-        let rules = crate::campaign::baseline::split_rules(&row.rules);
-        if rules.is_empty() {
+        if row.rules.is_empty() {
             clean += 1;
         } else {
             known.runs += 1;
-            for rule in rules {
-                *known.rules.entry(rule).or_insert(0) += 1;
+            for rule in row.rules.iter() {
+                *known.rules.entry(rule.clone()).or_insert(0) += 1;
             }
         }
     }
@@ -194,7 +231,7 @@ mod tests {
             seed,
             verdict: RunOutcome::Fail,
             first_violation: "liveness: a line\nwith a newline".into(),
-            rules: "liveness".into(),
+            rules: Rules::of(["liveness"]),
             sim_time_ms: 12,
             statements: 3,
             trace_hash: "ab".into(),
@@ -205,6 +242,31 @@ mod tests {
             faults_fired: String::new(),
             faults_unreached: String::new(),
         }
+    }
+
+    /// Issue 41: results.csv appended batch by batch is the file written whole, byte for
+    /// byte (the header once, before the first row), and holds whole batches on the way.
+    #[test]
+    fn appended_results_are_the_file_written_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (appended, whole) = (dir.path().join("results.csv"), dir.path().join("whole.csv"));
+        let rows: Vec<ResultRow> = (1..=60).map(journal_row).collect();
+        let mut appender = Appender::new(&appended);
+        let mut synced = Vec::new();
+        for row in &rows {
+            if appender.push(row.clone()).unwrap() {
+                synced.push(read_results(&appended).unwrap().len());
+            }
+        }
+        assert_eq!(synced, [25, 50], "a batch of CHECKPOINT_EVERY rows each time");
+        appender.flush().unwrap();
+        write_results(&whole, &rows).unwrap();
+        assert_eq!(std::fs::read(&appended).unwrap(), std::fs::read(&whole).unwrap());
+        // No rows: an empty file, as written whole.
+        let empty = dir.path().join("empty.csv");
+        Appender::new(&empty).flush().unwrap();
+        write_results(&whole, &[]).unwrap();
+        assert_eq!(std::fs::read(&empty).unwrap(), std::fs::read(&whole).unwrap());
     }
 
     /// Issue 30: a killed sweep's finished pairs are in results.csv or its journal, and a

@@ -51,10 +51,10 @@ impl Tally {
         let group = self.groups.entry((pair.row.scenario.clone(), pair.row.variant.clone())).or_default();
         group.pairs += 1;
         group.verdicts[verdict_slot(pair.row.verdict)] += 1;
-        if pair.row.verdict == RunOutcome::Pass && !pair.rules.is_empty() {
+        if pair.row.verdict == RunOutcome::Pass && !pair.row.rules.is_empty() {
             group.known += 1;
         }
-        for rule in &pair.rules {
+        for rule in pair.row.rules.iter() {
             *group.rules.entry(rule.clone()).or_insert(0) += 1;
         }
         group.sql.get_or_insert_with(|| pair.row.sql.clone());
