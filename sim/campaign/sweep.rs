@@ -29,20 +29,20 @@ use crate::input::scenario::Scenario;
 use crate::judging::coverage::Required;
 use crate::vocab::RunOutcome;
 
+use feed::Feed;
 pub use junit::write_junit;
 pub use options::{parse_shard, SweepOptions};
+pub use outcome::SweepOutcome;
 pub(crate) use outputs::write_files;
-use feed::Feed;
+use outputs::write_outputs;
 pub(crate) use pair::PairOutcome;
 use pair::{panicked, run_and_save, SweptScenario};
-pub use plan::{pair_counts, pairs, Pair};
-use outputs::write_outputs;
 use plan::check_pair_count;
-use saved::replay_saved_failures;
+pub use plan::{pair_counts, pairs, Pair};
 pub(crate) use results::variant_label;
 pub use results::{outcomes, passes, read_results, worst_of, write_results, KnownPasses, ResultRow, JOURNAL};
 pub(crate) use saved::copy_dir;
-pub use outcome::SweepOutcome;
+use saved::replay_saved_failures;
 pub use summary::{required_section, KNOWN_FILE};
 
 /// A file in the sweep folder while results.csv holds fewer pairs than the sweep planned:

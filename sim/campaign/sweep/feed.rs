@@ -63,7 +63,10 @@ impl<'a> Feed<'a> {
             state.waiting.insert(position, pair);
             state.finished += 1;
             if self.ordered {
-                while let Some(pair) = { let next = state.next; state.waiting.remove(&next) } {
+                while let Some(pair) = {
+                    let next = state.next;
+                    state.waiting.remove(&next)
+                } {
                     state.next += 1;
                     self.hand_on(&mut state, pair);
                 }

@@ -64,4 +64,3 @@ pub fn write_junit(
 fn case_name(row: &ResultRow) -> String {
     format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed)
 }
-

@@ -78,4 +78,3 @@ pub fn parse_shard(text: &str) -> Result<(usize, usize)> {
     }
     Ok((i, n))
 }
-

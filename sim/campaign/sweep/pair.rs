@@ -188,14 +188,13 @@ pub(super) fn run_and_save(pair: &Pair, swept: &SweptScenario, options: &SweepOp
     if row.verdict != RunOutcome::Pass && !known(&row) {
         let explanation = summary.as_ref().map(|s| s.verdict.explanation().join(" ")).unwrap_or_else(|| row.first_violation.clone());
         let kept = failure_folder(&options.out, &stem, options.protocol.as_deref(), &options.variants, seed);
-        if let Some(summary) = &summary {
+        if let Some(summary) = summary {
             // A failure gets the reports a person looks at; a pass does not. They are written
             // in the run folder before it is moved, so the kept folder appears whole: its
             // reports name the folder it is kept in and the replay file beside it.
-            let mut kept_summary = summary.clone();
-            kept_summary.replay = format!("rehearsal replay {}", crate::base::shell::quote_path(&kept.with_extension("toml")));
-            kept_summary.out_dir = kept.clone();
-            if let Err(e) = crate::report::write_run_reports(&run_dir, &kept_summary, &summary.resolved) {
+            let replay = format!("rehearsal replay {}", crate::base::shell::quote_path(&kept.with_extension("toml")));
+            let kept_summary = summary.kept_in(&kept, replay);
+            if let Err(e) = crate::report::write_run_reports(&run_dir, &kept_summary, &kept_summary.resolved) {
                 eprintln!("rehearsal: reports for seed {seed}: {e}");
             }
         }
@@ -220,4 +219,3 @@ impl PairOutcome {
         }
     }
 }
-

@@ -53,7 +53,14 @@ pub(super) fn failure_folder(out: &Path, stem: &str, protocol: Option<&str>, var
 /// `failures/<scenario>-<seed>.toml` (the replay file): each appears whole or not at all. The
 /// folder is copied under a hidden name (the scratch folder is on another file system) and
 /// renamed into place; the replay file, written last, says its folder is there.
-pub(super) fn save_failure(out: &Path, stem: &str, row: &ResultRow, run_dir: &Path, options: &SweepOptions, explanation: &str) -> Result<()> {
+pub(super) fn save_failure(
+    out: &Path,
+    stem: &str,
+    row: &ResultRow,
+    run_dir: &Path,
+    options: &SweepOptions,
+    explanation: &str,
+) -> Result<()> {
     let (variants, sql) = (&options.variants, options.sql.as_deref());
     let keep = failure_folder(out, stem, options.protocol.as_deref(), variants, row.seed);
     // Relative to the suite's root, with the content hashes: the file replays in any checkout.
@@ -109,4 +116,3 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     }
     Ok(())
 }
-

@@ -6,8 +6,8 @@ use std::path::Path;
 
 use super::pair::PairOutcome;
 use super::results::ResultRow;
-use crate::judging::coverage::{Item, Required};
 use crate::campaign::sweep_figures::{DesignerTally, Histogram};
+use crate::judging::coverage::{Item, Required};
 use crate::judging::oracle::Measurements;
 use crate::vocab::RunOutcome;
 
@@ -132,15 +132,29 @@ pub(super) fn sweep_summary(
             group.rules.iter().map(|(r, n)| format!("{r} ×{n}")).collect::<Vec<_>>().join(", ")
         };
         let [pass, fail, error] = group.verdicts;
-        let _ = writeln!(md, "| {scenario} | {variant} | {} | {} | {} | {fail} | {error} | {rules} |", group.pairs, pass - group.known, group.known);
+        let _ = writeln!(
+            md,
+            "| {scenario} | {variant} | {} | {} | {} | {fail} | {error} | {rules} |",
+            group.pairs,
+            pass - group.known,
+            group.known
+        );
     }
     md.push_str(&crate::campaign::fault_proof::markdown(rows));
     md.push_str(&latency_tables(tally));
     let known_at = |index: usize| matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }));
-    let failed: Vec<&ResultRow> =
-        rows.iter().enumerate().filter(|(i, row)| row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i))).map(|(_, row)| row).collect();
-    let known: Vec<&ResultRow> =
-        rows.iter().enumerate().filter(|(i, row)| row.verdict != RunOutcome::Pass && known_lines && known_at(*i)).map(|(_, row)| row).collect();
+    let failed: Vec<&ResultRow> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, row)| row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i)))
+        .map(|(_, row)| row)
+        .collect();
+    let known: Vec<&ResultRow> = rows
+        .iter()
+        .enumerate()
+        .filter(|(i, row)| row.verdict != RunOutcome::Pass && known_lines && known_at(*i))
+        .map(|(_, row)| row)
+        .collect();
     if !known.is_empty() {
         let _ = writeln!(md, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n");
         for row in &known {
@@ -171,4 +185,3 @@ pub(super) fn keeps_known_folders(out: &Path, rows: &[ResultRow], baseline: Opti
         known && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists()
     })
 }
-
