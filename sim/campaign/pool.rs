@@ -68,9 +68,12 @@ pub fn for_each<T, R>(
 ) where
     T: Send,
 {
+    // At most one thread an item, when the iterator knows how many (the caller clamps
+    // otherwise: `--jobs 2^64` must not try to start 2^64 threads).
+    let jobs = items.size_hint().1.map_or(jobs, |most| jobs.min(most)).max(1);
     let next = Mutex::new(items.enumerate());
     std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
+        for _ in 0..jobs {
             scope.spawn(|| loop {
                 if crate::base::interrupt::interrupted() || should_stop() {
                     return;

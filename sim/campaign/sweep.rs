@@ -127,7 +127,9 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         }
         feed.done(position, finished);
     };
-    crate::campaign::pool::for_each(options.jobs, work, run, || stop.load(Ordering::Relaxed), done);
+    // No more threads than pairs (the pairs are made one at a time, so the pool cannot count them).
+    let jobs = options.jobs.min(planned);
+    crate::campaign::pool::for_each(jobs, work, run, || stop.load(Ordering::Relaxed), done);
     let (outputs, coverage) = feed.finish();
     // `--bless` writes the file from every pair, then the pairs are judged against it like
     // any sweep's (all known, so only an error fails), and the outputs say so.
