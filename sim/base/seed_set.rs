@@ -64,6 +64,11 @@ impl SeedSet {
         self.runs.is_empty()
     }
 
+    /// Whether each seed is at least the one before it (a range always is; a list may not be).
+    pub fn is_ascending(&self) -> bool {
+        self.runs.windows(2).all(|w| w[0].1 <= w[1].0)
+    }
+
     /// The `index`-th seed (from 0), without listing the ones before it.
     pub fn nth(&self, mut index: u128) -> Option<u64> {
         for (a, b) in &self.runs {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::campaign::sweep::ResultRow;
+use crate::campaign::sweep::results::ResultRow;
 use crate::plan::census::parse_column;
 
 /// One (scenario, variant)'s faults over its pairs.
@@ -100,7 +100,7 @@ mod tests {
             seed,
             verdict: RunOutcome::Pass,
             first_violation: String::new(),
-            rules: String::new(),
+            rules: Default::default(),
             sim_time_ms: 0,
             statements: 0,
             trace_hash: String::new(),

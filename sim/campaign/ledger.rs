@@ -45,11 +45,11 @@ where
 
 /// A journal line: the row and its job's index (0 in a journal written without one).
 #[derive(Serialize, Deserialize)]
-struct Entry<Row> {
+pub(crate) struct Entry<Row> {
     #[serde(default)]
-    index: usize,
+    pub(crate) index: usize,
     #[serde(flatten)]
-    row: Row,
+    pub(crate) row: Row,
 }
 
 /// Writes a campaign's CSV (and its marker) from the rows finished so far, in job order.

@@ -337,7 +337,7 @@ fn outcomes(shards: &[Shard], rows: Vec<Vec<ResultRow>>) -> Result<(Vec<PairOutc
                 Error::input(format!("{}: no line for {scenario} seed {seed} ({variant}), which results.csv holds", path.display()))
             })?;
             let wall = Duration::from_millis(detail.wall_ms);
-            pairs.push(PairOutcome { row, rules: detail.rules, measured: detail.measured, coverage: Coverage::default(), wall });
+            pairs.push(PairOutcome { row, measured: detail.measured, coverage: Coverage::default(), wall });
         }
     }
     pairs.sort_by_key(|pair| pair.row.key());

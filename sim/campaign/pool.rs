@@ -55,6 +55,38 @@ where
     slots.into_inner().expect("threads joined")
 }
 
+/// As `map_with`, for items made one at a time by `items` (never listed: a shard of 10^10
+/// seeds holds nothing before its first pair) and results handed, with their item, to
+/// `on_done` rather than kept: memory does not grow with the items (issue 41). `on_done`
+/// runs on the worker, with the item's index in `items`' order.
+pub fn for_each<T, R>(
+    jobs: usize,
+    items: impl Iterator<Item = T> + Send,
+    work: impl Fn(&T) -> R + Sync,
+    should_stop: impl Fn() -> bool + Sync,
+    on_done: impl Fn(usize, T, Caught<R>) + Sync,
+) where
+    T: Send,
+{
+    // At most one thread an item, when the iterator knows how many (the caller clamps
+    // otherwise: `--jobs 2^64` must not try to start 2^64 threads).
+    let jobs = items.size_hint().1.map_or(jobs, |most| jobs.min(most)).max(1);
+    let next = Mutex::new(items.enumerate());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| loop {
+                if crate::base::interrupt::interrupted() || should_stop() {
+                    return;
+                }
+                let Some((index, item)) = next.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).next() else { return };
+                let result =
+                    catch_unwind(AssertUnwindSafe(|| work(&item))).map_err(|panic| crate::base::panic_guard::panic_message(&*panic));
+                on_done(index, item, result);
+            });
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +148,20 @@ mod tests {
             let ran = results.iter().filter(|r| r.is_some()).count();
             assert!((3..3 + jobs).contains(&ran), "jobs {jobs}: {ran} ran");
             assert_eq!(ran, finished.load(Ordering::SeqCst));
+        }
+    }
+
+    #[test]
+    fn for_each_hands_every_item_made_on_the_way_to_on_done_once_in_index_order() {
+        for jobs in [1, 3] {
+            let seen = Mutex::new(Vec::new());
+            let on_done = |i: usize, x: u64, r: Caught<u64>| seen.lock().unwrap().push((i, x, r));
+            for_each(jobs, (0..40_u64).map(|x| x * 2), |&x| if x == 14 { panic!("fourteen") } else { x + 1 }, || false, on_done);
+            let mut seen = seen.into_inner().unwrap();
+            seen.sort_by_key(|(i, _, _)| *i);
+            let expected: Vec<(usize, u64, Caught<u64>)> =
+                (0..40).map(|i| (i, i as u64 * 2, if i == 7 { Err("fourteen".to_string()) } else { Ok(i as u64 * 2 + 1) })).collect();
+            assert_eq!(seen, expected, "jobs {jobs}");
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::clock::SimClock;
 use crate::base::error::{Error, Result};
-use crate::campaign::sweep::Failure;
+use crate::campaign::failure_file::Failure;
 use crate::input::scenario::Scenario;
 use crate::input::sql_catalog::Catalog;
 use crate::run::{run_scenario, RunOptions};

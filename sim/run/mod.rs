@@ -415,6 +415,12 @@ pub fn replay_of(plan: &RunPlan) -> String {
 pub use crate::world::run_folder::refuse_existing_run;
 
 impl RunSummary {
+    /// This run's summary once its folder is kept at `folder` and replayed by `replay` (a
+    /// sweep's saved failure): what the reports written before the move name.
+    pub fn kept_in(self, folder: &std::path::Path, replay: String) -> RunSummary {
+        RunSummary { out_dir: folder.to_path_buf(), replay, ..self }
+    }
+
     /// The lines `rehearsal run` prints on stdout.
     pub fn render(&self) -> String {
         let mut out = String::new();

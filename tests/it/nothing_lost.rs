@@ -61,7 +61,7 @@ fn a_sweep_killed_part_way_leaves_whole_results_that_merge_refuses_as_incomplete
     for entry in std::fs::read_dir(out.join("failures")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            rehearsal::campaign::sweep::Failure::load(&path).expect("a whole failure file");
+            rehearsal::campaign::failure_file::Failure::load(&path).expect("a whole failure file");
         }
     }
     let o = rehearsal(&["merge", out.to_str().unwrap(), "--out", tmp.path().join("merged").to_str().unwrap()]);

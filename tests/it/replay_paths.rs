@@ -31,7 +31,7 @@ fn a_sweep_under_a_path_with_spaces_prints_quoted_replays_and_saves_failures_tha
     assert!(stdout(&o).contains("failures     1 failed, 0 error(s) of 1 pairs"), "{}", stdout(&o));
     // The failure replays from another folder (the project root), to the same trace hash.
     let failure = out.join("failures/zombie-default-21.toml");
-    let saved = rehearsal::campaign::sweep::Failure::load(&failure).unwrap();
+    let saved = rehearsal::campaign::failure_file::Failure::load(&failure).unwrap();
     assert_eq!(saved.scenario, "my scenarios/zombie.toml", "relative to the sweep's folder: {saved:?}");
     assert_eq!(saved.scenario_sha256.len(), 64, "{saved:?}");
     let o = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
@@ -75,7 +75,7 @@ fn a_failures_folder_copied_to_another_place_replays_and_a_changed_scenario_is_r
     let o = replay(&machine.join("checkout"));
     assert_eq!(o.status.code(), Some(1), "it fails as saved: {}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("replay       matches the saved trace hash"), "{}{}", stdout(&o), stderr(&o));
-    let saved = rehearsal::campaign::sweep::Failure::load(&machine.join("downloads/failures/zombie-default-21.toml")).unwrap();
+    let saved = rehearsal::campaign::failure_file::Failure::load(&machine.join("downloads/failures/zombie-default-21.toml")).unwrap();
     let scenario = machine.join("checkout/scenarios/faults/zombie.toml");
     let text = std::fs::read_to_string(&scenario).unwrap();
     std::fs::write(&scenario, text.replace("[run]\n", "[run]\nsim_time_max_ms = 7200000\n")).unwrap();

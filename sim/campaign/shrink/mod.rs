@@ -16,7 +16,7 @@ use std::path::Path;
 use toml::{Table, Value};
 
 use crate::base::error::{Error, Result};
-use crate::campaign::sweep::Failure;
+use crate::campaign::failure_file::Failure;
 use crate::input::scenario::Scenario;
 use crate::plan::faults::Fired;
 use crate::plan::RunPlan;
