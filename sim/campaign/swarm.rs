@@ -167,34 +167,9 @@ fn classify(scenario: &Scenario, path: &Path, seed: u64, folder: &Path) -> Resul
     Ok("unexplained".to_string())
 }
 
-/// The assumptions of the proof a configuration is outside of, each with why: A1, a double
-/// launch's twin that starts later than the conductor's patience (a silence before the claim
-/// longer than 30 minutes: the conductor relaunches, and the twin races the new session); A2,
-/// watcher jitter past the seeds' timing margin (sim/campaign/shipped_scope.rs).
-pub fn outside_of(scenario: &Scenario) -> Vec<(&'static str, String)> {
-    let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
-    let mut out: Vec<(&'static str, String)> = scenario
-        .faults
-        .double_launch
-        .iter()
-        .filter(|d| d.after_ms > patience_ms)
-        .map(|d| ("A1", format!("task {}'s double-launch twin starts {} s after its original, later than the conductor's {} s patience before a relaunch", d.task, d.after_ms / 1000, patience_ms / 1000)))
-        .collect();
-    out.extend(crate::campaign::shipped_scope::jitter_past_margin(scenario).map(|why| ("A2", why)));
-    out
-}
-
-/// What `rehearsal run` prints, at the start and with the verdict, for a run of the `repaired`
-/// profile whose configuration is outside an assumption of its proof (empty otherwise).
-pub fn outside_lines(scenario: &Scenario) -> Vec<String> {
-    if scenario.profile != "repaired" {
-        return Vec::new();
-    }
-    outside_of(scenario)
-        .into_iter()
-        .map(|(id, why)| format!("outside      assumption {id} of the repaired profile's proof: {why}"))
-        .collect()
-}
+/// The assumptions of the proof a configuration is outside of (A1, A2), and the lines a
+/// run's verdict says them in: computed in the judging layer, so the verdict has them.
+pub use crate::judging::outside::{outside_lines, outside_of};
 
 fn rules(run: &RunSummary) -> String {
     let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();

@@ -411,6 +411,25 @@ fn messages_seen_once_near_miss_read_once_by_the_owner_or_due_to_nobody() {
     run.none(RuleId::MessagesSeenOnce);
 }
 
+/// docs/protocol.md C86: an emergency sent 12 s before S1's `mark_complete` could not be read
+/// by a watcher polling every 15 s (000 "Background Watcher"); one sent 40 s before could, and
+/// without a window (a checker built with no scenario) both are owed.
+#[test]
+fn messages_seen_once_spares_a_message_sent_within_one_watcher_poll_of_the_terminal_write() {
+    let completes = |window_ms: i64, sent_ms: i64| {
+        let mut run = s1_working();
+        run.checker.truth.watcher_read_window_ms = window_ms;
+        run.message(sent_ms, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+        let (before, after) = (row("review_approved", S1, 0, 5.0), row("complete", S1, 0, 0.0));
+        run.write(100_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", before, after);
+        run
+    };
+    completes(21_000, 88_000).none(RuleId::MessagesSeenOnce);
+    let v = completes(21_000, 60_000).the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was read by nobody"), "{}", v.explanation);
+    completes(0, 88_000).the(RuleId::MessagesSeenOnce);
+}
+
 #[test]
 fn messages_seen_once_twice_by_the_owner() {
     let mut run = s1_working();
