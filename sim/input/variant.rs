@@ -357,7 +357,7 @@ pub const VARIANTS: &[Variant] = &[
         disagreement: 0,
         summary: "a musician's `set_needs_review` also checks the row's state (the states 002 lets it ask for a review from), so a conductor's exit request that lands between its decision and its write is not overwritten, and the conductor's `set_task_state` changes no `complete` row and puts a review's answer only on a row that asked for one (docs/protocol.md C83)",
         sql: Some(("scenarios/variants/checked-answers.sql", include_str!("../../scenarios/variants/checked-answers.sql"))),
-        apply: no_settings,
+        apply: |s| s.settings.checked_answers = true,
     },
     Variant {
         name: "release-asked-exit",

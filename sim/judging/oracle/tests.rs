@@ -512,6 +512,28 @@ fn messages_seen_once_near_miss_a_message_to_a_task_whose_owner_had_finished() {
     run.none(RuleId::MessagesSeenOnce);
 }
 
+/// Issue 48 (swarm-1-00918): a message to a finished task is not owed to a twin launched after
+/// it and blocked at its claim (it never took the task); a successor that claims owes it.
+#[test]
+fn messages_seen_once_a_session_blocked_at_its_claim_is_no_successor() {
+    let finished_then = |claims: bool| {
+        let mut run = s1_working();
+        run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+        run.fact(9_500, Fact::Ended { session_id: S1.into() });
+        run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+        run.launch(80_000, "task-01", "S2", S2);
+        if claims {
+            run.claim(90_000, "task-01.S2", S2, "fix_proposed", S1);
+        } else {
+            run.message(90_000, "task-01.S2", S2, Stmt::SendClaimBlocked, 52, "task-01", "claim_blocked");
+        }
+        run
+    };
+    finished_then(false).none(RuleId::MessagesSeenOnce);
+    let v = finished_then(true).the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was read by nobody"), "{}", v.explanation);
+}
+
 #[test]
 fn no_false_stale_near_miss_a_crashed_session() {
     let mut run = s1_working();

@@ -6,7 +6,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::world::event::Fact;
 use crate::judging::oracle::{Findings, Seen, Truth};
 use crate::input::scenario::ProtocolSettings;
-use crate::vocab::{MessageKind, RuleId, CONDUCTOR_TASK_ID};
+use crate::vocab::{MessageKind, RuleId, Stmt, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessagesSeenOnce,
@@ -103,7 +103,13 @@ fn is_due(truth: &Truth, m: &crate::judging::oracle::MessageTruth) -> bool {
         let ends_within_a_poll = s.terminal_ms.is_some_and(|t| t - m.sent_ms <= truth.watcher_read_window_ms);
         s.is_live_at(m.sent_ms) && !ends_within_a_poll
     });
-    let successor = truth.sessions.values().any(|s| s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.is_some());
+    // A session blocked at its claim (its last write its `send_claim_blocked`, after which it
+    // exits: 000 "3. Atomic Task Claim") never took the task over, a double launch's twin
+    // included (issue 48: swarm-1-00918, an emergency to a complete task, "owed" to a twin
+    // launched after it and blocked).
+    let successor = truth.sessions.values().any(|s| {
+        s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.as_ref().is_some_and(|(_, stmt)| *stmt != Stmt::SendClaimBlocked)
+    });
     owner_alive || successor
 }
 
