@@ -512,8 +512,8 @@ fn messages_seen_once_near_miss_a_message_to_a_task_whose_owner_had_finished() {
     run.none(RuleId::MessagesSeenOnce);
 }
 
-/// Issue 48 (swarm-1-00918): a message to a finished task is not owed to a twin launched after
-/// it and blocked at its claim (it never took the task); a successor that claims owes it.
+/// Issue 48 (swarm-1-00918): a message to a finished task is not owed to a double launch's twin
+/// launched after it and blocked at its claim (it never took the task); a successor that claims owes it.
 #[test]
 fn messages_seen_once_a_session_blocked_at_its_claim_is_no_successor() {
     let finished_then = |claims: bool| {
@@ -521,7 +521,7 @@ fn messages_seen_once_a_session_blocked_at_its_claim_is_no_successor() {
         run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
         run.fact(9_500, Fact::Ended { session_id: S1.into() });
         run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
-        run.launch(80_000, "task-01", "S2", S2);
+        run.launch(80_000, "task-01", if claims { "S2" } else { "S1b" }, S2);
         if claims {
             run.claim(90_000, "task-01.S2", S2, "fix_proposed", S1);
         } else {

@@ -103,13 +103,18 @@ fn is_due(truth: &Truth, m: &crate::judging::oracle::MessageTruth) -> bool {
         let ends_within_a_poll = s.terminal_ms.is_some_and(|t| t - m.sent_ms <= truth.watcher_read_window_ms);
         s.is_live_at(m.sent_ms) && !ends_within_a_poll
     });
-    // A session blocked at its claim (its last write its `send_claim_blocked`, after which it
-    // exits: 000 "3. Atomic Task Claim") never took the task over, a double launch's twin
-    // included (issue 48: swarm-1-00918, an emergency to a complete task, "owed" to a twin
-    // launched after it and blocked).
-    let successor = truth.sessions.values().any(|s| {
-        s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.as_ref().is_some_and(|(_, stmt)| *stmt != Stmt::SendClaimBlocked)
-    });
+    // A double launch's twin blocked at its claim (its last write its `send_claim_blocked`,
+    // after which it exits: 000 "3. Atomic Task Claim") never took the task over (issue 48:
+    // swarm-1-00918, an emergency to a complete task, "owed" to a twin launched after it and
+    // blocked). A session of the conductor's that writes `send_claim_blocked` may have claimed
+    // first (no instruction found: scenarios/examples/missing-instruction.toml) and still owes.
+    let blocked_twin = |s: &&crate::judging::oracle::truth::SessionTruth| {
+        !super::conductor_launch(&s.label) && s.last_write.as_ref().is_some_and(|(_, stmt)| *stmt == Stmt::SendClaimBlocked)
+    };
+    let successor = truth
+        .sessions
+        .values()
+        .any(|s| s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.is_some() && !blocked_twin(&s));
     owner_alive || successor
 }
 
