@@ -408,6 +408,12 @@ pub fn conductor_handoff(task_id: &str, previous_session: u32, why: &str) -> Str
     format!("HANDOFF: {task_id} session S{previous_session} {why}. Resumption instructions:\n- Read temp/{task_id}-HANDOFF if present, and temp/{task_id}-status\n- Re-run verification from the last checkpoint\n- Then continue from the pending work")
 }
 
+/// Whether `text` is a conductor hand-over (`conductor_handoff`) after its session's own exit
+/// (`relaunch_after_exit`'s reasons), not after a session that went silent.
+pub fn hands_over_an_exit(text: &str) -> bool {
+    text.starts_with("HANDOFF: ") && (text.contains(" exited cleanly. ") || text.contains(" exited without a HANDOFF. "))
+}
+
 /// Whether `text` is the conductor's hand-over of `task_id` from session `S{session_no}`
 /// (`conductor_handoff`): read by that very session, it says the session was replaced
 /// (docs/protocol.md C51; 000 "Background Watcher": the musician "reads the message from the
@@ -496,6 +502,17 @@ pub fn is_skip_guidance(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// docs/protocol.md C87: a relaunched conductor counts as lost the sessions of its
+    /// hand-overs that do not follow an exit.
+    #[test]
+    fn a_hand_over_after_an_exit_is_told_from_one_after_a_silence() {
+        assert!(hands_over_an_exit(&conductor_handoff("task-01", 1, "exited cleanly")));
+        assert!(hands_over_an_exit(&conductor_handoff("task-01", 2, "exited without a HANDOFF")));
+        assert!(!hands_over_an_exit(&conductor_handoff("task-01", 1, "went stale (heartbeat 560 s old)")));
+        assert!(!hands_over_an_exit(&conductor_handoff("task-01", 1, "was asked to exit and went silent (heartbeat 600 s old)")));
+        assert!(!hands_over_an_exit("EXITED: the conductor requested exit (exit_requested), clean handoff prepared."));
+    }
 
     /// 000 Example: Context-Tight Break Point, Step 3, with the simulator's numbers for it.
     fn warning() -> String {

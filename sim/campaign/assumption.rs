@@ -17,6 +17,15 @@
 //! at the launch is either A1's case or a twin (`S1b`) that had not started yet; the twin's
 //! later claim is refused by the compare-and-set claim (`claim-compare-and-set`), so the rule
 //! is the only harm.
+//!
+//! A4 (issue 48): "A task's work fits in `conductor.sessions_per_task_max` sessions." The cap
+//! (docs/protocol.md C8) stops a task whose sessions keep handing off without finishing; a
+//! configuration whose context costs (spikes, thresholds) make every session of a task end in
+//! a clean exit before the work is done uses the cap up with no fault at all, under any
+//! protocol that keeps it. A `liveness` violation is A4's case when every task left
+//! unfinished was given up at the cap and had at least the cap's number of sessions that
+//! ended in their own clean exit (`session_end` `CleanExit`); a task given up because faults
+//! or a conductor's lost count used its sessions is no assumption's case.
 
 use std::collections::BTreeMap;
 
@@ -51,6 +60,38 @@ pub fn assumption_of(events: &[Event], violation: &Violation, patience_ms: i64) 
         }
     }
     Some(if twin { "A3" } else { "A1" })
+}
+
+/// `Some("A4")` when `violation` is a `liveness` violation whose every unfinished task was given
+/// up at the session cap after `cap` or more sessions of its own ended in a clean exit.
+pub fn cap_spent_by_clean_exits(events: &[Event], violation: &Violation, cap: u64) -> Option<&'static str> {
+    if violation.rule != RuleId::Liveness {
+        return None;
+    }
+    let mut task_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut clean_exits: BTreeMap<String, u64> = BTreeMap::new();
+    let mut given_up: Vec<String> = Vec::new();
+    let mut complete: Vec<String> = Vec::new();
+    for e in events {
+        match &e.kind {
+            EventKind::Truth(Fact::Launched { session_id, task_id, .. }) => {
+                task_of.insert(session_id.clone(), task_id.clone());
+            }
+            EventKind::Note { what, detail } if what == "session_end" && detail == "CleanExit" => {
+                if let Some(task) = task_of.get(&*e.session) {
+                    *clean_exits.entry(task.clone()).or_insert(0) += 1;
+                }
+            }
+            EventKind::Note { what, detail } if what == "task_given_up" && detail.contains("(conductor.sessions_per_task_max)") => {
+                given_up.push(detail.split(':').next().unwrap_or("").to_string());
+            }
+            EventKind::Sql(sql) if sql.stmt == Stmt::MarkComplete && sql.rows_affected > 0 => complete.push(sql.task_id.to_string()),
+            _ => {}
+        }
+    }
+    let mut unfinished = task_of.values().filter(|t| !complete.contains(t)).peekable();
+    unfinished.peek()?;
+    unfinished.all(|t| given_up.contains(t) && clean_exits.get(t).copied().unwrap_or(0) >= cap).then_some("A4")
 }
 
 /// The hangs (ms, in order) that froze the sessions still pending their claim when the
@@ -132,6 +173,45 @@ mod tests {
         assert_eq!(assumption_of(&unstarted, &v, PATIENCE_MS), Some("A3"));
         let started = [labelled(16_000, 100_000, "s1b", "S1b"), launched(215_802, 239_544, "s2")];
         assert_eq!(assumption_of(&started, &v, PATIENCE_MS), None, "a twin alive before the launch is no assumption's case");
+    }
+
+    /// A4: task-02's five sessions all ended in clean exits and it was given up at the cap; a
+    /// task given up with a session lost to a fault among its five, or left unfinished for
+    /// another reason, is no assumption's case.
+    #[test]
+    fn a_cap_used_up_by_clean_exits_is_a4_and_one_used_by_lost_sessions_is_not() {
+        let note = |t_ms: i64, sid: &str, what: &'static str, detail: &str| Event {
+            t_ms,
+            who: Who::Engine,
+            session: Arc::from(sid),
+            kind: EventKind::Note { what: what.into(), detail: detail.into() },
+        };
+        let run = |clean: usize| {
+            let mut events = Vec::new();
+            for n in 0..5 {
+                let sid = format!("s{n}");
+                events.push(labelled(n as i64 * 1000, n as i64 * 1000, &sid, &format!("S{}", n + 1)));
+                let end = if n < clean { "CleanExit" } else { "HardStop" };
+                events.push(note(n as i64 * 1000 + 500, &sid, "session_end", end));
+            }
+            events.push(note(
+                9_000,
+                "conductor-session",
+                "task_given_up",
+                "task-02: 5 sessions launched (conductor.sessions_per_task_max)",
+            ));
+            events
+        };
+        let liveness = violation(10_000, RuleId::Liveness);
+        assert_eq!(cap_spent_by_clean_exits(&run(5), &liveness, 5), Some("A4"));
+        assert_eq!(cap_spent_by_clean_exits(&run(4), &liveness, 5), None, "one of the five lost to a fault");
+        assert_eq!(cap_spent_by_clean_exits(&run(5), &violation(10_000, RuleId::Budget), 5), None);
+        let mut other = run(5);
+        other.push(labelled(100, 100, "t1", "S1"));
+        if let EventKind::Truth(Fact::Launched { task_id, .. }) = &mut other.last_mut().unwrap().kind {
+            *task_id = "task-03".into();
+        }
+        assert_eq!(cap_spent_by_clean_exits(&other, &liveness, 5), None, "task-03 unfinished for another reason");
     }
 
     #[test]

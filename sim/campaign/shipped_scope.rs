@@ -11,7 +11,6 @@ use toml::{Table, Value};
 use crate::base::error::Result;
 use crate::input::scenario::Scenario;
 use crate::input::variant::{with_variants, VARIANTS};
-use crate::judging::oracle::rules::budget::heartbeat_reach_ms;
 use crate::plan::catalog_for;
 use crate::vocab::Profile;
 
@@ -176,20 +175,8 @@ fn reviews_past_limit(scenario: &Scenario) -> Option<String> {
     })
 }
 
-/// Watcher jitter past the seeds' timing margin: the refresh threshold, one watcher poll with
-/// its jitter and two statements exceed the staleness threshold, so the conductor reads a live
-/// session's heartbeat past it under any protocol with the seeds' thresholds (000 "Heartbeat
-/// Protocol": refresh after 480 s, stale after 540 s); the proof's fault model injects 0-20 s.
-pub(crate) fn jitter_past_margin(scenario: &Scenario) -> Option<String> {
-    let (reach_ms, staleness_ms) = (heartbeat_reach_ms(scenario), scenario.conductor.staleness_s * 1000);
-    (reach_ms > staleness_ms).then(|| {
-        format!(
-            "its watcher jitter lets a live session's heartbeat, as the conductor reads it, reach {} s, past the {} s staleness threshold (000 \"Heartbeat Protocol\"): the seeds' timing margin, which no protocol with their thresholds keeps under this jitter",
-            reach_ms / 1000,
-            staleness_ms / 1000
-        )
-    })
-}
+/// A2's check, in the judging layer (the verdict says it too).
+pub(crate) use crate::judging::outside::jitter_past_margin;
 
 fn quoted(names: &[String]) -> String {
     names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")

@@ -30,6 +30,9 @@ pub struct SwarmOptions {
     pub jobs: usize,
     /// Print a line every this many runs (`usize::MAX`: never).
     pub progress_every: usize,
+    /// `--shrink`: each failing pair is also shrunk (`rehearsal shrink`) into
+    /// `failures/NAME-sSEED/shrunk.toml`, from the replay file written beside it.
+    pub shrink: bool,
 }
 
 /// One pair's row of `pairs.csv`.
@@ -42,6 +45,9 @@ pub struct PairRow {
     /// `pass`, an assumption's id (`A1`, `A2`, …) or `unexplained`.
     pub class: String,
     pub replay: String,
+    /// Under `--shrink`, the shrunk scenario of a failing pair (or why there is none); empty
+    /// otherwise.
+    pub shrunk: String,
 }
 
 /// What one swarm found.
@@ -105,18 +111,56 @@ pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     for ((i, seed, _), run) in pairs.iter().zip(&runs) {
         let (path, full, _) = &loaded[*i];
         let replay = format!("rehearsal run {} --seed {seed}", path.display());
-        let (passed, class) = if run.verdict.passed() {
-            (true, "pass".to_string())
+        let folder = dir.join("failures").join(format!("{}-s{seed}", drawn[*i].name));
+        let (passed, class, shrunk) = if run.verdict.passed() {
+            (true, "pass".to_string(), String::new())
         } else {
-            (false, classify(full, path, *seed, &dir.join("failures").join(format!("{}-s{seed}", drawn[*i].name)))?)
+            let class = classify(full, path, *seed, &folder)?;
+            let shrunk = if options.shrink { shrink_pair(path, *seed, run, &folder)? } else { String::new() };
+            (false, class, shrunk)
         };
-        rows.push(PairRow { scenario: drawn[*i].name.clone(), seed: *seed, passed, rules: rules(run), class, replay });
+        rows.push(PairRow { scenario: drawn[*i].name.clone(), seed: *seed, passed, rules: rules(run), class, replay, shrunk });
     }
     let _ = std::fs::remove_dir_all(&scratch);
     crate::base::csv_rows::write_rows(&dir.join("pairs.csv"), &rows)?;
     write_scenarios_csv(dir, &drawn, &free_runs)?;
     let swept = loaded.len() - not_fault_free.len();
     Ok(SwarmFound { options: options.clone(), not_fault_free, swept, rows, features })
+}
+
+/// `--shrink`: the failing pair's replay file (`failures/NAME-sSEED/failure.toml`, as a
+/// sweep saves one) and `rehearsal shrink` of it into `shrunk.toml` beside it: the scenario cut
+/// down while it fails with the same first rule at the same protocol point. Returns the shrunk
+/// file's path, or why there is none (a shrink that cannot reproduce the failure is said, not
+/// fatal: one pair never takes the swarm down).
+fn shrink_pair(path: &Path, seed: u64, run: &RunSummary, folder: &Path) -> Result<String> {
+    let (scenario, scenario_sha256, _, _) = crate::campaign::failure_file::Failure::describe(path, None)?;
+    let first = run.verdict.violations.iter().find(|v| v.first);
+    let failure = crate::campaign::failure_file::Failure {
+        scenario,
+        scenario_sha256,
+        named: String::new(),
+        sql: None,
+        sql_sha256: None,
+        seed,
+        protocol: None,
+        variants: Vec::new(),
+        rule: first.map_or_else(String::new, |v| v.rule.to_string()),
+        trace_hash: run.trace_hash.clone(),
+        explanation: first.map_or_else(String::new, |v| v.explanation.clone()),
+    };
+    let text = format!(
+        "# A failing pair saved by `rehearsal swarm --shrink`; replay it with `rehearsal replay` on this file.\n{}",
+        toml::to_string(&failure).map_err(|e| crate::base::error::Error::harness(e.to_string()))?
+    );
+    std::fs::create_dir_all(folder)?;
+    let failure_path = folder.join("failure.toml");
+    crate::base::atomic::write_atomically(&failure_path, text.as_bytes())?;
+    let out = folder.join("shrunk.toml");
+    Ok(match crate::campaign::shrink::shrink(&failure_path, crate::campaign::shrink::Target::File(&out), true) {
+        Ok(report) => format!("{} ({} -> {} events, {} runs)", out.display(), report.events_before, report.events_after, report.runs),
+        Err(e) => format!("not shrunk: {e}"),
+    })
 }
 
 /// The feature's kind without its number (`jitter 35 s` → `jitter`), for the table.
@@ -160,7 +204,12 @@ fn classify(scenario: &Scenario, path: &Path, seed: u64, folder: &Path) -> Resul
     let events = crate::trace::trace_reader::events(&folder.join("trace.csv"))?.events;
     let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
     let firsts: Vec<_> = summary.verdict.violations.iter().filter(|v| v.first).collect();
-    let cases: Vec<Option<&str>> = firsts.iter().map(|v| crate::campaign::assumption::assumption_of(&events, v, patience_ms)).collect();
+    let cap = scenario.conductor.sessions_per_task_max;
+    let case = |v: &&crate::judging::oracle::Violation| {
+        crate::campaign::assumption::assumption_of(&events, v, patience_ms)
+            .or_else(|| crate::campaign::assumption::cap_spent_by_clean_exits(&events, v, cap))
+    };
+    let cases: Vec<Option<&str>> = firsts.iter().map(case).collect();
     if !cases.is_empty() && cases.iter().all(Option::is_some) {
         let mut ids: Vec<&str> = cases.into_iter().flatten().collect();
         ids.sort_unstable();
@@ -173,34 +222,9 @@ fn classify(scenario: &Scenario, path: &Path, seed: u64, folder: &Path) -> Resul
     Ok("unexplained".to_string())
 }
 
-/// The assumptions of the proof a configuration is outside of, each with why: A1, a double
-/// launch's twin that starts later than the conductor's patience (a silence before the claim
-/// longer than 30 minutes: the conductor relaunches, and the twin races the new session); A2,
-/// watcher jitter past the seeds' timing margin (sim/campaign/shipped_scope.rs).
-pub fn outside_of(scenario: &Scenario) -> Vec<(&'static str, String)> {
-    let patience_ms = crate::input::variant::PATIENT_CLAIM_OVERDUE_S * 1000;
-    let mut out: Vec<(&'static str, String)> = scenario
-        .faults
-        .double_launch
-        .iter()
-        .filter(|d| d.after_ms > patience_ms)
-        .map(|d| ("A1", format!("task {}'s double-launch twin starts {} s after its original, later than the conductor's {} s patience before a relaunch", d.task, d.after_ms / 1000, patience_ms / 1000)))
-        .collect();
-    out.extend(crate::campaign::shipped_scope::jitter_past_margin(scenario).map(|why| ("A2", why)));
-    out
-}
-
-/// What `rehearsal run` prints, at the start and with the verdict, for a run of the `repaired`
-/// profile whose configuration is outside an assumption of its proof (empty otherwise).
-pub fn outside_lines(scenario: &Scenario) -> Vec<String> {
-    if scenario.profile != "repaired" {
-        return Vec::new();
-    }
-    outside_of(scenario)
-        .into_iter()
-        .map(|(id, why)| format!("outside      assumption {id} of the repaired profile's proof: {why}"))
-        .collect()
-}
+/// The assumptions of the proof a configuration is outside of (A1, A2), and the lines a
+/// run's verdict says them in: computed in the judging layer, so the verdict has them.
+pub use crate::judging::outside::{outside_lines, outside_of};
 
 fn rules(run: &RunSummary) -> String {
     let mut rules: Vec<&str> = run.verdict.violations.iter().map(|v| v.rule.as_str()).collect();
@@ -253,7 +277,7 @@ pub fn section(md: &mut String, found: &SwarmFound) {
     let _ = writeln!(md, "## The swarm\n");
     let _ = writeln!(
         md,
-        "Generated by `cargo run --release -- swarm --seed {} --scenarios {} --seeds-per {} --doc docs/repaired-protocol.md` (sim/campaign/swarm.rs, swarm_draw.rs): {} scenarios drawn at random from every feature of the scenario format, each run fault-free first under the profile and swept only if it passes, then seeds 1..={} of each under `--protocol repaired` with every rule on. A failing pair is classified by the proof's assumption checker (sim/campaign/assumption.rs: A1, a silence before the claim past the conductor's 30-minute patience, and A3, a double launch's twin not yet started when the conductor launches the next session, both from the run's events) and the configuration checks of the assumptions (A2: watcher jitter past the seeds' margin; A1: a twin later than the patience); a failure under none is unexplained.\n",
+        "Generated by `cargo run --release -- swarm --seed {} --scenarios {} --seeds-per {} --doc docs/repaired-protocol.md` (sim/campaign/swarm.rs, swarm_draw.rs): {} scenarios drawn at random from every feature of the scenario format, each run fault-free first under the profile and swept only if it passes, then seeds 1..={} of each under `--protocol repaired` with every rule on. A failing pair is classified by the proof's assumption checker (sim/campaign/assumption.rs: A1, a silence before the claim past the conductor's 30-minute patience, and A3, a double launch's twin not yet started when the conductor launches the next session, and A4, a task whose work does not fit in `conductor.sessions_per_task_max` sessions: given up at the cap (docs/protocol.md C8) after that many of its sessions ended in their own clean exit (context spikes and thresholds use the cap up without any fault, under any protocol that keeps it), all from the run's events) and the configuration checks of the assumptions (A2: watcher jitter past the seeds' margin; A1: a twin later than the patience); a failure under none is unexplained.\n",
         o.seed, o.scenarios, o.seeds_per, o.scenarios, o.seeds_per
     );
     let failing = found.failing().count();
@@ -314,6 +338,25 @@ mod tests {
         let options =
             RunOptions { scenario_path: path, seed: Some(seed), out_dir: Some(dir.join(format!("{name}-{seed}"))), variants: Vec::new() };
         execute(options.plan(&scenario).unwrap(), Execution { keep: Keep::Hash, ..Execution::default() }).unwrap().summary
+    }
+
+    /// `--shrink`: a failing pair gets its replay file and a shrunk scenario that still fails
+    /// with the same rule (here the session cap case of docs/protocol.md C87 under the seeds'
+    /// protocol, which has no `uncap-lost-sessions`: liveness).
+    #[test]
+    fn a_failing_pair_is_shrunk_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string("scenarios/proof/cap-after-conductor-crash.toml").unwrap();
+        std::fs::write(dir.path().join("cap.toml"), &text).unwrap();
+        let run = run_text(&text, dir.path(), "cap", 1);
+        assert_eq!(run.verdict.failure, "liveness");
+        let folder = dir.path().join("failures").join("cap-s1");
+        let said = shrink_pair(&dir.path().join("cap.toml"), 1, &run, &folder).unwrap();
+        assert!(said.starts_with(&folder.join("shrunk.toml").display().to_string()), "{said}");
+        assert!(folder.join("failure.toml").is_file());
+        let shrunk = std::fs::read_to_string(folder.join("shrunk.toml")).unwrap();
+        let again = run_text(&shrunk, dir.path(), "shrunk", 1);
+        assert_eq!(again.verdict.failure, "liveness", "{shrunk}");
     }
 
     /// Issue 48, 3: a single-crash run of a generated configuration stays within every derived

@@ -47,10 +47,10 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
         .with_profile(args.variants.protocol.as_deref())?
         .with_conductor(args.conductor.as_deref())?;
     let plan = crate::plan::RunPlan::resolve(&scenario, args.seed, &args.variants.variants, args.out)?;
-    // Issue 48: a configuration outside the proof's assumptions says so before and after.
-    let outside = crate::campaign::swarm::outside_lines(&scenario);
-    for line in outside.iter().filter(|_| !quiet) {
-        eprintln!("rehearsal: {}", line.trim_start_matches("outside").trim_start());
+    // Issue 48: a configuration outside the proof's assumptions says so at the start, and its
+    // verdict says so again (`Verdict::outside`, printed and in summary.md).
+    for line in crate::judging::outside::outside_lines(&scenario).iter().filter(|_| !quiet) {
+        eprintln!("rehearsal: outside {line}");
     }
     // Held until the run's reports are written: one writer per folder (sim/base/out_lock.rs).
     let _lock = crate::world::run_folder::claim(&plan.out_dir, args.force)?;
@@ -83,9 +83,6 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The files keep `rehearsal …`; the terminal shows a command that runs as pasted.
     summary.replay = crate::base::shell::for_terminal(&summary.replay);
     print!("{}", summary.render());
-    for line in &outside {
-        println!("{line}");
-    }
     if outcome != Outcome::PASS {
         eprintln!("rehearsal: the protocol failed with seed {}; reproduce with: {}", summary.seed, summary.replay);
     }

@@ -26,6 +26,10 @@ pub struct SwarmArgs {
     /// its `## The swarm` section.
     #[arg(long)]
     pub doc: Option<PathBuf>,
+    /// Shrink each failing pair (`rehearsal shrink`) into `failures/NAME-sSEED/shrunk.toml`,
+    /// its replay file `failure.toml` beside it; pairs.csv names it.
+    #[arg(long)]
+    pub shrink: bool,
     #[command(flatten)]
     pub jobs: JobsArg,
     #[command(flatten)]
@@ -41,6 +45,7 @@ pub fn swarm(args: SwarmArgs, quiet: bool) -> Result<Outcome, Error> {
         out: args.out.clone(),
         jobs: args.jobs.get(),
         progress_every: if quiet { usize::MAX } else { 500 },
+        shrink: args.shrink,
     };
     if !quiet {
         eprintln!(

@@ -3,4 +3,5 @@
 pub mod collapse;
 pub mod coverage;
 pub mod oracle;
+pub mod outside;
 pub mod verdict;

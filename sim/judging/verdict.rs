@@ -20,6 +20,10 @@ pub struct Verdict {
     pub explanation: Vec<String>,
     /// Every violation, in order of time.
     pub violations: Vec<Violation>,
+    /// The assumptions of the repaired profile's proof the run's configuration is outside of,
+    /// each a line with why (sim/judging/outside.rs; issue 48): its result says nothing of the
+    /// profile's guarantee.
+    pub outside: Vec<String>,
 }
 
 impl Verdict {
@@ -193,7 +197,7 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
             explanation.push(format!("({others} more violation(s); see violations in the run folder)"));
         }
         let failure = first.rule.to_string();
-        Verdict { passed: false, headline: format!("FAIL: {failure}"), failure, explanation, violations }
+        Verdict { passed: false, headline: format!("FAIL: {failure}"), failure, explanation, violations, outside: Vec::new() }
     } else if !missing.is_empty() {
         let failure = format!("expected violation(s) did not occur: {}", missing.join(", "));
         Verdict {
@@ -202,15 +206,24 @@ pub fn judge(conn: &rusqlite::Connection, scenario: &Scenario, ending: Ending, e
             failure,
             explanation: vec!["the scenario declares a known protocol flaw that this run did not show".to_string()],
             violations,
+            outside: Vec::new(),
         }
     } else if !expected.is_empty() || !violations.is_empty() {
         let explanation = violations.iter().map(|v| format!("expected {}: {}", v.rule, v.explanation)).take(3).collect();
-        Verdict { passed: true, failure: String::new(), headline: with_known(&violations), explanation, violations }
+        Verdict { passed: true, failure: String::new(), headline: with_known(&violations), explanation, violations, outside: Vec::new() }
     } else {
-        Verdict { passed: true, failure: String::new(), headline: "PASS".to_string(), explanation: Vec::new(), violations }
+        Verdict {
+            passed: true,
+            failure: String::new(),
+            headline: "PASS".to_string(),
+            explanation: Vec::new(),
+            violations,
+            outside: Vec::new(),
+        }
     };
     // A line of its own, beside (not inside) the liveness explanation: who ended the run early.
     verdict.explanation.extend(collapsed);
+    verdict.outside = crate::judging::outside::outside_lines(scenario);
     Ok(verdict)
 }
 

@@ -18,6 +18,9 @@ pub fn summary_md(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Resu
     for line in summary.verdict.explanation() {
         let _ = writeln!(md, "> {}\n", humanize_instants(&line));
     }
+    for line in &summary.verdict.outside {
+        let _ = writeln!(md, "> Outside {line}\n");
+    }
     let _ = writeln!(md, "Replay: `{}`\n", summary.replay);
     settings(&mut md, summary, scenario);
     tasks(&mut md, dir)?;

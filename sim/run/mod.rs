@@ -380,6 +380,7 @@ pub fn checker_for(scenario: &Scenario) -> Checker {
     Checker::new(scenario.settings.clone())
         .with_conductor_choices(crate::judging::oracle::ConductorChoices::of(scenario))
         .with_thresholds(thresholds)
+        .with_watcher_read_window_ms(crate::judging::oracle::rules::budget::watcher_read_window_ms(scenario))
 }
 
 /// The command that reproduces a run. It names the same folder with `--force`: the run is
@@ -460,6 +461,9 @@ impl RunSummary {
         out.push_str(&format!("verdict      {}\n", self.verdict.headline()));
         for line in self.verdict.explanation() {
             out.push_str(&format!("             {}\n", crate::base::time_text::humanize_instants(&line)));
+        }
+        for line in &self.verdict.outside {
+            out.push_str(&format!("outside      {line}\n"));
         }
         for (name, sample) in self.measured.named() {
             if let Some((p50, p95, max)) = crate::judging::oracle::quantiles(sample) {

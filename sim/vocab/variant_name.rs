@@ -183,7 +183,7 @@ macro_rules! variant_table {
                 apply no_settings;
             CheckedAnswers "checked-answers": D 0, sql ["checked-answers.sql"], demo "scenarios/proof/exit-request-over-review.toml",
                 summary "a musician's `set_needs_review` also checks the row's state (the states 002 lets it ask for a review from), so a conductor's exit request that lands between its decision and its write is not overwritten, and the conductor's `set_task_state` changes no `complete` row and puts a review's answer only on a row that asked for one (docs/protocol.md C83)",
-                apply no_settings;
+                apply |s| s.settings.checked_answers = true;
             ReleaseAskedExit "release-asked-exit": D 0, sql [], demo "scenarios/proof/late-exited-after-exit-request.toml",
                 summary "the hand-over of a session asked to exit that went silent before its `exited` releases the row (`release_task`: `exit_requested` kept, session_id cleared) before the successor's launch, as `release-stale` does for a stale row, so a late `exited` of the asked session is fenced out instead of blocking the successor's claim (docs/protocol.md C81)",
                 apply |s| s.settings.release_asked_exit = true;

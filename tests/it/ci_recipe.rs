@@ -98,6 +98,25 @@ fn the_workflow_is_yaml_with_a_shard_matrix_an_artifact_per_shard_a_merge_and_a_
     assert_eq!(text(&junit["if"]), "${{ !cancelled() }}", "published when the merge failed too");
 }
 
+/// Issue 48: the nightly lane runs a swarm of the night's own seed after the build, and
+/// uploads its folder (failures with their replay commands) even when it failed.
+#[test]
+fn the_nightly_lane_runs_a_swarm_of_the_nights_seed() {
+    let doc = workflow();
+    let swarm = &doc["jobs"]["swarm"];
+    assert_eq!(text(&swarm["needs"]), "build", "the night's binary");
+    assert_eq!(text(&swarm["env"]["NIGHT"]), "${{ needs.build.outputs.night }}", "the night every shard sweeps");
+    let [script] = &rehearsal_scripts(&doc, "swarm")[..] else { panic!("one swarm command") };
+    let words = shlex::split(script).unwrap();
+    assert_eq!(&words[..2], ["rehearsal", "swarm"]);
+    let seed = &words[words.iter().position(|w| w == "--seed").unwrap() + 1];
+    assert!(seed.contains("$NIGHT"), "each night its own swarm: {seed}");
+    let out = &words[words.iter().position(|w| w == "--out").unwrap() + 1];
+    let upload = uses(&doc, "swarm", "actions/upload-artifact@", "name");
+    assert_eq!(text(&upload["with"]["path"]), *out);
+    assert_eq!(text(&upload["if"]), "${{ !cancelled() }}", "uploaded when the swarm failed too");
+}
+
 /// A folder to run the workflow's steps in: `scenarios` is the project's, `bin/rehearsal`
 /// the binary under test.
 fn checkout() -> (tempfile::TempDir, PathBuf) {

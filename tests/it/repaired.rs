@@ -259,6 +259,93 @@ fn an_exit_then_a_crash_before_the_successors_claim_stays_within_the_derived_bud
     }
 }
 
+#[test]
+fn an_emergency_reaching_a_pause_is_read_with_the_answer_within_the_derived_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C85: the emergency waits for the 4-5 minute review the session pauses
+    // for. With the budget one watcher poll allows (15 000 + 4 × 3000 ms, the derivation
+    // before C85) the same run fails; with the pause's answer counted it passes.
+    let (code, text) = proof_run("emergency-in-pause.toml", "5", &dir.path().join("derived"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n") && text.contains("message_notice_ms"), "{text}");
+    let source = std::fs::read_to_string(root().join("scenarios/proof/emergency-in-pause.toml")).unwrap();
+    let one_poll = dir.path().join("one-poll.toml");
+    std::fs::write(&one_poll, format!("{source}\n[budgets]\nmessage_notice_ms_max = 27000\n")).unwrap();
+    let out = dir.path().join("one-poll");
+    let (code, text) = run(&["run", one_poll.to_str().unwrap(), "--seed", "5", "--protocol", "repaired", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("message_notice_ms reached") && text.contains("noticed by the pause watcher"), "{text}");
+}
+
+#[test]
+fn an_emergency_sent_within_a_watcher_poll_of_the_owners_completion_is_not_owed() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C86 (swarm-1-00163 seed 5): the follow-up is sent 12 s before
+    // `mark_complete`; S1 never reads it, and the run passes. The oracle's unit test
+    // (sim/judging/oracle/tests.rs) shows the same stream failing without the window.
+    let (code, text) = proof_run("emergency-before-complete.toml", "5", &dir.path().join("r"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n"), "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("r/trace.csv")).unwrap();
+    let sent = trace.lines().find(|l| l.contains("EMERGENCY (resume)") && l.contains("task_id=task-03")).expect("the follow-up");
+    let complete = trace.lines().find(|l| l.contains(",task-03.S1,") && l.contains(",mark_complete,")).expect("S1's completion");
+    let t = |l: &str| l.split(',').next().unwrap().parse::<i64>().unwrap();
+    assert!((0..=21_000).contains(&(t(complete) - t(sent))), "{sent}\n{complete}");
+}
+
+#[test]
+fn a_configuration_outside_the_proofs_assumptions_says_so_in_its_verdict_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    // Jitter up to 60 s: a live heartbeat can be read 561 s old, past the 540 s threshold (A2).
+    let text = "[tasks]\ncount = 1\nsteps = 2\n[faults]\nwatcher_jitter_ms = { kind = \"uniform\", min = 0, max = 60000 }\n";
+    let path = dir.path().join("jitter.toml");
+    std::fs::write(&path, text).unwrap();
+    let outside = |protocol: &[&str], name: &str| {
+        let out = dir.path().join(name);
+        let mut args = vec!["run", path.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend(protocol);
+        let (code, printed) = run(&args);
+        assert!(matches!(code, Some(0 | 1)), "{printed}");
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        (printed, summary)
+    };
+    let (printed, summary) = outside(&["--protocol", "repaired"], "repaired");
+    assert!(printed.contains("outside      assumption A2 of the repaired profile's proof: its watcher jitter"), "{printed}");
+    assert!(summary.contains("> Outside assumption A2 of the repaired profile's proof"), "{summary}");
+    // The seeds' protocol has no such proof: nothing is said.
+    let (printed, summary) = outside(&[], "seeds");
+    assert!(!printed.contains("assumption A2") && !summary.contains("Outside assumption"), "{printed}");
+}
+
+#[test]
+fn a_relaunched_conductor_does_not_count_a_session_lost_before_its_crash_against_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C87: S1 lost to a crash and handed over, then a conductor crash; the
+    // relaunched conductor's exit request has S2 exit, and S3 is launched (cap 2). Seeds 1-3
+    // failed liveness under the profile before C87 (the task given up at the cap); without
+    // `uncap-lost-sessions` the lost session counts and the task is given up.
+    for seed in ["1", "2", "3"] {
+        let (code, text) = proof_run("cap-after-conductor-crash.toml", seed, &dir.path().join(seed), &[]);
+        assert_eq!(code, Some(0), "seed {seed}: {text}");
+        assert!(text.contains("verdict      PASS\n") && text.contains("tasks        1/1 complete"), "seed {seed}: {text}");
+        let trace = std::fs::read_to_string(dir.path().join(seed).join("trace.csv")).unwrap();
+        assert!(trace.contains(",conductor.S2,") && trace.contains(",task-01.S3,"), "a relaunched conductor launched S3");
+    }
+    let text = necessary(dir.path(), "cap-after-conductor-crash.toml", "1", "uncap-lost-sessions");
+    assert!(text.contains("liveness"), "{text}");
+}
+
+#[test]
+fn without_checked_answers_an_exit_request_after_the_completions_approval_is_overwritten_by_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C83 (swarm-1-00403 seed 8): under the profile the request is dropped;
+    // without `checked-answers` the session's `mark_complete` moves `exit_requested → complete`.
+    let text = necessary(dir.path(), "exit-request-after-completion.toml", "8", "checked-answers");
+    assert!(text.contains("allowed-transitions"), "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("repaired/trace.csv")).unwrap();
+    assert!(trace.contains("its completion is approved: the session is finishing"), "the request dropped");
+}
+
 /// docs/repaired-protocol.md, and the value of `--FLAG` in its "Generated by" command.
 fn repaired_doc() -> String {
     std::fs::read_to_string(root().join("docs/repaired-protocol.md")).unwrap()

@@ -41,7 +41,7 @@ impl Conductor<'_> {
                 return self.start_review(job).await;
             }
             self.pending.remove(task_id);
-            return super::review::inline(self.ctx, self.scenario, &job).await;
+            return super::review::inline(self.ctx, self.scenario, &job, &self.desk).await;
         }
         self.pending.remove(task_id);
         if !still_asking(self.ctx, self.scenario, task_id, awaits_error_answer, (request.message_id, &request.from_session)).await? {

@@ -39,6 +39,13 @@ impl Conductor<'_> {
             if task.is(TaskState::Complete) {
                 self.exit_requests_sent[index] = true;
                 self.ctx.note("exit_request_dropped", format!("{task_id} is complete: no session to ask"));
+            } else if self.scenario.settings.checked_answers && self.desk.borrow().completion_approved(&task_id) {
+                // docs/protocol.md C83: after the completion's approval the session writes its
+                // report and `complete` (000 "Completion Flow" 5; its row may read `working`
+                // again, 004 "After Approval (Resume Working)"); a request then would have it
+                // write `complete` over `exit_requested` (issue 48: 13 swarm pairs of 10,900).
+                self.exit_requests_sent[index] = true;
+                self.ctx.note("exit_request_dropped", format!("{task_id}: its completion is approved: the session is finishing"));
             } else if reaches_a_session(&task.state) {
                 self.exit_requests_sent[index] = true;
                 self.request_exit(&task_id, &task.session_id, SCRIPTED, None).await?;

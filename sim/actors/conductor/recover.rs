@@ -31,6 +31,10 @@ struct Written {
     last_answer: BTreeMap<String, (i64, String)>,
     /// Per task: how many `handoff` messages (each hand-over launches one session).
     handoffs: BTreeMap<String, u32>,
+    /// Per task: how many of those handed over a session that went silent (not one that
+    /// exited: `messages::hands_over_an_exit`), the sessions `uncap-lost-sessions` does not
+    /// count against C8's cap.
+    silent_handoffs: BTreeMap<String, u32>,
     /// (task, text) of every emergency sent.
     emergencies: Vec<(String, String)>,
     /// (task, text) of every exit request sent (docs/protocol.md D16, C33): a `handoff`
@@ -100,6 +104,9 @@ impl Conductor<'_> {
                 Some(answer @ (MessageKind::Approval | MessageKind::Rejection | MessageKind::FixProposal | MessageKind::Handoff)) => {
                     if answer == MessageKind::Handoff {
                         *written.handoffs.entry(task_id.clone()).or_insert(0) += 1;
+                        if !messages::hands_over_an_exit(found.text(row, 3).unwrap_or("")) {
+                            *written.silent_handoffs.entry(task_id.clone()).or_insert(0) += 1;
+                        }
                     }
                     written.last_answer.insert(task_id, (id, kind.to_string()));
                 }
@@ -181,6 +188,14 @@ impl Conductor<'_> {
             return self.finish_hand_over(row, handed_over).await;
         }
         self.sessions.insert(row.task_id.clone(), claimed.max(1 + handed_over));
+        // docs/protocol.md C87: under `uncap-lost-sessions` the sessions lost to faults are
+        // rebuilt from the hand-overs of silent sessions written, not forgotten with the dead
+        // conductor's memory (issue 48: a relaunched conductor gave tasks up at the cap). A
+        // relaunch of a session that never claimed leaves no message and stays counted.
+        if self.scenario.settings.uncap_lost_sessions && self.scenario.settings.release_stale {
+            let lost = written.silent_handoffs.get(&row.task_id).copied().unwrap_or(0);
+            self.sessions_lost.insert(row.task_id.clone(), lost);
+        }
         let state = TaskState::parse(&row.state);
         let waiting =
             (state == Some(TaskState::FixProposed) && handed_over_last) || (state == Some(TaskState::Watching) && worked_by.is_none());

@@ -55,6 +55,9 @@ pub struct Desk {
     /// Tasks whose review is past its start and before its answer: the first sets `reviewing`,
     /// the last to leave `watching`.
     reviewing: BTreeSet<String>,
+    /// Tasks whose completion the conductor approved: their session is writing its report
+    /// and `complete` (000 "Completion Flow" 5), nothing left to ask it (C83).
+    completion_approved: BTreeSet<String>,
 }
 
 pub type SharedDesk = Rc<RefCell<Desk>>;
@@ -62,6 +65,11 @@ pub type SharedDesk = Rc<RefCell<Desk>>;
 impl Desk {
     pub fn is_under_review(&self, task_id: &str) -> bool {
         self.under_review.contains_key(task_id)
+    }
+
+    /// Whether the conductor approved the task's completion (its answer was written).
+    pub fn completion_approved(&self, task_id: &str) -> bool {
+        self.completion_approved.contains(task_id)
     }
 
     pub fn in_flight(&self) -> usize {
@@ -93,7 +101,7 @@ impl Desk {
 /// The conductor's own review, inside its poll: nothing else happens until it has answered
 /// (docs/protocol.md C3, the default). Its poll may be minutes old (earlier reviews of the same
 /// poll), so it reads the row before it starts, and again before it answers (C37).
-pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), SqlFailure> {
+pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job, desk: &SharedDesk) -> Result<(), SqlFailure> {
     if !job.still_asked(ctx, scenario).await? {
         return Ok(());
     }
@@ -101,7 +109,7 @@ pub async fn inline(ctx: &Ctx, scenario: &Scenario, job: &Job) -> Result<(), Sql
     let answer = study(ctx, scenario, job).await?;
     if job.still_asked(ctx, scenario).await? {
         ctx.observe(job.answering());
-        send(ctx, scenario, job, answer).await?;
+        send(ctx, scenario, job, answer, desk).await?;
     }
     super::set_own_state(ctx, TaskState::Watching).await
 }
@@ -132,7 +140,7 @@ async fn answer_as_actor(ctx: &Ctx, scenario: &Scenario, job: &Job, first: bool,
     let answer = study(ctx, scenario, job).await?;
     if job.still_asked(ctx, scenario).await? {
         ctx.observe(job.answering());
-        send(ctx, scenario, job, answer).await?;
+        send(ctx, scenario, job, answer, desk).await?;
     }
     if desk.borrow_mut().end(&job.task_id) {
         super::set_own_state(ctx, TaskState::Watching).await?;
@@ -192,7 +200,7 @@ async fn spend(ctx: &Ctx, review_ms: i64, heartbeat_ms: i64) -> Result<(), SqlFa
     Ok(())
 }
 
-async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -> Result<(), SqlFailure> {
+async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer, desk: &SharedDesk) -> Result<(), SqlFailure> {
     let task_id = job.task_id.as_str();
     let (kind, message) = match answer {
         ReviewAnswer::ReviewApproved => (MessageKind::Approval, messages::approval(task_id, job.completion)),
@@ -201,7 +209,11 @@ async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer) -
             (MessageKind::FixProposal, messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
         }
     };
-    super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await
+    super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await?;
+    if job.completion && answer == ReviewAnswer::ReviewApproved {
+        desk.borrow_mut().completion_approved.insert(task_id.to_string());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -207,6 +207,9 @@ pub struct ProtocolSettings {
     /// intervention leaves a claimable row alone while the session it names is unhandled and
     /// its heartbeat fresh (docs/protocol.md C80).
     pub claim_blocked_owner_alive: bool,
+    /// Issue 48, variant `checked-answers` (besides its SQL): the conductor asks no session to
+    /// exit once it has approved its task's completion (docs/protocol.md C83).
+    pub checked_answers: bool,
     /// Issue 48, variant `release-asked-exit`: the hand-over of a session asked to exit that
     /// went silent releases the row (`release_task`), as `release-stale` does for a stale one
     /// (docs/protocol.md C81).
@@ -248,6 +251,7 @@ impl Default for ProtocolSettings {
             lease_self_check: false,
             checked_transitions: false,
             claim_blocked_owner_alive: false,
+            checked_answers: false,
             release_asked_exit: false,
             conductor_busy_backoff: false,
         }

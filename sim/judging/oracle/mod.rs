@@ -214,6 +214,13 @@ impl Checker {
     }
 
     /// The scenario's heartbeat thresholds, which latency attribution cuts windows at.
+    /// The same checker, knowing how long a message can wait for a background watcher's
+    /// poll (`Truth::watcher_read_window_ms`).
+    pub fn with_watcher_read_window_ms(mut self, ms: i64) -> Checker {
+        self.truth.watcher_read_window_ms = ms;
+        self
+    }
+
     pub fn with_thresholds(mut self, thresholds: latency::Thresholds) -> Checker {
         self.meter.attribution = latency::Attribution::new(thresholds);
         self

@@ -411,6 +411,25 @@ fn messages_seen_once_near_miss_read_once_by_the_owner_or_due_to_nobody() {
     run.none(RuleId::MessagesSeenOnce);
 }
 
+/// docs/protocol.md C86: an emergency sent 12 s before S1's `mark_complete` could not be read
+/// by a watcher polling every 15 s (000 "Background Watcher"); one sent 40 s before could, and
+/// without a window (a checker built with no scenario) both are owed.
+#[test]
+fn messages_seen_once_spares_a_message_sent_within_one_watcher_poll_of_the_terminal_write() {
+    let completes = |window_ms: i64, sent_ms: i64| {
+        let mut run = s1_working();
+        run.checker.truth.watcher_read_window_ms = window_ms;
+        run.message(sent_ms, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+        let (before, after) = (row("review_approved", S1, 0, 5.0), row("complete", S1, 0, 0.0));
+        run.write(100_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", before, after);
+        run
+    };
+    completes(21_000, 88_000).none(RuleId::MessagesSeenOnce);
+    let v = completes(21_000, 60_000).the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was read by nobody"), "{}", v.explanation);
+    completes(0, 88_000).the(RuleId::MessagesSeenOnce);
+}
+
 #[test]
 fn messages_seen_once_twice_by_the_owner() {
     let mut run = s1_working();
@@ -491,6 +510,28 @@ fn messages_seen_once_near_miss_a_message_to_a_task_whose_owner_had_finished() {
     run.fact(9_500, Fact::Ended { session_id: S1.into() });
     run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
     run.none(RuleId::MessagesSeenOnce);
+}
+
+/// Issue 48 (swarm-1-00918): a message to a finished task is not owed to a double launch's twin
+/// launched after it and blocked at its claim (it never took the task); a successor that claims owes it.
+#[test]
+fn messages_seen_once_a_session_blocked_at_its_claim_is_no_successor() {
+    let finished_then = |claims: bool| {
+        let mut run = s1_working();
+        run.write(9_000, "task-01.S1", S1, Stmt::MarkComplete, "task-01", row("working", S1, 0, 1.0), row("complete", S1, 0, 0.0));
+        run.fact(9_500, Fact::Ended { session_id: S1.into() });
+        run.message(70_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+        run.launch(80_000, "task-01", if claims { "S2" } else { "S1b" }, S2);
+        if claims {
+            run.claim(90_000, "task-01.S2", S2, "fix_proposed", S1);
+        } else {
+            run.message(90_000, "task-01.S2", S2, Stmt::SendClaimBlocked, 52, "task-01", "claim_blocked");
+        }
+        run
+    };
+    finished_then(false).none(RuleId::MessagesSeenOnce);
+    let v = finished_then(true).the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was read by nobody"), "{}", v.explanation);
 }
 
 #[test]

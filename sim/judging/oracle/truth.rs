@@ -96,6 +96,12 @@ pub struct Truth {
     pub exit_request_to_musician: bool,
     /// Every conductor session seen writing or reading (a relaunch after a crash has its own).
     conductor_sessions: BTreeSet<String>,
+    /// How long a message can wait for a session's background watcher to read it: one poll
+    /// with its injected jitter and the read (000 "Background Watcher": the musician learns of
+    /// a message only when its watcher's query returns it). A message sent to a session that
+    /// makes its terminal write within this window could not be read by it (docs/protocol.md
+    /// C86); 0 (a checker built without a scenario): no such window.
+    pub watcher_read_window_ms: i64,
 }
 
 impl Truth {

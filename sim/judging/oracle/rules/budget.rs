@@ -109,6 +109,16 @@ pub fn heartbeat_reach_ms(scenario: &Scenario) -> i64 {
     t.heartbeat_refresh_s * 1000 + t.background_poll_ms + n.jitter_ms + 2 * n.statement_ms
 }
 
+/// How long a conductor message can wait for a working session's background watcher: one
+/// poll with its injected jitter, and the 2 statements of the watcher's query and the
+/// musician's read (000 "Background Watcher": "Sleep for 15 seconds"; the musician reads a
+/// message when its watcher exits with it). messages-seen-once does not ask a session to read a
+/// message sent within this window before its terminal write (docs/protocol.md C86).
+pub fn watcher_read_window_ms(scenario: &Scenario) -> i64 {
+    let n = Bounds::of(scenario);
+    scenario.timing.background_poll_ms + n.jitter_ms + 2 * n.statement_ms
+}
+
 /// Every budget of a run: the scenario's `[budgets]` where it sets one, otherwise derived from
 /// the whole configuration (`Bounds`): the protocol's own numbers (the scenario's timing,
 /// which defaults to the seeds'), the conductor's poll and review policy, injected jitter and
@@ -143,13 +153,14 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
     let (handling_absent_ms, handling_absent) = absence(&n, true);
     let (relaunch_ms, relaunch) = patient_relaunch(scenario, &n);
     let (queue_ms, queue) = review_queue(scenario, &n);
+    let (pause_ms, pause) = pause_answer(scenario, &n, queue_ms, &cycle);
     let derived = [
         (
             "message_notice_ms",
             b.message_notice_ms_max,
-            watcher_poll_ms + n.jitter_ms + statements(4) + notice_absent_ms,
+            watcher_poll_ms + n.jitter_ms + statements(4) + notice_absent_ms + pause_ms,
             format!(
-                "000 \"Background Watcher\" and \"Pause Watcher\": a conductor message is noticed within one watcher poll ({watcher_poll_ms} ms) lengthened by the injected watcher jitter (up to {} ms), plus 4 statements (up to {} ms each){notice_absent}",
+                "000 \"Background Watcher\" and \"Pause Watcher\": a conductor message is noticed within one watcher poll ({watcher_poll_ms} ms) lengthened by the injected watcher jitter (up to {} ms), plus 4 statements (up to {} ms each){notice_absent}{pause}",
                 n.jitter_ms, n.statement_ms
             ),
         ),
@@ -228,6 +239,28 @@ fn patient_relaunch(scenario: &Scenario, n: &Bounds) -> (i64, String) {
     let why = format!(
         "; a successor lost before its claim (one crash) is relaunched after the conductor's patience ({overdue_ms} ms, patient-relaunch), noticed within one cycle ({} ms), read again (1 statement) and launched (up to {launch_ms} ms): {ms} ms more",
         n.cycle_ms
+    );
+    (ms, why)
+}
+
+/// A conductor message that changes no state (an emergency, or its follow-up, C41) reaching a
+/// session in its pause, or just before it pauses, is read only with the pause's answer:
+/// 000 "Pause Watcher" reads the state alone ("Exit condition query": `SELECT state`; "The
+/// musician then reads the new state and latest message from the database"), and the
+/// transition to pause mode terminates the background watcher that would have read it
+/// ("Transition to pause mode" 2). So the notice can wait for the answer: the conductor's next
+/// poll takes the pending request (one cycle), its review after the reviews queued before it,
+/// the answer's message and state (2 statements), then one pause poll with its jitter
+/// (docs/protocol.md C85; issue 48: 187 of 9,240 swarm pairs, every one with an emergency).
+/// Empty without emergencies, so that every other run's budget reads as before.
+fn pause_answer(scenario: &Scenario, n: &Bounds, queue_ms: i64, cycle: &str) -> (i64, String) {
+    if scenario.conductor.emergencies.is_empty() {
+        return (0, String::new());
+    }
+    let pause_poll_ms = scenario.timing.pause_poll_ms;
+    let ms = n.cycle_ms + queue_ms + 2 * n.statement_ms + pause_poll_ms + n.jitter_ms;
+    let why = format!(
+        "; an emergency reaching a session in (or entering) its pause is read with the pause's answer (000 \"Pause Watcher\" reads the state alone, C85): the request is taken at the next poll ({cycle}), reviewed ({queue_ms} ms with the reviews queued before it), answered (2 statements) and seen within one pause poll ({pause_poll_ms} ms) with its jitter: {ms} ms more"
     );
     (ms, why)
 }
@@ -345,6 +378,25 @@ mod tests {
         assert_eq!(limit("[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n", "crash_detect_ms"), 540_000 + 3 * 300_000 + 3 * 75_000);
         let two = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\nreviews_in_flight = 2\n";
         assert_eq!(limit(two, "crash_detect_ms"), 540_000 + 2 * 300_000 + 3 * 75_000);
+    }
+
+    /// docs/protocol.md C85: with emergencies, a message can wait for a pause's answer: the next
+    /// poll's cycle, the review queue, the answer (2 statements) and one pause poll with jitter.
+    /// Without emergencies every budget reads as before; the window messages-seen-once allows
+    /// before a terminal write is one background poll, its jitter and 2 statements.
+    #[test]
+    fn an_emergency_can_wait_for_the_answer_to_the_pause_it_reaches() {
+        let polling = "[tasks]\ncount = 3\n[conductor]\npoll_during_reviews = true\n";
+        let with = format!("{polling}[[conductor.emergencies]]\nat_ms = 60000\ntask = 1\n");
+        // 75 000 (a cycle) + 3 × 300 000 (the queue) + 2 × 3000 + 10 000 (a pause poll).
+        assert_eq!(limit(&with, "message_notice_ms"), limit(polling, "message_notice_ms") + 75_000 + 900_000 + 6000 + 10_000);
+        let found = limits(&scenario(&with)).into_iter().find(|l| l.name == "message_notice_ms").unwrap();
+        assert!(found.source.contains("C85") && found.source.contains("Pause Watcher"), "{}", found.source);
+        for name in ["crash_detect_ms", "exit_to_claim_ms", "review_resume_ms", "heartbeat_age_s"] {
+            assert_eq!(limit(&with, name), limit(polling, name), "{name}");
+        }
+        assert!(!limits(&scenario(polling)).iter().any(|l| l.source.contains("C85")));
+        assert_eq!(watcher_read_window_ms(&scenario(polling)), 15_000 + 2 * 3000);
     }
 
     /// The derivations, with the seeds' numbers: statements 3000 ms at most, conductor poll

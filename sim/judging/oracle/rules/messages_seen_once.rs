@@ -6,7 +6,7 @@ use super::{Meaning, Rule, RuleDoc};
 use crate::world::event::Fact;
 use crate::judging::oracle::{Findings, Seen, Truth};
 use crate::input::scenario::ProtocolSettings;
-use crate::vocab::{MessageKind, RuleId, CONDUCTOR_TASK_ID};
+use crate::vocab::{MessageKind, RuleId, Stmt, CONDUCTOR_TASK_ID};
 
 pub static DOC: RuleDoc = RuleDoc {
     id: RuleId::MessagesSeenOnce,
@@ -90,9 +90,31 @@ impl Rule for MessagesSeenOnce {
 /// written was still alive then, or a session of the task started after it (a successor reads
 /// the messages since its predecessor's HANDOFF). A message to a task whose owner had already
 /// finished, and that no session took over after, is addressed to nobody.
+///
+/// An owner that makes its terminal write (`complete`, `exited`) within one background watcher
+/// poll of the message (`Truth::watcher_read_window_ms`) is not asked to have read it: the
+/// seeds' musician learns of a message only when its watcher's query returns it (000
+/// "Background Watcher"), and its last steps after the final approval or in a clean exit read
+/// no messages before the terminal write, "the absolute last database write" (000 "Completion
+/// Flow" 5, "Clean Exit Protocol"; docs/protocol.md C86; issue 48: swarm-1-00163 seed 5, an
+/// urgent emergency's follow-up sent 12 s before `mark_complete`). A successor still owes it.
 fn is_due(truth: &Truth, m: &crate::judging::oracle::MessageTruth) -> bool {
-    let owner_alive = m.owner_at_send.as_ref().and_then(|o| truth.sessions.get(o)).is_some_and(|s| s.is_live_at(m.sent_ms));
-    let successor = truth.sessions.values().any(|s| s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.is_some());
+    let owner_alive = m.owner_at_send.as_ref().and_then(|o| truth.sessions.get(o)).is_some_and(|s| {
+        let ends_within_a_poll = s.terminal_ms.is_some_and(|t| t - m.sent_ms <= truth.watcher_read_window_ms);
+        s.is_live_at(m.sent_ms) && !ends_within_a_poll
+    });
+    // A double launch's twin blocked at its claim (its last write its `send_claim_blocked`,
+    // after which it exits: 000 "3. Atomic Task Claim") never took the task over (issue 48:
+    // swarm-1-00918, an emergency to a complete task, "owed" to a twin launched after it and
+    // blocked). A session of the conductor's that writes `send_claim_blocked` may have claimed
+    // first (no instruction found: scenarios/examples/missing-instruction.toml) and still owes.
+    let blocked_twin = |s: &&crate::judging::oracle::truth::SessionTruth| {
+        !super::conductor_launch(&s.label) && s.last_write.as_ref().is_some_and(|(_, stmt)| *stmt == Stmt::SendClaimBlocked)
+    };
+    let successor = truth
+        .sessions
+        .values()
+        .any(|s| s.task_id == m.task_id && s.launched_ms >= m.sent_ms && s.last_write.is_some() && !blocked_twin(&s));
     owner_alive || successor
 }
 
