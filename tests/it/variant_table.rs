@@ -44,8 +44,11 @@ fn the_two_claim_variants_run_seed_004s_claim_in_either_order() {
             .unwrap();
         assert_eq!(worked_by, session_id, "004's claim records the session id");
         let trace = std::fs::read_to_string(out.join("trace.csv")).unwrap();
-        // The first row names the command line's variants, in their order; the rest is the run.
-        traces.push(trace.lines().skip(2).collect::<Vec<_>>().join("\n"));
+        // The first row names the command line's variants, in their order, and the last row's
+        // seal (docs/protocol.md C120) hashes that row too; the rows between are the run.
+        let lines: Vec<&str> = trace.lines().collect();
+        assert!(lines.last().is_some_and(|l| l.contains(",run_end,")), "the trace ends with its seal");
+        traces.push(lines[2..lines.len() - 1].join("\n"));
     }
     assert_eq!(traces[0], traces[1], "the same protocol in either order");
 }
