@@ -249,6 +249,20 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     ("every order of the statements of different actors due within the round trip's spread, up to the bound", "explore schedules (double-launch, double-launch-review)"),
     ("each shipped scenario's scripted faults: conductor crashes, watcher deaths, double launches, BUSY contention, context exhaustion, slow clean exits", "every shipped scenario, nothing expected"),
     ("a silence before the claim longer than 30 min (one hang, or hangs back to back before the claim)", "outside the model: assumption A1"),
+    // Issue 44's fault kinds from agent fleets: not in the proof's suites, and the profile does
+    // not survive them (docs/protocol.md C70-C72 measure each).
+    (
+        "a statement that commits while its caller is told it failed, run again blindly 1 s later (`[[faults.ambiguous_commit]]`, docs/protocol.md C70)",
+        "not survived: `scenarios/faults/ambiguous-commit.toml` fails `retry-count-counts-errors` (one error report counted twice); smallest change, measured in C70: a `set_error` that does not count a repeat of the same report; not in the profile",
+    ),
+    (
+        "the conductor's poll failing on every tick for an hour, the error swallowed (`[[faults.poll_error]]`, C71)",
+        "not survived: `scenarios/faults/poll-error-swallowed.toml` breaches `crash_detect_ms` (a crash detected 55 min late); no SQL or timing fixes it: the fix is a conductor that does not swallow the failure (C71)",
+    ),
+    (
+        "one session's heartbeats changing no row while it is told they did (`[[faults.dead_heartbeat]]`, C72)",
+        "not survived: `scenarios/faults/dead-heartbeat.toml` fails `no-false-stale` (fenced, but handed over while alive); smallest change named in C72, not built: a watcher that sees its refresh did not land hands over before the staleness threshold",
+    ),
 ];
 
 /// Builds the document, running every figure: `seeds` of each proof suite, `cost_seeds` of the
