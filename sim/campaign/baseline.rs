@@ -172,7 +172,10 @@ impl Baseline {
             if key.0.contains(char::is_whitespace) || key.1.contains(char::is_whitespace) {
                 return Err(Error::input(format!("{}: a baseline cannot name a path with white space", row.scenario)));
             }
-            entries.insert(key, Entry { passed: row.verdict == RunOutcome::Pass, rules: row.rules.iter().cloned().collect(), passed_nights: 0 });
+            entries.insert(
+                key,
+                Entry { passed: row.verdict == RunOutcome::Pass, rules: row.rules.iter().cloned().collect(), passed_nights: 0 },
+            );
         }
         Ok(Baseline { entries, modes: BTreeMap::new() })
     }

@@ -62,7 +62,8 @@ mod tests {
 
     fn outcome(scenario: &'static str, verdict: RunOutcome) -> Outcome<'static> {
         static NONE: [String; 0] = [];
-        let rules: &'static [String] = if verdict == RunOutcome::Fail { Box::leak(vec!["budget".to_string()].into_boxed_slice()) } else { &NONE };
+        let rules: &'static [String] =
+            if verdict == RunOutcome::Fail { Box::leak(vec!["budget".to_string()].into_boxed_slice()) } else { &NONE };
         Outcome { scenario, variant: "repaired", seed: 1, verdict, rules, first_violation: "" }
     }
 
