@@ -314,18 +314,9 @@ pub fn section(md: &mut String, found: &SwarmFound) {
 }
 
 /// Replaces the `## The swarm` section of the document at `path` (up to the next `## `
-/// heading) with `section`, or appends it.
+/// heading) with `section`, or appends it: the splice the conductor sections use too.
 pub fn splice_section(path: &Path, section: &str) -> Result<()> {
-    let text = std::fs::read_to_string(path)?;
-    let out = match text.find("## The swarm\n") {
-        Some(start) => {
-            let rest = &text[start + 1..];
-            let end = rest.find("\n## ").map_or(text.len(), |e| start + 1 + e + 1);
-            format!("{}{section}{}", &text[..start], &text[end..])
-        }
-        None => format!("{}\n{section}", text.trim_end_matches('\n').to_string() + "\n"),
-    };
-    crate::base::atomic::write_atomically(path, out.as_bytes())
+    crate::campaign::conductor_findings::splice(path, "## The swarm", section)
 }
 
 #[cfg(test)]
