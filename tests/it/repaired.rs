@@ -262,19 +262,40 @@ fn an_exit_then_a_crash_before_the_successors_claim_stays_within_the_derived_bud
 #[test]
 fn an_emergency_reaching_a_pause_is_read_with_the_answer_within_the_derived_budget() {
     let dir = tempfile::tempdir().unwrap();
-    // docs/protocol.md C85: the emergency waits for the 4-5 minute review the session pauses
-    // for. With the budget one watcher poll allows (15 000 + 4 × 3000 ms, the derivation
-    // before C85) the same run fails; with the pause's answer counted it passes.
-    let (code, text) = proof_run("emergency-in-pause.toml", "5", &dir.path().join("derived"), &[]);
+    // docs/protocol.md C85: seed 1's emergency is sent while the row is already
+    // `needs_review`, so it waits for the 4-5 minute review the session pauses for. With the
+    // budget one watcher poll allows (15 000 + 4 × 3000 ms, the derivation before C85) the
+    // same run fails; with the pause's answer counted it passes.
+    let (code, text) = proof_run("emergency-in-pause.toml", "1", &dir.path().join("derived"), &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("verdict      PASS\n") && text.contains("message_notice_ms"), "{text}");
     let source = std::fs::read_to_string(root().join("scenarios/proof/emergency-in-pause.toml")).unwrap();
     let one_poll = dir.path().join("one-poll.toml");
     std::fs::write(&one_poll, format!("{source}\n[budgets]\nmessage_notice_ms_max = 27000\n")).unwrap();
     let out = dir.path().join("one-poll");
-    let (code, text) = run(&["run", one_poll.to_str().unwrap(), "--seed", "5", "--protocol", "repaired", "--out", out.to_str().unwrap()]);
+    let (code, text) = run(&["run", one_poll.to_str().unwrap(), "--seed", "1", "--protocol", "repaired", "--out", out.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("message_notice_ms reached") && text.contains("noticed by the pause watcher"), "{text}");
+}
+
+#[test]
+fn a_message_the_watcher_returned_as_the_session_pauses_is_read_before_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C85, 000 "Background Watcher" ("On message detected: ... The musician
+    // detects the watcher exit, reads the message"): in seed 5 the background watcher returns
+    // message 2 (an emergency) after `set_needs_review`; the musician reads it as it enters the
+    // pause, about 5 minutes before the conductor's answer, not with it.
+    let (code, text) = proof_run("emergency-in-pause.toml", "5", &dir.path().join("r"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("r/trace.csv")).unwrap();
+    let t = |l: &str| l.split(',').next().unwrap().parse::<i64>().unwrap();
+    let returned =
+        trace.lines().find(|l| l.contains("bg-watcher") && l.contains("new conductor messages [2]")).expect("the watcher's exit");
+    let handled = trace.lines().find(|l| l.contains(",truth,") && l.contains("message_id=2")).expect("message 2 handled");
+    let answer = trace.lines().find(|l| l.contains(",set_task_state,") && l.contains("state=review_approved")).expect("the answer");
+    assert!(t(returned) <= t(handled) && t(handled) < t(answer), "{returned}\n{handled}\n{answer}");
+    assert!(t(handled) - t(returned) <= 27_000, "read within one watcher poll's budget: {returned}\n{handled}");
+    assert!(trace.contains("emergency from conductor (informational)"), "handled as 000 says for its kind");
 }
 
 #[test]

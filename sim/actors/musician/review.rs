@@ -196,6 +196,14 @@ impl Musician {
     /// "Review Request Flow" 4: the new state and the latest message).
     async fn wait_for_conductor(&mut self) -> Result<Waited, SqlFailure> {
         self.stop_background_watcher();
+        // 000 "Background Watcher": "On message detected: The watcher immediately exits. The
+        // musician detects the watcher exit, reads the message from the database, decides
+        // whether to interrupt current work". A watcher that returned a message while the
+        // musician was moving into the pause (its request and state already written) is
+        // handled here, before the pause watcher, not with the answer (docs/protocol.md C85).
+        if !self.memory.borrow().inbox.is_empty() {
+            self.handle_watcher_reports(false).await?;
+        }
         // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
         self.pause_timeouts = 0;
         for _ in 0..2 {

@@ -252,7 +252,10 @@ fn patient_relaunch(scenario: &Scenario, n: &Bounds) -> (i64, String) {
 /// poll takes the pending request (one cycle), its review after the reviews queued before it,
 /// the answer's message and state (2 statements), then one pause poll with its jitter
 /// (docs/protocol.md C85; issue 48: 187 of 9,240 swarm pairs, every one with an emergency).
-/// Empty without emergencies, so that every other run's budget reads as before.
+/// A message the background watcher already returned is read as the pause begins (000
+/// "Background Watcher"), so it needs none of this; the allowance is still the scenario's,
+/// not the message's (C85: open). Empty without emergencies, so that every other run's budget
+/// reads as before.
 fn pause_answer(scenario: &Scenario, n: &Bounds, queue_ms: i64, cycle: &str) -> (i64, String) {
     if scenario.conductor.emergencies.is_empty() {
         return (0, String::new());
