@@ -69,7 +69,7 @@ fn random_faults_seed_20_hands_task_01_over_on_a_replaced_sessions_exit() {
     let (t_ms, _, why) = found[0];
     assert_eq!(*t_ms, 4_088_426, "{why}");
     assert!(why.contains("began handing task-01 over"), "{why}");
-    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=3895865 ms"), "{why}");
+    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=3890129 ms"), "{why}");
     assert!(why.contains("belonged to session S2") && why.contains("which was alive and running"), "{why}");
 }
 
