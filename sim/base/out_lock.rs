@@ -124,6 +124,9 @@ impl OutLock {
 fn try_create(path: &Path, text: &str) -> Result<bool> {
     let fail = |e: std::io::Error| Error::harness(format!("cannot write the lock {}: {e}", path.display()));
     let mine = path.with_file_name(format!("{LOCK_FILE}.{}.tmp", std::process::id()));
+    // A Ctrl-C between the write and the removal below removes it too (issue 41: a merge
+    // stopped 10 ms in left `.rehearsal-lock.PID.tmp`, tests/it/kills.rs).
+    let _live = crate::base::live_files::track([mine.clone()]);
     std::fs::write(&mine, text).map_err(fail)?;
     let linked = std::fs::hard_link(&mine, path);
     let _ = std::fs::remove_file(&mine);
