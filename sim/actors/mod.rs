@@ -1,4 +1,4 @@
-//! The actors layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+//! The actors layer (tests/it/layers.rs, ARCHITECTURE.md "Layers").
 
 pub mod conductor;
 pub mod ctx;

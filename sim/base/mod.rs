@@ -1,4 +1,4 @@
-//! The base layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+//! The base layer (tests/it/layers.rs, ARCHITECTURE.md "Layers").
 
 pub mod atomic;
 pub mod clock;

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::base::error::{Error, Result};
-use crate::campaign::shrink::Signature;
+use crate::campaign::shrink::signature::Signature;
 use crate::input::scenario::{CorpusSection, Scenario};
 use crate::plan::RunPlan;
 

@@ -1,6 +1,7 @@
-//! The input layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+//! The input layer (tests/it/layers.rs, ARCHITECTURE.md "Layers").
 
 pub mod conductor_profile;
+pub mod conductor_table;
 pub mod scenario;
 pub mod scenario_list;
 pub mod scenario_lookup;

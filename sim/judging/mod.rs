@@ -1,4 +1,4 @@
-//! The judging layer (sim/layers.txt, ARCHITECTURE.md "Layers").
+//! The judging layer (tests/it/layers.rs, ARCHITECTURE.md "Layers").
 
 pub mod collapse;
 pub mod coverage;

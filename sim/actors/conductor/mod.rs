@@ -572,7 +572,7 @@ impl Conductor<'_> {
         state: TaskState,
         request_id: Option<i64>,
     ) -> Result<(), SqlFailure> {
-        answer(self.ctx, task_id, kind, cite(self.scenario, message, request_id), state).await
+        send_answer(self.ctx, task_id, kind, cite(self.scenario, message, request_id), state).await
     }
 
     /// A message with no state (a hand-over that leaves the row claimable as it is).
@@ -773,7 +773,7 @@ impl Conductor<'_> {
 }
 
 /// Message first, then the state (000 "Review Request Flow" 4: the musician reads both).
-async fn answer(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String, state: TaskState) -> Result<(), SqlFailure> {
+async fn send_answer(ctx: &Ctx, task_id: &str, kind: MessageKind, message: String, state: TaskState) -> Result<(), SqlFailure> {
     send(ctx, task_id, kind, message).await?;
     ctx.sql(Stmt::SetTaskState, vec![(":task_id", text(task_id)), (":state", state_value(state))]).await?;
     Ok(())

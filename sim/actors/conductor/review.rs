@@ -209,7 +209,7 @@ async fn send(ctx: &Ctx, scenario: &Scenario, job: &Job, answer: ReviewAnswer, d
             (MessageKind::FixProposal, messages::fix_proposal(task_id, "Adjust the approach as reviewed before resubmitting."))
         }
     };
-    super::answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await?;
+    super::send_answer(ctx, task_id, kind, super::cite(scenario, message, job.request_id), answer.state()).await?;
     if job.completion && answer == ReviewAnswer::ReviewApproved {
         desk.borrow_mut().completion_approved.insert(task_id.to_string());
     }

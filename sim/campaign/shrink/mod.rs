@@ -8,7 +8,7 @@
 
 mod candidates;
 mod scripted;
-mod signature;
+pub mod signature;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -288,7 +288,7 @@ impl Scenario {
         let protocol_sql = raw.protocol.sql.as_ref().map(|p| path.parent().unwrap_or(Path::new(".")).join(p));
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario").to_string();
         let conductor_profile =
-            raw.conductor.profile.clone().unwrap_or_else(|| crate::input::conductor_profile::DEFAULT_CONDUCTOR.to_string());
+            raw.conductor.profile.clone().unwrap_or_else(|| crate::input::conductor_table::DEFAULT_CONDUCTOR.to_string());
         Scenario {
             name,
             path: path.to_path_buf(),
@@ -355,7 +355,7 @@ impl Scenario {
     pub fn with_conductor(&self, conductor: Option<&str>) -> Result<Scenario> {
         let mut scenario = self.clone();
         if let Some(name) = conductor.filter(|name| *name != self.conductor_profile || self.conductor_override.is_some()) {
-            crate::input::conductor_profile::check_conductor_name(name).map_err(|m| Error::input(format!("--conductor: {m}")))?;
+            crate::input::conductor_table::check_conductor_name(name).map_err(|m| Error::input(format!("--conductor: {m}")))?;
             if self.variants_applied && self.conductor_profile != name {
                 return Err(Error::harness(format!(
                     "{}: conductor {name} asked of a scenario whose variants are applied",

@@ -392,7 +392,7 @@ fn variant_names(protocol: &ProtocolSection) -> Checked {
 fn conductor_profile_name(conductor: &ConductorSection) -> Checked {
     match &conductor.profile {
         Some(name) => {
-            crate::input::conductor_profile::check_conductor_name(name).map(|_| ()).map_err(|m| Problem::at("conductor", "profile", m))
+            crate::input::conductor_table::check_conductor_name(name).map(|_| ()).map_err(|m| Problem::at("conductor", "profile", m))
         }
         None => Ok(()),
     }
