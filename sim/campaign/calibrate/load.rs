@@ -198,17 +198,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     let elapsed = started.elapsed();
     drop(held);
     // Everything a later `calibrate predict` needs to set the model beside this load again.
-    let planned: Vec<Planned> = recorded
-        .iter()
-        .enumerate()
-        .map(|(index, r)| Planned {
-            index,
-            actor: r.actor.clone(),
-            statement: r.stmt.name().to_string(),
-            writes: r.stmt.writes(),
-            due_us: (r.at_unix_ms - first_ms) * 1000 / i64::from(speedup),
-        })
-        .collect();
+    let planned = planned_of(recorded, speedup);
     let record = LoadRecord {
         scenario: shape.summary.scenario.clone(),
         seed,
@@ -227,6 +217,25 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     crate::base::atomic::write_atomically(&options.out.join("scenario.toml"), scenario_text.as_bytes())?;
     write_record(&options.out, &record)?;
     compare(&Saved { record, scenario, scenario_path: options.scenario.clone(), rows, planned }, &options.out)
+}
+
+/// Each statement of the run as the load plans it: due at the sum of its actor's gaps so far,
+/// each compressed by K in whole µs as the closed-loop workers compute them
+/// (sim/campaign/calibrate/closed_loop.rs), so that shape.csv and the workers' steps agree to
+/// the µs (each gap is truncated to the µs: a statement is due up to a µs per earlier statement
+/// of its actor before its simulated instant / K).
+fn planned_of(recorded: &[crate::world::db::Recorded], speedup: u32) -> Vec<Planned> {
+    let first_ms = recorded.first().map_or(0, |r| r.at_unix_ms);
+    let mut last: std::collections::BTreeMap<&str, (i64, i64)> = std::collections::BTreeMap::new();
+    let mut planned = Vec::with_capacity(recorded.len());
+    for (index, r) in recorded.iter().enumerate() {
+        let (previous_ms, previous_due_us) = last.get(r.actor.as_str()).copied().unwrap_or((first_ms, 0));
+        let due_us = previous_due_us + (r.at_unix_ms - previous_ms) * 1000 / i64::from(speedup.max(1));
+        last.insert(r.actor.as_str(), (r.at_unix_ms, due_us));
+        let (statement, writes) = (r.stmt.name().to_string(), r.stmt.writes());
+        planned.push(Planned { index, actor: r.actor.clone(), statement, writes, due_us });
+    }
+    planned
 }
 
 /// What a load folder holds: its options, its scenario, what it measured and what it replayed.
@@ -353,7 +362,11 @@ fn actor_steps(planned: &[&Planned]) -> Vec<Vec<Step>> {
         let step = Step { index: p.index, statement: p.statement.clone(), writes: p.writes, gap_us: (p.due_us - previous_us).max(0) };
         by_actor.entry(p.actor.as_str()).or_default().push(step);
     }
-    by_actor.into_values().collect()
+    // In the order of their first statements, whatever the actors are called (a folder of
+    // before names them actor-N).
+    let mut actors: Vec<Vec<Step>> = by_actor.into_values().collect();
+    actors.sort_by_key(|steps| steps.first().map_or(usize::MAX, |s| s.index));
+    actors
 }
 
 /// What the load measured to draw from (µs): per statement, a read's whole time or a write's
