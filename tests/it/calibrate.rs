@@ -186,7 +186,8 @@ fn a_saved_load_is_predicted_again_without_measuring_and_a_folder_of_before_is_c
     assert!(stderr(&o).contains("(--seed, --speedup, --busy-timeout-ms;"), "{}", stderr(&o));
     let timeout = record.split("\"busy_timeout_ms\": ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
     let seed = record.split("\"seed\": ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
-    let flags = ["--scenario", "scenarios/quickstart.toml", "--closed-loop", "--seed", &seed, "--speedup", "200", "--busy-timeout-ms", &timeout];
+    let flags =
+        ["--scenario", "scenarios/quickstart.toml", "--closed-loop", "--seed", &seed, "--speedup", "200", "--busy-timeout-ms", &timeout];
     let o = predict(&flags);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert_eq!(std::fs::read_to_string(out.join("comparison.csv")).unwrap(), measured, "the steps give the shape shape.csv gave");
