@@ -1,4 +1,4 @@
-//! `rehearsal calibrate statements|load`: the command line of the calibration
+//! `rehearsal calibrate statements|load|predict`: the command line of the calibration
 //! (sim/campaign/calibrate/, docs/calibration.md), parsed and dispatched here like every command.
 
 use std::path::PathBuf;
@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use crate::base::error::Error;
-use crate::campaign::calibrate::{closed_loop, load, statements};
+use crate::campaign::calibrate::{closed_loop, load, saved, statements};
 use crate::commands::outcome::Outcome;
 
 #[derive(Subcommand)]
@@ -18,6 +18,9 @@ pub enum CalibrateCommand {
     /// Replay a scenario's statements as a real multi-process load on a WAL comms.db and
     /// compare its lock waits and SQLITE_BUSY with rehearsal's prediction (comparison.md).
     Load(LoadArgs),
+    /// Set the current model beside a load measured before (a `calibrate load` folder),
+    /// without measuring again: rewrites its comparison.md and comparison.csv.
+    Predict(PredictArgs),
     /// One actor's process of a closed-loop load (started by `calibrate load --closed-loop`).
     #[command(hide = true)]
     Worker(closed_loop::WorkerArgs),
@@ -86,6 +89,30 @@ pub struct LoadArgs {
     sqlite3: PathBuf,
 }
 
+#[derive(Args)]
+pub struct PredictArgs {
+    /// A folder `calibrate load` wrote (load.csv and what it replayed).
+    dir: PathBuf,
+    /// The scenario the load ran, for a folder without scenario.toml (a load of before).
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// For a folder without load.json (a load of before): the seed it ran.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// For a folder without load.json: its speedup K (comparison.md: "at Kx speed").
+    #[arg(long)]
+    speedup: Option<u32>,
+    /// For a folder without load.json: its `.timeout` in ms.
+    #[arg(long)]
+    busy_timeout_ms: Option<u64>,
+    /// For a folder without load.json: it held a connection open.
+    #[arg(long)]
+    keep_open: bool,
+    /// For a folder without load.json: it was closed loop.
+    #[arg(long)]
+    closed_loop: bool,
+}
+
 /// Runs one `calibrate` command and prints its report (a measurement: it passes or errs).
 pub fn calibrate(command: CalibrateCommand) -> Result<Outcome, Error> {
     match command {
@@ -116,6 +143,18 @@ pub fn calibrate(command: CalibrateCommand) -> Result<Outcome, Error> {
                 sqlite3: a.sqlite3,
             };
             print!("{}", load::calibrate_load(&options)?.render());
+        }
+        CalibrateCommand::Predict(a) => {
+            let options = saved::PredictOptions {
+                dir: a.dir,
+                scenario: a.scenario,
+                seed: a.seed,
+                speedup: a.speedup,
+                busy_timeout_ms: a.busy_timeout_ms,
+                keep_open: a.keep_open,
+                closed_loop: a.closed_loop,
+            };
+            print!("{}", saved::predict_saved(&options)?.render());
         }
         CalibrateCommand::Worker(a) => closed_loop::worker(&a)?,
     }

@@ -132,8 +132,10 @@ fn a_closed_loop_load_runs_a_process_per_actor_and_writes_the_comparison_csv() {
     let text = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
     assert!(text.starts_with("figure,predicted,measured,within\n"), "{text}");
     let rows = csv_rows(&out.join("comparison.csv"));
-    assert_eq!(rows.len(), 6, "{text}");
+    assert_eq!(rows.len(), 10, "{text}");
     assert!(rows.iter().all(|r| r[3] == *"true" || r[3] == *"false"), "{text}");
+    assert!(rows[0][0].ends_with("closed-loop lock rule on measured holds"), "the prediction comes first: {text}");
+    assert!(text.contains("lock rule on the load's own arrivals,"), "{text}");
     // Whatever the interleaving: nothing due after --seconds started, a write that committed
     // has its wait and hold, and attempts count 1 to 4.
     let rows = csv_rows(&out.join("load.csv"));
@@ -145,4 +147,51 @@ fn a_closed_loop_load_runs_a_process_per_actor_and_writes_the_comparison_csv() {
             assert!(!r[7].is_empty() && !r[8].is_empty(), "a committed write has a wait and a hold: {r:?}");
         }
     }
+}
+
+#[test]
+fn a_saved_load_is_predicted_again_without_measuring_and_a_folder_of_before_is_completed_from_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("closed");
+    let o = rehearsal(&["calibrate", "predict", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no load.csv there"), "{}", stderr(&o));
+    let args = ["calibrate", "load", "scenarios/quickstart.toml", "--closed-loop", "--seconds", "2", "--speedup", "200"];
+    let o = rehearsal(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let measured = std::fs::read_to_string(out.join("comparison.csv")).unwrap();
+    let record = std::fs::read_to_string(out.join("load.json")).unwrap();
+    assert!(record.contains("\"speedup\": 200") && record.contains("\"closed_loop\": true"), "{record}");
+    // The same folder predicted again: the same figures (the model has not changed), nothing
+    // measured (load.csv untouched).
+    let load_csv = std::fs::read(out.join("load.csv")).unwrap();
+    let predict = |extra: &[&str]| rehearsal(&[&["calibrate", "predict", out.to_str().unwrap()][..], extra].concat());
+    let o = predict(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read_to_string(out.join("comparison.csv")).unwrap(), measured);
+    assert_eq!(std::fs::read(out.join("load.csv")).unwrap(), load_csv);
+    let o = predict(&["--seed", "3"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("the load's options are saved there"), "{}", stderr(&o));
+    // A folder of before: no load.json, scenario.toml or shape.csv (the workers' steps in
+    // closed-loop/ say what was replayed). The flags it needs are named, then it is completed.
+    for name in ["load.json", "scenario.toml", "shape.csv"] {
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    let o = predict(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--scenario PATH"), "{}", stderr(&o));
+    let o = predict(&["--scenario", "scenarios/quickstart.toml", "--closed-loop"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("(--seed, --speedup, --busy-timeout-ms;"), "{}", stderr(&o));
+    let timeout = record.split("\"busy_timeout_ms\": ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
+    let seed = record.split("\"seed\": ").nth(1).unwrap().split(',').next().unwrap().trim().to_string();
+    let flags =
+        ["--scenario", "scenarios/quickstart.toml", "--closed-loop", "--seed", &seed, "--speedup", "200", "--busy-timeout-ms", &timeout];
+    let o = predict(&flags);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(std::fs::read_to_string(out.join("comparison.csv")).unwrap(), measured, "the steps give the shape shape.csv gave");
+    assert!(out.join("load.json").is_file() && out.join("scenario.toml").is_file(), "completed once");
+    let o = predict(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }

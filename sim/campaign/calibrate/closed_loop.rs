@@ -175,6 +175,28 @@ fn steps_by_actor(recorded: &[Recorded], sql: &[String], speedup: u32) -> Vec<(S
     by_actor.into_iter().map(|(actor, steps)| (actor.to_string(), steps)).collect()
 }
 
+/// Each actor's statements as a closed-loop load folder's `closed-loop/actor-N.jsonl` gave
+/// them to its workers: (actor, index, writes, due µs if nothing waited: the sum of the gaps).
+/// For a folder written before the load saved shape.csv (`calibrate predict`).
+pub fn planned_from_work(work: &Path) -> Result<Vec<(String, usize, bool, i64)>> {
+    let mut planned = Vec::new();
+    for n in 0.. {
+        let path = work.join(format!("actor-{n}.jsonl"));
+        if !path.is_file() {
+            break;
+        }
+        let text = std::fs::read_to_string(&path)?;
+        let mut due_us = 0;
+        for (i, line) in text.lines().enumerate() {
+            let step: Step = serde_json::from_str(line).map_err(|e| Error::input(format!("{}:{}: {e}", path.display(), i + 1)))?;
+            due_us += step.gap_us;
+            planned.push((format!("actor-{n}"), step.index, step.writes, due_us));
+        }
+    }
+    planned.sort_by_key(|p| p.1);
+    Ok(planned)
+}
+
 /// Runs the closed-loop load: a worker process per actor, all from one start; their attempts.
 pub fn replay(
     recorded: &[Recorded],

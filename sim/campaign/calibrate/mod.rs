@@ -4,7 +4,9 @@
 //! `statements` measures the protocol's own statements as the seeds' scripts run them and
 //! writes `statement_ms` / `write_hold_ms` to paste into a scenario; `load` runs a real
 //! multi-process load of a scenario's shape and sets its lock waits and SQLITE_BUSY beside
-//! rehearsal's prediction. Both read the wall clock and are never part of a run.
+//! rehearsal's prediction; `predict` sets the current model beside a load measured before
+//! (sim/campaign/calibrate/saved.rs). They read the wall clock (but `predict`) and are never
+//! part of a run.
 
 use std::path::Path;
 
@@ -18,6 +20,8 @@ pub mod cli;
 pub mod closed_loop;
 pub mod fit;
 pub mod load;
+pub mod lock_rules;
+pub mod saved;
 pub mod statements;
 
 /// A run of `scenario` in a scratch folder (removed when dropped), with every statement it
