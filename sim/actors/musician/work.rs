@@ -78,6 +78,11 @@ impl Musician {
                 if let Scope::Limited(n) = self.scope {
                     self.scope = Scope::Limited(n.saturating_sub(1));
                 }
+                // Fault `early_stop` (docs/protocol.md C141): the turn ends here, its row
+                // unfinished; the stop hook decides what follows.
+                if self.ctx.stops_early(self.agents_done) {
+                    return self.stop_early().await;
+                }
                 if let Some(end) = self.evaluate_context().await? {
                     return Ok(end);
                 }
@@ -174,7 +179,7 @@ impl Musician {
             // 000 "Context Monitoring": the ceiling is checked before every launch.
             let predicted = self.agent_upper_pct();
             if self.would_cross_ceiling(predicted) {
-                return self.ceiling_handoff(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
+                return self.ceiling_handoff_before_agent(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
             }
             let before_pct = self.context_pct;
             self.cost(&self.scenario.context.agent_launch_pct.clone());
@@ -235,7 +240,7 @@ impl Musician {
         if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
             let predicted = self.scenario.context.absorb_pct.upper();
             if self.would_cross_ceiling(predicted) {
-                return self.ceiling_handoff(&format!("absorbing step {step} agent {agent}"), predicted).await.map(AgentOutcome::End);
+                return self.ceiling_handoff_before_agent(&format!("absorbing step {step} agent {agent}"), predicted).await.map(AgentOutcome::End);
             }
             self.status(&format!("step {step} agent {agent} retry 2 FAILED — absorbing work")).await;
             let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);
