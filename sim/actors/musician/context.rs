@@ -470,7 +470,9 @@ impl Musician {
                 if let Some(end) = self.review(review).await? {
                     return Ok(end);
                 }
-                return self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling; checkpoint on the work done approved)")).await;
+                return self
+                    .clean_exit(&format!("context exhaustion (the {ceiling}% ceiling; checkpoint on the work done approved)"))
+                    .await;
             }
         }
         self.ceiling_handoff_now(what, predicted_pct).await
