@@ -386,6 +386,17 @@ impl Ctx {
         self.runtime.actor_faults.session_id_missing(task, session)
     }
 
+    /// Fault `early_stop` (docs/protocol.md C141): whether this session tries to end its turn
+    /// now that it has integrated `agents_done` agents; noted in the trace as a fault.
+    pub fn stops_early(&self, agents_done: u64) -> bool {
+        let Some(place) = self.meta.name.place() else { return false };
+        let stops = self.runtime.actor_faults.stops_early(place.task, place.session, agents_done);
+        if stops {
+            self.note("fault_early_stop", format!("the session ends its turn after {agents_done} agents, before its terminal write"));
+        }
+        stops
+    }
+
     /// A UUID-shaped id drawn from the stream named `name`: how a launched session gets its
     /// `CLAUDE_SESSION_ID` reproducibly, before it starts (the SessionStart hook, seed 000).
     pub fn derive_uuid(&self, name: &str) -> String {

@@ -330,6 +330,19 @@ pub fn fix_proposal(task_id: &str, what: &str) -> String {
     format!("FIX PROPOSED: {task_id}\n  {what}\n  Apply it, re-run verification and resubmit or resume.")
 }
 
+/// The stop hook's fallback prompt (000 "Implementation-Hook Integration": "If exit criteria not
+/// met: injects `fallback_prompt`, increments iteration counter"). Its words are in the hook's
+/// preset (`tools/implementation-hook/preset-musician.yaml`), which no seed quotes: this one
+/// says what the check found and what 000 "Design Rationale" says the block is for ("keeping
+/// the session alive for cleanup", the terminal state "as the absolute last operation";
+/// docs/protocol.md C141).
+pub fn stop_hook_fallback_prompt(task_id: &str, states: &[String], iteration: u32) -> String {
+    format!(
+        "Exit criteria not met: {task_id} is `{}` (exit allowed on `complete` or `exited`; check {iteration} of 500).\nFinish the cleanup before exiting: HANDOFF, report, final message, then the terminal state as the absolute last database write.",
+        states.join("`, `")
+    )
+}
+
 /// The conductor's reduced scope after a context warning: the musician's recommendation,
 /// accepted (000 Example: Context-Tight Break Point, Step 5: "Total: 3 more agents +
 /// checkpoint").

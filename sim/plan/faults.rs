@@ -57,6 +57,9 @@ pub struct ActorFaults {
     double_launch: Vec<(u64, i64)>,
     /// (task number, session number) of each session started without a session id.
     missing_session_id: Vec<(u64, u32)>,
+    /// (task number, session number, agents) of each `[[faults.early_stop]]`, with its
+    /// census entry.
+    early_stop: Vec<(u64, u32, u64, usize)>,
     /// What fired, for the run's census (sim/plan/census.rs); counting decides nothing.
     census: CensusLog,
 }
@@ -92,6 +95,16 @@ impl ActorFaults {
             self.census.fired("missing_session_id");
         }
         missing
+    }
+
+    /// Fault `early_stop` (docs/protocol.md C141): whether session `session` of task `task`
+    /// tries to end its turn now that it has integrated `agents_done` agents (counted as fired).
+    pub fn stops_early(&self, task: u64, session: u32, agents_done: u64) -> bool {
+        let hit = self.early_stop.iter().find(|(t, s, after, _)| (*t, *s, *after) == (task, session, agents_done));
+        if let Some((_, _, _, entry)) = hit {
+            self.census.fired_entry("early_stop", *entry);
+        }
+        hit.is_some()
     }
 }
 
@@ -237,6 +250,7 @@ impl FaultPlan {
                 context_spike_pct: faults.context_spike_pct.clone().unwrap_or(Dist::uniform(10, 30)),
                 double_launch: faults.double_launch.iter().map(|d| (d.task, d.after_ms)).collect(),
                 missing_session_id: faults.missing_session_id.iter().map(|m| (m.task, m.session)).collect(),
+                early_stop: early_stops(faults, &census),
                 census: census.clone(),
             },
             scripted_points,
@@ -448,6 +462,12 @@ fn arm(faults: &FaultsSection) -> CensusLog {
     census.arm("double_launch", faults.double_launch.len() as u64);
     census.arm("missing_session_id", faults.missing_session_id.len() as u64);
     census
+}
+
+/// The `[[faults.early_stop]]` entries (task, session, agents), each with its census entry.
+fn early_stops(faults: &FaultsSection, census: &CensusLog) -> Vec<(u64, u32, u64, usize)> {
+    let entries = faults.early_stop.iter().enumerate();
+    entries.map(|(i, e)| (e.task, e.session, e.after_agents, census.arm_entry("early_stop", format!("early_stop[{}]", i + 1)))).collect()
 }
 
 /// The poll-error windows and dead-heartbeat sessions, each with its census entry.

@@ -153,8 +153,9 @@ impl CommsDb {
         // WAL: the journal mode of a deployment with readers beside a writer. Seed 004
         // "Database" does not ask for it: its "WAL isolation: comms-link cannot see changes
         // made by external sqlite3 and vice versa" says what sessions (comms-link) and the stop
-        // hook (sqlite3) see of each other's writes, two connections where this run has one
-        // (docs/protocol.md C53).
+        // hook (sqlite3) see of each other's writes, two connections where this run has one:
+        // every statement commits at its instant, so a read here at a hook check's instant is
+        // the snapshot the hook's own connection would take (docs/protocol.md C53, C140).
         let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
         if mode != "wal" {
             return Err(Error::harness(format!("{} refused WAL mode (got {mode})", path.display())));

@@ -70,6 +70,13 @@ const HANDOFF_OR_ESCALATION: [&str; 6] =
 /// The lines of one status file above `ceiling` that are neither a hand-off nor an escalation
 /// nor followed at once by one (or by the session's end: the hard stop at 100 %).
 fn silent_lines_above(lines: &[(String, String, i64)], ceiling: i64) -> Vec<String> {
+    silent_lines_above_within(lines, ceiling, 1)
+}
+
+/// `silent_lines_above`, where the hand-off or escalation may come `within` lines later (in the
+/// same file): under `ceiling-after-agent` the crossing agent's return and integration are
+/// logged before the evaluation that hands off (docs/protocol.md C50), two lines.
+fn silent_lines_above_within(lines: &[(String, String, i64)], ceiling: i64, within: usize) -> Vec<String> {
     let is_handoff = |line: &str| HANDOFF_OR_ESCALATION.iter().any(|m| line.contains(m));
     let session_end =
         |i: usize| lines.get(i).is_none_or(|(file, line, _)| *file != lines[i - 1].0 || line.starts_with("bootstrap started"));
@@ -77,7 +84,8 @@ fn silent_lines_above(lines: &[(String, String, i64)], ceiling: i64) -> Vec<Stri
         .filter(|&i| lines[i].2 > ceiling && !is_handoff(&lines[i].1))
         .filter(|&i| {
             let hard_stop = session_end(i + 1) && lines[i].2 >= 100;
-            let handoff_next = lines.get(i + 1).is_some_and(|(_, next, _)| is_handoff(next));
+            let mut next = (i + 1..=i + within).take_while(|&j| j < lines.len() && lines[j].0 == lines[i].0);
+            let handoff_next = next.any(|j| is_handoff(&lines[j].1));
             !hard_stop && !handoff_next
         })
         .map(|i| format!("{}: `{}` then `{}`", lines[i].0, lines[i].1, lines.get(i + 1).map_or("(end)", |l| l.1.as_str())))
@@ -99,6 +107,15 @@ fn a_silent_line_above_the_ceiling_is_named_and_a_handoff_or_hard_stop_is_not() 
     assert!(silent_lines_above(&hard_stop, 80).is_empty());
     let at_ceiling = vec![line("t-status", "step 1 agent 2 integrated", 80), line("t-status", "step 1 agent 3 launched", 80)];
     assert!(silent_lines_above(&at_ceiling, 80).is_empty());
+    // Two lines before the hand-off: silent within one line, not within two.
+    let after_agent = vec![
+        line("t-status", "step 1 agent 2 returned", 82),
+        line("t-status", "step 1 agent 2 integrated", 83),
+        line("t-status", "context at the 80% ceiling: handing off now", 83),
+    ];
+    assert_eq!(silent_lines_above(&after_agent, 80).len(), 1);
+    assert!(silent_lines_above_within(&after_agent, 80, 2).is_empty());
+    assert_eq!(silent_lines_above_within(&after_agent[..2], 80, 2).len(), 2, "no hand-off at all");
 }
 
 /// Every status line of a run as the trace wrote it (`file_append` to `temp/*-status`): the
@@ -142,7 +159,8 @@ fn above_without_spike(dir: &Path, ceiling: i64) -> Vec<String> {
 /// (the scenario's own, after its variants) must (1) be in a session a context spike hit, and
 /// (2) be the hand-off or the escalation, or be followed at once by one, or be the last of a
 /// session that stopped dead at 100 %. Scenarios that declare `ceiling-after-agent` (the reading
-/// before issue 42) are exempt and named.
+/// before issue 42) are exempt from (1) and named, and for (2) may log the crossing agent's
+/// return and integration before the hand-off (docs/protocol.md C50).
 #[test]
 fn no_scenario_file_goes_above_the_ceiling_but_by_a_spike_and_then_hands_off() {
     let every: Vec<String> = toml_files(&root().join("scenarios"))
@@ -169,15 +187,19 @@ fn no_scenario_file_goes_above_the_ceiling_but_by_a_spike_and_then_hands_off() {
         assert!(matches!(o.status.code(), Some(0 | 1)), "{path}: {}\n{}", stdout(&o), stderr(&o));
         let contexts = status_contexts(&out);
         let above = contexts.iter().filter(|(_, _, ctx)| *ctx > ceiling).count();
-        let mut wrong = silent_lines_above(&contexts, ceiling);
-        wrong.extend(above_without_spike(&out, ceiling));
+        // The exempt reading goes above the ceiling without a spike, but it too hands off
+        // within two lines of crossing it (the return, its integration, then the hand-off).
+        let mut wrong = silent_lines_above_within(&contexts, ceiling, if exempt { 2 } else { 1 });
+        if !exempt {
+            wrong.extend(above_without_spike(&out, ceiling));
+        }
         std::fs::remove_dir_all(&out).ok();
         (format!("{path} seed {}", seed_text.as_deref().unwrap_or("(its own)")), exempt, wrong, above)
     });
     let exempt: std::collections::BTreeSet<&str> = results.iter().filter(|r| r.1).map(|r| r.0.split(" seed ").next().unwrap()).collect();
     let exempt: Vec<&str> = exempt.into_iter().collect();
     assert_eq!(exempt, ["scenarios/faults/slow-clean-exit-watched.toml", "scenarios/faults/slow-clean-exit.toml"]);
-    let wrong: Vec<String> = results.iter().filter(|r| !r.1).flat_map(|r| r.2.iter().map(move |line| format!("{}: {line}", r.0))).collect();
+    let wrong: Vec<String> = results.iter().flat_map(|r| r.2.iter().map(move |line| format!("{}: {line}", r.0))).collect();
     assert!(
         wrong.is_empty(),
         "status lines above the ceiling without a spike, or with no hand-off or escalation next:\n{}",

@@ -279,8 +279,9 @@ fn assert_context_warning(dir: &std::path::Path) -> Vec<String> {
         "4 (~4% each nominal, but ~8% each with self-correction risk = ~32% total)",
         "{warning}"
     );
-    // "Agents That Fit in 65% Budget: 2 (due to self-correction bloat)": REF-3's
-    // (65 − 52) / 8 = 1.6, rounded as the seed does.
+    // "Agents That Fit in 65% Budget: 2 (due to self-correction bloat)": REF-3's whole
+    // agents in (65 − 52) %: step 4 agent 2 at ~4 % and step 5 agent 1 at ~8 % (64 %; a
+    // third would reach 72 %).
     assert_eq!(field(&warning, "Agents That Fit in 65% Budget:"), 2, "{warning}");
     // Step 2: "If all goes as planned: 52% + 19% = 71%", "Worst case: 52% + 4% + 24% + 3% =
     // 83% → exceeds 80% limit". The seed is inconsistent here: its message totals all four

@@ -70,6 +70,7 @@ mod schedules;
 mod search;
 mod seed_scripts;
 mod sql_input;
+mod stop_hook;
 mod support;
 mod sweep;
 mod sweep_summary;

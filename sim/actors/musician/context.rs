@@ -34,7 +34,34 @@ pub(super) struct CheckpointEstimate {
 impl CheckpointEstimate {
     /// The cost of the agents `agents[..k]`, current step nominal, later steps at risk.
     fn cost_of_first(&self, k: usize) -> i64 {
-        (0..k).map(|i| if i < self.this_step { self.nominal_pct } else { self.risk_pct }).sum()
+        (0..k).map(|i| self.cost_of(i)).sum()
+    }
+
+    /// The cost of the `i`-th agent from here (from 0): this step's nominal, later ones at the
+    /// risk (past the checkpoint too).
+    fn cost_of(&self, i: usize) -> i64 {
+        if i < self.this_step {
+            self.nominal_pct
+        } else {
+            self.risk_pct
+        }
+    }
+
+    /// REF-3: "Calculate how many agents fit in the remaining budget: `(65% - current_context%)
+    /// / avg_agent_cost%`", in whole agents at the estimate's own costs: as many as can run from
+    /// `from_pct` without passing `budget_pct`. The worked example's "Agents That Fit in 65%
+    /// Budget: 2" at 52 % is this (step 4 agent 2 at ~4 %, step 5 agent 1 at ~8 %: 64 %; a third
+    /// would reach 72 %), and an agent that costs more than what is left fits 0 times, where a
+    /// rounded quotient said 1 (48 % and 34 % agents: 17 / 34 = 0.5; issue 42 round 3).
+    fn agents_fitting(&self, from_pct: i64, budget_pct: i64) -> i64 {
+        let mut used_pct = from_pct;
+        let mut fit = 0;
+        // At least 1 % an agent, so the count ends.
+        while used_pct + self.cost_of(fit).max(1) <= budget_pct {
+            used_pct += self.cost_of(fit).max(1);
+            fit += 1;
+        }
+        fit as i64
     }
 }
 
@@ -83,9 +110,10 @@ impl Musician {
             // exhaustion". The ceiling is 000's 80 % by default ("without hitting the 80%
             // context ceiling", CEILING=80 in check-context-headroom.sh; docs/protocol.md N13);
             // 002's "75% triggers mandatory exit" is the variant `thresholds-002` (N14, D7).
+            // The hand-off is the musician's own (not the conductor's "prepare handoff now"):
+            // its reason names the ceiling.
             self.status(&format!("context at the {}% ceiling: handing off now", c.ceiling_pct)).await;
-            self.scope = Scope::HandoffNow;
-            return Ok(None);
+            return self.clean_exit(&format!("context exhaustion (the {}% ceiling)", c.ceiling_pct)).await.map(Some);
         }
         if self.scope != Scope::Normal {
             return Ok(None);
@@ -183,9 +211,8 @@ impl Musician {
     /// The context warning's text (000 "Context Monitoring & Break Point Logic"; 004's template).
     fn context_warning_text(&self, e: &CheckpointEstimate, recommended: usize, zone: &str, escalation: Option<String>) -> String {
         let c = &self.scenario.context;
-        // REF-3: agents that fit in the 65 % budget at the planning cost, rounded (the
-        // example's (65 − 52) / 8 = 1.6 is "2").
-        let fit = ((c.budget_pct - self.context_pct) as f64 / e.risk_pct.max(1) as f64).round() as i64;
+        // REF-3: whole agents that fit in the 65 % budget at the estimate's costs.
+        let fit = e.agents_fitting(self.context_pct, c.budget_pct);
         let recommendation = describe_positions(&e.agents[..recommended]);
         let deviations = self.deviation_summary();
         let warning = messages::ContextWarning {
@@ -418,6 +445,58 @@ impl Musician {
         self.ceiling_handoff_now(what, predicted_pct).await
     }
 
+    /// The ceiling hand-off before an agent (C50), with the checkpoint the conductor's answer
+    /// asks for first. 000 "Context escalation response states": `fix_proposed` "Only complete
+    /// 2 more agents then prepare handoff" (here "Total: 0 more agents + checkpoint") and
+    /// `review_approved` "Proceed as planned to checkpoint, then stop and report back for clean
+    /// handoff" both put a checkpoint on the completed work before the hand-off (Example:
+    /// Context-Tight Break Point, Step 5: "Run checkpoint 3 verification on completed work /
+    /// Prepare handoff after checkpoint approval"). The checkpoint runs if its review fits under
+    /// the ceiling and some work since the last approved checkpoint is left to verify; if it
+    /// does not fit, the successor verifies (003 "Post-Resumption Verification"). Issue 42
+    /// round 3: before this the session handed off at once, whatever the answer.
+    pub(super) async fn ceiling_handoff_before_agent(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
+        self.leave_approved_row().await?;
+        if let Some(end) = self.ceiling_escalation(what, predicted_pct).await? {
+            return Ok(end);
+        }
+        // Only an answer to this escalation asks (none under `ceiling-before-work`, C32).
+        let checkpoint_asked = self.escalates_at_ceiling() && matches!(self.scope, Scope::Limited(_) | Scope::HandoffAfterCheckpoint);
+        if let Some(review) = self.checkpoint_on_work_done().filter(|_| checkpoint_asked) {
+            let ceiling = self.scenario.context.ceiling_pct;
+            if self.would_cross_ceiling(self.review_upper_pct()) {
+                self.status(&format!("the checkpoint on the work done would cross the {ceiling}% ceiling: the successor verifies")).await;
+            } else {
+                if let Some(end) = self.review(review).await? {
+                    return Ok(end);
+                }
+                return self
+                    .clean_exit(&format!("context exhaustion (the {ceiling}% ceiling; checkpoint on the work done approved)"))
+                    .await;
+            }
+        }
+        self.ceiling_handoff_now(what, predicted_pct).await
+    }
+
+    /// The checkpoint a reduced scope brings forward on the work done (000 Example:
+    /// Context-Tight Break Point, Step 5: "Run checkpoint 3 verification on completed work"),
+    /// as `work` brings it when the scope runs out mid-plan: the checkpoint after the last whole
+    /// step, or a context checkpoint inside step 1. `None` when no agent is done since the last
+    /// approved checkpoint (or since the start).
+    fn checkpoint_on_work_done(&self) -> Option<Review> {
+        let plan = &self.launch.plan;
+        let step = self.next.step;
+        let done = step - 1;
+        if self.next.agent == 1 && (done == 0 || self.last_checkpoint_step == Some(done)) {
+            return None;
+        }
+        if done == 0 {
+            return Some(Review::ContextWorry { step });
+        }
+        let index = plan.checkpoints.iter().filter(|c| **c <= done).count() + 1;
+        Some(Review::Checkpoint { index, total: plan.checkpoints.len() + 1, step: done })
+    }
+
     /// The hand-off at the ceiling without an escalation: under `ceiling-before-work`, once the
     /// escalation is answered, or from a row the musician may not move to `error`.
     pub(super) async fn ceiling_handoff_now(&mut self, what: &str, predicted_pct: i64) -> Result<End, SqlFailure> {
@@ -547,5 +626,28 @@ impl Zone {
             Zone::Ask => "ask",
             Zone::Escalate => "escalate",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn estimate(this_step: usize, nominal_pct: i64, risk_pct: i64) -> CheckpointEstimate {
+        let agents = (1..=4).map(|agent| Position { step: 1, agent }).collect();
+        CheckpointEstimate { agents, this_step, nominal_pct, risk_pct, checkpoint_pct: 3, nominal: 0, worst: 0 }
+    }
+
+    #[test]
+    fn agents_that_fit_are_whole_agents_at_the_estimate_s_costs() {
+        // 000 Example: Context-Tight Break Point, Step 3: "Agents That Fit in 65% Budget: 2".
+        assert_eq!(estimate(1, 4, 8).agents_fitting(52, 65), 2);
+        // A 34 % agent with 17 % left fits 0 times (a rounded 0.5 said 1).
+        assert_eq!(estimate(4, 34, 34).agents_fitting(48, 65), 0);
+        assert_eq!(estimate(4, 34, 34).agents_fitting(31, 65), 1);
+        assert_eq!(estimate(0, 5, 5).agents_fitting(70, 65), 0);
+        // Past the checkpoint's agents the count goes on at the risk cost.
+        assert_eq!(estimate(4, 1, 1).agents_fitting(55, 65), 10);
+        assert_eq!(estimate(4, 0, 0).agents_fitting(60, 65), 5, "at least 1 % an agent");
     }
 }

@@ -225,28 +225,68 @@ impl Musician {
 
     /// 004 "Hook System": the session may end only when its row is `complete` or `exited`;
     /// otherwise the hook injects its fallback prompt and asks again, at most 500 times. A
-    /// session no row names has no hook.
+    /// session no row names has no hook. The checks are counted per session (the hook's
+    /// iteration counter), so a session the hook blocked before (C141) goes on from its count.
     pub(super) async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 500;
-        for iteration in 1..=ITERATIONS_MAX {
-            let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
-            let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
-            // 004 "Hook System": the hook "activates automatically when a session's
-            // CLAUDE_SESSION_ID is found in orchestration_tasks.session_id"; once a successor's
-            // claim names another session (after an exit on request, D16), it lets this one go.
-            if states.is_empty() {
-                self.ctx.note("stop_hook", format!("iteration {iteration}: no row names this session, exit allowed"));
+        while self.hook_checks < ITERATIONS_MAX {
+            if self.stop_hook_check().await?.is_none() {
                 return Ok(());
             }
-            if states.iter().any(|s| TaskState::parse(s).is_some_and(TaskState::is_terminal)) {
-                self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
-                return Ok(());
-            }
-            self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit blocked"));
+            // A session whose own cleanup is done has nothing to do with the fallback prompt:
+            // it stops again when the hook next lets it.
             self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
         }
         self.ctx.note("stop_hook_forced_exit", format!("{ITERATIONS_MAX} iterations"));
         Ok(())
+    }
+
+    /// One check of the stop hook (004 "Hook System"): `None` if it lets the session go, else
+    /// the states of the rows that name the session. The hook reads through its own `sqlite3`
+    /// connection, opened for the check (004 "Database": "comms-link MCP (sessions) + sqlite3
+    /// (stop hook)"): under WAL its read sees every transaction committed before the check
+    /// began and none after (docs/protocol.md C140). The session's statements each commit
+    /// when their tool call returns, so the run's one connection, read at the check's instant,
+    /// holds exactly that snapshot.
+    async fn stop_hook_check(&mut self) -> Result<Option<Vec<String>>, SqlFailure> {
+        self.hook_checks += 1;
+        let iteration = self.hook_checks;
+        let rows = self.ctx.sql(Stmt::StopHookState, vec![(":session_id", self.session())]).await?;
+        let states: Vec<&str> = (0..rows.rows.len()).filter_map(|r| rows.text(r, 1)).collect();
+        // 004 "Hook System": the hook "activates automatically when a session's
+        // CLAUDE_SESSION_ID is found in orchestration_tasks.session_id"; once a successor's
+        // claim names another session (after an exit on request, D16), it lets this one go.
+        if states.is_empty() {
+            self.ctx.note("stop_hook", format!("iteration {iteration}: no row names this session, exit allowed"));
+            return Ok(None);
+        }
+        if states.iter().any(|s| TaskState::parse(s).is_some_and(TaskState::is_terminal)) {
+            self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit allowed"));
+            return Ok(None);
+        }
+        self.ctx.note("stop_hook", format!("iteration {iteration}: states {states:?}, exit blocked"));
+        Ok(Some(states.into_iter().map(str::to_string).collect()))
+    }
+
+    /// Fault `early_stop` (docs/protocol.md C141): the session ends its turn with its row
+    /// unfinished, as a model that believes it is done may. Claude's attempt to stop fires the
+    /// stop hook (000 "Implementation-Hook Integration": "Fires when Claude attempts to exit");
+    /// a row that names the session in neither `complete` nor `exited` blocks it and the hook
+    /// "injects `fallback_prompt`". The session, kept alive, does its cleanup (000 "Design
+    /// Rationale": "the hook blocks exit — keeping the session alive for cleanup … all cleanup
+    /// (HANDOFF, messages, reports) completes before the session can terminate"): the clean
+    /// exit protocol, whose `exited` the hook's next check lets go. A session no row names any
+    /// more (its task handed over and claimed) is let go at once.
+    pub(super) async fn stop_early(&mut self) -> Result<End, SqlFailure> {
+        let Some(states) = self.stop_hook_check().await? else { return Ok(End::StoppedEarly) };
+        let prompt = messages::stop_hook_fallback_prompt(&self.launch.plan.task_id, &states, self.hook_checks);
+        self.ctx.note("stop_hook_fallback_prompt", prompt);
+        // The injected prompt is a message the session reads (000 "Context Monitoring":
+        // context is tracked "with each system message received").
+        self.cost(&self.scenario.context.message_pct.clone());
+        let task = self.launch.plan.task_id.clone();
+        self.status(&format!("stop hook blocked the exit ({task} is `{}`): fallback prompt read, cleaning up", states.join("`, `"))).await;
+        self.clean_exit("stopped before its terminal write; kept alive by the stop hook's fallback prompt").await
     }
 
     pub(super) fn report(&self) -> messages::Report<'static> {

@@ -80,6 +80,9 @@ pub enum End {
     /// `replies-cite-request`: the row changed while it waited, with no reply to its own
     /// request (docs/protocol.md D15).
     NoOwnReply,
+    /// Fault `early_stop`: the session ended its turn and no row named it any more, so its
+    /// stop hook let it go (docs/protocol.md C141).
+    StoppedEarly,
 }
 
 /// What the conductor's context reply set for the rest of the session (000 "Context
@@ -91,7 +94,7 @@ enum Scope {
     Limited(u64),
     /// `review_approved`: go on to the next checkpoint, then hand off.
     HandoffAfterCheckpoint,
-    /// `review_failed` (or the ceiling): hand off now.
+    /// `review_failed`: "Do not proceed, prepare handoff now".
     HandoffNow,
 }
 
@@ -170,6 +173,9 @@ struct Musician {
     next: Position,
     last_checkpoint_step: Option<u64>,
     attempts: std::collections::BTreeMap<Position, u64>,
+    /// The stop hook's checks of this session so far: its iteration counter (004 "Hook
+    /// System": at most 500).
+    hook_checks: u32,
 }
 
 pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
@@ -203,6 +209,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         next: Position::START,
         last_checkpoint_step: None,
         attempts: std::collections::BTreeMap::new(),
+        hook_checks: 0,
     };
     match musician.run().await {
         Ok(end) => musician.ctx.note("session_end", format!("{end:?}")),

@@ -74,15 +74,8 @@ impl Musician {
                     AgentOutcome::End(end) => return Ok(end),
                     AgentOutcome::Done => {}
                 }
-                self.next.agent += 1;
-                if let Scope::Limited(n) = self.scope {
-                    self.scope = Scope::Limited(n.saturating_sub(1));
-                }
-                if let Some(end) = self.evaluate_context().await? {
+                if let Some(end) = self.after_agent().await? {
                     return Ok(end);
-                }
-                if self.scope == Scope::HandoffNow {
-                    return self.clean_exit("context exhaustion (conductor: hand off now)").await;
                 }
             }
             let step_done = self.next.agent > plan.agents_in(step);
@@ -136,6 +129,27 @@ impl Musician {
         Ok(End::Complete)
     }
 
+    /// After an agent is done: the next position, a reduced scope counted down, then what may
+    /// end the session here: an attempt to stop (fault `early_stop`, docs/protocol.md C141:
+    /// the turn ends, its row unfinished, and the stop hook decides what follows), the context
+    /// evaluation (C16), or the conductor's "prepare handoff now" it brought.
+    async fn after_agent(&mut self) -> Result<Option<End>, SqlFailure> {
+        self.next.agent += 1;
+        if let Scope::Limited(n) = self.scope {
+            self.scope = Scope::Limited(n.saturating_sub(1));
+        }
+        if self.ctx.stops_early(self.agents_done) {
+            return self.stop_early().await.map(Some);
+        }
+        if let Some(end) = self.evaluate_context().await? {
+            return Ok(Some(end));
+        }
+        if self.scope == Scope::HandoffNow {
+            return self.clean_exit("context exhaustion (conductor: hand off now)").await.map(Some);
+        }
+        Ok(None)
+    }
+
     /// A successor that continues right after a scheduled checkpoint's step which no review
     /// approved (its predecessor handed off between the step's last agent and the review)
     /// holds that checkpoint's review first (000 "Checkpoint workflow": verify, then report).
@@ -174,7 +188,7 @@ impl Musician {
             // 000 "Context Monitoring": the ceiling is checked before every launch.
             let predicted = self.agent_upper_pct();
             if self.would_cross_ceiling(predicted) {
-                return self.ceiling_handoff(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
+                return self.ceiling_handoff_before_agent(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
             }
             let before_pct = self.context_pct;
             self.cost(&self.scenario.context.agent_launch_pct.clone());
@@ -235,7 +249,10 @@ impl Musician {
         if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
             let predicted = self.scenario.context.absorb_pct.upper();
             if self.would_cross_ceiling(predicted) {
-                return self.ceiling_handoff(&format!("absorbing step {step} agent {agent}"), predicted).await.map(AgentOutcome::End);
+                return self
+                    .ceiling_handoff_before_agent(&format!("absorbing step {step} agent {agent}"), predicted)
+                    .await
+                    .map(AgentOutcome::End);
             }
             self.status(&format!("step {step} agent {agent} retry 2 FAILED — absorbing work")).await;
             let absorb_ms = self.ctx.draw(&self.scenario.timing.subagent_ms);

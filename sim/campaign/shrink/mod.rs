@@ -65,8 +65,16 @@ fn entry_name(failure: &Failure) -> String {
 
 /// The `[faults]` arrays of scripted faults that are not point faults (those are
 /// `FaultName::point_sections`).
-const OTHER_SCRIPTED_FAULTS: [&str; 7] =
-    ["watcher_death", "double_launch", "missing_session_id", "conductor_down", "ambiguous_commit", "poll_error", "dead_heartbeat"];
+const OTHER_SCRIPTED_FAULTS: [&str; 8] = [
+    "watcher_death",
+    "double_launch",
+    "missing_session_id",
+    "conductor_down",
+    "ambiguous_commit",
+    "poll_error",
+    "dead_heartbeat",
+    "early_stop",
+];
 
 /// Scripted faults (each entry of every array) and random ones (each odds key) of `table`.
 fn faults_in(table: &Table) -> usize {

@@ -130,6 +130,9 @@ pub struct FaultsSection {
     /// Every `heartbeat` of one session changes nothing, and the session is told it worked
     /// (docs/protocol.md C72).
     pub dead_heartbeat: Vec<DeadHeartbeat>,
+    /// A session tries to end its turn before its terminal write, after its `after_agents`-th
+    /// agent is integrated: the stop hook blocks it (docs/protocol.md C141).
+    pub early_stop: Vec<EarlyStop>,
 }
 
 /// A session whose `heartbeat` statement silently changes nothing (`[[faults.dead_heartbeat]]`).
@@ -139,6 +142,19 @@ pub struct DeadHeartbeat {
     pub task: u64,
     #[serde(default = "one_u32")]
     pub session: u32,
+}
+
+/// A session that tries to stop while its row is unfinished (`[[faults.early_stop]]`): a model
+/// that ends its turn believing it is done. 000 "Design Rationale": "If the state update hasn't
+/// happened yet, the hook blocks exit — keeping the session alive for cleanup".
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EarlyStop {
+    pub task: u64,
+    #[serde(default = "one_u32")]
+    pub session: u32,
+    /// After how many of this session's agents (integrated, from 1) it tries to stop.
+    pub after_agents: u64,
 }
 
 /// A fault for one session of one task: at a simulated time, or at a protocol point

@@ -361,6 +361,17 @@ fn fleet_faults(faults: &FaultsSection, count: u64) -> Checked {
             return Err(Problem::in_entry("faults.dead_heartbeat", index, "session", "sessions count from 1".to_string()));
         }
     }
+    for (index, fault) in faults.early_stop.iter().enumerate() {
+        if !names_a_task(fault.task, count) {
+            return Err(Problem::in_entry("faults.early_stop", index, "task", no_such_task(fault.task, count)));
+        }
+        if fault.session == 0 {
+            return Err(Problem::in_entry("faults.early_stop", index, "session", "sessions count from 1".to_string()));
+        }
+        if fault.after_agents == 0 {
+            return Err(Problem::in_entry("faults.early_stop", index, "after_agents", "agents count from 1".to_string()));
+        }
+    }
     Ok(())
 }
 
@@ -552,6 +563,10 @@ mod tests {
         assert_eq!(refusal("[[faults.dead_heartbeat]]\ntask = 3\n").2, "task");
         assert_eq!(refusal("[[faults.dead_heartbeat]]\ntask = 1\nsession = 0\n").2, "session");
         accepted("[[faults.dead_heartbeat]]\ntask = 2\n");
+        assert_eq!(refusal("[[faults.early_stop]]\ntask = 3\nafter_agents = 1\n").2, "task");
+        assert_eq!(refusal("[[faults.early_stop]]\ntask = 1\nsession = 0\nafter_agents = 1\n").2, "session");
+        assert_eq!(refusal("[[faults.early_stop]]\ntask = 1\nafter_agents = 0\n").2, "after_agents");
+        accepted("[[faults.early_stop]]\ntask = 2\nsession = 2\nafter_agents = 3\n");
     }
 
     #[test]

@@ -105,6 +105,9 @@ pub const NOTES: &[&str] = &[
     "instruction_missing",
     // 004 "Hook System": 500 stop-hook checks without an exit state → forced exit.
     "stop_hook_forced_exit",
+    // 004 "Hook System" / 000 "Design Rationale": a session that tried to stop with its row
+    // unfinished, blocked, given the fallback prompt (docs/protocol.md C141).
+    "stop_hook_fallback_prompt",
     // 000 "2. Session Identity": no CLAUDE_SESSION_ID → log and exit.
     "session_id_missing",
     // 003 "State Reconciliation": a single benign mismatch on resumption, auto-corrected.
