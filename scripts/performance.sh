@@ -127,12 +127,15 @@ else
 fi
 echo "  ci-smoke: $seeds seeds in ${smoke_s} s; first $slice rows identical to their own sweep: $identical" >&2
 load_end=$(load)
+# A machine busier than its cores makes every wall figure the load's: the table says so.
+loaded=$(awk -v a="${load_start%% *}" -v b="${load_end%% *}" -v cores="$(nproc)" 'BEGIN {
+    if (a > cores || b > cores) printf " **The load average was above the %d cores: these wall times and ratios are the load'"'"'s, not the build'"'"'s (a process got a fraction of a core); measure again on a quiet machine.**", cores }')
 
 table=$(
     cat <<EOF
 Measured by \`scripts/performance.sh --rounds $rounds\` on build \`$build\`, $started_utc, load
 average $load_start at the start and $load_end at the end (1, 5, 15 min; 2 cores). Fastest of
-$rounds for every timed command; ratios are of commands run in turn in this one call.
+$rounds for every timed command; ratios are of commands run in turn in this one call.$loaded
 
 | figure | measured | goal | met? |
 | --- | --- | --- | --- |
