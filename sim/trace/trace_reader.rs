@@ -156,7 +156,7 @@ pub fn read(path: &Path) -> Result<Vec<TraceRecord>> {
 /// memory.
 pub fn read_window(path: &Path, from_ms: i64, to_ms: i64) -> Result<Vec<TraceRecord>> {
     let mut out = Vec::new();
-    let mut rows = Rows::open(path)?;
+    let mut rows = Rows::open(path, Seal::Unchecked)?;
     while let Some((_, row)) = rows.next()? {
         if row.t_ms >= from_ms && row.t_ms < to_ms {
             out.push(row);
@@ -170,7 +170,7 @@ pub fn read_window(path: &Path, from_ms: i64, to_ms: i64) -> Result<Vec<TraceRec
 /// same buffer each time, refilled in place: a day's trace has ~430,000 rows, and a row
 /// and a record allocated for each cost the reports more than parsing them (issue 32).
 pub fn for_each_in_window(path: &Path, from_ms: i64, to_ms: i64, mut on_row: impl FnMut(&TraceRecord)) -> Result<()> {
-    let mut rows = Rows::open(path)?;
+    let mut rows = Rows::open(path, Seal::Unchecked)?;
     let mut row = TraceRecord::default();
     while rows.next_into(&mut row)?.is_some() {
         if row.t_ms >= from_ms && row.t_ms < to_ms {
@@ -206,7 +206,7 @@ pub struct EventStream {
 
 impl EventStream {
     pub fn open(path: &Path) -> Result<EventStream> {
-        let mut rows = Rows::open(path)?;
+        let mut rows = Rows::open(path, Seal::Checked)?;
         let Some((line, first)) = rows.next()? else {
             return Err(Error::input(format!("{}:1: a header and no rows: no run_start row, not a run's trace", path.display())));
         };
@@ -253,36 +253,50 @@ impl EventStream {
     }
 }
 
+/// Whether a reading of a trace checks its `run_end` row's seal (C120), and so hashes the bytes
+/// it reads: judging does (`EventStream`); the reports and the row readers, which check no
+/// seal, do not hash (the SHA-256 was ~24 % of the reports' re-read of fleet-day's trace,
+/// issue 47).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Seal {
+    Checked,
+    Unchecked,
+}
+
 /// A file's bytes, hashed as they are read except its last line, held back until the end:
 /// the bytes a trace's `run_end` row (its last line) seals (C120). Only the last physical
-/// line is held back; that row never spans two (its columns hold no line end).
+/// line is held back; that row never spans two (its columns hold no line end). Without a
+/// hasher (`Seal::Unchecked`) the bytes pass through untouched.
 struct SealReader<R> {
     inner: R,
-    hasher: sha2::Sha256,
+    hasher: Option<sha2::Sha256>,
     /// Bytes read and not hashed yet: at most the last whole line and what follows it.
     held: Vec<u8>,
 }
 
 impl<R: Read> SealReader<R> {
-    fn new(inner: R) -> SealReader<R> {
-        SealReader { inner, hasher: sha2::Digest::new(), held: Vec::new() }
+    fn new(inner: R, seal: Seal) -> SealReader<R> {
+        let hasher = (seal == Seal::Checked).then(sha2::Digest::new);
+        SealReader { inner, hasher, held: Vec::new() }
     }
 
-    /// The hex SHA-256 of every byte before the last line, once the whole file is read.
-    fn hash_before_last_line(&self) -> String {
-        let digest = sha2::Digest::finalize(self.hasher.clone());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+    /// The hex SHA-256 of every byte before the last line, once the whole file is read
+    /// (`None`: opened with `Seal::Unchecked`).
+    fn hash_before_last_line(&self) -> Option<String> {
+        let digest = sha2::Digest::finalize(self.hasher.clone()?);
+        Some(digest.iter().map(|b| format!("{b:02x}")).collect())
     }
 }
 
 impl<R: Read> Read for SealReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        let Some(hasher) = self.hasher.as_mut() else { return Ok(n) };
         self.held.extend_from_slice(&buf[..n]);
         // Everything up to the line end before the last one is no longer the last line.
         if let Some(last) = self.held.iter().rposition(|b| *b == b'\n') {
             if let Some(before) = self.held[..last].iter().rposition(|b| *b == b'\n') {
-                sha2::Digest::update(&mut self.hasher, &self.held[..=before]);
+                sha2::Digest::update(hasher, &self.held[..=before]);
                 self.held.drain(..=before);
             }
         }
@@ -308,7 +322,7 @@ struct Rows {
 impl Rows {
     /// Opens a trace: it must end with a line end (a row cut short is a truncated trace) and
     /// its header must be this format's.
-    fn open(path: &Path) -> Result<Rows> {
+    fn open(path: &Path, seal: Seal) -> Result<Rows> {
         let display = path.display();
         if let Some(lines) = unfinished_lines(path)? {
             return Err(Error::input(format!(
@@ -319,7 +333,7 @@ impl Rows {
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(1 << 16)
-            .from_reader(SealReader::new(std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?));
+            .from_reader(SealReader::new(std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?, seal));
         let mut record = csv::StringRecord::new();
         if !reader.read_record(&mut record).map_err(|e| Error::input(format!("{display}:1: {e}")))? {
             return Err(Error::input(format!("{display}: empty, not a trace")));
@@ -383,7 +397,7 @@ impl Rows {
             );
             return Err(self.column_error(line, "observed", why));
         }
-        let read = self.reader.get_ref().hash_before_last_line();
+        let read = self.reader.get_ref().hash_before_last_line().expect("a trace whose seal is checked is opened with Seal::Checked");
         if read != seal.sha256 {
             let why = format!(
                 "the rows before the run_end row are not the ones it sealed (sealed sha256 {}, read {}): a row or field changed after the run wrote it (a forged seed or scenario, an edited time or value), or another trace's end row",
