@@ -33,7 +33,7 @@ pub struct Collapse {
 }
 
 /// Watches the events for actors that end on a failure.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CollapseWatch {
     /// Per actor: SQLITE_BUSY answers since its last statement that was not refused.
     busy_streak: BTreeMap<String, u32>,
