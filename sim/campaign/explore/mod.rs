@@ -179,7 +179,7 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
 pub fn list_points(options: &ExploreOptions) -> Result<String> {
     let (_, _, base_scenario) = base_document(options)?;
     let scratch = crate::base::scratch::scratch_folder("explore-", options.scratch.as_deref(), &std::env::temp_dir())?;
-    let (_, seen, _, _) = run_base(&base_scenario, options, scratch.path(), false)?;
+    let (_, seen, _) = run_base(&base_scenario, options, scratch.path(), false)?;
     let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
     let mut out = String::from("point,session,statement,nth,prefix_statements\n");
     for (number, p) in points {
@@ -194,7 +194,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let (base_doc, set_aside, base_scenario) = base_document(options)?;
     let campaign = Campaign::open(&folder_spec(options))?;
     let scratch = campaign.scratch();
-    let (base, seen, base_reads, base_fork) = run_base(&base_scenario, options, scratch, options.prefix == Prefix::Fork)?;
+    let (base, seen, (base_reads, base_fork)) = run_base(&base_scenario, options, scratch, options.prefix == Prefix::Fork)?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.faults.contains(&FaultName::Hang) { HangClass::ALL.to_vec() } else { Vec::new() };
@@ -318,11 +318,11 @@ fn run_base(
     options: &ExploreOptions,
     scratch: &Path,
     snapshots: bool,
-) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>, Arc<BaseRun>, Option<Arc<ForkBase>>)> {
+) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>, BaseRecord)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
     let log = plan.faults.record_points();
-    let (summary, (reads, fork)) = run_recorded(plan, snapshots)?;
-    Ok((summary, log.take(), reads, fork))
+    let (summary, record) = run_recorded(plan, snapshots)?;
+    Ok((summary, log.take(), record))
 }
 
 /// The base run as a launcher starts the conductor: what a conductor crash that never fires
