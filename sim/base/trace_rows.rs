@@ -145,6 +145,15 @@ impl<W: Write> Hashed<W> {
     }
 }
 
+/// A copy that goes on from the same bytes (its hash so far), into a copy of its sink; a
+/// write error met is carried over as its kind and message.
+impl<W: Write + Clone> Clone for Hashed<W> {
+    fn clone(&self) -> Hashed<W> {
+        let write_error = self.write_error.as_ref().map(|e| std::io::Error::new(e.kind(), e.to_string()));
+        Hashed { sink: self.sink.clone(), hasher: self.hasher.clone(), write_error }
+    }
+}
+
 impl<W: Write> Chunks for Hashed<W> {
     fn take(&mut self, pending: &mut Vec<u8>) {
         self.hasher.update(&pending[..]);
@@ -210,6 +219,20 @@ impl<C: Chunks> RowWriter<C> {
         writer
     }
 
+    /// A writer that goes on from this one's rows into `chunks` (a copy of this one's sink,
+    /// which has taken the same bytes): the rows pending, the count and the cached second.
+    pub fn fork_into<D: Chunks>(&self, chunks: D) -> RowWriter<D> {
+        let mut pending = Vec::with_capacity(self.pending.capacity());
+        pending.extend_from_slice(&self.pending);
+        RowWriter {
+            pending,
+            chunks,
+            epoch_unix_ms: self.epoch_unix_ms,
+            rows_written: self.rows_written,
+            second_cache: self.second_cache.clone(),
+        }
+    }
+
     /// Rows written, the header aside: the last row's `seq`.
     pub fn rows_written(&self) -> u64 {
         self.rows_written
@@ -273,6 +296,11 @@ impl<C: Chunks> RowWriter<C> {
     pub fn seal(&mut self) -> (u64, String) {
         self.drain();
         (self.rows_written, self.chunks.hash_so_far())
+    }
+
+    /// Hands what is pending on now.
+    pub fn flush(&mut self) {
+        self.drain();
     }
 
     /// Hands what is pending on.

@@ -110,6 +110,7 @@ fn explore_part(scenario: &str, seed: Option<u64>, sizes: &ProofSizes, runs_dir:
         scratch: None,
         progress_every: usize::MAX,
         force: true,
+        prefix: Default::default(),
     };
     let found = crate::campaign::explore::explore_crashes(&options)?;
     let mut command = format!("explore crashes {scenario} --faults {} --protocol {PROFILE}", fault_list(&FaultName::ALL));

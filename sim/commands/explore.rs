@@ -97,6 +97,15 @@ pub struct ExploreCrashesArgs {
     /// default).
     #[arg(long)]
     pub keep_faults: bool,
+    /// What each run shares of the base run up to its point: fork (start from the base run's
+    /// nearest snapshot before it), reads (run it all again, its reads answered from the base
+    /// run's rows), none (run it all again: the runs one by one). explore.csv is the same
+    /// whichever; they differ in cost.
+    #[arg(long, value_enum, default_value_t = crate::campaign::explore::Prefix::Fork, conflicts_with = "no_fork")]
+    pub prefix: crate::campaign::explore::Prefix,
+    /// `--prefix reads`: every run from its start (explore as it was before runs were forked).
+    #[arg(long)]
+    pub no_fork: bool,
     #[command(flatten)]
     pub jobs: JobsArg,
     #[command(flatten)]
@@ -129,6 +138,7 @@ fn crashes(args: ExploreCrashesArgs, quiet: bool) -> Result<Outcome, Error> {
         scratch: args.scratch.scratch,
         progress_every: if quiet { 0 } else { 500 },
         force: args.force.force,
+        prefix: if args.no_fork { crate::campaign::explore::Prefix::Reads } else { args.prefix },
     };
     if args.list_points {
         print!("{}", crate::campaign::explore::list_points(&options)?);

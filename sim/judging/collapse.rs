@@ -34,7 +34,7 @@ pub struct Collapse {
 }
 
 /// Watches the events for actors that end on a failure.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CollapseWatch {
     /// Per actor: SQLITE_BUSY answers since its last statement that was not refused. Keyed by
     /// the name itself, not its text: every statement of a run passes here, and formatting

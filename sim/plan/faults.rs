@@ -326,6 +326,12 @@ impl FaultPlan {
         ]
     }
 
+    /// Statements every actor has asked to run so far (`PointSeen::statements_before` of the
+    /// next point).
+    pub fn asked(&self) -> u64 {
+        self.asked
+    }
+
     /// Decides the fault, if any, for `actor` about to run `statement`.
     pub fn before_statement(&mut self, actor: &ActorName, statement: Stmt, now_ms: i64) -> Option<Strike> {
         let statements_before = self.asked;

@@ -17,6 +17,7 @@ use crate::base::clock::SimClock;
 use crate::base::dist::Dist;
 use crate::base::error::{Error, Result};
 use crate::plan::faults::FaultPlan;
+use crate::run::fork::{ForkBase, Snapshots};
 use crate::run::observer_thread::{ObserverThread, Observers};
 use crate::world::db::CommsDb;
 use crate::world::event::{ActorEnd, Event, EventKind, EventLog, Who};
@@ -91,6 +92,17 @@ pub struct Engine {
     files_root: PathBuf,
     /// Events of the current step, reused between steps.
     pending: Vec<Event>,
+    /// Events emitted so far (handed to the consumers, or dropped while catching up).
+    emitted: u64,
+    /// This run's part in forking (sim/run/fork.rs).
+    fork: Fork,
+}
+
+/// A base run taking snapshots, or a run forked from one on its way to its snapshot.
+enum Fork {
+    None,
+    Base(Snapshots),
+    Branch { base: std::sync::Arc<ForkBase>, at: usize },
 }
 
 impl Engine {
@@ -127,7 +139,73 @@ impl Engine {
             conductor_busy_backoff: config.conductor_busy_backoff,
         });
         let world = World::new(db, faults, events, config.epoch_unix_ms, config.statement_ms.clone());
-        Ok(Engine { config, runtime, exec, world, consumers: Consumers::new(observers)?, files_root, pending: Vec::new() })
+        let consumers = Consumers::new(observers)?;
+        Ok(Engine { config, runtime, exec, world, consumers, files_root, pending: Vec::new(), emitted: 0, fork: Fork::None })
+    }
+
+    /// Takes snapshots as the run goes, for runs forked from it (sim/run/fork.rs): only of
+    /// consumers on this thread whose trace is a hash (`Observers::fork`).
+    pub fn take_snapshots(&mut self) {
+        self.world.record_playback();
+        self.fork = Fork::Base(Snapshots::default());
+    }
+
+    /// What runs forked from this one start from (`take_snapshots`), once it has run.
+    pub fn take_fork_base(&mut self) -> Option<ForkBase> {
+        let Fork::Base(snapshots) = std::mem::replace(&mut self.fork, Fork::None) else { return None };
+        Some(snapshots.into_base(self.world.take_playback().unwrap_or_default()))
+    }
+
+    /// Makes this run a fork of `base` at its snapshot `at`: its statements answered from the
+    /// base run's record and its events dropped until it reaches the snapshot's step.
+    pub fn fork_from(&mut self, base: std::sync::Arc<ForkBase>, at: usize) {
+        let played = base.snapshots[at].played;
+        self.world.catch_up(crate::world::catch_up::CatchUp::new(base.playback.clone(), played));
+        self.fork = Fork::Branch { base, at };
+    }
+
+    /// Whether a forked run ended before it reached its snapshot: it parted from its base run.
+    pub fn fork_unreached(&self) -> bool {
+        matches!(self.fork, Fork::Branch { .. })
+    }
+
+    /// At a step's boundary (every event before it dispatched): a base run takes a snapshot
+    /// when one is due; a forked run at its snapshot's step takes its database and observers.
+    fn fork_boundary(&mut self) -> Result<()> {
+        match &mut self.fork {
+            Fork::None => Ok(()),
+            Fork::Base(snapshots) => {
+                let asked = self.world.faults().asked();
+                if !snapshots.due(asked) {
+                    return Ok(());
+                }
+                let Consumers::Inline(observers) = &mut self.consumers else { return Ok(()) };
+                let Some(observers) = observers.fork() else { return Ok(()) };
+                let played = self.world.playback().map_or(0, |p| p.len());
+                let db = self.world.db_mut();
+                let (stats, rows) = (db.stats, db.rows_image()?);
+                snapshots.keep(self.exec.events(), asked, played, self.emitted, stats, rows, observers);
+                Ok(())
+            }
+            Fork::Branch { base, at } => {
+                let snapshot = &base.snapshots[*at];
+                let popped = self.exec.events();
+                if popped < snapshot.popped {
+                    return Ok(());
+                }
+                let answered = self.world.caught_up();
+                let same = popped == snapshot.popped
+                    && answered == Some(snapshot.played)
+                    && self.emitted == snapshot.emitted
+                    && self.world.faults().asked() == snapshot.asked;
+                let observers = snapshot.observers().filter(|_| same).ok_or_else(|| Error::harness(crate::world::PARTED))?;
+                let next = usize::try_from(snapshot.stats.statements).expect("a count of statements run");
+                self.world.db_mut().fork_from(snapshot.rows(), snapshot.stats, next)?;
+                self.consumers = Consumers::Inline(Box::new(observers));
+                self.fork = Fork::None;
+                Ok(())
+            }
+        }
     }
 
     /// Adds a top-level actor that starts after `delay_ms`.
@@ -178,6 +256,7 @@ impl Engine {
         let deadline_unix_ms = self.config.epoch_unix_ms + self.config.sim_time_max_ms;
         let mut next_progress_ms = PROGRESS_EVERY_MS;
         loop {
+            self.fork_boundary()?;
             let now_ms = self.runtime.now_ms();
             if now_ms >= next_progress_ms {
                 progress(now_ms, self.config.sim_time_max_ms);
@@ -267,6 +346,12 @@ impl Engine {
     /// Hands every event emitted since the last dispatch to the consumers, in order.
     fn dispatch(&mut self) -> Result<()> {
         self.runtime.events.drain_into(&mut self.pending);
+        self.emitted += self.pending.len() as u64;
+        if self.world.is_catching_up() {
+            // The snapshot's observers have consumed these already (sim/run/fork.rs).
+            self.pending.clear();
+            return Ok(());
+        }
         self.consumers.take(&mut self.pending)
     }
 

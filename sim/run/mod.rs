@@ -1,6 +1,7 @@
 //! One run: scenario + seed → run folder with `comms.db` and `trace.csv`, and a verdict.
 
 pub mod engine;
+pub mod fork;
 pub mod observer_thread;
 
 use std::path::{Path, PathBuf};
@@ -111,6 +112,13 @@ pub struct Execution<'a> {
     /// sim/world/recorder.rs), as a deployment would: off by default, so a run's files are
     /// the same bytes as ever; on, `rehearsal judge --db` can judge the run's comms.db.
     pub record_history: bool,
+    /// Take snapshots for runs forked from this one (`Executed::fork_base`, sim/run/fork.rs):
+    /// only a run whose observers are on its own thread and hash its trace (`Keep::Hash`).
+    pub take_snapshots: bool,
+    /// Fork this run from a base run's snapshot (its index): brought there on the base run's
+    /// replies, then its database and observers taken from it (sim/run/fork.rs). A run that
+    /// parts from its base run before the snapshot ends in the error `fork::parted` tells.
+    pub fork_from: Option<(std::sync::Arc<fork::ForkBase>, usize)>,
 }
 
 /// A finished run: its summary, and the statements it executed when `Execution::record`.
@@ -119,6 +127,8 @@ pub struct Executed {
     pub recorded: Vec<crate::world::db::Recorded>,
     /// Every statement with its rows, when `Execution::record_base`.
     pub base_run: Option<crate::world::read_replay::BaseRun>,
+    /// Its snapshots and replies, when `Execution::take_snapshots`.
+    pub fork_base: Option<fork::ForkBase>,
 }
 
 impl RunOptions {
@@ -143,13 +153,13 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
 /// the verdict) as `how` says. A panic in the run is a harness error here
 /// (sim/base/panic_guard.rs), whoever asked for the run.
 pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
-    let Execution { keep, record, progress, record_base, replay_reads, record_history } = how;
+    let Execution { keep, record, progress, record_base, replay_reads, record_history, take_snapshots, fork_from } = how;
     let mut quiet = |_: i64, _: i64| {};
     let progress: &mut dyn FnMut(i64, i64) = match progress {
         Some(progress) => progress,
         None => &mut quiet,
     };
-    let statements = Statements { record, record_base, replay: replay_reads, history: record_history };
+    let statements = Statements { record, record_base, replay: replay_reads, history: record_history, take_snapshots, fork_from };
     let out_dir = plan.out_dir.clone();
     // Until the run ends its temporaries are removed by a Ctrl-C that ends the command, and
     // its trace too: it takes its name before the database does, and a trace without its
@@ -175,10 +185,12 @@ struct Statements {
     record_base: bool,
     replay: Option<std::sync::Arc<crate::world::read_replay::BaseRun>>,
     history: bool,
+    take_snapshots: bool,
+    fork_from: Option<(std::sync::Arc<fork::ForkBase>, usize)>,
 }
 
 impl Statements {
-    fn apply_to(self, db: &mut CommsDb) -> Result<()> {
+    fn apply_to(&mut self, db: &mut CommsDb) -> Result<()> {
         if self.history {
             db.record_history()?;
         }
@@ -188,10 +200,29 @@ impl Statements {
         if self.record_base {
             db.record_base();
         }
-        if let Some(base) = self.replay {
+        let replays = self.replay.is_some();
+        if let Some(base) = self.replay.take() {
             db.set_replay(base);
         }
+        if !db.forkable() {
+            self.take_snapshots = false;
+            self.fork_from = None;
+        }
+        // A forked run shares the base run's reads after its snapshot, as one that is not.
+        if !replays {
+            self.fork_from = None;
+        }
         Ok(())
+    }
+
+    /// The engine's part in forking: snapshots taken, or the run forked from one.
+    fn apply_to_engine(self, engine: &mut Engine) {
+        if self.take_snapshots {
+            engine.take_snapshots();
+        }
+        if let Some((base, at)) = self.fork_from {
+            engine.fork_from(base, at);
+        }
     }
 }
 
@@ -208,12 +239,14 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
     bound_db(&mut db, &scenario.run)?;
+    let mut statements = statements;
     statements.apply_to(&mut db)?;
     let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
     let config = engine_config(&scenario, seed);
     clear_temp(&out_dir)?;
     let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
     let mut engine = Engine::new(config, clock, db, observers, out_dir.clone(), faults)?;
+    statements.apply_to_engine(&mut engine);
     if let Some(schedule) = schedule {
         engine.set_schedule(schedule);
     }
@@ -225,6 +258,11 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
     }
     let ending = engine.run_with_progress(progress);
+    let ending = match ending {
+        Ok(_) if engine.fork_unreached() => Err(Error::harness(crate::world::PARTED)),
+        ending => ending,
+    };
+    let fork_base = engine.take_fork_base();
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
     let finished = match keep {
@@ -293,7 +331,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         trace_rows,
         trace_hash,
     };
-    Ok(Executed { summary, recorded, base_run })
+    Ok(Executed { summary, recorded, base_run, fork_base })
 }
 
 /// The run's database: a new `comms.db` in `out_dir`, under a temporary name until the run

@@ -239,6 +239,28 @@ impl TraceSink {
         self.rows.rows_written()
     }
 
+    /// A sink that goes on from the rows this one has taken, as this one would: for a sink
+    /// that writes no file (`unwritten`), whose state is its hash so far and the bytes not yet
+    /// hashed. `explore crashes` keeps such copies at its base run's snapshots
+    /// (sim/run/fork.rs); `None` for a sink writing a file.
+    pub fn fork(&mut self) -> Option<TraceSink> {
+        if self.writes_a_file() {
+            return None;
+        }
+        // What is pending is hashed first (a hash does not depend on how its bytes come in
+        // chunks), so the copy holds no pending rows of its own.
+        self.rows.flush();
+        let Destination::Nowhere(hashed) = self.rows.sink() else { return None };
+        Some(TraceSink {
+            rows: self.rows.fork_into(Destination::Nowhere(hashed.clone())),
+            tmp_path: PathBuf::new(),
+            final_path: PathBuf::new(),
+            actor_names: self.actor_names.clone(),
+            observed_buf: String::new(),
+            detail_buf: String::new(),
+        })
+    }
+
     /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.
     pub fn finish(self) -> Result<String> {
         let trace_error = |e: std::io::Error| Error::harness(format!("trace: writing {}: {e}", self.tmp_path.display()));

@@ -9,6 +9,7 @@ use rusqlite::{ffi, Connection, OpenFlags};
 pub mod outcome;
 pub mod prepared;
 pub mod random;
+pub mod rows_image;
 pub mod schema_guard;
 pub mod step_limit;
 pub mod typed;
@@ -253,6 +254,33 @@ impl CommsDb {
         if !self.draws_random && !self.reads_connection_state {
             self.replay = Some(ReadReplay::new(base));
         }
+    }
+
+    /// Whether a run on this connection can be forked from a snapshot of another's rows and
+    /// brought to it on that run's replies (sim/run/fork.rs): what makes its reads replayable
+    /// (`set_replay`: no `random()`, no connection state, which rows alone do not carry), and
+    /// no history recorder (its tables are not a snapshot's).
+    pub fn forkable(&self) -> bool {
+        !self.draws_random && !self.reads_connection_state && !self.history
+    }
+
+    /// Every row of the database now (sim/world/db/rows_image.rs).
+    pub fn rows_image(&self) -> Result<rows_image::RowsImage> {
+        self.prepared.unguarded(rows_image::RowsImage::take).map_err(|e| Error::harness(format!("reading a snapshot of comms.db: {e}")))
+    }
+
+    /// Makes this run's database the one `image` was taken of, with that run's counters
+    /// `stats`, and its reads answered from that run's record from its statement `next` on
+    /// (a forked run at its snapshot, sim/run/fork.rs).
+    pub fn fork_from(&mut self, image: &rows_image::RowsImage, stats: DbStats, next: usize) -> Result<()> {
+        let put = self.prepared.unguarded(|conn| image.put_back(conn));
+        put.map_err(|e| Error::harness(format!("putting a snapshot's rows into comms.db: {e}")))?;
+        self.changes.lock().expect("the hook never panics").clear();
+        self.stats = stats;
+        if let Some(replay) = &mut self.replay {
+            replay.resume_at(next);
+        }
+        Ok(())
     }
 
     /// Whether this connection, its run finished, can stand for a new file in the next run

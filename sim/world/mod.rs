@@ -7,6 +7,7 @@
 //! fires at a statement boundary, so "between state and message" is exact. A hang after a
 //! statement holds its result until the hang is over: the session's next step waits for it.
 
+pub mod catch_up;
 pub mod db;
 pub mod db_pool;
 pub mod event;
@@ -147,7 +148,16 @@ pub struct World {
     /// Results of statements a hang `after:` froze their session on, handed over when the
     /// actor wakes at the hang's end (its request comes back then, and is not run again).
     held: BTreeMap<ActorId, SqlReply>,
+    /// `Some` while recording every statement's reply for runs forked from this one
+    /// (sim/world/catch_up.rs).
+    playback: Option<catch_up::Playback>,
+    /// `Some` while answering statements from a base run's record, up to its snapshot.
+    catch_up: Option<catch_up::CatchUp>,
 }
+
+/// What ends a run whose statements parted from its base run's before the snapshot it was
+/// to start from (sim/world/catch_up.rs): its explorer makes it again the old way.
+pub const PARTED: &str = "the run parted from its base run before the snapshot it was forked at";
 
 type SqlReply = std::result::Result<SqlOutcome, SqlFailure>;
 
@@ -184,7 +194,43 @@ impl World {
             waiters: BTreeMap::new(),
             busy_chain: BTreeMap::new(),
             held: BTreeMap::new(),
+            playback: None,
+            catch_up: None,
         }
+    }
+
+    /// Records every statement's reply from now on, for runs forked from this one.
+    pub fn record_playback(&mut self) {
+        self.playback = Some(catch_up::Playback::default());
+    }
+
+    /// The replies recorded so far (`record_playback`).
+    pub fn playback(&self) -> Option<&catch_up::Playback> {
+        self.playback.as_ref()
+    }
+
+    pub fn take_playback(&mut self) -> Option<catch_up::Playback> {
+        self.playback.take()
+    }
+
+    /// Answers statements from a base run's record (`catch_up`) until `caught_up`.
+    pub fn catch_up(&mut self, catch_up: catch_up::CatchUp) {
+        self.catch_up = Some(catch_up);
+    }
+
+    /// Ends answering from the record: the statements it answered. The database must then
+    /// be the base run's at that statement (`db_mut`).
+    pub fn caught_up(&mut self) -> Option<usize> {
+        self.catch_up.take().map(|c| c.answered())
+    }
+
+    pub fn is_catching_up(&self) -> bool {
+        self.catch_up.is_some()
+    }
+
+    /// The run's database, for a snapshot to be taken or restored.
+    pub fn db_mut(&mut self) -> &mut CommsDb {
+        &mut self.db
     }
 
     pub fn faults(&self) -> &FaultPlan {
@@ -436,30 +482,45 @@ impl World {
         task_id: &str,
         name: &ActorName,
     ) -> Result<std::result::Result<(SqlOutcome, Observed), (FailureKind, String)>> {
+        let played = match &mut self.catch_up {
+            Some(catch_up) => catch_up.answer(stmt, params, self.db.clock().now_unix_ms()).ok_or_else(|| Error::harness(PARTED))?,
+            None => self.run_statement(stmt, params, task_id, name)?,
+        };
+        Ok(played.map(|(outcome, observed)| {
+            let polled = if stmt == Stmt::PollTasks { polled_rows(&outcome) } else { Vec::new() };
+            let observed = Observed {
+                before: observed.before,
+                after: observed.after,
+                message: observed.message,
+                more_messages: observed.more_messages,
+                other_rows: observed.other_rows,
+                polled,
+                rows_affected: 0,
+            };
+            (outcome, observed)
+        }))
+    }
+
+    /// Runs one statement on the database: its answer with what was observed around it, or
+    /// the protocol failure it met (recorded for runs forked from this one, `record_playback`).
+    fn run_statement(&mut self, stmt: Stmt, params: &Params, task_id: &str, name: &ActorName) -> Result<catch_up::Played> {
+        let at_unix_ms = self.db.clock().now_unix_ms();
         let executed = self.db.execute_observed(stmt, params, task_id);
         // Recording (calibrate): the statement recorded is this actor's.
         if let Some(last) = self.db.recorded.as_mut().and_then(|r| r.last_mut()).filter(|r| r.actor.is_empty()) {
             last.actor = name.to_string();
         }
-        match executed {
-            Ok((outcome, observed)) => {
-                let polled = if stmt == Stmt::PollTasks { polled_rows(&outcome) } else { Vec::new() };
-                let observed = Observed {
-                    before: observed.before,
-                    after: observed.after,
-                    message: observed.message,
-                    more_messages: observed.more_messages,
-                    other_rows: observed.other_rows,
-                    polled,
-                    rows_affected: 0,
-                };
-                Ok(Ok((outcome, observed)))
-            }
+        let played = match executed {
+            Ok(answer) => Ok(answer),
             Err(e) => match protocol_failure(&e) {
-                Some(kind) => Ok(Err((kind, e.to_string()))),
-                None => Err(self.harness_error(stmt, name, &e)),
+                Some(kind) => Err((kind, e.to_string())),
+                None => return Err(self.harness_error(stmt, name, &e)),
             },
+        };
+        if let Some(playback) = &mut self.playback {
+            playback.push(stmt, params, at_unix_ms, &played);
         }
+        Ok(played)
     }
 
     /// I/O trouble is the machine's, not the protocol's: name the file, and what usually

@@ -75,6 +75,14 @@ impl ReadReplay {
         ReadReplay { base, next: 0, matching: true, running: None }
     }
 
+    /// Goes on from the base run's statement `next`: a run forked at a snapshot of the base
+    /// run taken after `next` statements (sim/run/fork.rs), which got there on the base run's
+    /// own replies and so matched every one before it.
+    pub fn resume_at(&mut self, next: usize) {
+        self.next = next;
+        self.running = None;
+    }
+
     /// Before `stmt` runs with `params` at `at_unix_ms`: the base run's rows when this and
     /// every statement before it are the base run's and this is a read that succeeded there.
     /// `None`: run it (a write, or anything once the runs have parted).

@@ -55,6 +55,7 @@ fn explore_places_an_io_error_that_is_the_scenarios_own() {
         scratch: None,
         progress_every: 0,
         force: false,
+        prefix: Default::default(),
     };
     let listed = rehearsal::campaign::explore::list_points(&options).unwrap();
     let point = listed.lines().find(|l| l.contains(",task-01.S1,set_needs_review,1,")).expect("S1 sets needs_review");

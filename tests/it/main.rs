@@ -33,6 +33,7 @@ mod examples;
 mod exit_requested;
 mod explanations;
 mod explore;
+mod explore_fork;
 mod faults;
 mod faults_fired;
 mod fidelity_table;

@@ -22,19 +22,22 @@
 //! Runs go through the sweep's pool (results in job order, whatever `--jobs`); Ctrl-C keeps
 //! the finished runs, marked incomplete, and explore.csv is checkpointed as they finish.
 //!
-//! Prefix sharing is done for reads only: an explored run answers each read from the base
-//! run's rows while every statement it has executed is the base run's (sim/world/read_replay.rs),
-//! and runs its writes, actors, trace and oracles as before. Whole prefix sharing is not done.
-//! Every explored run repeats the base run up to its point, and
-//! starting it from a snapshot there would skip that work; but a snapshot of a run is more
-//! than its `comms.db` (which SQLite's backup API could copy): it is the executor's queue and
-//! every actor's suspended `async` future, and an actor's whole memory is its future
-//! (ARCHITECTURE.md), which Rust can neither clone nor serialize. Sharing would need the
-//! actors rewritten as explicit, cloneable state machines, or a fork of the whole process at
-//! each point (AFL's fork server) — with the worker threads of a parallel exploration and a
-//! live SQLite connection in it, not something that stays deterministic and safe. Instead
-//! each row records the statements before its point, and the summary says how many of all
-//! the statements run that is: what sharing would have saved.
+//! Each run is forked at its point (issue 47, `--prefix fork`, sim/run/fork.rs): the base run
+//! keeps a snapshot every so many statements (the rows of `comms.db`, its counters and a copy
+//! of its observers: the checker and coverage are plain data, the trace a hash so far) and a
+//! record of what the world made of each statement. A run whose point lies after a snapshot
+//! is brought to it on the base run's replies — its actors, executor, write lock and fault
+//! plan run again, SQLite is not asked and the events are not consumed — then takes the
+//! snapshot's database and observers and goes on as any run, its reads answered from the base
+//! run's rows while it is still the base run (sim/world/read_replay.rs). The actors are run
+//! again rather than copied because an actor's whole memory is its suspended `async` future
+//! (ARCHITECTURE.md), which Rust can neither clone nor serialise. Everything the catch-up
+//! relies on is checked as it goes; a run that parts from the base run before its snapshot is
+//! made again from its start. `--prefix reads` (`--no-fork`) makes every run from its start
+//! with its reads shared, as before issue 47, and `--prefix none` every run whole, as its runs
+//! one by one: the rows are the same bytes every way (tests/it/explore_fork.rs). Each row
+//! records the statements before its point, and the summary says how many of all the
+//! statements run that is.
 
 mod by_statement;
 pub(crate) mod document;
@@ -61,6 +64,7 @@ use crate::campaign::{Campaign, DistinctFailure, FolderSpec};
 use crate::input::scenario::Scenario;
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
+use crate::run::fork::ForkBase;
 use crate::run::RunSummary;
 use crate::vocab::{FaultName, RunOutcome};
 use crate::world::read_replay::BaseRun;
@@ -91,6 +95,24 @@ pub struct ExploreOptions {
     pub progress_every: usize,
     /// Replace what an earlier command left in `out` (refused without it: sim/base/out_folder.rs).
     pub force: bool,
+    /// What each run shares of the base run's prefix (`--prefix`): explore.csv is the same
+    /// whichever.
+    pub prefix: Prefix,
+}
+
+/// What an explored run shares of the base run up to its point. Every one gives the same
+/// rows, byte for byte; they differ in what they cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Prefix {
+    /// Start from the base run's nearest snapshot before the point (sim/run/fork.rs), the
+    /// actors brought there on the base run's replies.
+    #[default]
+    Fork,
+    /// Run the whole prefix again, its reads answered from the base run's rows
+    /// (sim/world/read_replay.rs): explore as it was before issue 47.
+    Reads,
+    /// Run the whole prefix again, every statement on SQLite: the runs made one by one.
+    None,
 }
 
 /// A finished (or interrupted) exploration.
@@ -119,6 +141,13 @@ pub struct Exploration {
     /// What the base run and every finished run exercised.
     pub coverage: Coverage,
     pub interrupted: bool,
+    /// Runs started from a snapshot of the base run, and of them those that parted from it
+    /// before the snapshot and were made again from the start (none, while the argument of
+    /// sim/run/fork.rs holds). Counted, never written to an output.
+    pub forked: usize,
+    pub parted: usize,
+    /// What the runs shared of the base run's prefix (`--prefix`), which the `prefix` line says.
+    pub prefix: Prefix,
 }
 
 impl Exploration {
@@ -150,7 +179,7 @@ fn base_document(options: &ExploreOptions) -> Result<(toml::Table, usize, Scenar
 pub fn list_points(options: &ExploreOptions) -> Result<String> {
     let (_, _, base_scenario) = base_document(options)?;
     let scratch = crate::base::scratch::scratch_folder("explore-", options.scratch.as_deref(), &std::env::temp_dir())?;
-    let (_, seen, _) = run_base(&base_scenario, options, scratch.path())?;
+    let (_, seen, _) = run_base(&base_scenario, options, scratch.path(), false)?;
     let points = points::select(&points::points(&seen), &options.sessions, &options.points)?;
     let mut out = String::from("point,session,statement,nth,prefix_statements\n");
     for (number, p) in points {
@@ -165,7 +194,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
     let (base_doc, set_aside, base_scenario) = base_document(options)?;
     let campaign = Campaign::open(&folder_spec(options))?;
     let scratch = campaign.scratch();
-    let (base, seen, base_reads) = run_base(&base_scenario, options, scratch)?;
+    let (base, seen, (base_reads, base_fork)) = run_base(&base_scenario, options, scratch, options.prefix == Prefix::Fork)?;
     let all_points = points::points(&seen);
     let points = points::select(&all_points, &options.sessions, &options.points)?;
     let classes: Vec<HangClass> = if options.faults.contains(&FaultName::Hang) { HangClass::ALL.to_vec() } else { Vec::new() };
@@ -175,7 +204,11 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         0 => None,
         _ => Some(run_with_launcher(&base_scenario, options, scratch)?),
     };
-    let launcher_hash = launcher.as_ref().map(|(summary, _)| summary.trace_hash.clone());
+    let launcher_hash = launcher.as_ref().map(|(summary, _, _)| summary.trace_hash.clone());
+    let (launcher_reads, launcher_fork) = match launcher {
+        Some((_, reads, fork)) => (Some(reads), fork),
+        None => (None, None),
+    };
     let explorer = Explorer {
         options,
         base_doc,
@@ -183,7 +216,11 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         base_hash: base.trace_hash.clone(),
         launcher_hash: launcher_hash.clone(),
         base_reads,
-        launcher_reads: launcher.map(|(_, reads)| reads),
+        launcher_reads,
+        base_fork,
+        launcher_fork,
+        forked: Default::default(),
+        parted: Default::default(),
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
         scratch,
     };
@@ -206,6 +243,9 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         failures: Vec::new(),
         coverage,
         interrupted: crate::base::interrupt::interrupted(),
+        forked: explorer.forked.load(std::sync::atomic::Ordering::Relaxed),
+        parted: explorer.parted.load(std::sync::atomic::Ordering::Relaxed),
+        prefix: options.prefix,
     };
     exploration.failures = crate::campaign::group(&mut exploration.rows);
     for failure in &exploration.failures {
@@ -267,33 +307,48 @@ fn faults_placed(kinds: &[FaultName], classes: &[HangClass]) -> String {
     what.join(", ")
 }
 
-/// The base run, its fault plan recording every point it reaches, and every statement it
-/// executed with its rows, which the explored runs share up to where they part
-/// (sim/world/read_replay.rs).
+/// A base run's statements with their rows, which the explored runs share up to where they
+/// part (sim/world/read_replay.rs), and its snapshots, which they are forked from
+/// (sim/run/fork.rs; with `--prefix fork`).
+type BaseRecord = (Arc<BaseRun>, Option<Arc<ForkBase>>);
+
+/// The base run, its fault plan recording every point it reaches, and its record (`BaseRecord`).
 fn run_base(
     scenario: &Scenario,
     options: &ExploreOptions,
     scratch: &Path,
-) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>, Arc<BaseRun>)> {
+    snapshots: bool,
+) -> Result<(RunSummary, Vec<crate::plan::faults::PointSeen>, BaseRecord)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("base")))?;
     let log = plan.faults.record_points();
-    let executed = crate::run::execute(plan, recording_base())?;
-    Ok((executed.summary, log.take(), Arc::new(executed.base_run.unwrap_or_default())))
+    let (summary, record) = run_recorded(plan, snapshots)?;
+    Ok((summary, log.take(), record))
 }
 
 /// The base run as a launcher starts the conductor: what a conductor crash that never fires
 /// leaves (the launcher is an actor of its own, with its own rows in the trace), and its
-/// statements, which a conductor crash's run shares up to its point.
-fn run_with_launcher(scenario: &Scenario, options: &ExploreOptions, scratch: &Path) -> Result<(RunSummary, Arc<BaseRun>)> {
+/// record, which a conductor crash's run shares up to its point.
+fn run_with_launcher(
+    scenario: &Scenario,
+    options: &ExploreOptions,
+    scratch: &Path,
+) -> Result<(RunSummary, Arc<BaseRun>, Option<Arc<ForkBase>>)> {
     let mut plan = RunPlan::resolve(scenario, options.seed, &options.variants, Some(scratch.join("launcher")))?;
     plan.launcher = true;
-    let executed = crate::run::execute(plan, recording_base())?;
+    let (summary, (reads, fork)) = run_recorded(plan, options.prefix == Prefix::Fork)?;
     let _ = std::fs::remove_dir_all(scratch.join("launcher"));
-    Ok((executed.summary, Arc::new(executed.base_run.unwrap_or_default())))
+    Ok((summary, reads, fork))
 }
 
-fn recording_base() -> crate::run::Execution<'static> {
-    crate::run::Execution { record_base: true, ..Default::default() }
+/// Runs a base run recording its statements, and with `snapshots` taking them: it then keeps
+/// only its trace's hash, as the runs forked from it do (a snapshot's observers are a hash
+/// so far, sim/run/fork.rs); its summary is the same either way.
+fn run_recorded(plan: RunPlan, snapshots: bool) -> Result<(RunSummary, BaseRecord)> {
+    let keep = if snapshots { crate::run::Keep::Hash } else { crate::run::Keep::Everything };
+    let how = crate::run::Execution { record_base: true, take_snapshots: snapshots, keep, ..Default::default() };
+    let executed = crate::run::execute(plan, how)?;
+    let fork = executed.fork_base.filter(|base| !base.snapshots.is_empty()).map(Arc::new);
+    Ok((executed.summary, (Arc::new(executed.base_run.unwrap_or_default()), fork)))
 }
 
 /// explore.csv, coverage.csv, summary.md, and the marker while runs are missing.

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::outcome::{PointOutcome, PointRow};
-use super::Exploration;
+use super::{Exploration, Prefix};
 use crate::base::error::Result;
 use crate::vocab::RunOutcome;
 
@@ -83,11 +83,13 @@ impl Exploration {
             let _ = writeln!(out, "error at point {} ({}): {}", row.point, row.placed(), row.first_violation);
         }
         let (prefix, all) = self.prefix_statements();
-        let _ = writeln!(
-            out,
-            "prefix       {prefix} of {all} statements ({:.0} %) ran again before their point: what prefix sharing would save",
-            percent(prefix, all)
-        );
+        let shared = match self.prefix {
+            Prefix::Fork => "each run forked from the base run's last snapshot before its point (--prefix)",
+            Prefix::Reads => "ran again, their reads answered from the base run's (--prefix reads)",
+            Prefix::None => "ran again (--prefix none)",
+        };
+        let _ =
+            writeln!(out, "prefix       {prefix} of {all} statements ({:.0} %) were before their point: {shared}", percent(prefix, all));
         out
     }
 
@@ -125,7 +127,7 @@ impl Exploration {
 
 const CONDUCTOR_NOTE: &str = "**The conductor's points** (`conductor`, `conductor.S2`, …; a review's statements count with its conductor session) get a crash before and after each (`[[faults.conductor_crash]]`), which brings the launcher that starts the next conductor session (docs/protocol.md C34). They get no hang with `--hangs`: the conductor's one hang, `[[faults.conductor_down]]`, is a window of simulated time, and a window opened at the instant of a point is not a hang at the point (other actors' events of that instant may come before or after it).";
 
-const PREFIX_NOTE: &str = "**Prefix sharing** is not done: every run starts from the scenario's beginning. The `prefix` line counts the statements the runs ran before their fault's point — identical, statement for statement, to the base run's — which a run resumed from a snapshot of the base run at its point would have skipped (see `sim/campaign/explore/mod.rs` for why there is no such snapshot).";
+const PREFIX_NOTE: &str = "**Prefix sharing**: the `prefix` line counts the statements the runs had before their fault's point — identical, statement for statement, to the base run's. With `--prefix fork` (the default) a run starts from the base run's last snapshot before its point, its actors brought there on the base run's replies, so it runs only the few statements between the snapshot and the point again (their reads answered from the base run's rows); `--prefix reads` and `none` run them all again. The rows are the same bytes every way (see `sim/campaign/explore/mod.rs` and `sim/run/fork.rs`).";
 
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {

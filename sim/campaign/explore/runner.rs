@@ -4,17 +4,19 @@
 //! replay file and the run folder of its first point, run again (runs are deterministic).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use toml::Table;
 
 use super::outcome::PointRow;
 use super::points::Job;
-use super::{document, report, Exploration, ExploreOptions, HangClass};
+use super::{document, report, Exploration, ExploreOptions, HangClass, Prefix};
 use crate::base::error::Result;
 use crate::campaign::{Campaign, DistinctFailure};
 use crate::judging::coverage::Coverage;
 use crate::plan::RunPlan;
+use crate::run::fork::ForkBase;
 use crate::run::{Execution, Keep, RunSummary};
 use crate::world::read_replay::BaseRun;
 
@@ -33,6 +35,13 @@ pub(super) struct Explorer<'a> {
     pub base_reads: Arc<BaseRun>,
     /// The same of the base run with the launcher, for a conductor crash's runs.
     pub launcher_reads: Option<Arc<BaseRun>>,
+    /// The base run's snapshots, which a run is forked from near its point (sim/run/fork.rs;
+    /// `--prefix fork`), and the launcher's, for a conductor crash's runs.
+    pub base_fork: Option<Arc<ForkBase>>,
+    pub launcher_fork: Option<Arc<ForkBase>>,
+    /// Runs forked, and of them those that parted from their base run before their snapshot.
+    pub forked: AtomicUsize,
+    pub parted: AtomicUsize,
     pub scratch: &'a Path,
 }
 
@@ -59,20 +68,41 @@ impl Explorer<'_> {
     }
 
     /// Runs `job` into `dir` (the scenario named by its original path, as the base run),
-    /// keeping there what `keep` says and answering reads from `replay_reads`.
-    fn run(&self, job: &Job, dir: &Path, keep: Keep, replay_reads: Option<Arc<BaseRun>>) -> Result<RunSummary> {
+    /// keeping there what `keep` says, answering reads from `replay_reads` and forked from
+    /// `fork_from`.
+    fn run(
+        &self,
+        job: &Job,
+        dir: &Path,
+        keep: Keep,
+        replay_reads: Option<Arc<BaseRun>>,
+        fork_from: Option<(Arc<ForkBase>, usize)>,
+    ) -> Result<RunSummary> {
         let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
         let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
-        Ok(crate::run::execute(plan, Execution { keep, replay_reads, ..Execution::default() })?.summary)
+        Ok(crate::run::execute(plan, Execution { keep, replay_reads, fork_from, ..Execution::default() })?.summary)
     }
 
     /// The run `job`'s run is until its fault fires: the base run, or for a conductor crash
-    /// the base run with the launcher.
-    fn reads_for(&self, job: &Job) -> Arc<BaseRun> {
-        match (&self.launcher_reads, job.point.target.is_conductor()) {
-            (Some(reads), true) => reads.clone(),
-            _ => self.base_reads.clone(),
+    /// the base run with the launcher (`None` with `--prefix none`).
+    fn reads_for(&self, job: &Job) -> Option<Arc<BaseRun>> {
+        if self.options.prefix == Prefix::None {
+            return None;
         }
+        match (&self.launcher_reads, job.point.target.is_conductor()) {
+            (Some(reads), true) => Some(reads.clone()),
+            _ => Some(self.base_reads.clone()),
+        }
+    }
+
+    /// The snapshot `job`'s run starts from: that run's last before the point.
+    fn fork_for(&self, job: &Job) -> Option<(Arc<ForkBase>, usize)> {
+        let base = match (&self.launcher_fork, job.point.target.is_conductor()) {
+            (Some(fork), true) => fork,
+            (None, true) => return None,
+            _ => self.base_fork.as_ref()?,
+        };
+        Some((base.clone(), base.nearest(job.point.statements_before)?))
     }
 
     /// One run in its own scratch folder, removed after; a harness error is its row's. Its
@@ -82,7 +112,18 @@ impl Explorer<'_> {
     /// is run again in full, with neither, by `save_failure`, which checks the trace hash.
     fn run_job(&self, index: usize, job: &Job) -> (PointRow, Coverage) {
         let dir = self.scratch.join(format!("run-{index}"));
-        let result = self.run(job, &dir, Keep::Hash, Some(self.reads_for(job)));
+        let fork = self.fork_for(job);
+        let forked = fork.is_some();
+        let mut result = self.run(job, &dir, Keep::Hash, self.reads_for(job), fork);
+        if forked {
+            self.forked.fetch_add(1, Ordering::Relaxed);
+            if result.as_ref().is_err_and(crate::run::fork::parted) {
+                // Never while sim/run/fork.rs's argument holds; if it does not, the run made
+                // from its start is the one to trust.
+                self.parted.fetch_add(1, Ordering::Relaxed);
+                result = self.run(job, &dir, Keep::Hash, self.reads_for(job), None);
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
         match result {
             Ok(summary) => (PointRow::finished(job, &summary, self.reference_hash(job)), summary.coverage),
@@ -109,7 +150,7 @@ impl Explorer<'_> {
             let (seed, variants) = (self.seed, &self.options.variants);
             document::replay_file(&self.document(job), &header, seed, variants, &self.options.scenario, &out.join("failures"))
         };
-        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir, Keep::Everything, None), replay)
+        crate::campaign::save_failure(out, failure, &row.trace_hash, |dir| self.run(job, dir, Keep::Everything, None, None), replay)
     }
 }
 

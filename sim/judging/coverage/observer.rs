@@ -45,7 +45,7 @@ fn hung_before(hangs: &[(i64, i64)], t_ms: i64) -> bool {
     hangs.iter().any(|(from, _)| *from < t_ms)
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CoverageObserver {
     coverage: Coverage,
     sessions: Sessions,
@@ -57,7 +57,7 @@ pub struct CoverageObserver {
 /// The sessions seen, by id and by task. Every event looks its session up by id, hashed
 /// (issue 17); a write's contexts read only the sessions of its task, which the index by
 /// task finds without a pass over every session of the run (1 % of fleet-day, issue 17).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Sessions {
     index_by_id: HashMap<String, usize, NameHash>,
     seen: Vec<SessionSeen>,

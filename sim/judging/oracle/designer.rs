@@ -106,7 +106,7 @@ impl DesignerFigures {
 }
 
 /// What the figures need to remember between events.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct DesignerMeter {
     /// Per task: when the conductor created its row, until its first claim.
     created_ms: BTreeMap<String, i64>,

@@ -254,7 +254,7 @@ type Spans = Vec<(i64, i64)>;
 
 /// Spans kept in order of their start, so the ones meeting a window are found by bisection:
 /// a day's run has thousands of jittered sleeps, and every heartbeat age cuts a window.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct SpanList {
     spans: Spans,
     /// The longest span, so a window's bisection reaches every span that may overlap it.
@@ -278,7 +278,7 @@ impl SpanList {
 }
 
 /// What the attribution keeps of the event stream: the instants it cuts windows at.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Attribution {
     thresholds: Thresholds,
     /// Per session: its hangs (from, until).

@@ -111,7 +111,7 @@ fn healthy_tasks_at(truth: &Truth, t_ms: i64) -> Vec<(&str, &str)> {
     truth.sessions.iter().filter(healthy).map(|(id, s)| (s.task_id.as_str(), id.as_str())).collect()
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Meter {
     pub measured: Measurements,
     /// The instants latencies are cut at, from every event of the run.

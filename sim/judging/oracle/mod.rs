@@ -119,7 +119,7 @@ pub enum Seen<'a> {
 
 /// Where rules report: every violation, each marked whether it is the first of its rule and
 /// subject (issue 26: violations.csv lists them all, summary.md the first of each).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Findings {
     pub violations: Vec<Violation>,
     /// Per rule, the subjects reported: looked up by `&str`, so a repeat costs no copy.
@@ -145,6 +145,9 @@ impl Findings {
     }
 }
 
+/// Plain data throughout: a clone judges what follows as this one would (explore's snapshots,
+/// sim/run/fork.rs).
+#[derive(Clone)]
 pub struct Checker {
     truth: Truth,
     rules: Vec<Box<dyn Rule>>,

@@ -81,7 +81,7 @@ pub enum StaleTruth {
     Unknown,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Truth {
     pub sessions: BTreeMap<String, SessionTruth>,
     /// The session each task row names, as of the last write seen.

@@ -28,6 +28,7 @@ pub fn checker(settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(AllowedTransitions::new(settings))
 }
 
+#[derive(Clone)]
 pub struct AllowedTransitions {
     settings: ProtocolSettings,
     /// Per task: who may make the implied transitions out of its current state.
@@ -201,7 +202,7 @@ impl AllowedTransitions {
 /// Per task, the musician request behind its current state: the session whose write moved the
 /// row into `needs_review` or `error`, and, once the conductor answers it, that same session
 /// stays the one the answer (`review_approved`, `review_failed`) is for.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Requests {
     /// Task → (the state the request set or the answer, the requesting session, when it set it).
     by_task: BTreeMap<String, (TaskState, String, i64)>,

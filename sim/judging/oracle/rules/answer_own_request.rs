@@ -23,7 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(AnswerOwnRequest::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct AnswerOwnRequest {
     /// Per session: the last conductor answer it handled (message id, the requester, when).
     last_answer: BTreeMap<String, (i64, String, i64)>,

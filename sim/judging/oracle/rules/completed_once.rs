@@ -22,7 +22,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(CompletedOnce::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CompletedOnce {
     /// Per task: the session that completed it first, and when.
     completed_by: BTreeMap<String, (String, i64)>,

@@ -19,6 +19,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(ConductorOutlastsSessions)
 }
 
+#[derive(Clone)]
 pub struct ConductorOutlastsSessions;
 
 impl Rule for ConductorOutlastsSessions {

@@ -20,6 +20,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(FinishedRowUntouched)
 }
 
+#[derive(Clone)]
 pub struct FinishedRowUntouched;
 
 impl Rule for FinishedRowUntouched {

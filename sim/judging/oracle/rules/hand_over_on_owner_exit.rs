@@ -23,6 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
 }
 
 /// A replaced session's `exited` on its successor's row.
+#[derive(Clone)]
 struct ForeignExit {
     writer: String,
     owner: String,
@@ -31,7 +32,7 @@ struct ForeignExit {
     seen_ms: Option<i64>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct HandOverOnOwnerExit {
     /// Per task: the foreign `exited` the conductor may act on.
     foreign: BTreeMap<String, ForeignExit>,

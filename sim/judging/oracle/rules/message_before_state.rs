@@ -23,7 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(MessageBeforeState::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MessageBeforeState {
     /// Per session: message types written since its last state change.
     since_state: BTreeMap<String, Vec<String>>,

@@ -21,7 +21,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(MessageToExistingTask::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MessageToExistingTask {
     /// Task ids whose row the run has shown to exist.
     rows: BTreeSet<String>,

@@ -22,13 +22,13 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(MessagesSeenOnce::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MessagesSeenOnce {
     /// Per message: reads by the task's owner, and reads by a session that no longer owned it.
     reads: BTreeMap<i64, Reads>,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Reads {
     by_owner: Vec<(String, i64)>,
     by_replaced: Vec<(String, i64)>,

@@ -44,12 +44,30 @@ impl RuleDoc {
     }
 }
 
-pub trait Rule: Send {
+pub trait Rule: Send + RuleClone {
     fn doc(&self) -> &'static RuleDoc;
     /// Judges one event against the truth as it stood before it.
     fn see(&mut self, seen: &Seen, truth: &Truth, findings: &mut Findings);
     /// Judges the run's end.
     fn finish(&mut self, _end_ms: i64, _truth: &Truth, _findings: &mut Findings) {}
+}
+
+/// A rule's state copied whole: `Checker`'s clone, which `explore crashes` takes at its base
+/// run's snapshots (sim/run/fork.rs). Every rule is plain data, so `derive(Clone)` gives it.
+pub trait RuleClone {
+    fn clone_box(&self) -> Box<dyn Rule>;
+}
+
+impl<T: Rule + Clone + 'static> RuleClone for T {
+    fn clone_box(&self) -> Box<dyn Rule> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn Rule> {
+    fn clone(&self) -> Box<dyn Rule> {
+        self.clone_box()
+    }
 }
 
 /// Each rule's unit, its documentation and its checker, from `vocab::rule_table!`: the one

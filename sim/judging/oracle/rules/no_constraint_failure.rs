@@ -19,6 +19,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(NoConstraintFailure)
 }
 
+#[derive(Clone)]
 pub struct NoConstraintFailure;
 
 impl Rule for NoConstraintFailure {

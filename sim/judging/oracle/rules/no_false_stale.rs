@@ -23,7 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(NoFalseStale::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct NoFalseStale {
     /// Per task: the declaration awaiting its hand-over (session, heartbeat age read, when
     /// the poll read it, when declared).

@@ -23,7 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(NoRelaunchWhileClaimPending::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct NoRelaunchWhileClaimPending {
     /// Sessions that ran their claim (taken or blocked by the guard) or wrote a fallback row.
     tried: BTreeSet<String>,

@@ -19,6 +19,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(NothingAfterTerminal)
 }
 
+#[derive(Clone)]
 pub struct NothingAfterTerminal;
 
 impl Rule for NothingAfterTerminal {

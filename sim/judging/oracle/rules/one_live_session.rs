@@ -20,6 +20,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(OneLiveSession)
 }
 
+#[derive(Clone)]
 pub struct OneLiveSession;
 
 impl Rule for OneLiveSession {

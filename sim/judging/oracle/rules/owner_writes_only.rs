@@ -20,6 +20,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(OwnerWritesOnly)
 }
 
+#[derive(Clone)]
 pub struct OwnerWritesOnly;
 
 impl Rule for OwnerWritesOnly {

@@ -22,7 +22,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(RequestAnsweredOnce::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RequestAnsweredOnce {
     /// Per task: the request (id) the conductor's next message answers, and its requester.
     pending: BTreeMap<String, (i64, String)>,

@@ -19,6 +19,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(RetryCountAtMost5)
 }
 
+#[derive(Clone)]
 pub struct RetryCountAtMost5;
 
 impl Rule for RetryCountAtMost5 {

@@ -23,7 +23,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(RetryCountCountsErrors::default())
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct RetryCountCountsErrors {
     /// Per task: error reports since the last claim.
     errors: BTreeMap<String, i64>,

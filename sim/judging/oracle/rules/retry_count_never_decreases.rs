@@ -20,6 +20,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
     Box::new(RetryCountNeverDecreases)
 }
 
+#[derive(Clone)]
 pub struct RetryCountNeverDecreases;
 
 impl Rule for RetryCountNeverDecreases {

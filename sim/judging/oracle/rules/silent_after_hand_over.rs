@@ -25,6 +25,7 @@ pub fn checker(_settings: &ProtocolSettings) -> Box<dyn Rule> {
 }
 
 /// The owner a launch replaced, until the successor claims.
+#[derive(Clone)]
 struct HandedOver {
     owner: String,
     successor: String,
@@ -32,7 +33,7 @@ struct HandedOver {
     launched_ms: i64,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SilentAfterHandOver {
     /// Per task: the session handed over whose successor has not claimed yet.
     waiting: BTreeMap<String, HandedOver>,
