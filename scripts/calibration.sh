@@ -15,6 +15,8 @@
 # table from them. A folder of before without load.json is completed from its comparison.md
 # (seed, speedup, timeout, keep-open, closed loop) and DIR/contention-N.toml. DIR/measured.txt,
 # if there, says when and at what load average the loads were measured (the full run writes it).
+# Both modes end with `calibrate predict` on every load, the prediction's holds and service
+# times drawn from the next repeat of the same load (`--inputs-from`), not from the load itself.
 # Settings: REPEATS (3), SECONDS_PER_LOAD (60), OUT (reports/calibration), OPEN_LOOP (unset),
 # BIN (a built binary: skip the build), PREDICT_ONLY (unset).
 set -eu
@@ -28,26 +30,35 @@ if [ -z "${BIN:-}" ]; then
     cargo build --release --locked
     BIN=./target/release/rehearsal
 fi
+predict_all() {
+for dir in "$OUT"/load-*-*-*/; do
+    dir=${dir%/}
+    [ -f "$dir/load.csv" ] || continue
+    flags=""
+    if [ ! -f "$dir/load.json" ]; then
+        md="$dir/comparison.md"
+        n=$(basename "$dir" | cut -d- -f2)
+        seed=$(sed -n '1s/.* seed \([0-9]*\),.*/\1/p' "$md")
+        speedup=$(sed -n 's/.* at \([0-9]*\)x speed.*/\1/p' "$md" | head -1)
+        timeout=$(sed -n 's/.*`\.timeout \([0-9]*\)` ms.*/\1/p' "$md" | head -1)
+        flags="--scenario $OUT/contention-$n.toml --seed $seed --speedup $speedup --busy-timeout-ms $timeout"
+        grep -q "one connection held open" "$md" && flags="$flags --keep-open"
+        grep -q "replayed closed loop" "$md" && flags="$flags --closed-loop"
+    fi
+    # The prediction's holds and service times from the next repeat of the same load, so it is
+    # not fitted on the measurement it is judged against (the last repeat takes the first's).
+    base=${dir%-*}
+    r=${dir##*-}
+    next="$base-$((r + 1))"
+    [ -d "$next" ] || next="$base-1"
+    [ "$next" != "$dir" ] && [ -f "$next/load.csv" ] && flags="$flags --inputs-from $next"
+    echo "predict: $dir" >&2
+    # shellcheck disable=SC2086 # the flags are words
+    "$BIN" calibrate predict "$dir" $flags > "$dir.predict.txt" || echo "  (failed: $dir.predict.txt)" >&2
+done
+}
 if [ -n "${PREDICT_ONLY:-}" ]; then
     OUT=$PREDICT_ONLY
-    for dir in "$OUT"/load-*-*-*/; do
-        dir=${dir%/}
-        [ -f "$dir/load.csv" ] || continue
-        flags=""
-        if [ ! -f "$dir/load.json" ]; then
-            md="$dir/comparison.md"
-            n=$(basename "$dir" | cut -d- -f2)
-            seed=$(sed -n '1s/.* seed \([0-9]*\),.*/\1/p' "$md")
-            speedup=$(sed -n 's/.* at \([0-9]*\)x speed.*/\1/p' "$md" | head -1)
-            timeout=$(sed -n 's/.*`\.timeout \([0-9]*\)` ms.*/\1/p' "$md" | head -1)
-            flags="--scenario $OUT/contention-$n.toml --seed $seed --speedup $speedup --busy-timeout-ms $timeout"
-            grep -q "one connection held open" "$md" && flags="$flags --keep-open"
-            grep -q "replayed closed loop" "$md" && flags="$flags --closed-loop"
-        fi
-        echo "predict: $dir" >&2
-        # shellcheck disable=SC2086 # the flags are words
-        "$BIN" calibrate predict "$dir" $flags > "$dir.predict.txt" || echo "  (failed: $dir.predict.txt)" >&2
-    done
 else
     mkdir -p "$OUT"
     "$BIN" calibrate statements --out "$OUT/statements" --force > "$OUT/statements.txt"
@@ -69,6 +80,7 @@ else
     done
     echo "loads measured $(date -u '+%Y-%m-%d %H:%M') UTC (the last), load average at the end $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs; \`calibrate load ${LOOP:-(open loop)}\`, $SECONDS_PER_LOAD s each" > "$OUT/measured.txt"
 fi
+predict_all
 python3 - "$OUT" "${PREDICT_ONLY:+predict}" <<'PY'
 import csv, datetime, glob, os, statistics, sys
 out, mode = sys.argv[1], sys.argv[2]

@@ -111,6 +111,10 @@ pub struct PredictArgs {
     /// For a folder without load.json: it was closed loop.
     #[arg(long)]
     closed_loop: bool,
+    /// Another load of the same scenario and options: the closed-loop prediction draws its
+    /// holds and service times from it, not from the load it is set beside.
+    #[arg(long)]
+    inputs_from: Option<PathBuf>,
 }
 
 /// Runs one `calibrate` command and prints its report (a measurement: it passes or errs).
@@ -153,6 +157,7 @@ pub fn calibrate(command: CalibrateCommand) -> Result<Outcome, Error> {
                 busy_timeout_ms: a.busy_timeout_ms,
                 keep_open: a.keep_open,
                 closed_loop: a.closed_loop,
+                inputs_from: a.inputs_from,
             };
             print!("{}", saved::predict_saved(&options)?.render());
         }

@@ -195,3 +195,43 @@ fn a_saved_load_is_predicted_again_without_measuring_and_a_folder_of_before_is_c
     let o = predict(&[]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
 }
+
+#[test]
+fn the_prediction_can_draw_its_holds_from_another_load_and_only_the_prediction_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, other) = (dir.path().join("closed"), dir.path().join("other"));
+    let args = ["calibrate", "load", "scenarios/quickstart.toml", "--closed-loop", "--seconds", "2", "--speedup", "200"];
+    let o = rehearsal(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let own = csv_rows(&out.join("comparison.csv"));
+    let predict = |extra: &[&str]| rehearsal(&[&["calibrate", "predict", out.to_str().unwrap()][..], extra].concat());
+    let o = predict(&["--inputs-from", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--inputs-from") && stderr(&o).contains("no load.csv there"), "{}", stderr(&o));
+    // Another load whose every committed write held the lock 400 ms (2 simulated minutes at
+    // 200x): the closed-loop prediction drawn from it must see waits this load never had.
+    std::fs::create_dir_all(&other).unwrap();
+    let mut reader = csv::Reader::from_path(out.join("load.csv")).unwrap();
+    let mut writer = csv::Writer::from_path(other.join("load.csv")).unwrap();
+    writer.write_record(reader.headers().unwrap()).unwrap();
+    for row in reader.records() {
+        let mut row: Vec<String> = row.unwrap().iter().map(str::to_string).collect();
+        if row[2] == "true" && row[9] == "ok" {
+            row[8] = "400".to_string();
+        }
+        writer.write_record(&row).unwrap();
+    }
+    writer.flush().unwrap();
+    let o = predict(&["--inputs-from", other.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let md = std::fs::read_to_string(out.join("comparison.md")).unwrap();
+    assert!(md.contains("drew its holds and service times from another load") && md.contains("other"), "{md}");
+    let crossed = csv_rows(&out.join("comparison.csv"));
+    assert_eq!(crossed.len(), own.len());
+    let share = |rows: &[csv::StringRecord], i: usize| rows[i][1].parse::<f64>().unwrap();
+    assert!(crossed[0][0].ends_with("closed-loop lock rule on measured holds"));
+    assert!(share(&crossed, 0) > share(&own, 0), "the prediction drew the other load's 400 ms holds:\n{crossed:?}\n{own:?}");
+    for i in 2..own.len() {
+        assert_eq!(crossed[i], own[i], "only the prediction draws from the other load");
+    }
+}

@@ -152,6 +152,8 @@ pub struct LoadReport {
     pub predicted: LockFigures,
     /// The lock rule closed loop (None without the actors: an open-loop folder of before).
     pub closed_loop_rule: Option<LockFigures>,
+    /// The load the closed-loop prediction drew its holds and service times from, when not this one.
+    pub inputs_from: Option<PathBuf>,
     pub own_arrivals: LockFigures,
     pub on_arrivals: LockFigures,
     pub on_arrivals_measured_holds: LockFigures,
@@ -216,7 +218,7 @@ pub fn calibrate_load(options: &LoadOptions) -> Result<LoadReport> {
     crate::base::csv_rows::write_rows(&options.out.join("shape.csv"), &planned)?;
     crate::base::atomic::write_atomically(&options.out.join("scenario.toml"), scenario_text.as_bytes())?;
     write_record(&options.out, &record)?;
-    compare(&Saved { record, scenario, scenario_path: options.scenario.clone(), rows, planned }, &options.out)
+    compare(&Saved { record, scenario, scenario_path: options.scenario.clone(), rows, planned, inputs: None }, &options.out)
 }
 
 /// Each statement of the run as the load plans it: due at the sum of its actor's gaps so far,
@@ -245,6 +247,10 @@ pub struct Saved {
     pub scenario_path: PathBuf,
     pub(super) rows: Vec<LoadRow>,
     pub(super) planned: Vec<Planned>,
+    /// Another load of the same scenario and options (`calibrate predict --inputs-from`): the
+    /// closed-loop prediction draws its holds and service times from its rows instead of this
+    /// load's, so it is not fitted on the measurement it is set beside.
+    pub(super) inputs: Option<(PathBuf, Vec<LoadRow>)>,
 }
 
 /// rehearsal's predictions for a measured load, set beside the measurement: comparison.md and
@@ -298,6 +304,7 @@ pub(super) fn compare(saved: &Saved, out: &std::path::Path) -> Result<LoadReport
         measured,
         predicted,
         closed_loop_rule: rules.closed_loop,
+        inputs_from: saved.inputs.as_ref().map(|(dir, _)| dir.clone()),
         own_arrivals: rules.own_arrivals,
         on_arrivals: rules.on_arrivals_fitted,
         on_arrivals_measured_holds: rules.on_arrivals_measured,
@@ -346,8 +353,12 @@ fn rule_columns(saved: &Saved, fitted_hold: &Dist) -> RuleColumns {
     let mut own =
         |index: usize, rng: &mut rand_chacha::ChaCha8Rng| own_hold_us.get(&index).copied().unwrap_or_else(|| resample(&holds_us, rng));
     let own_arrivals = lock_rules::open_loop(&first_tries, &rule, &mut own);
+    // The prediction's inputs: another load's holds and service times when given, else this one's.
+    let input_rows = saved.inputs.as_ref().map_or(rows.as_slice(), |(_, other)| other.as_slice());
+    let input_holds_us: Vec<i64> = input_rows.iter().filter(|r| r.ending == "ok").filter_map(|r| r.hold_ms).map(us).collect();
+    let mut input_hold = |_: usize, rng: &mut rand_chacha::ChaCha8Rng| resample(&input_holds_us, rng);
     let closed_loop = (!planned.is_empty() && planned.iter().all(|p| !p.actor.is_empty()))
-        .then(|| lock_rules::closed_loop(&actor_steps(&planned), &rule, &service_of(rows), &mut measured_hold));
+        .then(|| lock_rules::closed_loop(&actor_steps(&planned), &rule, &service_of(input_rows), &mut input_hold));
     RuleColumns { closed_loop, own_arrivals, on_arrivals_measured, on_arrivals_fitted }
 }
 
@@ -678,6 +689,12 @@ impl LoadReport {
             self.speedup
         ));
         out.push_str(&format!("- how late the workers started statements: {}\n", show(self.late_ms)));
+        if let Some(other) = &self.inputs_from {
+            out.push_str(&format!(
+                "- the prediction (closed loop) drew its holds and service times from another load, {}, not from this one\n",
+                other.display()
+            ));
+        }
         out.push_str(&format!(
             "- besides: {} reads got SQLITE_BUSY (rehearsal's reads never do), {} writes gave up after 3 retries, {} statements failed otherwise\n",
             self.read_busy, self.gave_up, self.failed

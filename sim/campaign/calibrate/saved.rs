@@ -22,6 +22,9 @@ pub struct PredictOptions {
     pub busy_timeout_ms: Option<u64>,
     pub keep_open: bool,
     pub closed_loop: bool,
+    /// Another load of the same scenario and options to draw the prediction's holds and
+    /// service times from (its load.csv), so the prediction is not fitted on this load.
+    pub inputs_from: Option<PathBuf>,
 }
 
 impl PredictOptions {
@@ -79,7 +82,19 @@ pub fn predict_saved(options: &PredictOptions) -> Result<LoadReport> {
         let text = std::fs::read_to_string(&scenario_path)?;
         crate::base::atomic::write_atomically(&copy, text.as_bytes())?;
     }
-    compare(&Saved { record, scenario, scenario_path, rows, planned }, dir)
+    let inputs = match &options.inputs_from {
+        Some(other) if other.join("load.csv").is_file() => {
+            Some((other.clone(), crate::base::csv_rows::read_rows(&other.join("load.csv"))?))
+        }
+        Some(other) => {
+            return Err(Error::input(format!(
+                "--inputs-from {}: no load.csv there: not a folder `rehearsal calibrate load` wrote",
+                other.display()
+            )))
+        }
+        None => None,
+    };
+    compare(&Saved { record, scenario, scenario_path, rows, planned, inputs }, dir)
 }
 
 /// The statements as the load planned them: shape.csv, or a closed-loop folder's workers'
