@@ -6,7 +6,8 @@
 //! Its rooms: the options (sweep/options.rs), which pairs run (sweep/plan.rs), one pair with
 //! its determinism re-run (sweep/pair.rs), saved failures and their replay (sweep/saved.rs),
 //! the results schema (sweep/results.rs), junit.xml (sweep/junit.rs), summary.md
-//! (sweep/summary.rs) and the folder's files written together (sweep/outputs.rs). This file
+//! (sweep/summary.rs), the finished rows kept on disk, not in memory (sweep/spool.rs), and
+//! the folder's files written together (sweep/outputs.rs). This file
 //! runs the pairs on the pool and hands each finished one on.
 
 pub mod feed;

@@ -127,3 +127,54 @@ fn test_case(index: usize, row: &ResultRow, wall: std::time::Duration, baseline:
 fn case_name(row: &ResultRow) -> String {
     format!("{}/{}/seed-{}", row.scenario, row.variant, row.seed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::campaign::sweep::spool::Spool;
+
+    fn row(seed: u64) -> ResultRow {
+        let verdict = [RunOutcome::Pass, RunOutcome::Fail, RunOutcome::Error][(seed % 3) as usize];
+        ResultRow {
+            scenario: "scenarios/a & <b>.toml".into(),
+            variant: "default".into(),
+            seed,
+            verdict,
+            first_violation: if verdict == RunOutcome::Pass { String::new() } else { "budget: \"late\" <x>\nline".into() },
+            rules: crate::campaign::sweep::results::Rules::of(if seed % 4 == 0 { vec!["liveness"] } else { vec![] }),
+            sim_time_ms: seed as i64 * 1001,
+            statements: seed,
+            trace_hash: "ab".into(),
+            replay: format!("rehearsal run x --seed {seed}"),
+            sql: String::new(),
+            collapsed: String::new(),
+            faults_armed: String::new(),
+            faults_fired: String::new(),
+            faults_unreached: String::new(),
+        }
+    }
+
+    /// junit.xml streamed a batch of cases at a time is, byte for byte, quick-junit's report
+    /// made whole of the same cases: for no pair, one, and more than a batch.
+    #[test]
+    fn the_streamed_report_is_the_whole_report() {
+        let dir = tempfile::tempdir().unwrap();
+        for count in [0_u64, 1, BATCH as u64 + 45] {
+            let mut spool = Spool::new(dir.path()).unwrap();
+            let rows: Vec<ResultRow> = (1..=count).map(row).collect();
+            let walls: Vec<std::time::Duration> = (1..=count).map(|i| std::time::Duration::from_micros(i * 1_234_567)).collect();
+            for (row, wall) in rows.iter().zip(&walls) {
+                spool.push(row, *wall).unwrap();
+            }
+            let path = dir.path().join("junit.xml");
+            write_junit(&path, &spool.seal().unwrap(), None).unwrap();
+            let mut suite = TestSuite::new(SUITE);
+            for (index, (row, wall)) in rows.iter().zip(&walls).enumerate() {
+                suite.add_test_case(test_case(index, row, *wall, None));
+            }
+            let mut report = Report::new("rehearsal");
+            report.add_test_suite(suite);
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), report.to_string().unwrap(), "{count} pairs");
+        }
+    }
+}
