@@ -536,7 +536,8 @@ fn one_ctrl_c_ends_shrink_calibrate_findings_and_swarm_as_documented() {
 
     // swarm: stops starting runs, writes what finished, keeps its folder marked.
     let swarm = tmp.path().join("swarm");
-    let child = spawn_in(&root, &tmpdir, &["swarm", "--scenarios", "60", "--seeds-per", "5", "--jobs", "2", "--out", swarm.to_str().unwrap()]);
+    let child =
+        spawn_in(&root, &tmpdir, &["swarm", "--scenarios", "60", "--seeds-per", "5", "--jobs", "2", "--out", swarm.to_str().unwrap()]);
     wait_for(&swarm.join("INCOMPLETE"));
     std::thread::sleep(Duration::from_millis(1000));
     ctrl_c(&child);

@@ -85,7 +85,12 @@ fn cases_text(cases: Vec<TestCase>) -> std::result::Result<String, String> {
 }
 
 /// One pair's test case: `index` is its row's place in results.csv.
-fn test_case(index: usize, row: &ResultRow, wall: std::time::Duration, baseline: Option<&crate::campaign::baseline::Comparison>) -> TestCase {
+fn test_case(
+    index: usize,
+    row: &ResultRow,
+    wall: std::time::Duration,
+    baseline: Option<&crate::campaign::baseline::Comparison>,
+) -> TestCase {
     use crate::campaign::baseline::Judgement;
     let judgement = baseline.and_then(|b| b.of(index));
     let status = match (row.verdict, judgement) {

@@ -198,7 +198,8 @@ pub(super) fn keeps_known_folders(out: &Path, rows: &Rows, baseline: Option<&cra
     let mut kept = false;
     rows.each(|index, row, _| {
         let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-        kept = kept || (is_known(Some(baseline), index) && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists());
+        kept = kept
+            || (is_known(Some(baseline), index) && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists());
         Ok(())
     })?;
     Ok(kept)
