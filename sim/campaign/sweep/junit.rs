@@ -146,7 +146,7 @@ mod tests {
             seed,
             verdict,
             first_violation: if verdict == RunOutcome::Pass { String::new() } else { "budget: \"late\" <x>\nline".into() },
-            rules: crate::campaign::sweep::results::Rules::of(if seed % 4 == 0 { vec!["liveness"] } else { vec![] }),
+            rules: crate::campaign::sweep::results::Rules::of(if seed.is_multiple_of(4) { vec!["liveness"] } else { vec![] }),
             sim_time_ms: seed as i64 * 1001,
             statements: seed,
             trace_hash: "ab".into(),

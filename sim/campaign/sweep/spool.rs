@@ -150,7 +150,7 @@ mod tests {
             scenario: "s.toml".into(),
             variant: "default".into(),
             seed,
-            verdict: if seed % 2 == 0 { RunOutcome::Pass } else { RunOutcome::Fail },
+            verdict: if seed.is_multiple_of(2) { RunOutcome::Pass } else { RunOutcome::Fail },
             first_violation: "budget: a line\nwith \"quotes\"".into(),
             rules: super::super::results::Rules::of(["budget", "liveness"]),
             sim_time_ms: -3,
