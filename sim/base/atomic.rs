@@ -13,6 +13,13 @@ use crate::base::error::{Error, Result};
 /// Writes `bytes` to `path`, replacing any file there, whole or not at all. The folder must
 /// exist. A failure is a harness error naming `path`.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomically_with(path, |file| file.write_all(bytes).map_err(|e| Error::harness(format!("cannot write {}: {e}", path.display()))))
+}
+
+/// As `write_atomically`, the bytes written by `write` as they are made (a file too large to
+/// hold in memory whole: a sweep's junit.xml of 10^6 pairs, issue 41). An error of `write`
+/// leaves the old file, or none.
+pub fn write_atomically_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
     refuse_to_replace_a_special_file(path)?;
     let fail = |e: std::io::Error| Error::harness(format!("cannot write {}: {e}", path.display()));
     let folder = match path.parent() {
@@ -30,7 +37,11 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file = builder.tempfile_in(folder).map_err(fail)?;
     // A Ctrl-C that ends the command before the rename removes it (the drop does otherwise).
     let _live = crate::base::live_files::track([file.path().to_path_buf()]);
-    file.write_all(bytes).map_err(fail)?;
+    {
+        let mut buffered = std::io::BufWriter::new(file.as_file_mut());
+        write(&mut buffered)?;
+        buffered.flush().map_err(fail)?;
+    }
     file.as_file().sync_all().map_err(fail)?;
     file.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

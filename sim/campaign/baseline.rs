@@ -453,7 +453,12 @@ pub fn for_sweep(file: Option<&Path>, bless: bool, partial: bool) -> Result<Opti
 /// The outcome of rows judged against a baseline: a harness error over a regression over
 /// anything else (known failures and improvements pass).
 pub fn worst_against(rows: &[Outcome], comparison: &Comparison) -> RunOutcome {
-    if rows.iter().any(|r| r.verdict == RunOutcome::Error) {
+    worst_given(rows.iter().any(|r| r.verdict == RunOutcome::Error), comparison)
+}
+
+/// `worst_against`, told whether any row was a harness error.
+pub fn worst_given(any_error: bool, comparison: &Comparison) -> RunOutcome {
+    if any_error {
         RunOutcome::Error
     } else if comparison.regressions().next().is_some() {
         RunOutcome::Fail

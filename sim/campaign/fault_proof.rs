@@ -20,11 +20,28 @@ struct Group {
     pairs: usize,
 }
 
-fn groups(rows: &[ResultRow]) -> BTreeMap<(String, String), Group> {
-    let mut groups: BTreeMap<(String, String), Group> = BTreeMap::new();
-    // A pair that ended in a harness error counted nothing: it proves nothing either way.
-    for row in rows.iter().filter(|r| !r.faults_armed.is_empty() || !r.faults_fired.is_empty()) {
-        let group = groups.entry((row.scenario.clone(), row.variant.clone())).or_default();
+/// The groups added up a row at a time (a sweep feeds it as its pairs finish, so it keeps
+/// no row: issue 41).
+#[derive(Default)]
+pub struct FaultTally {
+    groups: BTreeMap<(String, String), Group>,
+}
+
+impl FaultTally {
+    pub fn of(rows: &[ResultRow]) -> FaultTally {
+        let mut tally = FaultTally::default();
+        for row in rows {
+            tally.add(row);
+        }
+        tally
+    }
+
+    pub fn add(&mut self, row: &ResultRow) {
+        // A pair that ended in a harness error counted nothing: it proves nothing either way.
+        if row.faults_armed.is_empty() && row.faults_fired.is_empty() {
+            return;
+        }
+        let group = self.groups.entry((row.scenario.clone(), row.variant.clone())).or_default();
         group.pairs += 1;
         let fired = parse_column(&row.faults_fired);
         for (kind, armed) in parse_column(&row.faults_armed) {
@@ -38,54 +55,62 @@ fn groups(rows: &[ResultRow]) -> BTreeMap<(String, String), Group> {
             *group.unreached.entry(entry.to_string()).or_insert(0) += 1;
         }
     }
-    groups
+
+    /// What `--require-faults-fired` fails on, one line each: `SCENARIO (VARIANT): declared
+    /// fault kind `crash` never fired in its N pair(s)`, and scripted entries no pair reached.
+    pub fn unfired(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for ((scenario, variant), group) in &self.groups {
+            for (kind, (armed, shots, _)) in &group.kinds {
+                if *armed > 0 && *shots == 0 {
+                    lines.push(format!("{scenario} ({variant}): declared fault kind `{kind}` never fired in its {} pair(s)", group.pairs));
+                }
+            }
+            for (entry, missed) in &group.unreached {
+                if *missed == group.pairs {
+                    lines.push(format!(
+                        "{scenario} ({variant}): scripted fault {entry} never struck in its {} pair(s): its point or time is never reached",
+                        group.pairs
+                    ));
+                }
+            }
+        }
+        lines
+    }
+
+    /// summary.md's section: each declared kind's armed sources and strikes by scenario and
+    /// variant, and the pairs it struck in; nothing when no pair declared a fault.
+    pub fn markdown(&self) -> String {
+        if self.groups.values().all(|g| g.kinds.is_empty()) {
+            return String::new();
+        }
+        let mut md = String::from(
+            "\n## Faults armed and fired\n\n| scenario | variant | fault kind | armed | fired | pairs it fired in |\n| --- | --- | --- | --- | --- | --- |\n",
+        );
+        for ((scenario, variant), group) in &self.groups {
+            for (kind, (armed, shots, pairs)) in &group.kinds {
+                let _ = writeln!(md, "| {scenario} | {variant} | {kind} | {armed} | {shots} | {pairs} of {} |", group.pairs);
+            }
+        }
+        let never = self.unfired();
+        if !never.is_empty() {
+            md.push_str("\nNever fired (`--require-faults-fired` fails on these):\n\n");
+            for line in never {
+                let _ = writeln!(md, "- {line}");
+            }
+        }
+        md
+    }
 }
 
-/// What `--require-faults-fired` fails on, one line each: `SCENARIO (VARIANT): declared fault
-/// kind `crash` never fired in its N pair(s)`, and scripted entries no pair reached.
+/// `FaultTally::unfired` of some rows.
 pub fn unfired(rows: &[ResultRow]) -> Vec<String> {
-    let mut lines = Vec::new();
-    for ((scenario, variant), group) in groups(rows) {
-        for (kind, (armed, shots, _)) in &group.kinds {
-            if *armed > 0 && *shots == 0 {
-                lines.push(format!("{scenario} ({variant}): declared fault kind `{kind}` never fired in its {} pair(s)", group.pairs));
-            }
-        }
-        for (entry, missed) in &group.unreached {
-            if *missed == group.pairs {
-                lines.push(format!(
-                    "{scenario} ({variant}): scripted fault {entry} never struck in its {} pair(s): its point or time is never reached",
-                    group.pairs
-                ));
-            }
-        }
-    }
-    lines
+    FaultTally::of(rows).unfired()
 }
 
-/// summary.md's section: each declared kind's armed sources and strikes by scenario and
-/// variant, and the pairs it struck in; nothing when no pair declared a fault.
+/// `FaultTally::markdown` of some rows.
 pub fn markdown(rows: &[ResultRow]) -> String {
-    let groups = groups(rows);
-    if groups.values().all(|g| g.kinds.is_empty()) {
-        return String::new();
-    }
-    let mut md = String::from(
-        "\n## Faults armed and fired\n\n| scenario | variant | fault kind | armed | fired | pairs it fired in |\n| --- | --- | --- | --- | --- | --- |\n",
-    );
-    for ((scenario, variant), group) in &groups {
-        for (kind, (armed, shots, pairs)) in &group.kinds {
-            let _ = writeln!(md, "| {scenario} | {variant} | {kind} | {armed} | {shots} | {pairs} of {} |", group.pairs);
-        }
-    }
-    let never: Vec<String> = unfired(rows);
-    if !never.is_empty() {
-        md.push_str("\nNever fired (`--require-faults-fired` fails on these):\n\n");
-        for line in never {
-            let _ = writeln!(md, "- {line}");
-        }
-    }
-    md
+    FaultTally::of(rows).markdown()
 }
 
 #[cfg(test)]

@@ -59,6 +59,9 @@ pub struct SwarmFound {
     pub rows: Vec<PairRow>,
     /// How often each feature was drawn among the swept scenarios.
     pub features: BTreeMap<String, usize>,
+    /// Runs a Ctrl-C kept from starting (0: the swarm is whole). The files hold the finished
+    /// ones only, and the folder stays marked `INCOMPLETE`.
+    pub not_run: usize,
 }
 
 impl SwarmFound {
@@ -73,12 +76,29 @@ impl SwarmFound {
 
 /// What a swarm writes in its folder (its record, sim/base/out_owner.rs): `rehearsal swarm`
 /// claims the folder with these names before it runs.
-pub const OWNED: &[&str] = &["scenarios", "failures", "scratch", "pairs.csv", "scenarios.csv", "swarm.md"];
+pub const OWNED: &[&str] =
+    &["scenarios", "failures", "scratch", "pairs.csv", "scenarios.csv", "swarm.md", crate::campaign::marker::INCOMPLETE_MARKER];
+
+/// The folder of a swarm a Ctrl-C stopped stays marked, saying so.
+pub fn mark_interrupted(dir: &Path, not_run: usize) -> Result<()> {
+    crate::campaign::marker::mark(
+        dir,
+        &format!("interrupted (Ctrl-C): {not_run} run(s) never started; pairs.csv and swarm.md hold the finished ones"),
+    )
+}
+
+/// A whole swarm's folder: its mark lifted once its last file is written.
+pub fn unmark(dir: &Path) -> Result<()> {
+    crate::campaign::marker::unmark(dir)
+}
 
 /// Runs the swarm into `options.out` (scenarios/, failures/, pairs.csv, scenarios.csv).
 pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     let dir = &options.out;
     std::fs::create_dir_all(dir.join("scenarios"))?;
+    // Until its last file is written (the command lifts it): a swarm killed or stopped by
+    // Ctrl-C is never taken for a whole one.
+    crate::campaign::marker::mark(dir, "the swarm is running, was killed or was interrupted: its files hold the finished runs only")?;
     let drawn: Vec<Drawn> = (0..options.scenarios).map(|i| draw(options.seed, i)).collect();
     let mut loaded = Vec::with_capacity(drawn.len());
     for d in &drawn {
@@ -93,10 +113,13 @@ pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     let _live = crate::base::live_files::track([scratch.clone()]);
     let free_jobs: Vec<(usize, u64, bool)> = (0..loaded.len()).map(|i| (i, 1, true)).collect();
     let free_runs = run_all(&loaded, &free_jobs, options, &scratch)?;
+    let mut not_run = free_runs.iter().filter(|run| run.is_none()).count();
     let mut not_fault_free = Vec::new();
     let mut pairs = Vec::new();
     let mut features: BTreeMap<String, usize> = BTreeMap::new();
     for (i, run) in free_runs.iter().enumerate() {
+        // Not run (Ctrl-C): neither swept nor counted.
+        let Some(run) = run else { continue };
         if !run.verdict.passed() {
             not_fault_free.push((drawn[i].name.clone(), rules(run)));
             continue;
@@ -107,8 +130,10 @@ pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
         pairs.extend((1..=options.seeds_per).map(|seed| (i, seed, false)));
     }
     let runs = run_all(&loaded, &pairs, options, &scratch)?;
+    not_run += runs.iter().filter(|run| run.is_none()).count();
     let mut rows = Vec::with_capacity(runs.len());
     for ((i, seed, _), run) in pairs.iter().zip(&runs) {
+        let Some(run) = run else { continue };
         let (path, full, _) = &loaded[*i];
         let replay = format!("rehearsal run {} --seed {seed}", path.display());
         let folder = dir.join("failures").join(format!("{}-s{seed}", drawn[*i].name));
@@ -124,8 +149,8 @@ pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     let _ = std::fs::remove_dir_all(&scratch);
     crate::base::csv_rows::write_rows(&dir.join("pairs.csv"), &rows)?;
     write_scenarios_csv(dir, &drawn, &free_runs)?;
-    let swept = loaded.len() - not_fault_free.len();
-    Ok(SwarmFound { options: options.clone(), not_fault_free, swept, rows, features })
+    let swept = free_runs.iter().flatten().count() - not_fault_free.len();
+    Ok(SwarmFound { options: options.clone(), not_fault_free, swept, rows, features, not_run })
 }
 
 /// `--shrink`: the failing pair's replay file (`failures/NAME-sSEED/failure.toml`, as a
@@ -180,10 +205,11 @@ struct ScenarioRow<'a> {
     features: String,
 }
 
-fn write_scenarios_csv(dir: &Path, drawn: &[Drawn], free_runs: &[RunSummary]) -> Result<()> {
+fn write_scenarios_csv(dir: &Path, drawn: &[Drawn], free_runs: &[Option<RunSummary>]) -> Result<()> {
     let rows: Vec<ScenarioRow> = drawn
         .iter()
         .zip(free_runs)
+        .filter_map(|(d, run)| run.as_ref().map(|run| (d, run)))
         .map(|(d, run)| ScenarioRow {
             scenario: &d.name,
             fault_free: if run.verdict.passed() { "pass" } else { "fail" },
@@ -239,12 +265,16 @@ fn run_all(
     jobs: &[(usize, u64, bool)],
     options: &SwarmOptions,
     scratch: &Path,
-) -> Result<Vec<RunSummary>> {
+) -> Result<Vec<Option<RunSummary>>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let results = std::sync::Mutex::new((0..jobs.len()).map(|_| None).collect::<Vec<Option<Result<RunSummary>>>>());
     std::thread::scope(|s| {
         for _ in 0..options.jobs.max(1) {
             s.spawn(|| loop {
+                // Ctrl-C: no run starts; those under way finish (their slots stay empty otherwise).
+                if crate::base::interrupt::interrupted() {
+                    return;
+                }
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if k >= jobs.len() {
                     return;
@@ -267,7 +297,7 @@ fn run_all(
             });
         }
     });
-    results.into_inner().expect("no worker panics").into_iter().map(|r| r.expect("every job ran")).collect()
+    results.into_inner().expect("no worker panics").into_iter().map(|r| r.transpose()).collect()
 }
 
 /// The swarm section of docs/repaired-protocol.md: the command, the sizes, the pairs by class,

@@ -6,7 +6,8 @@
 //! Its rooms: the options (sweep/options.rs), which pairs run (sweep/plan.rs), one pair with
 //! its determinism re-run (sweep/pair.rs), saved failures and their replay (sweep/saved.rs),
 //! the results schema (sweep/results.rs), junit.xml (sweep/junit.rs), summary.md
-//! (sweep/summary.rs) and the folder's files written together (sweep/outputs.rs). This file
+//! (sweep/summary.rs), the finished rows kept on disk, not in memory (sweep/spool.rs), and
+//! the folder's files written together (sweep/outputs.rs). This file
 //! runs the pairs on the pool and hands each finished one on.
 
 pub mod feed;
@@ -18,6 +19,7 @@ pub mod pair;
 pub mod plan;
 pub mod results;
 pub mod saved;
+pub mod spool;
 pub mod summary;
 
 use std::path::Path;
@@ -32,7 +34,7 @@ use crate::vocab::RunOutcome;
 use feed::Feed;
 pub use junit::write_junit;
 pub use options::{parse_shard, SweepOptions};
-pub use outcome::SweepOutcome;
+pub use outcome::{SweepOutcome, Totals};
 pub(crate) use outputs::write_files;
 use outputs::write_outputs;
 pub(crate) use pair::PairOutcome;
@@ -108,15 +110,26 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         None => (Box::new(plan::in_index_order(options, &own_seeds)), false),
     };
     let progress = crate::campaign::progress::Progress::new(planned, options.progress_every, "pairs");
-    let feed = Feed::new(&campaign, planned, ordered, progress)?;
+    // No more threads than pairs (the pairs are made one at a time, so the pool cannot count them).
+    let jobs = options.jobs.min(planned);
+    let feed = Feed::new(&campaign, planned, ordered, progress, jobs)?;
     let stop = AtomicBool::new(false);
     let known = |row: &ResultRow| match (&baseline, &options.baseline) {
         (Some(baseline), Some(file)) if !options.keep_known => row.verdict == RunOutcome::Fail && !baseline.stops(&row.outcome(), file),
         _ => false,
     };
-    let run = |pair: &Pair| run_and_save(pair, &swept[pair.scenario], options, campaign.scratch(), &known);
-    let done = |position: usize, pair: Pair, caught: crate::campaign::pool::Caught<PairOutcome>| {
-        let finished = caught.unwrap_or_else(|panic| panicked(&swept[pair.scenario], pair.seed, options, &panic));
+    let stopping = || stop.load(Ordering::Relaxed);
+    // A pair waits before it starts while it is too far ahead of the oldest one under way.
+    let run = |(position, pair): &(usize, Pair)| {
+        feed.wait_for_room(*position, &stopping).then(|| run_and_save(pair, &swept[pair.scenario], options, campaign.scratch(), &known))
+    };
+    let done = |position: usize, (_, pair): (usize, Pair), caught: crate::campaign::pool::Caught<Option<PairOutcome>>| {
+        let finished = match caught {
+            Ok(Some(finished)) => finished,
+            // Never started: the sweep stopped while it waited for room.
+            Ok(None) => return,
+            Err(panic) => panicked(&swept[pair.scenario], pair.seed, options, &panic),
+        };
         // Against a baseline, only a regression (or an error) stops a --fail-fast sweep.
         let stops = match (&baseline, &options.baseline) {
             (Some(baseline), Some(file)) => baseline.stops(&finished.row.outcome(), file),
@@ -127,22 +140,21 @@ pub fn sweep(options: &SweepOptions) -> Result<SweepOutcome> {
         }
         feed.done(position, finished);
     };
-    // No more threads than pairs (the pairs are made one at a time, so the pool cannot count them).
-    let jobs = options.jobs.min(planned);
-    crate::campaign::pool::for_each(jobs, work, run, || stop.load(Ordering::Relaxed), done);
-    let (outputs, coverage) = feed.finish();
+    // Each pair with its position in the order the pairs are made (results.csv's, when ordered).
+    crate::campaign::pool::for_each(jobs, work.enumerate(), run, stopping, done);
+    let (mut outputs, coverage) = feed.finish();
     // `--bless` writes the file from every pair, then the pairs are judged against it like
     // any sweep's (all known, so only an error fails), and the outputs say so.
     let mut blessed = None;
     let mut baseline = baseline;
     if let (Some(file), true, true) = (&options.baseline, options.bless, outputs.count() == planned) {
-        blessed = Some(crate::campaign::baseline::bless(&outcomes(outputs.rows()), file)?);
+        blessed = Some(crate::campaign::baseline::bless(&outcomes(&outputs.rows_listed()?), file)?);
         baseline = Some(crate::campaign::baseline::Baseline::load(file)?);
     }
     let mut outcome = write_outputs(&campaign, options, outputs, coverage, planned, required.as_ref(), baseline.as_ref())?;
     outcome.blessed = blessed;
     if options.require_faults_fired {
-        outcome.unfired = crate::campaign::fault_proof::unfired(&outcome.rows);
+        outcome.unfired = outcome.totals.faults.unfired();
     }
     Ok(outcome)
 }

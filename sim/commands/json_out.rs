@@ -56,29 +56,54 @@ pub fn run(summary: &RunSummary) -> Value {
     })
 }
 
-/// A sweep: its counts, its files and every row of results.csv.
-pub fn sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path) -> Value {
-    let count = |v: RunOutcome| outcome.rows.iter().filter(|r| r.verdict == v).count();
+/// A sweep: its counts, its files and every row of results.csv; `rows` stands for the rows,
+/// which `print_sweep` writes in its place one at a time.
+pub fn sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path, rows: Value) -> Value {
+    let totals = &outcome.totals;
     json!({
         "command": "sweep",
         "verdict": outcome.outcome().as_str(),
-        "pairs": outcome.rows.len(),
+        "pairs": totals.pairs,
         "planned": outcome.planned,
         "complete": outcome.complete(),
         // `passed` counts clean passes; a pass with violations its scenario allows or
         // expects is `passed_with_known` (issue 25).
-        "passed": crate::campaign::sweep::passes(&outcome.rows).0,
-        "passed_with_known": crate::campaign::sweep::passes(&outcome.rows).1.runs,
-        "failed": count(RunOutcome::Fail),
-        "errors": count(RunOutcome::Error),
+        "passed": totals.clean,
+        "passed_with_known": totals.known.runs,
+        "failed": totals.failed,
+        "errors": totals.errors,
         "regressions": outcome.baseline.as_ref().map(|b| b.regressions().count()),
         "results_csv": path(&out.join("results.csv")),
         "junit_xml": path(&out.join("junit.xml")),
         "summary_md": path(&out.join("summary.md")),
         "failures_dir": path(&out.join("failures")),
         "missing_coverage": outcome.missing_coverage.iter().map(|i| i.to_string()).collect::<Vec<_>>(),
-        "rows": outcome.rows,
+        "rows": rows,
     })
+}
+
+/// `rehearsal sweep --json`: `sweep`'s object on one line, its rows read back from disk and
+/// written a batch at a time, so a sweep of 10^6 pairs never holds them (issue 41): the same
+/// bytes as the object made whole.
+pub fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, out: &Path) -> crate::base::error::Result<()> {
+    const PLACE: &str = "rows stand here";
+    let text = sweep(outcome, out, Value::String(PLACE.into())).to_string();
+    let place = format!("\"rows\":\"{PLACE}\"");
+    let (head, tail) = text.split_once(&place).expect("the object holds its rows' place once");
+    let mut batch = format!("{head}\"rows\":[");
+    outcome.rows.each(|index, row, _| {
+        if index > 0 {
+            batch.push(',');
+        }
+        let value = serde_json::to_value(&row).map_err(|e| crate::base::error::Error::harness(format!("--json: {e}")))?;
+        batch.push_str(&value.to_string());
+        if batch.len() >= 1 << 16 {
+            print!("{}", std::mem::take(&mut batch));
+        }
+        Ok(())
+    })?;
+    println!("{batch}]{tail}");
+    Ok(())
 }
 
 /// A grid: its runs by verdict and its files.

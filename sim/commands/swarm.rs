@@ -64,6 +64,13 @@ pub fn swarm(args: SwarmArgs, quiet: bool) -> Result<Outcome, Error> {
     let mut md = String::new();
     crate::campaign::swarm::section(&mut md, &found);
     crate::base::atomic::write_atomically(&args.out.join("swarm.md"), md.as_bytes())?;
+    if found.not_run > 0 {
+        // Ctrl-C: what finished is written, the folder stays marked, and no document is spliced.
+        crate::campaign::swarm::mark_interrupted(&args.out, found.not_run)?;
+        eprintln!("swarm: interrupted, {} run(s) not started; the finished ones are in {}", found.not_run, args.out.display());
+        return Ok(Outcome::Interrupted);
+    }
+    crate::campaign::swarm::unmark(&args.out)?;
     if let Some(doc) = &args.doc {
         crate::campaign::swarm::splice_section(doc, &md)?;
     }

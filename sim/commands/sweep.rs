@@ -91,36 +91,37 @@ pub fn sweep(args: SweepArgs, quiet: bool) -> Result<Outcome, Error> {
     let outcome = crate::campaign::sweep::sweep(&options)?;
     let result = if outcome.interrupted && !outcome.complete() { Outcome::Interrupted } else { Outcome::Runs(outcome.outcome()) };
     if args.json.json {
-        println!("{}", crate::commands::json_out::sweep(&outcome, &options.out));
+        crate::commands::json_out::print_sweep(&outcome, &options.out)?;
     } else {
-        print_sweep(&outcome, &options);
+        print_sweep(&outcome, &options)?;
     }
     Ok(result)
 }
 
 /// A sweep's stdout lines: its counts, the baseline's verdict, where the files are.
-fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::campaign::sweep::SweepOptions) {
+fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::campaign::sweep::SweepOptions) -> Result<(), Error> {
+    let totals = &outcome.totals;
     if !outcome.complete() {
         println!(
             "incomplete   {} of {} pairs finished{}; results kept, marked in {}",
-            outcome.rows.len(),
+            totals.pairs,
             outcome.planned,
             if outcome.interrupted { " (interrupted)" } else { "" },
             options.out.join(crate::campaign::sweep::INCOMPLETE_MARKER).display()
         );
     }
-    let count = |v: RunOutcome| outcome.rows.iter().filter(|r| r.verdict == v).count();
-    let (clean, known) = crate::campaign::sweep::passes(&outcome.rows);
-    println!("pairs        {}", outcome.rows.len());
+    let known = &totals.known;
+    println!("pairs        {}", totals.pairs);
     // A pass that broke a rule its scenario allows or expects is not counted as passed.
-    println!("passed       {clean}");
+    println!("passed       {}", totals.clean);
     if known.runs > 0 {
         println!("known        {} passed with violations their scenarios allow or expect{}", known.runs, known.rules_text());
     }
-    println!("failed       {}", count(RunOutcome::Fail));
-    println!("errors       {}", count(RunOutcome::Error));
+    println!("failed       {}", totals.failed);
+    println!("errors       {}", totals.errors);
     if let Some(comparison) = &outcome.baseline {
-        print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(&outcome.rows)));
+        let rows = outcome.rows_listed()?;
+        print!("{}", crate::campaign::baseline::stdout_lines(comparison, &crate::campaign::sweep::outcomes(&rows)));
     }
     if let (Some(n), Some(file)) = (outcome.blessed, &options.baseline) {
         println!("blessed      {n} pairs written to {}", file.display());
@@ -133,6 +134,7 @@ fn print_sweep(outcome: &crate::campaign::sweep::SweepOutcome, options: &crate::
     println!("coverage     {}", options.out.join("coverage.csv").display());
     print_required(options.require_coverage.as_deref(), &outcome.missing_coverage);
     print_unfired(&outcome.unfired);
+    Ok(())
 }
 
 /// The stdout lines of `--require-faults-fired` on what never fired.

@@ -876,13 +876,15 @@ enum Sink {
 }
 
 /// Issue 41, case 6: no command panics (exit 101) on a closed or full stdout/stderr (every
-/// command but calibrate and findings, which need sqlite3 or minutes of runs). A closed
+/// command; calibrate when sqlite3 is installed, as scripts/test.sh makes it). A closed
 /// stdout (the reader gone: `| head -1`) ends quietly with the command's own code and what it
 /// wrote kept; a full one is an I/O error, exit 3, said on stderr.
 #[test]
 fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
     let tmp = tempfile::tempdir().unwrap();
     let t = |rest: &str| format!("{}/{rest}", tmp.path().display());
+    // The document `findings --conductors` splices its section into (its quickest form).
+    std::fs::write(t("doc.md"), "# Findings\n").unwrap();
     let args = |list: &[&str]| list.iter().map(|a| a.replace("{T}", &tmp.path().display().to_string())).collect::<Vec<String>>();
     rehearsal_in(&root(), &args(&["-q", "run", TINY, "--out", "{T}/r"])).assert("a run to judge", 0, &[]);
     rehearsal_in(&root(), &args(&["-q", "sweep", TINY, "--seeds", "1", "--shard", "1/1", "--out", "{T}/shard"])).assert("a shard", 0, &[]);
@@ -916,7 +918,12 @@ fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
         (vec!["bench", TINY, "--seeds", "1", "--param", "timing.background_poll_ms=1000,2000", "--out", "{T}/bench-N"], 0),
         (vec!["shrink", "{T}/z/failures/zombie-default-7.toml", "--out", "{T}/shrunk-N.toml"], 0),
         (vec!["swarm", "--scenarios", "1", "--seeds-per", "1", "--out", "{T}/swarm-N"], 0),
+        (FINDINGS.to_vec(), 0),
     ];
+    let sqlite3 = std::process::Command::new("sqlite3").arg("--version").output().is_ok_and(|o| o.status.success());
+    assert!(sqlite3 || std::env::var_os("CI").is_none(), "sqlite3 is not installed (scripts/test.sh installs it)");
+    let calibrate = (vec!["calibrate", "statements", "--samples", "5", "--max-seconds", "20", "--out", "{T}/calibrate-N"], 0);
+    let commands: Vec<(Vec<&str>, i32)> = commands.into_iter().chain(sqlite3.then_some(calibrate)).collect();
     let mut attempt = 0;
     for (command, code) in &commands {
         for (sink, on_stderr) in [(Sink::ClosedPipe, false), (Sink::Full, false), (Sink::Full, true)] {
@@ -943,6 +950,10 @@ fn issue_41_every_command_into_a_closed_pipe_or_a_full_disk_never_panics() {
         assert!(Path::new(&t("run-1")).join(file).exists(), "{file} kept");
     }
 }
+
+/// `findings` in its quickest form: one seed of each finding under two conductor profiles,
+/// spliced into a document that exists.
+const FINDINGS: [&str; 7] = ["findings", "--conductors", "invented,attentive", "--seeds", "1", "--out", "{T}/doc.md"];
 
 /// This binary as its "reproduce with:" and "replay" lines name it: `rehearsal` when that name
 /// on PATH runs it, else its own path (sim/base/shell.rs).

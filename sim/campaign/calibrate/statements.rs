@@ -92,6 +92,10 @@ pub fn calibrate_statements(options: &StatementsOptions) -> Result<StatementsRep
     let shell = Shell { program: options.sqlite3.clone(), db: db.clone(), busy_timeout_ms: 0 };
     let sqlite_version = shell.version()?;
     let run = recorded_run(crate::input::scenario::Scenario::load(&options.scenario)?, &options.scenario, options.seed)?;
+    // The database is timed until statements.csv is written: a Ctrl-C before that (which
+    // exits at once) removes it, as a run's unfinished database is (issue 41).
+    let companions = ["", "-wal", "-shm", "-journal"].map(|suffix| PathBuf::from(format!("{}{suffix}", db.display())));
+    let live = crate::base::live_files::track(companions);
     fresh_wal_db(&shell, &db)?;
     let journal_mode = shell.run_script("PRAGMA journal_mode;\n")?.trim().to_string();
     let synchronous = synchronous_name(shell.run_script("PRAGMA synchronous;\n")?.trim());
@@ -100,6 +104,7 @@ pub fn calibrate_statements(options: &StatementsOptions) -> Result<StatementsRep
     let rows = replay_timing(&shell, &run, &picks, Duration::from_secs(options.max_seconds))?;
     let db_bytes = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     crate::base::csv_rows::write_rows(&options.out.join("statements.csv"), &rows)?;
+    drop(live);
     let ok = |r: &&SampleRow| r.ending == "ok";
     let walls: Vec<f64> = rows.iter().filter(ok).filter(|r| r.for_statement_ms).map(|r| r.wall_ms).collect();
     let holds: Vec<f64> = rows.iter().filter(ok).filter(|r| r.for_write_hold_ms).filter_map(|r| r.hold_ms).collect();

@@ -146,6 +146,8 @@ pub fn shrink(failure_path: &Path, target: Target, force: bool) -> Result<Shrink
     // The sweep's `--protocol`, written into the document: every candidate and the shrunk file have it.
     crate::campaign::explore::document::set_profile(&mut original, failure.protocol.as_deref())?;
     let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
+    // A Ctrl-C (which exits at once, skipping the drop that removes it) removes it too (issue 41).
+    let _live = crate::base::live_files::track([scratch.path().to_path_buf()]);
     let mut runner = Runner { path: &scenario_path, sql: sql.as_deref(), failure: &failure, scratch: scratch.path(), runs: 0 };
     let base = runner.attempt(&original).ok_or_else(|| Error::harness("the failing scenario does not run".to_string()))?;
     let signature = match Signature::of(&base.summary) {

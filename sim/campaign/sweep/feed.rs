@@ -5,7 +5,8 @@
 //! each time a batch of them is synced, and the progress line moves.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
 
 use super::outputs::Outputs;
 use super::pair::PairOutcome;
@@ -34,20 +35,51 @@ pub(super) struct Feed<'a> {
     journal: Option<Journal>,
     progress: Progress,
     state: Mutex<State>,
+    /// Told each time a pair is handed on: a pair waiting for room may start.
+    handed_on: Condvar,
+    /// How far past the next pair to hand on a pair may start (`wait_for_room`).
+    lookahead: usize,
 }
+
+/// Pairs a job may run ahead of the oldest unfinished pair: those that finish ahead wait in
+/// memory for it, so a slow pair among fast ones never makes the waiting list grow with the
+/// sweep (issue 41: memory flat in the pairs).
+pub(super) const LOOKAHEAD_PER_JOB: usize = 32;
 
 impl<'a> Feed<'a> {
     /// Marks the folder (a sweep killed from here on is never taken for a whole one) and
     /// opens the journal and, when pairs come in order, results.csv and pairs.jsonl.
-    pub(super) fn new(campaign: &'a Campaign, planned: usize, ordered: bool, progress: Progress) -> Result<Feed<'a>> {
+    pub(super) fn new(campaign: &'a Campaign, planned: usize, ordered: bool, progress: Progress, jobs: usize) -> Result<Feed<'a>> {
         let journal = super::results::JOURNAL;
         campaign.mark(&format!(
             "0 of {planned} pairs finished: the sweep is running, or was killed; the finished pairs are in results.csv and {journal}"
         ))?;
         let journal = campaign.journal().map(Journal::create).transpose()?;
-        let outputs = if ordered { Outputs::appending(campaign.out())? } else { Outputs::whole(campaign.out()) };
+        let outputs = if ordered { Outputs::appending(campaign.out())? } else { Outputs::whole(campaign.out())? };
         let state = State { next: 0, waiting: BTreeMap::new(), outputs, coverage: Coverage::default(), finished: 0 };
-        Ok(Feed { campaign, planned, ordered, journal, progress, state: Mutex::new(state) })
+        let lookahead = LOOKAHEAD_PER_JOB * jobs.max(1);
+        Ok(Feed { campaign, planned, ordered, journal, progress, state: Mutex::new(state), handed_on: Condvar::new(), lookahead })
+    }
+
+    /// Waits until the pair at `position` is at most `lookahead` pairs past the next one to
+    /// hand on (at once when pairs come out of order: they all wait to be sorted). `false`
+    /// when the sweep is stopping meanwhile (Ctrl-C, `--fail-fast`): the pair is not run.
+    /// The pair at the head is always under way on another job, so the wait ends.
+    pub(super) fn wait_for_room(&self, position: usize, stopping: &dyn Fn() -> bool) -> bool {
+        if !self.ordered {
+            return true;
+        }
+        let mut state = self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while position >= state.next + self.lookahead {
+            if stopping() || crate::base::interrupt::interrupted() {
+                return false;
+            }
+            state = match self.handed_on.wait_timeout(state, Duration::from_millis(100)) {
+                Ok((state, _)) => state,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        true
     }
 
     /// The pair at `position` finished.
@@ -70,6 +102,7 @@ impl<'a> Feed<'a> {
                     state.next += 1;
                     self.hand_on(&mut state, pair);
                 }
+                self.handed_on.notify_all();
             }
             state.finished
         };

@@ -7,11 +7,12 @@ use std::io::Write as _;
 
 use super::junit::write_junit;
 use super::options::SweepOptions;
-use super::outcome::SweepOutcome;
+use super::outcome::{SweepOutcome, Totals};
 use super::pair::PairOutcome;
-use super::results::{outcomes, write_results, Appender, ResultRow};
-use super::summary::{keeps_known_folders, known_text, required_section, sweep_summary, Tally, KNOWN_FILE};
-use crate::base::atomic::write_atomically;
+use super::results::{outcomes, Appender, ResultRow};
+use super::spool::{Rows, Spool};
+use super::summary::{keeps_known_folders, required_section, write_known, write_summary, Tally, KNOWN_FILE};
+use crate::base::atomic::{write_atomically, write_atomically_with};
 use crate::base::error::{Error, Result};
 use crate::campaign::pair_details::PAIR_DETAILS_FILE;
 use crate::campaign::Campaign;
@@ -22,7 +23,7 @@ use crate::judging::coverage::{self, Coverage, Item, Required};
 pub(super) fn write_outputs(
     campaign: &Campaign,
     options: &SweepOptions,
-    outputs: Outputs,
+    mut outputs: Outputs,
     coverage: Coverage,
     planned: usize,
     required: Option<&Required>,
@@ -41,20 +42,33 @@ pub(super) fn write_outputs(
     let missing_coverage = required.map(|r| r.missing(&coverage)).unwrap_or_default();
     let comparison = match (baseline, &options.baseline) {
         (Some(baseline), Some(file)) => {
-            let outcomes = outcomes(outputs.rows());
+            // A baseline holds a line a pair: its judgement of the rows does too.
+            let rows = outputs.spool.collect()?;
+            let outcomes = outcomes(&rows);
             Some(crate::campaign::baseline::compare(&outcomes, &crate::campaign::baseline::keys_of(&outcomes, file)?, baseline, file))
         }
         _ => None,
     };
     let why = if interrupted { "interrupted (Ctrl-C)" } else { "stopped after the first failure (--fail-fast)" };
     let missing = format!("{finished} of {planned} pairs finished: {why}");
-    let mut rows = Vec::new();
+    let mut written = None;
     // results.csv then holds every finished pair: the journal has nothing more to tell.
     campaign.finish((finished < planned).then_some(&missing), || {
-        rows = outputs.finish(&coverage, required, &missing_coverage, &note, comparison.as_ref())?;
+        written = Some(outputs.finish(&coverage, required, &missing_coverage, &note, comparison.as_ref())?);
         Ok(())
     })?;
-    Ok(SweepOutcome { rows, planned, interrupted, coverage, missing_coverage, baseline: comparison, blessed: None, unfired: Vec::new() })
+    let (rows, totals) = written.expect("written by finish");
+    Ok(SweepOutcome {
+        rows,
+        totals,
+        planned,
+        interrupted,
+        coverage,
+        missing_coverage,
+        baseline: comparison,
+        blessed: None,
+        unfired: Vec::new(),
+    })
 }
 
 /// A sweep folder's files from its pairs (sorted) and their coverage added up: summary.md,
@@ -70,11 +84,12 @@ pub(crate) fn write_files(
     note: &str,
     baseline: Option<&crate::campaign::baseline::Comparison>,
 ) -> Result<Vec<ResultRow>> {
-    let mut outputs = Outputs::whole(out);
+    let mut outputs = Outputs::whole(out)?;
     for pair in pairs {
         outputs.add(pair)?;
     }
-    outputs.finish(coverage, required, missing_coverage, note, baseline)
+    let (rows, _) = outputs.finish(coverage, required, missing_coverage, note, baseline)?;
+    rows.collect()
 }
 
 /// Where pairs.jsonl's lines go: appended to the file as they come (a sweep), or held and
@@ -85,29 +100,30 @@ enum Details {
 }
 
 /// A sweep folder's files, fed the finished pairs in results.csv's order: a sweep's rows
-/// are appended to results.csv and its pairs.jsonl lines to the file as they come, and of
-/// each pair only its row and wall time are kept (summary.md's figures are added up in a
-/// `Tally`); so memory and bytes written grow by a row a pair (issue 41).
+/// are appended to results.csv and its pairs.jsonl lines to the file as they come; of each
+/// pair only its counts are kept in memory (summary.md's figures added up in a `Tally`, the
+/// verdicts in `Totals`) and its row and wall time on disk (`Spool`), read back at the end;
+/// so memory stays flat in the pairs and bytes written grow by a row a pair (issue 41).
 pub(crate) struct Outputs {
     out: std::path::PathBuf,
     results: Option<Appender>,
     details: Details,
     tally: Tally,
-    rows: Vec<ResultRow>,
-    walls: Vec<std::time::Duration>,
+    totals: Totals,
+    spool: Spool,
 }
 
 impl Outputs {
     /// Files written whole by `finish`.
-    pub(crate) fn whole(out: &Path) -> Outputs {
-        Outputs {
+    pub(crate) fn whole(out: &Path) -> Result<Outputs> {
+        Ok(Outputs {
             out: out.to_path_buf(),
             results: None,
             details: Details::Whole(String::new()),
             tally: Tally::default(),
-            rows: Vec::new(),
-            walls: Vec::new(),
-        }
+            totals: Totals::default(),
+            spool: Spool::new(out)?,
+        })
     }
 
     /// results.csv and pairs.jsonl appended as pairs come (a running sweep).
@@ -117,19 +133,20 @@ impl Outputs {
         Ok(Outputs {
             results: Some(Appender::new(&out.join("results.csv"))),
             details: Details::Appended(std::io::BufWriter::new(file)),
-            ..Outputs::whole(out)
+            ..Outputs::whole(out)?
         })
     }
 
     /// How many pairs were added.
     pub(crate) fn count(&self) -> usize {
-        self.rows.len()
+        self.spool.len()
     }
 
     /// The next pair in results.csv's order. `true` when results.csv was just synced with a
     /// batch of rows.
     pub(crate) fn add(&mut self, pair: PairOutcome) -> Result<bool> {
         self.tally.add(&pair);
+        self.totals.add(&pair.row);
         let line = serde_json::to_string(&pair.details()).map_err(|e| Error::harness(format!("{PAIR_DETAILS_FILE}: {e}")))?;
         match &mut self.details {
             Details::Appended(file) => writeln!(file, "{line}").map_err(|e| Error::harness(format!("{PAIR_DETAILS_FILE}: {e}")))?,
@@ -138,18 +155,16 @@ impl Outputs {
                 text.push('\n');
             }
         }
-        let synced = match &mut self.results {
-            Some(results) => results.push(pair.row.clone())?,
-            None => false,
-        };
-        self.rows.push(pair.row);
-        self.walls.push(pair.wall);
-        Ok(synced)
+        self.spool.push(&pair.row, pair.wall)?;
+        match &mut self.results {
+            Some(results) => results.push(pair.row),
+            None => Ok(false),
+        }
     }
 
-    /// The rows so far.
-    pub(crate) fn rows(&self) -> &[ResultRow] {
-        &self.rows
+    /// The rows so far, in a list (`--bless`: the baseline file holds a line a pair).
+    pub(crate) fn rows_listed(&mut self) -> Result<Vec<ResultRow>> {
+        self.spool.collect()
     }
 
     /// summary.md, failures/known.txt (against a baseline), coverage.csv, pairs.jsonl,
@@ -161,23 +176,27 @@ impl Outputs {
         missing_coverage: &[Item],
         note: &str,
         baseline: Option<&crate::campaign::baseline::Comparison>,
-    ) -> Result<Vec<ResultRow>> {
-        let Outputs { out, results, details, tally, rows, walls } = self;
+    ) -> Result<(Rows, Totals)> {
+        let Outputs { out, results, details, tally, totals, spool } = self;
         let out = out.as_path();
-        let against = baseline.map(|c| crate::campaign::baseline::markdown(c, &outcomes(&rows))).unwrap_or_default();
+        let rows = spool.seal()?;
+        let against = match baseline {
+            Some(comparison) => crate::campaign::baseline::markdown(comparison, &outcomes(&rows.collect()?)),
+            None => String::new(),
+        };
         // Known failures are lines, not folders, unless the failures/ folder holds their folders
         // (`--keep-known`): a merge sees what its shards kept.
-        let known_lines = baseline.is_some() && !keeps_known_folders(out, &rows, baseline);
-        let summary = format!(
-            "{note}{}{against}\n{}{}",
-            sweep_summary(&tally, &rows, baseline, known_lines),
-            coverage::markdown(coverage),
-            required_section(required, missing_coverage)
-        );
-        write_atomically(&out.join("summary.md"), summary.as_bytes())?;
+        let known_lines = baseline.is_some() && !keeps_known_folders(out, &rows, baseline)?;
+        write_atomically_with(&out.join("summary.md"), |file| {
+            let io = |e: std::io::Error| Error::harness(format!("summary.md: {e}"));
+            file.write_all(note.as_bytes()).map_err(io)?;
+            write_summary(file, &tally, &totals.faults, &rows, baseline, known_lines)?;
+            let tail = format!("{against}\n{}{}", coverage::markdown(coverage), required_section(required, missing_coverage));
+            file.write_all(tail.as_bytes()).map_err(io)
+        })?;
         if let (Some(comparison), true) = (baseline, known_lines) {
             std::fs::create_dir_all(out.join("failures"))?;
-            write_atomically(&out.join("failures").join(KNOWN_FILE), known_text(&rows, comparison).as_bytes())?;
+            write_atomically_with(&out.join("failures").join(KNOWN_FILE), |file| write_known(file, &rows, comparison))?;
         }
         coverage.write(&out.join("coverage.csv"))?;
         match details {
@@ -188,9 +207,19 @@ impl Outputs {
         }
         match results {
             Some(mut results) => results.flush()?,
-            None => write_results(&out.join("results.csv"), &rows)?,
+            None => write_results_from(&out.join("results.csv"), &rows)?,
         }
-        write_junit(&out.join("junit.xml"), &rows, &walls, baseline)?;
-        Ok(rows)
+        write_junit(&out.join("junit.xml"), &rows, baseline)?;
+        Ok((rows, totals))
     }
+}
+
+/// results.csv written whole from rows on disk, as `write_results` writes a list of them.
+fn write_results_from(path: &Path, rows: &Rows) -> Result<()> {
+    let harness = |e: &dyn std::fmt::Display| Error::harness(format!("{}: {e}", path.display()));
+    write_atomically_with(path, |file| {
+        let mut writer = csv::Writer::from_writer(file);
+        rows.each(|_, row, _| writer.serialize(row).map_err(|e| harness(&e)))?;
+        writer.flush().map_err(|e| harness(&e))
+    })
 }

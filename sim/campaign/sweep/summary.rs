@@ -2,10 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io::Write;
 use std::path::Path;
 
 use super::pair::PairOutcome;
-use super::results::ResultRow;
+use super::spool::Rows;
+use crate::base::error::{Error, Result};
+use crate::campaign::fault_proof::FaultTally;
 use crate::campaign::sweep_figures::{DesignerTally, Histogram};
 use crate::judging::coverage::{Item, Required};
 use crate::judging::oracle::Measurements;
@@ -92,9 +95,12 @@ fn latency_tables(tally: &Tally) -> String {
         }
         md.push_str("| measurement | n | p50 | p95 | max |\n| --- | --- | --- | --- | --- |\n");
         for (name, sample) in names.iter().zip(&group.latency) {
-            if let Some((p50, p95, max)) = sample.quantiles() {
-                let _ = writeln!(md, "| {name} | {} | {p50} | {p95} | {max} |", sample.len());
+            if let Some(row) = sample.table_row(name) {
+                let _ = writeln!(md, "{row}");
             }
+        }
+        if group.latency.iter().any(Histogram::approximate) {
+            md.push_str(crate::campaign::sweep_figures::APPROXIMATE_NOTE);
         }
         md.push_str(&group.designer.markdown());
     }
@@ -105,23 +111,36 @@ fn latency_tables(tally: &Tally) -> String {
 /// rules and the command that replays it.
 pub const KNOWN_FILE: &str = "known.txt";
 
-/// `failures/known.txt` of some rows judged against a baseline: its known failures.
-pub(super) fn known_text(rows: &[ResultRow], baseline: &crate::campaign::baseline::Comparison) -> String {
-    let mut text = String::from("# Known failures (the baseline lists them): scenario variant seed rules, then the replay command.\n");
-    for (index, row) in rows.iter().enumerate() {
-        if row.verdict == RunOutcome::Fail && matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. })) {
-            let _ = writeln!(text, "{} {} {} {}\t{}", row.scenario, row.variant, row.seed, row.rules, row.replay);
-        }
-    }
-    text
+fn io(e: std::io::Error) -> Error {
+    Error::harness(format!("cannot write a sweep's file: {e}"))
 }
 
-pub(super) fn sweep_summary(
+fn is_known(baseline: Option<&crate::campaign::baseline::Comparison>, index: usize) -> bool {
+    matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }))
+}
+
+/// `failures/known.txt` of the rows judged against a baseline: its known failures.
+pub(super) fn write_known(file: &mut dyn Write, rows: &Rows, baseline: &crate::campaign::baseline::Comparison) -> Result<()> {
+    file.write_all(b"# Known failures (the baseline lists them): scenario variant seed rules, then the replay command.\n").map_err(io)?;
+    rows.each(|index, row, _| {
+        if row.verdict == RunOutcome::Fail && is_known(Some(baseline), index) {
+            writeln!(file, "{} {} {} {}\t{}", row.scenario, row.variant, row.seed, row.rules, row.replay).map_err(io)?;
+        }
+        Ok(())
+    })
+}
+
+/// summary.md of a sweep, up to its baseline section: the groups' table, the faults, the
+/// latency quantiles, then the known failures and the failures, a line each, as the rows are
+/// read (a sweep of 10^6 failing pairs never holds its list: issue 41).
+pub(super) fn write_summary(
+    file: &mut dyn Write,
     tally: &Tally,
-    rows: &[ResultRow],
+    faults: &FaultTally,
+    rows: &Rows,
     baseline: Option<&crate::campaign::baseline::Comparison>,
     known_lines: bool,
-) -> String {
+) -> Result<()> {
     // `pass` counts clean passes only; a pass that broke a rule its scenario allows or expects
     // is counted apart, as such (issue 25).
     let mut md = String::from("# Sweep summary\n\n| scenario | variant | pairs | pass | pass with known violations | fail | error | violations (runs showing each rule) |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
@@ -140,48 +159,48 @@ pub(super) fn sweep_summary(
             group.known
         );
     }
-    md.push_str(&crate::campaign::fault_proof::markdown(rows));
+    md.push_str(&faults.markdown());
     md.push_str(&latency_tables(tally));
-    let known_at = |index: usize| matches!(baseline.and_then(|b| b.of(index)), Some(crate::campaign::baseline::Judgement::Known { .. }));
-    let failed: Vec<&ResultRow> = rows
-        .iter()
-        .enumerate()
-        .filter(|(i, row)| row.verdict != RunOutcome::Pass && !(known_lines && known_at(*i)))
-        .map(|(_, row)| row)
-        .collect();
-    let known: Vec<&ResultRow> = rows
-        .iter()
-        .enumerate()
-        .filter(|(i, row)| row.verdict != RunOutcome::Pass && known_lines && known_at(*i))
-        .map(|(_, row)| row)
-        .collect();
-    if !known.is_empty() {
-        let _ = writeln!(md, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n");
-        for row in &known {
-            let _ = writeln!(md, "- `{}` {} seed {} — {}: `{}`", row.scenario, row.variant, row.seed, row.rules, row.replay);
+    file.write_all(md.as_bytes()).map_err(io)?;
+    let known_at = |index: usize| known_lines && is_known(baseline, index);
+    let mut started = false;
+    rows.each(|index, row, _| {
+        if row.verdict != RunOutcome::Pass && known_at(index) {
+            if !std::mem::replace(&mut started, true) {
+                writeln!(file, "\n## Known failures (baseline; a line each in failures/{KNOWN_FILE}, no run folder)\n").map_err(io)?;
+            }
+            writeln!(file, "- `{}` {} seed {} — {}: `{}`", row.scenario, row.variant, row.seed, row.rules, row.replay).map_err(io)?;
         }
-    }
-    if !failed.is_empty() {
-        md.push_str("\n## Failures\n\n");
-        for row in failed {
+        Ok(())
+    })?;
+    let mut started = false;
+    rows.each(|index, row, _| {
+        if row.verdict != RunOutcome::Pass && !known_at(index) {
+            if !std::mem::replace(&mut started, true) {
+                file.write_all(b"\n## Failures\n\n").map_err(io)?;
+            }
             let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
             let name = format!("{stem}-{}-{}", row.variant, row.seed);
-            let _ = writeln!(
-                md,
+            writeln!(
+                file,
                 "- [{name}](failures/{name}/timeline.html) — {}: `{}` ([replay file](failures/{name}.toml))",
                 row.first_violation, row.replay
-            );
+            )
+            .map_err(io)?;
         }
-    }
-    md
+        Ok(())
+    })
 }
 
 /// Whether `out/failures/` holds the run folder of a known failure (`--keep-known`).
-pub(super) fn keeps_known_folders(out: &Path, rows: &[ResultRow], baseline: Option<&crate::campaign::baseline::Comparison>) -> bool {
-    let Some(baseline) = baseline else { return false };
-    rows.iter().enumerate().any(|(index, row)| {
-        let known = matches!(baseline.of(index), Some(crate::campaign::baseline::Judgement::Known { .. }));
+pub(super) fn keeps_known_folders(out: &Path, rows: &Rows, baseline: Option<&crate::campaign::baseline::Comparison>) -> Result<bool> {
+    let Some(baseline) = baseline else { return Ok(false) };
+    let mut kept = false;
+    rows.each(|index, row, _| {
         let stem = Path::new(&row.scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-        known && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists()
-    })
+        kept = kept
+            || (is_known(Some(baseline), index) && out.join("failures").join(format!("{stem}-{}-{}.toml", row.variant, row.seed)).exists());
+        Ok(())
+    })?;
+    Ok(kept)
 }
