@@ -250,13 +250,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     if let Some(schedule) = schedule {
         engine.set_schedule(schedule);
     }
-    let for_conductor = scenario.clone();
-    if launcher {
-        // docs/protocol.md C34: someone restarts a conductor that dies.
-        engine.spawn(conductor::launcher_meta(), 0, move |ctx| conductor::launcher(ctx, for_conductor));
-    } else {
-        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
-    }
+    spawn_conductor(&mut engine, &scenario, launcher);
     let ending = engine.run_with_progress(progress);
     let ending = match ending {
         Ok(_) if engine.fork_unreached() => Err(Error::harness(crate::world::PARTED)),
@@ -287,9 +281,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     measured.designer.makespan_ms = makespan_ms;
     let end_states = verdict::task_states(db.connection())?;
     if keep == Keep::Everything {
-        write_violations(&out_dir.join("violations.csv"), &verdict)?;
-        let latency = crate::judging::oracle::latency::latency_csv(&measured.decompositions).map_err(Error::harness)?;
-        crate::base::atomic::write_atomically(&out_dir.join("latency.csv"), &latency)?;
+        write_judged(&out_dir, &verdict, &measured)?;
     }
     match keep {
         Keep::Everything => db.close()?,
@@ -332,6 +324,24 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         trace_hash,
     };
     Ok(Executed { summary, recorded, base_run, fork_base })
+}
+
+/// The run's first actor: the conductor, or its launcher (docs/protocol.md C34: someone
+/// restarts a conductor that dies).
+fn spawn_conductor(engine: &mut Engine, scenario: &std::rc::Rc<Scenario>, launcher: bool) {
+    let for_conductor = scenario.clone();
+    if launcher {
+        engine.spawn(conductor::launcher_meta(), 0, move |ctx| conductor::launcher(ctx, for_conductor));
+    } else {
+        engine.spawn(conductor::conductor_meta(None, 1), 0, move |ctx| conductor::conductor(ctx, for_conductor));
+    }
+}
+
+/// A kept run's judgement beside its trace: violations.csv and latency.csv.
+fn write_judged(out_dir: &Path, verdict: &Verdict, measured: &crate::judging::oracle::Measurements) -> Result<()> {
+    write_violations(&out_dir.join("violations.csv"), verdict)?;
+    let latency = crate::judging::oracle::latency::latency_csv(&measured.decompositions).map_err(Error::harness)?;
+    crate::base::atomic::write_atomically(&out_dir.join("latency.csv"), &latency)
 }
 
 /// The run's database: a new `comms.db` in `out_dir`, under a temporary name until the run
