@@ -19,4 +19,12 @@ SET state = 'working',
     retry_count = 0
 WHERE task_id = :task_id
   AND state IN ('watching', 'fix_proposed', 'exit_requested')
-  AND session_id IS :previous_session_id;
+  AND session_id IS :previous_session_id
+  -- A task's first session (:attempt 1, a double launch's twin included) saw no owner because
+  -- it read none: it claims only a row no session has claimed yet (`watching`, 004 "Initial
+  -- State"). A row the conductor released (release-stale, release-asked-exit) names no
+  -- session either, but it has a history: only the successor the conductor launched for it
+  -- reads that history (003), and a late twin or a first session woken from a hang that took
+  -- it would start over and handle the task's messages again (issue 48: swarm-1-00422 seed 3;
+  -- docs/protocol.md C89).
+  AND (:attempt > 1 OR state = 'watching');

@@ -175,7 +175,7 @@ pub const CHANGES: &[Change] = &[
         demo: "scenarios/proof/late-twin-on-answered-row.toml",
         rule: "one-live-session-per-task",
         seed_text: "002 \"Guard Clause Rules\": \"New sessions only need to claim from the 3 conductor-prepared states\" and 000 Bootstrap 3's guard `state IN ('watching', 'fix_proposed', 'exit_requested')` — a guard by state alone, while `fix_proposed` and `exit_requested` are also the conductor's answers to a live owner (002 \"States the Conductor Sets\"), so a second session launched for the task (a double launch, docs/protocol.md D1) can take a row its owner is reworking or leaving",
-        diff: "SQL: `scenarios/variants/claim-compare-and-set.sql` (first shipped as a designer's example): `claim_task` adds `AND session_id IS :previous_session_id`, the owner the claiming session saw (a successor's `read_task_record`; none for a task's first session, a twin included). A hand-over that releases the row (`release-stale`, `release-asked-exit`) leaves it naming none, and one after a clean exit keeps the exited session, which its successor read; a twin finds its original's session and is blocked. Found by the swarm (issue 48: a late twin claimed a live `fix_proposed` row, and 11 of 930 pairs of `swarm --seed 1 --scenarios 100` took an `exit_requested` or answered row from a live owner). Cost: none in statements",
+        diff: "SQL: `scenarios/variants/claim-compare-and-set.sql` (first shipped as a designer's example): `claim_task` adds `AND session_id IS :previous_session_id`, the owner the claiming session saw (a successor's `read_task_record`; none for a task's first session, a twin included). A hand-over that releases the row (`release-stale`, `release-asked-exit`) leaves it naming none, and one after a clean exit keeps the exited session, which its successor read; a twin finds its original's session and is blocked. And a task's first session (`:attempt` 1) claims only a `watching` row, one no session has claimed (C89): a row the conductor released names no session too, and a late twin, or a first session woken from a hang, that took it would start over as a first session and handle the task's messages again (`scenarios/proof/late-twin-on-released-row.toml`, made minimal from the swarm's swarm-1-00422 seed 3: with A3's relaunch, S1's approval handled twice before C89, A3's rule alone since). Found by the swarm (issue 48: a late twin claimed a live `fix_proposed` row, and 11 of 930 pairs of `swarm --seed 1 --scenarios 100` took an `exit_requested` or answered row from a live owner). Cost: none in statements",
         necessity_run: None,
     },
     Change {
@@ -185,6 +185,15 @@ pub const CHANGES: &[Change] = &[
         rule: "allowed-transitions",
         seed_text: "000 \"Review Request Flow\" and 004's \"Request Review\" UPDATE (`WHERE task_id = ?`), and the conductor's writes of 002 \"States the Conductor Sets\": each decided on an earlier read, none checking the state it leaves, while 002 \"Valid State Transitions\" has no `exit_requested → needs_review` and 002 \"Terminal States\" says `complete` \"cannot transition back\"",
         diff: "SQL: `scenarios/variants/checked-answers.sql`: `set_needs_review` keeps fencing's `session_id` check and adds `AND state IN ('working', 'review_approved', 'review_failed', 'fix_proposed')` (a write that changes no row ends the session, fenced out; the asked task is then handed over when it goes silent, `release-asked-exit`); the conductor's `set_task_state` changes no `complete` row, sets `exit_requested` on no `exited` one, and puts `review_approved` / `review_failed` only on a row in `needs_review` or `error`. Found by the swarm (issue 48: `swarm --seed 1 --scenarios 100`, 7 pairs `exit_requested → needs_review` and 2 pairs `complete → exit_requested` of 930). Cost: none in statements",
+        necessity_run: None,
+    },
+    Change {
+        variant: "conductor-busy-backoff",
+        demo_seed: 0,
+        demo: "scenarios/proof/conductor-busy-heartbeat.toml",
+        rule: "liveness",
+        seed_text: "none: the seeds say nothing of a statement that fails (SQLITE_BUSY included); docs/protocol.md C13 retries BUSY three times a second apart, as a tool layer would, and C43 ends the actor after that, so under write-lock contention the conductor ends on its own `conductor_heartbeat` (000 \"Heartbeat Protocol\", the conductor's standalone heartbeat each poll) and nothing relaunches it: no task can be reviewed or completed without it (004 \"Request Review\", docs/protocol.md C62)",
+        diff: "Behaviour: every statement of the conductor and of its review actors (its `conductor_heartbeat` each poll and during reviews, its poll, its answers, its hand-overs) answered SQLITE_BUSY is tried again with backoff, 1 s, 2 s, 4 s, … at most 60 s apart, for as long as it takes, instead of ending after 4 SQLITE_BUSY (docs/protocol.md C62's variant, in the profile since issue 48, C88); a musician session's BUSY is unchanged (it ends after its retries and the conductor replaces it). Found by the swarm (issue 48: `swarm --seed 1 --scenarios 1090`, swarm-1-00115 seed 1: the conductor ended on its heartbeat's fourth SQLITE_BUSY 1 min 13 s in, and no task completed). Cost: none in statements; a conductor that waits on the lock longer delays its reviews by as long",
         necessity_run: None,
     },
 ];
@@ -234,6 +243,16 @@ const ASSUMPTIONS: &[Assumption] = &[
         scenario: "scenarios/faults/watcher-jitter.toml",
         says: "A live session's heartbeat, as the conductor reads it, stays under the staleness threshold: the refresh threshold, one background watcher poll with its injected jitter and two statements stay within `conductor.staleness_s` (000 \"Heartbeat Protocol\": refresh after 480 s, stale after 540 s; sim/judging/oracle/rules/budget.rs, `heartbeat_reach_ms`). A configuration whose jitter passes that margin has the conductor hand a live session over under any protocol with the seeds' thresholds; it is checked from the configuration (sim/campaign/shipped_scope.rs, `jitter_past_margin`) and the swarm (sim/campaign/swarm.rs) counts its failing pairs under A2, not as failures of the profile.",
     },
+    Assumption {
+        id: "A3",
+        scenario: "scenarios/proof/assumption-twin-after-relaunch.toml",
+        says: "A double launch's twin is no launch of the conductor's. A twin is a fault (the same session started twice by whatever launched it, docs/protocol.md D1): it has no row and writes no message before it starts, so a conductor that launches a task's next session after its patience cannot know that a twin of an earlier one has yet to start, and `no-relaunch-while-claim-pending` fires under any conductor. The harm stops at the rule: the twin's later claim is refused by the compare-and-set claim (`claim-compare-and-set`: it saw no owner, the row names one; C89: a first session claims only a row no session has claimed). Checked from the run's events (sim/campaign/assumption.rs, `assumption_of`: every session pending at the launch is A1's case or a twin that had not started), and the swarm counts its failing pairs under A3.",
+    },
+    Assumption {
+        id: "A4",
+        scenario: "scenarios/proof/assumption-work-past-the-cap.toml",
+        says: "A task's work fits in `conductor.sessions_per_task_max` sessions. The cap (docs/protocol.md C8) stops a task whose sessions keep handing off without finishing; a configuration whose context costs (spikes, thresholds, returns) make every session of a task end in its own clean exit before the work is done uses the cap up with no fault at all, under any protocol that keeps the cap. Checked from the run's events (sim/campaign/assumption.rs, `cap_spent_by_clean_exits`: every task left unfinished was given up at the cap after at least that many of its sessions ended in a clean exit; a task given up because faults or a conductor's lost count used its sessions is a failure), and the swarm counts its failing pairs under A4.",
+    },
 ];
 
 /// The faults the proof's scenarios inject, and which of the suites run them.
@@ -262,6 +281,11 @@ const FAULT_MODEL: &[(&str, &str)] = &[
     (
         "one session's heartbeats changing no row while it is told they did (`[[faults.dead_heartbeat]]`, C72)",
         "not survived: `scenarios/faults/dead-heartbeat.toml` fails `no-false-stale` (fenced, but handed over while alive); smallest change named in C72, not built: a watcher that sees its refresh did not land hands over before the staleness threshold",
+    ),
+    // Issue 48, item 2's last bullet: said, not built (docs/protocol.md C89).
+    (
+        "a lease-expired session whose stop hook refuses its exit (004 \"Exit Criteria\": exit only on `complete` or `exited`, while its row still names it in `working`)",
+        "not modelled: the simulator ends a lease-expired session without running its stop hook; with real processes the seeds' hook keeps it alive (seen 4 times in a row with the profile's statements), so the profile's \"the session stops\" holds only with a hook that agrees (one that allows the exit past the lease, or a session that waits in the hook until the conductor's release clears its row): docs/protocol.md C89",
     ),
 ];
 

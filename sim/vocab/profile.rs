@@ -34,6 +34,7 @@ pub const PROFILES: &[Profile] = &[
             "release-asked-exit",
             "claim-compare-and-set",
             "checked-answers",
+            "conductor-busy-backoff",
         ],
     },
 ];

@@ -33,7 +33,7 @@ fn a_profile_from_the_command_line_or_the_file_is_the_same_run_and_judge_reprodu
     let (cli_run, text) = run("cli", &quickstart, Some("repaired"));
     assert!(
         text.contains(
-            "protocol     repaired\nvariants     fencing, heartbeat-until-exit, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, release-asked-exit, claim-compare-and-set, checked-answers\n"
+            "protocol     repaired\nvariants     fencing, heartbeat-until-exit, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, release-asked-exit, claim-compare-and-set, checked-answers, conductor-busy-backoff\n"
         ),
         "{text}"
     );

@@ -484,3 +484,49 @@ fn assumption_a1_names_the_runs_of_the_proof_it_lists_and_they_still_fall_under_
     let says = doc.lines().find(|l| l.starts_with("- **A1**: ")).expect("A1");
     assert!(says.contains(&text), "A1 should name the proof's own runs: `{text}`; it says:\n{says}\n{REGENERATE}");
 }
+
+#[test]
+fn without_conductor_busy_backoff_the_conductor_ends_on_its_heartbeats_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    // Issue 48's swarm, swarm-1-00115 seed 1: the conductor's `conductor_heartbeat` is answered
+    // SQLITE_BUSY four times at t=1m13s; without the backoff it ends (C43, C62) and no task
+    // completes; with it (docs/protocol.md C88) every task completes.
+    let text = necessary(dir.path(), "conductor-busy-heartbeat.toml", "1", "conductor-busy-backoff");
+    assert!(text.contains("verdict      FAIL: liveness") && text.contains("4 SQLITE_BUSY on conductor_heartbeat"), "{text}");
+}
+
+/// The compare-and-set claim as it was before docs/protocol.md C89: a first session (no owner
+/// seen) could take any claimable row that names no session, a released one included.
+const CLAIM_BEFORE_C89: &str = "-- name: claim_task
+UPDATE orchestration_tasks SET state = 'working', session_id = :session_id, worked_by = :worked_by,
+    started_at = datetime('now'), last_heartbeat = datetime('now'), retry_count = 0
+WHERE task_id = :task_id AND state IN ('watching', 'fix_proposed', 'exit_requested')
+  AND session_id IS :previous_session_id;
+";
+
+#[test]
+fn a_late_twin_cannot_take_a_released_row_as_a_first_session() {
+    let dir = tempfile::tempdir().unwrap();
+    // Issue 48's swarm, swarm-1-00422 seed 3, made minimal: the twin starts after the conductor
+    // released S1's row and its successor S2 crashed before its claim. The relaunch while the
+    // twin had yet to start is assumption A3 under any claim; the claim decides the rest.
+    let (code, text) = proof_run("late-twin-on-released-row.toml", "1", &dir.path().join("repaired"), &[]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("violations   1 (no-relaunch-while-claim-pending)"), "only A3's rule under the profile: {text}");
+    let path = root().join("scenarios/proof/late-twin-on-released-row.toml");
+    let scenario = rehearsal::input::scenario::Scenario::load(&path).unwrap();
+    let profile: Vec<String> = rehearsal::vocab::find_profile("repaired").unwrap().variants.iter().map(|v| v.to_string()).collect();
+    let (rule, case, _) =
+        rehearsal::campaign::repaired_proof::assumption_case(&scenario, &path, None, &profile, &dir.path().join("a3")).unwrap();
+    assert_eq!((rule.as_str(), case), ("no-relaunch-while-claim-pending", Some("A3")));
+    // The claim before C89, in place of the profile's: the twin takes the released row and
+    // handles S1's approval again.
+    let sql = dir.path().join("claim-before-c89.sql");
+    std::fs::write(&sql, CLAIM_BEFORE_C89).unwrap();
+    let mut args = repaired_without("claim-compare-and-set");
+    args.extend(["--sql".to_string(), sql.to_str().unwrap().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, text) = proof_run("late-twin-on-released-row.toml", "1", &dir.path().join("before"), &args);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("messages-seen-once"), "{text}");
+}
