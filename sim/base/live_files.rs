@@ -41,11 +41,60 @@ impl Drop for Live {
     }
 }
 
+/// Child processes that write into tracked paths (calibrate's `sqlite3` processes): killed
+/// before the paths are removed, so none makes a file again after its removal (a `kill -INT`
+/// of rehearsal alone left a `calibration.db` that a running `sqlite3` created afterwards,
+/// tests/it/kills.rs).
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    CHILDREN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A child process an interrupt kills while this is held; dropped once the child was waited for.
+#[derive(Debug)]
+#[must_use = "the child is tracked only while this is held"]
+pub struct LiveChild {
+    pid: u32,
+}
+
+/// Tracks the child process `pid` until the `LiveChild` is dropped.
+pub fn track_child(pid: u32) -> LiveChild {
+    children().push(pid);
+    LiveChild { pid }
+}
+
+impl Drop for LiveChild {
+    fn drop(&mut self) {
+        let mut children = children();
+        if let Some(i) = children.iter().rposition(|p| *p == self.pid) {
+            children.swap_remove(i);
+        }
+    }
+}
+
+/// Kills every tracked child and gives the kills a moment to land.
+fn kill_children() {
+    kill_all(&children());
+}
+
+/// Kills `pids` (children of this process not yet waited for) and gives the kills a moment to land.
+fn kill_all(pids: &[u32]) {
+    for &pid in pids {
+        // SAFETY: kill(2) with a pid this process spawned and has not yet waited for.
+        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    }
+    if !pids.is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Removes every tracked path (a folder with what is in it), then runs `exit` without letting
 /// go of the registry: a thread that would rename a tracked folder into place (`rename`) or
 /// track another waits, so nothing is half removed under its final name and nothing new is
 /// made before the process ends. For an exit that skips destructors (a Ctrl-C).
 pub fn remove_live_then(exit: impl FnOnce()) {
+    kill_children();
     let mut live = live();
     for path in live.drain(..) {
         remove(&path);
@@ -92,6 +141,24 @@ fn remove(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tracked_child_is_killed_and_an_untracked_one_is_not() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut tracked = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let mut untracked = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        // The registry is the process's: other tests' children are in it too, so only the
+        // tracked pid is killed here, as kill_children kills each of the registry's.
+        let live = track_child(tracked.id());
+        assert!(children().contains(&tracked.id()));
+        kill_all(&[tracked.id()]);
+        assert_eq!(tracked.wait().unwrap().signal(), Some(libc::SIGKILL));
+        drop(live);
+        assert!(!children().contains(&tracked.id()), "dropped, no longer tracked");
+        assert!(untracked.try_wait().unwrap().is_none(), "an untracked child runs on");
+        untracked.kill().unwrap();
+        untracked.wait().unwrap();
+    }
 
     #[test]
     fn tracked_paths_are_removed_until_dropped_and_others_kept() {

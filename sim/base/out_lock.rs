@@ -151,10 +151,15 @@ fn clear_dead_temporaries(out: &Path) {
     }
 }
 
-/// The pid a name of one of the lock's temporaries carries.
+/// The pid a name of one of the lock's temporaries carries (`.PID.tmp`, `.stale.PID`, and
+/// sim/base/out_probe.rs's `.PID.N.probe`).
 fn temporary_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix(LOCK_FILE)?.strip_prefix('.')?;
-    rest.strip_suffix(".tmp").or_else(|| rest.strip_prefix("stale."))?.parse().ok()
+    let pid = match rest.strip_suffix(".probe") {
+        Some(probe) => probe.split('.').next()?,
+        None => rest.strip_suffix(".tmp").or_else(|| rest.strip_prefix("stale."))?,
+    };
+    pid.parse().ok()
 }
 
 /// Moves a stale lock out of the way (one rename: of two processes taking it over, one
@@ -250,13 +255,16 @@ mod tests {
             format!("{LOCK_FILE}.stale.{live}"),
             format!("{LOCK_FILE}.notes.tmp"),
             format!(".other.{dead}.tmp"),
+            format!("{LOCK_FILE}.{dead}.0.probe"),
+            format!("{LOCK_FILE}.{live}.7.probe"),
+            format!("{LOCK_FILE}.x.0.probe"),
         ];
         for name in &names {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }
         let lock = OutLock::acquire(dir.path()).expect("free");
         let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
-        assert_eq!(left, [false, false, true, true, true], "only a gone process's lock temporaries go");
+        assert_eq!(left, [false, false, true, true, true, false, true, true], "only a gone process's lock temporaries and probes go");
         drop(lock);
     }
 

@@ -14,10 +14,27 @@ pub fn ensure_writable(out: &Path) -> Result<()> {
     if !out.is_dir() {
         return Ok(());
     }
-    match tempfile::Builder::new().prefix(".rehearsal-probe-").tempfile_in(out) {
-        Ok(probe) => probe.close().map_err(|e| Error::harness(format!("cannot remove a probe file in {}: {e}", out.display()))),
+    let probe = out.join(probe_name());
+    // Named like the lock's temporaries, with this process's id: a probe a kill left behind
+    // is then no user file to the next command into the folder (sim/base/out_folder.rs skips
+    // the lock's names) and is removed once its process is gone (sim/base/out_lock.rs);
+    // tests/it/kills.rs found `.rehearsal-probe-XXXX` left by a kill and the rerun refused.
+    let _live = crate::base::live_files::track([probe.clone()]);
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+        Ok(file) => {
+            drop(file);
+            std::fs::remove_file(&probe).map_err(|e| Error::harness(format!("cannot remove a probe file in {}: {e}", out.display())))
+        }
         Err(e) => Err(Error::input(format!("output folder {} is not writable ({e}); choose another --out", out.display()))),
     }
+}
+
+/// `.rehearsal-lock.PID.N.probe`: this process's id, and a count so two probes of one process
+/// never meet.
+fn probe_name() -> String {
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}.{}.{n}.probe", crate::base::out_owner::LOCK_FILE, std::process::id())
 }
 
 #[cfg(test)]
@@ -30,6 +47,9 @@ mod tests {
         ensure_writable(dir.path()).unwrap();
         ensure_writable(&dir.path().join("not-yet")).unwrap();
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "the probe is removed");
+        let name = probe_name();
+        assert!(name.starts_with(".rehearsal-lock.") && name.ends_with(".probe"), "{name}");
+        assert_ne!(probe_name(), name, "two probes of one process never share a name");
     }
 
     #[test]

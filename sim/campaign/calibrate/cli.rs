@@ -130,6 +130,8 @@ impl Shell {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| Error::input(format!("cannot run `{}` (install sqlite3, or pass --sqlite3 PATH): {e}", self.program.display())))?;
+        // A Ctrl-C kills it before the database it writes is removed (sim/base/live_files.rs).
+        let _live = crate::base::live_files::track_child(child.id());
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(script.as_bytes()).map_err(|e| Error::harness(format!("writing to sqlite3: {e}")))?;
         drop(stdin);
