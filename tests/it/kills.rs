@@ -461,6 +461,34 @@ fn wait_for_any(dir: &Path) {
     }
 }
 
+/// A Ctrl-C test's folder: the commands' TMPDIR, and a file of the user's beside their outputs.
+struct Sandbox {
+    tmp: tempfile::TempDir,
+    tmpdir: std::path::PathBuf,
+    neighbour: std::path::PathBuf,
+}
+
+impl Sandbox {
+    fn new() -> Sandbox {
+        let tmp = tempfile::tempdir().unwrap();
+        let tmpdir = tmp.path().join("tmpdir");
+        std::fs::create_dir_all(&tmpdir).unwrap();
+        let neighbour = tmp.path().join("notes.txt");
+        std::fs::write(&neighbour, "the user's").unwrap();
+        Sandbox { tmp, tmpdir, neighbour }
+    }
+
+    /// A command stopped by one Ctrl-C: exit 130, no panic, the user's file as it was, and
+    /// its temporary folders gone.
+    fn assert_interrupted(&self, what: &str, child: Child) {
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{what}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{what}: {}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&self.neighbour).unwrap(), "the user's", "{what}");
+        assert_eq!(names(&self.tmpdir), Vec::<String>::new(), "{what}: its temporary folders are removed");
+    }
+}
+
 /// Issue 41, item 2, end to end for shrink and swarm (calibrate and findings: the ignored test
 /// below): one real SIGINT (`kill -INT`) while each works ends it as docs/commands.md says —
 /// shrink at once, swarm after its runs under way — with exit 130; what it had not
@@ -469,19 +497,9 @@ fn wait_for_any(dir: &Path) {
 /// have replaced, a neighbour's file), and a swarm's folder stays marked `INCOMPLETE`.
 #[test]
 fn one_ctrl_c_ends_shrink_and_swarm_as_documented() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tmpdir = tmp.path().join("tmpdir");
-    std::fs::create_dir_all(&tmpdir).unwrap();
-    let neighbour = tmp.path().join("notes.txt");
-    std::fs::write(&neighbour, "the user's").unwrap();
-    let root = crate::support::root();
-    let assert_interrupted = |what: &str, child: Child| {
-        let o = child.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(130), "{what}: {}", stderr(&o));
-        assert!(!stderr(&o).contains("panicked"), "{what}: {}", stderr(&o));
-        assert_eq!(std::fs::read_to_string(&neighbour).unwrap(), "the user's", "{what}");
-        assert_eq!(names(&tmpdir), Vec::<String>::new(), "{what}: its temporary folders are removed");
-    };
+    let sandbox = Sandbox::new();
+    let (tmp, tmpdir, root) = (&sandbox.tmp, &sandbox.tmpdir, crate::support::root());
+    let assert_interrupted = |what: &str, child: Child| sandbox.assert_interrupted(what, child);
 
     // shrink: a failure of a long run (fleet-day), stopped in its first run.
     let scenario = root.join("scenarios/bench/fleet-day.toml");
@@ -527,19 +545,9 @@ fn one_ctrl_c_ends_shrink_and_swarm_as_documented() {
 #[test]
 #[ignore = "known race: another thread can create a file between the interrupt's removal and the exit"]
 fn one_ctrl_c_ends_calibrate_and_findings_and_keeps_their_documents() {
-    let tmp = tempfile::tempdir().unwrap();
-    let tmpdir = tmp.path().join("tmpdir");
-    std::fs::create_dir_all(&tmpdir).unwrap();
-    let neighbour = tmp.path().join("notes.txt");
-    std::fs::write(&neighbour, "the user's").unwrap();
-    let root = crate::support::root();
-    let assert_interrupted = |what: &str, child: Child| {
-        let o = child.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(130), "{what}: {}", stderr(&o));
-        assert!(!stderr(&o).contains("panicked"), "{what}: {}", stderr(&o));
-        assert_eq!(std::fs::read_to_string(&neighbour).unwrap(), "the user's", "{what}");
-        assert_eq!(names(&tmpdir), Vec::<String>::new(), "{what}: its temporary folders are removed");
-    };
+    let sandbox = Sandbox::new();
+    let (tmp, tmpdir, root) = (&sandbox.tmp, &sandbox.tmpdir, crate::support::root());
+    let assert_interrupted = |what: &str, child: Child| sandbox.assert_interrupted(what, child);
     // calibrate statements: stopped while it times statements on its database.
     if Command::new("sqlite3").arg("--version").output().is_ok_and(|o| o.status.success()) {
         let cal = tmp.path().join("cal");

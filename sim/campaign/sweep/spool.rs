@@ -64,12 +64,8 @@ impl Spool {
 
     /// Every row so far, in a list: what a baseline compares (it holds a line a pair itself).
     pub(crate) fn collect(&mut self) -> Result<Vec<ResultRow>> {
-        let mut rows = Vec::with_capacity(self.len);
-        self.each(|_, row, _| {
-            rows.push(row);
-            Ok(())
-        })?;
-        Ok(rows)
+        self.writer.flush().map_err(broken)?;
+        collect_lines(self.writer.get_ref(), self.len)
     }
 
     /// No more rows: what reads them.
@@ -102,12 +98,7 @@ impl Rows {
 
     /// Every row, in a list (a baseline's comparison, a merge: they hold a line a pair anyway).
     pub fn collect(&self) -> Result<Vec<ResultRow>> {
-        let mut rows = Vec::with_capacity(self.len);
-        self.each(|_, row, _| {
-            rows.push(row);
-            Ok(())
-        })?;
-        Ok(rows)
+        collect_lines(&self.file, self.len)
     }
 }
 
@@ -123,6 +114,16 @@ impl Read for At<'_> {
         self.offset += n as u64;
         Ok(n)
     }
+}
+
+/// Every row of `file` (`len` of them), in a list.
+fn collect_lines(file: &File, len: usize) -> Result<Vec<ResultRow>> {
+    let mut rows = Vec::with_capacity(len);
+    read_lines(file, |_, row, _| {
+        rows.push(row);
+        Ok(())
+    })?;
+    Ok(rows)
 }
 
 fn read_lines(file: &File, mut visit: impl FnMut(usize, ResultRow, Duration) -> Result<()>) -> Result<()> {
