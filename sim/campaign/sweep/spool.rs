@@ -56,12 +56,6 @@ impl Spool {
         self.len
     }
 
-    /// Every row so far, in order, to `visit` with its index and wall time.
-    pub(crate) fn each(&mut self, visit: impl FnMut(usize, ResultRow, Duration) -> Result<()>) -> Result<()> {
-        self.writer.flush().map_err(broken)?;
-        read_lines(self.writer.get_ref(), visit)
-    }
-
     /// Every row so far, in a list: what a baseline compares (it holds a line a pair itself).
     pub(crate) fn collect(&mut self) -> Result<Vec<ResultRow>> {
         self.writer.flush().map_err(broken)?;
