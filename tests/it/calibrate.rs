@@ -48,7 +48,9 @@ fn statements_are_timed_through_sqlite3_and_fitted_into_settings_a_scenario_acce
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cal");
-    let o = rehearsal(&["calibrate", "statements", "scenarios/quickstart.toml", "--samples", "6", "--out", out.to_str().unwrap()]);
+    // --max-seconds well above the default 60: a loaded machine must not cut the samples short.
+    let args = ["calibrate", "statements", "scenarios/quickstart.toml", "--samples", "6", "--max-seconds", "600", "--out"];
+    let o = rehearsal(&[&args[..], &[out.to_str().unwrap()]].concat());
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).contains("journal_mode wal"), "{}", stdout(&o));
     // Six statements of the run's mix and six of its writes (some may be the same process).
