@@ -185,8 +185,9 @@ impl Musician {
             let overall = earlier + attempt;
             let label =
                 if attempt == 0 { format!("step {step} agent {agent}") } else { format!("step {step} agent {agent} retry {attempt}") };
-            // 000 "Context Monitoring": the ceiling is checked before every launch.
-            let predicted = self.agent_upper_pct();
+            // 000 "Context Monitoring": the ceiling is checked before every launch, with room
+            // kept for the checkpoint a context answer asked for (C150).
+            let predicted = self.agent_upper_pct() + self.checkpoint_reserve_pct();
             if self.would_cross_ceiling(predicted) {
                 return self.ceiling_handoff_before_agent(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
             }
@@ -247,7 +248,7 @@ impl Musician {
         }
         // After 2 failed retries (000 "After 2 Failures").
         if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
-            let predicted = self.scenario.context.absorb_pct.upper();
+            let predicted = self.scenario.context.absorb_pct.upper() + self.checkpoint_reserve_pct();
             if self.would_cross_ceiling(predicted) {
                 return self
                     .ceiling_handoff_before_agent(&format!("absorbing step {step} agent {agent}"), predicted)
