@@ -539,6 +539,33 @@ impl Musician {
         self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling)")).await
     }
 
+    /// An agent's return took the session past the ceiling (a context spike, a
+    /// self-correction's ~6x; under `ceiling-after-agent` any return): 000 "Context Monitoring
+    /// & Break Point Logic" ("tracks context with each system message received"; "> 80% …
+    /// escalate to conductor (must pause now)"). Its first act is the escalation with the
+    /// REF-3 estimates, and whatever the answer the hand-off follows, the agent not integrated
+    /// (C50, C151). Without an escalation to make (the reading `ceiling-after-agent` or
+    /// `ceiling-before-work`, or an answer that already covers the crossing, C150), it hands
+    /// off at once. The return's status line is the escalation's or the hand-off's.
+    pub(super) async fn past_ceiling_on_return(&mut self, label: &str) -> Result<End, SqlFailure> {
+        let (ceiling, pct) = (self.scenario.context.ceiling_pct, self.context_pct);
+        if !self.escalates_at_ceiling() {
+            self.status(&format!("{label} returned: context {pct}% is past the {ceiling}% ceiling, handing off now, not integrated")).await;
+            return self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await;
+        }
+        let e = self.estimate_to_checkpoint();
+        self.status(&format!(
+            "{label} returned: context {pct}% is past the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%): escalating, must pause now",
+            e.nominal, e.worst
+        ))
+        .await;
+        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
+            return Ok(end);
+        }
+        self.status(&format!("past the {ceiling}% ceiling since {label}'s return: handing off now, not integrated")).await;
+        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
+    }
+
     /// 000 "Context Monitoring & Break Point Logic": "escalate to conductor (must pause now)",
     /// "Same message format with agent estimates" — before the piece of work that would cross
     /// the ceiling, not after it. The conductor's answer cannot make that work fit under the

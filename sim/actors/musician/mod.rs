@@ -244,7 +244,8 @@ impl Musician {
 
     fn cost(&mut self, dist: &crate::base::dist::Dist) -> i64 {
         let pct = self.ctx.draw(dist);
-        self.context_pct += pct;
+        // A context window holds at most 100 % (docs/protocol.md C151).
+        self.context_pct = (self.context_pct + pct).min(100);
         pct
     }
 

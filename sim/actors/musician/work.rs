@@ -214,6 +214,9 @@ impl Musician {
                     if self.context_pct >= 100 {
                         return Ok(AgentOutcome::End(self.hard_stop()));
                     }
+                    if self.context_pct > self.scenario.context.ceiling_pct {
+                        return self.past_ceiling_on_return(&label).await.map(AgentOutcome::End);
+                    }
                     // Past the ceiling on the return (C50): the agent is not integrated, so
                     // the HANDOFF continues from it.
                     return self
@@ -401,28 +404,40 @@ impl Musician {
     ) -> Result<Option<i64>, SqlFailure> {
         let self_corrects = scripted_self_correction || self.ctx.rng().random_bool(self.scenario.context.self_correction_probability);
         let base = self.ctx.draw(&self.scenario.context.agent_return_pct);
-        let mut extra = 0;
+        // 000 "Self-correction flag": ~6x context for the affected segment.
+        let extra = if self_corrects { base * (self.scenario.context.self_correction_factor - 1) } else { 0 };
+        let spike = self.ctx.context_spike_pct().unwrap_or(0);
+        // A context window holds at most 100 % (docs/protocol.md C151).
+        self.context_pct = (self.context_pct + base + extra + spike).min(100);
         if self_corrects {
-            // 000 "Self-correction flag": ~6x context for the affected segment.
-            extra = base * (self.scenario.context.self_correction_factor - 1);
-            self.context_pct += base + extra;
-            let details = format!("step {step}, agent {agent} — test failure, rewrote the module");
-            self.status(&format!("step {step} self-correction: agent {agent} test failure, rewrote the module")).await;
-            self.self_correction = Some(details);
-            self.propose_anti_pattern(step, agent).await;
-        } else {
-            self.context_pct += base;
+            self.self_correction = Some(format!("step {step}, agent {agent} — test failure, rewrote the module"));
         }
-        if let Some(spike) = self.ctx.context_spike_pct() {
-            self.context_pct += spike;
-        }
-        self.status(&format!("{label} returned")).await;
-        let integration_upper_pct = self.scenario.context.integration_pct.upper();
-        if self.context_pct >= 100 && self.scenario.settings.ceiling_escalates {
+        let ceiling = self.scenario.context.ceiling_pct;
+        // Full (100 %): the session stops dead, writing nothing more; past the ceiling: its
+        // next act is the escalation or the hand-off, not this return's status line (C151).
+        // Under `ceiling-after-agent` the hand-off takes the returned agent's result in first.
+        let s = &self.scenario.settings;
+        let integrates_into_handoff = !s.ceiling_escalates && !s.ceiling_before_work;
+        if self.context_pct >= 100 || (self.context_pct > ceiling && !integrates_into_handoff) {
             return Ok(None);
         }
+        let past_ceiling = self.context_pct > ceiling;
+        if past_ceiling {
+            let pct = self.context_pct;
+            self.status(&format!(
+                "{label} returned: context {pct}% is past the {ceiling}% ceiling, handing off now (its result integrated first)"
+            ))
+            .await;
+        }
+        if self_corrects {
+            self.status(&format!("step {step} self-correction: agent {agent} test failure, rewrote the module")).await;
+            self.propose_anti_pattern(step, agent).await;
+        }
+        if !past_ceiling {
+            self.status(&format!("{label} returned")).await;
+        }
+        let integration_upper_pct = self.scenario.context.integration_pct.upper();
         if self.would_cross_ceiling(integration_upper_pct) {
-            let ceiling = self.scenario.context.ceiling_pct;
             self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated")).await;
             return Ok(None);
         }
@@ -430,7 +445,15 @@ impl Musician {
         self.work_for(integration_ms).await?;
         self.cost(&self.scenario.context.integration_pct.clone());
         self.add_new_tests();
-        self.status(&format!("step {step} agent {agent} integrated")).await;
+        if past_ceiling {
+            self.status(&format!("step {step} agent {agent} integrated into the hand-off")).await;
+        } else if self.context_pct > ceiling {
+            // Only where no check before the work kept room (`ceiling-after-agent`): the
+            // evaluation right after hands off (C151), and this line says so.
+            self.status(&format!("step {step} agent {agent} integrated — context past the {ceiling}% ceiling, handing off now")).await;
+        } else {
+            self.status(&format!("step {step} agent {agent} integrated")).await;
+        }
         Ok(Some(extra))
     }
 
