@@ -15,6 +15,10 @@ use rusqlite::types::Value;
 
 use super::*;
 
+/// How long a woken musician gives its watcher's overdue poll (C152): a read and a heartbeat
+/// refresh take milliseconds, so a watcher still polling after this has found nothing.
+const WAKE_POLL_GRACE_MS: i64 = 2_000;
+
 /// How waiting for a subagent ended.
 pub(super) enum SubagentEnd {
     /// It finished; `heads_up`: an informational emergency came meanwhile.
@@ -324,6 +328,7 @@ impl Musician {
         let serial = self.watcher_serial_next();
         let meta = ActorMeta { name: self.ctx.meta().name.subagent(serial), ..self.ctx.meta().clone() };
         let subagent = self.ctx.spawn_child(meta, 0, move |ctx| async move { ctx.sleep(work_ms).await });
+        let due_ms = self.ctx.now_ms() + work_ms;
         let mut heads_up = false;
         // Bounded: each pass handles one watcher exit; a watcher exits at most once per poll.
         for _ in 0..10_000 {
@@ -336,6 +341,7 @@ impl Musician {
                 if self.memory.borrow().inbox.contains(&WatcherReport::FencedOut) {
                     return Err(self.fenced_by_watcher());
                 }
+                heads_up |= self.read_messages_after_wake(due_ms).await?.heads_up;
                 return Ok(SubagentEnd::Finished { heads_up });
             }
             self.background = None;
@@ -373,6 +379,7 @@ impl Musician {
                 return Ok(());
             };
             if self.ctx.join_any_for(vec![watcher], left_ms).await.is_none() {
+                self.read_messages_after_wake(until_ms).await?;
                 return Ok(());
             }
             self.background = None;
@@ -382,6 +389,31 @@ impl Musician {
                 return Ok(());
             }
         }
+    }
+
+    /// docs/protocol.md C152: a session suspended for longer than its watcher's poll interval
+    /// (a hang) resumes with that watcher's poll overdue, under way beside the result it waited
+    /// for. 000 "Background Watcher": "On message detected: The watcher immediately exits. The
+    /// musician detects the watcher exit, reads the message from the database, decides whether
+    /// to interrupt current work (urgent) or continue"; so the woken musician lets that poll
+    /// finish and reads what it found before it writes anything (a status line included): a
+    /// hand-over of its own task stops it there, with no write (C51). `due_ms` is when the
+    /// wait would have ended without the suspension; a wait that ended on time reads nothing.
+    async fn read_messages_after_wake(&mut self, due_ms: i64) -> Result<WatcherNews, SqlFailure> {
+        let late_ms = self.ctx.now_ms() - due_ms;
+        let Some(watcher) = self.background.filter(|_| late_ms > self.scenario.timing.background_poll_ms) else {
+            return Ok(WatcherNews::default());
+        };
+        self.ctx.note("woke_late", format!("{late_ms} ms past its due time: the watcher's overdue poll first"));
+        // The overdue poll is a read and at most a heartbeat refresh: a watcher still running
+        // after this found nothing, and sleeps again.
+        if self.ctx.join_any_for(vec![watcher], WAKE_POLL_GRACE_MS).await.is_none() {
+            return Ok(WatcherNews::default());
+        }
+        self.background = None;
+        let news = self.handle_watcher_reports(false).await?;
+        self.start_background_watcher();
+        Ok(news)
     }
 
     pub(super) fn watcher_serial_next(&mut self) -> u32 {
