@@ -97,14 +97,13 @@ impl OutLock {
         // A folder the user cannot write is their input (exit 2), whether it exists or not:
         // refused here before the lock's own write would fail as I/O (exit 3).
         crate::base::out_probe::ensure_writable(out)?;
-        std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
+        crate::base::live_files::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
         let path = out.join(LOCK_FILE);
         let text = Holder::this_process().text();
         // A few rounds: each lost race (another process took the lock over first) is retried.
         for _ in 0..4 {
-            if try_create(&path, &text)? {
+            if let Some(_live) = try_create(&path, &text)? {
                 clear_dead_temporaries(out);
-                let _live = crate::base::live_files::track([path.clone()]);
                 return Ok(OutLock { path, text, _live });
             }
             let held = std::fs::read_to_string(&path).unwrap_or_default();
@@ -118,22 +117,31 @@ impl OutLock {
     }
 }
 
-/// Creates `path` holding `text` whole, or returns false when it exists. The text goes to a
-/// file of this process first and is linked into place, so a reader never sees it half
-/// written.
-fn try_create(path: &Path, text: &str) -> Result<bool> {
+/// Creates `path` holding `text` whole, tracked for a Ctrl-C, or returns None when it exists.
+/// The text goes to a file of this process first and is linked into place, so a reader never
+/// sees it half written.
+fn try_create(path: &Path, text: &str) -> Result<Option<crate::base::live_files::Live>> {
     let fail = |e: std::io::Error| Error::harness(format!("cannot write the lock {}: {e}", path.display()));
     let mine = path.with_file_name(format!("{LOCK_FILE}.{}.tmp", std::process::id()));
     // A Ctrl-C between the write and the removal below removes it too (issue 41: a merge
-    // stopped 10 ms in left `.rehearsal-lock.PID.tmp`, tests/it/kills.rs).
+    // stopped 10 ms in left `.rehearsal-lock.PID.tmp`, tests/it/kills.rs); tracked before it
+    // is made, and made through the registry, so none is made after the Ctrl-C's removal.
     let _live = crate::base::live_files::track([mine.clone()]);
-    std::fs::write(&mine, text).map_err(fail)?;
-    let linked = std::fs::hard_link(&mine, path);
+    crate::base::live_files::make(|| std::fs::write(&mine, text)).map_err(fail)?;
+    // Linked and tracked in one step: tracked only if it is ours (another's lock is never
+    // removed), and never left untracked for a Ctrl-C between the link and the tracking.
+    let linked = crate::base::live_files::make_tracked(
+        || match std::fs::hard_link(&mine, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        },
+        |&linked| if linked { vec![path.to_path_buf()] } else { Vec::new() },
+    );
     let _ = std::fs::remove_file(&mine);
-    match linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(fail(e)),
+    match linked.map_err(fail)? {
+        (live, true) => Ok(Some(live)),
+        (_, false) => Ok(None),
     }
 }
 
