@@ -146,7 +146,9 @@ fn try_create(path: &Path, text: &str) -> Result<Option<crate::base::live_files:
 }
 
 /// The lock's own temporaries that a process killed while taking a lock left behind
-/// (`.rehearsal-lock.PID.tmp` of `try_create`, `.rehearsal-lock.stale.PID` of `take_over`):
+/// (`.rehearsal-lock.PID.tmp` of `try_create`, `.rehearsal-lock.stale.PID` of `take_over`),
+/// and the ownership record's (`.rehearsal-owned.PID.tmp`, sim/base/out_owner.rs: a merge
+/// killed by SIGKILL while writing its record left one, tests/it/kills.rs):
 /// removed once the lock is held, when their process is gone, so the next command into a
 /// folder leaves nothing of a killed one (tests/it/kills.rs found one after a kill that
 /// landed between `try_create`'s write and its removal).
@@ -160,8 +162,11 @@ fn clear_dead_temporaries(out: &Path) {
 }
 
 /// The pid a name of one of the lock's temporaries carries (`.PID.tmp`, `.stale.PID`, and
-/// sim/base/out_probe.rs's `.PID.N.probe`).
+/// sim/base/out_probe.rs's `.PID.N.probe`), or of the record's (`.PID.tmp`).
 fn temporary_pid(name: &str) -> Option<u32> {
+    if let Some(pid) = name.strip_prefix(crate::base::out_owner::RECORD_FILE).and_then(|r| r.strip_prefix('.')?.strip_suffix(".tmp")) {
+        return pid.parse().ok();
+    }
     let rest = name.strip_prefix(LOCK_FILE)?.strip_prefix('.')?;
     let pid = match rest.strip_suffix(".probe") {
         Some(probe) => probe.split('.').next()?,
@@ -266,13 +271,19 @@ mod tests {
             format!("{LOCK_FILE}.{dead}.0.probe"),
             format!("{LOCK_FILE}.{live}.7.probe"),
             format!("{LOCK_FILE}.x.0.probe"),
+            format!("{}.{dead}.tmp", crate::base::out_owner::RECORD_FILE),
+            format!("{}.{live}.tmp", crate::base::out_owner::RECORD_FILE),
         ];
         for name in &names {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }
         let lock = OutLock::acquire(dir.path()).expect("free");
         let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
-        assert_eq!(left, [false, false, true, true, true, false, true, true], "only a gone process's lock temporaries and probes go");
+        assert_eq!(
+            left,
+            [false, false, true, true, true, false, true, true, false, true],
+            "only a gone process's lock temporaries, probes and record temporaries go"
+        );
         drop(lock);
     }
 
