@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
 /// The registry of one process (`REGISTRY`; unit tests make their own).
-pub struct Registry {
+struct Registry {
     state: Mutex<State>,
 }
 
@@ -40,7 +40,7 @@ struct State {
 static REGISTRY: Registry = Registry::new();
 
 impl Registry {
-    pub const fn new() -> Registry {
+    const fn new() -> Registry {
         Registry { state: Mutex::new(State { paths: Vec::new(), children: Vec::new(), closed: false }) }
     }
 
@@ -217,8 +217,9 @@ impl Child {
                 use std::os::fd::AsRawFd;
                 let mut poll = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
                 // SAFETY: poll(2) on one valid pollfd; EINTR is retried.
-                while unsafe { libc::poll(&mut poll, 1, -1) } < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                }
+                while unsafe { libc::poll(&mut poll, 1, -1) } < 0
+                    && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                {}
             }
             None => {
                 // SAFETY: waitid(2) with a zeroed siginfo to fill; ECHILD (already reaped) ends it.
@@ -475,7 +476,7 @@ mod tests {
         assert!(REGISTRY.state().paths.contains(&path));
         drop(live);
         assert!(!REGISTRY.state().paths.contains(&path));
-        create_dir_all(&dir.path().join("b/c")).unwrap();
+        create_dir_all(dir.path().join("b/c")).unwrap();
         assert!(dir.path().join("b/c").is_dir());
     }
 }

@@ -97,7 +97,8 @@ impl OutLock {
         // A folder the user cannot write is their input (exit 2), whether it exists or not:
         // refused here before the lock's own write would fail as I/O (exit 3).
         crate::base::out_probe::ensure_writable(out)?;
-        crate::base::live_files::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
+        crate::base::live_files::create_dir_all(out)
+            .map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
         let path = out.join(LOCK_FILE);
         let text = Holder::this_process().text();
         // A few rounds: each lost race (another process took the lock over first) is retried.

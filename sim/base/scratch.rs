@@ -40,9 +40,10 @@ pub fn scratch_folder(prefix: &str, chosen: Option<&Path>, out: &Path) -> Result
     let in_folder = |parent: &Path| {
         remove_stale(parent, prefix);
         // Made and tracked in one step: a Ctrl-C finds it either not made or tracked.
-        crate::base::live_files::make_tracked(|| tempfile::Builder::new().prefix(&named).tempdir_in(parent), |dir| {
-            vec![dir.path().to_path_buf()]
-        })
+        crate::base::live_files::make_tracked(
+            || tempfile::Builder::new().prefix(&named).tempdir_in(parent),
+            |dir| vec![dir.path().to_path_buf()],
+        )
     };
     let dir = if let Some(parent) = chosen {
         check_chosen(Some(parent))?;

@@ -98,7 +98,8 @@ impl MemoryWals {
             // Through the registry of what a Ctrl-C removes (sim/base/live_files.rs): a run's
             // `comms.db.tmp` (or a journal) is never made after the interrupt's removal.
             // SAFETY: the caller's arguments, passed on unchanged to the function they were for.
-            let opened = crate::base::live_files::make(|| Ok::<_, std::io::Error>(unsafe { (self.parent_open)(vfs, name, file, flags, out_flags) }));
+            let opened =
+                crate::base::live_files::make(|| Ok::<_, std::io::Error>(unsafe { (self.parent_open)(vfs, name, file, flags, out_flags) }));
             return opened.unwrap_or_else(|_| {
                 // SAFETY: SQLite calls no method of a file whose open failed with `pMethods` NULL.
                 unsafe { (*file).pMethods = std::ptr::null() };

@@ -390,7 +390,8 @@ fn write_files(files_root: &std::path::Path, files: &BTreeMap<String, String>) -
         let full = files_root.join(path);
         if let Some(parent) = full.parent() {
             // Through the registry: the run's folder may lie in a tracked one a Ctrl-C removed.
-            crate::base::live_files::create_dir_all(parent).map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
+            crate::base::live_files::create_dir_all(parent)
+                .map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
         }
         std::fs::write(&full, content).map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
     }

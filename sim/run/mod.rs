@@ -241,7 +241,8 @@ fn execute_unguarded(
     let census = faults.census();
     let sql = catalog.identity();
     let checker = checker_for(&scenario).with_sql_in_force(crate::judging::oracle::SqlInForce::of(&catalog));
-    crate::base::live_files::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
+    crate::base::live_files::create_dir_all(&out_dir)
+        .map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();

@@ -146,7 +146,8 @@ impl TraceSink {
     pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
         // Through the registry (sim/base/live_files.rs): never made after a Ctrl-C's removal.
-        let file = crate::base::live_files::make(|| File::create(&tmp_path)).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
+        let file = crate::base::live_files::make(|| File::create(&tmp_path))
+            .map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
         let spool = Spool::start(file).map_err(|e| Error::harness(format!("cannot start writing {}: {e}", tmp_path.display())))?;
         Ok(TraceSink {
             rows: RowWriter::new(Destination::File(spool), epoch_unix_ms, &HEADER),
