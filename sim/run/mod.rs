@@ -226,14 +226,12 @@ impl Statements {
     }
 }
 
+type Live = crate::base::live_files::Live;
+/// A run's progress callback, as `Engine::run_with_progress` calls it.
+type Progress<'a> = dyn FnMut(i64, i64) + 'a;
+
 /// `live` tracks the run's unfinished files; the database's rename into place lets go of them.
-fn execute_unguarded(
-    plan: RunPlan,
-    keep: Keep,
-    statements: Statements,
-    progress: &mut dyn FnMut(i64, i64),
-    live: &mut crate::base::live_files::Live,
-) -> Result<Executed> {
+fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress: &mut Progress<'_>, live: &mut Live) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
@@ -298,8 +296,7 @@ fn execute_unguarded(
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
     if keep == Keep::Everything {
-        // Last: a `comms.db` says its run ended and its trace is whole. Renamed as the run's
-        // files are let go of, in one step: a Ctrl-C removes all of them or none.
+        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
         live.finish(|| crate::world::run_folder::publish_db(&out_dir))?;
     }
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
