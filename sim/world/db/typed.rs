@@ -94,7 +94,7 @@ mod tests {
         );
         assert_eq!(call.stmt.params(), call.args.iter().map(|(name, _)| *name).collect::<Vec<_>>());
         let row = vec![Value::Text("needs_review".into()), Value::Integer(2), Value::Text("t".into()), Value::Real(3.5)];
-        let outcome = SqlOutcome { rows: vec![row], readonly: true, ..SqlOutcome::default() };
+        let outcome = SqlOutcome { rows: crate::world::db::ResultRows::from_values(vec![row]), readonly: true, ..SqlOutcome::default() };
         assert_eq!(outcome.get(0, cols::read_task_state::state), Some(TaskState::NeedsReview));
         assert_eq!(outcome.get(0, cols::read_task_state::retry_count), Some(2));
         assert_eq!(outcome.get(0, cols::read_task_state::seconds_stale), Some(3.5));
