@@ -150,10 +150,10 @@ impl Ctx {
     async fn refresh_lease(&self, lease: &Rc<Lease>, age_ms: i64) {
         self.note("lease_refresh", format!("heartbeat {:.1} s old by the session's clock: a heartbeat first", age_ms as f64 / 1000.0));
         lease.set_refreshing(true);
-        let params = vec![(":task_id", Value::Text(self.meta.task_id.clone())), (":session_id", Value::Text(self.meta.session_id.clone()))];
+        let heartbeat = crate::vocab::statement::args::heartbeat(&self.meta.task_id, &self.meta.session_id);
         // Boxed: the heartbeat's own request passes `keep_lease` again (which the refreshing
         // mark lets through).
-        let outcome = Box::pin(self.sql(Stmt::Heartbeat, params)).await;
+        let outcome = Box::pin(self.call(heartbeat)).await;
         lease.set_refreshing(false);
         if outcome.is_ok_and(|o| o.rows_affected == 0) {
             let why = format!("the lease's heartbeat changed no row: another session owns {}", self.meta.task_id);
