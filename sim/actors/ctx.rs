@@ -204,8 +204,11 @@ impl Ctx {
 
     /// Runs a typed call of the statement table (`statement::args::heartbeat(task_id,
     /// session_id)`) as `sql` runs its statement: the same parameters, in the same order.
-    pub async fn call(&self, call: crate::vocab::statement::Call<'_>) -> Result<SqlOutcome, SqlFailure> {
-        self.sql(call.stmt, crate::world::db::typed::params_of(&call)).await
+    /// The parameters are made before the future is: the call itself (its arguments inline)
+    /// is not kept in the actor's state while the statement runs.
+    pub fn call(&self, call: crate::vocab::statement::Call<'_>) -> impl Future<Output = Result<SqlOutcome, SqlFailure>> + '_ {
+        let params = crate::world::db::typed::params_of(&call);
+        self.sql(call.stmt, params)
     }
 
     /// Runs one named protocol statement at the instant the engine schedules it.

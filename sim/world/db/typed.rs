@@ -1,7 +1,8 @@
 //! The statement table's types at the database's edge (issue 46): a typed `Call` becomes the
 //! values SQLite binds, and a typed column (`cols::read_task_state::state`) is read back as
-//! its type. A pilot: most actors still build `Params` and read columns by index
-//! (docs/development.md "Typed statement calls" says how to move them).
+//! its type. The watchers and the lease's heartbeat call this way; the other actors still build
+//! `Params` and read columns by index (docs/development.md "Typed statement calls" says how to
+//! move them).
 
 use rusqlite::types::Value;
 
