@@ -104,7 +104,7 @@ impl ResultRows {
             Cell::Null => ValueRef::Null,
             Cell::Int(n) => ValueRef::Integer(n),
             Cell::Real(r) => ValueRef::Real(r),
-            Cell::Text { start, end } => ValueRef::Text(self.text[start..end].as_bytes()),
+            Cell::Text { start, end } => ValueRef::Text(&self.text.as_bytes()[start..end]),
             Cell::Blob { start, end } => ValueRef::Blob(&self.blobs[start..end]),
         })
     }
