@@ -5,7 +5,7 @@
 
 use rusqlite::types::{Value, ValueRef};
 
-use super::ResultRows;
+use super::result_rows::ResultRows;
 use crate::vocab::TaskState;
 
 /// Named parameter values for one statement, in the engine's fixed order.
