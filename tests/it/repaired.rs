@@ -302,6 +302,18 @@ fn an_emergency_reaching_a_pause_is_read_with_the_answer_within_the_derived_budg
 }
 
 #[test]
+fn an_emergency_returned_during_steps_without_agents_is_read_at_the_next_step_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C85, round 4 (swarm-1-01080 seed 1): the emergency reaches no pause, so
+    // it has the working budget (27 s); read only at the checkpoint it took 41 s.
+    let (code, text) = proof_run("emergency-during-agentless-steps.toml", "1", &dir.path().join("r"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n") && text.contains("outside a pause max") && !text.contains("BREACHED"), "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("r/trace.csv")).unwrap();
+    assert!(trace.contains("emergency from conductor (urgent): no subagent running, acknowledged"), "the emergency is handled");
+}
+
+#[test]
 fn a_message_the_watcher_returned_as_the_session_pauses_is_read_before_the_answer() {
     let dir = tempfile::tempdir().unwrap();
     // docs/protocol.md C85, 000 "Background Watcher" ("On message detected: ... The musician
