@@ -221,8 +221,12 @@ impl<C: Chunks> RowWriter<C> {
 
     /// A writer that goes on from this one's rows into `chunks` (a copy of this one's sink,
     /// which has taken the same bytes): the rows pending, the count and the cached second.
-    pub fn fork_into<D: Chunks>(&self, chunks: D) -> RowWriter<D> {
-        let mut pending = Vec::with_capacity(self.pending.capacity());
+    /// Its rows are made in `buffer` (emptied first): a forked run's own, which it has not
+    /// used yet, rather than a new one per run; a copy kept only to be forked again can be
+    /// given an empty one (no room held while it waits).
+    pub fn fork_into<D: Chunks>(&self, chunks: D, buffer: Vec<u8>) -> RowWriter<D> {
+        let mut pending = buffer;
+        pending.clear();
         pending.extend_from_slice(&self.pending);
         RowWriter {
             pending,
@@ -231,6 +235,14 @@ impl<C: Chunks> RowWriter<C> {
             rows_written: self.rows_written,
             second_cache: self.second_cache.clone(),
         }
+    }
+
+    /// The buffer rows are made in, emptied, leaving this writer none: for a writer forked
+    /// from another to make its rows in (`fork_into`).
+    pub fn take_buffer(&mut self) -> Vec<u8> {
+        let mut buffer = std::mem::take(&mut self.pending);
+        buffer.clear();
+        buffer
     }
 
     /// Rows written, the header aside: the last row's `seq`.

@@ -21,11 +21,92 @@ pub const FINDINGS_HEADING: &str = "## Under every conductor profile";
 /// The heading of docs/repaired-protocol.md's section.
 pub const NECESSITY_HEADING: &str = "## Necessity under every conductor profile";
 
-/// What one run gives the tables: whether it passed, and the rules it broke.
+/// What one run gives the tables: whether it passed, the rules it broke, and the figures a
+/// finding about numbers is read from (`Figure`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judged {
     pub passed: bool,
     pub rules: BTreeSet<String>,
+    pub figures: BTreeMap<Figure, i64>,
+}
+
+/// The figures of a run that a finding whose verdicts do not move is about (FINDINGS.md's
+/// numeric findings: D7's hand-offs and makespan, `ceiling-before-work`'s hand-offs, …). Without
+/// them such a finding "held" under every conductor by construction: no pass count and no rule
+/// moved under any (issue 42's cold review).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Figure {
+    /// Claims by a successor session: after a clean exit (`exit_to_claim_ms`) or a crash or
+    /// hang (`recovery_ms`), i.e. the hand-overs of the run.
+    Successors,
+    /// Simulated time from the epoch to the run's last event.
+    MakespanMs,
+    /// Tasks `complete` at the end.
+    TasksComplete,
+    /// A musician putting its row in `error`: context warnings (000 "Context Monitoring"), and
+    /// the other escalations; D7's finding is about the first (warnings per run).
+    Escalations,
+}
+
+impl Figure {
+    pub const ALL: [Figure; 4] = [Figure::Successors, Figure::MakespanMs, Figure::TasksComplete, Figure::Escalations];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Successors => "successors",
+            Figure::MakespanMs => "makespan",
+            Figure::TasksComplete => "tasks complete",
+            Figure::Escalations => "escalations",
+        }
+    }
+
+    fn of(summary: &crate::run::RunSummary) -> BTreeMap<Figure, i64> {
+        let measured = &summary.measured;
+        let successors = measured.exit_to_claim_ms.len() + measured.designer.recovery_ms.len();
+        BTreeMap::from([
+            (Figure::Successors, successors as i64),
+            (Figure::MakespanMs, summary.makespan_ms),
+            (Figure::TasksComplete, summary.tasks_complete as i64),
+            (Figure::Escalations, escalations(&summary.coverage) as i64),
+        ])
+    }
+}
+
+/// Musician transitions into `error`, counted once each (coverage also counts them per context).
+fn escalations(coverage: &crate::judging::coverage::Coverage) -> u64 {
+    use crate::judging::coverage::{Item, Writer};
+    let into_error =
+        |item: &Item| matches!(item, Item::Transition { writer: Writer::Musician, to: crate::vocab::TaskState::Error, context: None, .. });
+    coverage.reached().filter(|(item, _)| into_error(item)).map(|(_, n)| n).sum()
+}
+
+/// A figure moves when the variant's mean over the seeds is more than this share of the
+/// default's mean away from it (any change at all when the default's mean is 0): below it, a
+/// seed's noise is not a finding.
+pub const FIGURE_MOVE_PERCENT: f64 = 5.0;
+
+/// How the variant's mean of each figure compares with the default's, for the figures that move.
+fn figure_moves(default: &[&Judged], variant: &[&Judged]) -> BTreeMap<Figure, (std::cmp::Ordering, i64)> {
+    let mean = |runs: &[&Judged], f: Figure| {
+        runs.iter().map(|j| j.figures.get(&f).copied().unwrap_or(0) as f64).sum::<f64>() / runs.len().max(1) as f64
+    };
+    let mut moves = BTreeMap::new();
+    for f in Figure::ALL {
+        let (d, v) = (mean(default, f), mean(variant, f));
+        let percent = if d == 0.0 {
+            if v == 0.0 {
+                0.0
+            } else {
+                100.0 * v.signum()
+            }
+        } else {
+            100.0 * (v - d) / d.abs()
+        };
+        if percent.abs() > FIGURE_MOVE_PERCENT {
+            moves.insert(f, (if percent > 0.0 { std::cmp::Ordering::Greater } else { std::cmp::Ordering::Less }, percent.round() as i64));
+        }
+    }
+    moves
 }
 
 /// One run of `path` at `seed` under `conductor`, with `variants` (the command line's) over the
@@ -41,10 +122,11 @@ fn judge_one(path: &str, conductor: &str, protocol: Option<&str>, variants: &[St
     match run {
         Ok(executed) => {
             let verdict = &executed.summary.verdict;
-            Ok(Judged { passed: verdict.passed(), rules: verdict.rules().iter().map(|r| r.to_string()).collect() })
+            let rules = verdict.rules().iter().map(|r| r.to_string()).collect();
+            Ok(Judged { passed: verdict.passed(), rules, figures: Figure::of(&executed.summary) })
         }
         Err(Error::Input(message)) => Err(Error::Input(message)),
-        Err(e) => Ok(Judged { passed: false, rules: BTreeSet::from([format!("harness error: {e}")]) }),
+        Err(e) => Ok(Judged { passed: false, rules: BTreeSet::from([format!("harness error: {e}")]), figures: BTreeMap::new() }),
     }
 }
 
@@ -79,6 +161,9 @@ pub struct Conclusion {
     pub fewer: BTreeSet<String>,
     /// Pass counts, default then variant, and the seeds run (shown, not compared).
     pub counts: (usize, usize, usize),
+    /// The figures whose mean moves by more than `FIGURE_MOVE_PERCENT`, their direction and
+    /// change in whole percent. Compared only when the verdicts say nothing (`silent`).
+    pub figures: BTreeMap<Figure, (std::cmp::Ordering, i64)>,
 }
 
 impl Conclusion {
@@ -95,12 +180,25 @@ impl Conclusion {
             };
         }
         let (d, v) = (passes(default), passes(variant));
-        Conclusion { pass: v.cmp(&d), more, fewer, counts: (d, v, default.len()) }
+        Conclusion { pass: v.cmp(&d), more, fewer, counts: (d, v, default.len()), figures: figure_moves(default, variant) }
     }
 
-    /// Whether two conclusions say the same (the counts aside).
+    /// Whether the verdicts say nothing: as many passes either way and no rule moving. Such a
+    /// finding is about figures, and is compared by them.
+    pub fn silent(&self) -> bool {
+        self.pass == std::cmp::Ordering::Equal && self.more.is_empty() && self.fewer.is_empty()
+    }
+
+    /// The directions of the moving figures.
+    fn figure_directions(&self) -> BTreeMap<Figure, std::cmp::Ordering> {
+        self.figures.iter().map(|(f, (direction, _))| (*f, *direction)).collect()
+    }
+
+    /// Whether two conclusions say the same (the counts aside; the figures' directions when both
+    /// verdicts are silent).
     pub fn same_as(&self, other: &Conclusion) -> bool {
-        (self.pass, &self.more, &self.fewer) == (other.pass, &other.more, &other.fewer)
+        let verdicts = (self.pass, &self.more, &self.fewer) == (other.pass, &other.more, &other.fewer);
+        verdicts && (!self.silent() || self.figure_directions() == other.figure_directions())
     }
 
     /// How `other` agrees with this conclusion (the reference's).
@@ -108,10 +206,26 @@ impl Conclusion {
         if self.same_as(other) {
             return Agreement::Same;
         }
+        if self.silent() && other.silent() {
+            return self.figures_agreement(other);
+        }
         let opposite = !self.more.is_disjoint(&other.fewer) || !self.fewer.is_disjoint(&other.more);
         let shared = !self.more.is_disjoint(&other.more) || !self.fewer.is_disjoint(&other.fewer);
         let both_silent = self.more.is_empty() && self.fewer.is_empty() && other.more.is_empty() && other.fewer.is_empty();
         if self.pass == other.pass && !opposite && (shared || both_silent) {
+            Agreement::Direction
+        } else {
+            Agreement::Differs
+        }
+    }
+
+    /// Two silent conclusions whose moving figures differ: in direction when at least one
+    /// figure moves the same way and none the opposite way, else they differ.
+    fn figures_agreement(&self, other: &Conclusion) -> Agreement {
+        let (mine, theirs) = (self.figure_directions(), other.figure_directions());
+        let opposite = mine.iter().any(|(f, d)| theirs.get(f).is_some_and(|t| t != d));
+        let shared = mine.iter().any(|(f, d)| theirs.get(f) == Some(d));
+        if shared && !opposite {
             Agreement::Direction
         } else {
             Agreement::Differs
@@ -129,7 +243,10 @@ impl Conclusion {
         if !self.fewer.is_empty() {
             let _ = write!(text, "; fewer: {}", list(&self.fewer));
         }
-        if self.more.is_empty() && self.fewer.is_empty() && d == v {
+        if self.silent() && !self.figures.is_empty() {
+            let moves: Vec<String> = self.figures.iter().map(|(f, (_, percent))| format!("{} {percent:+} %", f.name())).collect();
+            let _ = write!(text, "; figures: {}", moves.join(", "));
+        } else if self.more.is_empty() && self.fewer.is_empty() && d == v {
             text.push_str("; no difference");
         }
         text
@@ -216,7 +333,7 @@ pub fn conclusions_table(conductors: &[String], rows: &[Row], first_header: &str
             format!("no: differs under {}", differs.join(", "))
         } else if !detail.is_empty() {
             direction.push(name.clone());
-            format!("in direction: its rules differ under {}", detail.join(", "))
+            format!("in direction: its rules or figures differ under {}", detail.join(", "))
         } else {
             "yes".to_string()
         };
@@ -243,7 +360,7 @@ pub fn findings_section(conductors: &[String], seeds: &[u64], jobs: usize, scrat
     let mut md = format!("{FINDINGS_HEADING}\n\n");
     let _ = writeln!(
         md,
-        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other; it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way; otherwise it depends on the conductor. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
+        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other; it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way; otherwise it depends on the conductor. A finding whose verdicts do not move (as many passes, no rule in more or fewer runs: a finding about numbers) is compared by its figures instead: the means over the seeds of the successor sessions' claims (hand-overs), the makespan, the tasks complete and the musicians' escalations (rows put in `error`: context warnings and the others), a figure moving when the variant's mean is more than {FIGURE_MOVE_PERCENT} % from the default's (`figures: makespan +16 %`); it holds when the same figures move the same way under every profile, in direction when at least one does and none moves the opposite way, and \"no difference\" means no figure moved either. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
         conductors.join(","),
         range_text(seeds),
         seeds.len(),
@@ -378,7 +495,63 @@ mod tests {
     use super::*;
 
     fn judged(passed: bool, rules: &[&str]) -> Judged {
-        Judged { passed, rules: rules.iter().map(|r| r.to_string()).collect() }
+        Judged { passed, rules: rules.iter().map(|r| r.to_string()).collect(), figures: BTreeMap::new() }
+    }
+
+    /// A passing run with these successors and makespan (ms) and 3 tasks complete.
+    fn passing(successors: i64, makespan_ms: i64) -> Judged {
+        let figures = BTreeMap::from([(Figure::Successors, successors), (Figure::MakespanMs, makespan_ms), (Figure::TasksComplete, 3)]);
+        Judged { passed: true, rules: BTreeSet::new(), figures }
+    }
+
+    #[test]
+    fn a_finding_whose_verdicts_do_not_move_is_compared_by_its_figures() {
+        let (base, slower, more_handoffs) = (passing(10, 1000), passing(10, 1200), passing(12, 1000));
+        let slower_run = Conclusion::of(&[&base, &base], &[&slower, &slower]);
+        assert!(slower_run.silent());
+        assert_eq!(slower_run.text(), "pass 2 → 2 of 2; figures: makespan +20 %");
+        assert_eq!(slower_run.agreement(&Conclusion::of(&[&base], &[&slower])), Agreement::Same);
+        let nothing = Conclusion::of(&[&base], &[&base]);
+        assert_eq!(nothing.text(), "pass 1 → 1 of 1; no difference");
+        assert_eq!(slower_run.agreement(&nothing), Agreement::Differs, "a figure that moves under one profile only");
+        assert_eq!(slower_run.agreement(&Conclusion::of(&[&slower], &[&base])), Agreement::Differs, "the opposite way");
+        let both = Conclusion::of(&[&base], &[&passing(12, 1200)]);
+        assert_eq!(slower_run.agreement(&both), Agreement::Direction, "makespan moves the same way, successors too");
+        assert_eq!(slower_run.agreement(&Conclusion::of(&[&base], &[&more_handoffs])), Agreement::Differs, "no figure in common");
+    }
+
+    #[test]
+    fn escalations_are_the_musicians_moves_into_error_counted_once() {
+        use crate::judging::coverage::{Context, Coverage, Item, Writer};
+        use crate::vocab::TaskState;
+        let mut coverage = Coverage::default();
+        let moved = |writer, from, to| Item::Transition { writer, from, to, context: None };
+        coverage.add(moved(Writer::Musician, TaskState::Working, TaskState::Error));
+        coverage.add(moved(Writer::Musician, TaskState::Working, TaskState::Error));
+        coverage.add(moved(Writer::Musician, TaskState::NeedsReview, TaskState::Error));
+        coverage.add(moved(Writer::Conductor, TaskState::Working, TaskState::Error));
+        coverage.add(moved(Writer::Musician, TaskState::Error, TaskState::Working));
+        let in_context = Item::Transition {
+            writer: Writer::Musician,
+            from: TaskState::Working,
+            to: TaskState::Error,
+            context: Some(Context::AfterCrash),
+        };
+        coverage.add(in_context);
+        assert_eq!(escalations(&coverage), 3, "the same move counted again in its context is not another");
+    }
+
+    #[test]
+    fn a_figure_within_the_noise_does_not_move_and_a_verdict_outranks_the_figures() {
+        let (base, near) = (passing(100, 100_000), passing(105, 104_999));
+        assert!(Conclusion::of(&[&base], &[&near]).figures.is_empty(), "5 % is not a move");
+        let from_zero = Conclusion::of(&[&passing(0, 1000)], &[&passing(1, 1000)]);
+        assert_eq!(from_zero.text(), "pass 1 → 1 of 1; figures: successors +100 %");
+        let fixed = Conclusion::of(&[&judged(false, &["liveness"])], &[&base]);
+        assert!(!fixed.silent());
+        assert!(!fixed.text().contains("figures"), "{}", fixed.text());
+        let fixed_other_figures = Conclusion::of(&[&judged(false, &["liveness"])], &[&near]);
+        assert_eq!(fixed.agreement(&fixed_other_figures), Agreement::Same, "figures are not compared when the verdicts speak");
     }
 
     #[test]

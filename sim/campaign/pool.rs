@@ -140,7 +140,10 @@ mod tests {
         for jobs in [2, 4] {
             let (stop, finished) = (AtomicBool::new(false), AtomicUsize::new(0));
             let on_done = |_: usize, _: &Caught<u64>| {
-                if finished.fetch_add(1, Ordering::SeqCst) + 1 == 3 {
+                // `>= 3`, not `== 3`: every worker that finishes from the third on stops the
+                // pool before it picks again, so one preempted between its count and its store
+                // cannot let another start an item past the bound.
+                if finished.fetch_add(1, Ordering::SeqCst) + 1 >= 3 {
                     stop.store(true, Ordering::SeqCst);
                 }
             };

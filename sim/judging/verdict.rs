@@ -71,17 +71,17 @@ fn with_known(violations: &[Violation]) -> String {
 
 /// Tasks of the scenario (not the conductor's, not fallback rows) in `state`.
 pub fn tasks_in_state(conn: &rusqlite::Connection, state: TaskState) -> Result<usize> {
-    let n: i64 = conn.query_row(
-        "SELECT count(*) FROM orchestration_tasks WHERE task_id != ?1 AND task_id NOT LIKE 'fallback-%' AND state = ?2",
-        rusqlite::params![CONDUCTOR_TASK_ID, state.as_str()],
-        |r| r.get(0),
-    )?;
+    // Cached: every run of a campaign on a kept connection (sim/world/db_pool.rs) asks it.
+    let n: i64 = conn
+        .prepare_cached("SELECT count(*) FROM orchestration_tasks WHERE task_id != ?1 AND task_id NOT LIKE 'fallback-%' AND state = ?2")?
+        .query_row(rusqlite::params![CONDUCTOR_TASK_ID, state.as_str()], |r| r.get(0))?;
     Ok(n as usize)
 }
 
 /// Every task row but fallback rows (the conductor's included), with its state, by task id.
 pub fn task_states(conn: &rusqlite::Connection) -> Result<Vec<(String, TaskState)>> {
-    let mut stmt = conn.prepare("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
+    let mut stmt =
+        conn.prepare_cached("SELECT task_id, state FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%' ORDER BY task_id")?;
     let rows: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     // The schema's CHECK constraint admits only the eleven states: other text is the harness's error.
     rows.into_iter()
@@ -114,7 +114,7 @@ fn liveness_facts(conn: &rusqlite::Connection, scenario: &Scenario, describe: &d
 
 /// Each task row's session_id (NULL: no session holds it), by task id.
 fn task_sessions(conn: &rusqlite::Connection) -> Result<std::collections::BTreeMap<String, Option<String>>> {
-    let mut stmt = conn.prepare("SELECT task_id, session_id FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%'")?;
+    let mut stmt = conn.prepare_cached("SELECT task_id, session_id FROM orchestration_tasks WHERE task_id NOT LIKE 'fallback-%'")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
     Ok(rows)
 }

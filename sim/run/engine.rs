@@ -180,7 +180,8 @@ impl Engine {
                     return Ok(());
                 }
                 let Consumers::Inline(observers) = &mut self.consumers else { return Ok(()) };
-                let Some(observers) = observers.fork() else { return Ok(()) };
+                // Kept to be forked again, not to take rows: no room for them held meanwhile.
+                let Some(observers) = observers.fork(Vec::new()) else { return Ok(()) };
                 let played = self.world.playback().map_or(0, |p| p.len());
                 let db = self.world.db_mut();
                 let (stats, rows) = (db.stats, db.rows_image()?);
@@ -198,7 +199,12 @@ impl Engine {
                     && answered == Some(snapshot.played)
                     && self.emitted == snapshot.emitted
                     && self.world.faults().asked() == snapshot.asked;
-                let observers = snapshot.observers().filter(|_| same).ok_or_else(|| Error::harness(crate::world::PARTED))?;
+                // The run's own trace, replaced here, holds only its first row: its buffer is the copy's.
+                let buffer = match &mut self.consumers {
+                    Consumers::Inline(own) => own.trace.take_buffer(),
+                    Consumers::Thread(_) => Vec::new(),
+                };
+                let observers = snapshot.observers(buffer).filter(|_| same).ok_or_else(|| Error::harness(crate::world::PARTED))?;
                 let next = usize::try_from(snapshot.stats.statements).expect("a count of statements run");
                 self.world.db_mut().fork_from(snapshot.rows(), snapshot.stats, next)?;
                 self.consumers = Consumers::Inline(Box::new(observers));

@@ -59,9 +59,10 @@ impl Snapshot {
         &self.rows
     }
 
-    /// Observers that go on from this snapshot's.
-    pub fn observers(&self) -> Option<Observers> {
-        self.observers.lock().ok()?.fork()
+    /// Observers that go on from this snapshot's, their trace's rows made in `buffer` (the
+    /// forked run's own trace buffer, unused while it caught up).
+    pub fn observers(&self, buffer: Vec<u8>) -> Option<Observers> {
+        self.observers.lock().ok()?.fork(buffer)
     }
 }
 

@@ -37,9 +37,9 @@ impl Observers {
     /// Observers that consume what follows as these would: the checker and coverage copied,
     /// the trace's hash so far carried on (`TraceSink::fork`). `explore crashes` keeps such
     /// copies at its base run's snapshots (sim/run/fork.rs). `None` for a trace that writes a
-    /// file.
-    pub fn fork(&mut self) -> Option<Observers> {
-        Some(Observers { trace: self.trace.fork()?, checker: self.checker.clone(), coverage: self.coverage.clone() })
+    /// file. The copy's trace makes its rows in `buffer` (`TraceSink::fork`).
+    pub fn fork(&mut self, buffer: Vec<u8>) -> Option<Observers> {
+        Some(Observers { trace: self.trace.fork(buffer)?, checker: self.checker.clone(), coverage: self.coverage.clone() })
     }
 
     pub(crate) fn consume(&mut self, event: &Event) -> Result<()> {

@@ -243,7 +243,7 @@ impl TraceSink {
     /// that writes no file (`unwritten`), whose state is its hash so far and the bytes not yet
     /// hashed. `explore crashes` keeps such copies at its base run's snapshots
     /// (sim/run/fork.rs); `None` for a sink writing a file.
-    pub fn fork(&mut self) -> Option<TraceSink> {
+    pub fn fork(&mut self, buffer: Vec<u8>) -> Option<TraceSink> {
         if self.writes_a_file() {
             return None;
         }
@@ -252,13 +252,19 @@ impl TraceSink {
         self.rows.flush();
         let Destination::Nowhere(hashed) = self.rows.sink() else { return None };
         Some(TraceSink {
-            rows: self.rows.fork_into(Destination::Nowhere(hashed.clone())),
+            rows: self.rows.fork_into(Destination::Nowhere(hashed.clone()), buffer),
             tmp_path: PathBuf::new(),
             final_path: PathBuf::new(),
             actor_names: self.actor_names.clone(),
             observed_buf: String::new(),
             detail_buf: String::new(),
         })
+    }
+
+    /// The buffer this sink makes its rows in, emptied and taken from it: what a sink forked
+    /// in its place makes its rows in (`fork`). This sink takes no row after.
+    pub fn take_buffer(&mut self) -> Vec<u8> {
+        self.rows.take_buffer()
     }
 
     /// Flushes, renames into place and returns the hex SHA-256 of the file's bytes.

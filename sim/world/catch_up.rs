@@ -3,10 +3,11 @@
 //! sim/run/fork.rs).
 //!
 //! The base run records every statement the world ran for an actor (`Playback`): what, with
-//! what, at which instant, and what the world made of it — the rows, and for a write the task
-//! row before and after it, the messages it inserted and the other rows it changed (what the
-//! trace and the oracles are told), or the protocol failure it met. An explored run then
-//! answers each statement from that record (`CatchUp`) until it reaches the snapshot: its
+//! what, at which instant, and what the world made of it — its rows or change count, or the
+//! protocol failure it met. Not what was observed around a write (the task row before and
+//! after, the messages inserted): that goes only into the statement's event, and a run
+//! catching up drops its events unread, the snapshot's observers having had them. An explored
+//! run then answers each statement from that record (`CatchUp`) until it reaches the snapshot: its
 //! actors, executor, write lock and fault plan run as ever (their state is what a snapshot
 //! cannot hold: an actor's memory is its `async` future), only SQLite is not asked. Sound for
 //! the reason read sharing is (sim/world/read_replay.rs): while every statement a run asks is,
@@ -31,7 +32,7 @@ struct Recorded {
     stmt: Stmt,
     params: Params,
     at_unix_ms: i64,
-    played: Played,
+    answer: std::result::Result<SqlOutcome, (FailureKind, String)>,
 }
 
 /// Every statement a base run's world ran, in order (`World::record_playback`).
@@ -42,7 +43,11 @@ pub struct Playback {
 
 impl Playback {
     pub fn push(&mut self, stmt: Stmt, params: &Params, at_unix_ms: i64, played: &Played) {
-        self.statements.push(Recorded { stmt, params: params.clone(), at_unix_ms, played: played.clone() });
+        let answer = match played {
+            Ok((outcome, _)) => Ok(outcome.clone()),
+            Err(failure) => Err(failure.clone()),
+        };
+        self.statements.push(Recorded { stmt, params: params.clone(), at_unix_ms, answer });
     }
 
     /// Statements recorded so far: a snapshot's place in the record.
@@ -78,7 +83,11 @@ impl CatchUp {
             return None;
         }
         self.next += 1;
-        Some(base.played.clone())
+        // Nothing observed: it would go only into the statement's event, dropped unread.
+        Some(match &base.answer {
+            Ok(outcome) => Ok((outcome.clone(), Observed::default())),
+            Err(failure) => Err(failure.clone()),
+        })
     }
 
     /// Statements answered so far.

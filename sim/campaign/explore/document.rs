@@ -49,11 +49,22 @@ pub fn set_profile(doc: &mut Table, profile: Option<&str>) -> Result<()> {
 
 /// Parses a document as the scenario at `path` (its name, its folder for a relative SQL file).
 pub fn scenario(doc: &Table, path: &Path) -> Result<Scenario> {
+    scenario_of_file(doc, path, file_sha256(path))
+}
+
+/// The hash of the text of the scenario file at `path` (`None` if it cannot be read), which
+/// every run made from it names (`scenario_of_file`).
+pub fn file_sha256(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|text| crate::input::scenario::identity::content_sha256(&text))
+}
+
+/// `scenario`, the file's hash given (`file_sha256`): read once for a campaign's many runs.
+pub fn scenario_of_file(doc: &Table, path: &Path, file_sha256: Option<String>) -> Result<Scenario> {
     let text = toml::to_string(doc).map_err(|e| Error::harness(format!("scenario document: {e}")))?;
     let mut scenario = Scenario::parse(&text, path)?;
     // Its trace names the file it was made from by that file's text, as by its name (C120):
     // a point whose fault never fires is its base run, and the file's own run, byte for byte.
-    scenario.text_sha256 = std::fs::read_to_string(path).ok().map(|text| crate::input::scenario::identity::content_sha256(&text));
+    scenario.text_sha256 = file_sha256;
     Ok(scenario)
 }
 

@@ -223,6 +223,7 @@ pub fn explore_crashes(options: &ExploreOptions) -> Result<Exploration> {
         parted: Default::default(),
         hang_ms: classes.iter().map(|c| (*c, c.duration_ms(&base_scenario))).collect(),
         scratch,
+        file_sha256: document::file_sha256(path),
     };
     let (rows, ran, coverage) = collect(explorer.run_all(&campaign, &jobs)?, &jobs, base.coverage.clone());
     let mut exploration = Exploration {

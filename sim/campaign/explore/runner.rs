@@ -43,6 +43,8 @@ pub(super) struct Explorer<'a> {
     pub forked: AtomicUsize,
     pub parted: AtomicUsize,
     pub scratch: &'a Path,
+    /// The scenario file's hash, which every run names (`document::file_sha256`).
+    pub file_sha256: Option<String>,
 }
 
 impl Explorer<'_> {
@@ -78,7 +80,7 @@ impl Explorer<'_> {
         replay_reads: Option<Arc<BaseRun>>,
         fork_from: Option<(Arc<ForkBase>, usize)>,
     ) -> Result<RunSummary> {
-        let scenario = document::scenario(&self.document(job), &self.options.scenario)?;
+        let scenario = document::scenario_of_file(&self.document(job), &self.options.scenario, self.file_sha256.clone())?;
         let plan = RunPlan::resolve(&scenario, Some(self.seed), &self.options.variants, Some(dir.to_path_buf()))?;
         Ok(crate::run::execute(plan, Execution { keep, replay_reads, fork_from, ..Execution::default() })?.summary)
     }
