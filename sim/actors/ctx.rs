@@ -150,10 +150,10 @@ impl Ctx {
     async fn refresh_lease(&self, lease: &Rc<Lease>, age_ms: i64) {
         self.note("lease_refresh", format!("heartbeat {:.1} s old by the session's clock: a heartbeat first", age_ms as f64 / 1000.0));
         lease.set_refreshing(true);
-        let params = vec![(":task_id", Value::Text(self.meta.task_id.clone())), (":session_id", Value::Text(self.meta.session_id.clone()))];
+        let heartbeat = crate::vocab::statement::args::heartbeat(&self.meta.task_id, &self.meta.session_id);
         // Boxed: the heartbeat's own request passes `keep_lease` again (which the refreshing
         // mark lets through).
-        let outcome = Box::pin(self.sql(Stmt::Heartbeat, params)).await;
+        let outcome = Box::pin(self.call(heartbeat)).await;
         lease.set_refreshing(false);
         if outcome.is_ok_and(|o| o.rows_affected == 0) {
             let why = format!("the lease's heartbeat changed no row: another session owns {}", self.meta.task_id);
@@ -204,8 +204,11 @@ impl Ctx {
 
     /// Runs a typed call of the statement table (`statement::args::heartbeat(task_id,
     /// session_id)`) as `sql` runs its statement: the same parameters, in the same order.
-    pub async fn call(&self, call: crate::vocab::statement::Call<'_>) -> Result<SqlOutcome, SqlFailure> {
-        self.sql(call.stmt, crate::world::db::typed::params_of(&call)).await
+    /// The parameters are made before the future is: the call itself (its arguments inline)
+    /// is not kept in the actor's state while the statement runs.
+    pub fn call(&self, call: crate::vocab::statement::Call<'_>) -> impl Future<Output = Result<SqlOutcome, SqlFailure>> + '_ {
+        let params = crate::world::db::typed::params_of(&call);
+        self.sql(call.stmt, params)
     }
 
     /// Runs one named protocol statement at the instant the engine schedules it.

@@ -6,8 +6,6 @@
 
 use std::rc::Rc;
 
-use rusqlite::types::Value;
-
 use crate::actors::ctx::Ctx;
 use crate::actors::session::{PauseOutcome, SharedMemory, WatcherReport};
 use crate::input::scenario::Scenario;
@@ -28,7 +26,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
         for _iteration in 0..scenario.timing.background_max_iterations {
             let found = if scenario.settings.detect_by_timestamp {
                 // 004 "Check for Conductor Messages": the newest by timestamp, new if newer.
-                let latest = ctx.sql(Stmt::ReadLatestConductorMessage, vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+                let latest = ctx.call(args::read_latest_conductor_message(&task_id)).await?;
                 let newer = latest.text(0, 2).is_some_and(|at| at > memory.borrow().last_processed_timestamp.as_str());
                 if newer {
                     latest
@@ -36,11 +34,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                     crate::world::db::SqlOutcome::default()
                 }
             } else {
-                let params = vec![
-                    (":task_id", Value::Text(task_id.clone())),
-                    (":last_processed_message_id", Value::Integer(last_processed_message_id)),
-                ];
-                ctx.sql(Stmt::ReadNewConductorMessages, params).await?
+                ctx.call(args::read_new_conductor_messages(&task_id, last_processed_message_id)).await?
             };
             if !found.rows.is_empty() {
                 let ids: Vec<i64> = (0..found.rows.len()).filter_map(|r| found.int(r, 0)).collect();
@@ -86,7 +80,7 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
     let result: Result<(), SqlFailure> = async {
         let mut waiting_since_ms = ctx.now_ms();
         for _poll in 0..PAUSE_POLLS_MAX {
-            let row = ctx.sql(Stmt::ReadTaskState, vec![(":task_id", Value::Text(task_id.clone()))]).await?;
+            let row = ctx.call(args::read_task_state(&task_id)).await?;
             let state = row.text(0, 0).unwrap_or("").to_string();
             if !matches!(TaskState::parse(&state), Some(TaskState::NeedsReview | TaskState::Error)) {
                 ctx.note("watcher_exit", format!("state changed to {state}"));
@@ -97,7 +91,7 @@ pub async fn pause(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory) {
                 refresh(&ctx, &task_id).await?;
             }
             if ctx.now_ms() - waiting_since_ms >= scenario.timing.pause_timeout_ms {
-                let health = ctx.sql(Stmt::ConductorHealth, vec![]).await?;
+                let health = ctx.call(args::conductor_health()).await?;
                 let conductor_stale_s = health.real(0, 2).unwrap_or(f64::INFINITY);
                 if conductor_stale_s < scenario.conductor.staleness_s as f64 {
                     ctx.note("pause_timeout", format!("conductor heartbeat {conductor_stale_s:.0} s old: alive but busy, waiting again"));

@@ -34,9 +34,10 @@ pub fn write_atomically_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> 
     // temporary file: these are outputs people and other tools read.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut file = builder.tempfile_in(folder).map_err(fail)?;
-    // A Ctrl-C that ends the command before the rename removes it (the drop does otherwise).
-    let _live = crate::base::live_files::track([file.path().to_path_buf()]);
+    // A Ctrl-C that ends the command before the rename removes it (the drop does otherwise):
+    // made and tracked in one step, as its name is known only once it is made.
+    let (_live, mut file) =
+        crate::base::live_files::make_tracked(|| builder.tempfile_in(folder), |file| vec![file.path().to_path_buf()]).map_err(fail)?;
     {
         let mut buffered = std::io::BufWriter::new(file.as_file_mut());
         write(&mut buffered)?;

@@ -42,13 +42,9 @@ fn install_handler() {
                 };
                 eprintln!("rehearsal: {said}");
                 // `exit` runs no destructors: the scratch folders would stay on the tmpfs, the
-                // temporaries and the lock in the output folder.
-                // The scratch folders inside the registry's hold too: a run's folder renamed out of
-                // one (a sweep's failure) is not walked while it moves.
-                crate::base::live_files::remove_live_then(|| {
-                    crate::base::scratch::remove_live();
-                    std::process::exit(EXIT_INTERRUPTED)
-                });
+                // temporaries and the lock in the output folder. The registry stays held to the
+                // exit, so no other thread makes a file after the removal.
+                crate::base::live_files::remove_live_then(|| std::process::exit(EXIT_INTERRUPTED));
             }
             eprintln!("rehearsal: interrupted; finishing the runs under way and keeping every finished result (Ctrl-C again to stop now)");
         });

@@ -97,14 +97,14 @@ impl OutLock {
         // A folder the user cannot write is their input (exit 2), whether it exists or not:
         // refused here before the lock's own write would fail as I/O (exit 3).
         crate::base::out_probe::ensure_writable(out)?;
-        std::fs::create_dir_all(out).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
+        crate::base::live_files::create_dir_all(out)
+            .map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out.display())))?;
         let path = out.join(LOCK_FILE);
         let text = Holder::this_process().text();
         // A few rounds: each lost race (another process took the lock over first) is retried.
         for _ in 0..4 {
-            if try_create(&path, &text)? {
+            if let Some(_live) = try_create(&path, &text)? {
                 clear_dead_temporaries(out);
-                let _live = crate::base::live_files::track([path.clone()]);
                 return Ok(OutLock { path, text, _live });
             }
             let held = std::fs::read_to_string(&path).unwrap_or_default();
@@ -118,27 +118,38 @@ impl OutLock {
     }
 }
 
-/// Creates `path` holding `text` whole, or returns false when it exists. The text goes to a
-/// file of this process first and is linked into place, so a reader never sees it half
-/// written.
-fn try_create(path: &Path, text: &str) -> Result<bool> {
+/// Creates `path` holding `text` whole, tracked for a Ctrl-C, or returns None when it exists.
+/// The text goes to a file of this process first and is linked into place, so a reader never
+/// sees it half written.
+fn try_create(path: &Path, text: &str) -> Result<Option<crate::base::live_files::Live>> {
     let fail = |e: std::io::Error| Error::harness(format!("cannot write the lock {}: {e}", path.display()));
     let mine = path.with_file_name(format!("{LOCK_FILE}.{}.tmp", std::process::id()));
     // A Ctrl-C between the write and the removal below removes it too (issue 41: a merge
-    // stopped 10 ms in left `.rehearsal-lock.PID.tmp`, tests/it/kills.rs).
+    // stopped 10 ms in left `.rehearsal-lock.PID.tmp`, tests/it/kills.rs); tracked before it
+    // is made, and made through the registry, so none is made after the Ctrl-C's removal.
     let _live = crate::base::live_files::track([mine.clone()]);
-    std::fs::write(&mine, text).map_err(fail)?;
-    let linked = std::fs::hard_link(&mine, path);
+    crate::base::live_files::make(|| std::fs::write(&mine, text)).map_err(fail)?;
+    // Linked and tracked in one step: tracked only if it is ours (another's lock is never
+    // removed), and never left untracked for a Ctrl-C between the link and the tracking.
+    let linked = crate::base::live_files::make_tracked(
+        || match std::fs::hard_link(&mine, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(e),
+        },
+        |&linked| if linked { vec![path.to_path_buf()] } else { Vec::new() },
+    );
     let _ = std::fs::remove_file(&mine);
-    match linked {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(fail(e)),
+    match linked.map_err(fail)? {
+        (live, true) => Ok(Some(live)),
+        (_, false) => Ok(None),
     }
 }
 
 /// The lock's own temporaries that a process killed while taking a lock left behind
-/// (`.rehearsal-lock.PID.tmp` of `try_create`, `.rehearsal-lock.stale.PID` of `take_over`):
+/// (`.rehearsal-lock.PID.tmp` of `try_create`, `.rehearsal-lock.stale.PID` of `take_over`),
+/// and the ownership record's (`.rehearsal-owned.PID.tmp`, sim/base/out_owner.rs: a merge
+/// killed by SIGKILL while writing its record left one, tests/it/kills.rs):
 /// removed once the lock is held, when their process is gone, so the next command into a
 /// folder leaves nothing of a killed one (tests/it/kills.rs found one after a kill that
 /// landed between `try_create`'s write and its removal).
@@ -152,8 +163,11 @@ fn clear_dead_temporaries(out: &Path) {
 }
 
 /// The pid a name of one of the lock's temporaries carries (`.PID.tmp`, `.stale.PID`, and
-/// sim/base/out_probe.rs's `.PID.N.probe`).
+/// sim/base/out_probe.rs's `.PID.N.probe`), or of the record's (`.PID.tmp`).
 fn temporary_pid(name: &str) -> Option<u32> {
+    if let Some(pid) = name.strip_prefix(crate::base::out_owner::RECORD_FILE).and_then(|r| r.strip_prefix('.')?.strip_suffix(".tmp")) {
+        return pid.parse().ok();
+    }
     let rest = name.strip_prefix(LOCK_FILE)?.strip_prefix('.')?;
     let pid = match rest.strip_suffix(".probe") {
         Some(probe) => probe.split('.').next()?,
@@ -258,13 +272,19 @@ mod tests {
             format!("{LOCK_FILE}.{dead}.0.probe"),
             format!("{LOCK_FILE}.{live}.7.probe"),
             format!("{LOCK_FILE}.x.0.probe"),
+            format!("{}.{dead}.tmp", crate::base::out_owner::RECORD_FILE),
+            format!("{}.{live}.tmp", crate::base::out_owner::RECORD_FILE),
         ];
         for name in &names {
             std::fs::write(dir.path().join(name), "x").unwrap();
         }
         let lock = OutLock::acquire(dir.path()).expect("free");
         let left: Vec<bool> = names.iter().map(|n| dir.path().join(n).exists()).collect();
-        assert_eq!(left, [false, false, true, true, true, false, true, true], "only a gone process's lock temporaries and probes go");
+        assert_eq!(
+            left,
+            [false, false, true, true, true, false, true, true, false, true],
+            "only a gone process's lock temporaries, probes and record temporaries go"
+        );
         drop(lock);
     }
 

@@ -84,7 +84,9 @@ pub fn record<S: AsRef<str>>(out: &Path, owned: &[S]) -> Result<()> {
     let path = out.join(RECORD_FILE);
     let tmp = out.join(format!("{RECORD_FILE}.{}.tmp", std::process::id()));
     let fail = |e: std::io::Error| Error::harness(format!("cannot write {}: {e}", path.display()));
-    std::fs::write(&tmp, text).map_err(fail)?;
+    // Removed by a Ctrl-C that ends the command before the rename (issue 41, item 2).
+    let _live = crate::base::live_files::track([tmp.clone()]);
+    crate::base::live_files::make(|| std::fs::write(&tmp, text)).map_err(fail)?;
     std::fs::rename(&tmp, &path).map_err(fail)
 }
 

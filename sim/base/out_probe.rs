@@ -20,7 +20,7 @@ pub fn ensure_writable(out: &Path) -> Result<()> {
     // the lock's names) and is removed once its process is gone (sim/base/out_lock.rs);
     // tests/it/kills.rs found `.rehearsal-probe-XXXX` left by a kill and the rerun refused.
     let _live = crate::base::live_files::track([probe.clone()]);
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(&probe) {
+    match crate::base::live_files::make(|| std::fs::OpenOptions::new().write(true).create_new(true).open(&probe)) {
         Ok(file) => {
             drop(file);
             std::fs::remove_file(&probe).map_err(|e| Error::harness(format!("cannot remove a probe file in {}: {e}", out.display())))

@@ -1,48 +1,31 @@
 //! Scratch folders: where sweeps, explorations and searches make their runs and remove them.
 //!
 //! A scratch folder is named `<prefix>pid<PID>-XXXXXX`: it is removed when dropped (a
-//! command's end, and its first Ctrl-C, which lets it end), by the second Ctrl-C's handler
-//! (sim/base/interrupt.rs) before it exits, and, when its process was killed, by the next command
+//! command's end, and its first Ctrl-C, which lets it end), by the Ctrl-C handler that exits
+//! at once (sim/base/interrupt.rs; it is made and tracked in one step through
+//! sim/base/live_files.rs) before it exits, and, when its process was killed, by the next command
 //! that makes a folder of the same prefix in the same place, which finds its pid gone
 //! (issue 30: 61 MB each stayed on the tmpfs).
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::path::Path;
 
 use crate::base::error::{Error, Result};
 
 /// Linux's tmpfs for everyone: the default scratch folder's parent where it exists.
 const SHARED_MEMORY: &str = "/dev/shm";
 
-/// The scratch folders of this process that exist: what the second Ctrl-C removes.
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
 /// A scratch folder, removed (with everything in it) when dropped.
 #[derive(Debug)]
 pub struct Scratch {
+    /// Removes the folder when dropped; declared first, so it is gone before `_live` lets go.
     dir: tempfile::TempDir,
+    /// What a Ctrl-C that exits at once removes.
+    _live: crate::base::live_files::Live,
 }
 
 impl Scratch {
     pub fn path(&self) -> &Path {
         self.dir.path()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        live().retain(|p| p != self.dir.path());
-    }
-}
-
-fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Removes every scratch folder of this process: for an exit that skips destructors.
-pub fn remove_live() {
-    for path in live().drain(..) {
-        let _ = std::fs::remove_dir_all(path);
     }
 }
 
@@ -56,7 +39,11 @@ pub fn scratch_folder(prefix: &str, chosen: Option<&Path>, out: &Path) -> Result
     let named = format!("{prefix}pid{}-", std::process::id());
     let in_folder = |parent: &Path| {
         remove_stale(parent, prefix);
-        tempfile::Builder::new().prefix(&named).tempdir_in(parent)
+        // Made and tracked in one step: a Ctrl-C finds it either not made or tracked.
+        crate::base::live_files::make_tracked(
+            || tempfile::Builder::new().prefix(&named).tempdir_in(parent),
+            |dir| vec![dir.path().to_path_buf()],
+        )
     };
     let dir = if let Some(parent) = chosen {
         check_chosen(Some(parent))?;
@@ -66,8 +53,8 @@ pub fn scratch_folder(prefix: &str, chosen: Option<&Path>, out: &Path) -> Result
             .or_else(|_| in_folder(out))
             .map_err(|e| Error::harness(format!("cannot make a scratch folder in {}: {e}", out.display())))?
     };
-    live().push(dir.path().to_path_buf());
-    Ok(Scratch { dir })
+    let (_live, dir) = dir;
+    Ok(Scratch { dir, _live })
 }
 
 /// Removes the folders `<prefix>pid<PID>-…` in `parent` whose process is gone.
@@ -134,6 +121,6 @@ mod tests {
         let path = made.path().to_path_buf();
         drop(made);
         assert!(!path.exists());
-        assert!(live().contains(&again.path().to_path_buf()) && !live().contains(&path));
+        assert!(again.path().exists());
     }
 }

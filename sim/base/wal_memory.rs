@@ -95,8 +95,16 @@ impl MemoryWals {
         out_flags: *mut c_int,
     ) -> c_int {
         if flags & ffi::SQLITE_OPEN_WAL == 0 || name.is_null() {
+            // Through the registry of what a Ctrl-C removes (sim/base/live_files.rs): a run's
+            // `comms.db.tmp` (or a journal) is never made after the interrupt's removal.
             // SAFETY: the caller's arguments, passed on unchanged to the function they were for.
-            return unsafe { (self.parent_open)(vfs, name, file, flags, out_flags) };
+            let opened =
+                crate::base::live_files::make(|| Ok::<_, std::io::Error>(unsafe { (self.parent_open)(vfs, name, file, flags, out_flags) }));
+            return opened.unwrap_or_else(|_| {
+                // SAFETY: SQLite calls no method of a file whose open failed with `pMethods` NULL.
+                unsafe { (*file).pMethods = std::ptr::null() };
+                ffi::SQLITE_CANTOPEN
+            });
         }
         // SAFETY: SQLite's WAL name is a NUL-terminated string that lives while we copy it.
         let name_text = unsafe { CStr::from_ptr(name) };

@@ -283,7 +283,8 @@ pub fn prepare_points(options: &BenchOptions) -> Result<(Campaign, Vec<Point>)> 
     }
     // Only once every point is a valid scenario: a refused grid leaves no folder behind.
     let campaign = Campaign::open(&folder_spec(options))?;
-    std::fs::create_dir_all(&points_dir).map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
+    crate::base::live_files::create_dir_all(&points_dir)
+        .map_err(|e| Error::input(format!("cannot create {}: {e}", points_dir.display())))?;
     for (point, text) in &points {
         write_atomically(&point.path, text.as_bytes())?;
     }

@@ -144,7 +144,7 @@ pub fn read_streaks(path: &Path) -> Result<BTreeMap<String, u64>> {
 /// `reports/`).
 pub fn write_streaks(path: &Path, streaks: &BTreeMap<String, u64>) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+        crate::base::live_files::create_dir_all(parent)?;
     }
     let mut text = STREAKS_HEADER.to_string();
     for (name, n) in streaks {

@@ -75,7 +75,7 @@ impl Campaign {
         crate::base::out_owner::clear_and_record(spec.out, &spec.owned(), true)?;
         for sub in spec.folders {
             let dir = spec.out.join(sub);
-            std::fs::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
+            crate::base::live_files::create_dir_all(&dir).map_err(|e| Error::input(format!("cannot create {}: {e}", dir.display())))?;
         }
         let scratch = crate::base::scratch::scratch_folder(&format!("{}-", spec.name), spec.scratch, spec.out)?;
         Ok(Campaign { out: spec.out.to_path_buf(), journal: spec.journal.map(|name| spec.out.join(name)), scratch, _lock: lock })

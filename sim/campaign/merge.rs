@@ -88,7 +88,7 @@ pub fn merge_blessing(
     // Marked until every file is written: a merge killed or stopped by an error is never
     // taken for a whole one (issue 41: 12 of 15 killed merges left half-copied failures).
     crate::campaign::marker::mark(out, &format!("merge of {} shard(s) unfinished (killed, or stopped by an error)", shards.len()))?;
-    std::fs::create_dir_all(out.join("failures"))?;
+    crate::base::live_files::create_dir_all(out.join("failures"))?;
     for shard in &shards {
         copy_failures(&shard.dir, out)?;
     }
@@ -173,7 +173,8 @@ fn copy_failures(shard: &Path, out: &Path) -> Result<()> {
         // Removed by a Ctrl-C that ends the merge before its rename (issue 41, item 2).
         let _live = crate::base::live_files::track([partial.clone()]);
         let copied = if is_file {
-            std::fs::copy(from.join(&name), &partial).map(|_| ()).map_err(Error::from)
+            // Made through the registry: never after a Ctrl-C's removal of the tracked name.
+            crate::base::live_files::make(|| std::fs::copy(from.join(&name), &partial)).map(|_| ()).map_err(Error::from)
         } else {
             sweep::copy_dir(&from.join(&name), &partial).and_then(|()| name_merged(&partial, &plain))
         };

@@ -95,7 +95,7 @@ pub fn unmark(dir: &Path) -> Result<()> {
 /// Runs the swarm into `options.out` (scenarios/, failures/, pairs.csv, scenarios.csv).
 pub fn swarm(options: &SwarmOptions) -> Result<SwarmFound> {
     let dir = &options.out;
-    std::fs::create_dir_all(dir.join("scenarios"))?;
+    crate::base::live_files::create_dir_all(dir.join("scenarios"))?;
     // Until its last file is written (the command lifts it): a swarm killed or stopped by
     // Ctrl-C is never taken for a whole one.
     crate::campaign::marker::mark(dir, "the swarm is running, was killed or was interrupted: its files hold the finished runs only")?;
@@ -178,7 +178,7 @@ fn shrink_pair(path: &Path, seed: u64, run: &RunSummary, folder: &Path) -> Resul
         "# A failing pair saved by `rehearsal swarm --shrink`; replay it with `rehearsal replay` on this file.\n{}",
         toml::to_string(&failure).map_err(|e| crate::base::error::Error::harness(e.to_string()))?
     );
-    std::fs::create_dir_all(folder)?;
+    crate::base::live_files::create_dir_all(folder)?;
     let failure_path = folder.join("failure.toml");
     crate::base::atomic::write_atomically(&failure_path, text.as_bytes())?;
     let out = folder.join("shrunk.toml");

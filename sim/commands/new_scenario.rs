@@ -15,7 +15,7 @@ pub fn write(path: &Path, force: bool) -> Result<()> {
         return Err(Error::input(format!("{} already exists; pass --force to replace it", path.display())));
     }
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Error::input(format!("cannot create {}: {e}", parent.display())))?;
+        crate::base::live_files::create_dir_all(parent).map_err(|e| Error::input(format!("cannot create {}: {e}", parent.display())))?;
     }
     crate::base::atomic::write_atomically(path, TEMPLATE.as_bytes())
 }

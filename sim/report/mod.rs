@@ -86,7 +86,7 @@ pub fn report_model(dir: &Path, summary: &RunSummary) -> Result<Model> {
 fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
     let path = dir.join(name);
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
+        crate::base::live_files::create_dir_all(parent)?;
     }
     crate::base::atomic::write_atomically(&path, text.as_bytes())
 }

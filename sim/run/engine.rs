@@ -395,7 +395,9 @@ fn write_files(files_root: &std::path::Path, files: &BTreeMap<String, String>) -
     for (path, content) in files {
         let full = files_root.join(path);
         if let Some(parent) = full.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
+            // Through the registry: the run's folder may lie in a tracked one a Ctrl-C removed.
+            crate::base::live_files::create_dir_all(parent)
+                .map_err(|e| Error::harness(format!("cannot create {}: {e}", parent.display())))?;
         }
         std::fs::write(&full, content).map_err(|e| Error::harness(format!("cannot write {}: {e}", full.display())))?;
     }

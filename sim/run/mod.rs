@@ -165,8 +165,8 @@ pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
     // its trace too: it takes its name before the database does, and a trace without its
     // database is no finished run.
     let unfinished = crate::world::run_folder::TEMPORARIES.iter().chain(&["trace.csv"]).map(|name| out_dir.join(name));
-    let live = crate::base::live_files::track(unfinished);
-    let executed = crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress));
+    let mut live = crate::base::live_files::track(unfinished);
+    let executed = crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress, &mut live));
     drop(live);
     if executed.is_err() {
         // An orderly end (exit 2 or 3) removes the temporaries the run made, its unfinished
@@ -226,7 +226,12 @@ impl Statements {
     }
 }
 
-fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress: &mut dyn FnMut(i64, i64)) -> Result<Executed> {
+type Live = crate::base::live_files::Live;
+/// A run's progress callback, as `Engine::run_with_progress` calls it.
+type Progress<'a> = dyn FnMut(i64, i64) + 'a;
+
+/// `live` tracks the run's unfinished files; the database's rename into place lets go of them.
+fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress: &mut Progress<'_>, live: &mut Live) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
@@ -234,7 +239,8 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let census = faults.census();
     let sql = catalog.identity();
     let checker = checker_for(&scenario).with_sql_in_force(crate::judging::oracle::SqlInForce::of(&catalog));
-    std::fs::create_dir_all(&out_dir).map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
+    crate::base::live_files::create_dir_all(&out_dir)
+        .map_err(|e| Error::input(format!("cannot create output folder {}: {e}", out_dir.display())))?;
     let epoch = scenario.run.epoch_unix_ms;
     let mut db = open_db(&out_dir, epoch, seed, catalog, &sql.sha256, keep)?;
     let clock = db.clock().clone();
@@ -290,8 +296,8 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let trace_rows = trace.rows_written();
     let trace_hash = trace.finish()?;
     if keep == Keep::Everything {
-        // Last: a `comms.db` says its run ended and its trace is whole.
-        crate::world::run_folder::publish_db(&out_dir)?;
+        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
+        live.finish(|| crate::world::run_folder::publish_db(&out_dir))?;
     }
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
     let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));

@@ -145,7 +145,9 @@ impl TraceSink {
     /// Not `atomic::write_atomically`: the trace is streamed (too large to hold) and hashed as written.
     pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
-        let file = File::create(&tmp_path).map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
+        // Through the registry (sim/base/live_files.rs): never made after a Ctrl-C's removal.
+        let file = crate::base::live_files::make(|| File::create(&tmp_path))
+            .map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
         let spool = Spool::start(file).map_err(|e| Error::harness(format!("cannot start writing {}: {e}", tmp_path.display())))?;
         Ok(TraceSink {
             rows: RowWriter::new(Destination::File(spool), epoch_unix_ms, &HEADER),
@@ -275,7 +277,9 @@ impl TraceSink {
         // The file is written whole and synced before it takes its name.
         let hash = destination.finish().map_err(trace_error)?;
         if written {
-            std::fs::rename(&self.tmp_path, &self.final_path)?;
+            // Never after a Ctrl-C's removal (sim/base/live_files.rs): `trace.csv` is tracked
+            // until the database takes its name.
+            crate::base::live_files::rename(&self.tmp_path, &self.final_path)?;
         }
         Ok(hash)
     }

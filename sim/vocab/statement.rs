@@ -161,7 +161,7 @@ macro_rules! statements {
             use super::{Arg, Call, Stmt};
             $(
                 pub fn $name<'a>($($p: statements!(@arg 'a $pt)),*) -> Call<'a> {
-                    Call { stmt: Stmt::$id, args: vec![$((concat!(":", stringify!($p)), Arg::from($p))),*] }
+                    Call::new(Stmt::$id, &[$((concat!(":", stringify!($p)), Arg::from($p))),*])
                 }
             )*
         }
@@ -251,5 +251,11 @@ mod tests {
             assert!(stmt.params().contains(&":message"), "{stmt}");
         }
         assert!(!Stmt::PollTasks.writes() && Stmt::ClaimTask.writes());
+    }
+
+    #[test]
+    fn no_statement_takes_more_arguments_than_a_call_holds() {
+        assert!(Stmt::ALL.iter().all(|s| s.params().len() <= crate::vocab::statement_shape::ARGS_MAX));
+        assert!(Stmt::ALL.iter().any(|s| s.params().len() == crate::vocab::statement_shape::ARGS_MAX));
     }
 }

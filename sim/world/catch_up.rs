@@ -106,7 +106,14 @@ mod tests {
     }
 
     fn rows(n: i64) -> Played {
-        Ok((SqlOutcome { rows: vec![vec![Value::Integer(n)]], readonly: true, ..SqlOutcome::default() }, Observed::default()))
+        Ok((
+            SqlOutcome {
+                rows: crate::world::db::ResultRows::from_values(vec![vec![Value::Integer(n)]]),
+                readonly: true,
+                ..SqlOutcome::default()
+            },
+            Observed::default(),
+        ))
     }
 
     fn playback() -> Arc<Playback> {
@@ -118,7 +125,7 @@ mod tests {
     }
 
     fn value(played: Option<Played>) -> Option<Value> {
-        played.and_then(|p| p.ok()).map(|(outcome, _)| outcome.rows[0][0].clone())
+        played.and_then(|p| p.ok()).map(|(outcome, _)| Value::try_from(outcome.rows.value(0, 0).expect("one cell")).expect("UTF-8"))
     }
 
     #[test]

@@ -3,18 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::Value;
 use rusqlite::{ffi, Connection, OpenFlags};
 
 pub mod outcome;
 pub mod prepared;
 pub mod random;
+pub mod result_rows;
 pub mod rows_image;
 pub mod schema_guard;
 pub mod step_limit;
 pub mod typed;
 
 pub use outcome::{Params, SqlOutcome};
+pub use result_rows::ResultRows;
 
 use super::read_replay::{BaseRun, ReadReplay};
 use crate::base::clock::{ClockVfs, SimClock};
@@ -412,16 +413,12 @@ impl CommsDb {
         let (readonly, column_count) = (slot.readonly, slot.column_count);
         if column_count == 0 {
             let rows_affected = slot.statement.raw_execute()?;
-            return Ok(SqlOutcome { rows_affected, rows: Vec::new(), readonly });
+            return Ok(SqlOutcome { rows_affected, rows: ResultRows::default(), readonly });
         }
-        let mut rows_out = Vec::new();
+        let mut rows_out = ResultRows::with_width(column_count);
         let mut rows = slot.statement.raw_query();
         while let Some(row) = rows.next()? {
-            let mut values = Vec::with_capacity(column_count);
-            for col in 0..column_count {
-                values.push(row.get::<_, Value>(col)?);
-            }
-            rows_out.push(values);
+            rows_out.push_row(row)?;
         }
         drop(rows);
         let rows_affected = if readonly { 0 } else { self.changes_since(total_before) };
@@ -677,6 +674,7 @@ fn seed_sqlite_prng(seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::types::Value;
     use std::ffi::CString;
 
     /// `catalog` with `text` (one `-- name:` entry or more) in place of its entries.
@@ -696,7 +694,7 @@ mod tests {
     #[test]
     fn a_state_column_reads_as_a_state_and_other_text_does_not() {
         let outcome = SqlOutcome {
-            rows: vec![vec![Value::Text("working".into()), Value::Text("finished".into()), Value::Null]],
+            rows: ResultRows::from_values(vec![vec![Value::Text("working".into()), Value::Text("finished".into()), Value::Null]]),
             ..SqlOutcome::default()
         };
         assert_eq!(outcome.state(0, 0), Some(TaskState::Working));

@@ -743,7 +743,7 @@ impl World {
             let failure = SqlFailure { stmt, kind: FailureKind::Swallowed, message: message.clone() };
             (SqlResult::SqliteError(message), Reply::SqlRefused { failure, params: Params::default() }, "poll_error")
         } else if stmt == Stmt::Heartbeat && self.faults.heartbeat_dead(&name) {
-            let told = SqlOutcome { rows_affected: 1, rows: Vec::new(), readonly: false };
+            let told = SqlOutcome { rows_affected: 1, rows: Default::default(), readonly: false };
             (SqlResult::Rows(0), Reply::Sql(Ok(told)), "dead_heartbeat")
         } else {
             return None;

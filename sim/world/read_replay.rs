@@ -135,7 +135,11 @@ mod tests {
     }
 
     fn read(rows: i64) -> rusqlite::Result<SqlOutcome> {
-        Ok(SqlOutcome { rows: vec![vec![Value::Integer(rows)]], readonly: true, ..SqlOutcome::default() })
+        Ok(SqlOutcome {
+            rows: crate::world::db::ResultRows::from_values(vec![vec![Value::Integer(rows)]]),
+            readonly: true,
+            ..SqlOutcome::default()
+        })
     }
 
     fn base() -> Arc<BaseRun> {
@@ -149,7 +153,7 @@ mod tests {
     }
 
     fn rows(outcome: Option<SqlOutcome>) -> Option<Value> {
-        outcome.map(|o| o.rows[0][0].clone())
+        outcome.map(|o| Value::try_from(o.rows.value(0, 0).expect("one cell")).expect("UTF-8"))
     }
 
     #[test]

@@ -14,9 +14,9 @@ pub type Received = (i64, String, String);
 /// timestamp]`. No row (a fenced-out receipt) is no message; a designer's `send_receipt` that
 /// returns something else is an error the caller reports.
 pub fn received(outcome: &SqlOutcome) -> Result<Vec<Received>, serde_json::Error> {
-    match outcome.rows.first() {
-        None => Ok(Vec::new()),
-        Some(_) => serde_json::from_str(outcome.text(0, 0).unwrap_or("[]")),
+    match outcome.rows.is_empty() {
+        true => Ok(Vec::new()),
+        false => serde_json::from_str(outcome.text(0, 0).unwrap_or("[]")),
     }
 }
 
@@ -26,7 +26,7 @@ mod tests {
     use rusqlite::types::Value;
 
     fn outcome(rows: Vec<Vec<Value>>) -> SqlOutcome {
-        SqlOutcome { rows_affected: rows.len(), rows, readonly: false }
+        SqlOutcome { rows_affected: rows.len(), rows: crate::world::db::ResultRows::from_values(rows), readonly: false }
     }
 
     #[test]

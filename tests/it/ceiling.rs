@@ -188,8 +188,8 @@ fn no_scenario_file_goes_above_the_ceiling_but_by_a_spike_and_then_hands_off() {
         let contexts = status_contexts(&out);
         let above = contexts.iter().filter(|(_, _, ctx)| *ctx > ceiling).count();
         // The exempt reading goes above the ceiling without a spike, but it too hands off
-        // within two lines of crossing it (the return, its integration, then the hand-off).
-        let mut wrong = silent_lines_above_within(&contexts, ceiling, if exempt { 2 } else { 1 });
+        // on the line that crosses it (C151: the return is the hand-off's line).
+        let mut wrong = silent_lines_above(&contexts, ceiling);
         if !exempt {
             wrong.extend(above_without_spike(&out, ceiling));
         }
@@ -253,4 +253,145 @@ fn an_approved_checkpoint_at_fifty_percent_is_evaluated_before_the_next_launch()
         }
     }
     assert!(checked >= 3, "approvals at 50 % or more followed by work: {checked}");
+}
+
+/// What a session may write above the ceiling before it has escalated: the escalation's own
+/// announcement, or its hand-off (the line that decides it, then the clean exit's lines).
+fn starts_escalation(line: &str) -> bool {
+    line.contains("escalating, must pause now") || line.contains("escalate, sending context warning")
+}
+
+fn is_handoff_line(line: &str) -> bool {
+    line.contains("handing off now") || ["clean exit", "HANDOFF written", "report written"].iter().any(|m| line.starts_with(m))
+}
+
+/// One session's status lines (file, line, ctx) and SQL statements in trace order.
+enum SessionAct {
+    Line(String, i64),
+    Sql(String),
+}
+
+/// The acts of every session (by session id) of a run folder, its watchers' left out.
+fn session_acts(dir: &Path) -> std::collections::BTreeMap<String, Vec<SessionAct>> {
+    let mut out: std::collections::BTreeMap<String, Vec<SessionAct>> = Default::default();
+    for r in trace(dir) {
+        if !matches!(r.actor, Some(rehearsal::vocab::ActorName::Session(_))) {
+            continue;
+        }
+        let act = if r.event == "file_append" && r.statement.ends_with("-status") && r.detail.contains("[ctx: ") {
+            SessionAct::Line(r.detail.clone(), ctx_of(&r.detail))
+        } else if r.is_sql() {
+            SessionAct::Sql(r.statement.clone())
+        } else {
+            continue;
+        };
+        out.entry(r.session.clone()).or_default().push(act);
+    }
+    out
+}
+
+/// Issue 42's Done-when, "No shipped scenario's status lines exceed 80 % without an escalation
+/// or hand-off", read strictly (docs/protocol.md C50, C150, C151): a status line above the
+/// ceiling must come after the session's escalation (a CONTEXT WARNING in the > 80 % zone,
+/// "must pause now", sent), or be the escalation's own announcement (then the warning is the
+/// session's next statement), or be its hand-off: the line that decides it or the clean exit's
+/// lines, with no agent launched or integrated after it. No line may be above 100 %.
+fn unescalated_lines_above(acts: &[SessionAct], ceiling: i64) -> Vec<String> {
+    let mut wrong = Vec::new();
+    let (mut escalated, mut handing_off) = (false, false);
+    for (i, act) in acts.iter().enumerate() {
+        let SessionAct::Line(line, ctx) = act else { continue };
+        if *ctx > 100 {
+            wrong.push(format!("`{line}` is above 100 %"));
+        }
+        handing_off |= is_handoff_line(line);
+        if handing_off
+            && (line.contains(" launched [ctx")
+                || (line.ends_with(&format!(" integrated [ctx: {ctx}%]")) && !line.contains("not integrated")))
+        {
+            wrong.push(format!("`{line}`: work after the hand-off was decided"));
+        }
+        let next_sql = acts[i + 1..].iter().find_map(|a| match a {
+            SessionAct::Sql(s) => Some(s.as_str()),
+            SessionAct::Line(..) => None,
+        });
+        let announces = starts_escalation(line) && next_sql == Some("send_context_warning");
+        if *ctx > ceiling && !escalated && !handing_off && !announces {
+            wrong.push(format!("`{line}` is above the {ceiling}% ceiling with no escalation or hand-off before it"));
+        }
+        escalated |= announces;
+    }
+    wrong
+}
+
+#[test]
+fn an_unescalated_line_above_the_ceiling_is_named() {
+    let l = |text: &str, ctx: i64| SessionAct::Line(format!("{text} [ctx: {ctx}%]"), ctx);
+    let sql = |s: &str| SessionAct::Sql(s.to_string());
+    // The old ceiling-after-agent reading: the crossing return and its integration, then the hand-off.
+    let silent =
+        [l("step 1 agent 2 returned", 81), l("step 1 agent 2 integrated", 82), l("context at the 80% ceiling: handing off now", 82)];
+    assert_eq!(unescalated_lines_above(&silent, 80).len(), 2);
+    // The old spike: the return logged, then the hard stop at 114 %.
+    assert_eq!(unescalated_lines_above(&[l("step 2 agent 1 returned", 114)], 80).len(), 2);
+    let escalated = [
+        l(
+            "step 4 agent 1 returned: context 91% is past the 80% ceiling (estimate 103% at next checkpoint): escalating, must pause now",
+            91,
+        ),
+        sql("send_context_warning"),
+        sql("set_context_warning"),
+        l("conductor fix_proposed: reduced scope", 92),
+        l("past the 80% ceiling since step 4 agent 1's return: handing off now, not integrated", 92),
+        l("HANDOFF written: temp/task-01-HANDOFF", 93),
+        sql("mark_exited"),
+    ];
+    assert!(unescalated_lines_above(&escalated, 80).is_empty());
+    // An announcement the warning does not follow is no escalation.
+    let unsent = [l("context estimate 91% at next checkpoint: escalate, sending context warning", 81), l("step 1 agent 3 launched", 82)];
+    assert_eq!(unescalated_lines_above(&unsent, 80).len(), 2);
+    let handed_off = [
+        l("step 1 agent 2 returned: context 81% is past the 80% ceiling, handing off now, not integrated", 81),
+        l("step 1 agent 3 launched", 82),
+    ];
+    assert_eq!(unescalated_lines_above(&handed_off, 80).len(), 1, "work after the hand-off");
+}
+
+/// Every scenario file under scenarios/ (the CI and proof suites and the benchmarks included,
+/// not the two fleets of `TOO_LONG`) at its own seed: no session writes a status line above
+/// its ceiling before it escalated or decided its hand-off, and none above 100 % (issue 42's
+/// Done-when; before round 4 `faults/slow-clean-exit.toml` integrated at 82 % and
+/// `faults/context-exhaustion.toml` logged returns at 91-127 % with no escalation).
+#[test]
+fn every_scenario_file_escalates_or_hands_off_before_a_status_line_above_the_ceiling() {
+    let every: Vec<String> = toml_files(&root().join("scenarios"))
+        .iter()
+        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
+        .filter(|p| !crate::support::TOO_LONG.contains(&p.as_str()) && Scenario::load(&root().join(p)).is_ok())
+        .collect();
+    assert!(every.len() >= 80, "scenario files: {}", every.len());
+    let tmp = tempfile::tempdir().unwrap();
+    let results: Vec<(String, Vec<String>, usize)> = on_two_threads(every.len(), |i| {
+        let path = &every[i];
+        let loaded = Scenario::load(&root().join(path)).unwrap();
+        let ceiling = rehearsal::input::variant::with_variants(&loaded, &[]).unwrap().context.ceiling_pct;
+        let out = tmp.path().join(format!("r{i}"));
+        let o = rehearsal(&["run", path, "--out", out.to_str().unwrap()]);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{path}: {}\n{}", stdout(&o), stderr(&o));
+        let acts = session_acts(&out);
+        let above = acts.values().flatten().filter(|a| matches!(a, SessionAct::Line(_, ctx) if *ctx > ceiling)).count();
+        let wrong = acts
+            .iter()
+            .flat_map(|(session, a)| unescalated_lines_above(a, ceiling).into_iter().map(move |w| format!("session {session}: {w}")))
+            .collect();
+        std::fs::remove_dir_all(&out).ok();
+        (path.clone(), wrong, above)
+    });
+    let wrong: Vec<String> = results.iter().flat_map(|r| r.1.iter().map(move |w| format!("{}: {w}", r.0))).collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // Not vacuous: the spiked sessions and the `ceiling-after-agent` reading go above the ceiling.
+    for name in ["faults/context-exhaustion.toml", "faults/slow-clean-exit.toml"] {
+        let r = results.iter().find(|r| r.0.ends_with(name)).expect("shipped");
+        assert!(r.2 > 0, "{name} never went past the ceiling");
+    }
 }

@@ -293,7 +293,7 @@ fn a_slow_clean_exit_is_handed_over_alive_unless_its_watcher_runs_until_the_exit
     assert_eq!(plain.tasks_complete, 0);
     let rows = trace(dir.path());
     let s1 = session("task-01.S1");
-    let exit_starts = rows.iter().find(|r| r.place() == Some(s1) && r.detail.starts_with("context at the 80% ceiling: handing off now"));
+    let exit_starts = rows.iter().find(|r| r.place() == Some(s1) && r.detail.contains("is past the 80% ceiling, handing off now"));
     let stale = rows.iter().find(|r| r.event == "stale_detected").expect("the conductor declares S1 stale");
     let exited = rows.iter().find(|r| r.stmt == Some(Stmt::MarkExited)).expect("S1 writes exited");
     assert!(exit_starts.unwrap().t_ms < stale.t_ms && stale.t_ms < exited.t_ms, "handed over during the exit");
@@ -312,8 +312,7 @@ fn a_slow_clean_exit_is_handed_over_alive_unless_its_watcher_runs_until_the_exit
     assert!(!rows.iter().any(|r| r.event == "stale_detected"), "no hand-over of a live session");
     let exited = rows.iter().find(|r| r.stmt == Some(Stmt::MarkExited)).unwrap();
     let refreshed = rows.iter().rfind(|r| r.place() == Some(s1) && r.stmt == Some(Stmt::Heartbeat) && r.t_ms < exited.t_ms);
-    let exit_starts =
-        rows.iter().find(|r| r.place() == Some(s1) && r.detail.starts_with("context at the 80% ceiling: handing off now")).unwrap();
+    let exit_starts = rows.iter().find(|r| r.place() == Some(s1) && r.detail.contains("is past the 80% ceiling, handing off now")).unwrap();
     assert!(refreshed.is_some_and(|r| r.t_ms > exit_starts.t_ms), "a watcher beats during the exit: {refreshed:?}");
     let claim = rows.iter().find(|r| r.actor == Some(actor("task-01.S2")) && r.stmt == Some(Stmt::ClaimTask)).unwrap();
     assert_eq!(claim.rows, "1");

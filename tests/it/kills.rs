@@ -489,7 +489,7 @@ impl Sandbox {
     }
 }
 
-/// Issue 41, item 2, end to end for shrink and swarm (calibrate and findings: the ignored test
+/// Issue 41, item 2, end to end for shrink and swarm (calibrate and findings: the test
 /// below): one real SIGINT (`kill -INT`) while each works ends it as docs/commands.md says —
 /// shrink at once, swarm after its runs under way — with exit 130; what it had not
 /// written whole is gone (its temporary folders, an unfinished database, a lock), nothing of
@@ -536,14 +536,13 @@ fn one_ctrl_c_ends_shrink_and_swarm_as_documented() {
 }
 
 /// calibrate statements and findings stopped by one real SIGINT: exit 130, the document
-/// findings would replace kept, no temporary left. Ignored in the suite: in about one Ctrl-C
-/// in five another thread creates a file after the interrupt removed its command's
-/// temporaries and before the process exits (findings: a run's `comms.db.tmp`; calibrate:
-/// `calibration.db`, even with its `sqlite3` children killed first), and that file stays: a
-/// race of sim/base/live_files.rs that is known and not yet closed (docs/commands.md "Output
-/// folders"). Run it with `--ignored`.
+/// findings would replace kept, no temporary left. Ignored until issue 41's third round: in
+/// about one Ctrl-C in five another thread made a file after the interrupt removed its
+/// command's temporaries and before the process exited (findings: a run's `comms.db.tmp`;
+/// calibrate: `calibration.db`, made by a `sqlite3` child started after the removal). Every
+/// such file is now made through sim/base/live_files.rs's registry, which the interrupt holds
+/// from its removal to the exit.
 #[test]
-#[ignore = "known race: another thread can create a file between the interrupt's removal and the exit"]
 fn one_ctrl_c_ends_calibrate_and_findings_and_keeps_their_documents() {
     let sandbox = Sandbox::new();
     let (tmp, tmpdir, root) = (&sandbox.tmp, &sandbox.tmpdir, crate::support::root());
@@ -557,7 +556,8 @@ fn one_ctrl_c_ends_calibrate_and_findings_and_keeps_their_documents() {
         std::thread::sleep(Duration::from_millis(200));
         ctrl_c(&child);
         assert_interrupted("calibrate statements", child);
-        // Its sqlite3 processes end with their input.
+        // Nothing appears after the exit either: its sqlite3 processes were killed and had
+        // ended before the removal.
         std::thread::sleep(Duration::from_millis(500));
         let left: Vec<String> = names(&cal).into_iter().filter(|n| n != ".rehearsal-owned").collect();
         assert_eq!(left, Vec::<String>::new(), "no unfinished database, file or lock");

@@ -24,6 +24,7 @@ mod conductor_crash;
 mod conductor_policy;
 mod conductor_profiles;
 mod context_control;
+mod context_replies;
 mod corpus;
 mod coverage;
 mod determinism;

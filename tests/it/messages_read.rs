@@ -26,8 +26,15 @@ fn a_woken_zombie_that_reads_its_handover_stops_without_another_write() {
         .map(|r| format!("{} {}", r.t_ms, r.statement))
         .collect();
     assert!(writes_after.is_empty(), "S1 wrote after it woke: {writes_after:?}");
-    // It ends at the read. (The agent that returned as it woke was logged first: a status line,
-    // not a write to the row.)
+    // Nor to a file: the status file is the task's, its successor's now (C152: the woken
+    // session reads its watcher's overdue poll before it logs the agent that returned).
+    let files_after: Vec<String> = records
+        .iter()
+        .filter(|r| r.session == read.session && r.t_ms >= WAKES_AT_MS && r.event.starts_with("file_") && r.event != "file_read")
+        .map(|r| format!("{} {} {} `{}`", r.t_ms, r.event, r.statement, r.detail))
+        .collect();
+    assert!(files_after.is_empty(), "S1 wrote to a file after it woke: {files_after:?}");
+    // It ends at the read.
     let ended = records.iter().filter(|r| r.session == read.session && r.event == "exit" && r.actor == read.actor).map(|r| r.t_ms).max();
     assert_eq!(ended, Some(read.t_ms), "S1 ends as it reads");
     assert!(status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("task complete")), "S2 completes");

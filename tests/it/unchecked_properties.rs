@@ -67,9 +67,9 @@ fn random_faults_seed_20_hands_task_01_over_on_a_replaced_sessions_exit() {
     let found = of_rule(&rows, "hand-over-on-owner-exit");
     assert_eq!(found.len(), 1, "{rows:#?}");
     let (t_ms, _, why) = found[0];
-    assert_eq!(*t_ms, 4_088_426, "{why}");
+    assert_eq!(*t_ms, 4_202_795, "{why}");
     assert!(why.contains("began handing task-01 over"), "{why}");
-    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=3890129 ms"), "{why}");
+    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=4046648 ms"), "{why}");
     assert!(why.contains("belonged to session S2") && why.contains("which was alive and running"), "{why}");
 }
 

@@ -182,6 +182,9 @@ impl Musician {
         escalation: Option<String>,
     ) -> Result<Option<End>, SqlFailure> {
         let c = self.scenario.context.clone();
+        // A warning that projects past the ceiling (not a self-correction's escalation under it)
+        // tells the conductor of the crossing: its answer covers it (C150).
+        let past_ceiling = zone == Zone::Escalate && (escalation.is_none() || e.worst > c.ceiling_pct);
         let text = self.context_warning_text(e, recommended, if zone == Zone::Ask { "ask" } else { "escalate" }, escalation);
         // Message first, then the error state (000 Execution Queries 6; order as 004).
         self.own_message(Stmt::SendContextWarning, text).await?;
@@ -198,6 +201,10 @@ impl Musician {
             return self.exit_on_request().await.map(Some);
         }
         self.follow_context_answer(&answer, &reply_text, e, recommended).await?;
+        // An answer that planned the hand-off (a checkpoint, then stop) to a warning past the
+        // ceiling covers the crossing; "adjust approach" plans none, so the crossing is still
+        // the conductor's to rule on (C150).
+        self.answered_past_ceiling |= past_ceiling && matches!(self.scope, Scope::Limited(_) | Scope::HandoffAfterCheckpoint);
         Ok(None)
     }
 
@@ -400,13 +407,40 @@ impl Musician {
             && self.context_pct + predicted_pct + self.exit_cost_pct() + reserve_pct > self.scenario.context.ceiling_pct
     }
 
-    /// Whether a ceiling hand-off is preceded by an escalation (C50): by default always, even
-    /// when the conductor answered an earlier warning of the segment (it answered an estimate,
-    /// not this crossing; and the escalation is made once, as the hand-off follows it); never
-    /// under `ceiling-before-work` (C32), which hands off without asking.
+    /// Whether a ceiling hand-off is preceded by an escalation (C50): by default yes, even
+    /// when the conductor answered an earlier warning of the segment in the ask zone (it
+    /// answered an estimate under the ceiling, not this crossing); not when it answered one
+    /// that projected past the ceiling (C150: that answer covers the crossing, and a second
+    /// identical warning would ask the same question again); never under
+    /// `ceiling-before-work` (C32), which hands off without asking.
     fn escalates_at_ceiling(&self) -> bool {
+        self.ceiling_reading_escalates() && !self.answered_past_ceiling
+    }
+
+    /// The reading of the ceiling: escalated (C50), or handed off without asking
+    /// (`ceiling-before-work`, C32).
+    fn ceiling_reading_escalates(&self) -> bool {
         let s = &self.scenario.settings;
         s.ceiling_escalates && !s.ceiling_before_work
+    }
+
+    /// Whether the conductor's answer asked for a checkpoint before the hand-off: a reduced
+    /// scope ("Only complete 2 more agents then prepare handoff") or `review_approved`
+    /// ("Proceed as planned to checkpoint, then stop and report back for clean handoff"),
+    /// under the reading that escalates (C143).
+    fn checkpoint_asked(&self) -> bool {
+        self.ceiling_reading_escalates() && matches!(self.scope, Scope::Limited(_) | Scope::HandoffAfterCheckpoint)
+    }
+
+    /// What the ceiling check before an agent keeps free beyond the agent itself: the
+    /// checkpoint the answer asked for (its review at worst), so that the session stops for it
+    /// while it still fits rather than after the agent that leaves it no room (C150).
+    pub(super) fn checkpoint_reserve_pct(&self) -> i64 {
+        if self.checkpoint_asked() {
+            self.review_upper_pct()
+        } else {
+            0
+        }
     }
 
     /// What a clean exit costs: the HANDOFF, the report and the final message (000 Example:
@@ -460,9 +494,8 @@ impl Musician {
         if let Some(end) = self.ceiling_escalation(what, predicted_pct).await? {
             return Ok(end);
         }
-        // Only an answer to this escalation asks (none under `ceiling-before-work`, C32).
-        let checkpoint_asked = self.escalates_at_ceiling() && matches!(self.scope, Scope::Limited(_) | Scope::HandoffAfterCheckpoint);
-        if let Some(review) = self.checkpoint_on_work_done().filter(|_| checkpoint_asked) {
+        // Only an answer to an escalation asks (none under `ceiling-before-work`, C32).
+        if let Some(review) = self.checkpoint_on_work_done().filter(|_| self.checkpoint_asked()) {
             let ceiling = self.scenario.context.ceiling_pct;
             if self.would_cross_ceiling(self.review_upper_pct()) {
                 self.status(&format!("the checkpoint on the work done would cross the {ceiling}% ceiling: the successor verifies")).await;
@@ -504,6 +537,33 @@ impl Musician {
         self.status(&format!("context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling, handing off now"))
             .await;
         self.clean_exit(&format!("context exhaustion (the {ceiling}% ceiling)")).await
+    }
+
+    /// An agent's return took the session past the ceiling (a context spike, a
+    /// self-correction's ~6x; under `ceiling-after-agent` any return): 000 "Context Monitoring
+    /// & Break Point Logic" ("tracks context with each system message received"; "> 80% …
+    /// escalate to conductor (must pause now)"). Its first act is the escalation with the
+    /// REF-3 estimates, and whatever the answer the hand-off follows, the agent not integrated
+    /// (C50, C151). Without an escalation to make (the reading `ceiling-after-agent` or
+    /// `ceiling-before-work`, or an answer that already covers the crossing, C150), it hands
+    /// off at once. The return's status line is the escalation's or the hand-off's.
+    pub(super) async fn past_ceiling_on_return(&mut self, label: &str) -> Result<End, SqlFailure> {
+        let (ceiling, pct) = (self.scenario.context.ceiling_pct, self.context_pct);
+        if !self.escalates_at_ceiling() {
+            self.status(&format!("{label} returned: context {pct}% is past the {ceiling}% ceiling, handing off now, not integrated")).await;
+            return self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await;
+        }
+        let e = self.estimate_to_checkpoint();
+        self.status(&format!(
+            "{label} returned: context {pct}% is past the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%): escalating, must pause now",
+            e.nominal, e.worst
+        ))
+        .await;
+        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
+            return Ok(end);
+        }
+        self.status(&format!("past the {ceiling}% ceiling since {label}'s return: handing off now, not integrated")).await;
+        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
     }
 
     /// 000 "Context Monitoring & Break Point Logic": "escalate to conductor (must pause now)",

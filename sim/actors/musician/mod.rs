@@ -166,6 +166,10 @@ struct Musician {
     /// The zone of the context warning the conductor answered in this checkpoint segment
     /// (000 "Context Monitoring"): the musician asks again only past it.
     answered_zone: Option<context::Zone>,
+    /// Whether the warning the conductor answered in this checkpoint segment projected past
+    /// the ceiling (an escalation, > 80 %): its answer covers the crossing, which is not
+    /// escalated again (docs/protocol.md C150).
+    answered_past_ceiling: bool,
     /// The context at the end of the last zone evaluation: the next piece of work is evaluated
     /// again only if context grew since (docs/protocol.md C55).
     evaluated_at_pct: Option<i64>,
@@ -204,6 +208,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         errors_reported: 0,
         pause_timeouts: 0,
         answered_zone: None,
+        answered_past_ceiling: false,
         evaluated_at_pct: None,
         scope: Scope::Normal,
         next: Position::START,
@@ -239,7 +244,8 @@ impl Musician {
 
     fn cost(&mut self, dist: &crate::base::dist::Dist) -> i64 {
         let pct = self.ctx.draw(dist);
-        self.context_pct += pct;
+        // A context window holds at most 100 % (docs/protocol.md C151).
+        self.context_pct = (self.context_pct + pct).min(100);
         pct
     }
 

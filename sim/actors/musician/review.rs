@@ -82,6 +82,7 @@ impl Musician {
                     self.status(&format!("{what} approved ({covered})")).await;
                     self.last_checkpoint_step = Some(step);
                     self.answered_zone = None;
+                    self.answered_past_ceiling = false;
                     if review == Review::Completion {
                         return Ok(None);
                     }

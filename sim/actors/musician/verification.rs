@@ -301,7 +301,7 @@ impl Musician {
         }
         let fix_ms = self.ctx.draw(&self.scenario.timing.rework_ms);
         self.work_for(fix_ms).await?;
-        self.context_pct += self.ctx.draw(&c.integration_pct) * c.self_correction_factor;
+        self.context_pct = (self.context_pct + self.ctx.draw(&c.integration_pct) * c.self_correction_factor).min(100);
         self.self_correction = Some(format!("step {step}, checkpoint verification — {test} failed consistently, {what}"));
         self.status(&format!("step {step} self-correction: {test} failed consistently, {what}")).await;
         // "Re-run to verify pass"; 000 "Test Selection at Checkpoints" 4: "Previously failed

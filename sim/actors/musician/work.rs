@@ -15,6 +15,10 @@ use rusqlite::types::Value;
 
 use super::*;
 
+/// How long a woken musician gives its watcher's overdue poll (C152): a read and a heartbeat
+/// refresh take milliseconds, so a watcher still polling after this has found nothing.
+const WAKE_POLL_GRACE_MS: i64 = 2_000;
+
 /// How waiting for a subagent ended.
 pub(super) enum SubagentEnd {
     /// It finished; `heads_up`: an informational emergency came meanwhile.
@@ -202,8 +206,9 @@ impl Musician {
             let overall = earlier + attempt;
             let label =
                 if attempt == 0 { format!("step {step} agent {agent}") } else { format!("step {step} agent {agent} retry {attempt}") };
-            // 000 "Context Monitoring": the ceiling is checked before every launch.
-            let predicted = self.agent_upper_pct();
+            // 000 "Context Monitoring": the ceiling is checked before every launch, with room
+            // kept for the checkpoint a context answer asked for (C150).
+            let predicted = self.agent_upper_pct() + self.checkpoint_reserve_pct();
             if self.would_cross_ceiling(predicted) {
                 return self.ceiling_handoff_before_agent(&format!("{label} launch"), predicted).await.map(AgentOutcome::End);
             }
@@ -229,6 +234,9 @@ impl Musician {
                 let Some(extra) = returned else {
                     if self.context_pct >= 100 {
                         return Ok(AgentOutcome::End(self.hard_stop()));
+                    }
+                    if self.context_pct > self.scenario.context.ceiling_pct {
+                        return self.past_ceiling_on_return(&label).await.map(AgentOutcome::End);
                     }
                     // Past the ceiling on the return (C50): the agent is not integrated, so
                     // the HANDOFF continues from it.
@@ -264,7 +272,7 @@ impl Musician {
         }
         // After 2 failed retries (000 "After 2 Failures").
         if self.ctx.rng().random_bool(self.scenario.subagents.absorb_probability) {
-            let predicted = self.scenario.context.absorb_pct.upper();
+            let predicted = self.scenario.context.absorb_pct.upper() + self.checkpoint_reserve_pct();
             if self.would_cross_ceiling(predicted) {
                 return self
                     .ceiling_handoff_before_agent(&format!("absorbing step {step} agent {agent}"), predicted)
@@ -337,6 +345,7 @@ impl Musician {
         let serial = self.watcher_serial_next();
         let meta = ActorMeta { name: self.ctx.meta().name.subagent(serial), ..self.ctx.meta().clone() };
         let subagent = self.ctx.spawn_child(meta, 0, move |ctx| async move { ctx.sleep(work_ms).await });
+        let due_ms = self.ctx.now_ms() + work_ms;
         let mut heads_up = false;
         // Bounded: each pass handles one watcher exit; a watcher exits at most once per poll.
         for _ in 0..10_000 {
@@ -349,6 +358,7 @@ impl Musician {
                 if self.memory.borrow().inbox.contains(&WatcherReport::FencedOut) {
                     return Err(self.fenced_by_watcher());
                 }
+                heads_up |= self.read_messages_after_wake(due_ms).await?.heads_up;
                 return Ok(SubagentEnd::Finished { heads_up });
             }
             self.background = None;
@@ -386,6 +396,7 @@ impl Musician {
                 return Ok(());
             };
             if self.ctx.join_any_for(vec![watcher], left_ms).await.is_none() {
+                self.read_messages_after_wake(until_ms).await?;
                 return Ok(());
             }
             self.background = None;
@@ -395,6 +406,31 @@ impl Musician {
                 return Ok(());
             }
         }
+    }
+
+    /// docs/protocol.md C152: a session suspended for longer than its watcher's poll interval
+    /// (a hang) resumes with that watcher's poll overdue, under way beside the result it waited
+    /// for. 000 "Background Watcher": "On message detected: The watcher immediately exits. The
+    /// musician detects the watcher exit, reads the message from the database, decides whether
+    /// to interrupt current work (urgent) or continue"; so the woken musician lets that poll
+    /// finish and reads what it found before it writes anything (a status line included): a
+    /// hand-over of its own task stops it there, with no write (C51). `due_ms` is when the
+    /// wait would have ended without the suspension; a wait that ended on time reads nothing.
+    async fn read_messages_after_wake(&mut self, due_ms: i64) -> Result<WatcherNews, SqlFailure> {
+        let late_ms = self.ctx.now_ms() - due_ms;
+        let Some(watcher) = self.background.filter(|_| late_ms > self.scenario.timing.background_poll_ms) else {
+            return Ok(WatcherNews::default());
+        };
+        self.ctx.note("woke_late", format!("{late_ms} ms past its due time: the watcher's overdue poll first"));
+        // The overdue poll is a read and at most a heartbeat refresh: a watcher still running
+        // after this found nothing, and sleeps again.
+        if self.ctx.join_any_for(vec![watcher], WAKE_POLL_GRACE_MS).await.is_none() {
+            return Ok(WatcherNews::default());
+        }
+        self.background = None;
+        let news = self.handle_watcher_reports(false).await?;
+        self.start_background_watcher();
+        Ok(news)
     }
 
     pub(super) fn watcher_serial_next(&mut self) -> u32 {
@@ -417,28 +453,40 @@ impl Musician {
     ) -> Result<Option<i64>, SqlFailure> {
         let self_corrects = scripted_self_correction || self.ctx.rng().random_bool(self.scenario.context.self_correction_probability);
         let base = self.ctx.draw(&self.scenario.context.agent_return_pct);
-        let mut extra = 0;
+        // 000 "Self-correction flag": ~6x context for the affected segment.
+        let extra = if self_corrects { base * (self.scenario.context.self_correction_factor - 1) } else { 0 };
+        let spike = self.ctx.context_spike_pct().unwrap_or(0);
+        // A context window holds at most 100 % (docs/protocol.md C151).
+        self.context_pct = (self.context_pct + base + extra + spike).min(100);
         if self_corrects {
-            // 000 "Self-correction flag": ~6x context for the affected segment.
-            extra = base * (self.scenario.context.self_correction_factor - 1);
-            self.context_pct += base + extra;
-            let details = format!("step {step}, agent {agent} — test failure, rewrote the module");
-            self.status(&format!("step {step} self-correction: agent {agent} test failure, rewrote the module")).await;
-            self.self_correction = Some(details);
-            self.propose_anti_pattern(step, agent).await;
-        } else {
-            self.context_pct += base;
+            self.self_correction = Some(format!("step {step}, agent {agent} — test failure, rewrote the module"));
         }
-        if let Some(spike) = self.ctx.context_spike_pct() {
-            self.context_pct += spike;
-        }
-        self.status(&format!("{label} returned")).await;
-        let integration_upper_pct = self.scenario.context.integration_pct.upper();
-        if self.context_pct >= 100 && self.scenario.settings.ceiling_escalates {
+        let ceiling = self.scenario.context.ceiling_pct;
+        // Full (100 %): the session stops dead, writing nothing more; past the ceiling: its
+        // next act is the escalation or the hand-off, not this return's status line (C151).
+        // Under `ceiling-after-agent` the hand-off takes the returned agent's result in first.
+        let s = &self.scenario.settings;
+        let integrates_into_handoff = !s.ceiling_escalates && !s.ceiling_before_work;
+        if self.context_pct >= 100 || (self.context_pct > ceiling && !integrates_into_handoff) {
             return Ok(None);
         }
+        let past_ceiling = self.context_pct > ceiling;
+        if past_ceiling {
+            let pct = self.context_pct;
+            self.status(&format!(
+                "{label} returned: context {pct}% is past the {ceiling}% ceiling, handing off now (its result integrated first)"
+            ))
+            .await;
+        }
+        if self_corrects {
+            self.status(&format!("step {step} self-correction: agent {agent} test failure, rewrote the module")).await;
+            self.propose_anti_pattern(step, agent).await;
+        }
+        if !past_ceiling {
+            self.status(&format!("{label} returned")).await;
+        }
+        let integration_upper_pct = self.scenario.context.integration_pct.upper();
         if self.would_cross_ceiling(integration_upper_pct) {
-            let ceiling = self.scenario.context.ceiling_pct;
             self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated")).await;
             return Ok(None);
         }
@@ -446,7 +494,15 @@ impl Musician {
         self.work_for(integration_ms).await?;
         self.cost(&self.scenario.context.integration_pct.clone());
         self.add_new_tests();
-        self.status(&format!("step {step} agent {agent} integrated")).await;
+        if past_ceiling {
+            self.status(&format!("step {step} agent {agent} integrated into the hand-off")).await;
+        } else if self.context_pct > ceiling {
+            // Only where no check before the work kept room (`ceiling-after-agent`): the
+            // evaluation right after hands off (C151), and this line says so.
+            self.status(&format!("step {step} agent {agent} integrated — context past the {ceiling}% ceiling, handing off now")).await;
+        } else {
+            self.status(&format!("step {step} agent {agent} integrated")).await;
+        }
         Ok(Some(extra))
     }
 

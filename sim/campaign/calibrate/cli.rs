@@ -122,16 +122,13 @@ impl Shell {
     }
 
     fn spawn(&self, script: &str) -> Result<std::process::Output> {
-        let mut child = Command::new(&self.program)
-            .args(["-bail", "-batch"])
-            .arg(&self.db)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
+        let mut command = Command::new(&self.program);
+        command.args(["-bail", "-batch"]).arg(&self.db).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // Started and tracked in one step, and none after a Ctrl-C began: the interrupt kills
+        // it and waits for it to end before the database it writes is removed
+        // (sim/base/live_files.rs).
+        let (mut child, _live) = crate::base::live_files::spawn(&mut command)
             .map_err(|e| Error::input(format!("cannot run `{}` (install sqlite3, or pass --sqlite3 PATH): {e}", self.program.display())))?;
-        // A Ctrl-C kills it before the database it writes is removed (sim/base/live_files.rs).
-        let _live = crate::base::live_files::track_child(child.id());
         let mut stdin = child.stdin.take().expect("piped");
         stdin.write_all(script.as_bytes()).map_err(|e| Error::harness(format!("writing to sqlite3: {e}")))?;
         drop(stdin);

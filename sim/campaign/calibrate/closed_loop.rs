@@ -211,7 +211,7 @@ pub fn replay(
     if actors.len() > ACTORS_MAX {
         return Err(Error::input(format!("--closed-loop starts a process per actor: {} actors, at most {ACTORS_MAX}", actors.len())));
     }
-    std::fs::create_dir_all(work)?;
+    crate::base::live_files::create_dir_all(work)?;
     let exe = std::env::current_exe()?;
     // A second from now: time for every process to start and open its connection.
     let start_unix_us = unix_us() + 1_000_000 + 20_000 * actors.len() as i64;

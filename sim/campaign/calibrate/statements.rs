@@ -14,7 +14,7 @@
 //! C53); the run's file is WAL, so `synchronous` is the shell's default, read back and reported. Wall-clock time is measured here and never feeds
 //! a run (ARCHITECTURE.md, invariant "nothing reads the wall clock").
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -131,6 +131,19 @@ pub fn calibrate_statements(options: &StatementsOptions) -> Result<StatementsRep
     Ok(report)
 }
 
+/// The database `fresh_wal_db` made, opened without SQLite's create flag and read once, both
+/// through the registry of what a Ctrl-C removes (sim/base/live_files.rs): the first read opens
+/// its `-wal` and `-shm` files (making them if missing), which the connection then keeps open,
+/// so after a Ctrl-C removed them this connection makes none of them again.
+fn open_made(db: &Path) -> Result<Connection> {
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    crate::base::live_files::make(|| {
+        let conn = Connection::open_with_flags(db, flags)?;
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))?;
+        Ok::<_, Error>(conn)
+    })
+}
+
 fn row(pick: &Pick, statement: &str, writes: bool, timed: &Timed) -> SampleRow {
     SampleRow {
         index: pick.index,
@@ -176,7 +189,7 @@ pub fn picks(recorded: &[Recorded], samples: usize) -> Vec<Pick> {
 /// Every sample thus finds the rows and the size the run had at that point. Stops timing at
 /// `cap`.
 fn replay_timing(shell: &Shell, run: &RecordedRun, picks: &[Pick], cap: Duration) -> Result<Vec<SampleRow>> {
-    let conn = Connection::open(&shell.db)?;
+    let conn = open_made(&shell.db)?;
     conn.execute_batch("PRAGMA synchronous = OFF;")?;
     let expanded = expand_all(&run.catalog, &picks.iter().map(|p| run.recorded[p.index].clone()).collect::<Vec<_>>())?;
     let mut slots = Slots::new();

@@ -105,7 +105,7 @@ fn copy_beside(original: &Path, dest_dir: &Path) -> Result<String> {
     let text = std::fs::read(original).map_err(|e| Error::input(format!("{}: cannot read SQL file: {e}", original.display())))?;
     let copy = dest_dir.join(&name);
     if std::fs::read(&copy).ok().as_deref() != Some(&text[..]) {
-        std::fs::create_dir_all(dest_dir)?;
+        crate::base::live_files::create_dir_all(dest_dir)?;
         crate::base::atomic::write_atomically(&copy, &text)?;
     }
     Ok(name)

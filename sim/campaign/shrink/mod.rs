@@ -145,9 +145,10 @@ pub fn shrink(failure_path: &Path, target: Target, force: bool) -> Result<Shrink
         text.parse().map_err(|e: toml::de::Error| Error::input(format!("{}: {}", scenario_path.display(), e.message())))?;
     // The sweep's `--protocol`, written into the document: every candidate and the shrunk file have it.
     crate::campaign::explore::document::set_profile(&mut original, failure.protocol.as_deref())?;
-    let scratch = tempfile::tempdir().map_err(|e| Error::harness(e.to_string()))?;
-    // A Ctrl-C (which exits at once, skipping the drop that removes it) removes it too (issue 41).
-    let _live = crate::base::live_files::track([scratch.path().to_path_buf()]);
+    // A Ctrl-C (which exits at once, skipping the drop that removes it) removes it too (issue
+    // 41): made and tracked in one step.
+    let (_live, scratch) = crate::base::live_files::make_tracked(tempfile::tempdir, |dir| vec![dir.path().to_path_buf()])
+        .map_err(|e| Error::harness(e.to_string()))?;
     let mut runner = Runner { path: &scenario_path, sql: sql.as_deref(), failure: &failure, scratch: scratch.path(), runs: 0 };
     let base = runner.attempt(&original).ok_or_else(|| Error::harness("the failing scenario does not run".to_string()))?;
     let signature = match Signature::of(&base.summary) {
@@ -195,7 +196,7 @@ pub fn shrink(failure_path: &Path, target: Target, force: bool) -> Result<Shrink
     let table = if corpus_file.is_some() { with_fingerprint(table, &failure, &report.signature)? } else { table };
     let text = written(&failure, &scenario_path, table, &report, &base_rules, &best)?;
     if let Some(parent) = out_file.parent() {
-        std::fs::create_dir_all(parent)?;
+        crate::base::live_files::create_dir_all(parent)?;
     }
     // Again: the file may have appeared while the candidates ran.
     refuse_out(out_file, force, &[])?;

@@ -195,7 +195,7 @@ impl Outputs {
             file.write_all(tail.as_bytes()).map_err(io)
         })?;
         if let (Some(comparison), true) = (baseline, known_lines) {
-            std::fs::create_dir_all(out.join("failures"))?;
+            crate::base::live_files::create_dir_all(out.join("failures"))?;
             write_atomically_with(&out.join("failures").join(KNOWN_FILE), |file| write_known(file, &rows, comparison))?;
         }
         coverage.write(&out.join("coverage.csv"))?;

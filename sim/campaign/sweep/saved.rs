@@ -107,7 +107,7 @@ fn move_whole(from: &Path, to: &Path) -> Result<()> {
 }
 
 pub(crate) fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
+    crate::base::live_files::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let target = to.join(entry.file_name());

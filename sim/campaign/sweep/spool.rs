@@ -40,7 +40,10 @@ fn broken(e: impl std::fmt::Display) -> Error {
 impl Spool {
     /// An unnamed file in `folder` (where the sweep's files go: its disk holds results.csv).
     pub(crate) fn new(folder: &Path) -> Result<Spool> {
-        let file = tempfile::tempfile_in(folder).map_err(|e| Error::harness(format!("cannot make a file in {}: {e}", folder.display())))?;
+        // Through the registry (sim/base/live_files.rs): where the kernel cannot make a file
+        // without a name, it is named for an instant, never after a Ctrl-C's removal.
+        let file = crate::base::live_files::make(|| tempfile::tempfile_in(folder))
+            .map_err(|e| Error::harness(format!("cannot make a file in {}: {e}", folder.display())))?;
         Ok(Spool { writer: BufWriter::new(file), len: 0 })
     }
 

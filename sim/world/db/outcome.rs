@@ -3,8 +3,9 @@
 //! the reads answered from a base run (sim/world/read_replay.rs) speak it without importing the
 //! database that imports them.
 
-use rusqlite::types::Value;
+use rusqlite::types::{Value, ValueRef};
 
+use super::result_rows::ResultRows;
 use crate::vocab::TaskState;
 
 /// Named parameter values for one statement, in the engine's fixed order.
@@ -14,17 +15,14 @@ pub type Params = Vec<(&'static str, Value)>;
 #[derive(Clone, Debug, Default)]
 pub struct SqlOutcome {
     pub rows_affected: usize,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: ResultRows,
     /// True when the statement only reads.
     pub readonly: bool,
 }
 
 impl SqlOutcome {
     pub fn text(&self, row: usize, col: usize) -> Option<&str> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Text(t) => Some(t.as_str()),
-            _ => None,
-        }
+        self.rows.text(row, col)
     }
 
     /// A task state column; `None` for a null or for text that is no state (a `--sql` file's
@@ -34,17 +32,17 @@ impl SqlOutcome {
     }
 
     pub fn int(&self, row: usize, col: usize) -> Option<i64> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Integer(i) => Some(*i),
-            Value::Real(r) => Some(*r as i64),
+        match self.rows.value(row, col)? {
+            ValueRef::Integer(i) => Some(i),
+            ValueRef::Real(r) => Some(r as i64),
             _ => None,
         }
     }
 
     pub fn real(&self, row: usize, col: usize) -> Option<f64> {
-        match self.rows.get(row)?.get(col)? {
-            Value::Integer(i) => Some(*i as f64),
-            Value::Real(r) => Some(*r),
+        match self.rows.value(row, col)? {
+            ValueRef::Integer(i) => Some(i as f64),
+            ValueRef::Real(r) => Some(r),
             _ => None,
         }
     }

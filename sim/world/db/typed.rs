@@ -1,7 +1,8 @@
 //! The statement table's types at the database's edge (issue 46): a typed `Call` becomes the
 //! values SQLite binds, and a typed column (`cols::read_task_state::state`) is read back as
-//! its type. A pilot: most actors still build `Params` and read columns by index
-//! (docs/development.md "Typed statement calls" says how to move them).
+//! its type. The watchers and the lease's heartbeat call this way; the other actors still build
+//! `Params` and read columns by index (docs/development.md "Typed statement calls" says how to
+//! move them).
 
 use rusqlite::types::Value;
 
@@ -11,7 +12,7 @@ use crate::vocab::{MessageKind, TaskState};
 
 /// The values a call binds, in the table's order, each borrowed text copied once here.
 pub fn params_of(call: &Call<'_>) -> Params {
-    call.args
+    call.args()
         .iter()
         .map(|(name, arg)| {
             let value = match *arg {
@@ -92,9 +93,9 @@ mod tests {
             params_of(&call),
             vec![(":task_id", Value::Text("task-01".into())), (":state", Value::Text("watching".into())), (":stale_after_s", Value::Null)]
         );
-        assert_eq!(call.stmt.params(), call.args.iter().map(|(name, _)| *name).collect::<Vec<_>>());
+        assert_eq!(call.stmt.params(), call.args().iter().map(|(name, _)| *name).collect::<Vec<_>>());
         let row = vec![Value::Text("needs_review".into()), Value::Integer(2), Value::Text("t".into()), Value::Real(3.5)];
-        let outcome = SqlOutcome { rows: vec![row], readonly: true, ..SqlOutcome::default() };
+        let outcome = SqlOutcome { rows: crate::world::db::ResultRows::from_values(vec![row]), readonly: true, ..SqlOutcome::default() };
         assert_eq!(outcome.get(0, cols::read_task_state::state), Some(TaskState::NeedsReview));
         assert_eq!(outcome.get(0, cols::read_task_state::retry_count), Some(2));
         assert_eq!(outcome.get(0, cols::read_task_state::seconds_stale), Some(3.5));
@@ -106,7 +107,7 @@ mod tests {
         // The generated functions and `Stmt::params` come from one table line; one statement
         // of each parameter type is enough to hold them together.
         let call = args::send_receipt("task-01", "s", "m", 4, Some("2026-01-01"));
-        assert_eq!(call.stmt.params(), call.args.iter().map(|(name, _)| *name).collect::<Vec<_>>());
-        assert_eq!(call.args[3].1, Arg::Int(4));
+        assert_eq!(call.stmt.params(), call.args().iter().map(|(name, _)| *name).collect::<Vec<_>>());
+        assert_eq!(call.args()[3].1, Arg::Int(4));
     }
 }
