@@ -74,16 +74,13 @@ pub const CHANGES: &[Change] = &[
         seed_text: "000 \"Clean Exit Protocol\" 2: \"Stop all watchers\" before the HANDOFF, against 000 \"Reference: Watcher Protocol Detail\": a watcher runs \"until terminal state\" (docs/protocol.md D14)",
         diff: "Behaviour: a clean exit keeps its background watcher, and so its heartbeat, until the final write",
         // With lease-self-check in the profile the session's own lease heartbeat covers the slow
-        // exit of the demo. A 1,000-seed sweep of both proof suites without this change once
-        // found random-faults 405; since issue 42 (C50, C55) 2,000 seeds of proof-random-faults
-        // and 1,000 of proof-ci-smoke show nothing, while context-exhaustion seed 44 does (and
-        // 1, 64, 114 of 1..=150): a context spike past the ceiling on a return 460 s after the
-        // last heartbeat, a clean exit that stops its watcher first, and two live sessions
-        // handed over on heartbeats 566 and 569 s old (000 "Clean Exit Protocol" 2, D14).
-        // Since C151 (issue 42's fourth round) a spiked session escalates first, which refreshes
-        // its heartbeat, and context-exhaustion seeds 1..=300 show nothing; the demo itself,
-        // slow-clean-exit, does: 14 of seeds 1..=200 break no-false-stale (with budget and
-        // liveness) without the change and nothing with the whole profile, the first seed 3.
+        // exit of the demo's own seed. A 1,000-seed sweep of both proof suites without this
+        // change once found random-faults 405; after issue 42's second round context-exhaustion
+        // seed 44 showed it, and after its third round (merged in session 4) no seed of 1..=300
+        // of context-exhaustion does. The demo does on seeds 3, 8, 12 and 25 of 1..=30 (and
+        // faults/stop-hook-blocks.toml on 8 and 21): a slow clean exit that stops its watchers
+        // first is handed over alive (no-false-stale first, 000 "Clean Exit Protocol" 2, D14);
+        // the whole profile breaks no rule there.
         necessity_run: Some(("scenarios/faults/slow-clean-exit.toml", 3)),
     },
     Change {

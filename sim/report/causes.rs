@@ -18,7 +18,7 @@ pub fn breaches(summary: &RunSummary) -> Vec<(&Decomposition, &BudgetLimit)> {
         .decompositions
         .iter()
         .filter_map(|d| limit(d.measurement).map(|l| (d, l)))
-        .filter(|(d, budget)| value(d) > budget.limit)
+        .filter(|(d, budget)| value(d) > budget.limit_for(d))
         .collect()
 }
 
@@ -37,7 +37,7 @@ pub fn breach_title(d: &Decomposition, budget: &BudgetLimit) -> String {
         "{} {} over its budget {}{} ({}, t={}..{} ms): {}",
         d.measurement,
         value(d),
-        budget.limit,
+        budget.limit_for(d),
         budget.derivation_note(),
         d.task_id,
         d.start_ms,
@@ -82,7 +82,7 @@ pub fn markdown(md: &mut String, summary: &RunSummary) {
             "| {} | {} | {}{} | {} | {}..{} | {} | {} | {} |",
             d.measurement,
             value(d),
-            budget.limit,
+            budget.limit_for(d),
             budget.derivation_note(),
             d.task_id,
             d.start_ms,

@@ -523,7 +523,15 @@ impl RunSummary {
             if let Some((p50, p95, max)) = crate::judging::oracle::quantiles(sample) {
                 let budget = self.budgets.iter().find(|b| b.name == name).map_or(String::new(), |b| {
                     let margin = b.limit - max;
-                    format!("; budget {}{}, margin {margin}{}", b.limit, b.derivation_note(), if margin < 0 { " BREACHED" } else { "" })
+                    let breached = |margin: i64| if margin < 0 { " BREACHED" } else { "" };
+                    let mut text = format!("; budget {}{}, margin {margin}{}", b.limit, b.derivation_note(), breached(margin));
+                    // docs/protocol.md C85: a message that reached no pause has the smaller budget.
+                    let outside = self.measured.decompositions.iter().filter(|d| d.measurement == name && !d.reached_pause);
+                    if let (Some(limit), Some(max)) = (b.outside_pause, outside.map(|d| d.total_ms).max()) {
+                        let margin = limit - max;
+                        text.push_str(&format!("; outside a pause max {max}, budget {limit}, margin {margin}{}", breached(margin)));
+                    }
+                    text
                 });
                 out.push_str(&format!("timing       {name}: p50 {p50}, p95 {p95}, max {max} (n={}){budget}\n", sample.len()));
             }

@@ -259,6 +259,29 @@ fn an_exit_then_a_crash_before_the_successors_claim_stays_within_the_derived_bud
     }
 }
 
+/// Issue 48's Done-when: its three minimal cases (a twin then a fix, an exit request then a
+/// late `exited`, an exit then a crash before the successor's claim) are shipped scenarios the
+/// profile passes with every rule on, on each seed tried and not only their own, with the fault
+/// each is about firing in every run (`--require-faults-fired`). The tests above show each
+/// failing without its change.
+#[test]
+fn issue_48s_three_minimal_cases_pass_under_the_profile_on_ten_seeds() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = ["twin-then-fix.toml", "late-exited-after-exit-request.toml", "exit-then-crash-before-claim.toml"];
+    let files: Vec<String> = cases.iter().map(|f| root().join("scenarios/proof").join(f).to_str().unwrap().to_string()).collect();
+    let out = dir.path().join("sweep");
+    let mut args = vec!["sweep"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--seeds", "1..=10", "--protocol", "repaired", "--require-faults-fired", "--jobs", "2", "--out", out.to_str().unwrap()]);
+    let (code, text) = run(&args);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("pairs        30\n") && text.contains("passed       30\n"), "{text}");
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    for case in cases {
+        assert!(summary.contains(&format!("{case} | repaired | 10 | 10 | 0 | 0 | 0 | none |")), "{case}: {summary}");
+    }
+}
+
 #[test]
 fn an_emergency_reaching_a_pause_is_read_with_the_answer_within_the_derived_budget() {
     let dir = tempfile::tempdir().unwrap();
@@ -276,6 +299,18 @@ fn an_emergency_reaching_a_pause_is_read_with_the_answer_within_the_derived_budg
     let (code, text) = run(&["run", one_poll.to_str().unwrap(), "--seed", "1", "--protocol", "repaired", "--out", out.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{text}");
     assert!(text.contains("message_notice_ms reached") && text.contains("noticed by the pause watcher"), "{text}");
+}
+
+#[test]
+fn an_emergency_returned_during_steps_without_agents_is_read_at_the_next_step_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    // docs/protocol.md C85, round 4 (swarm-1-01080 seed 1): the emergency reaches no pause, so
+    // it has the working budget (27 s); read only at the checkpoint it took 41 s.
+    let (code, text) = proof_run("emergency-during-agentless-steps.toml", "1", &dir.path().join("r"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("verdict      PASS\n") && text.contains("outside a pause max") && !text.contains("BREACHED"), "{text}");
+    let trace = std::fs::read_to_string(dir.path().join("r/trace.csv")).unwrap();
+    assert!(trace.contains("emergency from conductor (urgent): no subagent running, acknowledged"), "the emergency is handled");
 }
 
 #[test]

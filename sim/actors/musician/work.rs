@@ -171,8 +171,25 @@ impl Musician {
 
     /// 000 "Heartbeat Protocol": a heartbeat at every step start and step end.
     pub(super) async fn step_boundary(&mut self, what: &str) -> Result<(), SqlFailure> {
+        self.read_returned_watcher().await?;
         self.status(what).await;
         self.owned_write(Stmt::Heartbeat, vec![]).await?;
+        Ok(())
+    }
+
+    /// A background watcher that exited while the musician waited on nothing (its status lines
+    /// between a checkpoint and the next step, a plan step without agents) is read and
+    /// relaunched at the next step boundary, as `work_for` and `wait_for_subagent` read one at
+    /// once: 000 "Background Watcher": "The musician detects the watcher exit, reads the
+    /// message ... and immediately relaunches the background watcher" (docs/protocol.md C85,
+    /// round 4: swarm-1-01080 seed 1 read an urgent emergency 25.7 s of status lines later).
+    async fn read_returned_watcher(&mut self) -> Result<(), SqlFailure> {
+        if self.background.is_none() || self.memory.borrow().inbox.is_empty() {
+            return Ok(());
+        }
+        self.stop_background_watcher();
+        self.handle_watcher_reports(false).await?;
+        self.start_background_watcher();
         Ok(())
     }
 

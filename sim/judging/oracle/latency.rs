@@ -173,6 +173,9 @@ pub struct Decomposition {
     pub excluded_ms: i64,
     /// The conductor's reviews inside the window: (task reviewed, ms of it in the window).
     pub reviews: Vec<(String, i64)>,
+    /// A message notice only: the message reached the session's pause (docs/protocol.md C85),
+    /// so its budget allows it to wait for the pause's answer (`Attribution::reached_pause`).
+    pub reached_pause: bool,
 }
 
 impl Decomposition {
@@ -515,6 +518,22 @@ impl Attribution {
         without_hangs(d)
     }
 
+    /// Whether a message noticed by `noticer` reached the session's pause (docs/protocol.md
+    /// C85): the pause watcher noticed it, and it was sent (or the session launched, `from`)
+    /// after the session entered the pause at `paused_ms`, or less than one background
+    /// watcher read (`window_ms`: a poll, its jitter, the query and the read) of the
+    /// session's own time before it, its hangs left out. Sent earlier, the background watcher
+    /// of a session that follows 000 would have returned it before the pause, and the message
+    /// is owed the working session's notice.
+    pub fn reached_pause(&self, session: &str, noticer: Noticer, from: i64, paused_ms: Option<i64>, window_ms: i64) -> bool {
+        let Some(paused_ms) = paused_ms.filter(|_| noticer == Noticer::PauseWatcher) else { return false };
+        if from >= paused_ms {
+            return true;
+        }
+        let hung_ms: i64 = Self::spans_of(&self.hangs, session, from, paused_ms).iter().map(|(a, b)| b - a).sum();
+        paused_ms - from - hung_ms <= window_ms
+    }
+
     /// [at, last_beat] cut at the row writes after the loss, each piece going to the writer of
     /// the write that ended it: a replaced (or other) session, or the conductor.
     fn refreshed_after_loss(&self, task_id: &str, lost: &str, at_ms: i64, last_beat_ms: i64) -> (Spans, Spans) {
@@ -693,6 +712,7 @@ impl Attribution {
             components_ms,
             excluded_ms: 0,
             reviews: self.reviews_in(&in_review),
+            reached_pause: false,
         }
     }
 }

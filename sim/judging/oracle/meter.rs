@@ -129,6 +129,10 @@ pub struct Meter {
     declared: BTreeMap<String, (String, i64, i64, f64)>,
     /// The designer's figures' memory between events.
     designer: DesignerMeter,
+    /// Per session: when it last put its own row into `needs_review` or `error` from another
+    /// state, the start of the pause it waits in for the conductor's answer (000 "Transition to
+    /// pause mode").
+    paused_at: BTreeMap<String, i64>,
 }
 
 impl Meter {
@@ -144,7 +148,10 @@ impl Meter {
                     // Time the session spent frozen by a hang fault is not the watchers' latency.
                     let Some(s) = truth.sessions.get(session_id) else { return };
                     let from = m.sent_ms.max(s.launched_ms);
-                    let d = self.attribution.message_notice(&m.task_id, session_id, from, *t_ms);
+                    let mut d = self.attribution.message_notice(&m.task_id, session_id, from, *t_ms);
+                    let paused_ms = self.paused_at.get(session_id).copied();
+                    d.reached_pause =
+                        self.attribution.reached_pause(session_id, d.noticed_by, from, paused_ms, truth.watcher_read_window_ms);
                     self.measured.push(d);
                 }
             }
@@ -248,6 +255,12 @@ impl Meter {
         // The task's exit is its owner's: a replaced session writing `exited` over its
         // successor's row (no fencing, D11) ends nothing the successor's claim could follow.
         let own_row = before.session_id == f.session_id;
+        // A pause begins when the row enters `needs_review` or `error` from outside them; a
+        // pause timeout's `set_error` (000 "Pause Watcher": TIMEOUT) goes on with the same pause.
+        let pausing = |s: TaskState| matches!(s, TaskState::NeedsReview | TaskState::Error);
+        if own_row && pausing(after.state) && !pausing(before.state) {
+            self.paused_at.insert(f.session_id.to_string(), f.t_ms);
+        }
         if own_row && is_terminal_write(f) && before.state != after.state && after.state == TaskState::Exited {
             self.exited_at.insert(f.task_id.to_string(), f.t_ms);
         }

@@ -816,7 +816,9 @@ fn message_notice_counts_from_when_the_session_could_see_it_and_not_while_it_was
 
 #[test]
 fn budget_a_measurement_over_its_budget_and_one_at_it() {
-    let budgets = |max: i64| [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into(), conductor: None }];
+    let budgets = |max: i64| {
+        [rules::budget::BudgetLimit { name: "heartbeat_age_s", limit: max, source: "test".into(), conductor: None, outside_pause: None }]
+    };
     for (max, fails) in [(456, true), (457, false)] {
         let mut run = s1_working();
         run.poll(30_000, &[("task-01", "working", 457.2)]);
@@ -1056,6 +1058,67 @@ fn message_notice_by_the_pause_watcher_after_a_jittered_sleep_is_split_into_its_
         "{}",
         d.explain()
     );
+}
+
+/// S1 pauses at 40 s (`set_needs_review`); message 51, sent at `sent_ms` (after an optional
+/// hang of S1), is noticed by the pause watcher with the answer at 300 s and read at 301 s.
+fn notice_with_the_pauses_answer(sent_ms: i64, hang: Option<(i64, i64)>) -> Run {
+    let mut run = s1_working();
+    run.checker.truth.watcher_read_window_ms = 21_000;
+    let send = |run: &mut Run| {
+        run.message(sent_ms, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "emergency");
+    };
+    if sent_ms < 40_000 {
+        send(&mut run);
+    }
+    if let Some((from, until_ms)) = hang {
+        run.fact(from, Fact::Hung { session_id: S1.into(), until_ms });
+    }
+    run.write(40_000, "task-01.S1", S1, Stmt::SetNeedsReview, "task-01", row("working", S1, 0, 1.0), row("needs_review", S1, 0, 0.0));
+    if sent_ms >= 40_000 {
+        send(&mut run);
+    }
+    let watcher = "task-01.S1.pause-watcher-1";
+    read(&mut run, 290_000, watcher, S1, Stmt::ReadTaskState);
+    read(&mut run, 300_000, watcher, S1, Stmt::ReadTaskState);
+    run.event(300_000, watcher, S1, EventKind::Ended(crate::world::event::ActorEnd::Exit));
+    run.fact(301_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    run
+}
+
+/// docs/protocol.md C85: the pause's answer is allowed to a message only if it reached the
+/// pause: sent after the session paused, or less than one background watcher read (here
+/// 21 s) of the session's own time before it, its hangs left out. A message a working session
+/// left unread for longer is held to the working session's budget: the one-poll budget fails
+/// it, where the pause's allowance would have let it pass.
+#[test]
+fn message_notice_allows_the_pauses_answer_only_to_a_message_that_reached_the_pause() {
+    let with_pause = rules::budget::BudgetLimit {
+        name: "message_notice_ms",
+        limit: 400_000,
+        source: "test".into(),
+        conductor: None,
+        outside_pause: Some(27_000),
+    };
+    for (sent_ms, hang, reached) in [
+        (50_000, None, true),
+        (25_000, None, true),
+        (10_000, None, false),
+        (10_000, Some((12_000, 30_000)), true),
+        (10_000, Some((12_000, 20_000)), false),
+    ] {
+        let mut run = notice_with_the_pauses_answer(sent_ms, hang);
+        let d = &causes(&run, "message_notice_ms")[0];
+        assert_eq!(d.noticed_by, latency::Noticer::PauseWatcher, "sent at {sent_ms}");
+        assert_eq!(d.reached_pause, reached, "sent at {sent_ms}, hang {hang:?}");
+        assert_eq!(with_pause.limit_for(d), if reached { 400_000 } else { 27_000 });
+        run.checker.finish(400_000, std::slice::from_ref(&with_pause));
+        let failed = run.checker.violations().iter().find(|v| v.rule == RuleId::Budget);
+        assert_eq!(failed.is_some(), !reached, "sent at {sent_ms}, hang {hang:?}: {failed:?}");
+        if let Some(v) = failed {
+            assert!(v.explanation.contains("against a budget of 27000 for a message that reached no pause"), "{}", v.explanation);
+        }
+    }
 }
 
 #[test]

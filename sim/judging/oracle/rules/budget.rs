@@ -1,6 +1,7 @@
 //! budget: timing measurements stay within the scenario's budgets.
 
 use super::{Meaning, RuleDoc};
+use crate::judging::oracle::latency::Decomposition;
 use crate::judging::oracle::{quantiles, Findings, Measurements};
 use crate::input::scenario::Scenario;
 use crate::vocab::RuleId;
@@ -27,6 +28,10 @@ pub struct BudgetLimit {
     /// detection and exit to claim), the conductor profile and policy it was derived from
     /// (docs/protocol.md C115): "conductor profile invented: serial reviews, 30 s poll, …".
     pub conductor: Option<String>,
+    /// `message_notice_ms` derived with the pause's answer (docs/protocol.md C85): the limit
+    /// of a message that reached no pause (`Decomposition::reached_pause`), the derivation
+    /// without that allowance; `limit` applies to one that did.
+    pub outside_pause: Option<i64>,
 }
 
 impl BudgetLimit {
@@ -34,6 +39,15 @@ impl BudgetLimit {
     /// else nothing: what every report line that shows the limit appends to it.
     pub fn derivation_note(&self) -> String {
         self.conductor.as_ref().map_or(String::new(), |c| format!(" (derived from {c})"))
+    }
+
+    /// The limit of one measurement: a message that reached no pause has the allowance of
+    /// the pause's answer taken off (C85), every other measurement has `limit`.
+    pub fn limit_for(&self, d: &Decomposition) -> i64 {
+        match self.outside_pause {
+            Some(limit) if !d.reached_pause => limit,
+            _ => self.limit,
+        }
     }
 }
 
@@ -154,11 +168,12 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
     let (relaunch_ms, relaunch) = patient_relaunch(scenario, &n);
     let (queue_ms, queue) = review_queue(scenario, &n);
     let (pause_ms, pause) = pause_answer(scenario, &n, queue_ms, &cycle);
+    let notice_ms = watcher_poll_ms + n.jitter_ms + statements(4) + notice_absent_ms;
     let derived = [
         (
             "message_notice_ms",
             b.message_notice_ms_max,
-            watcher_poll_ms + n.jitter_ms + statements(4) + notice_absent_ms + pause_ms,
+            notice_ms + pause_ms,
             format!(
                 "000 \"Background Watcher\" and \"Pause Watcher\": a conductor message is noticed within one watcher poll ({watcher_poll_ms} ms) lengthened by the injected watcher jitter (up to {} ms), plus 4 statements (up to {} ms each){notice_absent}{pause}",
                 n.jitter_ms, n.statement_ms
@@ -210,18 +225,23 @@ pub fn limits(scenario: &Scenario) -> Vec<BudgetLimit> {
         ),
     ];
     let conductor = crate::input::conductor_profile::derived_from(scenario);
-    derived
-        .into_iter()
-        .map(|(name, set, derived_limit, why)| match set {
-            Some(limit) => BudgetLimit { name, limit, source: "the scenario's [budgets]".to_string(), conductor: None },
-            None => BudgetLimit {
-                name,
-                limit: derived_limit,
-                source: why,
-                conductor: CONDUCTOR_DERIVED.contains(&name).then(|| conductor.clone()),
-            },
-        })
-        .collect()
+    let outside_pause = (pause_ms > 0).then_some(notice_ms);
+    derived.into_iter().map(|(name, set, derived_limit, why)| applied(name, set, (derived_limit, why), &conductor, outside_pause)).collect()
+}
+
+/// One budget as a run applies it: the scenario's own `set`, else the `derived` limit and its
+/// derivation; `outside_pause` is the message notice's limit without the pause's answer (C85).
+fn applied(name: &'static str, set: Option<i64>, derived: (i64, String), conductor: &str, outside_pause: Option<i64>) -> BudgetLimit {
+    match set {
+        Some(limit) => BudgetLimit { name, limit, source: "the scenario's [budgets]".to_string(), conductor: None, outside_pause: None },
+        None => BudgetLimit {
+            name,
+            limit: derived.0,
+            source: derived.1,
+            conductor: CONDUCTOR_DERIVED.contains(&name).then(|| conductor.to_string()),
+            outside_pause: outside_pause.filter(|_| name == "message_notice_ms"),
+        },
+    }
 }
 
 /// Under `patient-relaunch` (the conductor relaunches a task whose launched session never
@@ -253,8 +273,9 @@ fn patient_relaunch(scenario: &Scenario, n: &Bounds) -> (i64, String) {
 /// the answer's message and state (2 statements), then one pause poll with its jitter
 /// (docs/protocol.md C85; issue 48: 187 of 9,240 swarm pairs, every one with an emergency).
 /// A message the background watcher already returned is read as the pause begins (000
-/// "Background Watcher"), so it needs none of this; the allowance is still the scenario's,
-/// not the message's (C85: open). Empty without emergencies, so that every other run's budget
+/// "Background Watcher"), so it needs none of this. The allowance is the message's, not the
+/// scenario's: only a message that reached the pause has it (`Attribution::reached_pause`,
+/// `BudgetLimit::outside_pause`). Empty without emergencies, so that every other run's budget
 /// reads as before.
 fn pause_answer(scenario: &Scenario, n: &Bounds, queue_ms: i64, cycle: &str) -> (i64, String) {
     if scenario.conductor.emergencies.is_empty() {
@@ -263,7 +284,8 @@ fn pause_answer(scenario: &Scenario, n: &Bounds, queue_ms: i64, cycle: &str) -> 
     let pause_poll_ms = scenario.timing.pause_poll_ms;
     let ms = n.cycle_ms + queue_ms + 2 * n.statement_ms + pause_poll_ms + n.jitter_ms;
     let why = format!(
-        "; an emergency reaching a session in (or entering) its pause is read with the pause's answer (000 \"Pause Watcher\" reads the state alone, C85): the request is taken at the next poll ({cycle}), reviewed ({queue_ms} ms with the reviews queued before it), answered (2 statements) and seen within one pause poll ({pause_poll_ms} ms) with its jitter: {ms} ms more"
+        "; an emergency reaching a session in (or entering) its pause is read with the pause's answer (000 \"Pause Watcher\" reads the state alone, C85): the request is taken at the next poll ({cycle}), reviewed ({queue_ms} ms with the reviews queued before it), answered (2 statements) and seen within one pause poll ({pause_poll_ms} ms) with its jitter: {ms} ms more, for such a message only (noticed by the pause watcher, sent after the session entered its pause or less than one background watcher read of {window_ms} ms before it); any other message has the budget without it",
+        window_ms = watcher_read_window_ms(scenario)
     );
     (ms, why)
 }
@@ -327,16 +349,7 @@ pub fn check(limits: &[BudgetLimit], measured: &Measurements, end_ms: i64, findi
             let within_threshold =
                 if name == "heartbeat_age_s" { "; the largest is within the heartbeat refresh threshold, its whole cause" } else { "" }
                     .to_string();
-            let causes = measured.largest(name).map_or(within_threshold, |d| {
-                format!(
-                    "; the largest ({} of session {}…, t={}..{} ms): {}",
-                    d.task_id,
-                    &d.session_id[..d.session_id.len().min(8)],
-                    d.start_ms,
-                    d.end_ms,
-                    d.explain()
-                )
-            });
+            let causes = measured.largest(name).map_or(within_threshold, largest_causes);
             findings.violate(
                 DOC.id,
                 name,
@@ -349,8 +362,47 @@ pub fn check(limits: &[BudgetLimit], measured: &Measurements, end_ms: i64, findi
                     profile_named(budget)
                 ),
             );
+        } else if let Some(limit) = budget.outside_pause {
+            outside_pause(budget, limit, measured, end_ms, findings);
         }
     }
+}
+
+/// "; the largest (task-01 of session 1a2b3c4d…, t=…..… ms): noticed by …".
+fn largest_causes(d: &Decomposition) -> String {
+    format!(
+        "; the largest ({} of session {}…, t={}..{} ms): {}",
+        d.task_id,
+        &d.session_id[..d.session_id.len().min(8)],
+        d.start_ms,
+        d.end_ms,
+        d.explain()
+    )
+}
+
+/// docs/protocol.md C85: the pause's answer is allowed only to a message that reached the
+/// pause; a message noticed otherwise, or sent long before the pause, is held to the budget
+/// without it (`limit`), and the largest such measurement above it fails the run.
+fn outside_pause(budget: &BudgetLimit, limit: i64, measured: &Measurements, end_ms: i64, findings: &mut Findings) {
+    let name = budget.name;
+    let outside: Vec<&Decomposition> =
+        measured.decompositions.iter().filter(|d| d.measurement == name && !d.reached_pause).collect();
+    let above: Vec<&Decomposition> = outside.iter().copied().filter(|d| d.total_ms > limit).collect();
+    let Some(largest) = above.iter().copied().reduce(|best, d| if d.total_ms > best.total_ms { d } else { best }) else { return };
+    findings.violate(
+        DOC.id,
+        name,
+        end_ms,
+        format!(
+            "{name} reached {} against a budget of {limit} for a message that reached no pause (docs/protocol.md C85: {} of {} such measurements above it){}; the budget: {}{}",
+            largest.total_ms,
+            above.len(),
+            outside.len(),
+            largest_causes(largest),
+            budget.source,
+            profile_named(budget)
+        ),
+    );
 }
 
 #[cfg(test)]
@@ -395,6 +447,9 @@ mod tests {
         assert_eq!(limit(&with, "message_notice_ms"), limit(polling, "message_notice_ms") + 75_000 + 900_000 + 6000 + 10_000);
         let found = limits(&scenario(&with)).into_iter().find(|l| l.name == "message_notice_ms").unwrap();
         assert!(found.source.contains("C85") && found.source.contains("Pause Watcher"), "{}", found.source);
+        // The allowance is the message's: one that reached no pause keeps the budget without it.
+        assert_eq!(found.outside_pause, Some(limit(polling, "message_notice_ms")));
+        assert!(limits(&scenario(polling)).iter().all(|l| l.outside_pause.is_none()));
         for name in ["crash_detect_ms", "exit_to_claim_ms", "review_resume_ms", "heartbeat_age_s"] {
             assert_eq!(limit(&with, name), limit(polling, name), "{name}");
         }
