@@ -163,12 +163,7 @@ fn above_without_spike(dir: &Path, ceiling: i64) -> Vec<String> {
 /// return and integration before the hand-off (docs/protocol.md C50).
 #[test]
 fn no_scenario_file_goes_above_the_ceiling_but_by_a_spike_and_then_hands_off() {
-    let every: Vec<String> = toml_files(&root().join("scenarios"))
-        .iter()
-        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
-        .filter(|p| !crate::support::TOO_LONG.contains(&p.as_str()) && Scenario::load(&root().join(p)).is_ok())
-        .collect();
-    assert!(every.len() >= 80, "scenario files: {}", every.len());
+    let every = every_scenario_file();
     let mut cases: Vec<(String, Option<u64>)> = crate::support::shipped_cases();
     cases.extend(every.iter().flat_map(|p| [1u64, 2, 3].map(|seed| (p.clone(), Some(seed)))));
     let tmp = tempfile::tempdir().unwrap();
@@ -364,12 +359,7 @@ fn an_unescalated_line_above_the_ceiling_is_named() {
 /// `faults/context-exhaustion.toml` logged returns at 91-127 % with no escalation).
 #[test]
 fn every_scenario_file_escalates_or_hands_off_before_a_status_line_above_the_ceiling() {
-    let every: Vec<String> = toml_files(&root().join("scenarios"))
-        .iter()
-        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
-        .filter(|p| !crate::support::TOO_LONG.contains(&p.as_str()) && Scenario::load(&root().join(p)).is_ok())
-        .collect();
-    assert!(every.len() >= 80, "scenario files: {}", every.len());
+    let every = every_scenario_file();
     let tmp = tempfile::tempdir().unwrap();
     let results: Vec<(String, Vec<String>, usize)> = on_two_threads(every.len(), |i| {
         let path = &every[i];
@@ -394,4 +384,16 @@ fn every_scenario_file_escalates_or_hands_off_before_a_status_line_above_the_cei
         let r = results.iter().find(|r| r.0.ends_with(name)).expect("shipped");
         assert!(r.2 > 0, "{name} never went past the ceiling");
     }
+}
+
+/// Every scenario file under scenarios/ that loads (the CI and proof suites and the benchmarks
+/// included), relative to the project root, but the two fleets of `TOO_LONG`.
+fn every_scenario_file() -> Vec<String> {
+    let every: Vec<String> = toml_files(&root().join("scenarios"))
+        .iter()
+        .map(|p| p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"))
+        .filter(|p| !crate::support::TOO_LONG.contains(&p.as_str()) && Scenario::load(&root().join(p)).is_ok())
+        .collect();
+    assert!(every.len() >= 80, "scenario files: {}", every.len());
+    every
 }
