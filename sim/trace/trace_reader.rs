@@ -654,6 +654,7 @@ mod tests {
             event(21, "engine", EventKind::Truth(Fact::Hung { session_id: "abc".into(), until_ms: i64::MAX })),
             event(22, "engine", EventKind::Truth(Fact::WatcherDied { session_id: String::new() })),
             event(23, "engine", EventKind::Truth(Fact::Ended { session_id: "abc".into() })),
+            event(23, session, EventKind::Truth(Fact::WorkOver { session_id: "abc".into() })),
             event(24, session, EventKind::Truth(Fact::MessageHandled { session_id: "abc".into(), message_id: -1 })),
             event(
                 25,
@@ -696,6 +697,7 @@ mod tests {
                 Fact::Hung { .. } => "hung",
                 Fact::WatcherDied { .. } => "watcher_died",
                 Fact::Ended { .. } => "ended fact",
+                Fact::WorkOver { .. } => "work_over",
                 Fact::MessageHandled { .. } => "message_handled",
                 Fact::StaleDeclared { .. } => "stale_declared",
                 Fact::Answering { .. } => "answering",

@@ -533,7 +533,7 @@ impl Musician {
             match report {
                 WatcherReport::Messages(_) => {
                     let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read)?;
+                    self.stop_if_replaced(&read).await?;
                     for text in read {
                         if messages::is_emergency_resume(&text) {
                             news.resume = true;
@@ -566,7 +566,7 @@ impl Musician {
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
                     // found the state first.
                     let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read)?;
+                    self.stop_if_replaced(&read).await?;
                     news.exit_requested = true;
                     self.status("conductor set exit_requested: preparing handoff at the next safe point").await;
                 }
