@@ -285,9 +285,7 @@ impl Musician {
         let retry_ms = self.scenario.timing.stop_hook_retry_ms;
         self.ctx.note(
             "replaced_exit_retry",
-            format!(
-                "the prompt's cleanup is of a row this session no longer owns: nothing written, exit attempted again in {retry_ms} ms"
-            ),
+            format!("the prompt's cleanup is of a row this session no longer owns: nothing written, exit attempted again in {retry_ms} ms"),
         );
     }
 
