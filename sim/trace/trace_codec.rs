@@ -443,6 +443,10 @@ pub fn encode_fact(out: &mut String, fact: &Fact) {
             out.push_str("ended");
             text_item(out, "session_id", session_id);
         }
+        Fact::WorkOver { session_id } => {
+            out.push_str("work_over");
+            text_item(out, "session_id", session_id);
+        }
         Fact::MessageHandled { session_id, message_id } => {
             out.push_str("message_handled");
             text_item(out, "session_id", session_id);
@@ -493,6 +497,7 @@ pub fn decode_fact(observed: &str) -> Result<Fact, String> {
         "hung" => Fact::Hung { session_id: f.text("session_id")?, until_ms: f.number("until_ms")? },
         "watcher_died" => Fact::WatcherDied { session_id: f.text("session_id")? },
         "ended" => Fact::Ended { session_id: f.text("session_id")? },
+        "work_over" => Fact::WorkOver { session_id: f.text("session_id")? },
         "blind_retry" => Fact::BlindRetry { session_id: f.text("session_id")?, statement: f.text("statement")? },
         "message_handled" => Fact::MessageHandled { session_id: f.text("session_id")?, message_id: f.number("message_id")? },
         "sleep_jittered" => {

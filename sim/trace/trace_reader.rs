@@ -654,6 +654,7 @@ mod tests {
             event(21, "engine", EventKind::Truth(Fact::Hung { session_id: "abc".into(), until_ms: i64::MAX })),
             event(22, "engine", EventKind::Truth(Fact::WatcherDied { session_id: String::new() })),
             event(23, "engine", EventKind::Truth(Fact::Ended { session_id: "abc".into() })),
+            event(23, session, EventKind::Truth(Fact::WorkOver { session_id: "abc".into() })),
             event(24, session, EventKind::Truth(Fact::MessageHandled { session_id: "abc".into(), message_id: -1 })),
             event(
                 25,
@@ -696,6 +697,7 @@ mod tests {
                 Fact::Hung { .. } => "hung",
                 Fact::WatcherDied { .. } => "watcher_died",
                 Fact::Ended { .. } => "ended fact",
+                Fact::WorkOver { .. } => "work_over",
                 Fact::MessageHandled { .. } => "message_handled",
                 Fact::StaleDeclared { .. } => "stale_declared",
                 Fact::Answering { .. } => "answering",
@@ -722,7 +724,7 @@ mod tests {
         // A trace's time never goes back (the reader refuses one that does).
         events_in.sort_by_key(|e| e.t_ms);
         let kinds: std::collections::BTreeSet<&str> = events_in.iter().map(kind_of).collect();
-        assert_eq!(kinds.len(), 19, "every kind, fact and statement result: {kinds:?}");
+        assert_eq!(kinds.len(), 20, "every kind, fact and statement result: {kinds:?}");
         let start = RunStart {
             scenario: "odd name, with=signs.toml".into(),
             scenario_sha256: Some("0123abcd".repeat(8)),
@@ -751,7 +753,7 @@ mod tests {
         // The same rows, as records: every row has its number, and only the new kinds are no effects.
         let rows = read(&path).unwrap();
         assert_eq!(rows.iter().map(|r| r.seq).collect::<Vec<_>>(), (1..=rows.len() as u64).collect::<Vec<_>>());
-        assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 9);
+        assert_eq!(rows.iter().filter(|r| !r.is_effect()).count(), 2 + 10);
         // Lent one reused row at a time, the reports see the same rows, and a window only its own.
         let mut lent = Vec::new();
         for_each_in_window(&path, i64::MIN, i64::MAX, |r| lent.push(r.clone())).unwrap();

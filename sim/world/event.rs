@@ -160,6 +160,12 @@ pub enum Fact {
     Ended {
         session_id: String,
     },
+    /// The session read that it was replaced (docs/protocol.md C51): its work is over and it
+    /// writes nothing more; its main actor lives on only in its stop hook's exit attempts
+    /// (C170), as one past its terminal write does.
+    WorkOver {
+        session_id: String,
+    },
     MessageHandled {
         session_id: String,
         message_id: i64,

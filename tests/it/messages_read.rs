@@ -3,6 +3,9 @@
 //! the message from the database, decides whether to interrupt current work"); under the
 //! variant `messages-logged-only` (C23's earlier reading) it logs the message and works on.
 
+use rehearsal::trace::trace_reader::TraceRecord;
+use rehearsal::vocab::Stmt;
+
 use crate::support::{run_into, session_sql, status_lines, trace};
 
 const SCENARIO: &str = "scenarios/faults/zombie-reads-handover.toml";
@@ -34,9 +37,15 @@ fn a_woken_zombie_that_reads_its_handover_stops_without_another_write() {
         .map(|r| format!("{} {} {} `{}`", r.t_ms, r.event, r.statement, r.detail))
         .collect();
     assert!(files_after.is_empty(), "S1 wrote to a file after it woke: {files_after:?}");
-    // It ends at the read.
+    // Its stop is an exit attempt through its stop hook (C170): S2 claimed long before, so no
+    // row names S1 and the hook lets it go at its first check, where it ends.
+    let hooks: Vec<&TraceRecord> = records.iter().filter(|r| r.session == read.session && r.event == "stop_hook").collect();
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert_eq!(hooks[0].detail, "iteration 1: no row names this session, exit allowed");
+    assert!(hooks[0].t_ms >= read.t_ms);
+    assert!(!records.iter().any(|r| r.session == read.session && r.event == "stop_hook_fallback_prompt"), "no prompt");
     let ended = records.iter().filter(|r| r.session == read.session && r.event == "exit" && r.actor == read.actor).map(|r| r.t_ms).max();
-    assert_eq!(ended, Some(read.t_ms), "S1 ends as it reads");
+    assert_eq!(ended, Some(hooks[0].t_ms), "S1 ends as its hook lets it go");
     assert!(status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("task complete")), "S2 completes");
 }
 
@@ -47,4 +56,94 @@ fn under_messages_logged_only_the_same_zombie_overwrites_its_successors_row() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("owner-writes-only"), "{out}");
     assert!(!trace(tmp.path()).iter().any(|r| r.event == "replaced_read"));
+}
+
+/// The SQL writes and file writes of `session` (by its session id) at or after `from_ms`.
+fn writes_from(records: &[TraceRecord], session: &str, from_ms: i64) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r.session == session && r.t_ms >= from_ms)
+        .filter(|r| r.stmt.is_some_and(|s| s.writes()) || (r.event.starts_with("file_") && r.event != "file_read"))
+        .map(|r| format!("{} {} {} `{}`", r.t_ms, r.event, r.statement, r.detail))
+        .collect()
+}
+
+/// docs/protocol.md C170 on faults/dead-heartbeat.toml seed 42: S1 reads its hand-over while
+/// the row is still `fix_proposed` naming it (S2 claims 20 s later). Its stop is an exit
+/// attempt through the stop hook (000 "Implementation-Hook Integration"): blocked with the
+/// fallback prompt while the row names it, tried again every `timing.stop_hook_retry_ms`
+/// (5 s, C30), each try an iteration, and let go at the first check after S2's claim. S1 writes
+/// nothing after its read: no statement, no status line.
+#[test]
+fn a_replaced_session_waits_at_its_stop_hook_without_a_write_until_its_successor_claims() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = run_into("scenarios/faults/dead-heartbeat.toml", &[], tmp.path());
+    assert_eq!(code, 1, "the scenario's finding (no-false-stale) stays: {out}");
+    let records = trace(tmp.path());
+    let read = records.iter().find(|r| r.event == "replaced_read").expect("S1 reads its hand-over");
+    assert_eq!(read.actor.map(|a| a.to_string()).as_deref(), Some("task-01.S1"));
+    let s1: Vec<&TraceRecord> = records.iter().filter(|r| r.session == read.session && r.t_ms >= read.t_ms).collect();
+    let hooks: Vec<&TraceRecord> = s1.iter().copied().filter(|r| r.event == "stop_hook").collect();
+    let details: Vec<&str> = hooks.iter().map(|r| r.detail.as_str()).collect();
+    assert_eq!(
+        details,
+        [
+            "iteration 1: states [\"fix_proposed\"], exit blocked",
+            "iteration 2: states [\"fix_proposed\"], exit blocked",
+            "iteration 3: states [\"fix_proposed\"], exit blocked",
+            "iteration 4: no row names this session, exit allowed",
+        ],
+        "blocked while the row names S1, allowed after S2's claim"
+    );
+    // Each blocked check injects the fallback prompt, and the session answers with no write
+    // but its next attempt, 5 s on (plus the next check's own statement).
+    let prompts: Vec<&TraceRecord> = s1.iter().copied().filter(|r| r.event == "stop_hook_fallback_prompt").collect();
+    assert_eq!(prompts.len(), 3, "{prompts:?}");
+    for (i, prompt) in prompts.iter().enumerate() {
+        assert!(
+            prompt.detail.starts_with(&format!(
+                "Exit criteria not met: task-01 is `fix_proposed` (exit allowed on `complete` or `exited`; check {} of 500)",
+                i + 1
+            )),
+            "{}",
+            prompt.detail
+        );
+        assert!(hooks[i + 1].t_ms - prompt.t_ms >= 5_000, "the next attempt comes stop_hook_retry_ms later");
+    }
+    assert_eq!(s1.iter().filter(|r| r.event == "replaced_exit_retry").count(), 3);
+    // S2's claim falls between the last blocked check and the one that lets S1 go.
+    let claim =
+        records.iter().find(|r| r.stmt == Some(Stmt::ClaimTask) && r.session != read.session && r.t_ms > read.t_ms).expect("S2 claims");
+    assert!(hooks[2].t_ms < claim.t_ms && claim.t_ms <= hooks[3].t_ms, "{} {} {}", hooks[2].t_ms, claim.t_ms, hooks[3].t_ms);
+    assert_eq!(writes_from(&records, &read.session, read.t_ms), Vec::<String>::new(), "S1 wrote after its read");
+    let ended = s1.iter().filter(|r| r.event == "exit" && r.actor == read.actor).map(|r| r.t_ms).max();
+    assert_eq!(ended, Some(hooks[3].t_ms), "S1 ends as its hook lets it go");
+    // From its read S1 no longer works the task (truth `work_over`): S2's claim is not judged
+    // a second live session.
+    assert!(s1.iter().any(|r| r.event == "truth" && r.observed.starts_with("work_over")), "the truth of the read");
+    assert!(!out.contains("one-live-session-per-task"), "{out}");
+}
+
+/// docs/protocol.md C171 on faults/contradictory-resumption.toml seed 1: the hang holds S1's
+/// `set_needs_review`, which lands when S1 wakes; returning that late, S1 reads its watcher's
+/// overdue poll before anything else and stops on the hand-over: no other write, no status
+/// line. Its hook holds it while the row is `needs_review` naming it.
+#[test]
+fn a_session_whose_write_returns_late_reads_its_watcher_before_another_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = run_into("scenarios/faults/contradictory-resumption.toml", &[], tmp.path());
+    assert_eq!(code, 0, "{out}");
+    let records = trace(tmp.path());
+    let hang = records.iter().find(|r| r.event == "fault_hang").expect("S1 hangs");
+    let woke = records.iter().find(|r| r.event == "woke_late" && r.session == hang.session).expect("S1 wakes late");
+    let writes = writes_from(&records, &hang.session, woke.t_ms - 1);
+    assert_eq!(writes.len(), 1, "only the held write: {writes:?}");
+    assert!(writes[0].contains("sql set_needs_review"), "{writes:?}");
+    let read = records.iter().find(|r| r.event == "replaced_read").expect("S1 reads its hand-over");
+    assert_eq!(read.session, hang.session);
+    let hooks: Vec<&str> =
+        records.iter().filter(|r| r.session == read.session && r.event == "stop_hook").map(|r| r.detail.as_str()).collect();
+    assert!(hooks.len() >= 2, "{hooks:?}");
+    assert!(hooks[..hooks.len() - 1].iter().all(|h| h.ends_with("states [\"needs_review\"], exit blocked")), "{hooks:?}");
+    assert!(hooks[hooks.len() - 1].ends_with("no row names this session, exit allowed"), "{hooks:?}");
 }

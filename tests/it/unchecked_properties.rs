@@ -67,9 +67,11 @@ fn random_faults_seed_20_hands_task_01_over_on_a_replaced_sessions_exit() {
     let found = of_rule(&rows, "hand-over-on-owner-exit");
     assert_eq!(found.len(), 1, "{rows:#?}");
     let (t_ms, _, why) = found[0];
-    assert_eq!(*t_ms, 4_202_795, "{why}");
+    // Times as of docs/protocol.md C171 (a late write is followed by the watcher's read, under
+    // this variant too: it logs what it reads earlier), which moved them from 4202795 / 4046648.
+    assert_eq!(*t_ms, 4_370_270, "{why}");
     assert!(why.contains("began handing task-01 over"), "{why}");
-    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=4046648 ms"), "{why}");
+    assert!(why.contains("session S1") && why.contains("wrote that `exited` at t=4038194 ms"), "{why}");
     assert!(why.contains("belonged to session S2") && why.contains("which was alive and running"), "{why}");
 }
 
@@ -92,7 +94,8 @@ fn a_session_handed_over_while_hung_writes_before_its_successor_claims() {
         assert!(why.contains("session S1") && why.contains("S2 (") && why.contains("had not claimed yet"), "{why}");
     }
     // Seed 25 showed it too until issue 42's verification task (docs/protocol.md C54) moved
-    // its resumptions' timing; of seeds 1..=60 under the variant, 15 and 51 show it now.
-    let other = violations_under("faults/random-faults.toml", 51, tmp.path().join("rf51").as_path(), &["messages-logged-only"]);
+    // its resumptions' timing, and seed 51 until C171 moved its draws; of seeds 1..=60 under
+    // the variant, 11, 15 and 17 show it now.
+    let other = violations_under("faults/random-faults.toml", 17, tmp.path().join("rf17").as_path(), &["messages-logged-only"]);
     assert!(!of_rule(&other, "silent-after-hand-over").is_empty(), "{other:#?}");
 }

@@ -9,6 +9,15 @@ use rusqlite::types::Value;
 
 use super::*;
 
+/// What a session does with the fallback prompt of a blocked exit attempt.
+#[derive(Clone, Copy)]
+enum Blocked {
+    /// Its clean exit is done (its row left `exit_requested`, D16): nothing; it tries again.
+    CleanupDone,
+    /// It read that it was replaced (docs/protocol.md C51, C170): nothing written; it tries again.
+    Replaced,
+}
+
 impl Musician {
     /// 000 "Completion Flow" 5 and 004 "Mark Complete": resume, final message first, then
     /// `complete` as the absolute last database write; then the stop hook. Under
@@ -228,17 +237,56 @@ impl Musician {
     /// session no row names has no hook. The checks are counted per session (the hook's
     /// iteration counter), so a session the hook blocked before (C141) goes on from its count.
     pub(super) async fn stop_hook(&mut self) -> Result<(), SqlFailure> {
+        self.exit_attempts(Blocked::CleanupDone).await
+    }
+
+    /// Every exit attempt of the session passes the stop hook (000 "Implementation-Hook
+    /// Integration": it "Fires when Claude attempts to exit"), each one iteration of its
+    /// counter, `timing.stop_hook_retry_ms` apart (docs/protocol.md C30), until the hook lets
+    /// the session go or its 500 iterations force the exit. What the session does with the
+    /// fallback prompt of a blocked attempt is `blocked`'s.
+    async fn exit_attempts(&mut self, blocked: Blocked) -> Result<(), SqlFailure> {
         const ITERATIONS_MAX: u32 = 500;
         while self.hook_checks < ITERATIONS_MAX {
-            if self.stop_hook_check().await?.is_none() {
-                return Ok(());
+            let Some(states) = self.stop_hook_check().await? else { return Ok(()) };
+            match blocked {
+                // A session whose own cleanup is done has nothing to do with the fallback
+                // prompt: it stops again when the hook next lets it.
+                Blocked::CleanupDone => {}
+                Blocked::Replaced => self.fallback_prompt_to_a_replaced_session(&states),
             }
-            // A session whose own cleanup is done has nothing to do with the fallback prompt:
-            // it stops again when the hook next lets it.
             self.ctx.sleep(self.scenario.timing.stop_hook_retry_ms).await;
         }
         self.ctx.note("stop_hook_forced_exit", format!("{ITERATIONS_MAX} iterations"));
         Ok(())
+    }
+
+    /// docs/protocol.md C170: a session that read it was replaced (C51) tries to exit. While
+    /// the row still names it unfinished (the hand-over's `fix_proposed`, before the
+    /// successor's claim) its stop hook blocks and injects the fallback prompt; the session
+    /// writes nothing, not even the cleanup the prompt asks for (the row, the HANDOFF and the
+    /// status file are its successor's), and tries to exit again. Its watchers stop first
+    /// (000 "Clean Exit Protocol" 2), and under `lease-self-check` it holds no lease any more:
+    /// no heartbeat of its own refreshes a row it does not own while it waits.
+    pub(super) async fn leave_replaced(&mut self) -> Result<(), SqlFailure> {
+        self.stop_background_watcher();
+        if let Some(lease) = self.ctx.lease() {
+            lease.release();
+        }
+        self.exit_attempts(Blocked::Replaced).await
+    }
+
+    /// The blocked exit attempt of a replaced session: the prompt is read (it costs a
+    /// message's context) and answered by the next attempt, with no write (C170).
+    fn fallback_prompt_to_a_replaced_session(&mut self, states: &[String]) {
+        let prompt = messages::stop_hook_fallback_prompt(&self.launch.plan.task_id, states, self.hook_checks);
+        self.ctx.note("stop_hook_fallback_prompt", prompt);
+        self.cost(&self.scenario.context.message_pct.clone());
+        let retry_ms = self.scenario.timing.stop_hook_retry_ms;
+        self.ctx.note(
+            "replaced_exit_retry",
+            format!("the prompt's cleanup is of a row this session no longer owns: nothing written, exit attempted again in {retry_ms} ms"),
+        );
     }
 
     /// One check of the stop hook (004 "Hook System"): `None` if it lets the session go, else

@@ -255,11 +255,12 @@ impl Musician {
     async fn owned_write(&mut self, name: Stmt, extra: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
         let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
         params.extend(extra);
+        let issued_ms = self.ctx.now_ms();
         let outcome = self.ctx.sql(name, params).await?;
         if outcome.rows_affected == 0 {
             return Err(self.fenced_out(name));
         }
-        Ok(())
+        self.read_messages_after_late_write(issued_ms).await
     }
 
     /// `name` changed no row because another session holds the task: said, and the failure
@@ -282,7 +283,9 @@ impl Musician {
         }
         let mut params = vec![(":task_id", self.task()), (":session_id", self.session())];
         params.extend(extra);
+        let issued_ms = self.ctx.now_ms();
         if self.ctx.sql(name, params).await?.rows_affected > 0 {
+            self.read_messages_after_late_write(issued_ms).await?;
             return Ok(Checked::Written);
         }
         let row = self.ctx.sql(Stmt::ReadTaskRecord, vec![(":task_id", self.task())]).await?;
@@ -323,11 +326,21 @@ impl Musician {
     /// fencing (scenarios/variants/fencing.sql) a request from a session the row does not name
     /// adds none, and the session stops as at a fenced row write.
     async fn owned_message(&mut self, name: Stmt, params: Vec<(&'static str, Value)>) -> Result<(), SqlFailure> {
+        let issued_ms = self.ctx.now_ms();
         if self.ctx.sql(name, params).await?.rows_affected == 0 {
             self.ctx.note("fenced_out", format!("`{name}` added no message: another session owns {}", self.launch.plan.task_id));
             return Err(SqlFailure::fenced_out(name));
         }
-        Ok(())
+        self.read_messages_after_late_write(issued_ms).await
+    }
+
+    /// docs/protocol.md C171: a write of the session's own, issued at `issued_ms`, that
+    /// returned later than any statement takes (a hang held it before or after it ran) is a
+    /// wait that ended late, as C152 reads one: before anything else the session reads what
+    /// its watcher's overdue poll found, and a hand-over of its own task stops it there (C51).
+    async fn read_messages_after_late_write(&mut self, issued_ms: i64) -> Result<(), SqlFailure> {
+        let due_ms = issued_ms + self.scenario.timing.statement_ms.upper();
+        self.read_messages_after_wake(due_ms).await.map(|_| ())
     }
 
     /// A watcher's heartbeat changed no row under fencing (issue 28, proof-random-faults seeds

@@ -287,7 +287,7 @@ impl Musician {
     /// `replies-cite-request` only a reply to one of its own requests answers it.
     async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
         let read = self.consume_conductor_messages().await?;
-        self.stop_if_replaced(&read)?;
+        self.stop_if_replaced(&read).await?;
         // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
         // addressed to whichever session holds the row, so it needs no citation (D15).
         let exit_request = TaskState::parse(&state) == Some(TaskState::ExitRequested) && self.scenario.settings.exit_request_to_musician;
@@ -308,16 +308,20 @@ impl Musician {
     /// session's now. 000 "Background Watcher": the musician reads the message and "decides
     /// whether to interrupt current work (urgent)"; a session told it was replaced has nothing
     /// left to do, so it stops at once and writes nothing more, not even its status line (the
-    /// status file is the task's, read by the successor). The failure ends the session as a
-    /// fenced write does; the note says why. Under `messages-logged-only` it is logged (C23).
-    pub(super) fn stop_if_replaced(&self, read: &[String]) -> Result<(), SqlFailure> {
+    /// status file is the task's, read by the successor). Its stop is an exit attempt through
+    /// its stop hook (C170), which holds it, writing nothing, while the row still names it
+    /// unfinished. The failure then ends the session as a fenced write does; the note says
+    /// why. Under `messages-logged-only` it is logged (C23).
+    pub(super) async fn stop_if_replaced(&mut self, read: &[String]) -> Result<(), SqlFailure> {
         if !self.scenario.settings.reads_handover {
             return Ok(());
         }
-        let (task, no) = (&self.launch.plan.task_id, self.launch.session_no);
-        let Some(text) = read.iter().find(|text| messages::hands_over_session(text, task, no)) else { return Ok(()) };
-        let first = text.lines().next().unwrap_or("");
+        let (task, no) = (self.launch.plan.task_id.clone(), self.launch.session_no);
+        let Some(text) = read.iter().find(|text| messages::hands_over_session(text, &task, no)) else { return Ok(()) };
+        let first = text.lines().next().unwrap_or("").to_string();
         self.ctx.note("replaced_read", format!("read `{first}`: this session was replaced, stopping without another write"));
+        self.ctx.observe(Fact::WorkOver { session_id: self.ctx.meta().session_id.clone() });
+        self.leave_replaced().await?;
         Err(SqlFailure::refused(Stmt::ReadNewConductorMessages, format!("replaced: the conductor handed {task} over (`{first}`)")))
     }
 

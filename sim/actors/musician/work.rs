@@ -416,7 +416,7 @@ impl Musician {
     /// finish and reads what it found before it writes anything (a status line included): a
     /// hand-over of its own task stops it there, with no write (C51). `due_ms` is when the
     /// wait would have ended without the suspension; a wait that ended on time reads nothing.
-    async fn read_messages_after_wake(&mut self, due_ms: i64) -> Result<WatcherNews, SqlFailure> {
+    pub(super) async fn read_messages_after_wake(&mut self, due_ms: i64) -> Result<WatcherNews, SqlFailure> {
         let late_ms = self.ctx.now_ms() - due_ms;
         let Some(watcher) = self.background.filter(|_| late_ms > self.scenario.timing.background_poll_ms) else {
             return Ok(WatcherNews::default());
@@ -533,7 +533,7 @@ impl Musician {
             match report {
                 WatcherReport::Messages(_) => {
                     let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read)?;
+                    self.stop_if_replaced(&read).await?;
                     for text in read {
                         if messages::is_emergency_resume(&text) {
                             news.resume = true;
@@ -566,7 +566,7 @@ impl Musician {
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
                     // found the state first.
                     let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read)?;
+                    self.stop_if_replaced(&read).await?;
                     news.exit_requested = true;
                     self.status("conductor set exit_requested: preparing handoff at the next safe point").await;
                 }

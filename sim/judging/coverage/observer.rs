@@ -172,6 +172,7 @@ impl CoverageObserver {
                 }
             }
             Fact::WatcherDied { .. }
+            | Fact::WorkOver { .. }
             | Fact::MessageHandled { .. }
             | Fact::Answering { .. }
             | Fact::StaleDeclared { .. }

@@ -23,6 +23,9 @@ pub struct SessionTruth {
     pub watcher_died: bool,
     /// Its main actor ended normally.
     pub ended_ms: Option<i64>,
+    /// It read that it was replaced and stopped working (`Fact::WorkOver`): from here its
+    /// main actor only waits at its stop hook, writing nothing (docs/protocol.md C170).
+    pub work_over_ms: Option<i64>,
     /// Its terminal write (`complete` or `exited`, or the final message of an exit on
     /// request: `Truth::ends_session`) succeeded.
     pub terminal_ms: Option<i64>,
@@ -33,10 +36,12 @@ pub struct SessionTruth {
 }
 
 impl SessionTruth {
-    /// Neither crashed, ended, nor past its terminal write, at `t_ms`.
+    /// Neither crashed, ended, past its terminal write, nor past the read that it was
+    /// replaced (after which it only waits at its stop hook, as after a terminal write), at
+    /// `t_ms`.
     pub fn is_live_at(&self, t_ms: i64) -> bool {
         let before = |at: Option<i64>| at.is_some_and(|at| at <= t_ms);
-        !before(self.crashed_ms) && !before(self.ended_ms) && !before(self.terminal_ms)
+        !before(self.crashed_ms) && !before(self.ended_ms) && !before(self.terminal_ms) && !before(self.work_over_ms)
     }
 
     /// Frozen by a hang fault at `t_ms`.
@@ -131,6 +136,9 @@ impl Truth {
         if let Some(t) = s.terminal_ms {
             what.push_str(&format!(", terminal write at t={t} ms"));
         }
+        if let Some(t) = s.work_over_ms {
+            what.push_str(&format!(", read it was replaced at t={t} ms"));
+        }
         if let Some(t) = s.ended_ms {
             what.push_str(&format!(", ended at t={t} ms"));
         }
@@ -189,6 +197,11 @@ impl Truth {
             Fact::Ended { session_id } => {
                 if let Some(s) = self.sessions.get_mut(session_id) {
                     s.ended_ms.get_or_insert(t_ms);
+                }
+            }
+            Fact::WorkOver { session_id } => {
+                if let Some(s) = self.sessions.get_mut(session_id) {
+                    s.work_over_ms.get_or_insert(t_ms);
                 }
             }
             Fact::Answering { task_id, requester, .. } => {

@@ -11,7 +11,7 @@ pub static DOC: RuleDoc = RuleDoc {
     says: "at most one live session works a task",
     seed: "002 \"Guard Clause Rules\": the atomic claim gives a task to one session",
     consumes: "successful claims, and every musician or watcher write that changes a task row",
-    truth: "which sessions of the task are alive (not crashed, not ended, terminal write not made) and, at a claim, not frozen by a hang; who owns the row",
+    truth: "which sessions of the task are alive (not crashed, not ended, terminal write not made, not past reading that it was replaced) and, at a claim, not frozen by a hang; who owns the row",
     meaning: Meaning::ProtocolFlaw,
 };
 
