@@ -14,20 +14,44 @@ use std::path::{Path, PathBuf};
 
 use crate::base::error::{Error, Result};
 use crate::input::scenario::Scenario;
-use crate::run::{execute, Execution, Keep, RunOptions};
+use crate::run::{execute, Execution, RunOptions};
 
 /// The heading of FINDINGS.md's section.
 pub const FINDINGS_HEADING: &str = "## Under every conductor profile";
 /// The heading of docs/repaired-protocol.md's section.
 pub const NECESSITY_HEADING: &str = "## Necessity under every conductor profile";
 
-/// What one run gives the tables: whether it passed, the rules it broke, and the figures a
-/// finding about numbers is read from (`Figure`).
+/// What one run gives the tables: whether it passed, the rules it broke, the figures a
+/// finding about numbers is read from (`Figure`), and a digest of what it did (`run_digest`), so
+/// that a variant that changes nothing in a run is told from one that changes something.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Judged {
     pub passed: bool,
     pub rules: BTreeSet<String>,
     pub figures: BTreeMap<Figure, i64>,
+    /// `run_digest` of the run's folder; empty for a harness error.
+    pub digest: String,
+}
+
+/// The digest of a run's comms.db and of its trace without the two rows that name the run
+/// rather than say what happened in it (`run_start` names the variants, `run_end` the hash of
+/// the rows before it): two runs with equal digests wrote the same database and did the same
+/// things in the same order, whatever variant each was given.
+pub fn run_digest(dir: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    let read =
+        |name: &str| std::fs::read(dir.join(name)).map_err(|e| Error::harness(format!("cannot read {}: {e}", dir.join(name).display())));
+    let mut hasher = Sha256::new();
+    hasher.update(Sha256::digest(read("comms.db")?));
+    let trace = read("trace.csv")?;
+    for row in trace.split(|b| *b == b'\n') {
+        let event = row.split(|b| *b == b',').nth(4).unwrap_or_default();
+        if event != b"run_start" && event != b"run_end" {
+            hasher.update(row);
+            hasher.update(b"\n");
+        }
+    }
+    Ok(format!("{:x}", hasher.finalize()))
 }
 
 /// The figures of a run that a finding whose verdicts do not move is about (FINDINGS.md's
@@ -117,16 +141,24 @@ fn judge_one(path: &str, conductor: &str, protocol: Option<&str>, variants: &[St
     let scenario = Scenario::load(Path::new(path))?.with_profile(protocol)?.with_conductor(Some(conductor))?;
     let out = scratch.to_path_buf();
     let options = RunOptions { scenario_path: PathBuf::new(), seed: Some(seed), out_dir: Some(out.clone()), variants: variants.to_vec() };
-    let run = options.plan(&scenario).and_then(|plan| execute(plan, Execution { keep: Keep::Hash, ..Execution::default() }));
+    // The folder is written (not only the trace's hash) for `run_digest`: the trace hash names
+    // the variants, so it differs between two runs that did the same.
+    let run =
+        options.plan(&scenario).and_then(|plan| execute(plan, Execution::default())).and_then(|executed| Ok((run_digest(&out)?, executed)));
     let _ = std::fs::remove_dir_all(&out);
     match run {
-        Ok(executed) => {
+        Ok((digest, executed)) => {
             let verdict = &executed.summary.verdict;
             let rules = verdict.rules().iter().map(|r| r.to_string()).collect();
-            Ok(Judged { passed: verdict.passed(), rules, figures: Figure::of(&executed.summary) })
+            Ok(Judged { passed: verdict.passed(), rules, figures: Figure::of(&executed.summary), digest })
         }
         Err(Error::Input(message)) => Err(Error::Input(message)),
-        Err(e) => Ok(Judged { passed: false, rules: BTreeSet::from([format!("harness error: {e}")]), figures: BTreeMap::new() }),
+        Err(e) => Ok(Judged {
+            passed: false,
+            rules: BTreeSet::from([format!("harness error: {e}")]),
+            figures: BTreeMap::new(),
+            digest: String::new(),
+        }),
     }
 }
 
@@ -164,6 +196,61 @@ pub struct Conclusion {
     /// The figures whose mean moves by more than `FIGURE_MOVE_PERCENT`, their direction and
     /// change in whole percent. Compared only when the verdicts say nothing (`silent`).
     pub figures: BTreeMap<Figure, (std::cmp::Ordering, i64)>,
+    /// Set when no seed exercises the finding (`NotShown`): the cell says so, and the finding
+    /// cannot hold under every conductor.
+    pub not_shown: Option<NotShown>,
+}
+
+/// Why no seed of a cell exercises its finding. A seed exercises it when its two runs' verdicts
+/// differ (whether they pass, or the rules they break: an oracle-only variant changes no byte
+/// of the run), or when the runs differ (`run_digest`) and the default's meets its scenario's
+/// own expectations. So a seed does not when the variant changes nothing in the run, or when the
+/// default already fails its scenario's expectations and the variant leaves the verdict as it
+/// is: the demo does not happen under that conductor, and "no difference" there is no evidence
+/// (issue 42's cold review, P1). A default that fails and a variant that passes (fencing on
+/// faults/zombie.toml, whose violations are the finding and declared in no `[expect]`) is
+/// exercised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotShown {
+    /// Seeds whose two runs are the same run (`run_digest`).
+    pub identical: usize,
+    /// The other seeds: the runs differ, the default fails its scenario's expectations, the
+    /// verdicts are the same.
+    pub default_failing: usize,
+}
+
+impl NotShown {
+    /// The seeds of two columns, paired in order: `None` when some seed exercises the finding.
+    pub fn of(default: &[&Judged], variant: &[&Judged]) -> Option<NotShown> {
+        let mut not_shown = NotShown { identical: 0, default_failing: 0 };
+        for (d, v) in default.iter().zip(variant) {
+            let same_verdict = d.passed == v.passed && d.rules == v.rules;
+            if !same_verdict {
+                return None;
+            }
+            if d.digest == v.digest {
+                not_shown.identical += 1;
+            } else if !d.passed {
+                not_shown.default_failing += 1;
+            } else {
+                return None;
+            }
+        }
+        Some(not_shown)
+    }
+
+    /// "every run identical to the default's", "the default failing its expectations in 5 of 5",
+    /// or both counts.
+    fn text(&self) -> String {
+        let n = self.identical + self.default_failing;
+        match (self.identical, self.default_failing) {
+            (_, 0) => "every run identical to the default's".to_string(),
+            (0, failing) => format!("the default failing its scenario's expectations in {failing} of {n}"),
+            (same, failing) => format!(
+                "{same} of {n} runs identical to the default's, the default failing its scenario's expectations in the other {failing}"
+            ),
+        }
+    }
 }
 
 impl Conclusion {
@@ -180,7 +267,13 @@ impl Conclusion {
             };
         }
         let (d, v) = (passes(default), passes(variant));
-        Conclusion { pass: v.cmp(&d), more, fewer, counts: (d, v, default.len()), figures: figure_moves(default, variant) }
+        let not_shown = NotShown::of(default, variant);
+        Conclusion { pass: v.cmp(&d), more, fewer, counts: (d, v, default.len()), figures: figure_moves(default, variant), not_shown }
+    }
+
+    /// Whether some seed exercises the finding (`NotShown`).
+    pub fn shown(&self) -> bool {
+        self.not_shown.is_none()
     }
 
     /// Whether the verdicts say nothing: as many passes either way and no rule moving. Such a
@@ -232,10 +325,15 @@ impl Conclusion {
         }
     }
 
-    /// "pass 3 → 0 of 3; more: owner-writes-only; fewer: liveness".
+    /// "pass 3 → 0 of 3; more: owner-writes-only; fewer: liveness", after "not shown (why): "
+    /// when no seed exercises the finding.
     pub fn text(&self) -> String {
         let (d, v, n) = self.counts;
-        let mut text = format!("pass {d} → {v} of {n}");
+        let mut text = match &self.not_shown {
+            Some(why) => format!("not shown ({}): ", why.text()),
+            None => String::new(),
+        };
+        let _ = write!(text, "pass {d} → {v} of {n}");
         let list = |set: &BTreeSet<String>| set.iter().map(|r| r.replace('|', "/")).collect::<Vec<_>>().join(", ");
         if !self.more.is_empty() {
             let _ = write!(text, "; more: {}", list(&self.more));
@@ -314,43 +412,97 @@ pub fn findings_rows(demos: &[(&str, &str)], conductors: &[String], seeds: &[u64
 }
 
 /// A table of conclusions, one row a finding, a column a conductor, and whether it holds under
-/// every one (the same conclusion as the first's), then the count.
+/// every one, then the count of each class. A finding holds under every conductor when it is
+/// shown under each (`Conclusion::shown`) and its conclusion is the reference's under each: the
+/// first profile's, or when the finding is not shown under that one, the first it is shown
+/// under. Its class, the first that applies: it depends on the conductor when a conclusion
+/// differs from the reference's; it is not shown under some profile when a cell is not shown
+/// (it cannot hold under every profile, nor be said to depend); it holds in direction when a
+/// conclusion agrees in direction only; else it holds.
 pub fn conclusions_table(conductors: &[String], rows: &[Row], first_header: &str) -> String {
     let mut md = String::new();
     let names: Vec<String> = conductors.iter().map(|c| format!("`{c}`")).collect();
     let _ = writeln!(md, "| {first_header} | scenario | {} | holds under every conductor |", names.join(" | "));
     let _ = writeln!(md, "|{}", " --- |".repeat(3 + conductors.len()));
-    let (mut direction, mut depends) = (Vec::new(), Vec::new());
+    let (mut direction, mut not_shown, mut depends) = (Vec::new(), Vec::new(), Vec::new());
     for (name, scenario, conclusions) in rows {
-        let reference = &conclusions[0];
-        let under = |want: Agreement| -> Vec<&str> {
-            conductors.iter().zip(conclusions).skip(1).filter(|(_, c)| reference.agreement(c) == want).map(|(n, _)| n.as_str()).collect()
-        };
-        let (detail, differs) = (under(Agreement::Direction), under(Agreement::Differs));
+        let holds = holds_text(conductors, conclusions);
+        match holds.class {
+            Class::Holds => {}
+            Class::Direction => direction.push(name.clone()),
+            Class::NotShown => not_shown.push(name.clone()),
+            Class::Depends => depends.push(name.clone()),
+        }
         let cells: Vec<String> = conclusions.iter().map(Conclusion::text).collect();
-        let holds = if !differs.is_empty() {
-            depends.push(name.clone());
-            format!("no: differs under {}", differs.join(", "))
-        } else if !detail.is_empty() {
-            direction.push(name.clone());
-            format!("in direction: its rules or figures differ under {}", detail.join(", "))
-        } else {
-            "yes".to_string()
-        };
-        let _ = writeln!(md, "| {name} | {scenario} | {} | {holds} |", cells.join(" | "));
+        let _ = writeln!(md, "| {name} | {scenario} | {} | {} |", cells.join(" | "), holds.text);
     }
     let list = |names: &[String]| if names.is_empty() { String::new() } else { format!(" ({})", names.join(", ")) };
     let _ = writeln!(
         md,
-        "\nOf {} findings, {} hold under every conductor profile named, {} hold in direction only{}, and {} depend on the conductor{}.",
+        "\nOf {} findings, {} hold under every conductor profile named, {} hold in direction only{}, {} are not shown under some profile{}, and {} depend on the conductor{}.",
         rows.len(),
-        rows.len() - depends.len() - direction.len(),
+        rows.len() - depends.len() - direction.len() - not_shown.len(),
         direction.len(),
         list(&direction),
+        not_shown.len(),
+        list(&not_shown),
         depends.len(),
         list(&depends)
     );
     md
+}
+
+/// The four classes of a finding under the conductors (`conclusions_table`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Holds,
+    Direction,
+    NotShown,
+    Depends,
+}
+
+/// A row's class and its "holds under every conductor" cell.
+pub struct Holds {
+    pub class: Class,
+    pub text: String,
+}
+
+/// The class of one row's conclusions (one per conductor, in `conductors`' order), and its
+/// cell: the class's clause first, then the profiles not shown under when the finding differs
+/// elsewhere too, and those it agrees with in direction only.
+pub fn holds_text(conductors: &[String], conclusions: &[Conclusion]) -> Holds {
+    let hidden: Vec<&str> = conductors.iter().zip(conclusions).filter(|(_, c)| !c.shown()).map(|(n, _)| n.as_str()).collect();
+    let (mut detail, mut differs) = (Vec::new(), Vec::new());
+    if let Some(reference) = conclusions.iter().position(Conclusion::shown) {
+        for (i, (name, conclusion)) in conductors.iter().zip(conclusions).enumerate() {
+            if i == reference || !conclusion.shown() {
+                continue;
+            }
+            match conclusions[reference].agreement(conclusion) {
+                Agreement::Same => {}
+                Agreement::Direction => detail.push(name.as_str()),
+                Agreement::Differs => differs.push(name.as_str()),
+            }
+        }
+    }
+    let hidden_clause = format!("not shown under {}", hidden.join(", "));
+    let detail_clause = format!("its rules or figures differ under {}", detail.join(", "));
+    let (class, mut text) = if !differs.is_empty() {
+        (Class::Depends, format!("no: differs under {}", differs.join(", ")))
+    } else if !hidden.is_empty() {
+        (Class::NotShown, format!("no: {hidden_clause}"))
+    } else if !detail.is_empty() {
+        (Class::Direction, format!("in direction: {detail_clause}"))
+    } else {
+        (Class::Holds, "yes".to_string())
+    };
+    if class == Class::Depends && !hidden.is_empty() {
+        let _ = write!(text, "; {hidden_clause}");
+    }
+    if matches!(class, Class::Depends | Class::NotShown) && !detail.is_empty() {
+        let _ = write!(text, "; in direction under {}", detail.join(", "));
+    }
+    Holds { class, text }
 }
 
 /// FINDINGS.md's section, measured.
@@ -360,7 +512,7 @@ pub fn findings_section(conductors: &[String], seeds: &[u64], jobs: usize, scrat
     let mut md = format!("{FINDINGS_HEADING}\n\n");
     let _ = writeln!(
         md,
-        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A finding holds under every conductor when its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other; it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way; otherwise it depends on the conductor. A finding whose verdicts do not move (as many passes, no rule in more or fewer runs: a finding about numbers) is compared by its figures instead: the means over the seeds of the successor sessions' claims (hand-overs), the makespan, the tasks complete and the musicians' escalations (rows put in `error`: context warnings and the others), a figure moving when the variant's mean is more than {FIGURE_MOVE_PERCENT} % from the default's (`figures: makespan +16 %`); it holds when the same figures move the same way under every profile, in direction when at least one does and none moves the opposite way, and \"no difference\" means no figure moved either. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
+        "Generated by `cargo run --release -- findings --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs); do not edit by hand. The seeds do not describe the conductor (docs/protocol.md C110): every finding above was measured with the invented one. Here each finding's variant is run against the default on its demo scenario again under every conductor profile named ({} seeds each, {} runs in all; the sections above use more seeds and some use their own, so their counts differ). A cell is the finding's conclusion under that conductor: the default's and the variant's passing runs, and the rules the variant shows in more runs (`more`) or fewer (`fewer`) than the default. A cell reads \"not shown\" when no seed exercises the finding under that conductor: a seed does when its two runs' verdicts differ (whether they pass, or the rules they break), or when the runs differ (comms.db, or the trace but for the rows that name the run) and the default's meets its scenario's own expectations; so the variant's runs identical to the default's, or a default that fails its scenario's expectations with the variant leaving the verdict as it is, show nothing there, and \"no difference\" in such a cell is no evidence. A finding holds under every conductor when it is shown under each and its conclusion (the direction of the pass count and the two sets of rules, not the counts) is the first profile's under every other (the first it is shown under, when it is not shown under the first); it depends on the conductor when under some profile it is shown and its conclusion differs; it is not shown under some profile when a cell is not shown and none differs (it cannot hold under every profile, nor be said to depend on one); it holds in direction when under some profile the pass count moves the same way and at least one rule moves the same way (or none does on either side) but the sets differ, no rule moving the opposite way. A finding whose verdicts do not move (as many passes, no rule in more or fewer runs: a finding about numbers) is compared by its figures instead: the means over the seeds of the successor sessions' claims (hand-overs), the makespan, the tasks complete and the musicians' escalations (rows put in `error`: context warnings and the others), a figure moving when the variant's mean is more than {FIGURE_MOVE_PERCENT} % from the default's (`figures: makespan +16 %`); it holds when the same figures move the same way under every profile, in direction when at least one does and none moves the opposite way, and \"no difference\" means no figure moved either. With few seeds a rule seen in one run more or less moves a set: a difference here is a lead to follow with `rehearsal compare <scenario> --variants default,<variant> --conductor <profile>` over more seeds, not a measurement.\n",
         conductors.join(","),
         range_text(seeds),
         seeds.len(),
@@ -423,7 +575,7 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
     let mut md = format!("{NECESSITY_HEADING}\n\n");
     let _ = writeln!(
         md,
-        "Generated by `cargo run --release -- findings --repaired --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs), spliced into this document; do not edit by hand. The necessity above was measured with the invented conductor on one run per change. Here each change's necessity scenario runs under every conductor profile named at its necessity seed and at seeds {} (reduced: {} runs in all, where the proof above runs thousands), under the profile without the change and under the whole profile. A cell counts the seeds where the run without the change breaks a rule the whole profile's run of the same seed does not (any rule, as the necessity table above names the first violation, whichever it is), and names those rules; the change is shown necessary under that conductor when the count is above 0, and its necessity holds under every conductor when it is shown under each. The rule after each change is the one its finding is about.\n",
+        "Generated by `cargo run --release -- findings --repaired --conductors {} --seeds {}` (sim/campaign/conductor_findings.rs), spliced into this document; do not edit by hand. The necessity above was measured with the invented conductor on one run per change. Here each change's necessity scenario runs under every conductor profile named at its necessity seed and at seeds {} (reduced: {} runs in all, where the proof above runs thousands), under the profile without the change and under the whole profile. A cell counts the seeds where the run without the change breaks a rule the whole profile's run of the same seed does not (any rule, as the necessity table above names the first violation, whichever it is), and names those rules; the change is shown necessary under that conductor when the count is above 0, and its necessity holds under every conductor when it is shown under each. The rule after each change is the one its necessity run breaks under the first profile at its necessity seed and the whole profile's run does not, read from the runs: the one its finding is about when that run breaks it.\n",
         conductors.join(","),
         range_text(seeds),
         range_text(seeds),
@@ -437,15 +589,16 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
     for (variant, rule, path, seed, its_seeds, without) in &plans {
         let mut cells = Vec::new();
         let mut missing = Vec::new();
+        // A seed shows the change necessary under a conductor when the run without it breaks a
+        // rule the whole profile's run of that seed does not (the document's necessity table
+        // names the first violation, whichever rule it is: retry-failed-reads' is a budget).
+        let introduced_under = |conductor: &String, s: u64| -> BTreeSet<String> {
+            let key = |variants: &Vec<String>| (path.to_string(), conductor.clone(), seeds_protocol.clone(), variants.clone(), s);
+            let with = &judged[&key(&all)].rules;
+            judged[&key(without)].rules.difference(with).cloned().collect()
+        };
         for conductor in conductors {
-            let key = |variants: &Vec<String>, s: u64| (path.to_string(), conductor.clone(), seeds_protocol.clone(), variants.clone(), s);
-            // A seed shows the change necessary when the run without it breaks a rule the
-            // whole profile's run of that seed does not (the document's necessity table names
-            // the first violation, whichever rule it is: retry-failed-reads' is a budget).
-            let introduced = |s: u64| -> BTreeSet<String> {
-                let with = &judged[&key(&all, s)].rules;
-                judged[&key(without, s)].rules.difference(with).cloned().collect()
-            };
+            let introduced = |s: u64| introduced_under(conductor, s);
             let shown: Vec<(u64, BTreeSet<String>)> =
                 its_seeds.iter().map(|s| (*s, introduced(*s))).filter(|(_, rules)| !rules.is_empty()).collect();
             if shown.is_empty() {
@@ -460,6 +613,7 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
                 format!("{} of {} (seeds {seeds_text}: {rules_text})", shown.len(), its_seeds.len())
             });
         }
+        let named = named_rule(rule, &introduced_under(&conductors[0], *seed));
         let holds = if missing.is_empty() {
             held += 1;
             "yes".to_string()
@@ -468,10 +622,25 @@ pub fn necessity_section(conductors: &[String], seeds: &[u64], jobs: usize, scra
         };
         // "`X` removed", not "`X`": the document's other tables key their rows by the change
         // (tests/it/repaired.rs regenerates its single-run lines by that key).
-        let _ = writeln!(md, "| `{variant}` removed | `{path}` (necessity seed {seed}), {rule} | {} | {holds} |", cells.join(" | "));
+        let _ = writeln!(md, "| `{variant}` removed | `{path}` (necessity seed {seed}), {named} | {} | {holds} |", cells.join(" | "));
     }
     let _ = writeln!(md, "\n{held} of {} changes are shown necessary under every conductor profile named in these seeds.\n", plans.len());
     Ok(md)
+}
+
+/// The rule a necessity row names: the one the change's finding is about (`Change::rule`) when
+/// its necessity run breaks it (and the whole profile's run does not) under the first conductor,
+/// else the rules that run does break, read from the runs (retry-failed-reads: its demo's rule is
+/// allowed-transitions, its necessity run's is the budget), else the change's rule, said to be
+/// broken at no seed there.
+pub fn named_rule(rule: &str, introduced: &BTreeSet<String>) -> String {
+    if introduced.contains(rule) {
+        rule.to_string()
+    } else if introduced.is_empty() {
+        format!("{rule} (not broken at its necessity seed)")
+    } else {
+        introduced.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
+    }
 }
 
 /// Replaces the section of the document at `path` that starts at the line `heading` (up to the
@@ -494,14 +663,137 @@ pub fn splice(path: &Path, heading: &str, section: &str) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// A run with this verdict; its digest is its verdict's, so two runs with the same verdict
+    /// are the same run unless `other_run` says otherwise.
     fn judged(passed: bool, rules: &[&str]) -> Judged {
-        Judged { passed, rules: rules.iter().map(|r| r.to_string()).collect(), figures: BTreeMap::new() }
+        let rules: BTreeSet<String> = rules.iter().map(|r| r.to_string()).collect();
+        Judged { passed, digest: format!("{passed} {rules:?}"), rules, figures: BTreeMap::new() }
+    }
+
+    /// The same verdict from another run (another digest).
+    fn other_run(judged: &Judged) -> Judged {
+        Judged { digest: format!("{} (another run)", judged.digest), ..judged.clone() }
     }
 
     /// A passing run with these successors and makespan (ms) and 3 tasks complete.
     fn passing(successors: i64, makespan_ms: i64) -> Judged {
         let figures = BTreeMap::from([(Figure::Successors, successors), (Figure::MakespanMs, makespan_ms), (Figure::TasksComplete, 3)]);
-        Judged { passed: true, rules: BTreeSet::new(), figures }
+        Judged { passed: true, rules: BTreeSet::new(), digest: format!("{successors} {makespan_ms}"), figures }
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_seed_not_exercised_is_one_whose_runs_are_the_same_or_whose_default_fails_alike() {
+        let (ok, bad) = (judged(true, &[]), judged(false, &["liveness"]));
+        let (ok2, bad2) = (other_run(&ok), other_run(&bad));
+        // The variant changes no byte: not shown, whatever the verdicts.
+        let same = Conclusion::of(&[&ok, &bad], &[&ok, &bad]);
+        assert_eq!(same.not_shown, Some(NotShown { identical: 2, default_failing: 0 }));
+        assert_eq!(same.text(), "not shown (every run identical to the default's): pass 1 → 1 of 2; no difference");
+        // The default fails its expectations and the variant, another run, fails alike.
+        let failing = Conclusion::of(&[&bad, &bad], &[&bad2, &bad2]);
+        assert_eq!(failing.not_shown, Some(NotShown { identical: 0, default_failing: 2 }));
+        assert!(
+            failing.text().starts_with("not shown (the default failing its scenario's expectations in 2 of 2): pass 0 → 0 of 2"),
+            "{}",
+            failing.text()
+        );
+        let mixed = Conclusion::of(&[&ok, &bad], &[&ok, &bad2]);
+        assert_eq!(mixed.not_shown, Some(NotShown { identical: 1, default_failing: 1 }));
+        assert!(mixed
+            .text()
+            .contains("1 of 2 runs identical to the default's, the default failing its scenario's expectations in the other 1"));
+        // Near misses, each exercised by one seed: another run of a passing default (a finding
+        // about figures); a verdict that moves with the same bytes (an oracle-only variant); a
+        // failing default the variant fixes (fencing on zombie.toml); one it fails otherwise.
+        assert!(Conclusion::of(&[&bad, &ok], &[&bad2, &ok2]).shown(), "a passing default's other run");
+        assert!(Conclusion::of(
+            &[&ok],
+            &[&Judged { passed: false, rules: BTreeSet::from(["allowed-transitions".to_string()]), ..ok.clone() }]
+        )
+        .shown());
+        assert!(Conclusion::of(&[&bad], &[&ok]).shown(), "a failing default fixed");
+        assert!(
+            Conclusion::of(&[&bad], &[&judged(false, &["liveness", "owner-writes-only"])]).shown(),
+            "a failing default failing otherwise"
+        );
+        assert!(Conclusion::of(&[&bad], &[&judged(false, &[])]).shown(), "the same pass count, another rule set");
+    }
+
+    #[test]
+    fn a_finding_not_shown_under_a_profile_is_a_class_of_its_own_with_its_count() {
+        let (ok, bad) = (judged(true, &[]), judged(false, &["liveness"]));
+        let fixes = Conclusion::of(&[&bad], &[&ok]);
+        let other_fix = Conclusion::of(&[&judged(false, &["liveness", "budget"])], &[&ok]);
+        let identical = Conclusion::of(&[&ok], &[&ok]);
+        let fails_alike = Conclusion::of(&[&bad], &[&other_run(&bad)]);
+        let breaks = Conclusion::of(&[&ok], &[&bad]);
+        let conductors = names(&["invented", "attentive", "strict"]);
+        let class = |cells: &[&Conclusion]| {
+            let cells: Vec<Conclusion> = cells.iter().map(|c| (*c).clone()).collect();
+            let holds = holds_text(&conductors, &cells);
+            (holds.class, holds.text)
+        };
+        assert_eq!(class(&[&fixes, &fixes, &fixes]), (Class::Holds, "yes".to_string()));
+        assert_eq!(class(&[&fixes, &fixes, &other_fix]).0, Class::Direction);
+        assert_eq!(class(&[&fixes, &identical, &fixes]), (Class::NotShown, "no: not shown under attentive".to_string()));
+        assert_eq!(
+            class(&[&fixes, &fails_alike, &other_fix]),
+            (Class::NotShown, "no: not shown under attentive; in direction under strict".to_string())
+        );
+        // Nothing moves anywhere: "no difference" = "no difference" is not a "yes" (P1).
+        assert_eq!(
+            class(&[&identical, &identical, &fails_alike]),
+            (Class::NotShown, "no: not shown under invented, attentive, strict".to_string())
+        );
+        assert_eq!(
+            class(&[&fixes, &breaks, &identical]),
+            (Class::Depends, "no: differs under attentive; not shown under strict".to_string())
+        );
+        // Not shown under the first profile: the others are compared with the first shown.
+        assert_eq!(class(&[&identical, &fixes, &fixes]), (Class::NotShown, "no: not shown under invented".to_string()));
+        assert_eq!(class(&[&identical, &fixes, &breaks]).0, Class::Depends);
+        let rows = vec![
+            ("1. `a`".to_string(), "`a.toml`".to_string(), vec![fixes.clone(), fixes.clone(), fixes.clone()]),
+            ("2. `b`".to_string(), "`b.toml`".to_string(), vec![fixes.clone(), identical.clone(), fixes.clone()]),
+            ("3. `c`".to_string(), "`c.toml`".to_string(), vec![fixes.clone(), fixes.clone(), other_fix]),
+            ("4. `d`".to_string(), "`d.toml`".to_string(), vec![fixes.clone(), breaks, fixes]),
+        ];
+        let md = conclusions_table(&conductors, &rows, "finding");
+        assert!(md.contains("| 2. `b` | `b.toml` | pass 0 → 1 of 1; fewer: liveness | not shown (every run identical to the default's): pass 1 → 1 of 1; no difference | pass 0 → 1 of 1; fewer: liveness | no: not shown under attentive |"), "{md}");
+        assert!(
+            md.contains("Of 4 findings, 1 hold under every conductor profile named, 1 hold in direction only (3. `c`), 1 are not shown under some profile (2. `b`), and 1 depend on the conductor (4. `d`)."),
+            "{md}"
+        );
+    }
+
+    #[test]
+    fn the_digest_of_a_run_leaves_out_the_rows_that_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = |name: &str, start: &str, middle: &str, db: &[u8]| {
+            let d = dir.path().join(name);
+            std::fs::create_dir(&d).unwrap();
+            let trace = format!("t_ms,time,actor,session,event,statement\n0,x,engine,,run_start,{start}\n5,x,task-01.S1,s,sql,{middle}\n9,x,engine,,run_end,sha256={start}\n");
+            std::fs::write(d.join("trace.csv"), trace).unwrap();
+            std::fs::write(d.join("comms.db"), db).unwrap();
+            run_digest(&d).unwrap()
+        };
+        let base = folder("a", "variants=", "claim_task", b"db");
+        assert_eq!(folder("b", "variants=instruction-any-type", "claim_task", b"db"), base, "only the rows naming the run differ");
+        assert_ne!(folder("c", "variants=", "claim_task", b"db2"), base, "comms.db differs");
+        assert_ne!(folder("d", "variants=", "set_error", b"db"), base, "a row of the run differs");
+        assert!(run_digest(&dir.path().join("none")).is_err());
+    }
+
+    #[test]
+    fn a_necessity_row_names_the_rule_its_run_breaks() {
+        let set = |rules: &[&str]| rules.iter().map(|r| r.to_string()).collect::<BTreeSet<_>>();
+        assert_eq!(named_rule("owner-writes-only", &set(&["liveness", "owner-writes-only"])), "owner-writes-only");
+        assert_eq!(named_rule("allowed-transitions", &set(&["budget"])), "budget", "retry-failed-reads' necessity run (P3)");
+        assert_eq!(named_rule("liveness", &set(&[])), "liveness (not broken at its necessity seed)");
     }
 
     #[test]
@@ -511,7 +803,7 @@ mod tests {
         assert!(slower_run.silent());
         assert_eq!(slower_run.text(), "pass 2 → 2 of 2; figures: makespan +20 %");
         assert_eq!(slower_run.agreement(&Conclusion::of(&[&base], &[&slower])), Agreement::Same);
-        let nothing = Conclusion::of(&[&base], &[&base]);
+        let nothing = Conclusion::of(&[&base], &[&other_run(&base)]);
         assert_eq!(nothing.text(), "pass 1 → 1 of 1; no difference");
         assert_eq!(slower_run.agreement(&nothing), Agreement::Differs, "a figure that moves under one profile only");
         assert_eq!(slower_run.agreement(&Conclusion::of(&[&slower], &[&base])), Agreement::Differs, "the opposite way");
@@ -561,7 +853,8 @@ mod tests {
         assert_eq!(fixed.text(), "pass 1 → 3 of 3; fewer: owner-writes-only");
         let fixed_less = Conclusion::of(&[&bad, &ok, &ok], &[&ok, &ok, &ok]);
         assert!(fixed.same_as(&fixed_less), "the counts differ, the conclusion does not");
-        let none = Conclusion::of(&[&ok, &ok, &ok], &[&ok, &ok, &ok]);
+        let ok2 = other_run(&ok);
+        let none = Conclusion::of(&[&ok, &ok, &ok], &[&ok2, &ok2, &ok2]);
         assert_eq!(none.text(), "pass 3 → 3 of 3; no difference");
         assert!(!none.same_as(&fixed));
         let broken = Conclusion::of(&[&ok], &[&bad]);
@@ -583,7 +876,7 @@ mod tests {
     fn the_table_says_which_findings_hold_under_every_conductor() {
         let (ok, bad) = (judged(true, &[]), judged(false, &["liveness"]));
         let fixes = Conclusion::of(&[&bad], &[&ok]);
-        let nothing = Conclusion::of(&[&ok], &[&ok]);
+        let nothing = Conclusion::of(&[&ok], &[&other_run(&ok)]);
         let names = vec!["invented".to_string(), "attentive".to_string()];
         let rows = vec![
             ("1. `a`".to_string(), "`a.toml`".to_string(), vec![fixes.clone(), fixes.clone()]),
@@ -592,7 +885,10 @@ mod tests {
         let md = conclusions_table(&names, &rows, "finding");
         assert!(md.contains("| 1. `a` | `a.toml` | pass 0 → 1 of 1; fewer: liveness | pass 0 → 1 of 1; fewer: liveness | yes |"), "{md}");
         assert!(md.contains("| no: differs under attentive |"), "{md}");
-        assert!(md.contains("Of 2 findings, 1 hold under every conductor profile named, 0 hold in direction only, and 1 depend on the conductor (2. `b`)."), "{md}");
+        assert!(
+            md.contains("Of 2 findings, 1 hold under every conductor profile named, 0 hold in direction only, 0 are not shown under some profile, and 1 depend on the conductor (2. `b`)."),
+            "{md}"
+        );
     }
 
     #[test]

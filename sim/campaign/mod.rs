@@ -24,6 +24,7 @@ pub mod bench;
 pub mod calibrate;
 pub mod compare;
 pub mod conductor_findings;
+pub mod context_table;
 pub mod corpus;
 pub mod explore;
 pub mod failure_file;

@@ -39,9 +39,15 @@ pub struct FindingsArgs {
     /// the section is spliced into --out (reports/FINDINGS.md, docs/repaired-protocol.md).
     #[arg(long, value_delimiter = ',', value_name = "A,B,…", conflicts_with_all = ["seed_scripts", "protocol"])]
     pub conductors: Vec<String>,
-    /// With --conductors: runs at once [default: the machine's cores].
-    #[arg(long, requires = "conductors")]
+    /// With --conductors or --context-table: runs at once [default: the machine's cores].
+    #[arg(long)]
     pub jobs: Option<usize>,
+    /// Instead: docs/protocol.md D7's measured table, each reading of the context thresholds
+    /// on scenarios/context-thresholds.toml over --seeds, counted from the run folders and
+    /// spliced between its markers in --out [default: docs/protocol.md]
+    /// (sim/campaign/context_table.rs).
+    #[arg(long, conflicts_with_all = ["seed_scripts", "repaired", "protocol", "conductors"])]
+    pub context_table: bool,
 }
 
 /// `findings --repaired`: how much of each proof part runs (written into the document).
@@ -92,9 +98,29 @@ fn under_conductors(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     Ok(Outcome::PASS)
 }
 
+/// `findings --context-table`: D7's table measured and spliced into its document.
+fn context_table(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
+    use crate::campaign::context_table as ct;
+    args.seeds.seeds.announce(quiet);
+    let seeds = args.seeds.seeds.list("--seeds")?;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let out = args.out.unwrap_or_else(|| PathBuf::from("docs/protocol.md"));
+    // The markers are checked before the runs, not after.
+    ct::marked_span(&out)?;
+    let scratch = crate::campaign::findings::default_runs_dir().join("context-table");
+    let text = ct::measure(&seeds, jobs, &scratch)?;
+    let _ = std::fs::remove_dir_all(&scratch);
+    ct::splice_between(&out, &text)?;
+    println!("written {} (D7's measured table)", out.display());
+    Ok(Outcome::PASS)
+}
+
 pub fn findings(args: FindingsArgs, quiet: bool) -> Result<Outcome, Error> {
     if !args.conductors.is_empty() {
         return under_conductors(args, quiet);
+    }
+    if args.context_table {
+        return context_table(args, quiet);
     }
     let default_out = if args.seed_scripts {
         PathBuf::from("reports/SEED-SCRIPTS.md")

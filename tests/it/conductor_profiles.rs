@@ -124,12 +124,16 @@ fn findings_under_conductors_are_computed_from_their_runs() {
     let names = vec!["invented".to_string(), "attentive".to_string()];
     let slow_review = root().join("scenarios/slow-review.toml");
     let state_first = root().join("scenarios/faults/crash-between-state-and-message.toml");
-    let demos = [("state-first", state_first.to_str().unwrap()), ("silent-reviews", slow_review.to_str().unwrap())];
+    let quickstart = root().join("scenarios/quickstart.toml");
+    let demos = [
+        ("state-first", state_first.to_str().unwrap()),
+        ("instruction-any-type", quickstart.to_str().unwrap()),
+        ("silent-reviews", slow_review.to_str().unwrap()),
+    ];
     let rows = conductor_findings::findings_rows(&demos, &names, &[1], 2, tmp.path()).unwrap();
-    assert_eq!(rows.len(), 2);
-    // Each cell's pass counts are the runs' own verdicts.
-    for ((_, path), (_, _, conclusions)) in demos.iter().zip(&rows) {
-        let variant = if path.contains("slow-review") { "silent-reviews" } else { "state-first" };
+    assert_eq!(rows.len(), 3);
+    // Each cell's pass counts are the runs' own verdicts (rows in VARIANTS' order, as demos).
+    for ((variant, path), (_, _, conclusions)) in demos.iter().zip(&rows) {
         for (name, conclusion) in names.iter().zip(conclusions) {
             let passes = |variants: &[&str]| {
                 let scenario = Scenario::load(Path::new(path)).unwrap().with_conductor(Some(name)).unwrap();
@@ -145,12 +149,25 @@ fn findings_under_conductors_are_computed_from_their_runs() {
             assert_eq!(conclusion.counts, (passes(&[]), passes(&[variant]), 1), "{variant} under {name}");
         }
     }
-    let (state_first_row, silent_row) = (&rows[0].2, &rows[1].2);
+    let (state_first_row, instruction_row, silent_row) = (&rows[0].2, &rows[1].2, &rows[2].2);
     assert_eq!(state_first_row[0].agreement(&state_first_row[1]), Agreement::Same, "message-before-state does not depend on the conductor");
+    assert!(state_first_row.iter().all(|c| c.shown()), "the variant breaks a rule the default does not");
+    // The simulated conductor sends each task's instruction first (C1): the variant changes no
+    // byte of quickstart's run, under either conductor (issue 42's cold review, P1).
+    for cell in instruction_row {
+        assert_eq!(cell.not_shown, Some(conductor_findings::NotShown { identical: 1, default_failing: 0 }), "{}", cell.text());
+    }
     let table = conductor_findings::conclusions_table(&names, &rows, "finding");
-    let silent_holds = silent_row[0].agreement(&silent_row[1]);
-    let expected = if silent_holds == Agreement::Differs { "no: differs under attentive" } else { "| yes |" };
-    assert!(table.contains(expected), "{table}");
+    assert!(table.contains("| 4. `instruction-any-type` | "), "{table}");
+    assert!(table.contains("| no: not shown under invented, attentive |"), "{table}");
+    let expected = if !silent_row[0].shown() || !silent_row[1].shown() {
+        "no: not shown under"
+    } else if silent_row[0].agreement(&silent_row[1]) == Agreement::Differs {
+        "no: differs under attentive"
+    } else {
+        "| yes |"
+    };
+    assert!(table.lines().any(|l| l.contains("`silent-reviews`") && l.contains(expected)), "{table}");
 }
 
 /// The necessity table runs each change's necessity scenario without the change and with the

@@ -25,6 +25,7 @@ mod conductor_policy;
 mod conductor_profiles;
 mod context_control;
 mod context_replies;
+mod context_table;
 mod corpus;
 mod coverage;
 mod determinism;
