@@ -432,7 +432,7 @@ impl Musician {
     /// that projected past the ceiling (C150: that answer covers the crossing, and a second
     /// identical warning would ask the same question again); never under
     /// `ceiling-before-work` (C32), which hands off without asking.
-    fn escalates_at_ceiling(&self) -> bool {
+    pub(super) fn escalates_at_ceiling(&self) -> bool {
         self.ceiling_reading_escalates() && !self.answered_past_ceiling
     }
 
@@ -585,6 +585,39 @@ impl Musician {
         self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
     }
 
+    /// A return that leaves the session under the ceiling but with no room for its integration
+    /// and a clean exit ("past the ceiling margin"): 000 "Context Monitoring & Break Point
+    /// Logic", "> 80% context to reach checkpoint → escalate to conductor (must pause now)",
+    /// "Agent estimation is required for ANY context worry pause". Escalated first, as above
+    /// the ceiling (C151), then handed off whatever the answer, the agent not integrated (C162).
+    pub(super) async fn ceiling_margin_on_return(&mut self, label: &str) -> Result<End, SqlFailure> {
+        let (ceiling, pct) = (self.scenario.context.ceiling_pct, self.context_pct);
+        let e = self.escalation_estimate(self.scenario.context.integration_pct.upper());
+        let with = if e.worst_with_handoff { " with the hand-off" } else { "" };
+        self.status(&format!(
+            "{label} returned: context {pct}% leaves no room for its integration under the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%{with}): escalating, must pause now",
+            e.nominal, e.worst
+        ))
+        .await;
+        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
+            return Ok(end);
+        }
+        self.status(&format!("past the {ceiling}% ceiling margin since {label}'s return: handing off now, not integrated")).await;
+        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
+    }
+
+    /// The estimate an escalation at the ceiling reports: the REF-3 estimate, with the ceiling
+    /// check's projection for work costing at worst `predicted_pct` as its worst case when that
+    /// is higher, so its "must pause now" is 000's "> 80 %" zone of the figure it prints (C161).
+    fn escalation_estimate(&self, predicted_pct: i64) -> CheckpointEstimate {
+        let mut e = self.estimate_to_checkpoint();
+        let projected = self.ceiling_projection_pct(predicted_pct);
+        if projected > e.worst {
+            (e.worst, e.worst_with_handoff) = (projected, true);
+        }
+        e
+    }
+
     /// 000 "Context Monitoring & Break Point Logic": "escalate to conductor (must pause now)",
     /// "Same message format with agent estimates" — before the piece of work that would cross
     /// the ceiling, not after it. The conductor's answer cannot make that work fit under the
@@ -595,14 +628,9 @@ impl Musician {
             return Ok(None);
         }
         let ceiling = self.scenario.context.ceiling_pct;
-        let mut e = self.estimate_to_checkpoint();
-        // The figure that crossed the ceiling is the worst case the warning reports, so its
-        // "must pause now" is 000's "> 80 %" zone of the estimate it prints, not of a nominal
-        // estimate in the 70-80 % "ask" zone (C161; approve seed 15 reported 76 %).
-        let projected = self.ceiling_projection_pct(predicted_pct);
-        if projected > e.worst {
-            (e.worst, e.worst_with_handoff) = (projected, true);
-        }
+        // The figure that crossed the ceiling is the worst case the warning reports, not a
+        // nominal estimate in the 70-80 % "ask" zone (C161; approve seed 15 reported 76 %).
+        let e = self.escalation_estimate(predicted_pct);
         let with = if e.worst_with_handoff { " with the hand-off" } else { "" };
         // No agent fits: the very next piece of work would cross the ceiling.
         let recommended = 0;

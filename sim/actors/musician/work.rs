@@ -238,6 +238,9 @@ impl Musician {
                     if self.context_pct > self.scenario.context.ceiling_pct {
                         return self.past_ceiling_on_return(&label).await.map(AgentOutcome::End);
                     }
+                    if self.escalates_at_ceiling() {
+                        return self.ceiling_margin_on_return(&label).await.map(AgentOutcome::End);
+                    }
                     // Past the ceiling on the return (C50): the agent is not integrated, so
                     // the HANDOFF continues from it.
                     return self
@@ -487,7 +490,12 @@ impl Musician {
         }
         let integration_upper_pct = self.scenario.context.integration_pct.upper();
         if self.would_cross_ceiling(integration_upper_pct) {
-            self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated")).await;
+            // Under the ceiling, but its integration and a clean exit would cross it: the caller
+            // escalates first where an escalation is due (C162), else this line is the hand-off's.
+            if !self.escalates_at_ceiling() {
+                self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated"))
+                    .await;
+            }
             return Ok(None);
         }
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
