@@ -236,7 +236,7 @@ pub fn status_progress(status: &str) -> StatusProgress {
             continue;
         }
         let first_word = line.trim_start();
-        if !first_word.starts_with("step") && !first_word.starts_with("checkpoint") {
+        if !FIRST_WORDS.iter().any(|w| first_word.starts_with(w)) {
             continue;
         }
         let (first, count) = first_words(line);
@@ -248,26 +248,119 @@ pub fn status_progress(status: &str) -> StatusProgress {
             }
         }
         // An approved checkpoint whose step does not parse still counts: it clears the step.
-        if !checkpoint_found && words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
-            (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(words);
-            checkpoint_found = true;
+        if !checkpoint_found {
+            if let Some(covered) = approval_cover(words) {
+                (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(covered);
+                checkpoint_found = true;
+            }
         }
     }
     progress
 }
 
-/// What an approval line `checkpoint N approved (step S)` or `… (step S agent A)` covers: the
-/// last step it completes (S, or S − 1 inside a step) and where work continues after it (000
-/// "Mid-Session Resumption Protocol" 5: "resumes from the last checkpoint"; docs/protocol.md
-/// C52). `words` are the line's first words, `words[4]` the step.
-fn checkpoint_cover(words: &[&str]) -> (Option<u64>, Option<Position>) {
-    let inside = words.len() >= 7 && words[5] == "agent";
-    if !inside {
-        let step: Option<u64> = words[4].trim_end_matches(')').parse().ok();
-        return (step, step.map(|s| Position { step: s + 1, agent: 1 }));
+/// The review an approval line names, in the words of the musician's status lines: a scheduled
+/// checkpoint (`checkpoint 3`), a context worry checkpoint (`context checkpoint after step 2`)
+/// or the completion review (`final checkpoint`). The musician formats its lines with these
+/// words and a successor reads them back with the same ones (`approval_cover`), so the two
+/// cannot drift apart (issue 42: `final checkpoint approved (step 3)` was not read back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reviewed {
+    Checkpoint(usize),
+    ContextWorry(u64),
+    Final,
+}
+
+impl Reviewed {
+    /// The words that name the review at the start of its status lines.
+    pub fn name(self) -> String {
+        match self {
+            Reviewed::Checkpoint(index) => format!("{CHECKPOINT_WORD} {index}"),
+            Reviewed::ContextWorry(step) => format!("{CONTEXT_WORRY_WORDS} {step}"),
+            Reviewed::Final => FINAL_WORDS.to_string(),
+        }
     }
-    let (Ok(step), Ok(agent)) = (words[4].parse::<u64>(), words[6].trim_end_matches(')').parse::<u64>()) else { return (None, None) };
-    (step.checked_sub(1).filter(|s| *s > 0), Some(Position { step, agent: agent + 1 }))
+}
+
+const CHECKPOINT_WORD: &str = "checkpoint";
+/// How the lines `status_progress` reads start: a step's, or an approval's (each review name's
+/// first word).
+const FIRST_WORDS: [&str; 4] = ["step", CHECKPOINT_WORD, "final", "context"];
+const CONTEXT_WORRY_WORDS: &str = "context checkpoint after step";
+const FINAL_WORDS: &str = "final checkpoint";
+/// The word after the review's name on its approval line, and how the coverage opens.
+const APPROVED_WORD: &str = "approved";
+const COVER_OPEN: &str = "(step";
+
+/// What an approved review covers (docs/protocol.md C52): every agent through the end of a
+/// step, or through an agent inside one (a checkpoint brought forward into a step).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Covered {
+    Step(u64),
+    Through(Position),
+}
+
+impl Covered {
+    /// What the work done covers when `next` is the next agent to run: `None` before any.
+    pub fn before(next: Position) -> Option<Covered> {
+        match (next.agent, next.step) {
+            (2.., step) => Some(Covered::Through(Position { step, agent: next.agent - 1 })),
+            (_, 0 | 1) => None,
+            (_, step) => Some(Covered::Step(step - 1)),
+        }
+    }
+}
+
+/// The status line of an approval: `checkpoint 3 approved (step 5 agent 2)`, `final
+/// checkpoint approved (step 3)`; with nothing covered, `… approved (no agent done yet)`, which
+/// no successor reads as coverage.
+pub fn approval_line(review: Reviewed, covered: Option<Covered>) -> String {
+    let name = review.name();
+    match covered {
+        Some(Covered::Step(step)) => format!("{name} {APPROVED_WORD} {COVER_OPEN} {step})"),
+        Some(Covered::Through(p)) => format!("{name} {APPROVED_WORD} {COVER_OPEN} {} agent {})", p.step, p.agent),
+        None => format!("{name} {APPROVED_WORD} (no agent done yet)"),
+    }
+}
+
+/// How many of `words` name the review of an approval line (`checkpoint N`, `final
+/// checkpoint`, `context checkpoint after step N`), if they name one.
+fn review_words(words: &[&str]) -> Option<usize> {
+    let named = |text: &str, count: usize| words.len() >= count && words[..count].iter().copied().eq(text.split(' '));
+    if named(CONTEXT_WORRY_WORDS, 4) {
+        return Some(5);
+    }
+    if named(FINAL_WORDS, 2) {
+        return Some(2);
+    }
+    named(CHECKPOINT_WORD, 1).then_some(2)
+}
+
+/// An approval line read back (`words`, its first words): `None` if it is none; otherwise
+/// what it covers, `None` inside when its step does not parse (it still counts: it clears
+/// the step).
+fn approval_cover(words: &[&str]) -> Option<Option<Covered>> {
+    let at = review_words(words)?;
+    if words.len() < at + 3 || words[at] != APPROVED_WORD || words[at + 1] != COVER_OPEN {
+        return None;
+    }
+    let cover = &words[at + 2..];
+    let inside = cover.len() >= 3 && cover[1] == "agent";
+    if !inside {
+        return Some(cover[0].trim_end_matches(')').parse().ok().map(Covered::Step));
+    }
+    let (Ok(step), Ok(agent)) = (cover[0].parse::<u64>(), cover[2].trim_end_matches(')').parse::<u64>()) else { return Some(None) };
+    Some(Some(Covered::Through(Position { step, agent })))
+}
+
+/// What an approval covers as a resumption reads it: the last step it completes (S, or
+/// S − 1 inside a step) and where work continues after it (000 "Mid-Session Resumption
+/// Protocol" 5: "resumes from the last checkpoint"; docs/protocol.md C52, C160).
+fn checkpoint_cover(covered: Option<Covered>) -> (Option<u64>, Option<Position>) {
+    match covered {
+        None => (None, None),
+        Some(Covered::Step(step)) => (Some(step), Some(Position { step: step + 1, agent: 1 })),
+        Some(Covered::Through(p)) => (p.step.checked_sub(1).filter(|s| *s > 0), Some(Position { step: p.step, agent: p.agent + 1 })),
+    }
 }
 
 /// The number of items `str::lines` yields: a final line without its `\n` counts too.
@@ -276,11 +369,11 @@ fn line_count(text: &str) -> usize {
     breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
-/// A line's first five words (only they decide) and how many there are, without a vector
-/// per line.
-fn first_words(line: &str) -> ([&str; 7], usize) {
-    let (mut first, mut count) = ([""; 7], 0);
-    for word in line.split_whitespace().take(7) {
+/// A line's first words (only they decide: a context checkpoint's approval has ten) and how
+/// many there are, without a vector per line.
+fn first_words(line: &str) -> ([&str; 10], usize) {
+    let (mut first, mut count) = ([""; 10], 0);
+    for word in line.split_whitespace().take(10) {
         first[count] = word;
         count += 1;
     }
@@ -933,12 +1026,12 @@ mod tests {
                 }
                 continue;
             }
-            let words: Vec<&str> = line.split_whitespace().take(7).collect();
+            let words: Vec<&str> = line.split_whitespace().take(10).collect();
             if let Some(done) = done_position(line, &words) {
                 progress.last_done = Some(done);
             }
-            if words.len() >= 5 && words[0] == "checkpoint" && words[2] == "approved" && words[3] == "(step" {
-                (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(&words);
+            if let Some(covered) = approval_cover(&words) {
+                (progress.last_checkpoint_step, progress.last_checkpoint_next) = checkpoint_cover(covered);
             }
         }
         progress
@@ -986,13 +1079,15 @@ mod tests {
         /// by `\n` or `\r\n`, with or without a final line end.
         #[test]
         fn status_progress_from_the_end_reads_as_the_forward_pass(
-            picks in proptest::collection::vec((0_usize..19, proptest::bool::ANY), 0..12),
+            picks in proptest::collection::vec((0_usize..24, proptest::bool::ANY), 0..12),
             final_break in proptest::bool::ANY,
         ) {
             let kinds = [
                 "step 2 agent 1 integrated [ctx: 5%]", "  step 3 agent 2 integrated", "step 4 agent 1 completed by musician x",
                 "step x agent 1 integrated", "step 5 agent 2 started", "step 6 agent", "checkpoint 2 approved (step 2)",
                 "checkpoint 3 approved (step x)", "checkpoint 5 approved (step 3 agent 1)", "checkpoint 6 approved (step 3 agent x)", "checkpoint 4 rejected (step 4)", "deviations escalated and answered: 2 [ctx: 9%]",
+                "final checkpoint approved (step 4)", "context checkpoint after step 1 approved (step 1 agent 2)", "conductor review_approved: proceed",
+                "final checkpoint approved (no agent done yet)", "context check before step 2: x",
                 "deviations escalated and answered: ? [ctx: 9%]", " deviations escalated and answered: 4", "", "bootstrap started",
                 "task claimed, session: abc, worked_by: m", "stepping 1 agent 1 integrated", "\r",
             ];
@@ -1018,10 +1113,61 @@ mod tests {
         assert_eq!((inside.last_checkpoint_step, inside.last_checkpoint_next), (Some(4), Some(Position { step: 5, agent: 3 })));
         let whole = status_progress("checkpoint 3 approved (step 4) [ctx: 60%]\n");
         assert_eq!((whole.last_checkpoint_step, whole.last_checkpoint_next), (Some(4), Some(Position { step: 5, agent: 1 })));
-        let first = status_progress("context checkpoint after step 1 approved (step 1 agent 3) [ctx: 60%]\n");
-        assert_eq!(first.last_checkpoint_next, None, "not a `checkpoint N approved` line");
         let first = status_progress("checkpoint 1 approved (step 1 agent 3) [ctx: 60%]\n");
         assert_eq!((first.last_checkpoint_step, first.last_checkpoint_next), (None, Some(Position { step: 1, agent: 4 })));
+    }
+
+    /// Issue 42 (F2): every approval line the musician writes (`review.rs` formats them with
+    /// `approval_line`) is read back as covering what it says, the completion review's and a
+    /// context checkpoint's too: `final checkpoint approved (step 3)` was skipped, and a
+    /// successor of a session lost after its final approval redid step 3.
+    #[test]
+    fn every_approval_line_the_musician_writes_is_read_back() {
+        let at = |step, agent| Position { step, agent };
+        let reviews = [Reviewed::Checkpoint(3), Reviewed::ContextWorry(1), Reviewed::Final];
+        let covers = [
+            (Covered::Step(4), Some(4), at(5, 1)),
+            (Covered::Through(at(5, 2)), Some(4), at(5, 3)),
+            (Covered::Through(at(1, 3)), None, at(1, 4)),
+        ];
+        for review in reviews {
+            for (covered, step, next) in covers {
+                let line = format!("{} [ctx: 60%]\n", approval_line(review, Some(covered)));
+                let read = status_progress(&format!("step 9 agent 9 integrated [ctx: 59%]\n{line}"));
+                assert_eq!((read.last_checkpoint_step, read.last_checkpoint_next), (step, Some(next)), "{line}");
+                assert!(FIRST_WORDS.iter().any(|w| line.starts_with(w)), "{line}");
+            }
+            // Nothing covered (a context checkpoint before any agent): no coverage read.
+            let none = status_progress(&format!("checkpoint 1 approved (step 1) [ctx: 9%]\n{} [ctx: 9%]\n", approval_line(review, None)));
+            assert_eq!(none.last_checkpoint_next, Some(at(2, 1)), "the approval before it stands");
+        }
+        // The exact words, as status files and tests/it/resumption.rs read them.
+        assert_eq!(approval_line(Reviewed::Final, Some(Covered::Step(3))), "final checkpoint approved (step 3)");
+        assert_eq!(
+            approval_line(Reviewed::ContextWorry(1), Some(Covered::Through(at(1, 2)))),
+            "context checkpoint after step 1 approved (step 1 agent 2)"
+        );
+        assert_eq!(approval_line(Reviewed::Checkpoint(2), None), "checkpoint 2 approved (no agent done yet)");
+        // Lines that say "approved" and cover nothing: the conductor's answers to a context
+        // warning or an escalation, a submission, a rejection.
+        for line in [
+            "conductor review_approved: proceed to checkpoint, then hand off",
+            "conductor review_approved: no correction needed, resuming",
+            "final checkpoint submitted for review",
+            "checkpoint 4 rejected (step 4)",
+            "context check before step 2 agent 1 launch: approved (step 1)",
+        ] {
+            assert_eq!(status_progress(&format!("{line} [ctx: 50%]\n")).last_checkpoint_next, None, "{line}");
+        }
+    }
+
+    #[test]
+    fn the_work_done_before_the_next_agent_is_what_an_approval_covers() {
+        let at = |step, agent| Position { step, agent };
+        assert_eq!(Covered::before(at(1, 1)), None);
+        assert_eq!(Covered::before(at(1, 3)), Some(Covered::Through(at(1, 2))));
+        assert_eq!(Covered::before(at(4, 1)), Some(Covered::Step(3)));
+        assert_eq!(Covered::before(at(4, 2)), Some(Covered::Through(at(4, 1))));
     }
 
     #[test]

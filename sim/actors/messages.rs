@@ -152,6 +152,9 @@ pub struct ContextWarning<'a> {
     /// Context at the checkpoint at the nominal cost, and at the worst case.
     pub estimate_pct: i64,
     pub worst_pct: i64,
+    /// The worst case is the ceiling check's projection, the hand-off after the checkpoint
+    /// included (docs/protocol.md C161).
+    pub worst_with_handoff: bool,
     /// The agents the musician recommends before the checkpoint and hand-off.
     pub recommended: u64,
     /// Those agents: "step 4 agent 2 + step 5 agents 1-2".
@@ -190,7 +193,9 @@ pub fn context_warning(w: &ContextWarning<'_>) -> String {
     } else {
         format!("{}", w.agents_fit.max(0))
     };
-    let estimate = if w.worst_pct != w.estimate_pct {
+    let estimate = if w.worst_with_handoff {
+        format!("{}% (worst case {}% with the hand-off)", w.estimate_pct, w.worst_pct)
+    } else if w.worst_pct != w.estimate_pct {
         format!("{}% (worst case {}%)", w.estimate_pct, w.worst_pct)
     } else {
         format!("{}%", w.estimate_pct)
@@ -539,6 +544,7 @@ mod tests {
             budget_pct: 65,
             estimate_pct: 71,
             worst_pct: 83,
+            worst_with_handoff: false,
             recommended: 3,
             recommendation: "step 4 agent 2 + step 5 agents 1-2",
             deviations: "1 (Medium — checkpoint 2: review_failed)",
@@ -687,6 +693,7 @@ mod tests {
             budget_pct: 65,
             estimate_pct: 41,
             worst_pct: 41,
+            worst_with_handoff: false,
             recommended: 1,
             recommendation: "step 3 agent 2",
             deviations: "0",

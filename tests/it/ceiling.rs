@@ -397,3 +397,54 @@ fn every_scenario_file() -> Vec<String> {
     assert!(every.len() >= 80, "scenario files: {}", every.len());
     every
 }
+
+/// Issue 42 (R4), docs/protocol.md C162: a spike that leaves a session just under the ceiling
+/// but with no room for the agent's integration and a clean exit (context-exhaustion seed 22,
+/// task-02's S1 at 79 %) is escalated before the hand-off, as one past the ceiling is (C151):
+/// 000 "Agent estimation is required for ANY context worry pause". The return's line is the
+/// escalation's, the CONTEXT WARNING its next statement, the hand-off after the answer; under
+/// `ceiling-before-work` (no escalation, C32) the line is the hand-off's, as before.
+#[test]
+fn a_return_past_the_ceiling_margin_is_escalated_before_the_handoff() {
+    let margin = |line: &str| line.contains("leaves no room for its integration under the 80% ceiling");
+    let run = |variants: &[&str]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut args = vec!["run", "scenarios/faults/context-exhaustion.toml", "--seed", "22", "--out", tmp.path().to_str().unwrap()];
+        for v in variants {
+            args.extend(["--variant", v]);
+        }
+        let o = rehearsal(&args);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}\n{}", stdout(&o), stderr(&o));
+        session_acts(tmp.path())
+    };
+    let mut escalated = 0;
+    for acts in run(&[]).values() {
+        for (i, act) in acts.iter().enumerate() {
+            let SessionAct::Line(line, ctx) = act else { continue };
+            assert!(!line.contains("ceiling margin on"), "a hand-off with no escalation first: `{line}`");
+            if !margin(line) {
+                continue;
+            }
+            assert!(*ctx <= 80 && line.contains("escalating, must pause now"), "{line}");
+            let next_sql = acts[i + 1..].iter().find_map(|a| match a {
+                SessionAct::Sql(s) => Some(s.as_str()),
+                SessionAct::Line(..) => None,
+            });
+            assert_eq!(next_sql, Some("send_context_warning"), "{line}");
+            let handoff = acts[i + 1..].iter().find_map(|a| match a {
+                SessionAct::Line(l, _) if l.contains("handing off now") => Some(l.as_str()),
+                _ => None,
+            });
+            assert!(handoff.is_some_and(|l| l.contains("ceiling margin since") && l.contains("not integrated")), "{handoff:?}");
+            escalated += 1;
+        }
+    }
+    assert!(escalated >= 1, "seed 22 has a return past the margin");
+    let before_work = run(&["ceiling-before-work"]);
+    let lines = before_work.values().flatten().filter_map(|a| match a {
+        SessionAct::Line(l, _) => Some(l.as_str()),
+        SessionAct::Sql(_) => None,
+    });
+    assert!(!lines.clone().any(margin), "no escalation under ceiling-before-work");
+    assert!(lines.clone().any(|l| l.starts_with("context past the 80% ceiling margin on ")), "the hand-off's own line");
+}

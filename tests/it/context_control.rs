@@ -108,3 +108,45 @@ fn an_adjust_approach_reply_keeps_the_scope_and_schedules_no_handoff() {
     let deviations = std::fs::read_to_string(dir.join("temp/task-01-deviations")).unwrap();
     assert!(deviations.contains("approach adjusted per conductor after a context warning [Low"), "{deviations}");
 }
+
+/// The largest figure of a warning's `Estimated Context at Checkpoint:` line (the nominal
+/// estimate, or its worst case when one is given).
+fn estimate_reported(warning: &str) -> i64 {
+    let line = warning.lines().find_map(|l| l.trim().strip_prefix("Estimated Context at Checkpoint: ")).expect("an estimate");
+    line.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).max().expect("a figure")
+}
+
+/// Issue 42 (R2), docs/protocol.md C161: a warning's zone is 000's zone of the estimate it
+/// reports ("70-80% … ask for confirmation", ">80% … escalate to conductor (must pause now)").
+/// In approve seed 15 S2's ceiling escalation reported "76%", an ask-zone figure, under "must
+/// pause now": the check that fired also keeps room for the checkpoint and the hand-off. The
+/// warning now reports that projection as its worst case.
+#[test]
+fn a_warning_labelled_must_pause_now_reports_an_estimate_past_80_and_an_ask_one_at_most_80() {
+    for scenario in ["scenarios/context-replies/approve.toml", THRESHOLDS] {
+        let tmp = tempfile::tempdir().unwrap();
+        let (_, out) = run_into(scenario, &[], tmp.path());
+        let warnings: Vec<String> =
+            crate::support::messages(tmp.path()).into_iter().map(|m| m.4).filter(|t| t.starts_with("CONTEXT WARNING")).collect();
+        // A self-correction escalates whatever its estimate (000 "Deviations & Escalation
+        // Thresholds"); it says so on its own line.
+        let by_zone =
+            |label: &str| warnings.iter().filter(move |t| t.contains(label) && !t.contains("\n  Escalation: ")).collect::<Vec<_>>();
+        let (escalations, asks) = (by_zone("must pause now"), by_zone("what do you think?"));
+        assert!(!escalations.is_empty(), "{scenario}: {out}");
+        for warning in escalations {
+            assert!(estimate_reported(warning) > 80, "{scenario}: {warning}");
+        }
+        for warning in asks {
+            assert!(estimate_reported(warning) <= 80, "{scenario}: {warning}");
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    run_into("scenarios/context-replies/approve.toml", &[], tmp.path());
+    let s2 = session_lines(tmp.path(), "task-01", "musician-task-01-S2");
+    assert!(
+        s2.iter().any(|l| l.starts_with("context check before step 2 agent 6 launch: ~15% more would cross the 80% ceiling (estimate 76% at next checkpoint, worst case ")
+            && l.contains("% with the hand-off): escalating, must pause now")),
+        "{s2:#?}"
+    );
+}

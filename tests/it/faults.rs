@@ -258,6 +258,23 @@ fn context_spikes_end_in_a_hard_stop_without_handoff_and_resumption_from_the_las
     assert_eq!(summary.tasks_complete, summary.tasks_total);
 }
 
+/// docs/protocol.md C151 (issue 42, R1): the hard stop is where an agent's return fills the
+/// window; a hand-off already decided after an escalation makes its last writes at 100 %
+/// (context-exhaustion seed 27: a session escalates at 96 %, then its final message says
+/// "Context Usage: 100%" and `exited` follows it), and context never reads above 100 %.
+#[test]
+fn a_handoff_under_way_when_the_window_fills_makes_its_last_writes() {
+    let (dir, _summary) = run_with("context-exhaustion", &[], None);
+    let messages = crate::support::messages(dir.path());
+    let full = messages.iter().find(|m| m.4.starts_with("EXITED: ") && m.4.contains("Context Usage: 100%")).expect("an exit at 100 %");
+    let rows = trace(dir.path());
+    let exits: Vec<_> = rows.iter().filter(|r| r.stmt == Some(Stmt::MarkExited) && r.session == full.2).collect();
+    assert_eq!(exits.len(), 1, "the terminal write follows the final message");
+    assert!(!rows.iter().any(|r| r.event == "context_exhausted" && r.session == full.2), "no hard stop for it");
+    let lines = crate::support::status_lines(dir.path(), &full.1);
+    assert!(lines.iter().all(|l| crate::support::ctx_of(l) <= 100));
+}
+
 #[test]
 fn sessions_lost_before_their_claim_or_while_awaiting_a_fix_are_replaced_unless_only_the_seeds_rule_runs() {
     let path = root().join("scenarios/faults/crash-before-claim.toml");

@@ -390,11 +390,34 @@ fn covered_by(line: &str) -> Option<(u64, u64)> {
     }
 }
 
+/// Every agent launch of `lines` that an approval before it covered (`checkpoint N approved …`,
+/// `final checkpoint approved …`, `context checkpoint after step N approved …`): empty when no
+/// session redoes approved work.
+fn redone_launches(lines: &[String]) -> Vec<String> {
+    let mut approved: Option<(u64, u64)> = None;
+    let mut redone = Vec::new();
+    for line in lines {
+        if line.contains(" approved (step ") {
+            approved = covered_by(line).or(approved);
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if let ["step", step, "agent", agent, "launched", ..] = words.as_slice() {
+            let at: (u64, u64) = (step.parse().unwrap(), agent.parse().unwrap());
+            if approved.is_some_and(|done| at <= done) {
+                redone.push(format!("`{line}` redoes an agent approved through {approved:?}"));
+            }
+        }
+    }
+    redone
+}
+
 /// Issue 42, docs/protocol.md C52: S1's checkpoint, brought forward by a reduced scope after
 /// step 5 agents 1-2, covers those agents, and its approval says so; the successors that find
 /// no usable HANDOFF (stale-handoff's S3, unconfirmed-handoff's S2) resume after it. No agent an
 /// approved checkpoint covered is launched again (it used to say "(step 4)", and both
-/// successors redid step 5 agents 1-2).
+/// successors redid step 5 agents 1-2). C160 (issue 42, F2): the same for an approved final
+/// checkpoint (final-approval-lost's S2 redid step 3: `final checkpoint approved (step 3)` was
+/// not read back).
 #[test]
 fn no_successor_redoes_an_agent_an_approved_checkpoint_covered() {
     for scenario in ["scenarios/faults/stale-handoff.toml", "scenarios/faults/unconfirmed-handoff.toml"] {
@@ -403,21 +426,40 @@ fn no_successor_redoes_an_agent_an_approved_checkpoint_covered() {
         assert_eq!(code, 0, "{scenario}: {out}");
         let lines = status_lines(tmp.path(), "task-01");
         assert!(lines.iter().any(|l| l.starts_with("checkpoint 3 approved (step 5 agent 2)")), "{scenario}: {lines:#?}");
-        let mut approved: Option<(u64, u64)> = None;
-        for line in &lines {
-            if line.starts_with("checkpoint ") || line.starts_with("final checkpoint ") {
-                approved = covered_by(line).or(approved);
-            }
-            let words: Vec<&str> = line.split_whitespace().collect();
-            if let ["step", step, "agent", agent, "launched", ..] = words.as_slice() {
-                let at: (u64, u64) = (step.parse().unwrap(), agent.parse().unwrap());
-                assert!(approved.is_none_or(|done| at > done), "{scenario}: `{line}` redoes an agent approved through {approved:?}");
-            }
-        }
+        assert_eq!(redone_launches(&lines), Vec::<String>::new(), "{scenario}");
         assert!(lines.iter().any(|l| l.starts_with("step 5 agent 3 launched")), "{scenario}: the successor goes on");
     }
     assert_eq!(covered_by("checkpoint 2 approved (step 3) [ctx: 4%]"), Some((3, u64::MAX)));
     assert_eq!(covered_by("checkpoint 3 approved (step 5 agent 2) [ctx: 69%]"), Some((5, 2)));
+    assert_eq!(covered_by("final checkpoint approved (step 3) [ctx: 49%]"), Some((3, u64::MAX)));
+    let redo = ["final checkpoint approved (step 3) [ctx: 49%]", "step 3 agent 1 launched [ctx: 23%]"].map(String::from);
+    assert_eq!(redone_launches(&redo).len(), 1, "the checker sees a redo after a final approval");
+}
+
+/// C160 (issue 42, F2; 003 "Resumption Decision Tree" 5: "Continue from last checkpoint"):
+/// S1 of final-approval-lost is lost after the conductor approved its completion review, before
+/// its final message. S2 continues from that approved final checkpoint: it re-runs the
+/// verification (003 "Post-Resumption Verification"), launches no agent, asks for its own
+/// completion review and completes on its answer.
+#[test]
+fn a_successor_of_a_session_lost_after_its_final_approval_redoes_no_step() {
+    let (tmp, block, lines) = shipped_resumption("scenarios/faults/final-approval-lost.toml");
+    let approved = lines.iter().position(|l| l.starts_with("final checkpoint approved (step 3)")).expect("S1's final approval");
+    let claimed = lines.iter().position(|l| l.contains("worked_by: musician-task-01-S2")).expect("S2's claim");
+    assert!(approved < claimed, "{lines:#?}");
+    assert_eq!(field(&block, "HANDOFF:").split(' ').next(), Some("missing"));
+    assert_eq!(field(&block, "Resuming from:"), "step 4 agent 1", "after the plan's 3 steps");
+    assert!(field(&block, "Estimated remaining work:").starts_with("0 agents + final checkpoint"), "{block:#?}");
+    assert_eq!(redone_launches(&lines), Vec::<String>::new());
+    assert!(!lines[approved..].iter().any(|l| l.contains(" launched")), "no agent after the final approval: {lines:#?}");
+    // Its own completion review (C160), after the re-verification the RESUMPTION reports.
+    assert_eq!(after_resumption(&lines), "final checkpoint reached");
+    let s2: Vec<&String> = lines[claimed..].iter().collect();
+    let submitted = s2.iter().position(|l| l.starts_with("final checkpoint submitted for review")).expect("S2 asks");
+    let own = s2.iter().position(|l| l.starts_with("final checkpoint approved (step 3)")).expect("S2's own approval");
+    let complete = s2.iter().position(|l| l.starts_with("task complete")).expect("S2 completes");
+    assert!(submitted < own && own < complete, "{s2:#?}");
+    assert_eq!(crate::support::task_row(tmp.path(), "task-01").0, "complete");
 }
 
 /// Issue 42, docs/protocol.md C54 (000 "Mid-Session Resumption Protocol" 4): a successor whose

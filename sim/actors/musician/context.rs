@@ -29,6 +29,10 @@ pub(super) struct CheckpointEstimate {
     pub nominal: i64,
     /// The worst case: the current step's agents nominal, later steps' agents at the risk.
     pub worst: i64,
+    /// `worst` is the ceiling check's projection instead (the next piece of work and the
+    /// checkpoint at their upper costs, then the hand-off): the figure an escalation at the
+    /// ceiling crossed (docs/protocol.md C161).
+    pub worst_with_handoff: bool,
 }
 
 impl CheckpointEstimate {
@@ -232,6 +236,7 @@ impl Musician {
             budget_pct: c.budget_pct,
             estimate_pct: e.nominal,
             worst_pct: e.worst,
+            worst_with_handoff: e.worst_with_handoff,
             recommended: recommended as u64,
             recommendation: &recommendation,
             deviations: &deviations,
@@ -309,7 +314,16 @@ impl Musician {
         let nominal_pct = self.average_agent_cost_pct();
         let risk_pct = if self.self_correction.is_some() { 2 * nominal_pct } else { nominal_pct };
         let checkpoint_pct = c.verification_pct.mean() + c.message_pct.mean();
-        let mut e = CheckpointEstimate { agents, this_step, nominal_pct, risk_pct, checkpoint_pct, nominal: 0, worst: 0 };
+        let mut e = CheckpointEstimate {
+            agents,
+            this_step,
+            nominal_pct,
+            risk_pct,
+            checkpoint_pct,
+            nominal: 0,
+            worst: 0,
+            worst_with_handoff: false,
+        };
         e.nominal = self.context_pct + e.agents.len() as i64 * nominal_pct + checkpoint_pct;
         e.worst = self.context_pct + e.cost_of_first(e.agents.len()) + checkpoint_pct;
         e
@@ -402,9 +416,14 @@ impl Musician {
     /// never: the ceiling is met after an agent.
     pub(super) fn would_cross_ceiling(&self, predicted_pct: i64) -> bool {
         let s = &self.scenario.settings;
+        (s.ceiling_before_work || s.ceiling_escalates) && self.ceiling_projection_pct(predicted_pct) > self.scenario.context.ceiling_pct
+    }
+
+    /// What the ceiling check projects for work costing at worst `predicted_pct`: the context
+    /// after it, the clean exit and, while an escalation is still due, its message.
+    fn ceiling_projection_pct(&self, predicted_pct: i64) -> i64 {
         let reserve_pct = if self.escalates_at_ceiling() { self.scenario.context.message_pct.upper() } else { 0 };
-        (s.ceiling_before_work || s.ceiling_escalates)
-            && self.context_pct + predicted_pct + self.exit_cost_pct() + reserve_pct > self.scenario.context.ceiling_pct
+        self.context_pct + predicted_pct + self.exit_cost_pct() + reserve_pct
     }
 
     /// Whether a ceiling hand-off is preceded by an escalation (C50): by default yes, even
@@ -413,7 +432,7 @@ impl Musician {
     /// that projected past the ceiling (C150: that answer covers the crossing, and a second
     /// identical warning would ask the same question again); never under
     /// `ceiling-before-work` (C32), which hands off without asking.
-    fn escalates_at_ceiling(&self) -> bool {
+    pub(super) fn escalates_at_ceiling(&self) -> bool {
         self.ceiling_reading_escalates() && !self.answered_past_ceiling
     }
 
@@ -566,6 +585,39 @@ impl Musician {
         self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
     }
 
+    /// A return that leaves the session under the ceiling but with no room for its integration
+    /// and a clean exit ("past the ceiling margin"): 000 "Context Monitoring & Break Point
+    /// Logic", "> 80% context to reach checkpoint → escalate to conductor (must pause now)",
+    /// "Agent estimation is required for ANY context worry pause". Escalated first, as above
+    /// the ceiling (C151), then handed off whatever the answer, the agent not integrated (C162).
+    pub(super) async fn ceiling_margin_on_return(&mut self, label: &str) -> Result<End, SqlFailure> {
+        let (ceiling, pct) = (self.scenario.context.ceiling_pct, self.context_pct);
+        let e = self.escalation_estimate(self.scenario.context.integration_pct.upper());
+        let with = if e.worst_with_handoff { " with the hand-off" } else { "" };
+        self.status(&format!(
+            "{label} returned: context {pct}% leaves no room for its integration under the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%{with}): escalating, must pause now",
+            e.nominal, e.worst
+        ))
+        .await;
+        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
+            return Ok(end);
+        }
+        self.status(&format!("past the {ceiling}% ceiling margin since {label}'s return: handing off now, not integrated")).await;
+        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
+    }
+
+    /// The estimate an escalation at the ceiling reports: the REF-3 estimate, with the ceiling
+    /// check's projection for work costing at worst `predicted_pct` as its worst case when that
+    /// is higher, so its "must pause now" is 000's "> 80 %" zone of the figure it prints (C161).
+    fn escalation_estimate(&self, predicted_pct: i64) -> CheckpointEstimate {
+        let mut e = self.estimate_to_checkpoint();
+        let projected = self.ceiling_projection_pct(predicted_pct);
+        if projected > e.worst {
+            (e.worst, e.worst_with_handoff) = (projected, true);
+        }
+        e
+    }
+
     /// 000 "Context Monitoring & Break Point Logic": "escalate to conductor (must pause now)",
     /// "Same message format with agent estimates" — before the piece of work that would cross
     /// the ceiling, not after it. The conductor's answer cannot make that work fit under the
@@ -576,11 +628,14 @@ impl Musician {
             return Ok(None);
         }
         let ceiling = self.scenario.context.ceiling_pct;
-        let e = self.estimate_to_checkpoint();
+        // The figure that crossed the ceiling is the worst case the warning reports, not a
+        // nominal estimate in the 70-80 % "ask" zone (C161; approve seed 15 reported 76 %).
+        let e = self.escalation_estimate(predicted_pct);
+        let with = if e.worst_with_handoff { " with the hand-off" } else { "" };
         // No agent fits: the very next piece of work would cross the ceiling.
         let recommended = 0;
         self.status(&format!(
-            "context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%): escalating, must pause now",
+            "context check before {what}: ~{predicted_pct}% more would cross the {ceiling}% ceiling (estimate {}% at next checkpoint, worst case {}%{with}): escalating, must pause now",
             e.nominal, e.worst
         ))
         .await;
@@ -695,7 +750,7 @@ mod tests {
 
     fn estimate(this_step: usize, nominal_pct: i64, risk_pct: i64) -> CheckpointEstimate {
         let agents = (1..=4).map(|agent| Position { step: 1, agent }).collect();
-        CheckpointEstimate { agents, this_step, nominal_pct, risk_pct, checkpoint_pct: 3, nominal: 0, worst: 0 }
+        CheckpointEstimate { agents, this_step, nominal_pct, risk_pct, checkpoint_pct: 3, nominal: 0, worst: 0, worst_with_handoff: false }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! request, the pause watcher, and reading the conductor's answer.
 
 use crate::actors::ctx::ActorMeta;
+use crate::actors::handoff::{self, Covered, Reviewed};
 use crate::actors::messages;
 use crate::actors::session::PauseOutcome;
 use crate::actors::watcher;
@@ -36,11 +37,7 @@ impl Musician {
         let mut attempt = 0u64;
         loop {
             attempt += 1;
-            let what = match review {
-                Review::Checkpoint { index, .. } => format!("checkpoint {index}"),
-                Review::ContextWorry { step } => format!("context checkpoint after step {step}"),
-                Review::Completion => "final checkpoint".to_string(),
-            };
+            let what = reviewed(review).name();
             self.status(&format!("{what} reached")).await;
             // 000 "Checkpoint workflow" 2: "Run verification tests", and 000 "Verification
             // Decision Matrix": report only what passes. Findings only in the first
@@ -71,15 +68,11 @@ impl Musician {
                     self.cost(&self.scenario.context.message_pct.clone());
                     // The approval names what it covers: its step, or the last agent done
                     // when it was taken inside a step (a reduced scope's checkpoint brought
-                    // forward), so a successor without a HANDOFF resumes after that agent
-                    // (000 "Mid-Session Resumption Protocol" 5: "resumes from the last
-                    // checkpoint"; docs/protocol.md C52).
-                    let covered = if self.next.agent > 1 && review != Review::Completion {
-                        format!("step {} agent {}", self.next.step, self.next.agent - 1)
-                    } else {
-                        format!("step {step}")
-                    };
-                    self.status(&format!("{what} approved ({covered})")).await;
+                    // forward), so a successor without a HANDOFF resumes after it (000
+                    // "Mid-Session Resumption Protocol" 5: "resumes from the last checkpoint";
+                    // docs/protocol.md C52), in the words it reads back (`approval_line`).
+                    let covered = if review == Review::Completion { Some(Covered::Step(step)) } else { Covered::before(self.next) };
+                    self.status(&handoff::approval_line(reviewed(review), covered)).await;
                     self.last_checkpoint_step = Some(step);
                     self.answered_zone = None;
                     self.answered_past_ceiling = false;
@@ -420,6 +413,15 @@ impl Musician {
 
 /// How a receipt's text starts: the successor finds its predecessor's cursor by it.
 pub(super) const RECEIPT_PREFIX: &str = "RECEIPT:";
+
+/// The review as its status lines name it (`handoff::Reviewed`, shared with the successor's reader).
+fn reviewed(review: Review) -> Reviewed {
+    match review {
+        Review::Checkpoint { index, .. } => Reviewed::Checkpoint(index),
+        Review::ContextWorry { step } => Reviewed::ContextWorry(step),
+        Review::Completion => Reviewed::Final,
+    }
+}
 
 /// The step a review covers: its checkpoint's, or the plan's last for the completion review.
 fn review_step(review: Review, steps: u64) -> u64 {

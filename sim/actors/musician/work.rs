@@ -154,6 +154,23 @@ impl Musician {
         Ok(None)
     }
 
+    /// A return that is not integrated (`agent_returned` gave `None`): the hard stop of a full
+    /// window, or the escalation and hand-off past the ceiling (C151) or past its margin
+    /// (C162), or where no escalation is due the hand-off at once (C50). The agent is not
+    /// integrated, so the HANDOFF continues from it.
+    async fn not_integrated(&mut self, label: &str) -> Result<End, SqlFailure> {
+        if self.context_pct >= 100 {
+            return Ok(self.hard_stop());
+        }
+        if self.context_pct > self.scenario.context.ceiling_pct {
+            return self.past_ceiling_on_return(label).await;
+        }
+        if self.escalates_at_ceiling() {
+            return self.ceiling_margin_on_return(label).await;
+        }
+        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
+    }
+
     /// A successor that continues right after a scheduled checkpoint's step which no review
     /// approved (its predecessor handed off between the step's last agent and the review)
     /// holds that checkpoint's review first (000 "Checkpoint workflow": verify, then report).
@@ -231,20 +248,7 @@ impl Musician {
             };
             if !fails {
                 let returned = self.agent_returned(step, agent, &label, script.as_ref().is_some_and(|s| s.self_correction)).await?;
-                let Some(extra) = returned else {
-                    if self.context_pct >= 100 {
-                        return Ok(AgentOutcome::End(self.hard_stop()));
-                    }
-                    if self.context_pct > self.scenario.context.ceiling_pct {
-                        return self.past_ceiling_on_return(&label).await.map(AgentOutcome::End);
-                    }
-                    // Past the ceiling on the return (C50): the agent is not integrated, so
-                    // the HANDOFF continues from it.
-                    return self
-                        .clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)"))
-                        .await
-                        .map(AgentOutcome::End);
-                };
+                let Some(extra) = returned else { return self.not_integrated(&label).await.map(AgentOutcome::End) };
                 self.agents_done += 1;
                 // REF-3's average is the nominal cost: a self-correction's extra is the risk
                 // the estimate adds apart (000 Example: Context-Tight Break Point: "~4% each
@@ -487,7 +491,12 @@ impl Musician {
         }
         let integration_upper_pct = self.scenario.context.integration_pct.upper();
         if self.would_cross_ceiling(integration_upper_pct) {
-            self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated")).await;
+            // Under the ceiling, but its integration and a clean exit would cross it: the caller
+            // escalates first where an escalation is due (C162), else this line is the hand-off's.
+            if !self.escalates_at_ceiling() {
+                self.status(&format!("context past the {ceiling}% ceiling margin on {label}'s return: handing off now, not integrated"))
+                    .await;
+            }
             return Ok(None);
         }
         let integration_ms = self.ctx.draw(&self.scenario.timing.integration_ms);
