@@ -315,7 +315,8 @@ impl World {
             Some(FaultKind::IoError) => {
                 // The statement does not run: the trace shows it failed, as a refused one.
                 let own_task = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
-                let (result, params_text) = (SqlResult::SqliteError(IO_ERROR_MESSAGE.to_string()), ParamsText::Text(describe_params(stmt, &params)));
+                let (result, params_text) =
+                    (SqlResult::SqliteError(IO_ERROR_MESSAGE.to_string()), ParamsText::Text(describe_params(stmt, &params)));
                 self.emit_sql(now_ms, name, session_id, stmt, own_task, result, Default::default(), params_text);
                 return Ok(Some(Reply::SqlRefused { failure: io_failure(stmt), params }));
             }
