@@ -381,8 +381,7 @@ impl World {
             (None, Some(_)) => (ParamsText::Text(describe_params(stmt, &params)), params),
             (None, None) => (ParamsText::Bound(stmt, params), Params::default()),
         };
-        let event_session = session_id.clone();
-        self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
+        self.emit_sql(now_ms, name, session_id.clone(), stmt, task_id, result.0, result.1, params_text);
         self.acknowledge_receipt(now_ms, name, &session_id, stmt, &reply);
         let (after, held) = (after, After { name, stmt, params, reply });
         self.after_statement(exec, actor, &session_id, after, held)
