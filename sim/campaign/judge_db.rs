@@ -233,7 +233,7 @@ impl Events {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled,
-            params_text: "the rows the recorder's install found".to_string(),
+            params_text: "the rows the recorder's install found".into(),
         };
         let session: Arc<str> = self.conductors.first().map_or("", String::as_str).into();
         let t_ms = history.start_unix_ms - start_unix_ms;
@@ -356,7 +356,7 @@ impl Events {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: format!("seq={}", change.seq),
+            params_text: format!("seq={}", change.seq).into(),
         };
         let actor = self.actor(writer, conductor, &task_id, at - start_unix_ms);
         Event { t_ms: at - start_unix_ms, who: Who::Actor(actor), session: writer.into(), kind: EventKind::Sql(Box::new(sql)) }

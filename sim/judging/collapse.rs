@@ -122,7 +122,7 @@ mod tests {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         Event { t_ms, who: Who::Actor(name), session: Arc::from("s"), kind: EventKind::Sql(Box::new(sql)) }
     }

@@ -22,7 +22,7 @@ use crate::base::error::{Error, Result};
 use crate::base::trace_rows::{format_count, itoa_buf, Chunks, Hashed, RowText, RowWriter};
 use crate::trace::trace_spool::Spool;
 use crate::vocab::{ActorName, NameHash};
-use crate::world::event::{Event, EventKind, SqlResult, Who};
+use crate::world::event::{Event, EventKind, ParamsText, SqlResult, Who};
 
 /// The columns of trace format v2 (`trace_codec::FORMAT_VERSION`).
 pub const HEADER: [&str; 11] =
@@ -105,12 +105,18 @@ fn kind_columns<'a>(
                 SqlResult::Failed(_) | SqlResult::SqliteError(_) => "error",
             };
             let detail = match &sql.result {
-                SqlResult::Rows(_) => sql.params_text.as_str(),
+                SqlResult::Rows(_) => match &sql.params_text {
+                    ParamsText::Text(text) => text.as_str(),
+                    bound => {
+                        bound.push_to(detail_buf);
+                        detail_buf.as_str()
+                    }
+                },
                 SqlResult::Busy(message) => message.as_str(),
                 SqlResult::Failed(message) | SqlResult::SqliteError(message) => {
                     detail_buf.push_str(message);
                     detail_buf.push_str("; ");
-                    detail_buf.push_str(&sql.params_text);
+                    sql.params_text.push_to(detail_buf);
                     detail_buf.as_str()
                 }
             };

@@ -363,7 +363,7 @@ pub fn encode_sql(out: &mut String, sql: &SqlEvent) {
     };
     if let Some(name) = not_run {
         text_item(out, "result", name);
-        text_item(out, "params", params_text);
+        text_item(out, "params", &params_text.render());
     }
 }
 
@@ -383,13 +383,13 @@ pub fn decode_sql(stmt: Stmt, rows: &str, detail: &str, observed: &str) -> Resul
     let params = f.optional("params")?.map(unescape).transpose()?;
     f.end()?;
     let (result, params_text) = match (rows, not_run, params) {
-        ("busy", Some("busy"), Some(params)) => (SqlResult::Busy(detail.to_string()), params),
+        ("busy", Some("busy"), Some(params)) => (SqlResult::Busy(detail.to_string()), params.into()),
         ("error", Some(kind @ ("failed" | "sqlite_error")), Some(params)) => {
             let message = detail.strip_suffix(&format!("; {params}")).ok_or_else(|| format!("detail does not end with `; {params}`"))?;
             let message = message.to_string();
-            (if kind == "failed" { SqlResult::Failed(message) } else { SqlResult::SqliteError(message) }, params)
+            (if kind == "failed" { SqlResult::Failed(message) } else { SqlResult::SqliteError(message) }, params.into())
         }
-        (count, None, None) if count != "busy" && count != "error" => (SqlResult::Rows(number("rows", count)?), detail.to_string()),
+        (count, None, None) if count != "busy" && count != "error" => (SqlResult::Rows(number("rows", count)?), detail.into()),
         (rows, not_run, _) => {
             return Err(format!("rows `{rows}` does not go with result `{}` and its params", not_run.unwrap_or("")));
         }

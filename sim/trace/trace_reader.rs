@@ -597,7 +597,7 @@ mod tests {
         insert.before = row("working", "abc", 2);
         insert.after = insert.before.clone();
         insert.message = Some((42, "task-01".into(), "review_request".into()));
-        insert.params_text = format!("message={AWKWARD}");
+        insert.params_text = format!("message={AWKWARD}").into();
         // One statement that inserted three messages and changed two other tasks' rows
         // (issue 26: every affected id is traced).
         let mut multi = insert.clone();

@@ -49,7 +49,7 @@ impl Run {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
     }

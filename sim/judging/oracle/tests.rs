@@ -58,7 +58,7 @@ impl Run {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
     }
@@ -78,7 +78,7 @@ impl Run {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         self.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)))
     }
@@ -97,7 +97,7 @@ impl Run {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         self.event(t_ms, "task-01.S1", S1, EventKind::Sql(Box::new(sql)))
     }
@@ -132,7 +132,7 @@ impl Run {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: polled.iter().map(|(t, s, a)| (t.to_string(), s.to_string(), *a)).collect(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         self.event(t_ms, "conductor", "conductor-session", EventKind::Sql(Box::new(sql)))
     }
@@ -646,7 +646,7 @@ fn no_constraint_failure_and_its_near_miss_busy() {
             more_messages: Vec::new(),
             other_rows: Vec::new(),
             polled: Vec::new(),
-            params_text: String::new(),
+            params_text: Default::default(),
         };
         run.event(t, "conductor", "conductor-session", EventKind::Sql(Box::new(sql)));
     }
@@ -1013,7 +1013,7 @@ fn read(run: &mut Run, t_ms: i64, actor: &str, sid: &str, stmt: Stmt) {
         more_messages: Vec::new(),
         other_rows: Vec::new(),
         polled: Vec::new(),
-        params_text: String::new(),
+        params_text: Default::default(),
     };
     run.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)));
 }

@@ -23,7 +23,7 @@ fn insert(run: &mut Run, t_ms: i64, actor: &str, sid: &str, stmt: Stmt, stmt_tas
         more_messages: all.collect(),
         other_rows: Vec::new(),
         polled: Vec::new(),
-        params_text: String::new(),
+        params_text: Default::default(),
     };
     run.event(t_ms, actor, sid, EventKind::Sql(Box::new(sql)));
 }
