@@ -370,18 +370,23 @@ impl World {
                 }
             }
         };
-        // A run catching up drops its events unread (sim/world/catch_up.rs): no text for them.
-        let params_text = if self.catch_up.is_some() { String::new() } else { describe_params(stmt, &params) };
         let mut params = params;
-        // A hang after the statement keeps the parameters for the request it defers; otherwise
-        // the event takes the task id out of them.
-        let after_fault = after.is_some();
-        let event_session = session_id.clone();
-        let task_id = match if after_fault { None } else { take_task(&mut params) } {
-            Some(task_id) => task_id,
-            None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
-        };
-        self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
+        if self.events.dropping() {
+            // A run catching up drops its events unread (sim/world/catch_up.rs): this one is
+            // counted, not made.
+            self.events.count_dropped();
+        } else {
+            let params_text = describe_params(stmt, &params);
+            // A hang after the statement keeps the parameters for the request it defers;
+            // otherwise the event takes the task id out of them.
+            let after_fault = after.is_some();
+            let event_session = session_id.clone();
+            let task_id = match if after_fault { None } else { take_task(&mut params) } {
+                Some(task_id) => task_id,
+                None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
+            };
+            self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
+        }
         self.acknowledge_receipt(now_ms, name, &session_id, stmt, &reply);
         let (after, held) = (after, After { name, stmt, params, reply });
         self.after_statement(exec, actor, &session_id, after, held)
@@ -574,13 +579,20 @@ impl World {
         // The run's files live in memory while it lasts and reach the disk once, at its end
         // (`flush_files`): only the simulated sessions touch them meanwhile, and opening a
         // file per status line was a tenth of a run's cost (issue 7).
-        let (lines, first_line) = (text.lines().count(), text.lines().next().unwrap_or("").to_string());
+        // A run catching up drops its events unread (sim/world/catch_up.rs): nothing of the
+        // text is described for it.
+        let described =
+            (!self.events.dropping()).then(|| (path.clone(), text.lines().count(), text.lines().next().unwrap_or("").to_string()));
         match op {
-            FileOp::Append => self.files.entry(path.clone()).or_default().push_str(&text),
+            FileOp::Append => self.files.entry(path).or_default().push_str(&text),
             _ => {
-                self.files.insert(path.clone(), text);
+                self.files.insert(path, text);
             }
         }
+        let Some((path, lines, first_line)) = described else {
+            self.events.count_dropped();
+            return Reply::FileWritten;
+        };
         let info = exec.data(actor).expect("present");
         self.emit(
             self.now_ms(exec),
