@@ -169,6 +169,14 @@ struct After {
     reply: SqlReply,
 }
 
+/// Which statement an event is of: when, by whom, in which session.
+struct Statement<'a> {
+    now_ms: i64,
+    name: ActorName,
+    session_id: &'a Arc<str>,
+    stmt: Stmt,
+}
+
 /// What the virtual write lock says to a write.
 enum WriteLock {
     /// Free: the write goes ahead and holds it.
@@ -371,25 +379,35 @@ impl World {
             }
         };
         let mut params = params;
-        if self.events.dropping() {
-            // A run catching up drops its events unread (sim/world/catch_up.rs): this one is
-            // counted, not made.
-            self.events.count_dropped();
-        } else {
-            let params_text = describe_params(stmt, &params);
-            // A hang after the statement keeps the parameters for the request it defers;
-            // otherwise the event takes the task id out of them.
-            let after_fault = after.is_some();
-            let event_session = session_id.clone();
-            let task_id = match if after_fault { None } else { take_task(&mut params) } {
-                Some(task_id) => task_id,
-                None => task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
-            };
-            self.emit_sql(now_ms, name, event_session, stmt, task_id, result.0, result.1, params_text);
-        }
+        let at = Statement { now_ms, name, session_id: &session_id, stmt };
+        self.statement_event(exec, actor, at, &mut params, after.is_some(), result);
         self.acknowledge_receipt(now_ms, name, &session_id, stmt, &reply);
         let (after, held) = (after, After { name, stmt, params, reply });
         self.after_statement(exec, actor, &session_id, after, held)
+    }
+
+    /// The statement's event. A hang after the statement keeps the parameters for the request
+    /// it defers (`after_fault`); otherwise the event takes the task id out of them. A run
+    /// catching up drops its events unread (sim/world/catch_up.rs): its event is counted, not made.
+    fn statement_event(
+        &self,
+        exec: &Exec,
+        actor: ActorId,
+        at: Statement<'_>,
+        params: &mut Params,
+        after_fault: bool,
+        result: (SqlResult, Observed),
+    ) {
+        if self.events.dropping() {
+            self.events.count_dropped();
+            return;
+        }
+        let params_text = describe_params(at.stmt, params);
+        let task_id = match if after_fault { None } else { take_task(params) } {
+            Some(task_id) => task_id,
+            None => task_of(params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string(),
+        };
+        self.emit_sql(at.now_ms, at.name, at.session_id.clone(), at.stmt, task_id, result.0, result.1, params_text);
     }
 
     /// `durable-cursor` (issue 28, sim/world/receipt.rs): the messages a committed receipt
