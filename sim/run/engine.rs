@@ -53,8 +53,9 @@ impl Consumers {
     /// A run that writes its trace gets a thread for its consumers when the machine has a
     /// second core; a sweep's hash-only pair keeps them inline (its other jobs fill the cores).
     fn new(observers: Observers) -> Result<Consumers> {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        if observers.trace.writes_a_file() && cores > 1 {
+        // Asked only of a run that writes its trace: the question reads cgroup files, and
+        // an exploration or a sweep makes thousands of hash-only runs.
+        if observers.trace.writes_a_file() && std::thread::available_parallelism().map_or(1, usize::from) > 1 {
             return Ok(Consumers::Thread(ObserverThread::start(observers)?));
         }
         Ok(Consumers::Inline(Box::new(observers)))
@@ -92,8 +93,6 @@ pub struct Engine {
     files_root: PathBuf,
     /// Events of the current step, reused between steps.
     pending: Vec<Event>,
-    /// Events emitted so far (handed to the consumers, or dropped while catching up).
-    emitted: u64,
     /// This run's part in forking (sim/run/fork.rs).
     fork: Fork,
 }
@@ -140,7 +139,7 @@ impl Engine {
         });
         let world = World::new(db, faults, events, config.epoch_unix_ms, config.statement_ms.clone());
         let consumers = Consumers::new(observers)?;
-        Ok(Engine { config, runtime, exec, world, consumers, files_root, pending: Vec::new(), emitted: 0, fork: Fork::None })
+        Ok(Engine { config, runtime, exec, world, consumers, files_root, pending: Vec::new(), fork: Fork::None })
     }
 
     /// Takes snapshots as the run goes, for runs forked from it (sim/run/fork.rs): only of
@@ -161,6 +160,8 @@ impl Engine {
     pub fn fork_from(&mut self, base: std::sync::Arc<ForkBase>, at: usize) {
         let played = base.snapshots[at].played;
         self.world.catch_up(crate::world::catch_up::CatchUp::new(base.playback.clone(), played));
+        // Counted, not kept: the snapshot's observers have had them.
+        self.runtime.events.set_dropping(true);
         self.fork = Fork::Branch { base, at };
     }
 
@@ -185,7 +186,7 @@ impl Engine {
                 let played = self.world.playback().map_or(0, |p| p.len());
                 let db = self.world.db_mut();
                 let (stats, rows) = (db.stats, db.rows_image()?);
-                snapshots.keep(self.exec.events(), asked, played, self.emitted, stats, rows, observers);
+                snapshots.keep(self.exec.events(), asked, played, self.runtime.events.emitted(), stats, rows, observers);
                 Ok(())
             }
             Fork::Branch { base, at } => {
@@ -197,7 +198,7 @@ impl Engine {
                 let answered = self.world.caught_up();
                 let same = popped == snapshot.popped
                     && answered == Some(snapshot.played)
-                    && self.emitted == snapshot.emitted
+                    && self.runtime.events.emitted() == snapshot.emitted
                     && self.world.faults().asked() == snapshot.asked;
                 // The run's own trace, replaced here, holds only its first row: its buffer is the copy's.
                 let buffer = match &mut self.consumers {
@@ -208,6 +209,7 @@ impl Engine {
                 let next = usize::try_from(snapshot.stats.statements).expect("a count of statements run");
                 self.world.db_mut().fork_from(snapshot.rows(), snapshot.stats, next)?;
                 self.consumers = Consumers::Inline(Box::new(observers));
+                self.runtime.events.set_dropping(false);
                 self.fork = Fork::None;
                 Ok(())
             }
@@ -352,9 +354,9 @@ impl Engine {
     /// Hands every event emitted since the last dispatch to the consumers, in order.
     fn dispatch(&mut self) -> Result<()> {
         self.runtime.events.drain_into(&mut self.pending);
-        self.emitted += self.pending.len() as u64;
         if self.world.is_catching_up() {
-            // The snapshot's observers have consumed these already (sim/run/fork.rs).
+            // The snapshot's observers have consumed these already (sim/run/fork.rs): only
+            // the ones emitted before the run was forked are left to drop.
             self.pending.clear();
             return Ok(());
         }

@@ -258,17 +258,47 @@ pub enum Fact {
 }
 
 /// Events as they are emitted during one step, drained by the engine into the consumers.
+/// Every event is counted; while `dropping` (a forked run catching up, whose events the
+/// snapshot's observers have had: sim/run/fork.rs) an event is counted and dropped, not kept.
 #[derive(Default)]
-pub struct EventLog(std::cell::RefCell<Vec<Event>>);
+pub struct EventLog {
+    pending: std::cell::RefCell<Vec<Event>>,
+    emitted: std::cell::Cell<u64>,
+    dropping: std::cell::Cell<bool>,
+}
 
 impl EventLog {
     pub fn push(&self, event: Event) {
-        self.0.borrow_mut().push(event);
+        self.emitted.set(self.emitted.get() + 1);
+        if !self.dropping.get() {
+            self.pending.borrow_mut().push(event);
+        }
+    }
+
+    /// Counts an event not made, in place of `push` while `dropping`: its maker knows no
+    /// one would read it.
+    pub fn count_dropped(&self) {
+        debug_assert!(self.dropping.get(), "only an event nobody reads goes unmade");
+        self.emitted.set(self.emitted.get() + 1);
+    }
+
+    /// Events emitted so far, kept or dropped.
+    pub fn emitted(&self) -> u64 {
+        self.emitted.get()
+    }
+
+    /// Whether events are counted and dropped rather than kept.
+    pub fn dropping(&self) -> bool {
+        self.dropping.get()
+    }
+
+    pub fn set_dropping(&self, dropping: bool) {
+        self.dropping.set(dropping);
     }
 
     /// Moves every pending event into `into`, in emission order.
     pub fn drain_into(&self, into: &mut Vec<Event>) {
-        into.append(&mut self.0.borrow_mut());
+        into.append(&mut self.pending.borrow_mut());
     }
 }
 

@@ -169,6 +169,14 @@ struct After {
     reply: SqlReply,
 }
 
+/// Which statement an event is of: when, by whom, in which session.
+struct Statement<'a> {
+    now_ms: i64,
+    name: ActorName,
+    session_id: &'a Arc<str>,
+    stmt: Stmt,
+}
+
 /// What the virtual write lock says to a write.
 enum WriteLock {
     /// Free: the write goes ahead and holds it.
@@ -371,20 +379,40 @@ impl World {
                 }
             }
         };
-        let task_id = task_of(&params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
-        // The event takes the parameters, and the trace writer makes their text
-        // (`ParamsText::Bound`), unless a fault after the statement keeps them for the request
-        // it defers or the answer it refuses. A run catching up drops its events unread
-        // (sim/world/catch_up.rs): no text for them.
-        let (params_text, params) = match (&self.catch_up, &after) {
-            (Some(_), _) => (ParamsText::default(), params),
-            (None, Some(_)) => (ParamsText::Text(describe_params(stmt, &params)), params),
-            (None, None) => (ParamsText::Bound(stmt, params), Params::default()),
-        };
-        self.emit_sql(now_ms, name, session_id.clone(), stmt, task_id, result.0, result.1, params_text);
+        let mut params = params;
+        let at = Statement { now_ms, name, session_id: &session_id, stmt };
+        self.statement_event(exec, actor, at, &mut params, after.is_some(), result);
         self.acknowledge_receipt(now_ms, name, &session_id, stmt, &reply);
         let (after, held) = (after, After { name, stmt, params, reply });
         self.after_statement(exec, actor, &session_id, after, held)
+    }
+
+    /// The statement's event. A hang after the statement keeps the parameters for the request
+    /// it defers (`after_fault`); otherwise the event takes the task id out of them. A run
+    /// catching up drops its events unread (sim/world/catch_up.rs): its event is counted, not made.
+    fn statement_event(
+        &self,
+        exec: &Exec,
+        actor: ActorId,
+        at: Statement<'_>,
+        params: &mut Params,
+        after_fault: bool,
+        result: (SqlResult, Observed),
+    ) {
+        if self.events.dropping() {
+            self.events.count_dropped();
+            return;
+        }
+        let task_id = task_of(params).unwrap_or_else(|| exec.data(actor).expect("present").task_id.as_str()).to_string();
+        // The event takes the parameters, and the trace writer makes their text
+        // (`ParamsText::Bound`), unless a fault after the statement keeps them for the request
+        // it defers or the answer it refuses.
+        let params_text = if after_fault {
+            ParamsText::Text(describe_params(at.stmt, params))
+        } else {
+            ParamsText::Bound(at.stmt, std::mem::take(params))
+        };
+        self.emit_sql(at.now_ms, at.name, at.session_id.clone(), at.stmt, task_id, result.0, result.1, params_text);
     }
 
     /// `durable-cursor` (issue 28, sim/world/receipt.rs): the messages a committed receipt
@@ -574,13 +602,20 @@ impl World {
         // The run's files live in memory while it lasts and reach the disk once, at its end
         // (`flush_files`): only the simulated sessions touch them meanwhile, and opening a
         // file per status line was a tenth of a run's cost (issue 7).
-        let (lines, first_line) = (line_count(&text), first_line(&text).to_string());
+        // A run catching up drops its events unread (sim/world/catch_up.rs): nothing of the
+        // text is described for it.
+        let described =
+            (!self.events.dropping()).then(|| (path.clone(), line_count(&text), first_line(&text).to_string()));
         match op {
-            FileOp::Append => self.files.entry(path.clone()).or_default().push_str(&text),
+            FileOp::Append => self.files.entry(path).or_default().push_str(&text),
             _ => {
-                self.files.insert(path.clone(), text);
+                self.files.insert(path, text);
             }
         }
+        let Some((path, lines, first_line)) = described else {
+            self.events.count_dropped();
+            return Reply::FileWritten;
+        };
         let info = exec.data(actor).expect("present");
         self.emit(
             self.now_ms(exec),
