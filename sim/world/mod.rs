@@ -604,8 +604,7 @@ impl World {
         // file per status line was a tenth of a run's cost (issue 7).
         // A run catching up drops its events unread (sim/world/catch_up.rs): nothing of the
         // text is described for it.
-        let described =
-            (!self.events.dropping()).then(|| (path.clone(), line_count(&text), first_line(&text).to_string()));
+        let described = (!self.events.dropping()).then(|| (path.clone(), line_count(&text), first_line(&text).to_string()));
         match op {
             FileOp::Append => self.files.entry(path).or_default().push_str(&text),
             _ => {
