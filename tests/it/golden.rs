@@ -1,11 +1,11 @@
 //! The behaviour guard: the trace hash and the SHA-256 of `comms.db` and `violations.csv` of every shipped scenario
-//! on its own seed (and a few more seeds of the random-fault scenarios), against the committed
+//! on its own seed, the proof suites' included (and a few more seeds of the random-fault scenarios), against the committed
 //! `tests/golden/hashes.tsv`. A refactor leaves every line unchanged; a change of behaviour
 //! rewrites the file in the same commit (`REHEARSAL_BLESS=1 cargo test golden`) and says why.
 
 use std::path::Path;
 
-use crate::support::{on_two_threads, rehearsal, root, shipped_cases, stderr, stdout, summary_field};
+use crate::support::{golden_cases, on_two_threads, rehearsal, root, stderr, stdout, summary_field};
 
 const GOLDEN: &str = "tests/golden/hashes.tsv";
 
@@ -32,7 +32,7 @@ fn measure(scenario: &str, seed: Option<u64>, out: &Path) -> String {
 #[test]
 fn every_shipped_scenario_keeps_its_trace_and_database_hashes() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases = shipped_cases();
+    let cases = golden_cases();
     let lines = on_two_threads(cases.len(), |i| measure(&cases[i].0, cases[i].1, &tmp.path().join(format!("r{i}"))));
     let mut actual = String::from("scenario\tseed\ttrace_sha256\tcomms_db_sha256\tviolations_sha256\n");
     for line in lines {

@@ -147,3 +147,33 @@ fn a_session_whose_write_returns_late_reads_its_watcher_before_another_write() {
     assert!(hooks[..hooks.len() - 1].iter().all(|h| h.ends_with("states [\"needs_review\"], exit blocked")), "{hooks:?}");
     assert!(hooks[hooks.len() - 1].ends_with("no row names this session, exit allowed"), "{hooks:?}");
 }
+
+/// C172: a hand-over sent before a session's own claim is about an earlier holder of its
+/// number. proof/late-twin-on-released-row.toml seed 1: the conductor hands S1's row over at
+/// 09:22:39 ("HANDOFF: task-01 session S1 went stale"); the late twin S1b claims the released
+/// row at 09:30:26 and its watcher brings that message. Before C172 it read it as its own,
+/// stopped with the row naming it `working`, and its stop hook held it ~9.5 minutes until a
+/// third session claimed; it works the task to its end instead. The scenario fails by design
+/// (its `[expect]`), with the same rules as before.
+#[test]
+fn a_handover_sent_before_the_sessions_own_claim_does_not_stop_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, out) = run_into("scenarios/proof/late-twin-on-released-row.toml", &[], tmp.path());
+    assert_eq!(code, 1, "{out}");
+    let records = trace(tmp.path());
+    let by = |r: &TraceRecord, who: &str| r.actor.as_ref().is_some_and(|a| a.to_string() == who);
+    let twin_claim = records
+        .iter()
+        .find(|r| by(r, "task-01.S1b") && r.statement == "claim_task" && r.rows == "1")
+        .expect("the late twin claims the released row");
+    let handover = records
+        .iter()
+        .find(|r| by(r, "conductor") && r.detail.contains("HANDOFF: task-01 session S1 went stale"))
+        .expect("the conductor hands S1's row over");
+    assert!(handover.t_ms < twin_claim.t_ms, "the hand-over is older than the twin's claim");
+    assert!(!records.iter().any(|r| by(r, "task-01.S1b") && r.event == "replaced_read"), "S1b is not replaced by it");
+    let hooks: Vec<&TraceRecord> = records.iter().filter(|r| by(r, "task-01.S1b") && r.event == "stop_hook").collect();
+    assert_eq!(hooks.len(), 1, "{hooks:?}");
+    assert!(hooks[0].detail.contains("exit allowed"), "{}", hooks[0].detail);
+    assert!(status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("task complete")), "S1b completes the task");
+}

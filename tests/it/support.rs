@@ -88,6 +88,16 @@ pub fn shipped_cases() -> Vec<(String, Option<u64>)> {
     cases
 }
 
+/// The golden file's runs: `shipped_cases`, and the proof suites' scenarios on their own
+/// seeds (strict copies and the proof's own demonstrations: shipped, so a change of their
+/// behaviour must show in the golden file too).
+pub fn golden_cases() -> Vec<(String, Option<u64>)> {
+    let mut cases = shipped_cases();
+    let proof = toml_files(&root().join(PROOF_SUITES));
+    cases.extend(proof.iter().map(|p| (p.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/"), None)));
+    cases
+}
+
 /// Runs `job(i)` for every `i < n` on two threads (the machines running the tests share
 /// their cores), results in order.
 pub fn on_two_threads<T: Send>(n: usize, job: impl Fn(usize) -> T + Sync) -> Vec<T> {

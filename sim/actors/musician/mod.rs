@@ -170,6 +170,10 @@ struct Musician {
     /// the ceiling (an escalation, > 80 %): its answer covers the crossing, which is not
     /// escalated again (docs/protocol.md C150).
     answered_past_ceiling: bool,
+    /// When this session's claim succeeded (`YYYY-MM-DD HH:MM:SS`, as the messages' own
+    /// `timestamp`): a hand-over sent before it is about an earlier holder of the task
+    /// (docs/protocol.md C172).
+    claimed_at: Option<String>,
     /// The context at the end of the last zone evaluation: the next piece of work is evaluated
     /// again only if context grew since (docs/protocol.md C55).
     evaluated_at_pct: Option<i64>,
@@ -209,6 +213,7 @@ pub async fn session(ctx: Ctx, scenario: Rc<Scenario>, launch: Launch) {
         pause_timeouts: 0,
         answered_zone: None,
         answered_past_ceiling: false,
+        claimed_at: None,
         evaluated_at_pct: None,
         scope: Scope::Normal,
         next: Position::START,
@@ -413,6 +418,7 @@ impl Musician {
             return Ok(End::ClaimBlocked);
         }
         let started_at = self.ctx.now_utc();
+        self.claimed_at = Some(started_at.clone());
         // 000 Bootstrap 7. The status file is the task's, shared with earlier sessions, so
         // a session writes to it only once its claim has succeeded.
         self.cost(&self.scenario.context.bootstrap_start_pct.clone());

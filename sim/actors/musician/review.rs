@@ -279,8 +279,7 @@ impl Musician {
     /// the state as its answer and the latest message as its text; under
     /// `replies-cite-request` only a reply to one of its own requests answers it.
     async fn read_answer(&mut self, state: String) -> Result<Waited, SqlFailure> {
-        let read = self.consume_conductor_messages().await?;
-        self.stop_if_replaced(&read).await?;
+        let read = self.read_messages_or_stop().await?;
         // The conductor's request to exit (docs/protocol.md D16) answers no request: it is
         // addressed to whichever session holds the row, so it needs no citation (D15).
         let exit_request = TaskState::parse(&state) == Some(TaskState::ExitRequested) && self.scenario.settings.exit_request_to_musician;
@@ -305,12 +304,19 @@ impl Musician {
     /// its stop hook (C170), which holds it, writing nothing, while the row still names it
     /// unfinished. The failure then ends the session as a fenced write does; the note says
     /// why. Under `messages-logged-only` it is logged (C23).
-    pub(super) async fn stop_if_replaced(&mut self, read: &[String]) -> Result<(), SqlFailure> {
+    ///
+    /// A hand-over sent before this session's own claim is about an earlier holder of its
+    /// number (a double launch's first process, whose row was released and claimed again by
+    /// this one): this session was not replaced by it, and reads it as information (C172).
+    /// One sent in the claim's own second is taken as its own: the timestamps cannot tell.
+    pub(super) async fn stop_if_replaced(&mut self, read: &[(String, String)]) -> Result<(), SqlFailure> {
         if !self.scenario.settings.reads_handover {
             return Ok(());
         }
         let (task, no) = (self.launch.plan.task_id.clone(), self.launch.session_no);
-        let Some(text) = read.iter().find(|text| messages::hands_over_session(text, &task, no)) else { return Ok(()) };
+        let claimed_at = self.claimed_at.as_deref().unwrap_or("");
+        let own = |(text, at): &&(String, String)| messages::hands_over_session(text, &task, no) && at.as_str() >= claimed_at;
+        let Some((text, _)) = read.iter().find(own) else { return Ok(()) };
         let first = text.lines().next().unwrap_or("").to_string();
         self.ctx.note("replaced_read", format!("read `{first}`: this session was replaced, stopping without another write"));
         self.ctx.observe(Fact::WorkOver { session_id: self.ctx.meta().session_id.clone() });
@@ -318,13 +324,16 @@ impl Musician {
         Err(SqlFailure::refused(Stmt::ReadNewConductorMessages, format!("replaced: the conductor handed {task} over (`{first}`)")))
     }
 
-    /// Reads the conductor's new messages so the next watcher does not report them again
-    /// (000 "Message Deduplication"); returns their texts.
-    pub(super) async fn consume_conductor_messages(&mut self) -> Result<Vec<String>, SqlFailure> {
-        Ok(self.consume_conductor_messages_with_times().await?.into_iter().map(|(text, _)| text).collect())
+    /// Reads the conductor's new messages (below) and stops if one of them says this session
+    /// was replaced (`stop_if_replaced`); returns their texts.
+    pub(super) async fn read_messages_or_stop(&mut self) -> Result<Vec<String>, SqlFailure> {
+        let read = self.consume_conductor_messages_with_times().await?;
+        self.stop_if_replaced(&read).await?;
+        Ok(read.into_iter().map(|(text, _)| text).collect())
     }
 
-    /// The same, with each message's `timestamp`; each one counts as handled: here, after the
+    /// Reads the conductor's new messages so the next watcher does not report them again
+    /// (000 "Message Deduplication"), with each message's `timestamp`; each one counts as handled: here, after the
     /// read, or under `durable-cursor` by the world at the receipt's commit (sim/world/receipt.rs).
     pub(super) async fn consume_conductor_messages_with_times(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
         let found = self.read_conductor_messages().await?;

@@ -541,8 +541,7 @@ impl Musician {
         for report in reports {
             match report {
                 WatcherReport::Messages(_) => {
-                    let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read).await?;
+                    let read = self.read_messages_or_stop().await?;
                     for text in read {
                         if messages::is_emergency_resume(&text) {
                             news.resume = true;
@@ -574,8 +573,7 @@ impl Musician {
                     // "The musician then reads the new state and latest message from the
                     // database" (000 "Pause Watcher"): the request's message, if the watcher
                     // found the state first.
-                    let read = self.consume_conductor_messages().await?;
-                    self.stop_if_replaced(&read).await?;
+                    self.read_messages_or_stop().await?;
                     news.exit_requested = true;
                     self.status("conductor set exit_requested: preparing handoff at the next safe point").await;
                 }
