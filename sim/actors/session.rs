@@ -34,6 +34,10 @@ pub struct SessionMemory {
     /// The conductor asked this session to exit (docs/protocol.md D16), as a watcher or the
     /// musician found it; a watcher reports it once.
     pub exit_requested: bool,
+    /// When the background watcher issued its last message poll that came back with nothing
+    /// (000 "Background Watcher" step 1): a woken musician whose watcher has not polled since
+    /// the wake (issued before it, or still under way) polls itself (docs/protocol.md C180).
+    pub empty_poll_issued_ms: i64,
 }
 
 /// How a pause watcher ended (000 "Pause Watcher (During Conductor Wait)").

@@ -24,6 +24,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
     let task_id = ctx.meta().task_id.clone();
     let result: Result<(), SqlFailure> = async {
         for _iteration in 0..scenario.timing.background_max_iterations {
+            let issued_ms = ctx.now_ms();
             let found = if scenario.settings.detect_by_timestamp {
                 // 004 "Check for Conductor Messages": the newest by timestamp, new if newer.
                 let latest = ctx.call(args::read_latest_conductor_message(&task_id)).await?;
@@ -42,6 +43,7 @@ pub async fn background(ctx: Ctx, scenario: Rc<Scenario>, memory: SharedMemory, 
                 memory.borrow_mut().inbox.push(WatcherReport::Messages(ids));
                 return Ok(());
             }
+            memory.borrow_mut().empty_poll_issued_ms = issued_ms;
             let state = refresh_heartbeat_if_old(&ctx, &scenario, &task_id).await?;
             if state == Some(TaskState::ExitRequested) && scenario.settings.exit_request_to_musician && !memory.borrow().exit_requested {
                 // docs/protocol.md D16: a state the conductor sets to stop the session (004

@@ -234,3 +234,48 @@ fn under_004s_reading_the_musician_does_not_take_the_request() {
         assert_eq!(task_row(tmp.path(), task).0, "complete");
     }
 }
+
+/// docs/protocol.md C181 on faults/exit-request-during-report.toml seed 3 (issue 42's second
+/// cold review, N4): the conductor's `EXIT REQUESTED` message and `exit_requested` land while
+/// S1 hangs before its error report's `set_error`, which then lands over them (the row reads
+/// `error`). S1 reads the message right after that late write (C171). Before C181 it logged it
+/// as information ("conductor message while working"), paused for an answer to its error and
+/// waited there for hours while the task sat in `error` (liveness). Now the message is the
+/// request: S1 logs its report, writes no pause, and exits as asked (HANDOFF, final message,
+/// `exited`); S2 completes the task.
+#[test]
+fn an_exit_request_read_after_the_row_moved_on_is_an_exit_as_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/faults/exit-request-during-report.toml");
+    let o = crate::support::rehearsal(&["run", scenario.to_str().unwrap(), "--seed", "3", "--out", tmp.path().to_str().unwrap()]);
+    let out = crate::support::stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("tasks        1/1 complete") && !out.contains("liveness"), "{out}");
+    let rows = trace(tmp.path());
+    let s1 = session("task-01.S1");
+    let landed =
+        rows.iter().find(|r| r.actor == Some(ActorName::Session(s1)) && r.stmt == Some(Stmt::SetError)).expect("S1's held set_error lands");
+    assert_eq!(landed.state_after, Some(TaskState::Error), "it lands over exit_requested");
+    let writes: Vec<(Stmt, Option<TaskState>)> =
+        own_statements(&rows, "task-01.S1").into_iter().filter(|(s, _)| s.writes() && *s != Stmt::StopHookState).collect();
+    let n = writes.len();
+    assert_eq!(
+        writes[n - 3..],
+        [
+            (Stmt::SetError, Some(TaskState::Error)),
+            (Stmt::SendHandoff, Some(TaskState::Error)),
+            (Stmt::MarkExited, Some(TaskState::Exited))
+        ],
+        "S1 exits as asked after its report: {writes:?}"
+    );
+    let paused = rows.iter().any(|r| r.t_ms >= landed.t_ms && crate::support::by_watcher(r, s1, rehearsal::vocab::WatcherKind::Pause));
+    assert!(!paused, "no pause for an answer once asked to exit");
+    let lines = status_lines(tmp.path(), "task-01");
+    let asked = lines.iter().position(|l| l.starts_with("conductor asked for exit (EXIT REQUESTED: task-01: ")).expect("the request read");
+    assert!(lines[asked..].iter().any(|l| l.starts_with("clean exit: all subagents and watchers stopped")), "{lines:?}");
+    let s1_id = &landed.session;
+    let last = messages(tmp.path()).into_iter().rev().find(|m| m.2 == *s1_id).expect("S1's messages");
+    assert_eq!(last.3, "handoff");
+    assert!(last.4.starts_with("EXITED: the conductor requested exit"), "{}", last.4);
+    assert_eq!(task_row(tmp.path(), "task-01").0, "complete");
+}

@@ -6,7 +6,7 @@
 use rehearsal::trace::trace_reader::TraceRecord;
 use rehearsal::vocab::Stmt;
 
-use crate::support::{run_into, session_sql, status_lines, trace};
+use crate::support::{messages, rehearsal, root, run_into, session_sql, status_lines, stdout, task_row, trace};
 
 const SCENARIO: &str = "scenarios/faults/zombie-reads-handover.toml";
 
@@ -176,4 +176,60 @@ fn a_handover_sent_before_the_sessions_own_claim_does_not_stop_it() {
     assert_eq!(hooks.len(), 1, "{hooks:?}");
     assert!(hooks[0].detail.contains("exit allowed"), "{}", hooks[0].detail);
     assert!(status_lines(tmp.path(), "task-01").iter().any(|l| l.starts_with("task complete")), "S1b completes the task");
+}
+
+/// C180 on faults/contradictory-resumption.toml seed 20 (issue 42's second cold review, N3):
+/// S1's held `set_needs_review` lands when it wakes, after the conductor's hand-over is in the
+/// database, but its watcher's overdue step is the heartbeat check (`read_task_state`), whose
+/// next message poll is 15 s away. Before C180 the woken S1 found nothing in the watcher's
+/// 2 s, wrote "checkpoint 1 submitted for review" to the task's status file and waited in a
+/// pause watcher while S2 claimed (`one-live-session-per-task`). Now it polls the messages
+/// itself, reads the hand-over and stops: no status line, no message after the hand-over.
+#[test]
+fn a_woken_session_whose_watcher_was_at_its_heartbeat_check_polls_the_messages_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/faults/contradictory-resumption.toml");
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--seed", "20", "--out", tmp.path().to_str().unwrap()]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(!out.contains("one-live-session-per-task"), "{out}");
+    let records = trace(tmp.path());
+    let by = |r: &TraceRecord, who: &str| r.actor.as_ref().is_some_and(|a| a.to_string() == who);
+    let handover = records
+        .iter()
+        .find(|r| by(r, "conductor") && r.detail.contains("HANDOFF: task-01 session S1 went stale"))
+        .expect("the conductor hands S1's row over");
+    let woke = records.iter().find(|r| by(r, "task-01.S1") && r.event == "woke_late").expect("S1 wakes late");
+    assert!(handover.t_ms < woke.t_ms, "the hand-over is in the database when S1 wakes");
+    // The case of N3: the watcher's first step after the wake is its heartbeat check.
+    let watcher_step =
+        records.iter().find(|r| by(r, "task-01.S1.bg-watcher-1") && r.is_sql() && r.t_ms >= woke.t_ms).expect("the watcher's step");
+    assert_eq!(watcher_step.stmt, Some(Stmt::ReadTaskState), "{watcher_step:?}");
+    let poll = records.iter().find(|r| by(r, "task-01.S1") && r.event == "woke_late_poll").expect("S1 polls the messages itself");
+    let read = records.iter().find(|r| r.event == "replaced_read").expect("S1 reads its hand-over");
+    assert_eq!(read.session, woke.session);
+    assert!(woke.t_ms <= poll.t_ms && poll.t_ms <= read.t_ms);
+    // Nothing written after the wake but the held write: no status line, no statement.
+    let writes = writes_from(&records, &woke.session, woke.t_ms - 1);
+    assert_eq!(writes.len(), 1, "only the held write: {writes:?}");
+    assert!(writes[0].contains("sql set_needs_review"), "{writes:?}");
+    // The database and the status file agree: S1's last message is older than the hand-over,
+    // and the line after S1's last status line before its hang is S2's first.
+    let handover_id = messages(tmp.path())
+        .iter()
+        .find(|m| m.4.starts_with("HANDOFF: task-01 session S1 went stale"))
+        .map(|m| m.0)
+        .expect("the hand-over message");
+    let s1_last = messages(tmp.path()).iter().filter(|m| m.2 == woke.session).map(|m| m.0).max().expect("S1's messages");
+    assert!(s1_last < handover_id, "S1 sent message {s1_last} after the hand-over {handover_id}");
+    let last_line = records
+        .iter()
+        .rev()
+        .find(|r| r.session == woke.session && r.event == "file_append" && r.statement == "temp/task-01-status")
+        .expect("S1's status lines");
+    assert!(last_line.t_ms < woke.t_ms, "S1's last status line is from before its hang: {last_line:?}");
+    let lines = status_lines(tmp.path(), "task-01");
+    let at = lines.iter().position(|l| *l == last_line.detail).expect("S1's last line in the file");
+    assert!(lines[at + 1].starts_with("bootstrap started"), "the next line is S2's: {:?}", &lines[at..at + 2]);
+    assert_eq!(task_row(tmp.path(), "task-01").0, "complete");
 }

@@ -27,6 +27,9 @@ enum Waited {
     /// `replies-cite-request`: the state changed, but no new message replies to a request of
     /// this session (docs/protocol.md D15).
     NoOwnReply,
+    /// Asked to exit before the pause began (a request read after the report's late write, or
+    /// reported by the watcher on the way in): the pause's entry is the safe point (C181).
+    ExitRequested,
 }
 
 impl Musician {
@@ -181,6 +184,7 @@ impl Musician {
             Waited::Answer(answer) => Ok(answer),
             Waited::Unresponsive => Err(self.clean_exit("conductor unresponsive (two pause timeouts)").await?),
             Waited::NoOwnReply => Err(End::NoOwnReply),
+            Waited::ExitRequested => Err(self.exit_on_request().await?),
         })
     }
 
@@ -197,6 +201,10 @@ impl Musician {
         // handled here, before the pause watcher, not with the answer (docs/protocol.md C85).
         if !self.memory.borrow().inbox.is_empty() {
             self.handle_watcher_reports(false).await?;
+        }
+        // Asked to exit (D16, C181): no pause for an answer; the clean exit starts here.
+        if self.exit_requested() {
+            return Ok(Waited::ExitRequested);
         }
         // Two timeouts in one wait end it (000 "Pause Watcher"); each wait starts afresh.
         self.pause_timeouts = 0;
@@ -327,9 +335,31 @@ impl Musician {
     /// Reads the conductor's new messages (below) and stops if one of them says this session
     /// was replaced (`stop_if_replaced`); returns their texts.
     pub(super) async fn read_messages_or_stop(&mut self) -> Result<Vec<String>, SqlFailure> {
+        Ok(self.read_messages_with_times_or_stop().await?.into_iter().map(|(text, _)| text).collect())
+    }
+
+    /// `read_messages_or_stop`, each text with its `timestamp`.
+    pub(super) async fn read_messages_with_times_or_stop(&mut self) -> Result<Vec<(String, String)>, SqlFailure> {
         let read = self.consume_conductor_messages_with_times().await?;
         self.stop_if_replaced(&read).await?;
-        Ok(read.into_iter().map(|(text, _)| text).collect())
+        Ok(read)
+    }
+
+    /// docs/protocol.md C181: the conductor's `EXIT REQUESTED: <task>: prepare handoff and
+    /// exit` of this session's task, sent since its claim (an older one asked an earlier
+    /// holder, as C172 reads a hand-over), is the request itself, whatever the row reads by
+    /// the time it is read: 000 and 002 "States the Conductor Sets" ("Conductor requests
+    /// musician to prepare handoff and exit"), 000 "Emergency Messages" ("The musician judges
+    /// urgency based on the message content"). Not under `exit-requested-conductor-only`, nor
+    /// under `exit-request-no-state`, whose exit writes no state and needs the row to read
+    /// `exit_requested` (a conductor lost between the message and the state leaves it `working`).
+    pub(super) fn asks_this_session_to_exit(&self, text: &str, at: &str) -> bool {
+        let task = &self.launch.plan.task_id;
+        let settings = &self.scenario.settings;
+        settings.exit_request_to_musician
+            && !settings.exit_request_no_state
+            && text.strip_prefix(messages::EXIT_REQUEST).is_some_and(|rest| rest.starts_with(&format!("{task}:")))
+            && at >= self.claimed_at.as_deref().unwrap_or("")
     }
 
     /// Reads the conductor's new messages so the next watcher does not report them again

@@ -420,6 +420,8 @@ impl Musician {
     /// finish and reads what it found before it writes anything (a status line included): a
     /// hand-over of its own task stops it there, with no write (C51). `due_ms` is when the
     /// wait would have ended without the suspension; a wait that ended on time reads nothing.
+    /// A watcher whose overdue step was its heartbeat check has not polled the messages since
+    /// the wake, and sleeps on: the musician then polls them itself (C180).
     pub(super) async fn read_messages_after_wake(&mut self, due_ms: i64) -> Result<WatcherNews, SqlFailure> {
         let late_ms = self.ctx.now_ms() - due_ms;
         let Some(watcher) = self.background.filter(|_| late_ms > self.scenario.timing.background_poll_ms) else {
@@ -427,12 +429,34 @@ impl Musician {
         };
         self.ctx.note("woke_late", format!("{late_ms} ms past its due time: the watcher's overdue poll first"));
         // The overdue poll is a read and at most a heartbeat refresh: a watcher still running
-        // after this found nothing, and sleeps again.
+        // after this found nothing, or its overdue step was the heartbeat check.
         if self.ctx.join_any_for(vec![watcher], WAKE_POLL_GRACE_MS).await.is_none() {
-            return Ok(WatcherNews::default());
+            if self.memory.borrow().empty_poll_issued_ms >= due_ms {
+                return Ok(WatcherNews::default());
+            }
+            return self.poll_messages_after_wake().await;
         }
         self.background = None;
         let news = self.handle_watcher_reports(false).await?;
+        self.start_background_watcher();
+        Ok(news)
+    }
+
+    /// docs/protocol.md C180: the woken musician's own message poll, the watcher's step 1
+    /// (000 "Background Watcher": "Query `orchestration_messages` for new messages from
+    /// conductor"), when its watcher's last poll was issued before the suspension. What it
+    /// finds is read as a watcher exit's messages are (a hand-over of its own task stops it,
+    /// C51); the watcher, which would report them again (000 "Message Deduplication"), is
+    /// relaunched after them. Nothing found: the watcher sleeps on untouched.
+    async fn poll_messages_after_wake(&mut self) -> Result<WatcherNews, SqlFailure> {
+        self.ctx.note("woke_late_poll", "the watcher has not polled the messages since the wake: polling them itself");
+        let read = self.read_messages_with_times_or_stop().await?;
+        let mut news = WatcherNews::default();
+        if read.is_empty() {
+            return Ok(news);
+        }
+        self.stop_background_watcher();
+        self.handle_messages(read, false, &mut news).await;
         self.start_background_watcher();
         Ok(news)
     }
@@ -541,31 +565,8 @@ impl Musician {
         for report in reports {
             match report {
                 WatcherReport::Messages(_) => {
-                    let read = self.read_messages_or_stop().await?;
-                    for text in read {
-                        if messages::is_emergency_resume(&text) {
-                            news.resume = true;
-                            self.status("emergency from conductor (resume): instructions to resume the stopped work").await;
-                        } else if let Some(kind) = messages::emergency_kind(&text) {
-                            let answer = match kind {
-                                messages::EmergencyKind::Urgent if subagent_running => {
-                                    news.urgent = true;
-                                    "stopping current subagent"
-                                }
-                                messages::EmergencyKind::Informational if subagent_running => {
-                                    news.heads_up = true;
-                                    "waiting for the current subagent to finish"
-                                }
-                                messages::EmergencyKind::Urgent => "no subagent running, acknowledged",
-                                messages::EmergencyKind::Informational => "no subagent running, heads-up taken into account",
-                                messages::EmergencyKind::Advisory => "acknowledged, continuing",
-                            };
-                            self.status(&format!("emergency from conductor ({}): {answer}", kind.word())).await;
-                        } else {
-                            let first = text.lines().next().unwrap_or("").to_string();
-                            self.status(&format!("conductor message while working: {first}")).await;
-                        }
-                    }
+                    let read = self.read_messages_with_times_or_stop().await?;
+                    self.handle_messages(read, subagent_running, &mut news).await;
                 }
                 WatcherReport::IterationsExhausted => self.ctx.note("watcher_relaunch", "iteration cap"),
                 WatcherReport::FencedOut => return Err(self.fenced_by_watcher()),
@@ -580,6 +581,41 @@ impl Musician {
             }
         }
         Ok(news)
+    }
+
+    /// The conductor's messages just read, each answered by its kind (000 "Emergency
+    /// Messages"); what they ask of the musician goes into `news`.
+    async fn handle_messages(&mut self, read: Vec<(String, String)>, subagent_running: bool, news: &mut WatcherNews) {
+        for (text, at) in read {
+            if self.asks_this_session_to_exit(&text, &at) {
+                // C181: the request itself, as the state would say it (D16).
+                news.exit_requested = true;
+                self.memory.borrow_mut().exit_requested = true;
+                let first = text.lines().next().unwrap_or("");
+                self.status(&format!("conductor asked for exit ({first}): preparing handoff at the next safe point")).await;
+            } else if messages::is_emergency_resume(&text) {
+                news.resume = true;
+                self.status("emergency from conductor (resume): instructions to resume the stopped work").await;
+            } else if let Some(kind) = messages::emergency_kind(&text) {
+                let answer = match kind {
+                    messages::EmergencyKind::Urgent if subagent_running => {
+                        news.urgent = true;
+                        "stopping current subagent"
+                    }
+                    messages::EmergencyKind::Informational if subagent_running => {
+                        news.heads_up = true;
+                        "waiting for the current subagent to finish"
+                    }
+                    messages::EmergencyKind::Urgent => "no subagent running, acknowledged",
+                    messages::EmergencyKind::Informational => "no subagent running, heads-up taken into account",
+                    messages::EmergencyKind::Advisory => "acknowledged, continuing",
+                };
+                self.status(&format!("emergency from conductor ({}): {answer}", kind.word())).await;
+            } else {
+                let first = text.lines().next().unwrap_or("").to_string();
+                self.status(&format!("conductor message while working: {first}")).await;
+            }
+        }
     }
 
     pub(super) fn start_background_watcher(&mut self) {
