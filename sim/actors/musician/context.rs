@@ -578,11 +578,7 @@ impl Musician {
             e.nominal, e.worst
         ))
         .await;
-        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
-            return Ok(end);
-        }
-        self.status(&format!("past the {ceiling}% ceiling since {label}'s return: handing off now, not integrated")).await;
-        self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
+        self.escalate_then_hand_off_on_return(&e, label, "ceiling").await
     }
 
     /// A return that leaves the session under the ceiling but with no room for its integration
@@ -599,10 +595,19 @@ impl Musician {
             e.nominal, e.worst
         ))
         .await;
-        if let Some(end) = self.send_context_warning(&e, 0, Zone::Escalate, None).await? {
+        self.escalate_then_hand_off_on_return(&e, label, "ceiling margin").await
+    }
+
+    /// The end of both escalations on an agent's return (C151, C162): the CONTEXT WARNING
+    /// ("0 more agents"), then, whatever the conductor answers, the hand-off with the agent not
+    /// integrated; `crossed` names what the return crossed ("ceiling", "ceiling margin"). An
+    /// exit request or a lost row ends it at the warning.
+    async fn escalate_then_hand_off_on_return(&mut self, e: &CheckpointEstimate, label: &str, crossed: &str) -> Result<End, SqlFailure> {
+        if let Some(end) = self.send_context_warning(e, 0, Zone::Escalate, None).await? {
             return Ok(end);
         }
-        self.status(&format!("past the {ceiling}% ceiling margin since {label}'s return: handing off now, not integrated")).await;
+        let ceiling = self.scenario.context.ceiling_pct;
+        self.status(&format!("past the {ceiling}% {crossed} since {label}'s return: handing off now, not integrated")).await;
         self.clean_exit(&format!("context exhaustion ({label}'s return crossed the ceiling)")).await
     }
 
