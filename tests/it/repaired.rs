@@ -207,7 +207,7 @@ fn without_retry_failed_reads_three_lost_first_reads_delay_the_claim_past_its_bu
     // tried again and every rule holds; without the change each session ends there (C43) and
     // the conductor's 30-minute patience per lost launch puts the claim past exit_to_claim_ms.
     let text = necessary(dir.path(), "io-errors-after-exit.toml", "1", "retry-failed-reads");
-    assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5604677"), "{text}");
+    assert!(text.contains("verdict      FAIL: budget") && text.contains("exit_to_claim_ms reached 5543278"), "{text}");
 }
 
 #[test]

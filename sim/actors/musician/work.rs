@@ -431,7 +431,9 @@ impl Musician {
         // The overdue poll is a read and at most a heartbeat refresh: a watcher still running
         // after this found nothing, or its overdue step was the heartbeat check.
         if self.ctx.join_any_for(vec![watcher], WAKE_POLL_GRACE_MS).await.is_none() {
-            if self.memory.borrow().empty_poll_issued_ms >= due_ms {
+            // C180's own poll is there to read a hand-over; under `messages-logged-only` (C23's
+            // earlier reading, kept to show D11) the session reads none, as before.
+            if self.memory.borrow().empty_poll_issued_ms >= due_ms || !self.scenario.settings.reads_handover {
                 return Ok(WatcherNews::default());
             }
             return self.poll_messages_after_wake().await;
