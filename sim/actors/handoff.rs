@@ -125,7 +125,9 @@ pub fn parse(text: &str) -> ParsedHandoff {
                 *value = trimmed.strip_prefix(name).map(str::trim);
             }
         }
-        if next.is_none() {
+        // Only a line with the capital of `Continue` is searched for it: a search per line
+        // set its pattern up again each time, a third of the parse.
+        if next.is_none() && line.as_bytes().contains(&b'C') {
             next = continue_from(line);
         }
         if deviations_section.holds(line, trimmed) && line.starts_with("- ") && trimmed != "- none" {
@@ -207,16 +209,20 @@ pub struct StatusProgress {
     /// How many deviations earlier escalations covered: the count of the last
     /// `ESCALATION_ANSWERED` line (read in the same pass: a status file can be long).
     pub deviations_escalated: usize,
-    pub lines: usize,
 }
 
 /// Reads the status file from its end: each figure is its last line's, and a status file
 /// holds every session's lines of the task, so a forward pass re-read the whole history at
 /// every resumption (2 % of fleet-day, issue 17). A figure whose kind of line the file lacks
-/// is not looked for, so most resumptions read only the last few lines.
+/// is not looked for, so most resumptions read only the last few lines. Whether the file has a
+/// kind of line at all is asked of its text as a whole (`contains`, which the standard library
+/// answers 16 bytes at a time for a needle of at most 32 bytes); a needle found that is no
+/// such line only lets the pass go on to the file's start, reading nothing more.
 pub fn status_progress(status: &str) -> StatusProgress {
-    let mut progress = StatusProgress { lines: line_count(status), ..StatusProgress::default() };
-    let mut escalated_found = !status.contains(ESCALATION_ANSWERED);
+    let mut progress = StatusProgress::default();
+    // The escalation's words are 35 bytes: their first 32 are asked for (any line that has
+    // all 35 has these), so that the search is the fast one.
+    let mut escalated_found = !status.contains(&ESCALATION_ANSWERED[..ESCALATION_ANSWERED.len().min(32)]);
     let mut done_found = !status.contains("step");
     // Status files mention checkpoints in other lines: the approval's own word is looked for.
     let mut checkpoint_found = !status.contains("(step");
@@ -233,6 +239,11 @@ pub fn status_progress(status: &str) -> StatusProgress {
                     escalated_found = true;
                 }
             }
+            continue;
+        }
+        // Only an earlier escalation is still looked for: the line's words are not needed
+        // (a status file holds every session's lines, and its escalation may be far back).
+        if done_found && checkpoint_found {
             continue;
         }
         let first_word = line.trim_start();
@@ -361,12 +372,6 @@ fn checkpoint_cover(covered: Option<Covered>) -> (Option<u64>, Option<Position>)
         Some(Covered::Step(step)) => (Some(step), Some(Position { step: step + 1, agent: 1 })),
         Some(Covered::Through(p)) => (p.step.checked_sub(1).filter(|s| *s > 0), Some(Position { step: p.step, agent: p.agent + 1 })),
     }
-}
-
-/// The number of items `str::lines` yields: a final line without its `\n` counts too.
-fn line_count(text: &str) -> usize {
-    let breaks = text.bytes().filter(|b| *b == b'\n').count();
-    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// A line's first words (only they decide: a context checkpoint's approval has ten) and how
@@ -1019,7 +1024,6 @@ mod tests {
     fn status_progress_forward(status: &str) -> StatusProgress {
         let mut progress = StatusProgress::default();
         for line in status.lines() {
-            progress.lines += 1;
             if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
                 if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
                     progress.deviations_escalated = covered;
@@ -1181,7 +1185,6 @@ mod tests {
         assert_eq!(progress.last_done, Some(Position { step: 5, agent: 3 }));
         assert_eq!(progress.last_checkpoint_step, Some(4));
         assert_eq!(progress.last_checkpoint_next, Some(Position { step: 5, agent: 3 }));
-        assert_eq!(progress.lines, 7);
         assert_eq!(status_progress(STATUS).deviations_escalated, 0);
     }
 

@@ -545,12 +545,13 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// Applies the spawns and kills actors asked for, until none is left.
     pub fn apply_spawns_and_kills(&mut self, finished: &mut Vec<Finished<A>>) {
         loop {
-            // Taken whole (no copy); after most polls both are empty and this is all it costs.
-            let spawns: Vec<Spawn<A, E, R>> = std::mem::take(&mut *self.spawner.spawns.borrow_mut());
-            let kills: Vec<ActorId> = std::mem::take(&mut *self.spawner.kills.borrow_mut());
-            if spawns.is_empty() && kills.is_empty() {
+            // After most polls both are empty: looked at before anything is taken.
+            if self.spawner.spawns.borrow().is_empty() && self.spawner.kills.borrow().is_empty() {
                 return;
             }
+            // Taken whole (no copy).
+            let spawns: Vec<Spawn<A, E, R>> = std::mem::take(&mut *self.spawner.spawns.borrow_mut());
+            let kills: Vec<ActorId> = std::mem::take(&mut *self.spawner.kills.borrow_mut());
             let now = self.now_unix_ms();
             for spawn in spawns {
                 let rec = ActorRec {
