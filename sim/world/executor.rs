@@ -129,6 +129,11 @@ impl<A, E: 'static, R: 'static> Spawner<A, E, R> {
         id
     }
 
+    /// Whether a spawn or a kill waits to be applied.
+    fn asked(&self) -> bool {
+        !self.spawns.borrow().is_empty() || !self.kills.borrow().is_empty()
+    }
+
     /// Stops an actor at once (its future is dropped) when the current poll is over.
     pub fn kill(&self, actor: ActorId) {
         self.kills.borrow_mut().push(actor);
@@ -492,8 +497,11 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         rec.slot.borrow_mut().response = response;
         let mut cx = Context::from_waker(Waker::noop());
         let poll = rec.future.as_mut().poll(&mut cx);
-        // Spawns first: a request to join a child spawned in the same poll must find it.
-        self.apply_spawns_and_kills(finished);
+        // Spawns first: a request to join a child spawned in the same poll must find it. Most
+        // polls ask for none: looked at here, without a call.
+        if self.spawner.asked() {
+            self.apply_spawns_and_kills(finished);
+        }
         let next = match poll {
             Poll::Ready(()) => Next::Finished,
             Poll::Pending => match self.rec(actor) {
@@ -596,7 +604,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     pub fn apply_spawns_and_kills(&mut self, finished: &mut Vec<Finished<A>>) {
         loop {
             // After most polls both are empty: looked at before anything is taken.
-            if self.spawner.spawns.borrow().is_empty() && self.spawner.kills.borrow().is_empty() {
+            if !self.spawner.asked() {
                 return;
             }
             // Taken whole (no copy).
