@@ -125,7 +125,9 @@ pub fn parse(text: &str) -> ParsedHandoff {
                 *value = trimmed.strip_prefix(name).map(str::trim);
             }
         }
-        if next.is_none() {
+        // Only a line with the capital of `Continue` is searched for it: a search per line
+        // set its pattern up again each time, a third of the parse.
+        if next.is_none() && line.as_bytes().contains(&b'C') {
             next = continue_from(line);
         }
         if deviations_section.holds(line, trimmed) && line.starts_with("- ") && trimmed != "- none" {
@@ -207,16 +209,20 @@ pub struct StatusProgress {
     /// How many deviations earlier escalations covered: the count of the last
     /// `ESCALATION_ANSWERED` line (read in the same pass: a status file can be long).
     pub deviations_escalated: usize,
-    pub lines: usize,
 }
 
 /// Reads the status file from its end: each figure is its last line's, and a status file
 /// holds every session's lines of the task, so a forward pass re-read the whole history at
 /// every resumption (2 % of fleet-day, issue 17). A figure whose kind of line the file lacks
-/// is not looked for, so most resumptions read only the last few lines.
+/// is not looked for, so most resumptions read only the last few lines. Whether the file has a
+/// kind of line at all is asked of its text as a whole (`contains`, which the standard library
+/// answers 16 bytes at a time for a needle of at most 32 bytes); a needle found that is no
+/// such line only lets the pass go on to the file's start, reading nothing more.
 pub fn status_progress(status: &str) -> StatusProgress {
-    let mut progress = StatusProgress { lines: line_count(status), ..StatusProgress::default() };
-    let mut escalated_found = !status.contains(ESCALATION_ANSWERED);
+    let mut progress = StatusProgress::default();
+    // The escalation's words are 35 bytes: their first 32 are asked for (any line that has
+    // all 35 has these), so that the search is the fast one.
+    let mut escalated_found = !status.contains(&ESCALATION_ANSWERED[..ESCALATION_ANSWERED.len().min(32)]);
     let mut done_found = !status.contains("step");
     // Status files mention checkpoints in other lines: the approval's own word is looked for.
     let mut checkpoint_found = !status.contains("(step");
@@ -233,6 +239,11 @@ pub fn status_progress(status: &str) -> StatusProgress {
                     escalated_found = true;
                 }
             }
+            continue;
+        }
+        // Only an earlier escalation is still looked for: the line's words are not needed
+        // (a status file holds every session's lines, and its escalation may be far back).
+        if done_found && checkpoint_found {
             continue;
         }
         let first_word = line.trim_start();
@@ -363,12 +374,6 @@ fn checkpoint_cover(covered: Option<Covered>) -> (Option<u64>, Option<Position>)
     }
 }
 
-/// The number of items `str::lines` yields: a final line without its `\n` counts too.
-fn line_count(text: &str) -> usize {
-    let breaks = text.bytes().filter(|b| *b == b'\n').count();
-    breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
-}
-
 /// A line's first words (only they decide: a context checkpoint's approval has ten) and how
 /// many there are, without a vector per line.
 fn first_words(line: &str) -> ([&str; 10], usize) {
@@ -435,12 +440,7 @@ impl Severities {
         let mut s = Severities::default();
         for line in lines.into_iter().filter(|l| !l.trim().is_empty()) {
             s.total += 1;
-            // Compared without a lower-cased copy of every word: a resumption reads the whole
-            // deviations file, and fleet-day resumes thousands of times.
-            let word = line.split(|c: char| !c.is_alphanumeric()).find_map(|w| {
-                [("high", 2), ("medium", 1), ("low", 0)].into_iter().find(|(name, _)| w.eq_ignore_ascii_case(name)).map(|(_, rank)| rank)
-            });
-            match word {
+            match severity_rank(line) {
                 Some(2) => s.high += 1,
                 Some(1) => s.medium += 1,
                 Some(_) => s.low += 1,
@@ -463,6 +463,37 @@ impl Severities {
     /// "N High, N Medium, N Low", as 003's "breakdown by severity".
     pub fn breakdown(&self) -> String {
         format!("{} High, {} Medium, {} Low", self.high, self.medium, self.low)
+    }
+}
+
+/// The rank (High 2, Medium 1, Low 0) of the first word of `line` that names a REF-5
+/// severity, in any case; words are the runs of alphanumeric characters. Compared without a
+/// lower-cased copy of every word, and ASCII bytes told apart without decoding them as
+/// characters: a resumption reads the whole deviations file, and fleet-day resumes thousands
+/// of times (splitting on a character test was 0.4 % of its run).
+fn severity_rank(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let (mut start, mut at) = (0, 0);
+    loop {
+        // `at` is always at a character's start: ASCII bytes are one wide, others decoded.
+        let (in_word, width) = match bytes.get(at) {
+            None => (false, 0),
+            Some(b) if b.is_ascii() => (b.is_ascii_alphanumeric(), 1),
+            Some(_) => line[at..].chars().next().map_or((false, 0), |c| (c.is_alphanumeric(), c.len_utf8())),
+        };
+        if !in_word {
+            let word = &bytes[start..at];
+            if let Some((_, rank)) =
+                [(&b"high"[..], 2), (b"medium", 1), (b"low", 0)].into_iter().find(|(name, _)| word.eq_ignore_ascii_case(name))
+            {
+                return Some(rank);
+            }
+            if width == 0 {
+                return None;
+            }
+            start = at + width;
+        }
+        at += width;
     }
 }
 
@@ -1019,7 +1050,6 @@ mod tests {
     fn status_progress_forward(status: &str) -> StatusProgress {
         let mut progress = StatusProgress::default();
         for line in status.lines() {
-            progress.lines += 1;
             if let Some(rest) = line.strip_prefix(ESCALATION_ANSWERED) {
                 if let Some(covered) = rest.split_whitespace().next().and_then(|w| w.parse().ok()) {
                     progress.deviations_escalated = covered;
@@ -1071,6 +1101,26 @@ mod tests {
                 (one.session_id, one.worked_by, one.timestamp, one.context_pct, one.next, one.deviations, one.self_correction),
                 (passes.session_id, passes.worked_by, passes.timestamp, passes.context_pct, passes.next, passes.deviations, passes.self_correction)
             );
+        }
+    }
+
+    /// The split on a character test `severity_rank` replaced.
+    fn severity_rank_by_split(line: &str) -> Option<usize> {
+        line.split(|c: char| !c.is_alphanumeric()).find_map(|w| {
+            [("high", 2), ("medium", 1), ("low", 0)].into_iter().find(|(name, _)| w.eq_ignore_ascii_case(name)).map(|(_, rank)| rank)
+        })
+    }
+
+    proptest::proptest! {
+        /// Words, near misses and separators, ASCII or not (alphanumeric or not), in any order.
+        #[test]
+        fn a_severity_is_read_as_the_split_on_characters_reads_it(picks in proptest::collection::vec(0_usize..20, 0..12)) {
+            let kinds = [
+                "High", "medium", "LOW", "low", "highs", "lowe", "Médium", "éLow", "low\u{e9}", "Low—", "—", " ", "[", "-", "9", "l0w",
+                "\u{660}", "Ⅻ", "step 3 agent 1", "\t",
+            ];
+            let line: String = picks.iter().map(|k| kinds[*k]).collect();
+            proptest::prop_assert_eq!(severity_rank(&line), severity_rank_by_split(&line), "{:?}", line);
         }
     }
 
@@ -1181,7 +1231,6 @@ mod tests {
         assert_eq!(progress.last_done, Some(Position { step: 5, agent: 3 }));
         assert_eq!(progress.last_checkpoint_step, Some(4));
         assert_eq!(progress.last_checkpoint_next, Some(Position { step: 5, agent: 3 }));
-        assert_eq!(progress.lines, 7);
         assert_eq!(status_progress(STATUS).deviations_escalated, 0);
     }
 

@@ -354,6 +354,10 @@ impl Engine {
     /// Hands every event emitted since the last dispatch to the consumers, in order.
     fn dispatch(&mut self) -> Result<()> {
         self.runtime.events.drain_into(&mut self.pending);
+        // A sleep's step emits nothing (most watcher polls end in one): nothing to hand on.
+        if self.pending.is_empty() {
+            return Ok(());
+        }
         if self.world.is_catching_up() {
             // The snapshot's observers have consumed these already (sim/run/fork.rs): only
             // the ones emitted before the run was forked are left to drop.

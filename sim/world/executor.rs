@@ -9,7 +9,7 @@
 //! instant run in the order they were scheduled (ties break by insertion sequence).
 
 use std::cell::{Cell, RefCell};
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 use std::future::Future;
 use std::pin::Pin;
@@ -129,6 +129,11 @@ impl<A, E: 'static, R: 'static> Spawner<A, E, R> {
         id
     }
 
+    /// Whether a spawn or a kill waits to be applied.
+    fn asked(&self) -> bool {
+        !self.spawns.borrow().is_empty() || !self.kills.borrow().is_empty()
+    }
+
     /// Stops an actor at once (its future is dropped) when the current poll is over.
     pub fn kill(&self, actor: ActorId) {
         self.kills.borrow_mut().push(actor);
@@ -158,8 +163,7 @@ pub struct Finished<A> {
 
 /// What an entry of the queue wakes: an actor (with the token it was scheduled under) or an
 /// alarm the caller set (a timed fault).
-/// Ordered only so a queue entry can be; entries never tie on their (instant, sequence) key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Scheduled {
     Actor(ActorId, u64),
     Alarm(usize),
@@ -190,8 +194,56 @@ pub enum Next {
     Effect,
 }
 
-/// One entry of the queue: (instant, sequence, what it wakes).
-type QueueEntry = (i64, u64, Scheduled);
+/// One entry of the queue: its (instant, sequence) key and what it wakes. The key is one
+/// `u128` (the instant, its sign bit flipped, above the sequence), so the heap compares an
+/// entry in one comparison, not an instant and then a sequence (the queue's sifting was
+/// ~1.2 % of fleet-day's run); it orders as the pair does.
+#[derive(Clone, Copy, Debug)]
+struct QueueEntry {
+    key: u128,
+    scheduled: Scheduled,
+}
+
+impl QueueEntry {
+    fn new(at_unix_ms: i64, seq: u64, scheduled: Scheduled) -> QueueEntry {
+        QueueEntry { key: (u128::from(at_unix_ms.cast_unsigned() ^ (1 << 63)) << 64) | u128::from(seq), scheduled }
+    }
+
+    fn at_unix_ms(&self) -> i64 {
+        (((self.key >> 64) as u64) ^ (1 << 63)).cast_signed()
+    }
+
+    fn seq(&self) -> u64 {
+        self.key as u64
+    }
+
+    /// The (instant, sequence) pair the key orders as.
+    fn pair(&self) -> (i64, u64) {
+        (self.at_unix_ms(), self.seq())
+    }
+}
+
+/// Reversed: the standard heap is a max-heap, and the queue pops its earliest key.
+impl Ord for QueueEntry {
+    fn cmp(&self, other: &QueueEntry) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+impl PartialOrd for QueueEntry {
+    fn partial_cmp(&self, other: &QueueEntry) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Keys are unique (the sequence is): equal keys are the same entry.
+impl PartialEq for QueueEntry {
+    fn eq(&self, other: &QueueEntry) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for QueueEntry {}
 
 pub struct Executor<A, E, R> {
     clock: SimClock,
@@ -204,7 +256,7 @@ pub struct Executor<A, E, R> {
     /// A min-heap on (instant, sequence): the sequence is unique, so the order is the one a
     /// sorted map of those keys gives (ties at an instant break by scheduling order), at a
     /// fraction of its cost per event.
-    queue: BinaryHeap<Reverse<QueueEntry>>,
+    queue: BinaryHeap<QueueEntry>,
     seq: u64,
     events: u64,
     events_max: u64,
@@ -314,7 +366,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// Queues `scheduled` at `at_unix_ms`, after everything already queued for that instant.
     fn enqueue(&mut self, at_unix_ms: i64, scheduled: Scheduled) {
         self.seq += 1;
-        self.queue.push(Reverse((at_unix_ms, self.seq, scheduled)));
+        self.queue.push(QueueEntry::new(at_unix_ms, self.seq, scheduled));
     }
 
     /// Sets an alarm: `pop` returns `Popped::Alarm(tag)` at that instant.
@@ -326,7 +378,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// back at the hang's end with its token unchanged; stale events are skipped.
     pub fn pop(&mut self, deadline_unix_ms: i64) -> Popped {
         loop {
-            let Some(&Reverse((at_unix_ms, seq, scheduled))) = self.queue.peek() else {
+            let Some(&entry) = self.queue.peek() else {
                 assert!(
                     self.is_empty(),
                     "an actor is suspended with no event and no join: {:?}",
@@ -334,6 +386,7 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
                 );
                 return Popped::Quiescent;
             };
+            let ((at_unix_ms, seq), scheduled) = (entry.pair(), entry.scheduled);
             if at_unix_ms > deadline_unix_ms {
                 self.clock.advance_to(deadline_unix_ms);
                 return Popped::TimeLimit;
@@ -379,9 +432,11 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         let mut others: Vec<((i64, u64), ActorId)> = self
             .queue
             .iter()
-            .filter(|Reverse((at, seq, _))| (*at, *seq) >= head_key && *at <= last_unix_ms)
-            .filter_map(|&Reverse((at, seq, scheduled))| match scheduled {
-                Scheduled::Actor(actor, token) if actor != head && self.ready_effect(actor, token, at_unix_ms) => Some(((at, seq), actor)),
+            .filter(|entry| entry.pair() >= head_key && entry.at_unix_ms() <= last_unix_ms)
+            .filter_map(|entry| match entry.scheduled {
+                Scheduled::Actor(actor, token) if actor != head && self.ready_effect(actor, token, at_unix_ms) => {
+                    Some((entry.pair(), actor))
+                }
                 _ => None,
             })
             .collect();
@@ -397,8 +452,8 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         }
         self.taken = Some(Taken { decision: schedule.decisions_met() - 1, option: chosen, options, head });
         let (key, actor) = others[chosen as usize - 1];
-        self.queue.retain(|Reverse((at, seq, _))| (*at, *seq) != key);
-        self.queue.push(Reverse((head_key.0, head_key.1, Scheduled::Actor(head, head_token))));
+        self.queue.retain(|entry| entry.pair() != key);
+        self.queue.push(QueueEntry::new(head_key.0, head_key.1, Scheduled::Actor(head, head_token)));
         actor
     }
 
@@ -442,8 +497,11 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
         rec.slot.borrow_mut().response = response;
         let mut cx = Context::from_waker(Waker::noop());
         let poll = rec.future.as_mut().poll(&mut cx);
-        // Spawns first: a request to join a child spawned in the same poll must find it.
-        self.apply_spawns_and_kills(finished);
+        // Spawns first: a request to join a child spawned in the same poll must find it. Most
+        // polls ask for none: looked at here, without a call.
+        if self.spawner.asked() {
+            self.apply_spawns_and_kills(finished);
+        }
         let next = match poll {
             Poll::Ready(()) => Next::Finished,
             Poll::Pending => match self.rec(actor) {
@@ -545,12 +603,13 @@ impl<A, E: 'static, R: 'static> Executor<A, E, R> {
     /// Applies the spawns and kills actors asked for, until none is left.
     pub fn apply_spawns_and_kills(&mut self, finished: &mut Vec<Finished<A>>) {
         loop {
-            // Taken whole (no copy); after most polls both are empty and this is all it costs.
-            let spawns: Vec<Spawn<A, E, R>> = std::mem::take(&mut *self.spawner.spawns.borrow_mut());
-            let kills: Vec<ActorId> = std::mem::take(&mut *self.spawner.kills.borrow_mut());
-            if spawns.is_empty() && kills.is_empty() {
+            // After most polls both are empty: looked at before anything is taken.
+            if !self.spawner.asked() {
                 return;
             }
+            // Taken whole (no copy).
+            let spawns: Vec<Spawn<A, E, R>> = std::mem::take(&mut *self.spawner.spawns.borrow_mut());
+            let kills: Vec<ActorId> = std::mem::take(&mut *self.spawner.kills.borrow_mut());
             let now = self.now_unix_ms();
             for spawn in spawns {
                 let rec = ActorRec {
@@ -886,6 +945,17 @@ mod tests {
         let mut expected: Vec<usize> = (0..40).collect();
         expected.sort_by_key(|tag| instants[*tag]); // stable: ties stay in the order set
         assert_eq!(popped, expected);
+    }
+
+    #[test]
+    fn a_queue_entry_orders_as_its_instant_and_sequence_and_gives_them_back() {
+        let pairs = [(i64::MIN, 0), (-1, u64::MAX), (0, 0), (0, 1), (1, 0), (1_767_225_600_000, 7), (i64::MAX, u64::MAX)];
+        for (a, b) in pairs.iter().flat_map(|a| pairs.iter().map(move |b| (*a, *b))) {
+            let (x, y) = (QueueEntry::new(a.0, a.1, Scheduled::Alarm(0)), QueueEntry::new(b.0, b.1, Scheduled::Alarm(1)));
+            assert_eq!((x.pair(), y.pair()), (a, b));
+            // Reversed, for the max-heap: the earlier pair is the greater entry.
+            assert_eq!(x.cmp(&y), b.cmp(&a), "{a:?} against {b:?}");
+        }
     }
 
     #[test]

@@ -284,10 +284,12 @@ impl World {
     /// so a latency can be attributed to it from the trace.
     pub fn sleep_jitter_ms(&mut self, exec: &Exec, actor: ActorId, sleep_ms: i64) -> i64 {
         let info = exec.data(actor).expect("present");
-        let (name, session_id) = (info.name, info.session_id.clone());
+        let name = info.name;
         let now_ms = self.now_ms(exec);
         let jitter_ms = self.faults.jitter_ms(&name, now_ms);
         if jitter_ms > 0 {
+            // The session id is shared only when a fact is told (most sleeps have no jitter).
+            let session_id = info.session_id.clone();
             let fact = Fact::SleepJittered { session_id: String::from(&*session_id), sleep_ms, jitter_ms };
             self.emit(now_ms, Who::Actor(name), session_id, EventKind::Truth(fact));
         }
@@ -900,7 +902,11 @@ fn first_line(text: &str) -> &str {
 /// status file is read whole at every resumption and its lines counted for the trace, and
 /// `lines()` stepping through it line by line was ~1 % of a fleet-day run (issue 47).
 fn line_count(text: &str) -> usize {
-    let breaks = text.bytes().filter(|b| *b == b'\n').count();
+    // Counted in a byte per chunk of at most 255 bytes: the compiler compares and adds 16
+    // bytes at a time. A `usize` count per byte (`filter().count()`) it did not, and the status
+    // files a resumption reads cost ~12 instructions per 16 bytes (0.5 % of fleet-day's run).
+    let breaks: usize =
+        text.as_bytes().chunks(255).map(|chunk| usize::from(chunk.iter().fold(0_u8, |n, b| n + u8::from(*b == b'\n')))).sum();
     breaks + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
@@ -1106,6 +1112,10 @@ mod tests {
     fn lines_are_counted_as_lines_counts_them() {
         for text in ["", "one", "one\ntwo", "one\r\ntwo", "\n", "\r\n", "one\r", "a\rb\nc", "\n\nx", "tail\r\n", "x\r\r\ny", "two\n\n"] {
             assert_eq!(line_count(text), text.lines().count(), "{text:?}");
+        }
+        // Longer than a chunk of 255 bytes, all line ends or some, split anywhere.
+        for text in ["\n".repeat(600), "ab\n".repeat(300), format!("{}x", "\n".repeat(255)), format!("{}\n", "y".repeat(254))] {
+            assert_eq!(line_count(&text), text.lines().count(), "{} bytes", text.len());
         }
     }
 
