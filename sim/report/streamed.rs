@@ -17,7 +17,7 @@
 //! they always did, with the errors that reading gives.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -103,7 +103,7 @@ impl Drop for StreamedModel {
 /// The pass: every row into the model, a row noted every `MARK_EVERY_ROWS`. `None` when the
 /// trace does not read whole or has more rows than the reports show whole; the bytes are
 /// read to their end either way, so the trace's writer is never held up.
-fn gather(chunks: Receiver<Vec<u8>>, trace: &PathBuf) -> Option<Gathered> {
+fn gather(chunks: Receiver<Vec<u8>>, trace: &Path) -> Option<Gathered> {
     let mut source = ChunkReader { chunks, chunk: Vec::new(), at: 0, last_byte: None };
     let mut model = Some(Model::new(None));
     let mut marks = Vec::new();
