@@ -272,9 +272,7 @@ fn execute_unguarded(
     }
     spawn_conductor(&mut engine, &scenario, launcher);
     setup.end();
-    let simulation = timings::start("run: simulation");
-    let ending = engine.run_with_progress(progress);
-    simulation.end();
+    let ending = timings::time("run: simulation", || engine.run_with_progress(progress));
     let ending = match ending {
         Ok(_) if engine.fork_unreached() => Err(Error::harness(crate::world::PARTED)),
         ending => ending,
@@ -282,12 +280,10 @@ fn execute_unguarded(
     let fork_base = engine.take_fork_base();
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let finishing = timings::start("run: files, observers");
-    let finished = match keep {
+    let finished = timings::time("run: files, observers", || match keep {
         Keep::Everything => engine.finish(),
         Keep::Hash => engine.finish_unwritten(),
-    };
-    finishing.end();
+    });
     let (mut db, Observers { mut trace, checker, coverage }) = finished?;
     let ending = ending?;
     if let Some(problem) = schedule_problem {
@@ -307,21 +303,7 @@ fn execute_unguarded(
     measured.designer.makespan_ms = makespan_ms;
     let end_states = verdict::task_states(db.connection())?;
     judging.end();
-    if keep == Keep::Everything {
-        timings::time("run: violations, latency", || write_judged(&out_dir, &verdict, &measured))?;
-    }
-    let closing = timings::start("run: comms.db close");
-    match keep {
-        Keep::Everything => db.close()?,
-        Keep::Hash => crate::world::db_pool::keep(db)?,
-    }
-    closing.end();
-    let trace_rows = trace.rows_written();
-    let trace_hash = timings::time("run: trace.csv finish", || trace.finish())?;
-    if keep == Keep::Everything {
-        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
-        live.finish(|| crate::world::run_folder::publish_db(&out_dir))?;
-    }
+    let (trace_rows, trace_hash) = leave_files(keep, &out_dir, (&verdict, &measured), db, trace, live)?;
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
     let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
     let scenario = &resolved;
@@ -353,6 +335,35 @@ fn execute_unguarded(
         trace_hash,
     };
     Ok(Executed { summary, recorded, base_run, fork_base })
+}
+
+/// What a judged run leaves: violations.csv and latency.csv (a run that keeps its files), its
+/// database closed (or kept for the thread's next hash-only run), its trace finished, and last
+/// the database renamed into place. Returns the trace's rows and hash.
+fn leave_files(
+    keep: Keep,
+    out_dir: &Path,
+    (verdict, measured): (&Verdict, &crate::judging::oracle::Measurements),
+    db: CommsDb,
+    trace: TraceSink,
+    live: &mut Live,
+) -> Result<(u64, String)> {
+    if keep == Keep::Everything {
+        timings::time("run: violations, latency", || write_judged(out_dir, verdict, measured))?;
+    }
+    let closing = timings::start("run: comms.db close");
+    match keep {
+        Keep::Everything => db.close()?,
+        Keep::Hash => crate::world::db_pool::keep(db)?,
+    }
+    closing.end();
+    let trace_rows = trace.rows_written();
+    let trace_hash = timings::time("run: trace.csv finish", || trace.finish())?;
+    if keep == Keep::Everything {
+        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
+        live.finish(|| crate::world::run_folder::publish_db(out_dir))?;
+    }
+    Ok((trace_rows, trace_hash))
 }
 
 /// The run's first actor: the conductor, or its launcher (docs/protocol.md C34: someone
