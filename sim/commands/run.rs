@@ -41,6 +41,8 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // The scenario is loaded once; the plan says where the run goes before anything is written.
+    let whole = crate::run::timings::start("whole command");
+    let loading = crate::run::timings::start("load, plan, claim");
     let loaded = crate::input::scenario::Scenario::load(&args.scenario)?;
     let scenario = loaded
         .with_sql(args.sql.sql.as_deref())
@@ -57,13 +59,17 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
     // A run that ends in an error (an event cap, a statement that never ends, a panic) says
     // how to reproduce it, as a failing one does.
     let replay = crate::run::replay_of(&plan);
+    loading.end();
     let mut progress = (!quiet).then(crate::campaign::progress::RunProgress::new);
     let mut show = |now_ms, max_ms| {
         if let Some(progress) = progress.as_mut() {
             progress.update(now_ms, max_ms);
         }
     };
-    let how = crate::run::Execution { progress: Some(&mut show), record_history: args.record_history, ..Default::default() };
+    // The reports' model is built from the trace's bytes as the run writes them
+    // (sim/report/streamed.rs), so reading trace.csv back does not wait for the run's end.
+    let (trace_copy, streamed) = crate::report::StreamedModel::start(&plan.out_dir.join("trace.csv")).unzip();
+    let how = crate::run::Execution { progress: Some(&mut show), record_history: args.record_history, trace_copy, ..Default::default() };
     let mut summary = crate::run::execute(plan, how).map_err(|e| e.with_replay(&replay))?.summary;
     drop(progress);
     // A scripted fault that never struck proves nothing (issue 44): `sweep
@@ -74,7 +80,10 @@ pub fn run(args: RunArgs, quiet: bool) -> Result<Outcome, Error> {
             args.scenario.display()
         );
     }
-    crate::report::write_run_reports(&summary.out_dir, &summary, &summary.resolved)?;
+    crate::run::timings::time("reports", || {
+        crate::report::write_run_reports_streamed(&summary.out_dir, &summary, &summary.resolved, streamed)
+    })?;
+    whole.end();
     let outcome = if summary.verdict.passed() { Outcome::PASS } else { Outcome::FAIL };
     if args.json.json {
         println!("{}", crate::commands::json_out::run(&summary));

@@ -18,6 +18,7 @@ mod model;
 mod plots;
 mod series;
 pub mod stacked_bars;
+mod streamed;
 mod summary;
 pub mod ticks;
 mod timeline;
@@ -31,6 +32,7 @@ use crate::trace::trace_reader;
 use model::{Focus, Model};
 
 pub use html::{esc, esc_into};
+pub use streamed::{StreamedModel, TraceCopy};
 pub use timeline::timeline;
 
 /// Trace rows above which the reports show a window of the run rather than all of it: a
@@ -73,13 +75,18 @@ fn budget_limits(scenario: &Scenario) -> [Option<i64>; 5] {
 pub fn report_model(dir: &Path, summary: &RunSummary) -> Result<Model> {
     let path = dir.join("trace.csv");
     let (from, to) = report_window(summary).unwrap_or((i64::MIN, i64::MAX));
-    let focus = summary.verdict.violations.first().map(|v| Focus { t_ms: v.t_ms, explanation: &v.explanation });
+    let focus = focus(summary);
     let mut model = Model::new(focus);
     trace_reader::for_each_in_window(&path, from, to, |record| model.add(record)).map_err(|e| match e {
         Error::Input(message) => Error::harness(message),
         other => other,
     })?;
     Ok(model)
+}
+
+/// The first violation, whose write the timeline marks.
+fn focus(summary: &RunSummary) -> Option<Focus<'_>> {
+    summary.verdict.violations.first().map(|v| Focus { t_ms: v.t_ms, explanation: &v.explanation })
 }
 
 /// Writes `name` under `dir` whole or not at all (sim/base/atomic.rs).
@@ -92,7 +99,18 @@ fn write_file(dir: &Path, name: &str, text: &str) -> Result<()> {
 }
 
 pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) -> Result<()> {
-    let model = report_model(dir, summary)?;
+    write_run_reports_streamed(dir, summary, scenario, None)
+}
+
+/// `write_run_reports`, from the model `streamed` built while the run wrote its trace when it
+/// has one for the whole trace (sim/report/streamed.rs), else from trace.csv read back.
+pub fn write_run_reports_streamed(dir: &Path, summary: &RunSummary, scenario: &Scenario, streamed: Option<StreamedModel>) -> Result<()> {
+    use crate::run::timings;
+    let streamed = streamed.filter(|_| report_window(summary).is_none());
+    let model = match timings::time("reports: streamed model", || streamed.and_then(|s| s.finish(&dir.join("trace.csv"), focus(summary)))) {
+        Some(model) => model,
+        None => timings::time("reports: model", || report_model(dir, summary))?,
+    };
     // timeline.html is written on a thread of its own while the plots and summary.md are
     // written here: each only reads the model and the run's files and writes its own files,
     // so every byte is the same, and with a second core the reports take the longer of the
@@ -100,13 +118,18 @@ pub fn write_run_reports(dir: &Path, summary: &RunSummary, scenario: &Scenario) 
     std::thread::scope(|scope| {
         let page = std::thread::Builder::new()
             .name("timeline".to_string())
-            .spawn_scoped(scope, || write_file(dir, "timeline.html", &timeline(&model, summary)))
+            .spawn_scoped(scope, || {
+                let page = timings::time("reports: timeline build", || timeline(&model, summary));
+                timings::time("reports: timeline write", || write_file(dir, "timeline.html", &page))
+            })
             .map_err(|e| Error::harness(format!("cannot start the timeline's thread: {e}")))?;
         let rest = (|| {
+            let plotting = timings::start("reports: plots");
             for (name, svg) in plots::plots(&model, summary, scenario) {
                 write_file(dir, &name, &svg)?;
             }
-            write_file(dir, "summary.md", &summary::summary_md(dir, summary, scenario)?)
+            plotting.end();
+            timings::time("reports: summary.md", || write_file(dir, "summary.md", &summary::summary_md(dir, summary, scenario)?))
         })();
         // The timeline's error first, as when it was written first.
         page.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;

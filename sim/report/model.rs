@@ -72,6 +72,9 @@ impl Kind {
 pub struct SessionModel {
     /// The session id its rows carry (the protocol's name for it, which explanations use).
     pub session_id: String,
+    /// The row that first carried `session_id` (0 while none has): what the session was
+    /// called at an earlier row, for the violating write found after the pass (`focus_row`).
+    pub session_id_seq: u64,
     pub first_ms: i64,
     pub last_ms: i64,
     pub marks: Vec<Mark>,
@@ -169,6 +172,24 @@ impl Model {
         model
     }
 
+    /// The first violation's time and explanation, for a model gathered before they were
+    /// known (sim/report/streamed.rs): its rows at that time are then given to `focus_row`.
+    pub fn set_focus(&mut self, focus: Option<Focus<'_>>) {
+        self.focus_t_ms = focus.as_ref().map(|f| f.t_ms);
+        self.focus_explanation = focus.map_or_else(String::new, |f| f.explanation.to_string());
+    }
+
+    /// A row at the focus's time, seen again after the whole pass: what `add` did with it to
+    /// find the violating write, the sessions named as they were at that row.
+    pub fn focus_row(&mut self, r: &TraceRecord) {
+        if !r.is_effect() || !r.is_sql() || r.state_after.is_none() {
+            return;
+        }
+        if let Some(place) = r.place() {
+            self.violating(place, r);
+        }
+    }
+
     /// A model of `records` (the reports' unit tests).
     #[cfg(test)]
     pub fn of(records: &[TraceRecord]) -> Model {
@@ -232,6 +253,7 @@ impl Model {
         session.last_ms = r.t_ms;
         if session.session_id.is_empty() && !r.session.is_empty() {
             session.session_id = r.session.clone();
+            session.session_id_seq = r.seq;
         }
         if let Some(class) = dense_class(r) {
             let kind = session.kind(class, r);
@@ -279,9 +301,19 @@ impl Model {
             let prefix: String = id.chars().take(8).collect();
             self.focus_explanation.find(&format!("session {prefix}")).unwrap_or(usize::MAX)
         };
+        // The held session's id as it was at this row (a model that saw every row first knows
+        // ids set later: `focus_row`).
+        let held_id = |held: &SessionPlace| {
+            let session = &self.sessions[held];
+            if session.session_id_seq <= r.seq {
+                session.session_id.as_str()
+            } else {
+                ""
+            }
+        };
         let better = match &self.violating_write {
             None => true,
-            Some((held, _)) => named_at(&r.session) < named_at(&self.sessions[held].session_id),
+            Some((held, _)) => named_at(&r.session) < named_at(held_id(held)),
         };
         if better {
             self.violating_write = Some((place, Mark { t_ms: r.t_ms, class: "violating-write", title: row_title(r) }));
@@ -365,6 +397,30 @@ mod tests {
         let mut model = model;
         model.add(&scripted);
         assert_eq!(model.hangs[1].place, Some(place(2, 1, false)), "a scripted hang names its session by id");
+    }
+
+    /// A model gathered before the violation was known (sim/report/streamed.rs) finds the
+    /// write the one that knew it found: the sessions named as they were at that row, not by
+    /// an id one of them first carried later.
+    #[test]
+    fn the_violating_write_found_after_the_pass_is_the_one_found_during_it() {
+        let mut unnamed_yet = record(70, "task-01.S1", "sql", "heartbeat", Some(TaskState::Working), "task_id=task-01");
+        unnamed_yet.seq = 1;
+        let mut other = record(70, "task-01.S2", "sql", "heartbeat", Some(TaskState::Working), "task_id=task-01");
+        (other.session, other.seq) = ("e160f77a-bbbb".into(), 2);
+        let mut named_later = record(80, "task-01.S1", "sql", "heartbeat", Some(TaskState::Working), "task_id=task-01");
+        (named_later.session, named_later.seq) = ("ad660549-aaaa".into(), 3);
+        let rows = [unnamed_yet, other, named_later];
+        let explanation = "x session e160f77a… and session ad660549… wrote";
+        let mut during = Model::new(Some(Focus { t_ms: 70, explanation }));
+        rows.iter().for_each(|r| during.add(r));
+        let mut after = Model::new(None);
+        rows.iter().for_each(|r| after.add(r));
+        assert!(after.violating_write.is_none());
+        after.set_focus(Some(Focus { t_ms: 70, explanation }));
+        rows.iter().filter(|r| r.t_ms == 70).for_each(|r| after.focus_row(r));
+        assert_eq!(during.violating_write.as_ref().map(|(p, _)| *p), Some(place(1, 1, false)), "S1 held: unnamed, it was named first");
+        assert_eq!(after.violating_write, during.violating_write);
     }
 
     #[test]

@@ -117,13 +117,50 @@ impl Frame {
                 );
             }
         } else {
-            let d: String = points
-                .iter()
-                .enumerate()
-                .map(|(j, (x, y))| format!("{}{:.1} {:.1}", if j == 0 { "M" } else { " L" }, self.px(*x), self.py(*y)))
-                .collect();
-            let _ = writeln!(svg, "<path d=\"{d}\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.2\"><title>{}</title></path>", esc(name));
+            // Written in place, a point at a time: the charts of a day's fleet have ~200,000
+            // points, and a `String` formatted for each was most of the plots' cost (issue 47).
+            svg.push_str("<path d=\"");
+            for (j, (x, y)) in points.iter().enumerate() {
+                svg.push_str(if j == 0 { "M" } else { " L" });
+                push_1(svg, self.px(*x));
+                svg.push(' ');
+                push_1(svg, self.py(*y));
+            }
+            let _ = writeln!(svg, "\" fill=\"none\" stroke=\"{c}\" stroke-width=\"1.2\"><title>{}</title></path>", esc(name));
         }
+    }
+}
+
+/// Appends `value` as `format!("{value:.1}")` writes it, byte for byte. A non-negative finite
+/// value whose tenths are not within a hair of a tie is rounded here in integers (`{:.1}`
+/// rounds the exact binary value to the nearest tenth, and `value * 10` is within a few ulps
+/// of its exact product, so away from a tie both round alike); anything else, ties included,
+/// goes to the formatter itself.
+fn push_1(out: &mut String, value: f64) {
+    let tenths = value * 10.0;
+    let off_tie = ((tenths - tenths.floor()) - 0.5).abs() > tenths * 1e-12 + 1e-12;
+    if value.is_finite() && value.is_sign_positive() && tenths < 1e15 && off_tie {
+        let n = tenths.round() as u64;
+        let mut digits = [0_u8; 24];
+        let mut i = digits.len();
+        let mut rest = n;
+        // The tenths digit, the point, then the whole part (at least one digit).
+        i -= 1;
+        digits[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        i -= 1;
+        digits[i] = b'.';
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+    } else {
+        let _ = write!(out, "{value:.1}");
     }
 }
 
@@ -225,6 +262,27 @@ mod tests {
         let series = context_trajectories(&records);
         assert_eq!(series, [("task-01.S1".to_string(), vec![(1.0, 5.0), (4.0, 12.0)]), ("task-01.S2".to_string(), vec![(3.0, 4.0)])]);
         assert_eq!(records[0].place(), Some(SessionPlace { task: 1, session: 1, twin: false }));
+    }
+
+    /// `push_1` writes what `{:.1}` writes: ties of every kind, negative values and zeros,
+    /// large values and not-numbers, and two million values of the kinds the charts draw.
+    #[test]
+    fn push_1_writes_what_the_formatter_writes() {
+        let mut values = vec![0.0, -0.0, 0.05, 0.15, 0.25, 0.35, 0.45, 1.25, 2.5, 1e14 + 0.05, 1e15, 1e16, -0.04, -1.25, 123.45];
+        values.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, f64::MAX, 0.999_999_999_999, 9.95, 99.95]);
+        for i in 0..500_000_u64 {
+            // Pixels as the charts compute them (a ratio times a width), and plain decimals.
+            values.push(60.0 + (i % 86_400) as f64 / 86_400.0 * 640.0);
+            values.push(360.0 - 40.0 - (i as f64 / 3.0) / 1_000.0 * 290.0);
+            values.push(i as f64 / 100.0);
+            values.push(i as f64 * 0.05);
+        }
+        let mut out = String::new();
+        for v in values {
+            out.clear();
+            push_1(&mut out, v);
+            assert_eq!(out, format!("{v:.1}"), "{v:e}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 pub mod engine;
 pub mod fork;
 pub mod observer_thread;
+pub mod timings;
 
 use std::path::{Path, PathBuf};
 
@@ -119,6 +120,10 @@ pub struct Execution<'a> {
     /// replies, then its database and observers taken from it (sim/run/fork.rs). A run that
     /// parts from its base run before the snapshot ends in the error `fork::parted` tells.
     pub fork_from: Option<(std::sync::Arc<fork::ForkBase>, usize)>,
+    /// Send a copy of `trace.csv`'s bytes here as they are written, their end when the trace
+    /// is finished (`TraceSink::create_copied`): `rehearsal run` builds its reports' model
+    /// from them during the run (sim/report/streamed.rs). Only a run that keeps its files.
+    pub trace_copy: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
 }
 
 /// A finished run: its summary, and the statements it executed when `Execution::record`.
@@ -153,7 +158,7 @@ pub fn run_scenario(scenario: Scenario, options: &RunOptions) -> Result<RunSumma
 /// the verdict) as `how` says. A panic in the run is a harness error here
 /// (sim/base/panic_guard.rs), whoever asked for the run.
 pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
-    let Execution { keep, record, progress, record_base, replay_reads, record_history, take_snapshots, fork_from } = how;
+    let Execution { keep, record, progress, record_base, replay_reads, record_history, take_snapshots, fork_from, trace_copy } = how;
     let mut quiet = |_: i64, _: i64| {};
     let progress: &mut dyn FnMut(i64, i64) = match progress {
         Some(progress) => progress,
@@ -166,7 +171,8 @@ pub fn execute(plan: RunPlan, how: Execution<'_>) -> Result<Executed> {
     // database is no finished run.
     let unfinished = crate::world::run_folder::TEMPORARIES.iter().chain(&["trace.csv"]).map(|name| out_dir.join(name));
     let mut live = crate::base::live_files::track(unfinished);
-    let executed = crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress, &mut live));
+    let executed =
+        crate::base::panic_guard::guarded("the run", || execute_unguarded(plan, keep, statements, progress, trace_copy, &mut live));
     drop(live);
     if executed.is_err() {
         // An orderly end (exit 2 or 3) removes the temporaries the run made, its unfinished
@@ -231,9 +237,17 @@ type Live = crate::base::live_files::Live;
 type Progress<'a> = dyn FnMut(i64, i64) + 'a;
 
 /// `live` tracks the run's unfinished files; the database's rename into place lets go of them.
-fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress: &mut Progress<'_>, live: &mut Live) -> Result<Executed> {
+fn execute_unguarded(
+    plan: RunPlan,
+    keep: Keep,
+    statements: Statements,
+    progress: &mut Progress<'_>,
+    trace_copy: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    live: &mut Live,
+) -> Result<Executed> {
     // The command that reproduces this run, from the plan as `rehearsal run` prints it on an error.
     let replay = replay_of(&plan);
+    let setup = timings::start("run: setup");
     let RunPlan { scenario, seed, catalog, faults, out_dir, cli_variants, launcher, schedule } = plan;
     let drawn = faults.drawn.clone();
     let census = faults.census();
@@ -247,7 +261,7 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     bound_db(&mut db, &scenario.run)?;
     let mut statements = statements;
     statements.apply_to(&mut db)?;
-    let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep)?;
+    let trace = start_trace(&scenario, seed, cli_variants, &out_dir, keep, trace_copy)?;
     let config = engine_config(&scenario, seed);
     clear_temp(&out_dir)?;
     let observers = Observers { trace, checker, coverage: CoverageObserver::default() };
@@ -257,7 +271,8 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         engine.set_schedule(schedule);
     }
     spawn_conductor(&mut engine, &scenario, launcher);
-    let ending = engine.run_with_progress(progress);
+    setup.end();
+    let ending = timings::time("run: simulation", || engine.run_with_progress(progress));
     let ending = match ending {
         Ok(_) if engine.fork_unreached() => Err(Error::harness(crate::world::PARTED)),
         ending => ending,
@@ -265,16 +280,17 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     let fork_base = engine.take_fork_base();
     let schedule_problem = engine.schedule_problem();
     let (makespan_ms, events, contention) = (engine.now_ms(), engine.events(), engine.contention());
-    let finished = match keep {
+    let finished = timings::time("run: files, observers", || match keep {
         Keep::Everything => engine.finish(),
         Keep::Hash => engine.finish_unwritten(),
-    };
+    });
     let (mut db, Observers { mut trace, checker, coverage }) = finished?;
     let ending = ending?;
     if let Some(problem) = schedule_problem {
         return Err(Error::input(format!("{}: {problem}", scenario.path.display())));
     }
-    trace.write_run_end(&RunEnd { ending, makespan_ms })?;
+    timings::time("run: trace's seal", || trace.write_run_end(&RunEnd { ending, makespan_ms }))?;
+    let judging = timings::start("run: verdict");
     let recorded = db.recorded.take().unwrap_or_default();
     let base_run = db.take_base();
     let (statements, observer_reads, reads_replayed) = (db.stats.statements, db.stats.observer_reads, db.stats.reads_replayed);
@@ -286,19 +302,8 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
     measured.designer.tasks_complete = tasks_complete as u64;
     measured.designer.makespan_ms = makespan_ms;
     let end_states = verdict::task_states(db.connection())?;
-    if keep == Keep::Everything {
-        write_judged(&out_dir, &verdict, &measured)?;
-    }
-    match keep {
-        Keep::Everything => db.close()?,
-        Keep::Hash => crate::world::db_pool::keep(db)?,
-    }
-    let trace_rows = trace.rows_written();
-    let trace_hash = trace.finish()?;
-    if keep == Keep::Everything {
-        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
-        live.finish(|| crate::world::run_folder::publish_db(&out_dir))?;
-    }
+    judging.end();
+    let (trace_rows, trace_hash) = leave_files(keep, &out_dir, (&verdict, &measured), db, trace, live)?;
     // The actors are gone with the engine, so the plan's scenario is this run's alone again.
     let resolved = std::sync::Arc::new(std::rc::Rc::try_unwrap(scenario).unwrap_or_else(|shared| (*shared).clone()));
     let scenario = &resolved;
@@ -330,6 +335,35 @@ fn execute_unguarded(plan: RunPlan, keep: Keep, statements: Statements, progress
         trace_hash,
     };
     Ok(Executed { summary, recorded, base_run, fork_base })
+}
+
+/// What a judged run leaves: violations.csv and latency.csv (a run that keeps its files), its
+/// database closed (or kept for the thread's next hash-only run), its trace finished, and last
+/// the database renamed into place. Returns the trace's rows and hash.
+fn leave_files(
+    keep: Keep,
+    out_dir: &Path,
+    (verdict, measured): (&Verdict, &crate::judging::oracle::Measurements),
+    db: CommsDb,
+    trace: TraceSink,
+    live: &mut Live,
+) -> Result<(u64, String)> {
+    if keep == Keep::Everything {
+        timings::time("run: violations, latency", || write_judged(out_dir, verdict, measured))?;
+    }
+    let closing = timings::start("run: comms.db close");
+    match keep {
+        Keep::Everything => db.close()?,
+        Keep::Hash => crate::world::db_pool::keep(db)?,
+    }
+    closing.end();
+    let trace_rows = trace.rows_written();
+    let trace_hash = timings::time("run: trace.csv finish", || trace.finish())?;
+    if keep == Keep::Everything {
+        // Last: a `comms.db` says its run ended and its trace is whole (one step with letting go).
+        live.finish(|| crate::world::run_folder::publish_db(out_dir))?;
+    }
+    Ok((trace_rows, trace_hash))
 }
 
 /// The run's first actor: the conductor, or its launcher (docs/protocol.md C34: someone
@@ -375,10 +409,17 @@ fn open_db(out_dir: &Path, epoch_unix_ms: i64, seed: u64, catalog: Catalog, sql_
 
 /// The run's trace, its `run_start` row written: what `rehearsal judge` needs to judge the run
 /// again from its files.
-fn start_trace(scenario: &Scenario, seed: u64, cli_variants: Vec<String>, out_dir: &Path, keep: Keep) -> Result<TraceSink> {
+fn start_trace(
+    scenario: &Scenario,
+    seed: u64,
+    cli_variants: Vec<String>,
+    out_dir: &Path,
+    keep: Keep,
+    copy: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+) -> Result<TraceSink> {
     let epoch = scenario.run.epoch_unix_ms;
     let mut trace = match keep {
-        Keep::Everything => TraceSink::create(&out_dir.join("trace.csv"), epoch)?,
+        Keep::Everything => TraceSink::create_copied(&out_dir.join("trace.csv"), epoch, copy)?,
         Keep::Hash => TraceSink::unwritten(epoch),
     };
     let variants = cli_variants;

@@ -150,11 +150,18 @@ impl TraceSink {
     /// half a trace under the real name.
     /// Not `atomic::write_atomically`: the trace is streamed (too large to hold) and hashed as written.
     pub fn create(path: &Path, epoch_unix_ms: i64) -> Result<TraceSink> {
+        TraceSink::create_copied(path, epoch_unix_ms, None)
+    }
+
+    /// `create`, and a copy of the file's bytes sent to `copy` as they are written, their end
+    /// when the sink finishes (`Spool::start_copied`).
+    pub fn create_copied(path: &Path, epoch_unix_ms: i64, copy: Option<std::sync::mpsc::SyncSender<Vec<u8>>>) -> Result<TraceSink> {
         let tmp_path = PathBuf::from(format!("{}.tmp", path.display()));
         // Through the registry (sim/base/live_files.rs): never made after a Ctrl-C's removal.
         let file = crate::base::live_files::make(|| File::create(&tmp_path))
             .map_err(|e| Error::harness(format!("cannot create {}: {e}", tmp_path.display())))?;
-        let spool = Spool::start(file).map_err(|e| Error::harness(format!("cannot start writing {}: {e}", tmp_path.display())))?;
+        let spool =
+            Spool::start_copied(file, copy).map_err(|e| Error::harness(format!("cannot start writing {}: {e}", tmp_path.display())))?;
         Ok(TraceSink {
             rows: RowWriter::new(Destination::File(spool), epoch_unix_ms, &HEADER),
             tmp_path,

@@ -180,6 +180,38 @@ pub fn for_each_in_window(path: &Path, from_ms: i64, to_ms: i64, mut on_row: imp
     Ok(())
 }
 
+/// Hands every row of a trace arriving as a stream of bytes (`source`: the trace's bytes as
+/// they are written, sim/trace/trace_spool.rs) to `on_row` with the byte offset it starts at,
+/// in order, holding none, with the checks `for_each_in_window` makes: `path` names the
+/// trace in errors. What a stream cannot show until it ends is the caller's to check: that
+/// its last byte is a line end.
+pub fn for_each_in_stream(source: impl Read, path: &Path, mut on_row: impl FnMut(&TraceRecord, u64)) -> Result<()> {
+    let mut rows = Rows::from_reader(source, path, Seal::Unchecked)?;
+    let mut row = TraceRecord::default();
+    while rows.next_into(&mut row)?.is_some() {
+        on_row(&row, rows.byte());
+    }
+    Ok(())
+}
+
+/// Hands the rows of the trace at `path` from the one starting at byte `at` (an offset
+/// `for_each_in_stream` gave of the same file) to `on_row`, in order, while it returns true:
+/// a second look at a few rows of a trace read before, so no check of order is made again.
+pub fn for_each_from(path: &Path, at: u64, mut on_row: impl FnMut(&TraceRecord) -> bool) -> Result<()> {
+    let display = path.display();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?;
+    file.seek(SeekFrom::Start(at))?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(file);
+    let (mut record, mut row) = (csv::StringRecord::new(), TraceRecord::default());
+    while reader.read_record(&mut record).map_err(|e| Error::input(format!("{display}: {e}")))? {
+        parse_row(&record, &mut row).map_err(|(column, why)| Error::input(format!("{display}: column `{column}`: {why}")))?;
+        if !on_row(&row) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// A whole run read back: its first row, its events in order, its last row.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunRecord {
@@ -305,9 +337,9 @@ impl<R: Read> Read for SealReader<R> {
 }
 
 /// The rows of a trace of this format, with their line numbers.
-struct Rows {
+struct Rows<R = std::fs::File> {
     path: PathBuf,
-    reader: csv::Reader<SealReader<std::fs::File>>,
+    reader: csv::Reader<SealReader<R>>,
     /// The record each row is read into, reused.
     record: csv::StringRecord,
     /// The line of the last row read (1: the header).
@@ -329,11 +361,17 @@ impl Rows {
                 "{display}:{lines}: the last row is cut short (the file does not end with a line end): a truncated trace"
             )));
         }
-        let mut reader = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .buffer_capacity(1 << 16)
-            .from_reader(SealReader::new(std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?, seal));
+        Rows::from_reader(std::fs::File::open(path).map_err(|e| Error::input(format!("{display}: {e}")))?, path, seal)
+    }
+}
+
+impl<R: Read> Rows<R> {
+    /// The rows of the trace `source` holds (`path` names it in errors); its header must be
+    /// this format's.
+    fn from_reader(source: R, path: &Path, seal: Seal) -> Result<Rows<R>> {
+        let display = path.display();
+        let mut reader =
+            csv::ReaderBuilder::new().has_headers(false).flexible(true).buffer_capacity(1 << 16).from_reader(SealReader::new(source, seal));
         let mut record = csv::StringRecord::new();
         if !reader.read_record(&mut record).map_err(|e| Error::input(format!("{display}:1: {e}")))? {
             return Err(Error::input(format!("{display}: empty, not a trace")));
@@ -348,6 +386,11 @@ impl Rows {
             return Err(Error::input(format!("{display}:1: {what}; this build reads format v{FORMAT_VERSION}: `{}`", HEADER.join(","))));
         }
         Ok(Rows { path: path.to_path_buf(), reader, record, last_line: 1, last_seq: 0, last_t_ms: 0 })
+    }
+
+    /// The byte offset the last row read starts at.
+    fn byte(&self) -> u64 {
+        self.record.position().map_or(0, |p| p.byte())
     }
 
     fn next(&mut self) -> Result<Option<(u64, TraceRecord)>> {

@@ -5,6 +5,10 @@
 //! so the file and its hash are what `Hashed` on the caller's thread gives (a test below).
 //! The channel is bounded: a slow disk holds the simulation back instead of the run's whole
 //! trace piling up in memory.
+//!
+//! A copy of each chunk, once written, can go to one more reader (`Spool::start_copied`):
+//! `rehearsal run` builds its reports' model from the trace's bytes as they are written
+//! (sim/report/streamed.rs) instead of reading trace.csv back after the run (issue 47 item 3).
 
 use std::fs::File;
 use std::io;
@@ -34,14 +38,29 @@ pub struct Spool {
 impl Spool {
     /// Starts the thread that writes `file`.
     pub fn start(file: File) -> io::Result<Spool> {
+        Spool::start_copied(file, None)
+    }
+
+    /// Starts the thread that writes `file` and sends a copy of each chunk to `copy` once it
+    /// is handed to the file, in order: the reader of `copy` gets the file's bytes, and the
+    /// end of them when the spool finishes (its sender dropped). A reader that hung up gets
+    /// no more and holds nothing back.
+    pub fn start_copied(file: File, copy: Option<SyncSender<Vec<u8>>>) -> io::Result<Spool> {
         let (to_writer, chunks) = sync_channel::<ToWriter>(CHUNKS_IN_FLIGHT);
         let (give_back, emptied) = channel();
         let writer = std::thread::Builder::new().name("trace-writer".to_string()).spawn(move || {
             let mut hashed = Hashed::new(file);
+            let mut copy = copy;
             for message in chunks {
                 match message {
                     ToWriter::Chunk(mut chunk) => {
+                        let copied = copy.as_ref().map(|_| chunk.clone());
                         hashed.take(&mut chunk);
+                        if let (Some(to), Some(copied)) = (&copy, copied) {
+                            if to.send(copied).is_err() {
+                                copy = None;
+                            }
+                        }
                         // The simulation may have finished and stopped taking buffers back.
                         let _ = give_back.send(chunk);
                     }
@@ -131,6 +150,24 @@ mod tests {
         let (bytes, inline_hash) = inline.finish_with_sink().expect("in memory");
         assert_eq!(spooled_hash, inline_hash);
         assert_eq!(std::fs::read(&path).expect("read back"), bytes);
+    }
+
+    /// The copy's reader gets the file's bytes, in order, and their end when the spool finishes.
+    #[test]
+    fn the_copy_gets_the_files_bytes_and_their_end() {
+        let dir = tempfile::tempdir().expect("temp");
+        let path = dir.path().join("copied");
+        let (copy, copies) = sync_channel(2);
+        let reader = std::thread::spawn(move || copies.into_iter().flatten().collect::<Vec<u8>>());
+        let mut spool = Spool::start_copied(File::create(&path).expect("created"), Some(copy)).expect("started");
+        for chunk in chunks_of(17) {
+            let mut chunk = chunk;
+            spool.take(&mut chunk);
+        }
+        spool.finish().expect("written");
+        let copied = reader.join().expect("the reader ends when the spool does");
+        assert_eq!(copied, std::fs::read(&path).expect("read back"));
+        assert!(!copied.is_empty());
     }
 
     #[test]
