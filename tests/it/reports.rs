@@ -294,3 +294,49 @@ fn a_budget_breach_is_explained_by_its_causes_in_every_report() {
             && timeline.contains("crash_detect_ms 686676 over its budget 582000 (task-01, t=900000..1586676 ms)")
     );
 }
+
+/// `REHEARSAL_TIMINGS=1` (sim/run/timings.rs) prints a line per phase of `run` and changes no
+/// output file; `run`'s reports come from the model streamed during the run, not from reading
+/// trace.csv back (no "reports: model" phase: that is the fallback, issue 47 item 3).
+#[test]
+fn timings_print_each_phase_change_no_file_and_show_the_streamed_model_was_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/quickstart.toml");
+    let run = |name: &str, timings: &str| {
+        let out = tmp.path().join(name);
+        let o = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
+            .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .current_dir(root())
+            .env_remove("REHEARSAL_SEED")
+            .env("REHEARSAL_TIMINGS", timings)
+            .output()
+            .unwrap();
+        (out, o)
+    };
+    let (timed, o) = run("timed", "1");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let phases: Vec<&str> = err.lines().filter_map(|l| l.strip_prefix("rehearsal: timing ")).collect();
+    for phase in [
+        "load, plan, claim",
+        "run: simulation",
+        "run: verdict",
+        "reports: streamed model",
+        "reports: timeline build",
+        "reports: plots",
+        "whole command",
+    ] {
+        assert!(phases.iter().any(|p| p.starts_with(phase) && p.contains(" ms (")), "no {phase:?} line in {err}");
+    }
+    assert!(!phases.iter().any(|p| p.starts_with("reports: model ")), "the reports read trace.csv back: {err}");
+    let (plain, o) = run("plain", "0");
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("rehearsal: timing"), "REHEARSAL_TIMINGS=0 prints nothing");
+    for file in ["trace.csv", "comms.db", "violations.csv"] {
+        assert_eq!(std::fs::read(timed.join(file)).unwrap(), std::fs::read(plain.join(file)).unwrap(), "{file} differs");
+    }
+    for file in ["timeline.html", "summary.md"] {
+        let text = |dir: &Path| std::fs::read_to_string(dir.join(file)).unwrap().replace(dir.to_str().unwrap(), "OUT");
+        assert_eq!(text(&timed), text(&plain), "{file} differs beyond its folder's path");
+    }
+}
