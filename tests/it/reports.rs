@@ -304,6 +304,7 @@ fn timings_print_each_phase_change_no_file_and_show_the_streamed_model_was_used(
     let scenario = root().join("scenarios/quickstart.toml");
     let run = |name: &str, timings: &str| {
         let out = tmp.path().join(name);
+        let started = std::time::Instant::now();
         let o = Command::new(env!("CARGO_BIN_EXE_rehearsal"))
             .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
             .current_dir(root())
@@ -311,9 +312,9 @@ fn timings_print_each_phase_change_no_file_and_show_the_streamed_model_was_used(
             .env("REHEARSAL_TIMINGS", timings)
             .output()
             .unwrap();
-        (out, o)
+        (out, o, started.elapsed().as_secs_f64() * 1000.0)
     };
-    let (timed, o) = run("timed", "1");
+    let (timed, o, process_ms) = run("timed", "1");
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     let phases: Vec<&str> = err.lines().filter_map(|l| l.strip_prefix("rehearsal: timing ")).collect();
@@ -329,7 +330,16 @@ fn timings_print_each_phase_change_no_file_and_show_the_streamed_model_was_used(
         assert!(phases.iter().any(|p| p.starts_with(phase) && p.contains(" ms (")), "no {phase:?} line in {err}");
     }
     assert!(!phases.iter().any(|p| p.starts_with("reports: model ")), "the reports read trace.csv back: {err}");
-    let (plain, o) = run("plain", "0");
+    // The figures are milliseconds of this process: the whole command within the process's
+    // life as the test saw it, and the simulation within the whole command.
+    let ms_of = |phase: &str| -> f64 {
+        let line = phases.iter().find(|p| p.starts_with(phase)).unwrap();
+        line[phase.len()..].split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let (whole_ms, simulation_ms) = (ms_of("whole command"), ms_of("run: simulation"));
+    assert!(whole_ms <= process_ms, "whole command {whole_ms} ms, the process lived {process_ms} ms");
+    assert!(simulation_ms > 0.0 && simulation_ms <= whole_ms, "simulation {simulation_ms} ms of {whole_ms} ms");
+    let (plain, o, _) = run("plain", "0");
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("rehearsal: timing"), "REHEARSAL_TIMINGS=0 prints nothing");
     for file in ["trace.csv", "comms.db", "violations.csv"] {

@@ -142,7 +142,12 @@ impl Run {
     }
 
     pub(super) fn violations(&mut self) -> Vec<Violation> {
-        self.checker.finish(100_000_000, &[]);
+        self.violations_at(END_MS)
+    }
+
+    /// The violations of a run that ended at `end_ms` (its time limit, say).
+    pub(super) fn violations_at(&mut self, end_ms: i64) -> Vec<Violation> {
+        self.checker.finish(end_ms, &[]);
         self.checker.violations().to_vec()
     }
 
@@ -160,6 +165,9 @@ impl Run {
         assert!(!all.iter().any(|v| v.rule == rule), "unexpected {rule}: {all:#?}");
     }
 }
+
+/// When a test's run ends unless it says otherwise.
+pub(super) const END_MS: i64 = 100_000_000;
 
 pub(super) const S1: &str = "aaaaaaaa-1111";
 pub(super) const S2: &str = "bbbbbbbb-2222";
@@ -428,6 +436,39 @@ fn messages_seen_once_spares_a_message_sent_within_one_watcher_poll_of_the_termi
     let v = completes(21_000, 60_000).the(RuleId::MessagesSeenOnce);
     assert!(v.explanation.contains("was read by nobody"), "{}", v.explanation);
     completes(0, 88_000).the(RuleId::MessagesSeenOnce);
+}
+
+/// docs/protocol.md C182: a message sent 12 s before the run ends (a time limit) could not be
+/// read yet by S1's watcher polling every 15 s; one sent 40 s before could; without a window
+/// (a checker built with no scenario) both are owed. S1 lives to the end in all three.
+#[test]
+fn messages_seen_once_spares_a_message_sent_within_one_watcher_poll_of_the_runs_end() {
+    let unread = |window_ms: i64, before_end_ms: i64| {
+        let mut run = s1_working();
+        run.checker.truth.watcher_read_window_ms = window_ms;
+        let sent_ms = END_MS - before_end_ms;
+        run.message(sent_ms, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "fix_proposal");
+        run.violations_at(END_MS).into_iter().filter(|v| v.rule == RuleId::MessagesSeenOnce).collect::<Vec<_>>()
+    };
+    assert!(unread(21_000, 12_000).is_empty(), "sent 12 s before the end");
+    assert!(unread(21_000, 21_000).is_empty(), "sent one whole window before the end (inclusive, as C86)");
+    let owed = unread(21_000, 21_001);
+    assert_eq!(owed.len(), 1, "sent just past one window before the end: {owed:#?}");
+    assert!(owed[0].explanation.contains("was read by nobody"), "{}", owed[0].explanation);
+    assert_eq!(unread(21_000, 40_000).len(), 1, "sent 40 s before the end");
+    assert_eq!(unread(0, 12_000).len(), 1, "no window");
+}
+
+/// C182 spares only the unread: a message read twice just before the end is still judged.
+#[test]
+fn messages_seen_once_near_the_end_still_judges_two_reads() {
+    let mut run = s1_working();
+    run.checker.truth.watcher_read_window_ms = 21_000;
+    run.message(END_MS - 12_000, "conductor", "conductor-session", Stmt::SendConductorMessage, 51, "task-01", "approval");
+    run.fact(END_MS - 11_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    run.fact(END_MS - 10_000, Fact::MessageHandled { session_id: S1.into(), message_id: 51 });
+    let v = run.the(RuleId::MessagesSeenOnce);
+    assert!(v.explanation.contains("was handled 2 times"), "{}", v.explanation);
 }
 
 #[test]
