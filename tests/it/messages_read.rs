@@ -233,3 +233,36 @@ fn a_woken_session_whose_watcher_was_at_its_heartbeat_check_polls_the_messages_i
     assert!(lines[at + 1].starts_with("bootstrap started"), "the next line is S2's: {:?}", &lines[at..at + 2]);
     assert_eq!(task_row(tmp.path(), "task-01").0, "complete");
 }
+
+/// C180's near miss: a session woken late whose watcher's overdue step was a message poll,
+/// issued after the wait's due time and empty, has read what there is to read; it does not
+/// poll the messages itself (that second poll was what `cargo mutants` showed no test minded:
+/// `||` for `&&` in `read_messages_after_wake`'s test made every late wake poll twice).
+/// random-faults seed 54: task-06's S1 wakes 317 s past its due time, its watcher's poll finds
+/// nothing and the watcher sleeps on (its heartbeat check next); S1 then writes its status
+/// line with no poll of its own.
+#[test]
+fn a_woken_session_whose_watcher_polled_after_the_wake_does_not_poll_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = root().join("scenarios/faults/random-faults.toml");
+    let o = rehearsal(&["run", scenario.to_str().unwrap(), "--seed", "54", "--out", tmp.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let records = trace(tmp.path());
+    let by = |r: &TraceRecord, who: &str| r.actor.as_ref().is_some_and(|a| a.to_string() == who);
+    let woke = records.iter().find(|r| by(r, "task-06.S1") && r.event == "woke_late").expect("task-06's S1 wakes late");
+    let poll =
+        records.iter().find(|r| by(r, "task-06.S1.bg-watcher-1") && r.is_sql() && r.t_ms >= woke.t_ms).expect("the watcher's overdue step");
+    assert_eq!(poll.stmt, Some(Stmt::ReadNewConductorMessages), "{poll:?}");
+    assert_eq!(poll.rows, "0", "the watcher's poll found nothing: {poll:?}");
+    let next_line = records
+        .iter()
+        .find(|r| by(r, "task-06.S1") && r.event == "file_append" && r.t_ms >= woke.t_ms)
+        .expect("S1 writes on after the wake");
+    assert!(poll.t_ms <= next_line.t_ms, "the watcher polled before S1 wrote: {poll:?} {next_line:?}");
+    let own_reads: Vec<_> = records
+        .iter()
+        .filter(|r| by(r, "task-06.S1") && r.t_ms >= woke.t_ms && r.t_ms <= next_line.t_ms)
+        .filter(|r| r.event == "woke_late_poll" || r.stmt == Some(Stmt::ReadNewConductorMessages))
+        .collect();
+    assert!(own_reads.is_empty(), "S1 polled the messages again after its watcher had: {own_reads:?}");
+}
