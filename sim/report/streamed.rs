@@ -44,6 +44,13 @@ struct Gathered {
     marks: Vec<Mark>,
 }
 
+/// How often the pass notes a row, and the most rows it models (more: the reports read the file).
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    mark_every_rows: u64,
+    rows_max: u64,
+}
+
 /// The thread building the model from the trace's bytes.
 pub struct StreamedModel {
     thread: Option<JoinHandle<Option<Gathered>>>,
@@ -58,9 +65,15 @@ impl StreamedModel {
     /// be `trace`, named so in errors) until the sender is dropped. `None` when no thread can
     /// be started: the reports then read the file.
     pub fn start(trace: &Path) -> Option<(TraceCopy, StreamedModel)> {
+        Self::start_with(trace, Limits { mark_every_rows: MARK_EVERY_ROWS, rows_max: REPORT_ROWS_MAX })
+    }
+
+    /// `start` with other limits: the tests' small ones make a short trace exercise the marks
+    /// and the window that only long traces reach with the real ones.
+    fn start_with(trace: &Path, limits: Limits) -> Option<(TraceCopy, StreamedModel)> {
         let (copy, chunks) = sync_channel(CHUNKS_IN_FLIGHT);
         let trace = trace.to_path_buf();
-        let thread = std::thread::Builder::new().name("report-model".to_string()).spawn(move || gather(chunks, &trace)).ok()?;
+        let thread = std::thread::Builder::new().name("report-model".to_string()).spawn(move || gather(chunks, &trace, limits)).ok()?;
         Some((copy, StreamedModel { thread: Some(thread) }))
     }
 
@@ -100,20 +113,20 @@ impl Drop for StreamedModel {
     }
 }
 
-/// The pass: every row into the model, a row noted every `MARK_EVERY_ROWS`. `None` when the
+/// The pass: every row into the model, a row noted every `limits.mark_every_rows`. `None` when the
 /// trace does not read whole or has more rows than the reports show whole; the bytes are
 /// read to their end either way, so the trace's writer is never held up.
-fn gather(chunks: Receiver<Vec<u8>>, trace: &Path) -> Option<Gathered> {
+fn gather(chunks: Receiver<Vec<u8>>, trace: &Path, limits: Limits) -> Option<Gathered> {
     let mut source = ChunkReader { chunks, chunk: Vec::new(), at: 0, last_byte: None };
     let mut model = Some(Model::new(None));
     let mut marks = Vec::new();
     let read = trace_reader::for_each_in_stream(&mut source, trace, |r, byte| {
         let Some(building) = model.as_mut() else { return };
-        if r.seq > REPORT_ROWS_MAX {
+        if r.seq > limits.rows_max {
             model = None;
             return;
         }
-        if r.seq % MARK_EVERY_ROWS == 1 {
+        if r.seq % limits.mark_every_rows == 1 {
             marks.push(Mark { t_ms: r.t_ms, byte });
         }
         building.add(r);
@@ -174,7 +187,12 @@ mod tests {
     /// A run of zombie.toml (a hang, a violation and its write) made with its trace's bytes
     /// sent to a streamed model.
     fn run(dir: &Path) -> (RunSummary, StreamedModel) {
-        let path = Path::new("scenarios/faults/zombie.toml");
+        run_of(dir, "scenarios/faults/zombie.toml")
+    }
+
+    /// `run` of the scenario at `path`, at its own seed.
+    fn run_of(dir: &Path, path: &str) -> (RunSummary, StreamedModel) {
+        let path = Path::new(path);
         let options = RunOptions { scenario_path: path.to_path_buf(), seed: None, out_dir: Some(dir.join("run")), variants: Vec::new() };
         let (copy, streamed) = StreamedModel::start(&dir.join("run/trace.csv")).expect("a thread");
         let plan = options.plan(&Scenario::load(path).expect("loads")).expect("plans");
@@ -197,6 +215,49 @@ mod tests {
         assert_eq!(timeline(&streamed), timeline(&read_back));
         let plots = |model: &Model| super::super::plots::plots(model, &summary, &summary.resolved);
         assert_eq!(plots(&streamed), plots(&read_back));
+    }
+
+    /// The streamed model of `bytes` (a whole trace) under `limits`, finished with `summary`'s focus.
+    fn streamed_with(dir: &Path, bytes: &[u8], limits: Limits, summary: &RunSummary) -> Option<Model> {
+        let (copy, streamed) = StreamedModel::start_with(&dir.join("copy.csv"), limits).expect("a thread");
+        copy.send(bytes.to_vec()).expect("sent");
+        drop(copy);
+        streamed.finish(&summary.out_dir.join("trace.csv"), super::super::focus(summary))
+    }
+
+    /// The rows at the violation's time are read again from the last noted row *before* that
+    /// time: noted every few rows, some note falls on a row at that very time, after the
+    /// violating write, and starting there would lose it. exit-request-during-report's first
+    /// violation (`set_error` over `exit_requested`) is the first of three rows at its time.
+    /// Every stride finds the same write and draws the same timeline as the trace read back.
+    #[test]
+    fn the_rows_at_the_violation_are_read_from_a_note_before_its_time_whatever_the_stride() {
+        let dir = tempfile::tempdir().expect("temp");
+        let (summary, streamed) = run_of(dir.path(), "scenarios/faults/exit-request-during-report.toml");
+        drop(streamed);
+        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        let read_back = super::super::report_model(&summary.out_dir, &summary).expect("reads");
+        assert!(read_back.violating_write.is_some(), "the violation is about a write");
+        let timeline = |model: &Model| super::super::timeline(model, &summary);
+        for stride in 2..=9 {
+            let limits = Limits { mark_every_rows: stride, rows_max: REPORT_ROWS_MAX };
+            let streamed = streamed_with(dir.path(), &bytes, limits, &summary).expect("read whole");
+            assert_eq!(streamed.violating_write, read_back.violating_write, "noted every {stride} rows");
+            assert_eq!(timeline(&streamed), timeline(&read_back), "noted every {stride} rows");
+        }
+    }
+
+    /// A trace of exactly the most rows the reports show whole is modelled; one row more is not.
+    #[test]
+    fn a_trace_of_the_most_rows_is_modelled_and_one_more_is_left_to_the_file() {
+        let dir = tempfile::tempdir().expect("temp");
+        let (summary, streamed) = run(dir.path());
+        drop(streamed);
+        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        let rows = bytes.iter().filter(|b| **b == b'\n').count() as u64 - 1;
+        let limits = |rows_max| Limits { mark_every_rows: MARK_EVERY_ROWS, rows_max };
+        assert!(streamed_with(dir.path(), &bytes, limits(rows), &summary).is_some(), "{rows} rows, at most {rows}");
+        assert!(streamed_with(dir.path(), &bytes, limits(rows - 1), &summary).is_none(), "{rows} rows, at most {}", rows - 1);
     }
 
     /// Bytes that stop inside a row are no whole trace: the reports read the file instead.
