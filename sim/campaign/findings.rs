@@ -47,11 +47,17 @@ const NOTES: &[(&str, &str)] = &[
         "ceiling-before-work",
         "The simulator's earlier reading (docs/protocol.md C32): a worst-case prediction before every piece of work hands off below the ceiling without asking the conductor. Its warnings, hand-offs and context at a hand-off against the default's, over seeds 1..=50, are a row of D7's table in docs/protocol.md. The seeds describe no such check (000 evaluates after agents from 50 % and asks).",
     ),
+    (
+        "no-wake-poll",
+        "000's literal reading against C180 (docs/protocol.md): without its own poll, a session woken from a hang at its watcher's heartbeat check learns of its hand-over only at the watcher's next message poll, up to 15 s later, and writes first (a status line, a pause), alive when its successor claims. Over `scenarios/faults/random-faults.toml` seeds 1..=100 (`rehearsal compare … --variants default,no-wake-poll`, session 8's build): 30 pass / 70 known under both; owner-writes-only 38 → 39 runs (62 → 71 writes), one-live-session-per-task 37 → 38 runs (57 → 66), allowed-transitions 10 → 13 runs, comms.db unlike the default's in 9 runs.",
+    ),
 ];
 
 /// Variants whose difference shows only over more seeds than the rest use: a hand-over on a
 /// stale poll needs a hang that ends between the poll and the hand-over (6 runs in 300).
-const DEMO_SEEDS_MAX: &[(&str, u64)] = &[("act-on-poll", 300), ("first-conductor", 200)];
+/// A woken session writes before its watcher's next poll only when the hang struck at the
+/// watcher's heartbeat check (13 runs in 100).
+const DEMO_SEEDS_MAX: &[(&str, u64)] = &[("act-on-poll", 300), ("first-conductor", 200), ("no-wake-poll", 100)];
 
 /// FINDINGS.md: every variant against the default, on its demo scenario. With `protocol` (a
 /// profile, `--protocol`), both columns run under that profile instead of the seeds': a

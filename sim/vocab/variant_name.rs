@@ -195,6 +195,10 @@ macro_rules! variant_table {
             MessagesLoggedOnly "messages-logged-only": D 0, sql [], demo "scenarios/faults/zombie-reads-handover.toml",
                 summary "a session that reads the conductor's hand-over of its own task logs it and works on, instead of stopping at once",
                 apply |s| s.settings.reads_handover = false;
+            // Not a disagreement: the simulator's reading before C180 (docs/protocol.md).
+            NoWakePoll "no-wake-poll": D 0, sql [], demo "scenarios/faults/contradictory-resumption.toml",
+                summary "a session woken late from a hang reads only what its watcher reports by exiting (000 \"Background Watcher\" read literally), instead of polling the messages itself when its watcher has not polled them since the wake (C180): it may write before it learns of its hand-over",
+                apply |s| s.settings.wake_poll = false;
         }
     };
 }
@@ -286,7 +290,7 @@ mod tests {
         );
         assert!(
             message.ends_with(
-                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age, exit-request-no-state, emergency-stop-escalates, working-count-stale-only, complete-from-approved, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, conductor-busy-backoff, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, claim-compare-and-set, checked-answers, release-asked-exit, ceiling-after-agent, messages-logged-only"
+                ", terminal-error-no-message, heartbeat-until-exit, replies-cite-request, exit-requested-conductor-only, act-on-poll, no-relaunch-unclaimed, answer-on-poll, silent-reviews, ignore-claim-blocked, first-conductor, ceiling-before-work, timeout-not-counted, bootstrap-5min, handoff-stale-by-age, exit-request-no-state, emergency-stop-escalates, working-count-stale-only, complete-from-approved, durable-cursor, patient-relaunch, release-stale, uncap-lost-sessions, conductor-busy-backoff, retry-failed-reads, lease-self-check, checked-transitions, claim-blocked-owner-alive, claim-compare-and-set, checked-answers, release-asked-exit, ceiling-after-agent, messages-logged-only, no-wake-poll"
             ),
             "{message}"
         );

@@ -433,7 +433,9 @@ impl Musician {
         if self.ctx.join_any_for(vec![watcher], WAKE_POLL_GRACE_MS).await.is_none() {
             // C180's own poll is there to read a hand-over; under `messages-logged-only` (C23's
             // earlier reading, kept to show D11) the session reads none, as before.
-            if self.memory.borrow().empty_poll_issued_ms >= due_ms || !self.scenario.settings.reads_handover {
+            // Under `no-wake-poll` (000 read literally) the musician reads only a watcher exit's.
+            let settings = &self.scenario.settings;
+            if self.memory.borrow().empty_poll_issued_ms >= due_ms || !settings.reads_handover || !settings.wake_poll {
                 return Ok(WatcherNews::default());
             }
             return self.poll_messages_after_wake().await;

@@ -149,6 +149,11 @@ pub struct ProtocolSettings {
     /// message and "decides whether to interrupt current work"); false under the variant
     /// `messages-logged-only` (C23 before issue 42: such a message is logged, and work goes on).
     pub reads_handover: bool,
+    /// docs/protocol.md C180: a session woken late whose watcher has not polled the messages
+    /// since the wait's due time polls them itself before it writes; false under the variant
+    /// `no-wake-poll` (000 "Background Watcher" read literally: the musician reads messages
+    /// only when its watcher exits).
+    pub wake_poll: bool,
     /// docs/protocol.md C21: a pause TIMEOUT is an error report that counts against the five
     /// retries (`retry_count + 1`), or (variant `timeout-not-counted`) an error state with its
     /// message that counts none.
@@ -237,6 +242,7 @@ impl Default for ProtocolSettings {
             ceiling_before_work: false,
             ceiling_escalates: true,
             reads_handover: true,
+            wake_poll: true,
             timeout_counts_retry: true,
             handoff_stale_by_age: false,
             exit_request_no_state: false,
