@@ -217,6 +217,14 @@ mod tests {
         assert_eq!(plots(&streamed), plots(&read_back));
     }
 
+    /// The run of the scenario at `path` and its trace's bytes, the run's own streamed model unused.
+    fn trace_of(dir: &Path, path: &str) -> (RunSummary, Vec<u8>) {
+        let (summary, streamed) = run_of(dir, path);
+        drop(streamed);
+        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        (summary, bytes)
+    }
+
     /// The streamed model of `bytes` (a whole trace) under `limits`, finished with `summary`'s focus.
     fn streamed_with(dir: &Path, bytes: &[u8], limits: Limits, summary: &RunSummary) -> Option<Model> {
         let (copy, streamed) = StreamedModel::start_with(&dir.join("copy.csv"), limits).expect("a thread");
@@ -233,9 +241,7 @@ mod tests {
     #[test]
     fn the_rows_at_the_violation_are_read_from_a_note_before_its_time_whatever_the_stride() {
         let dir = tempfile::tempdir().expect("temp");
-        let (summary, streamed) = run_of(dir.path(), "scenarios/faults/exit-request-during-report.toml");
-        drop(streamed);
-        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        let (summary, bytes) = trace_of(dir.path(), "scenarios/faults/exit-request-during-report.toml");
         let read_back = super::super::report_model(&summary.out_dir, &summary).expect("reads");
         assert!(read_back.violating_write.is_some(), "the violation is about a write");
         let timeline = |model: &Model| super::super::timeline(model, &summary);
@@ -251,9 +257,7 @@ mod tests {
     #[test]
     fn a_trace_of_the_most_rows_is_modelled_and_one_more_is_left_to_the_file() {
         let dir = tempfile::tempdir().expect("temp");
-        let (summary, streamed) = run(dir.path());
-        drop(streamed);
-        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        let (summary, bytes) = trace_of(dir.path(), "scenarios/faults/zombie.toml");
         let rows = bytes.iter().filter(|b| **b == b'\n').count() as u64 - 1;
         let limits = |rows_max| Limits { mark_every_rows: MARK_EVERY_ROWS, rows_max };
         assert!(streamed_with(dir.path(), &bytes, limits(rows), &summary).is_some(), "{rows} rows, at most {rows}");
@@ -264,9 +268,7 @@ mod tests {
     #[test]
     fn a_trace_cut_short_gives_no_model() {
         let dir = tempfile::tempdir().expect("temp");
-        let (summary, streamed) = run(dir.path());
-        drop(streamed);
-        let bytes = std::fs::read(summary.out_dir.join("trace.csv")).expect("the trace");
+        let (summary, bytes) = trace_of(dir.path(), "scenarios/faults/zombie.toml");
         let (copy, streamed) = StreamedModel::start(&dir.path().join("cut.csv")).expect("a thread");
         copy.send(bytes[..bytes.len() - 1].to_vec()).expect("sent");
         drop(copy);
